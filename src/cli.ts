@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+/**
+ * ibfleet's entry point: argument parsing, and the one place where errors become exit codes —
+ * 0 all good, 1 a host failed / drifted / a matrix cell failed, 2 usage or inventory error
+ * (nothing contacted), 130 interrupted.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Io } from './commands/context.js';
+import { registerCommands, type CommandResult } from './commands/register.js';
+import { BugError, HostError, InterruptedError, InventoryError, UsageError } from './errors.js';
+import { VERSION } from './version.js';
+
+export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
+
+export function buildProgram(io: Io, done: (r: CommandResult) => void): Command {
+  const program = new Command('ibfleet')
+    .description('Per-NIC policy routing for lab servers with two InfiniBand NICs in one subnet:\nderive, render, deploy over SSH, verify.')
+    .version(VERSION, '-V, --version')
+    .option('-i, --inventory <file>', 'inventory file (default: inventory/fleet.yaml or $IBFLEET_INVENTORY)')
+    .option('-c, --concurrency <n>', 'hosts worked on at once', '32')
+    .option('--timeout <seconds>', 'per-host time limit', '60')
+    .option('--json', 'print one JSON document on stdout instead of text or the TUI')
+    .option('--known-hosts <file>', 'known_hosts file to check host keys against (default: ~/.ssh/known_hosts)')
+    .addOption(new Option('--accept-new', 'record unknown host keys (like StrictHostKeyChecking=accept-new); changed keys are still refused'))
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => void io.stdout.write(s),
+      writeErr: (s) => void io.stderr.write(s),
+    });
+  registerCommands(program, io, done);
+  for (const sub of program.commands) sub.exitOverride().showHelpAfterError('(run with --help for usage)');
+  return program;
+}
+
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  let result: CommandResult | undefined;
+  const program = buildProgram(io, (r) => (result = r));
+  try {
+    if (argv.length === 0) {
+      program.outputHelp();
+      return EXIT.usage;
+    }
+    await program.parseAsync(argv as string[], { from: 'user' });
+    return result?.exitCode ?? EXIT.ok;
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+function reportError(error: unknown, io: Io): number {
+  if (error instanceof CommanderError) {
+    return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help' ? EXIT.ok : EXIT.usage;
+  }
+  if (error instanceof InventoryError) {
+    io.stderr.write(`${error.message}\nibfleet: ${error.problems.length === 1 ? 'this problem' : `these ${error.problems.length} problems`} must be fixed first; nothing was contacted\n`);
+    return EXIT.usage;
+  }
+  if (error instanceof UsageError) {
+    io.stderr.write(`ibfleet: ${error.message}\n`);
+    return EXIT.usage;
+  }
+  if (error instanceof InterruptedError) {
+    io.stderr.write('ibfleet: interrupted\n');
+    return EXIT.interrupted;
+  }
+  if (error instanceof HostError) {
+    io.stderr.write(`ibfleet: ${error.stage}: ${error.message}\n${error.stderrTail}\n`);
+    return EXIT.failed;
+  }
+  const what = error instanceof BugError ? 'bug' : 'unexpected error';
+  io.stderr.write(`ibfleet: ${what}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\nThis is a defect in ibfleet; please report it with the command you ran.\n`);
+  return EXIT.failed;
+}
+
+function processIo(): Io {
+  const controller = new AbortController();
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    cwd: process.cwd(),
+    interrupted: controller.signal,
+  };
+}
+
+const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+if (invokedDirectly) {
+  const code = await main(process.argv.slice(2), processIo());
+  process.exitCode = code;
+}

@@ -1,0 +1,85 @@
+/**
+ * What every command gets: its streams and environment (injectable for tests), the global options,
+ * and the file-reading half of loading an inventory or playbook (the parsing half is pure).
+ */
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import { z } from 'zod';
+import { UsageError } from '../errors.js';
+import { loadInventory } from '../inventory/load.js';
+import type { Fleet } from '../inventory/model.js';
+import { PACKAGE_ROOT } from '../package-root.js';
+import { loadPlaybook, type Playbook } from '../playbook/playbook.js';
+
+export interface OutStream {
+  write(chunk: string): unknown;
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+  readonly rows?: number;
+}
+
+export interface Io {
+  readonly stdout: OutStream;
+  readonly stderr: OutStream;
+  readonly stdin: NodeJS.ReadableStream;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /** Resolves when the user interrupts (SIGINT); commands pass it on to the runner. */
+  readonly interrupted: AbortSignal;
+}
+
+export const DEFAULT_INVENTORY = 'inventory/fleet.yaml';
+export const DEFAULT_PLAYBOOK = 'playbooks/dual-ib-routing.yaml';
+
+const positiveInt = (name: string) =>
+  z.coerce.number({ error: `${name} must be a whole number` }).int({ error: `${name} must be a whole number` }).min(1, { error: `${name} must be at least 1` });
+
+export const globalOptionsSchema = z.object({
+  inventory: z.string().optional(),
+  concurrency: positiveInt('--concurrency').max(1024, { error: '--concurrency is at most 1024' }).default(32),
+  timeout: z.coerce.number({ error: '--timeout must be a number of seconds' }).positive({ error: '--timeout must be more than 0 seconds' }).default(60),
+  json: z.boolean().default(false),
+  knownHosts: z.string().optional(),
+  acceptNew: z.boolean().default(false),
+});
+
+export type GlobalOptions = z.infer<typeof globalOptionsSchema> & { readonly inventory: string };
+
+/** Validates options against a schema; a failure names the option and is a usage error (exit 2). */
+export function parseOptions<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {
+  const result = schema.safeParse(raw);
+  if (!result.success) throw new UsageError(result.error.issues.map((i) => i.message).join('; '));
+  return result.data;
+}
+
+export function parseGlobals(raw: Record<string, unknown>, io: Io): GlobalOptions {
+  const parsed = parseOptions(globalOptionsSchema, raw);
+  return { ...parsed, inventory: parsed.inventory ?? io.env.IBFLEET_INVENTORY ?? DEFAULT_INVENTORY };
+}
+
+async function readText(path: string, io: Io, what: string, hint: string): Promise<string> {
+  try {
+    return await readFile(resolve(io.cwd, path), 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+    throw new UsageError(`cannot read ${what} ${path}: ${reason} (${hint})`);
+  }
+}
+
+export async function readFleet(globals: GlobalOptions, io: Io): Promise<Fleet> {
+  const text = await readText(globals.inventory, io, 'inventory', 'pass -i FILE or set IBFLEET_INVENTORY');
+  return loadInventory(text, globals.inventory);
+}
+
+/** `--playbook` is relative to the working directory; without it, the built-in default ships with ibfleet. */
+export async function readPlaybook(path: string | undefined, io: Io): Promise<Playbook> {
+  const file = path ?? DEFAULT_PLAYBOOK;
+  const location = path === undefined ? join(PACKAGE_ROOT, DEFAULT_PLAYBOOK) : isAbsolute(path) ? path : resolve(io.cwd, path);
+  const text = await readText(location, io, 'playbook', `pass --playbook FILE; the default is ${DEFAULT_PLAYBOOK}`);
+  return loadPlaybook(text, file);
+}
+
+export function writeJson(io: Io, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}

@@ -1,0 +1,14 @@
+/** The command table: each command file registers itself; heavy modules load only inside actions. */
+import type { Command } from 'commander';
+import type { Io } from './context.js';
+import { registerHosts } from './hosts.js';
+import { registerRender } from './render.js';
+
+export interface CommandResult {
+  readonly exitCode: number;
+}
+
+export function registerCommands(program: Command, io: Io, done: (r: CommandResult) => void): void {
+  registerHosts(program, io, done);
+  registerRender(program, io, done);
+}

@@ -1,0 +1,47 @@
+/** `ibfleet render --hosts S [--out DIR]`: the exact files each host would get; no SSH. */
+import type { Command } from 'commander';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseHostSelection } from '../inventory/select.js';
+import { formatMode } from '../render/files.js';
+import { renderForDisplay, type HostRender } from '../render/host-render.js';
+import { formatRenderText, renderJson } from '../ui/text/render.js';
+import { parseGlobals, readFleet, readPlaybook, writeJson, type Io } from './context.js';
+import type { CommandResult } from './register.js';
+
+export function registerRender(program: Command, io: Io, done: (r: CommandResult) => void): void {
+  program
+    .command('render')
+    .description('print (or write under --out) the exact files each host would receive; no SSH')
+    .requiredOption('--hosts <set>', 'hosts to render: 16,34 16-20 memserver34 @cpu pair:alice all')
+    .option('--playbook <file>', 'playbook to render (default: the built-in dual-ib-routing)')
+    .option('--out <dir>', 'write DIR/<host name>/<remote path> instead of printing')
+    .action(async (opts: { hosts: string; playbook?: string; out?: string }, cmd: Command) => {
+      const globals = parseGlobals(cmd.optsWithGlobals(), io);
+      const fleet = await readFleet(globals, io);
+      const playbook = await readPlaybook(opts.playbook, io);
+      const ids = new Set(parseHostSelection(opts.hosts, fleet));
+      const renders = fleet.hosts.filter((h) => ids.has(h.id)).map((h) => renderForDisplay(h, fleet, playbook));
+      if (opts.out !== undefined) {
+        const written = await writeRenders(resolve(io.cwd, opts.out), renders);
+        if (globals.json) writeJson(io, { ...renderJson(renders), out: resolve(io.cwd, opts.out), written });
+        else io.stdout.write(written.map((w) => `wrote ${w}\n`).join(''));
+      } else if (globals.json) writeJson(io, renderJson(renders));
+      else io.stdout.write(formatRenderText(renders));
+      done({ exitCode: 0 });
+    });
+}
+
+async function writeRenders(outDir: string, renders: readonly HostRender[]): Promise<string[]> {
+  const written: string[] = [];
+  for (const r of renders) {
+    for (const f of r.files) {
+      const target = join(outDir, r.host.name, f.path);
+      await mkdir(join(target, '..'), { recursive: true });
+      await writeFile(target, f.content, { mode: f.mode });
+      await chmod(target, f.mode);
+      written.push(`${target} (${formatMode(f.mode)})`);
+    }
+  }
+  return written;
+}

@@ -1,0 +1,205 @@
+/**
+ * Inventory text → validated Fleet. Pure: the caller reads the file; every problem found is
+ * reported at once, each with file:line:col, and nothing is returned unless all is well.
+ */
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { isMap } from 'yaml';
+import { InventoryError, type InventoryProblem } from '../errors.js';
+import { MAX_HOST, MIN_HOST, RESERVED_TABLES, deriveNicAddress, deriveRulePriority, deriveTable, nicAddressInSubnet } from './derive.js';
+import { formatCidr, parseCidr, parseIpv4, type Cidr } from './ipv4.js';
+import type { Fleet, Host, Nic, Pair } from './model.js';
+import { defaultsSchema, fabricSchema, hostSchema, inventorySchema, pairSchema, sshSchema, type HostInput, type InventoryInput } from './schema.js';
+import { YamlSource, type YamlPath } from './yaml-source.js';
+import { issuesToProblems } from './zod-problems.js';
+
+const TOP_KEYS = Object.keys(inventorySchema.shape);
+
+function allowedKeys(path: YamlPath): readonly string[] | undefined {
+  if (path.length === 0) return TOP_KEYS;
+  const [top] = path;
+  if (top === 'fabric') return Object.keys(fabricSchema.shape);
+  if (top === 'defaults') return Object.keys(defaultsSchema.shape);
+  if (top === 'hosts' && path.length === 2) return Object.keys(hostSchema.shape);
+  if (top === 'pairs') return Object.keys(pairSchema.shape);
+  if (top === 'ssh') return Object.keys(sshSchema.shape);
+  return undefined;
+}
+
+export function loadInventory(text: string, file: string): Fleet {
+  const source = YamlSource.parse(text, file);
+  if (!isMap(source.doc.contents)) {
+    throw new InventoryError([source.problem([], 'an inventory is a YAML map with fabric, defaults, hosts and pairs', 'start from inventory/fleet.yaml')]);
+  }
+  const parsed = inventorySchema.safeParse(source.toJS());
+  if (!parsed.success) throw new InventoryError(issuesToProblems(parsed.error.issues, source, allowedKeys));
+  return buildFleet(parsed.data, source);
+}
+
+function buildFleet(input: InventoryInput, source: YamlSource): Fleet {
+  const problems: InventoryProblem[] = [];
+  const fabric = checkFabric(input, source, problems);
+
+  const hostEntries: { id: number; key: string; raw: HostInput }[] = [];
+  const seenIds = new Map<number, string>();
+  for (const [key, raw] of Object.entries(input.hosts)) {
+    const id = /^\d+$/.test(key) ? Number(key) : Number.NaN;
+    if (!Number.isInteger(id) || id < MIN_HOST || id > MAX_HOST) {
+      problems.push(source.problem(['hosts', key], `host number ${JSON.stringify(key)} is outside ${MIN_HOST}..${MAX_HOST}`, 'it is the third octet of the host\'s fabric addresses', { key: true }));
+      continue;
+    }
+    const earlier = seenIds.get(id);
+    if (earlier !== undefined) {
+      problems.push(source.problem(['hosts', key], `host number ${id} is repeated (also written as ${earlier})`, 'each host number appears once', { key: true }));
+      continue;
+    }
+    seenIds.set(id, key);
+    hostEntries.push({ id, key, raw: raw ?? {} });
+  }
+
+  const hosts: Host[] = [];
+  for (const entry of hostEntries) {
+    const host = buildHost(entry, input, fabric, source, problems);
+    if (host) hosts.push(host);
+  }
+  hosts.sort((a, b) => a.id - b.id);
+  checkAcrossHosts(hosts, hostEntries, source, problems);
+  const pairs = checkPairs(input.pairs, new Set(hosts.map((h) => h.id)), source, problems);
+
+  if (problems.length > 0 || !fabric) throw new InventoryError(problems);
+  const base = dirname(source.file);
+  const rel = (p: string | undefined) => (p === undefined ? undefined : expandRelative(p, base));
+  return {
+    file: source.file,
+    fabric,
+    hosts: hosts.map((h) => ({ ...h, identityFile: rel(h.identityFile) })),
+    pairs,
+    ssh: { knownHosts: rel(input.ssh.knownHosts), identityFile: rel(input.ssh.identityFile), config: rel(input.ssh.config) },
+  };
+}
+
+/** Paths in an inventory are relative to the inventory file; `~` is left for the SSH layer. */
+function expandRelative(path: string, base: string): string {
+  return path.startsWith('~') || isAbsolute(path) ? path : resolve(base, path);
+}
+
+function checkFabric(input: InventoryInput, source: YamlSource, problems: InventoryProblem[]): Fleet['fabric'] | undefined {
+  const { subnet: subnetText, nics, tableBase } = input.fabric;
+  let subnet: Cidr | undefined;
+  const parsed = parseCidr(subnetText);
+  if (!parsed) {
+    problems.push(source.problem(['fabric', 'subnet'], `fabric.subnet = ${JSON.stringify(subnetText)} is not an IPv4 network`, 'write it as address/prefix, e.g. 172.16.0.0/16'));
+  } else if (parsed.hostBitsSet) {
+    problems.push(source.problem(['fabric', 'subnet'], `fabric.subnet = ${subnetText} has host bits set`, `did you mean ${formatCidr(parsed.cidr)}?`));
+  } else if (parsed.cidr.prefixLength > 24) {
+    problems.push(source.problem(['fabric', 'subnet'], `fabric.subnet = ${subnetText} cannot carry the convention <net>.<host>.<nic>`, 'use a prefix of /24 or shorter; the seeds use 172.16.0.0/16'));
+  } else {
+    subnet = parsed.cidr;
+  }
+  for (let nic = 1; nic <= nics; nic++) {
+    const table = deriveTable(tableBase, nic);
+    if (RESERVED_TABLES.has(table)) {
+      problems.push(source.problem(['fabric', 'tableBase'], `fabric.tableBase = ${tableBase} puts NIC ${nic} in reserved table ${table}`, 'tables 0, 253 (default), 254 (main) and 255 (local) belong to the kernel; the seeds use 940'));
+    }
+  }
+  return subnet ? { subnet, subnetText, nics, tableBase } : undefined;
+}
+
+function buildHost(
+  entry: { id: number; key: string; raw: HostInput },
+  input: InventoryInput,
+  fabric: Fleet['fabric'] | undefined,
+  source: YamlSource,
+  problems: InventoryProblem[],
+): Host | undefined {
+  const { id, key, raw } = entry;
+  const d = input.defaults;
+  const at = (field: string): YamlPath => (raw[field as keyof HostInput] !== undefined ? ['hosts', key, field] : ['defaults', field]);
+  const before = problems.length;
+
+  if (raw.name === undefined && raw.address === undefined) {
+    problems.push(source.problem(['hosts', key], `host ${id} has neither name nor address`, 'give its management address (address:) or a name SSH can resolve (name:)', { key: true }));
+  }
+  const nicCount = input.fabric.nics;
+  const interfaces = raw.interfaces ?? d.interfaces ?? Array.from({ length: nicCount }, (_, i) => `ib${i}`);
+  if (interfaces.length !== nicCount) {
+    problems.push(source.problem(at('interfaces'), `host ${id} lists ${interfaces.length} interface(s) but fabric.nics is ${nicCount}`, 'list one interface per NIC, NIC 1 first'));
+  }
+  const dup = interfaces.find((name, i) => interfaces.indexOf(name) !== i);
+  if (dup !== undefined) {
+    problems.push(source.problem(at('interfaces'), `host ${id} lists interface ${dup} twice`, 'each NIC has its own interface'));
+  }
+  if (fabric) {
+    for (let nic = 1; nic <= nicCount; nic++) {
+      if (!nicAddressInSubnet(fabric.subnet, id, nic)) {
+        problems.push(source.problem(['hosts', key], `host ${id}: NIC ${nic} would be ${deriveNicAddress(fabric.subnet, id, nic)}, outside fabric subnet ${fabric.subnetText}`, 'widen fabric.subnet or renumber the host', { key: true }));
+        break;
+      }
+    }
+  }
+  if (problems.length > before || !fabric) return undefined;
+
+  const user = raw.user ?? d.user ?? 'root';
+  const nics: Nic[] = interfaces.map((iface, i) => ({
+    index: i + 1,
+    iface,
+    address: deriveNicAddress(fabric.subnet, id, i + 1),
+    prefixLength: fabric.subnet.prefixLength,
+    table: deriveTable(fabric.tableBase, i + 1),
+    priority: deriveRulePriority(fabric.tableBase, i + 1),
+  }));
+  return {
+    id,
+    name: raw.name ?? `host${id}`,
+    target: raw.address ?? raw.name!,
+    address: raw.address,
+    role: raw.role ?? d.role,
+    user,
+    port: raw.port ?? d.port,
+    sudo: raw.sudo ?? d.sudo ?? user !== 'root',
+    manager: raw.manager ?? d.manager ?? 'auto',
+    identityFile: raw.identityFile ?? d.identityFile,
+    nics,
+  };
+}
+
+function checkAcrossHosts(hosts: readonly Host[], entries: readonly { id: number; key: string }[], source: YamlSource, problems: InventoryProblem[]): void {
+  const keyOf = (id: number) => entries.find((e) => e.id === id)!.key;
+  const fabricAddresses = new Map<string, string>();
+  for (const h of hosts) for (const n of h.nics) fabricAddresses.set(n.address, `host ${h.id} NIC ${n.index} (${n.iface})`);
+  const names = new Map<string, number>();
+  const addresses = new Map<string, number>();
+  for (const h of hosts) {
+    const key = keyOf(h.id);
+    if (h.address !== undefined) {
+      const owner = fabricAddresses.get(h.address);
+      if (owner !== undefined && parseIpv4(h.address) !== undefined) {
+        problems.push(source.problem(['hosts', key, 'address'], `host ${h.id}: management address ${h.address} is the fabric address of ${owner}`, 'address is the SSH address on the management network, not an IPoIB address'));
+      }
+      const other = addresses.get(h.address);
+      if (other !== undefined) problems.push(source.problem(['hosts', key, 'address'], `host ${h.id}: address ${h.address} is also host ${other}'s`, 'each host has its own management address'));
+      addresses.set(h.address, h.id);
+    }
+    const otherName = names.get(h.name);
+    if (otherName !== undefined) problems.push(source.problem(['hosts', key, 'name'], `host ${h.id}: name ${h.name} is also host ${otherName}'s`, 'host names are unique'));
+    names.set(h.name, h.id);
+  }
+}
+
+function checkPairs(pairs: InventoryInput['pairs'], known: ReadonlySet<number>, source: YamlSource, problems: InventoryProblem[]): Pair[] {
+  const out: Pair[] = [];
+  pairs.forEach((pair, i) => {
+    let ok = true;
+    for (const field of ['cpu', 'mem'] as const) {
+      if (!known.has(pair[field])) {
+        problems.push(source.problem(['pairs', i, field], `pair of ${pair.owner}: ${field} host ${pair[field]} is not in hosts`, `known hosts: ${[...known].sort((a, b) => a - b).join(', ') || 'none'}`));
+        ok = false;
+      }
+    }
+    if (ok && pair.cpu === pair.mem) {
+      problems.push(source.problem(['pairs', i, 'mem'], `pair of ${pair.owner}: cpu and mem are both host ${pair.cpu}`, 'a pair is two different machines'));
+      ok = false;
+    }
+    if (ok) out.push({ owner: pair.owner, cpu: pair.cpu, mem: pair.mem });
+  });
+  return out;
+}

@@ -1,0 +1,68 @@
+/** The validated, derived fleet that every other part of ibfleet works from. */
+import type { Cidr } from './ipv4.js';
+
+export const MANAGERS = ['networkmanager', 'ifupdown', 'netplan'] as const;
+export type Manager = (typeof MANAGERS)[number];
+export type ManagerSetting = Manager | 'auto';
+
+export interface Nic {
+  /** 1-based NIC number: the last octet of its address. */
+  readonly index: number;
+  readonly iface: string;
+  readonly address: string;
+  readonly prefixLength: number;
+  readonly table: number;
+  readonly priority: number;
+}
+
+export interface Host {
+  /** Host number 1..254: the third octet of its fabric addresses. */
+  readonly id: number;
+  /** Display name: `name` from the inventory, else `host<id>`. */
+  readonly name: string;
+  /** What SSH connects to: `address`, else `name` (which ~/.ssh/config may map further). */
+  readonly target: string;
+  readonly address: string | undefined;
+  readonly role: string | undefined;
+  readonly user: string;
+  readonly port: number | undefined;
+  readonly sudo: boolean;
+  readonly manager: ManagerSetting;
+  readonly identityFile: string | undefined;
+  readonly nics: readonly Nic[];
+}
+
+export interface Pair {
+  readonly owner: string;
+  readonly cpu: number;
+  readonly mem: number;
+}
+
+export interface Fabric {
+  readonly subnet: Cidr;
+  /** `172.16.0.0/16` as written. */
+  readonly subnetText: string;
+  readonly nics: number;
+  readonly tableBase: number;
+}
+
+/** SSH settings an inventory may carry (the lab's inventory points at its own key and known_hosts). */
+export interface SshSettings {
+  readonly knownHosts: string | undefined;
+  readonly identityFile: string | undefined;
+  readonly config: string | undefined;
+}
+
+export interface Fleet {
+  /** The inventory file as given (for messages). */
+  readonly file: string;
+  readonly fabric: Fabric;
+  /** Sorted by host number. */
+  readonly hosts: readonly Host[];
+  readonly pairs: readonly Pair[];
+  readonly ssh: SshSettings;
+}
+
+export function hostById(fleet: Fleet, id: number): Host | undefined {
+  return fleet.hosts.find((h) => h.id === id);
+}

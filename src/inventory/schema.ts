@@ -1,0 +1,76 @@
+/**
+ * The inventory's shape as a zod schema. Field-level rules live here (with messages that say
+ * what is allowed); rules that relate fields to each other live in load.ts.
+ */
+import { z } from 'zod';
+import { MANAGERS } from './model.js';
+
+/** Linux IFNAMSIZ is 16 including the NUL; the characters are those that never need shell quoting. */
+export const IFACE_NAME = /^[A-Za-z0-9_.-]{1,15}$/;
+export const IFACE_RULE = '1-15 characters of A-Z a-z 0-9 _ . - (not "." or "..")';
+
+export const HOST_NAME = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
+export const ROLE_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
+export const OWNER_NAME = /^[a-z_][a-z0-9_.-]{0,31}$/;
+export const USER_NAME = /^[a-z_][a-z0-9_.-]{0,31}\$?$/;
+
+const ifaceName = z
+  .string({ error: 'an interface name must be a string' })
+  .regex(IFACE_NAME, { error: `not a valid Linux interface name (${IFACE_RULE})` })
+  .refine((s) => s !== '.' && s !== '..', { error: `not a valid Linux interface name (${IFACE_RULE})` });
+
+const managerSetting = z.enum(['auto', ...MANAGERS], {
+  error: `unknown manager (allowed: auto, ${MANAGERS.join(', ')})`,
+});
+
+/** Host fields that may also be given under `defaults`. */
+const hostCommon = {
+  role: z.string().regex(ROLE_NAME, { error: 'a role is a lower-case word (a-z, 0-9, _ -), e.g. cpu' }),
+  user: z.string().regex(USER_NAME, { error: 'not a valid Unix user name' }),
+  port: z.int({ error: 'a port is a whole number 1..65535' }).min(1, { error: 'a port is 1..65535' }).max(65535, { error: 'a port is 1..65535' }),
+  sudo: z.boolean({ error: 'sudo is true or false' }),
+  interfaces: z.array(ifaceName, { error: 'interfaces is a list of interface names, NIC 1 first' }),
+  manager: managerSetting,
+  identityFile: z.string().min(1, { error: 'identityFile is a path to a private key' }),
+};
+
+export const defaultsSchema = z.strictObject(hostCommon).partial();
+
+export const hostSchema = z
+  .strictObject({
+    ...hostCommon,
+    name: z.string().regex(HOST_NAME, { error: 'a host name is letters, digits, dots and dashes' }),
+    address: z.string().min(1, { error: 'address is the management (SSH) address or DNS name' }),
+  })
+  .partial();
+
+export const pairSchema = z.strictObject({
+  owner: z.string({ error: 'owner is required' }).regex(OWNER_NAME, { error: 'an owner is a user-style name (a-z, 0-9, _ . -)' }),
+  cpu: z.int({ error: 'cpu is a host number' }),
+  mem: z.int({ error: 'mem is a host number' }),
+});
+
+export const fabricSchema = z.strictObject({
+  subnet: z.string({ error: 'subnet is an IPv4 network like 172.16.0.0/16' }),
+  nics: z.int({ error: 'nics is a whole number 1..4' }).min(1, { error: 'nics is 1..4' }).max(4, { error: 'nics is 1..4' }).default(2),
+  tableBase: z.int({ error: 'tableBase is a whole number' }).min(1, { error: 'tableBase must be at least 1' }).max(2 ** 31 - 10, { error: 'tableBase is too large' }).default(940),
+});
+
+export const sshSchema = z
+  .strictObject({
+    knownHosts: z.string().min(1),
+    identityFile: z.string().min(1),
+    config: z.string().min(1),
+  })
+  .partial();
+
+export const inventorySchema = z.strictObject({
+  fabric: fabricSchema,
+  defaults: defaultsSchema.default({}),
+  hosts: z.record(z.string(), z.union([hostSchema, z.null()]), { error: 'hosts is a map of host number → host' }),
+  pairs: z.array(pairSchema, { error: 'pairs is a list of { owner, cpu, mem }' }).default([]),
+  ssh: sshSchema.default({}),
+});
+
+export type InventoryInput = z.infer<typeof inventorySchema>;
+export type HostInput = z.infer<typeof hostSchema>;

@@ -1,0 +1,106 @@
+/**
+ * Host selection and folding, NodeSet-style: `16,34`, `16-20`, `memserver34`, `@cpu`,
+ * `pair:alice`, `all` → a sorted set of host numbers; and back to `16-20,34` for display.
+ */
+import { UsageError } from '../errors.js';
+import type { Fleet } from './model.js';
+
+export function parseHostSelection(expression: string, fleet: Fleet): number[] {
+  const known = new Set(fleet.hosts.map((h) => h.id));
+  const selected = new Set<number>();
+  const fragments = expression.split(',').map((f) => f.trim());
+  if (fragments.every((f) => f === '')) throw new UsageError('--hosts is empty; give host numbers, ranges, names, @role, pair:OWNER or all');
+  for (const fragment of fragments) {
+    if (fragment === '') throw new UsageError(`--hosts ${JSON.stringify(expression)} has an empty item; separate items with single commas`);
+    for (const id of resolveFragment(fragment, fleet, known)) selected.add(id);
+  }
+  return [...selected].sort((a, b) => a - b);
+}
+
+function resolveFragment(fragment: string, fleet: Fleet, known: ReadonlySet<number>): number[] {
+  if (fragment === 'all') return [...known];
+  if (/^\d+$/.test(fragment)) return [requireKnown(Number(fragment), fragment, fleet, known)];
+  const range = /^(\d+)-(\d+)$/.exec(fragment);
+  if (range) {
+    const [from, to] = [Number(range[1]), Number(range[2])];
+    if (from > to) throw new UsageError(`--hosts range ${fragment} runs backwards; write ${to}-${from}`);
+    const ids: number[] = [];
+    for (let id = from; id <= to; id++) ids.push(id);
+    const missing = ids.filter((id) => !known.has(id));
+    if (missing.length > 0) {
+      throw new UsageError(`--hosts range ${fragment} includes host${missing.length > 1 ? 's' : ''} ${foldHosts(missing)} not in ${fleet.file}${hintKnown(fleet)}`);
+    }
+    return ids;
+  }
+  if (fragment.startsWith('@')) {
+    const role = fragment.slice(1);
+    const ids = fleet.hosts.filter((h) => h.role === role).map((h) => h.id);
+    if (ids.length === 0) {
+      const roles = [...new Set(fleet.hosts.map((h) => h.role).filter((r): r is string => r !== undefined))].sort();
+      throw new UsageError(`--hosts ${fragment}: no host has role ${role}${suggest(role, roles, (r) => `@${r}`)}${roles.length ? ` (roles: ${roles.map((r) => `@${r}`).join(', ')})` : ''}`);
+    }
+    return ids;
+  }
+  if (fragment.startsWith('pair:')) {
+    const owner = fragment.slice(5);
+    const pairs = fleet.pairs.filter((p) => p.owner === owner);
+    if (pairs.length === 0) {
+      const owners = [...new Set(fleet.pairs.map((p) => p.owner))].sort();
+      throw new UsageError(`--hosts ${fragment}: no pair belongs to ${owner}${suggest(owner, owners, (o) => `pair:${o}`)}${owners.length ? ` (owners: ${owners.join(', ')})` : ''}`);
+    }
+    return pairs.flatMap((p) => [p.cpu, p.mem]);
+  }
+  const byName = fleet.hosts.find((h) => h.name === fragment);
+  if (byName) return [byName.id];
+  throw new UsageError(
+    `--hosts ${fragment}: no such host in ${fleet.file}${suggest(fragment, fleet.hosts.map((h) => h.name), (n) => n)}${hintKnown(fleet)}`,
+  );
+}
+
+function requireKnown(id: number, fragment: string, fleet: Fleet, known: ReadonlySet<number>): number {
+  if (known.has(id)) return id;
+  const nearest = [...known].sort((a, b) => Math.abs(a - id) - Math.abs(b - id) || a - b).slice(0, 2);
+  const closest = nearest.length ? `; closest: ${nearest.sort((a, b) => a - b).map((n) => `${n} (${fleet.hosts.find((h) => h.id === n)!.name})`).join(', ')}` : '';
+  throw new UsageError(`--hosts ${fragment}: host ${id} is not in ${fleet.file}${closest}`);
+}
+
+function hintKnown(fleet: Fleet): string {
+  return fleet.hosts.length ? ` (known: ${foldHosts(fleet.hosts.map((h) => h.id))})` : ' (it has no hosts)';
+}
+
+function suggest(word: string, candidates: readonly string[], show: (c: string) => string): string {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [c, d];
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? `; did you mean ${show(best)}?` : '';
+}
+
+export function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** `[16,17,18,19,20,34]` → `16-20,34`. Input need not be sorted or unique. */
+export function foldHosts(ids: Iterable<number>): string {
+  const sorted = [...new Set(ids)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    parts.push(j === i ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
+    i = j + 1;
+  }
+  return parts.join(',');
+}

@@ -1,0 +1,33 @@
+/** Turns zod issues into positioned problems that name the path, the offending value and the rule. */
+import { isScalar } from 'yaml';
+import type { z } from 'zod';
+import type { InventoryProblem } from '../errors.js';
+import { formatPath, type YamlPath, type YamlSource } from './yaml-source.js';
+
+export type AllowedKeys = (path: YamlPath) => readonly string[] | undefined;
+
+export function issuesToProblems(issues: readonly z.core.$ZodIssue[], source: YamlSource, allowedKeys: AllowedKeys): InventoryProblem[] {
+  const problems: InventoryProblem[] = [];
+  for (const issue of issues) {
+    const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+    if (issue.code === 'unrecognized_keys') {
+      const allowed = allowedKeys(path);
+      for (const key of issue.keys) {
+        const where = formatPath([...path, key]);
+        problems.push(
+          source.problem([...path, key], `${where}: unknown key "${key}"`, allowed ? `allowed here: ${allowed.join(', ')}` : undefined, { key: true }),
+        );
+      }
+      continue;
+    }
+    const node = source.nodeAt(path);
+    const label = formatPath(path) || 'the document';
+    if (node === undefined) {
+      problems.push(source.problem(path, `${label} is required`, issue.message, { key: true }));
+      continue;
+    }
+    const shown = isScalar(node) ? ` = ${typeof node.value === 'string' ? JSON.stringify(node.value) : String(node.source ?? node.value)}` : '';
+    problems.push(source.problem(path, `${label}${shown}: ${issue.message}`));
+  }
+  return problems;
+}

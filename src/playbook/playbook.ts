@@ -1,0 +1,122 @@
+/**
+ * Playbooks: an ordered list of built-in, typed steps with parameters. Pure: text → Playbook.
+ */
+import { isMap, isScalar, isSeq } from 'yaml';
+import { z } from 'zod';
+import { InventoryError, type InventoryProblem } from '../errors.js';
+import { YamlSource } from '../inventory/yaml-source.js';
+import { issuesToProblems } from '../inventory/zod-problems.js';
+
+export const STEP_NAMES = ['policy-routing', 'fabric-sysctl', 'persist', 'verify-routes'] as const;
+export type StepName = (typeof STEP_NAMES)[number];
+
+const policyRoutingSchema = z.strictObject({
+  mainRoutes: z.enum(['remove', 'keep'], { error: 'mainRoutes is remove (the seeds\' choice) or keep' }).default('remove'),
+});
+
+const sysctlValue = (max: number, what: string) =>
+  z.int({ error: `${what} is a whole number 0..${max}` }).min(0, { error: `${what} is 0..${max}` }).max(max, { error: `${what} is 0..${max}` });
+
+/** Defaults are the values librdmacm, the libfabric verbs guide and Red Hat give for several NICs in one subnet. */
+const fabricSysctlSchema = z.strictObject({
+  arp_ignore: sysctlValue(8, 'arp_ignore').default(2),
+  arp_announce: sysctlValue(2, 'arp_announce').default(2),
+  rp_filter: sysctlValue(2, 'rp_filter').default(2),
+  accept_local: sysctlValue(1, 'accept_local').default(1),
+});
+
+const emptySchema = z.strictObject({});
+
+const STEP_SCHEMAS = {
+  'policy-routing': policyRoutingSchema,
+  'fabric-sysctl': fabricSysctlSchema,
+  persist: emptySchema,
+  'verify-routes': emptySchema,
+} as const;
+
+export type PolicyRoutingParams = z.infer<typeof policyRoutingSchema>;
+export type FabricSysctlParams = z.infer<typeof fabricSysctlSchema>;
+
+export interface Playbook {
+  readonly name: string;
+  readonly file: string;
+  readonly steps: readonly StepName[];
+  readonly policyRouting: PolicyRoutingParams;
+  /** Absent when the playbook has no fabric-sysctl step. */
+  readonly fabricSysctl: FabricSysctlParams | undefined;
+  readonly persist: boolean;
+  readonly verifyRoutes: boolean;
+}
+
+const TOP_KEYS = ['name', 'description', 'steps'];
+
+export function loadPlaybook(text: string, file: string): Playbook {
+  const source = YamlSource.parse(text, file);
+  const problems: InventoryProblem[] = [];
+  const root = source.doc.contents;
+  if (!isMap(root)) throw new InventoryError([source.problem([], 'a playbook is a YAML map with name and steps', 'see playbooks/dual-ib-routing.yaml')]);
+  for (const pair of root.items) {
+    const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+    if (!TOP_KEYS.includes(key)) problems.push(source.problem([key], `unknown key "${key}"`, `allowed here: ${TOP_KEYS.join(', ')}`, { key: true }));
+  }
+  const js = source.toJS() as { name?: unknown; steps?: unknown };
+  const name = typeof js.name === 'string' && /^[a-z0-9][a-z0-9_-]*$/.test(js.name) ? js.name : undefined;
+  if (name === undefined) problems.push(source.problem(['name'], 'name is required: a lower-case word such as dual-ib-routing', undefined, { key: true }));
+
+  const stepsNode = source.nodeAt(['steps']);
+  const params: Partial<Record<StepName, unknown>> = {};
+  const steps: StepName[] = [];
+  if (!isSeq(stepsNode)) {
+    problems.push(source.problem(['steps'], 'steps is required: a list of built-in steps', `known steps: ${STEP_NAMES.join(', ')}`, { key: true }));
+  } else {
+    stepsNode.items.forEach((item, i) => {
+      let stepName: string | undefined;
+      let value: unknown = {};
+      if (isScalar(item)) stepName = String(item.value);
+      else if (isMap(item) && item.items.length === 1 && isScalar(item.items[0]!.key)) {
+        stepName = String(item.items[0]!.key.value);
+        value = (source.toJS() as { steps: Record<string, unknown>[] }).steps[i]![stepName] ?? {};
+      }
+      if (stepName === undefined) {
+        problems.push(source.problem(['steps', i], `steps[${i}] is not a step`, `write "- <step>" or "- <step>: { params }"; known steps: ${STEP_NAMES.join(', ')}`));
+        return;
+      }
+      if (!(STEP_NAMES as readonly string[]).includes(stepName)) {
+        problems.push(source.problem(['steps', i], `steps[${i}]: unknown step "${stepName}"`, `known steps: ${STEP_NAMES.join(', ')}`));
+        return;
+      }
+      const step = stepName as StepName;
+      if (steps.includes(step)) {
+        problems.push(source.problem(['steps', i], `steps[${i}]: step ${step} appears twice`, 'each step runs once'));
+        return;
+      }
+      const result = STEP_SCHEMAS[step].safeParse(value);
+      if (!result.success) {
+        const stepPath = isScalar(item) ? ['steps', i] : ['steps', i, step];
+        problems.push(
+          ...issuesToProblems(
+            result.error.issues.map((issue) => ({ ...issue, path: [...stepPath, ...issue.path] })),
+            source,
+            () => Object.keys(STEP_SCHEMAS[step].shape),
+          ),
+        );
+        return;
+      }
+      steps.push(step);
+      params[step] = result.data;
+    });
+    if (!steps.includes('policy-routing') && problems.length === 0) {
+      problems.push(source.problem(['steps'], 'the playbook has no policy-routing step', 'policy-routing is what the other steps build on', { key: true }));
+    }
+  }
+  if (problems.length > 0) throw new InventoryError(problems);
+  return {
+    name: name!,
+    file,
+    steps,
+    policyRouting: params['policy-routing'] as PolicyRoutingParams,
+    fabricSysctl: params['fabric-sysctl'] as FabricSysctlParams | undefined,
+    persist: steps.includes('persist'),
+    verifyRoutes: steps.includes('verify-routes'),
+  };
+}

@@ -1,0 +1,30 @@
+/** Everything one host receives, as data: path, mode and exact content. Pure and reproducible. */
+import type { Fleet, Host, Manager } from '../inventory/model.js';
+import type { Playbook } from '../playbook/playbook.js';
+import { hookPath, renderHook } from './hooks.js';
+import { ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
+import { renderRoutingScript } from './routing-script.js';
+import { renderSysctlConf } from './sysctl.js';
+
+export interface RenderedFile {
+  /** Absolute path on the host. */
+  readonly path: string;
+  /** Octal permission bits, e.g. 0o755; owner is always root:root. */
+  readonly mode: number;
+  readonly content: string;
+  /** What the file is for, one line. */
+  readonly role: 'routing-script' | 'hook' | 'sysctl';
+  /** For hooks: which manager runs it. */
+  readonly manager?: Manager;
+}
+
+export function renderHostFiles(host: Host, fleet: Fleet, playbook: Playbook, manager: Manager): RenderedFile[] {
+  const files: RenderedFile[] = [{ path: ROUTING_SCRIPT_PATH, mode: 0o755, content: renderRoutingScript(host, fleet, playbook), role: 'routing-script' }];
+  if (playbook.persist) files.push({ path: hookPath(manager), mode: 0o755, content: renderHook(manager, host, playbook), role: 'hook', manager });
+  if (playbook.fabricSysctl) files.push({ path: SYSCTL_PATH, mode: 0o644, content: renderSysctlConf(host, playbook, playbook.fabricSysctl), role: 'sysctl' });
+  return files;
+}
+
+export function formatMode(mode: number): string {
+  return mode.toString(8).padStart(4, '0');
+}

@@ -1,0 +1,76 @@
+/**
+ * Persistence hooks: small wrappers that each network manager runs when an interface comes up, and
+ * that call the routing script for that one interface. They exit 0 for every interface and event
+ * that is not a fabric NIC coming up — a failing if-up.d hook makes `ifup` itself fail, and a
+ * failing dispatcher script only spams the journal — and they log, not fail, when the script does.
+ */
+import type { Host, Manager } from '../inventory/model.js';
+import type { Playbook } from '../playbook/playbook.js';
+import { renderHeader } from './header.js';
+import { HOOK_PATHS, ROUTING_SCRIPT_PATH } from './paths.js';
+import { shellQuote } from './shell.js';
+
+interface HookShape {
+  /** How this runner hands over the interface and event. */
+  readonly contract: string;
+  /** Shell that sets `iface` or exits 0 when the event is not "interface up". */
+  readonly selectEvent: string;
+}
+
+const SHAPES: Readonly<Record<Manager, HookShape>> = {
+  netplan: {
+    contract: [
+      '# networkd-dispatcher runs the executables in routable.d with IFACE and STATE=routable in the',
+      '# environment each time systemd-networkd reports an interface routable (netplan renderer: networkd).',
+    ].join('\n'),
+    selectEvent: ['iface=${IFACE:-}', '[ "${STATE:-routable}" = routable ] || exit 0'].join('\n'),
+  },
+  ifupdown: {
+    contract: [
+      '# ifup runs if-up.d through run-parts after configuring an interface, with IFACE, MODE=start and',
+      '# PHASE=post-up in the environment; after `ifup -a` it runs once more with IFACE=--all.',
+    ].join('\n'),
+    selectEvent: ['iface=${IFACE:-}', '[ "${MODE:-start}" = start ] || exit 0'].join('\n'),
+  },
+  networkmanager: {
+    contract: [
+      '# NetworkManager-dispatcher runs dispatcher.d scripts with the interface as $1 and the action as $2',
+      '# (up, down, pre-up, hostname, connectivity-change, ...). Routes are re-applied on up and reapply.',
+    ].join('\n'),
+    selectEvent: ['iface=${1:-}', 'case ${2:-} in', '\tup | reapply | dhcp4-change) ;;', '\t*) exit 0 ;;', 'esac'].join('\n'),
+  },
+};
+
+export function hookPath(manager: Manager): string {
+  return HOOK_PATHS[manager];
+}
+
+export function renderHook(manager: Manager, host: Host, playbook: Playbook): string {
+  const shape = SHAPES[manager];
+  const path = HOOK_PATHS[manager];
+  const fabricIfaces = host.nics.map((n) => shellQuote(n.iface)).join(' | ');
+  return `#!/bin/sh
+${renderHeader(host, playbook, path)}
+#
+${shape.contract}
+# This hook re-applies per-NIC policy routing (${ROUTING_SCRIPT_PATH}) when a fabric NIC comes up.
+${shape.selectEvent}
+case $iface in
+	${fabricIfaces}) ;;
+	*) exit 0 ;;
+esac
+
+log() {
+	printf 'ibfleet-routes hook: %s\\n' "$*" >&2
+	command -v logger >/dev/null 2>&1 && logger -t ibfleet-routes -- "$*" 2>/dev/null
+	return 0
+}
+
+if [ ! -x ${ROUTING_SCRIPT_PATH} ]; then
+	log "$iface: ${ROUTING_SCRIPT_PATH} is missing; run ibfleet deploy"
+	exit 0
+fi
+${ROUTING_SCRIPT_PATH} "$iface" || log "$iface: routing script failed (exit $?)"
+exit 0
+`;
+}

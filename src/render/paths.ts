@@ -1,0 +1,19 @@
+/** Where ibfleet puts things on a host. Everything it owns lives under /etc, so etckeeper tracks it. */
+import type { Manager } from '../inventory/model.js';
+
+export const ROUTING_SCRIPT_PATH = '/etc/ibfleet/ibfleet-routes';
+export const SYSCTL_PATH = '/etc/sysctl.d/60-ibfleet-fabric.conf';
+/** Previous versions of replaced files, kept non-executable so no dispatcher ever runs them. */
+export const PREVIOUS_DIR = '/etc/ibfleet/previous';
+export const LOCK_PATH = '/run/lock/ibfleet.lock';
+
+/**
+ * Hook locations. Names follow each runner's rules: run-parts (ifupdown) only runs names made of
+ * [A-Za-z0-9_-], so no dots or extensions; the dispatchers run files in lexical order, and 50-
+ * leaves room before and after.
+ */
+export const HOOK_PATHS: Readonly<Record<Manager, string>> = {
+  netplan: '/etc/networkd-dispatcher/routable.d/50-ibfleet-routes',
+  ifupdown: '/etc/network/if-up.d/ibfleet-routes',
+  networkmanager: '/etc/NetworkManager/dispatcher.d/50-ibfleet-routes',
+};

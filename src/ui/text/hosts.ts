@@ -1,0 +1,53 @@
+/** `ibfleet hosts`: the derived view of the inventory, as text and as data. */
+import type { Fleet, Host } from '../../inventory/model.js';
+import { foldHosts } from '../../inventory/select.js';
+import { formatTable } from './table.js';
+
+export function sshTargetText(host: Host): string {
+  return `${host.user}@${host.target}${host.port !== undefined && host.port !== 22 ? `:${host.port}` : ''}`;
+}
+
+export function formatHostsText(fleet: Fleet, hosts: readonly Host[]): string {
+  const rows: string[][] = [];
+  for (const h of hosts) {
+    h.nics.forEach((n, i) => {
+      const first = i === 0;
+      rows.push([
+        first ? String(h.id) : '',
+        first ? h.name : '',
+        first ? (h.role ?? '-') : '',
+        first ? h.manager : '',
+        first ? sshTargetText(h) + (h.sudo ? ' (sudo)' : '') : '',
+        String(n.index),
+        n.iface,
+        `${n.address}/${n.prefixLength}`,
+        String(n.table),
+        String(n.priority),
+      ]);
+    });
+  }
+  const table = formatTable(['HOST', 'NAME', 'ROLE', 'MANAGER', 'SSH', 'NIC', 'IFACE', 'ADDRESS', 'TABLE', 'PRIO'], rows);
+  const ids = new Set(hosts.map((h) => h.id));
+  const pairs = fleet.pairs.filter((p) => ids.has(p.cpu) || ids.has(p.mem)).map((p) => `${p.owner} (cpu ${p.cpu}, mem ${p.mem})`);
+  const summary = `${hosts.length} host${hosts.length === 1 ? '' : 's'} (${foldHosts(ids)}) · fabric ${fleet.fabric.subnetText}, ${fleet.fabric.nics} NICs, tables ${fleet.fabric.tableBase + 1}..${fleet.fabric.tableBase + fleet.fabric.nics}${pairs.length ? ` · pairs: ${pairs.join(', ')}` : ''}`;
+  return `${table}\n${summary}\n`;
+}
+
+export function hostsJson(fleet: Fleet, hosts: readonly Host[]) {
+  const ids = new Set(hosts.map((h) => h.id));
+  return {
+    command: 'hosts',
+    ok: true,
+    inventory: fleet.file,
+    fabric: { subnet: fleet.fabric.subnetText, nics: fleet.fabric.nics, tableBase: fleet.fabric.tableBase },
+    hosts: hosts.map((h) => ({
+      id: h.id,
+      name: h.name,
+      role: h.role ?? null,
+      manager: h.manager,
+      ssh: { user: h.user, target: h.target, port: h.port ?? null, sudo: h.sudo },
+      nics: h.nics.map((n) => ({ nic: n.index, iface: n.iface, ip: n.address, prefixLength: n.prefixLength, table: n.table, priority: n.priority })),
+    })),
+    pairs: fleet.pairs.filter((p) => ids.has(p.cpu) || ids.has(p.mem)),
+  };
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+    pool: 'forks',
+    // Lab tests bring up real namespaces and sshd; two workers match the two cores CI has.
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 180_000,
+    reporters: process.env.CI ? ['default'] : ['default'],
+  },
+});
