@@ -76,19 +76,36 @@ function reportError(error: unknown, io: Io): number {
 }
 
 function processIo(): Io {
-  const controller = new AbortController();
+  let controller: AbortController | undefined;
   return {
     stdout: process.stdout,
     stderr: process.stderr,
     stdin: process.stdin,
     env: process.env,
     cwd: process.cwd(),
-    interrupted: controller.signal,
+    interruptSignal() {
+      if (!controller) {
+        const c = (controller = new AbortController());
+        process.on('SIGINT', () => {
+          if (c.signal.aborted) process.exit(EXIT.interrupted);
+          process.stderr.write('\nibfleet: interrupted: no new hosts start; changes under way finish (Ctrl-C again to quit now)\n');
+          c.abort();
+        });
+      }
+      return controller.signal;
+    },
   };
 }
 
 const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
+  // `ibfleet status | head`: a closed pipe is the reader's choice, not an error worth a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw error;
+    });
+  }
   const code = await main(process.argv.slice(2), processIo());
   process.exitCode = code;
 }

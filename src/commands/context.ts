@@ -24,8 +24,12 @@ export interface Io {
   readonly stdin: NodeJS.ReadableStream;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
-  /** Resolves when the user interrupts (SIGINT); commands pass it on to the runner. */
-  readonly interrupted: AbortSignal;
+  /**
+   * Starts listening for Ctrl-C and returns the signal it aborts. The first Ctrl-C aborts the
+   * signal (the run stops starting hosts and lets changes under way finish); a second one exits
+   * with 130 at once. Commands that never call this keep Node's default Ctrl-C behaviour.
+   */
+  interruptSignal(): AbortSignal;
 }
 
 export const DEFAULT_INVENTORY = 'inventory/fleet.yaml';

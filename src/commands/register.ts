@@ -1,8 +1,11 @@
 /** The command table: each command file registers itself; heavy modules load only inside actions. */
 import type { Command } from 'commander';
 import type { Io } from './context.js';
+import { registerDeploy } from './deploy.js';
 import { registerHosts } from './hosts.js';
 import { registerRender } from './render.js';
+import { registerRollback } from './rollback.js';
+import { registerStatus } from './status.js';
 
 export interface CommandResult {
   readonly exitCode: number;
@@ -11,4 +14,7 @@ export interface CommandResult {
 export function registerCommands(program: Command, io: Io, done: (r: CommandResult) => void): void {
   registerHosts(program, io, done);
   registerRender(program, io, done);
+  registerDeploy(program, io, done);
+  registerStatus(program, io, done);
+  registerRollback(program, io, done);
 }

@@ -24,9 +24,12 @@ export interface Host {
   readonly target: string;
   readonly address: string | undefined;
   readonly role: string | undefined;
-  readonly user: string;
+  /** Unset: ~/.ssh/config's User applies, else root. */
+  readonly user: string | undefined;
+  /** Unset: ~/.ssh/config's Port applies, else 22. */
   readonly port: number | undefined;
-  readonly sudo: boolean;
+  /** Unset: sudo exactly when the resolved user is not root. */
+  readonly sudo: boolean | undefined;
   readonly manager: ManagerSetting;
   readonly identityFile: string | undefined;
   readonly nics: readonly Nic[];

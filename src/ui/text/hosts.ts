@@ -4,7 +4,7 @@ import { foldHosts } from '../../inventory/select.js';
 import { formatTable } from './table.js';
 
 export function sshTargetText(host: Host): string {
-  return `${host.user}@${host.target}${host.port !== undefined && host.port !== 22 ? `:${host.port}` : ''}`;
+  return `${host.user ?? 'root'}@${host.target}${host.port !== undefined && host.port !== 22 ? `:${host.port}` : ''}`;
 }
 
 export function formatHostsText(fleet: Fleet, hosts: readonly Host[]): string {
@@ -17,7 +17,7 @@ export function formatHostsText(fleet: Fleet, hosts: readonly Host[]): string {
         first ? h.name : '',
         first ? (h.role ?? '-') : '',
         first ? h.manager : '',
-        first ? sshTargetText(h) + (h.sudo ? ' (sudo)' : '') : '',
+        first ? sshTargetText(h) + (h.sudo ?? (h.user !== undefined && h.user !== 'root') ? ' (sudo)' : '') : '',
         String(n.index),
         n.iface,
         `${n.address}/${n.prefixLength}`,
@@ -45,7 +45,7 @@ export function hostsJson(fleet: Fleet, hosts: readonly Host[]) {
       name: h.name,
       role: h.role ?? null,
       manager: h.manager,
-      ssh: { user: h.user, target: h.target, port: h.port ?? null, sudo: h.sudo },
+      ssh: { user: h.user ?? null, target: h.target, port: h.port ?? null, sudo: h.sudo ?? null },
       nics: h.nics.map((n) => ({ nic: n.index, iface: n.iface, ip: n.address, prefixLength: n.prefixLength, table: n.table, priority: n.priority })),
     })),
     pairs: fleet.pairs.filter((p) => ids.has(p.cpu) || ids.has(p.mem)),

@@ -1,0 +1,34 @@
+/** `ibfleet deploy --hosts S [--dry-run] [--playbook P]`: probe → plan → push → apply → verify, per host, in parallel. */
+import type { Command } from 'commander';
+import { runHosts } from '../runner/fanout.js';
+import { deployHost } from '../runner/host-workflows.js';
+import { readPlaybook, type Io } from './context.js';
+import { addRunOptions, chooseDisplay, exitCodeFor, prepareRun } from './fleet-run.js';
+import type { CommandResult } from './register.js';
+
+export function registerDeploy(program: Command, io: Io, done: (r: CommandResult) => void): void {
+  addRunOptions(
+    program
+      .command('deploy')
+      .description('probe, plan, push, apply and verify per-NIC routing on the selected hosts, in parallel')
+      .option('--hosts <set>', 'hosts to deploy to: 16,34 16-20 memserver34 @cpu pair:alice all')
+      .option('--playbook <file>', 'playbook (default: the built-in dual-ib-routing)')
+      .option('-n, --dry-run', 'show the plan and the exact script per host; change nothing'),
+  ).action(async (opts: { hosts?: string; playbook?: string; dryRun?: boolean }, cmd: Command) => {
+    const playbook = await readPlaybook(opts.playbook, io);
+    const run = await prepareRun(io, cmd, opts.hosts, true);
+    const dryRun = opts.dryRun === true;
+    const display = await chooseDisplay(io, run.globals, 'deploy', { playbook: playbook.name, dryRun });
+    const started = Date.now();
+    display.events.onRunStart?.({ command: 'deploy', hosts: run.hosts.map((h) => ({ id: h.id, name: h.name, target: h.target })), concurrency: run.globals.concurrency, inventory: run.globals.inventory, playbook: playbook.name, dryRun, startedAt: started });
+    const results = await runHosts(
+      run.hosts,
+      { concurrency: run.globals.concurrency, timeoutMs: run.globals.timeout * 1000, interrupt: run.interrupt, events: display.events },
+      deployHost({ fleet: run.fleet, playbook, transport: run.transport }, { dryRun }),
+    );
+    const end = { results, cells: [], durationMs: Date.now() - started, interrupted: run.interrupt.aborted };
+    display.events.onRunEnd?.(end);
+    await display.finish(end);
+    done({ exitCode: exitCodeFor(results, [], end.interrupted) });
+  });
+}

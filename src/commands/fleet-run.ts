@@ -1,0 +1,96 @@
+/**
+ * What deploy, status, rollback and verify share: pick the hosts, pick the display (TUI on a
+ * terminal, plain lines otherwise, one JSON document with --json), wire Ctrl-C, build the SSH
+ * transport, and turn the results into the exit code. ssh2 and Ink load only here, on demand.
+ */
+import type { Command } from 'commander';
+import { UsageError } from '../errors.js';
+import type { Fleet, Host } from '../inventory/model.js';
+import { parseHostSelection } from '../inventory/select.js';
+import { combineHandlers, type CommandName, type HostResult, type MatrixCell, type RunEvents } from '../runner/events.js';
+import type { Transport } from '../runner/transport.js';
+import { runDocument, runOk } from '../ui/json.js';
+import { plainHandler } from '../ui/plain.js';
+import { parseGlobals, readFleet, writeJson, type GlobalOptions, type Io } from './context.js';
+import { askSecret } from './prompt.js';
+
+export interface FleetRunSetup {
+  readonly globals: GlobalOptions;
+  readonly fleet: Fleet;
+  readonly hosts: readonly Host[];
+  readonly interrupt: AbortSignal;
+  readonly transport: Transport;
+}
+
+/** Options every fleet command takes besides the globals. */
+export function addRunOptions(command: Command): Command {
+  return command.option('-K, --ask-sudo-pass', 'ask once for the sudo password (hidden) and send it on stdin to hosts whose sudo asks');
+}
+
+export async function prepareRun(io: Io, cmd: Command, selection: string | undefined, required: boolean): Promise<FleetRunSetup> {
+  const raw = cmd.optsWithGlobals() as Record<string, unknown>;
+  const globals = parseGlobals(raw, io);
+  const fleet = await readFleet(globals, io);
+  if (selection === undefined && required) {
+    throw new UsageError(`${cmd.name()} changes hosts, so it needs --hosts (e.g. --hosts 16,34, --hosts pair:alice or --hosts all)`);
+  }
+  const ids = new Set(parseHostSelection(selection ?? 'all', fleet));
+  const hosts = fleet.hosts.filter((h) => ids.has(h.id));
+  let password: Promise<string> | undefined;
+  const sudoPassword = raw.askSudoPass ? () => (password ??= askSecret(io, 'sudo password for the selected hosts: ')) : undefined;
+  if (sudoPassword) await sudoPassword();
+  const { sshTransport } = await import('../runner/ssh-transport.js');
+  const transport = sshTransport({
+    fleet,
+    knownHostsFile: globals.knownHosts,
+    acceptNew: globals.acceptNew,
+    env: io.env,
+    sudoPassword,
+    connectTimeoutMs: Math.min(globals.timeout * 1000, 30_000),
+  });
+  return { globals, fleet, hosts, interrupt: io.interruptSignal(), transport };
+}
+
+export interface Display {
+  readonly events: RunEvents;
+  /** Called once the run has ended: prints the JSON document, lets the TUI draw its last frame. */
+  finish(end: { results: readonly HostResult[]; cells?: readonly MatrixCell[]; durationMs: number; interrupted: boolean }): Promise<void>;
+}
+
+export async function chooseDisplay(io: Io, globals: GlobalOptions, command: CommandName, extra: { playbook?: string; dryRun?: boolean } = {}): Promise<Display> {
+  if (globals.json) {
+    return {
+      events: {},
+      finish: async (end) => writeJson(io, runDocument({ command, inventory: globals.inventory, ...extra, ...end })),
+    };
+  }
+  if (io.stdout.isTTY && io.env.IBFLEET_PLAIN !== '1') {
+    const tui = await loadTui(io, command);
+    if (tui) return tui;
+  }
+  const plain = plainHandler(io.stdout, { command, stages: command === 'deploy' || command === 'rollback' || command === 'onboard' });
+  return { events: plain, finish: async () => undefined };
+}
+
+async function loadTui(io: Io, command: CommandName): Promise<Display | undefined> {
+  let module: typeof import('../ui/tui/index.js');
+  try {
+    module = await import('../ui/tui/index.js');
+  } catch {
+    return undefined;
+  }
+  const tui = await module.createTui(io, { command });
+  return {
+    events: tui,
+    finish: async () => {
+      await tui.waitUntilExit();
+    },
+  };
+}
+
+export function exitCodeFor(results: readonly HostResult[], cells: readonly MatrixCell[], interrupted: boolean): number {
+  if (interrupted) return 130;
+  return runOk(results, cells) ? 0 : 1;
+}
+
+export { combineHandlers };

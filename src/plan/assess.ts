@@ -1,0 +1,179 @@
+/**
+ * Desired state vs probed facts, as one list of findings. The same assessment is the deploy plan
+ * (failing findings → changes), the verification after apply (everything must hold) and the
+ * status report (failing findings → drift reasons). Pure.
+ */
+import { MANAGERS, type Fleet, type Host, type Manager, type Nic } from '../inventory/model.js';
+import type { Playbook } from '../playbook/playbook.js';
+import type { RenderedFile } from '../render/files.js';
+import { HOOK_PATHS } from '../render/paths.js';
+import { SYSCTL_KEYS } from '../render/routing-script.js';
+import { sha256 } from './digest.js';
+import { normalizeLine, type HostFacts, type RuleFact } from './facts.js';
+
+export interface Finding {
+  /** Stable identifier, e.g. `rule ib0`, `file /etc/ibfleet/ibfleet-routes`. */
+  readonly id: string;
+  readonly ok: boolean;
+  /** The state found, phrased as drift when not ok ("ib1: main-table route to 172.16.0.0/16 is back"). */
+  readonly detail: string;
+  /** What deploy changes to fix it; undefined for checks only verification can confirm. */
+  readonly fix: string | undefined;
+}
+
+export interface Assessment {
+  /** Problems deploy cannot fix (missing interface, wrong address, not root); the host fails. */
+  readonly blockers: readonly string[];
+  readonly findings: readonly Finding[];
+}
+
+export interface AssessInput {
+  readonly host: Host;
+  readonly fleet: Fleet;
+  readonly playbook: Playbook;
+  readonly manager: Manager;
+  readonly facts: HostFacts;
+  /** The files deploy would install (renderHostFiles for the chosen manager). */
+  readonly files: readonly RenderedFile[];
+}
+
+export function expectedTableRoute(fleet: Fleet, nic: Nic): string {
+  return `${fleet.fabric.subnetText} dev ${nic.iface} proto kernel scope link src ${nic.address}`;
+}
+
+export function expectedRule(nic: Nic): string {
+  return `${nic.priority}: from ${nic.address} lookup ${nic.table}`;
+}
+
+/** Interface problems that make a NIC unusable: deploy refuses, status reports them as drift. */
+export function nicBlockers(host: Host, fleet: Fleet, facts: HostFacts): string[] {
+  const problems: string[] = [];
+  const known = [...facts.links.keys()].filter((l) => l !== 'lo');
+  for (const nic of host.nics) {
+    const link = facts.links.get(nic.iface);
+    if (!link) {
+      problems.push(`interface ${nic.iface} (NIC ${nic.index}) not found; the host has ${known.join(', ') || 'no interfaces'}`);
+      continue;
+    }
+    const here = facts.addresses.filter((a) => a.iface === nic.iface);
+    const exact = here.find((a) => a.address === nic.address);
+    if (exact && exact.prefixLength !== fleet.fabric.subnet.prefixLength) {
+      problems.push(`${nic.iface} carries ${nic.address}/${exact.prefixLength}, but the fabric is ${fleet.fabric.subnetText}`);
+    } else if (!exact) {
+      const elsewhere = facts.addresses.find((a) => a.address === nic.address);
+      if (elsewhere) {
+        problems.push(`${nic.address} (NIC ${nic.index}) is on ${elsewhere.iface}, not ${nic.iface}: are the interfaces swapped in the inventory?`);
+      } else if (!link.up) {
+        problems.push(`${nic.iface} is down (no ${nic.address})`);
+      } else {
+        const has = here.map((a) => `${a.address}/${a.prefixLength}`).join(', ') || 'no IPv4 address';
+        problems.push(`${nic.iface} carries ${has}, but the convention gives NIC ${nic.index} of host ${host.id} ${nic.address}/${fleet.fabric.subnet.prefixLength}`);
+      }
+    }
+  }
+  return problems;
+}
+
+export function assessHost(input: AssessInput): Assessment {
+  const { host, fleet, playbook, manager, facts, files } = input;
+  const blockers: string[] = [];
+  if (!facts.complete) blockers.push('the probe stopped early (connection dropped or the host is missing basic tools)');
+  if (facts.uid !== undefined && facts.uid !== 0) blockers.push(`commands run as uid ${facts.uid}, not root; set sudo: true for this host`);
+  for (const tool of ['flock', 'sha256sum', 'stat']) if (!facts.tools.has(tool) && facts.complete) blockers.push(`${tool} is missing on the host (coreutils / util-linux)`);
+  blockers.push(...nicBlockers(host, fleet, facts));
+
+  const findings: Finding[] = [];
+  for (const nic of host.nics) findings.push(...assessNic(input, nic));
+  for (const file of files) {
+    const found = facts.files.get(file.path) ?? null;
+    const want = { sha256: sha256(file.content), mode: file.mode };
+    const id = `file ${file.path}`;
+    const label = file.role === 'hook' ? `hook ${file.path}` : file.path;
+    if (!found) findings.push({ id, ok: false, detail: `${label} is missing`, fix: `install ${file.path} (${file.mode.toString(8)})` });
+    else if (found.sha256 !== want.sha256) findings.push({ id, ok: false, detail: `${label} was modified (content differs from the rendered file)`, fix: `replace ${file.path} (content differs)` });
+    else if (found.mode !== want.mode || found.uid !== 0) {
+      findings.push({ id, ok: false, detail: `${label} has mode ${found.mode.toString(8)} owner uid ${found.uid}, want ${want.mode.toString(8)} root`, fix: `reinstall ${file.path} as root ${want.mode.toString(8)}` });
+    } else findings.push({ id, ok: true, detail: `${label} intact`, fix: undefined });
+  }
+  for (const other of MANAGERS.filter((m) => m !== manager)) {
+    const path = HOOK_PATHS[other];
+    if (playbook.persist && facts.files.get(path)) {
+      findings.push({ id: `stale ${path}`, ok: false, detail: `stale ${other} hook ${path} (this host uses ${manager})`, fix: `remove ${path} (hook for ${other}; this host uses ${manager})` });
+    }
+  }
+  return { blockers, findings };
+}
+
+function assessNic(input: AssessInput, nic: Nic): Finding[] {
+  const { fleet, playbook, facts } = input;
+  const out: Finding[] = [];
+  const iface = nic.iface;
+
+  if (playbook.fabricSysctl) {
+    const values = facts.sysctl.get(iface) ?? {};
+    for (const key of SYSCTL_KEYS) {
+      const want = String(playbook.fabricSysctl[key]);
+      const have = values[key] ?? '';
+      out.push({
+        id: `sysctl ${iface} ${key}`,
+        ok: have === want,
+        detail: have === want ? `${iface}: ${key}=${want}` : `${iface}: ${key} is ${have || 'unreadable'}, want ${want}`,
+        fix: have === want ? undefined : `${iface}: set ${key} ${have || '?'} → ${want}`,
+      });
+    }
+  }
+
+  const want = expectedTableRoute(fleet, nic);
+  const table = (facts.routes.get(String(nic.table)) ?? []).map((r) => r.text.replace(/ linkdown\b/, ''));
+  const tableOk = table.length === 1 && table[0] === want;
+  out.push({
+    id: `table ${iface}`,
+    ok: tableOk,
+    detail: tableOk ? `${iface}: table ${nic.table} routes ${fleet.fabric.subnetText} via ${iface}` : table.length === 0 ? `${iface}: table ${nic.table} is empty (missing table route)` : `${iface}: table ${nic.table} holds ${table.join('; ')}`,
+    fix: tableOk ? undefined : `${iface}: table ${nic.table} ← ${want}`,
+  });
+
+  const related = facts.rules.filter((r) => r.from === nic.address || r.table === String(nic.table));
+  const ruleText = (r: RuleFact) => `${r.priority}: ${r.text}`;
+  const wantRule = expectedRule(nic);
+  const rulesOk = related.length === 1 && normalizeLine(ruleText(related[0]!)) === wantRule;
+  const ruleDetail = rulesOk
+    ? `${iface}: rule ${wantRule}`
+    : related.length === 0
+      ? `${iface}: rule from ${nic.address} is missing`
+      : related.length > 1 && related.every((r) => r.from === nic.address && r.table === String(nic.table))
+        ? `${iface}: ${related.length} duplicate rules from ${nic.address} (${related.map((r) => r.priority).join(', ')})`
+        : `${iface}: rules for ${nic.address} / table ${nic.table} are ${related.map(ruleText).join('; ')}`;
+  out.push({ id: `rule ${iface}`, ok: rulesOk, detail: ruleDetail, fix: rulesOk ? undefined : `${iface}: rule ${wantRule}${related.length ? ` (replacing ${related.length})` : ''}` });
+
+  if (playbook.policyRouting.mainRoutes === 'remove') {
+    const inMain = (facts.routes.get('main') ?? []).filter((r) => r.dst === fleet.fabric.subnetText && r.dev === iface);
+    out.push({
+      id: `main ${iface}`,
+      ok: inMain.length === 0,
+      detail: inMain.length === 0 ? `${iface}: no main-table route to ${fleet.fabric.subnetText}` : `${iface}: main-table route to ${fleet.fabric.subnetText} is back`,
+      fix: inMain.length === 0 ? undefined : `${iface}: remove main-table route ${fleet.fabric.subnetText} dev ${iface}`,
+    });
+  }
+
+  if (playbook.verifyRoutes) {
+    const got = facts.routeGet.get(iface);
+    const ok = got?.dev === iface && got.table === String(nic.table);
+    out.push({
+      id: `route-get ${iface}`,
+      ok,
+      detail: ok ? `${iface}: traffic from ${nic.address} leaves through ${iface} (table ${nic.table})` : `${iface}: traffic from ${nic.address} leaves through ${got?.dev ?? 'nowhere'}${got?.table ? ` (table ${got.table})` : ''}${got && !got.dev ? ` — ${got.text}` : ''}`,
+      fix: undefined,
+    });
+  }
+  return out;
+}
+
+/** Failing findings deploy can change, as one-line planned changes. */
+export function plannedChanges(assessment: Assessment): string[] {
+  return assessment.findings.filter((f) => !f.ok && f.fix !== undefined).map((f) => f.fix!);
+}
+
+export function failingFindings(assessment: Assessment): Finding[] {
+  return assessment.findings.filter((f) => !f.ok);
+}

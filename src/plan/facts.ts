@@ -1,0 +1,236 @@
+/**
+ * Probe output → facts. Pure: takes the text the probe printed and returns what the host looks
+ * like. Tolerant of iproute2 differences (trailing blanks, tabs, extra flags such as linkdown).
+ */
+import { SECTION_MARK } from '../render/probe-script.js';
+
+export interface AddressFact {
+  readonly iface: string;
+  readonly address: string;
+  readonly prefixLength: number;
+}
+
+export interface RuleFact {
+  readonly priority: number;
+  /** `all` or an address / prefix. */
+  readonly from: string;
+  /** The table named after lookup/table, if any. */
+  readonly table: string | undefined;
+  /** Normalised text after the priority, e.g. `from 172.16.34.1 lookup 941`. */
+  readonly text: string;
+}
+
+export interface RouteFact {
+  readonly dst: string;
+  readonly dev: string | undefined;
+  readonly src: string | undefined;
+  readonly proto: string | undefined;
+  readonly scope: string | undefined;
+  /** Normalised line. */
+  readonly text: string;
+}
+
+export interface RouteGetFact {
+  readonly dev: string | undefined;
+  readonly table: string | undefined;
+  readonly text: string;
+}
+
+export interface FileFact {
+  readonly mode: number;
+  readonly uid: number;
+  readonly sha256: string;
+}
+
+export interface HostFacts {
+  readonly uid: number | undefined;
+  readonly os: Readonly<Record<string, string>>;
+  readonly links: ReadonlyMap<string, { readonly up: boolean }>;
+  readonly addresses: readonly AddressFact[];
+  readonly rules: readonly RuleFact[];
+  /** Table name or number → routes. */
+  readonly routes: ReadonlyMap<string, readonly RouteFact[]>;
+  /** Interface → result of `ip route get <peer> from <its address>`. */
+  readonly routeGet: ReadonlyMap<string, RouteGetFact>;
+  /** Interface (or `all`) → key → value ('' when unreadable). */
+  readonly sysctl: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /** Path → file facts, or null when missing. */
+  readonly files: ReadonlyMap<string, FileFact | null>;
+  readonly netplan: readonly { readonly file: string; readonly text: string }[];
+  /** `interface-name=` lines of NetworkManager keyfiles: file → interface. */
+  readonly nmConnections: readonly { readonly file: string; readonly iface: string }[];
+  readonly ifcfg: readonly { readonly file: string; readonly iface: string }[];
+  /** `auto`/`allow-*`/`iface` stanza lines of ifupdown: keyword and interface. */
+  readonly ifupdown: readonly { readonly file: string; readonly keyword: string; readonly iface: string }[];
+  readonly dirs: ReadonlySet<string>;
+  /** Interfaces ifupdown has recorded as configured in /run/network/ifstate*. */
+  readonly ifstate: ReadonlySet<string>;
+  readonly tools: ReadonlySet<string>;
+  /** False when the output stopped before the end marker (connection dropped, probe killed). */
+  readonly complete: boolean;
+}
+
+export function normalizeLine(line: string): string {
+  return line.replace(/\s+/g, ' ').trim();
+}
+
+/** Splits probe output into sections keyed by the text after the marker ("route 941"). */
+export function splitSections(output: string): { sections: Map<string, string[]>; before: string[] } {
+  const sections = new Map<string, string[]>();
+  const before: string[] = [];
+  let current: string[] | undefined;
+  for (const line of output.split('\n')) {
+    if (line.startsWith(`${SECTION_MARK} `)) {
+      const key = line.slice(SECTION_MARK.length + 1).trim();
+      current = [];
+      sections.set(key, current);
+    } else if (current) {
+      current.push(line);
+    } else {
+      before.push(line);
+    }
+  }
+  for (const lines of sections.values()) while (lines.length && lines[lines.length - 1]!.trim() === '') lines.pop();
+  return { sections, before };
+}
+
+function words(line: string): string[] {
+  return normalizeLine(line).split(' ');
+}
+
+function after(tokens: readonly string[], key: string): string | undefined {
+  const i = tokens.indexOf(key);
+  return i >= 0 ? tokens[i + 1] : undefined;
+}
+
+export function parseRoute(line: string): RouteFact {
+  const text = normalizeLine(line);
+  const tokens = text.split(' ');
+  return { dst: tokens[0] ?? '', dev: after(tokens, 'dev'), src: after(tokens, 'src'), proto: after(tokens, 'proto'), scope: after(tokens, 'scope'), text };
+}
+
+export function parseRule(line: string): RuleFact | undefined {
+  const match = /^(\d+):\s*(.*)$/.exec(line.trim());
+  if (!match) return undefined;
+  const text = normalizeLine(match[2]!);
+  const tokens = text.split(' ');
+  return { priority: Number(match[1]), from: after(tokens, 'from') ?? 'all', table: after(tokens, 'lookup') ?? after(tokens, 'table'), text };
+}
+
+function parseAddresses(lines: readonly string[]): AddressFact[] {
+  // `2: ib0    inet 172.16.34.1/16 brd 172.16.255.255 scope global ib0\       valid_lft ...`
+  const out: AddressFact[] = [];
+  for (const line of lines) {
+    const match = /^\d+:\s+(\S+)\s+inet\s+([\d.]+)\/(\d+)/.exec(line);
+    if (match) out.push({ iface: match[1]!.replace(/@.*$/, ''), address: match[2]!, prefixLength: Number(match[3]) });
+  }
+  return out;
+}
+
+function parseLinks(lines: readonly string[]): Map<string, { up: boolean }> {
+  // `3: ib0@if4: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 ... state UP ...`
+  const out = new Map<string, { up: boolean }>();
+  for (const line of lines) {
+    const match = /^\d+:\s+([^:@\s]+)(?:@\S+)?:\s+<([^>]*)>/.exec(line);
+    if (match) out.set(match[1]!, { up: match[2]!.split(',').includes('UP') });
+  }
+  return out;
+}
+
+function parseOsRelease(lines: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of lines) {
+    const match = /^([A-Z_]+)=(.*)$/.exec(line.trim());
+    if (match) out[match[1]!] = match[2]!.replace(/^"(.*)"$/, '$1').replace(/^'(.*)'$/, '$1');
+  }
+  return out;
+}
+
+function parseFile(lines: readonly string[]): FileFact | null {
+  const match = /^([0-7]+) (\d+) ([0-9a-f]{64})$/.exec((lines[0] ?? '').trim());
+  return match ? { mode: parseInt(match[1]!, 8), uid: Number(match[2]), sha256: match[3]! } : null;
+}
+
+function parseNetplan(lines: readonly string[]): { file: string; text: string }[] {
+  const out: { file: string; text: string }[] = [];
+  for (const line of lines) {
+    const match = /^#file (.+)$/.exec(line);
+    if (match) out.push({ file: match[1]!, text: '' });
+    else if (out.length) out[out.length - 1] = { file: out[out.length - 1]!.file, text: `${out[out.length - 1]!.text}${line}\n` };
+  }
+  return out;
+}
+
+export function parseProbe(output: string): HostFacts {
+  const { sections } = splitSections(output);
+  const get = (key: string) => sections.get(key) ?? [];
+  const routes = new Map<string, RouteFact[]>();
+  const routeGet = new Map<string, RouteGetFact>();
+  const sysctl = new Map<string, Record<string, string>>();
+  const files = new Map<string, FileFact | null>();
+  for (const [key, lines] of sections) {
+    const [kind, ...rest] = key.split(' ');
+    const arg = rest.join(' ');
+    if (kind === 'route') routes.set(arg, lines.filter((l) => l.trim() !== '').map(parseRoute));
+    else if (kind === 'route-get') {
+      const text = normalizeLine(lines.join(' '));
+      const tokens = text.split(' ');
+      routeGet.set(arg, { dev: after(tokens, 'dev'), table: after(tokens, 'table'), text });
+    } else if (kind === 'sysctl') {
+      const values: Record<string, string> = {};
+      for (const l of lines) {
+        const m = /^([a-z_]+)=(.*)$/.exec(l.trim());
+        if (m) values[m[1]!] = m[2]!;
+      }
+      sysctl.set(arg, values);
+    } else if (kind === 'file') files.set(arg, parseFile(lines));
+  }
+  const uidText = get('uid')[0]?.trim();
+  const runtime = get('runtime');
+  return {
+    uid: uidText && /^\d+$/.test(uidText) ? Number(uidText) : undefined,
+    os: parseOsRelease(get('os')),
+    links: parseLinks(get('links')),
+    addresses: parseAddresses(get('addrs')),
+    rules: get('rules').map(parseRule).filter((r): r is RuleFact => r !== undefined),
+    routes,
+    routeGet,
+    sysctl,
+    files,
+    netplan: parseNetplan(get('netplan')),
+    nmConnections: get('nm-connections').flatMap((l) => {
+      const m = /^([^:]+):\s*interface-name\s*=\s*(\S+)\s*$/.exec(l);
+      return m ? [{ file: m[1]!, iface: m[2]! }] : [];
+    }),
+    ifcfg: get('ifcfg').flatMap((l) => {
+      const m = /^([^:]+):DEVICE=["']?([^"'\s]+)/.exec(l);
+      return m ? [{ file: m[1]!, iface: m[2]! }] : [];
+    }),
+    ifupdown: get('ifupdown').flatMap((l) => {
+      const m = /^([^:]+):\s*(auto|allow-[a-z-]+|iface)\s+(.+)$/.exec(l);
+      if (!m) return [];
+      const [, file, keyword, rest] = m as unknown as [string, string, string, string];
+      // `auto ib0 ib1` names several interfaces; `iface ib0 inet static` names one.
+      const names = keyword === 'iface' ? [rest.split(/\s+/)[0]!] : rest.split(/\s+/);
+      return names.map((iface) => ({ file, keyword, iface }));
+    }),
+    dirs: new Set(runtime.flatMap((l) => (l.startsWith('dir ') ? [l.slice(4).trim()] : []))),
+    ifstate: new Set(
+      runtime.flatMap((l) => {
+        const m = /^ifstate (\S+) ?(.*)$/.exec(l);
+        if (!m) return [];
+        // ifupdown 0.8: /run/network/ifstate.<iface> holding "<iface>"; older: one file of "iface=iface" lines.
+        const fromName = /ifstate\.(.+)$/.exec(m[1]!)?.[1];
+        const fromContent = m[2]!.split(/\s+/).filter(Boolean).map((e) => e.split('=')[0]!);
+        return fromName ? [fromName] : fromContent;
+      }),
+    ),
+    tools: new Set(get('tools').map((l) => l.trim()).filter(Boolean)),
+    complete: sections.has('end'),
+  };
+}
+
+/** "Ubuntu 18.04.6 LTS" from os-release, or undefined. */
+export function osName(facts: HostFacts): string | undefined {
+  return facts.os.PRETTY_NAME ?? (facts.os.NAME ? `${facts.os.NAME} ${facts.os.VERSION ?? ''}`.trim() : undefined);
+}

@@ -1,0 +1,126 @@
+/**
+ * The runner's event stream. The runner never prints: the plain-line logger, `--json`, the Ink
+ * TUI and the recording handler in tests are all handlers of these events (ClusterShell's
+ * ev_start / ev_hup / ev_close). Pure types, no IO.
+ */
+import type { Manager } from '../inventory/model.js';
+
+export type CommandName = 'deploy' | 'status' | 'rollback' | 'verify' | 'onboard';
+
+/** Stages a host moves through, in order; not every command uses every stage. */
+export const STAGES = ['connect', 'probe', 'plan', 'push', 'apply', 'verify', 'check'] as const;
+export type Stage = (typeof STAGES)[number];
+
+export type HostStatus = 'changed' | 'unchanged' | 'planned' | 'failed' | 'unreachable' | 'ok' | 'drift';
+
+export interface HostRef {
+  readonly id: number;
+  readonly name: string;
+  /** The SSH target as given (address or name). */
+  readonly target: string;
+}
+
+export interface RunStart {
+  readonly command: CommandName;
+  readonly hosts: readonly HostRef[];
+  readonly concurrency: number;
+  readonly inventory: string;
+  readonly playbook?: string;
+  readonly dryRun?: boolean;
+  /** Epoch milliseconds. */
+  readonly startedAt: number;
+}
+
+export interface HostFailure {
+  readonly stage: Stage;
+  /** One line: what went wrong and, where possible, what to do. */
+  readonly message: string;
+  /** The last lines of the remote command's output, if any. */
+  readonly stderrTail: string;
+  readonly exitCode?: number;
+}
+
+export interface Check {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+export interface HostResult {
+  readonly host: HostRef;
+  readonly status: HostStatus;
+  readonly manager?: Manager;
+  /** e.g. "Ubuntu 18.04.3 LTS". */
+  readonly os?: string;
+  readonly durationMs: number;
+  /**
+   * One-line reasons: for deploy the changes made or planned, for status the drift found,
+   * for failures a copy of error.message.
+   */
+  readonly reasons: readonly string[];
+  readonly error?: HostFailure;
+  /** Checks run on the host after apply (deploy) or during status. */
+  readonly checks?: readonly Check[];
+  /** For --dry-run: the exact files and commands that would run. */
+  readonly planText?: string;
+  /** SSH connections and channels this host used (the benchmark counts them). */
+  readonly connections?: number;
+  readonly channels?: number;
+}
+
+export interface CellEnd {
+  readonly host: number;
+  readonly name: string;
+  readonly nic: number;
+  readonly iface: string;
+  readonly ip: string;
+}
+
+export type CellMethod = 'ping' | 'rping';
+
+export interface MatrixCell {
+  readonly from: CellEnd;
+  readonly to: CellEnd;
+  readonly method: CellMethod;
+  /** true passed, false failed, null skipped (e.g. no RDMA device) — never counted as passed. */
+  readonly ok: boolean | null;
+  /** "3/3 replies, 0.05 ms", "REJECTED", "skipped: no RDMA device on host 34". */
+  readonly detail: string;
+  /** The exact command(s) to run by hand to see this cell's result. */
+  readonly reproduce: string;
+}
+
+export interface RunEnd {
+  readonly results: readonly HostResult[];
+  readonly cells: readonly MatrixCell[];
+  readonly durationMs: number;
+  readonly interrupted: boolean;
+}
+
+/** All optional: a handler implements what it needs. */
+export interface RunEvents {
+  onRunStart?(event: RunStart): void;
+  onHostStart?(host: HostRef, at: number): void;
+  onStage?(host: HostRef, stage: Stage, at: number): void;
+  onHostDone?(result: HostResult): void;
+  /** Verify: the cells of the matrix to be filled, once, before any onCell. */
+  onMatrix?(cells: readonly Pick<MatrixCell, 'from' | 'to' | 'method'>[]): void;
+  onCell?(cell: MatrixCell): void;
+  onRunEnd?(event: RunEnd): void;
+}
+
+/** Fans one event out to several handlers (e.g. the TUI and a recorder). */
+export function combineHandlers(...handlers: readonly RunEvents[]): Required<RunEvents> {
+  return {
+    onRunStart: (e) => handlers.forEach((h) => h.onRunStart?.(e)),
+    onHostStart: (host, at) => handlers.forEach((h) => h.onHostStart?.(host, at)),
+    onStage: (host, stage, at) => handlers.forEach((h) => h.onStage?.(host, stage, at)),
+    onHostDone: (r) => handlers.forEach((h) => h.onHostDone?.(r)),
+    onMatrix: (cells) => handlers.forEach((h) => h.onMatrix?.(cells)),
+    onCell: (c) => handlers.forEach((h) => h.onCell?.(c)),
+    onRunEnd: (e) => handlers.forEach((h) => h.onRunEnd?.(e)),
+  };
+}
+
+/** Outcome → exit code contribution: these statuses make the run exit 1. */
+export const FAILING_STATUSES: ReadonlySet<HostStatus> = new Set(['failed', 'unreachable', 'drift']);

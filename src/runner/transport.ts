@@ -1,0 +1,59 @@
+/**
+ * The transport seam: the runner talks to hosts only through these interfaces. Production uses
+ * the ssh2 transport (ssh-transport.ts); unit tests pass a table-driven fake.
+ */
+import { HostError } from '../errors.js';
+import type { Host } from '../inventory/model.js';
+import type { Stage } from './events.js';
+
+export interface ExecResult {
+  readonly code: number | null;
+  readonly signal: string | undefined;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface ExecOptions {
+  /** Aborting closes the channel; the remote script is written to finish what it started. */
+  readonly signal?: AbortSignal;
+  /** Called with each complete stdout line as it arrives (verify streams cells this way). */
+  readonly onLine?: (line: string) => void;
+}
+
+/** One SSH connection to one host; scripts run as root (directly or through sudo). */
+export interface Session {
+  run(script: string, options?: ExecOptions): Promise<ExecResult>;
+  close(): void;
+  /** Channels opened so far on this connection. */
+  readonly channels: number;
+  /** What the host key check concluded, for messages ("recorded new key" with --accept-new). */
+  readonly notes: readonly string[];
+}
+
+export interface Transport {
+  connect(host: Host, signal: AbortSignal): Promise<Session>;
+}
+
+/**
+ * Connecting failed. `unreachable` (refused, timed out, no route, unknown name) is reported as the
+ * host status `unreachable`; authentication and host-key problems are `failed`.
+ */
+export class ConnectError extends HostError {
+  readonly unreachable: boolean;
+  constructor(message: string, unreachable: boolean) {
+    super('connect', message);
+    this.name = 'ConnectError';
+    this.unreachable = unreachable;
+  }
+}
+
+/** A script ran and exited non-zero. */
+export function scriptFailed(stage: Stage, what: string, result: ExecResult): HostError {
+  const exit = result.code === null ? `killed by ${result.signal ?? 'a signal'}` : `exit ${result.code}`;
+  const output = `${result.stdout}\n${result.stderr}`.trim();
+  const lastLine = output.split('\n').filter((l) => l.trim() !== '').pop() ?? '';
+  return new HostError(stage, `${what} failed (${exit})${lastLine ? `: ${lastLine.trim()}` : ''}`, {
+    ...(result.code === null ? {} : { exitCode: result.code }),
+    stderrTail: output.split('\n').slice(-8).join('\n'),
+  });
+}

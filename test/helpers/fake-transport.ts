@@ -1,0 +1,103 @@
+/**
+ * A table-driven fake of the transport seam for unit tests of planning and error paths. Each host
+ * answers scripts from a list of handlers; the real ssh2 transport is covered end to end in the lab.
+ */
+import { readFileSync } from 'node:fs';
+import type { Fleet, Host } from '../../src/inventory/model.js';
+import { sha256 } from '../../src/plan/digest.js';
+import type { Playbook } from '../../src/playbook/playbook.js';
+import { AFTER_MARK } from '../../src/render/apply-script.js';
+import { renderHostFiles } from '../../src/render/files.js';
+import type { ExecOptions, ExecResult, Session, Transport } from '../../src/runner/transport.js';
+import { ConnectError } from '../../src/runner/transport.js';
+import type { Manager } from '../../src/inventory/model.js';
+
+export type Responder = (script: string) => ExecResult | Promise<ExecResult>;
+
+export interface FakeHost {
+  /** Throw this instead of connecting. */
+  readonly connectError?: Error;
+  /** Answers each script in turn: probe first, then apply, ... */
+  readonly respond: Responder;
+  /** Delay before connect resolves (for concurrency and timeout tests). */
+  readonly connectDelayMs?: number;
+}
+
+export interface FakeLog {
+  readonly scripts: Map<number, string[]>;
+  maxInFlight: number;
+}
+
+export function fakeTransport(hosts: Record<number, FakeHost>): Transport & { log: FakeLog } {
+  const log: FakeLog = { scripts: new Map(), maxInFlight: 0 };
+  let inFlight = 0;
+  return {
+    log,
+    async connect(host: Host, signal: AbortSignal): Promise<Session> {
+      const fake = hosts[host.id];
+      if (!fake) throw new ConnectError(`no route to ${host.target}`, true);
+      inFlight++;
+      log.maxInFlight = Math.max(log.maxInFlight, inFlight);
+      try {
+        if (fake.connectDelayMs) {
+          await new Promise<void>((resolve, reject) => {
+            const t = setTimeout(resolve, fake.connectDelayMs);
+            signal.addEventListener('abort', () => {
+              clearTimeout(t);
+              reject(new ConnectError('connection interrupted', true));
+            });
+          });
+        }
+        if (fake.connectError) throw fake.connectError;
+      } catch (error) {
+        inFlight--;
+        throw error;
+      }
+      let channels = 0;
+      const scripts: string[] = [];
+      log.scripts.set(host.id, scripts);
+      return {
+        get channels() {
+          return channels;
+        },
+        notes: [],
+        async run(script: string, options?: ExecOptions) {
+          channels++;
+          scripts.push(script);
+          const result = await fake.respond(script);
+          if (options?.onLine) for (const line of result.stdout.split('\n')) options.onLine(line);
+          return result;
+        },
+        close() {
+          inFlight--;
+        },
+      };
+    },
+  };
+}
+
+export const ok = (stdout: string): ExecResult => ({ code: 0, signal: undefined, stdout, stderr: '' });
+
+export function fixture(name: string): string {
+  return readFileSync(new URL(`../fixtures/probe/${name}`, import.meta.url), 'utf8');
+}
+
+/**
+ * The deployed-host fixture with its file sections recomputed from the current renderer, so the
+ * fixture keeps describing "everything deploy installed" when the rendered text evolves.
+ */
+export function deployedProbe(host: Host, fleet: Fleet, playbook: Playbook, manager: Manager): string {
+  let text = fixture('netplan-deployed.txt');
+  for (const file of renderHostFiles(host, fleet, playbook, manager)) {
+    const section = `@@ibfleet file ${file.path}\n`;
+    const at = text.indexOf(section);
+    const end = text.indexOf('\n', at + section.length);
+    text = `${text.slice(0, at + section.length)}${file.mode.toString(8)} 0 ${sha256(file.content)}${text.slice(end)}`;
+  }
+  return text;
+}
+
+/** A responder that answers the probe with `before`, and an apply with its log plus `after`. */
+export function stateful(before: string, after: string, applyLog = 'ibfleet-routes: ib0: configured'): Responder {
+  return (script) => (script.includes(AFTER_MARK) ? ok(`${applyLog}\n${AFTER_MARK}\n${after}`) : ok(before));
+}

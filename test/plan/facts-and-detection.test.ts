@@ -1,0 +1,105 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { loadInventory } from '../../src/inventory/load.js';
+import { detectManager, managerPrerequisite, netplanClaims } from '../../src/plan/detect-manager.js';
+import { osName, parseProbe, parseRule } from '../../src/plan/facts.js';
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/probe/${name}`, import.meta.url), 'utf8');
+
+const fleet = loadInventory(
+  'fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  34: { name: memserver34, address: 198.18.0.34 }\n  16: { name: cpuserver16, address: 198.18.0.16, interfaces: [ibs5f0, ibs5f1] }\n',
+  'test.yaml',
+);
+const host34 = fleet.hosts.find((h) => h.id === 34)!;
+const host16 = fleet.hosts.find((h) => h.id === 16)!;
+
+/** A probe transcript with only the given sections (and the end marker). */
+function probe(sections: Record<string, string>): string {
+  return [...Object.entries(sections).flatMap(([k, v]) => [`@@ibfleet ${k}`, v]), '@@ibfleet end'].join('\n');
+}
+
+describe('parsing probe output', () => {
+  it('reads a real probe of a freshly booted netplan host', () => {
+    const facts = parseProbe(fixture('netplan-boot.txt'));
+    expect(facts.complete).toBe(true);
+    expect(facts.uid).toBe(0);
+    expect(osName(facts)).toBe('Ubuntu 18.04.6 LTS');
+    expect(facts.addresses.filter((a) => a.iface.startsWith('ib'))).toEqual([
+      { iface: 'ib0', address: '172.16.34.1', prefixLength: 16 },
+      { iface: 'ib1', address: '172.16.34.2', prefixLength: 16 },
+    ]);
+    expect(facts.links.get('ib1')).toEqual({ up: true });
+    expect(facts.routes.get('main')!.filter((r) => r.dst === '172.16.0.0/16').map((r) => r.dev)).toEqual(['ib0', 'ib1']);
+    expect(facts.routes.get('941')).toEqual([]);
+    expect(facts.files.get('/etc/ibfleet/ibfleet-routes')).toBeNull();
+    expect(facts.dirs.has('/etc/networkd-dispatcher/routable.d')).toBe(true);
+    expect(facts.tools.has('flock')).toBe(true);
+  });
+
+  it('reads a real probe of a deployed host: rules, tables, route get, files', () => {
+    const facts = parseProbe(fixture('netplan-deployed.txt'));
+    expect(facts.rules.filter((r) => r.table === '941' || r.table === '942').map((r) => [r.priority, r.from, r.table])).toEqual([
+      [941, '172.16.34.1', '941'],
+      [942, '172.16.34.2', '942'],
+    ]);
+    expect(facts.routes.get('942')![0]).toMatchObject({ dst: '172.16.0.0/16', dev: 'ib1', src: '172.16.34.2', proto: 'kernel' });
+    expect(facts.routeGet.get('ib1')).toMatchObject({ dev: 'ib1', table: '942' });
+    expect(facts.sysctl.get('ib0')).toEqual({ arp_ignore: '2', arp_announce: '2', rp_filter: '2', accept_local: '1' });
+    expect(facts.files.get('/etc/ibfleet/ibfleet-routes')).toMatchObject({ mode: 0o755, uid: 0 });
+  });
+
+  it('marks output without the end marker as incomplete', () => {
+    expect(parseProbe('@@ibfleet probe 1\n@@ibfleet uid\n0\n').complete).toBe(false);
+  });
+
+  it.each([
+    ['0:\tfrom all lookup local', { priority: 0, from: 'all', table: 'local' }],
+    ['32765:  from 172.16.34.1 lookup 941 ', { priority: 32765, from: '172.16.34.1', table: '941' }],
+    ['100:\tfrom all fwmark 0x1 lookup 942 proto static', { priority: 100, from: 'all', table: '942' }],
+  ])('parses rule %j', (line, expected) => {
+    expect(parseRule(line)).toMatchObject(expected);
+  });
+});
+
+describe('telling the network manager apart', () => {
+  const netplanFile = (renderer: string, ifaces: string[]) =>
+    `#file /etc/netplan/99-netcfg.yaml\nnetwork:\n  version: 2\n  renderer: ${renderer}\n  ethernets:\n${ifaces.map((i) => `    ${i}: { addresses: [172.16.34.1/16] }`).join('\n')}`;
+
+  it.each([
+    ['netplan with networkd renders the NICs (Ubuntu 18.04 server)', host34, { netplan: netplanFile('networkd', ['ib0', 'ib1']), runtime: 'dir /run/systemd/netif' }, 'netplan'],
+    ['netplan handing the NICs to NetworkManager (Ubuntu desktop) is NetworkManager', host34, { netplan: netplanFile('NetworkManager', ['ib0', 'ib1']), runtime: 'dir /run/NetworkManager\ndir /run/systemd/netif' }, 'networkmanager'],
+    ['NetworkManager keyfiles for the NICs', host16, { 'nm-connections': '/etc/NetworkManager/system-connections/ibs5f0.nmconnection:interface-name=ibs5f0', runtime: '' }, 'networkmanager'],
+    ['ifupdown stanzas', host34, { ifupdown: '/etc/network/interfaces:iface ib0 inet static\n/etc/network/interfaces:auto ib0 ib1', runtime: '' }, 'ifupdown'],
+    ['no configuration, only one manager running (minimal container)', host34, { runtime: 'dir /run/NetworkManager' }, 'networkmanager'],
+    ['two configurations, running state decides', host34, { ifupdown: '/etc/network/interfaces:iface ib0 inet static', netplan: netplanFile('networkd', ['ib1']), runtime: 'ifstate /run/network/ifstate.ib0 ib0' }, 'ifupdown'],
+    ['netplan match by glob', host34, { netplan: '#file /etc/netplan/a.yaml\nnetwork:\n  ethernets:\n    fabric:\n      match: { name: "ib*" }\n' }, 'netplan'],
+  ])('%s', (_, host, sections, expected) => {
+    const detection = detectManager(host, parseProbe(probe(sections)));
+    expect(detection).toMatchObject({ ok: true, manager: expected });
+  });
+
+  it.each([
+    ['nothing configures the NICs and nothing runs', {}, /nothing configures ib0\/ib1/],
+    ['two managers claim the NICs and neither is seen running', { ifupdown: '/etc/network/interfaces:iface ib0 inet static', 'nm-connections': '/x/ib1.nmconnection:interface-name=ib1' }, /networkmanager and ifupdown both configure|ifupdown and networkmanager both configure/],
+  ])('refuses to guess when %s, and asks for manager:', (_, sections, pattern) => {
+    const detection = detectManager(host34, parseProbe(probe(sections)));
+    expect(detection.ok).toBe(false);
+    if (!detection.ok) {
+      expect(detection.message).toMatch(pattern);
+      expect(detection.message).toMatch(/set manager: .* for host 34 in the inventory/);
+    }
+  });
+
+  it('reads renderers per section and per device', () => {
+    const claims = netplanClaims([{ file: 'f', text: 'network:\n  renderer: networkd\n  ethernets:\n    renderer: NetworkManager\n    ib0: {}\n    ib1: { renderer: networkd }\n' }]);
+    expect(claims.map((c) => [c.iface, c.renderer])).toEqual([
+      ['ib0', 'NetworkManager'],
+      ['ib1', 'networkd'],
+    ]);
+  });
+
+  it('requires networkd-dispatcher for netplan hosts, since nothing else runs routable.d', () => {
+    expect(managerPrerequisite('netplan', parseProbe(probe({ runtime: '' })))).toMatch(/networkd-dispatcher is not installed/);
+    expect(managerPrerequisite('netplan', parseProbe(probe({ runtime: 'dir /etc/networkd-dispatcher' })))).toBeUndefined();
+  });
+});

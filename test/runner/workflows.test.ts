@@ -1,0 +1,159 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { loadInventory } from '../../src/inventory/load.js';
+import { loadPlaybook } from '../../src/playbook/playbook.js';
+import { AFTER_MARK, LOCKED_EXIT } from '../../src/render/apply-script.js';
+import type { HostResult, RunEvents, Stage } from '../../src/runner/events.js';
+import { runHosts } from '../../src/runner/fanout.js';
+import { deployHost, rollbackHost, statusHost } from '../../src/runner/host-workflows.js';
+import { ConnectError } from '../../src/runner/transport.js';
+import { deployedProbe, fakeTransport, fixture, ok, stateful, type FakeHost } from '../helpers/fake-transport.js';
+
+const playbook = loadPlaybook(readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8'), 'dual-ib-routing.yaml');
+const fleet = loadInventory(
+  'fabric: { subnet: 172.16.0.0/16 }\nhosts:\n' + [34, 35, 36, 37].map((id) => `  ${id}: { name: ${id === 34 ? 'memserver34' : `node${id}`}, address: 198.18.99.${id} }`).join('\n') + '\n',
+  'test.yaml',
+);
+const host34 = fleet.hosts[0]!;
+const boot = fixture('netplan-boot.txt');
+const deployed = deployedProbe(host34, fleet, playbook, 'netplan');
+
+function recorder() {
+  const stages = new Map<number, Stage[]>();
+  const done: HostResult[] = [];
+  const events: RunEvents = {
+    onStage: (h, s) => stages.set(h.id, [...(stages.get(h.id) ?? []), s]),
+    onHostDone: (r) => done.push(r),
+  };
+  return { events, stages, done };
+}
+
+async function run(hosts: Record<number, FakeHost>, work: 'deploy' | 'dry-run' | 'status' | 'rollback', opts: { concurrency?: number; timeoutMs?: number; interrupt?: AbortSignal; only?: number[] } = {}) {
+  const transport = fakeTransport(hosts);
+  const rec = recorder();
+  const ctx = { fleet, playbook, transport };
+  const fn = work === 'status' ? statusHost(ctx) : work === 'rollback' ? rollbackHost(ctx) : deployHost(ctx, { dryRun: work === 'dry-run' });
+  const selected = fleet.hosts.filter((h) => (opts.only ?? [34]).includes(h.id));
+  const results = await runHosts(selected, { concurrency: opts.concurrency ?? 32, timeoutMs: opts.timeoutMs ?? 5000, interrupt: opts.interrupt ?? new AbortController().signal, events: rec.events }, fn);
+  return { results, transport, rec };
+}
+
+describe('deploy on one host (fake transport)', () => {
+  it('from the boot state: probes, plans, pushes and applies in one more channel, and verifies the state left behind', async () => {
+    const { results, transport, rec } = await run({ 34: { respond: stateful(boot, deployed) } }, 'deploy');
+    const r = results[0]!;
+    expect(r.status).toBe('changed');
+    expect(r.manager).toBe('netplan');
+    expect(r.os).toBe('Ubuntu 18.04.6 LTS');
+    expect(r.reasons).toContain('ib1: rule 942: from 172.16.34.2 lookup 942');
+    expect(r.reasons).toContain('install /etc/networkd-dispatcher/routable.d/50-ibfleet-routes (755)');
+    expect(r.channels).toBe(2);
+    expect(rec.stages.get(34)).toEqual(['connect', 'probe', 'plan', 'push', 'apply', 'verify']);
+    const apply = transport.log.scripts.get(34)![1]!;
+    expect(apply).toContain("put /etc/ibfleet/ibfleet-routes 0755 /etc/ibfleet <<'IBFLEET_EOF_");
+    expect(apply).toContain('put /etc/networkd-dispatcher/routable.d/50-ibfleet-routes 0755 /etc/networkd-dispatcher <<');
+  });
+
+  it('changes nothing when everything is in place: one probe, reported unchanged', async () => {
+    const { results, transport } = await run({ 34: { respond: () => ok(deployed) } }, 'deploy');
+    expect(results[0]).toMatchObject({ status: 'unchanged', reasons: [], channels: 1 });
+    expect(transport.log.scripts.get(34)).toHaveLength(1);
+  });
+
+  it('--dry-run reports the plan and the exact script without running it', async () => {
+    const { results, transport } = await run({ 34: { respond: () => ok(boot) } }, 'dry-run');
+    expect(results[0]!.status).toBe('planned');
+    expect(results[0]!.planText).toContain('/etc/ibfleet/ibfleet-routes || status=$?');
+    expect(transport.log.scripts.get(34)).toHaveLength(1);
+  });
+
+  it('fails at verify when the host does not end up as planned', async () => {
+    const { results } = await run({ 34: { respond: stateful(boot, boot) } }, 'deploy');
+    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'verify' } });
+    expect(results[0]!.error!.message).toMatch(/verification failed: .*rule from 172.16.34.1 is missing/);
+  });
+
+  it('reports another run holding the host lock, and changes nothing', async () => {
+    const locked: FakeHost = { respond: (s) => (s.includes(AFTER_MARK) ? { code: LOCKED_EXIT, signal: undefined, stdout: '', stderr: 'ibfleet: another ibfleet run is changing this host' } : ok(boot)) };
+    const { results } = await run({ 34: locked }, 'deploy');
+    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'push', message: 'ibfleet: another ibfleet run is changing this host' } });
+  });
+
+  it('refuses a host whose interface is missing, naming what it has', async () => {
+    const noIb1 = boot.replace(/^4: ib1@if6.*$/m, '').replace(/^4: ib1 .*$/m, '');
+    const { results, transport } = await run({ 34: { respond: () => ok(noIb1) } }, 'deploy');
+    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'plan' } });
+    expect(results[0]!.error!.message).toMatch(/interface ib1 \(NIC 2\) not found; the host has mgmt0, ib0/);
+    expect(transport.log.scripts.get(34)).toHaveLength(1);
+  });
+
+  it('refuses an address that does not follow the convention', async () => {
+    const wrong = boot.replace('inet 172.16.34.2/16', 'inet 172.16.34.9/16');
+    const { results } = await run({ 34: { respond: () => ok(wrong) } }, 'deploy');
+    expect(results[0]!.error!.message).toMatch(/ib1 carries 172.16.34.9\/16, but the convention gives NIC 2 of host 34 172.16.34.2\/16/);
+  });
+
+  it('reports a probe cut short as a failure with the output tail', async () => {
+    const { results } = await run({ 34: { respond: () => ({ code: 127, signal: undefined, stdout: '@@ibfleet probe 1\n', stderr: 'sh: ip: not found' }) } }, 'deploy');
+    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'probe', exitCode: 127 } });
+    expect(results[0]!.error!.message).toMatch(/ip: not found/);
+  });
+});
+
+describe('fan-out', () => {
+  const good: FakeHost = { respond: () => ok(deployed) };
+
+  it('one unreachable host and one auth failure do not stop the others', async () => {
+    const { results } = await run(
+      { 34: { respond: () => ok(deployed) }, 36: { connectError: new ConnectError('authentication as root failed', false), respond: () => ok('') } },
+      'status',
+      { only: [34, 35, 36] },
+    );
+    expect(results.map((r) => [r.host.id, r.status])).toEqual([
+      [34, 'ok'],
+      [35, 'unreachable'],
+      [36, 'failed'],
+    ]);
+  });
+
+  it('never runs more hosts at once than --concurrency', async () => {
+    const slow: FakeHost = { ...good, connectDelayMs: 20 };
+    const { transport } = await run({ 34: slow, 35: slow, 36: slow, 37: slow }, 'status', { concurrency: 2, only: [34, 35, 36, 37] });
+    expect(transport.log.maxInFlight).toBe(2);
+  });
+
+  it('gives up on a host that exceeds --timeout, naming the stage, without holding up the rest', async () => {
+    const { results } = await run({ 34: { respond: () => ok(deployed) }, 35: { ...good, connectDelayMs: 10_000 } }, 'status', { timeoutMs: 100, only: [34, 35] });
+    expect(results[0]!.status).toBe('ok');
+    expect(results[1]).toMatchObject({ status: 'failed', error: { stage: 'connect', message: 'timed out after 0 s during connect' } });
+  });
+
+  it('after an interrupt, hosts not yet started are reported as not started', async () => {
+    const interrupt = new AbortController();
+    interrupt.abort();
+    const { results } = await run({ 34: good }, 'status', { interrupt: interrupt.signal, only: [34, 35] });
+    expect(results.every((r) => r.status === 'failed' && r.reasons[0] === 'not started: interrupted')).toBe(true);
+  });
+});
+
+describe('status and rollback (fake transport)', () => {
+  it('status is ok for a deployed host and lists drift reasons otherwise', async () => {
+    expect((await run({ 34: { respond: () => ok(deployed) } }, 'status')).results[0]).toMatchObject({ status: 'ok', reasons: [] });
+    const drifted = deployed.replace(/^942:\tfrom 172.16.34.2 lookup 942$/m, '').replace('@@ibfleet route main\n', '@@ibfleet route main\n172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1\n');
+    const r = (await run({ 34: { respond: () => ok(drifted) } }, 'status')).results[0]!;
+    expect(r.status).toBe('drift');
+    expect(r.reasons).toEqual(['ib0: main-table route to 172.16.0.0/16 is back', 'ib1: rule from 172.16.34.2 is missing']);
+  });
+
+  it('rollback of a host already at boot state changes nothing', async () => {
+    const { results, transport } = await run({ 34: { respond: () => ok(boot) } }, 'rollback');
+    expect(results[0]).toMatchObject({ status: 'unchanged' });
+    expect(transport.log.scripts.get(34)).toHaveLength(1);
+  });
+
+  it('rollback of a deployed host runs the rollback script and verifies the boot state', async () => {
+    const { results, transport } = await run({ 34: { respond: stateful(deployed, boot) } }, 'rollback');
+    expect(results[0]!.status).toBe('changed');
+    expect(transport.log.scripts.get(34)![1]).toContain('ip -4 route append 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
+  });
+});
