@@ -3,7 +3,7 @@
  * and the file-reading half of loading an inventory or playbook (the parsing half is pure).
  */
 import { readFile } from 'node:fs/promises';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { loadInventory } from '../inventory/load.js';
@@ -73,7 +73,7 @@ async function readText(path: string, io: Io, what: string, hint: string): Promi
 
 export async function readFleet(globals: GlobalOptions, io: Io): Promise<Fleet> {
   const text = await readText(globals.inventory, io, 'inventory', 'pass -i FILE or set IBFLEET_INVENTORY');
-  return loadInventory(text, globals.inventory);
+  return loadInventory(text, globals.inventory, dirname(resolve(io.cwd, globals.inventory)));
 }
 
 /** `--playbook` is relative to the working directory; without it, the built-in default ships with ibfleet. */

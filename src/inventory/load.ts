@@ -25,17 +25,26 @@ function allowedKeys(path: YamlPath): readonly string[] | undefined {
   return undefined;
 }
 
-export function loadInventory(text: string, file: string): Fleet {
+/**
+ * `file` names the inventory in messages; `baseDir` (default: its directory) anchors the relative
+ * paths it contains, so the caller can resolve them against its own working directory.
+ */
+export function loadInventory(text: string, file: string, baseDir: string = dirname(file)): Fleet {
   const source = YamlSource.parse(text, file);
   if (!isMap(source.doc.contents)) {
     throw new InventoryError([source.problem([], 'an inventory is a YAML map with fabric, defaults, hosts and pairs', 'start from inventory/fleet.yaml')]);
   }
   const parsed = inventorySchema.safeParse(source.toJS());
-  if (!parsed.success) throw new InventoryError(issuesToProblems(parsed.error.issues, source, allowedKeys));
-  return buildFleet(parsed.data, source);
+  if (!parsed.success) throw new InventoryError(inFileOrder(issuesToProblems(parsed.error.issues, source, allowedKeys)));
+  return buildFleet(parsed.data, source, baseDir);
 }
 
-function buildFleet(input: InventoryInput, source: YamlSource): Fleet {
+/** Problems are found schema-first, check by check; the user reads them top to bottom. */
+function inFileOrder(problems: readonly InventoryProblem[]): InventoryProblem[] {
+  return [...problems].sort((a, b) => a.position.line - b.position.line || a.position.column - b.position.column);
+}
+
+function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string): Fleet {
   const problems: InventoryProblem[] = [];
   const fabric = checkFabric(input, source, problems);
 
@@ -49,7 +58,7 @@ function buildFleet(input: InventoryInput, source: YamlSource): Fleet {
     }
     const earlier = seenIds.get(id);
     if (earlier !== undefined) {
-      problems.push(source.problem(['hosts', key], `host number ${id} is repeated (also written as ${earlier})`, 'each host number appears once', { key: true }));
+      problems.push(source.problem(['hosts', key], `host number ${JSON.stringify(key)} is repeated: it is host ${id}, already given as ${earlier}`, 'each host number appears once', { key: true }));
       continue;
     }
     seenIds.set(id, key);
@@ -65,8 +74,8 @@ function buildFleet(input: InventoryInput, source: YamlSource): Fleet {
   checkAcrossHosts(hosts, hostEntries, source, problems);
   const pairs = checkPairs(input.pairs, new Set(hosts.map((h) => h.id)), source, problems);
 
-  if (problems.length > 0 || !fabric) throw new InventoryError(problems);
-  const base = dirname(source.file);
+  if (problems.length > 0 || !fabric) throw new InventoryError(inFileOrder(problems));
+  const base = resolve(baseDir);
   const rel = (p: string | undefined) => (p === undefined ? undefined : expandRelative(p, base));
   return {
     file: source.file,
@@ -138,7 +147,6 @@ function buildHost(
   }
   if (problems.length > before || !fabric) return undefined;
 
-  const user = raw.user ?? d.user ?? 'root';
   const nics: Nic[] = interfaces.map((iface, i) => ({
     index: i + 1,
     iface,
@@ -153,9 +161,9 @@ function buildHost(
     target: raw.address ?? raw.name!,
     address: raw.address,
     role: raw.role ?? d.role,
-    user,
+    user: raw.user ?? d.user,
     port: raw.port ?? d.port,
-    sudo: raw.sudo ?? d.sudo ?? user !== 'root',
+    sudo: raw.sudo ?? d.sudo,
     manager: raw.manager ?? d.manager ?? 'auto',
     identityFile: raw.identityFile ?? d.identityFile,
     nics,

@@ -6,8 +6,9 @@ import { z } from 'zod';
 import { MANAGERS } from './model.js';
 
 /** Linux IFNAMSIZ is 16 including the NUL; the characters are those that never need shell quoting. */
-export const IFACE_NAME = /^[A-Za-z0-9_.-]{1,15}$/;
-export const IFACE_RULE = '1-15 characters of A-Z a-z 0-9 _ . - (not "." or "..")';
+/** A leading dash would read as an option to ip(8), and `--all` is ifupdown's "every interface" event. */
+export const IFACE_NAME = /^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,14}$/;
+export const IFACE_RULE = '1-15 characters of A-Z a-z 0-9 _ . -, not starting with -, not "." or ".."';
 
 export const HOST_NAME = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
 export const ROLE_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -67,7 +68,9 @@ export const sshSchema = z
 export const inventorySchema = z.strictObject({
   fabric: fabricSchema,
   defaults: defaultsSchema.default({}),
-  hosts: z.record(z.string(), z.union([hostSchema, z.null()]), { error: 'hosts is a map of host number → host' }),
+  // nullable(), not a union with z.null(): a union hides the field's own message ("unknown
+  // manager (allowed: …)") behind zod's generic "Invalid input".
+  hosts: z.record(z.string(), hostSchema.nullable(), { error: 'hosts is a map of host number → host' }),
   pairs: z.array(pairSchema, { error: 'pairs is a list of { owner, cpu, mem }' }).default([]),
   ssh: sshSchema.default({}),
 });

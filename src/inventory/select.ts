@@ -3,6 +3,7 @@
  * `pair:alice`, `all` → a sorted set of host numbers; and back to `16-20,34` for display.
  */
 import { UsageError } from '../errors.js';
+import { MAX_HOST, MIN_HOST } from './derive.js';
 import type { Fleet } from './model.js';
 
 export function parseHostSelection(expression: string, fleet: Fleet): number[] {
@@ -24,6 +25,10 @@ function resolveFragment(fragment: string, fleet: Fleet, known: ReadonlySet<numb
   if (range) {
     const [from, to] = [Number(range[1]), Number(range[2])];
     if (from > to) throw new UsageError(`--hosts range ${fragment} runs backwards; write ${to}-${from}`);
+    // Checked before expanding: a slip like 16-2000000 must be a usage error, not millions of ids.
+    if (from < MIN_HOST || to > MAX_HOST) {
+      throw new UsageError(`--hosts range ${fragment} goes outside ${MIN_HOST}..${MAX_HOST}, the possible host numbers${hintKnown(fleet)}`);
+    }
     const ids: number[] = [];
     for (let id = from; id <= to; id++) ids.push(id);
     const missing = ids.filter((id) => !known.has(id));

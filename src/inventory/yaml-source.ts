@@ -25,14 +25,53 @@ export class YamlSource {
     const source = new YamlSource(file, doc, lines);
     if (doc.errors.length > 0) {
       throw new InventoryError(
-        doc.errors.map((e) => ({
-          position: source.positionAt(e.pos[0]),
-          message: `invalid YAML: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
-          hint: 'fix the syntax; a YAML linter shows the same spot',
-        })),
+        doc.errors.map((e) => {
+          const position = source.positionAt(e.pos[0]);
+          const duplicate = e.code === 'DUPLICATE_KEY' ? source.describeDuplicateKey(e.pos[0]) : undefined;
+          if (duplicate !== undefined) return { position, ...duplicate };
+          return {
+            position,
+            message: `invalid YAML: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
+            hint: 'fix the syntax; a YAML linter shows the same spot',
+          };
+        }),
       );
     }
     return source;
+  }
+
+  /**
+   * The parser only says "Map keys must be unique"; name the map, the repeated key as written and
+   * where it first appeared — `16` and `016` are the same key (the same host number) in YAML 1.2.
+   */
+  private describeDuplicateKey(offset: number): { message: string; hint: string } | undefined {
+    const search = (node: unknown, path: YamlPath): { message: string; hint: string } | undefined => {
+      if (isSeq(node)) {
+        for (const [i, item] of node.items.entries()) {
+          const found = search(item, [...path, i]);
+          if (found) return found;
+        }
+      } else if (isMap(node)) {
+        for (const [i, pair] of node.items.entries()) {
+          const key = pair.key as Node | null;
+          if (key?.range?.[0] === offset) {
+            const repeated = keyText(key);
+            const first = node.items.slice(0, i).find((p) => keyText(p.key) === repeated);
+            if (first === undefined) return undefined;
+            const firstKey = first.key as Node;
+            const written = sourceText(key);
+            const firstWritten = sourceText(firstKey);
+            const firstAt = firstKey.range ? this.positionAt(firstKey.range[0]) : undefined;
+            const where = firstAt ? `first at line ${firstAt.line}${firstWritten !== written ? ` as ${firstWritten}` : ''}` : 'given earlier';
+            return { message: `${formatPath(path) || 'the document'}: key ${written} is repeated (${where})`, hint: 'each key may appear only once in a map' };
+          }
+          const found = search(pair.value, [...path, keyText(pair.key) ?? '']);
+          if (found) return found;
+        }
+      }
+      return undefined;
+    };
+    return search(this.doc.contents, []);
   }
 
   positionAt(offset: number): SourcePosition {
@@ -91,6 +130,12 @@ export class YamlSource {
   toJS(): unknown {
     return this.doc.toJS({ maxAliasCount: 100 });
   }
+}
+
+/** A key as the user wrote it (`016`, not 16). */
+function sourceText(node: unknown): string {
+  if (isScalar(node)) return typeof node.source === 'string' ? node.source : String(node.value);
+  return String(node);
 }
 
 function keyText(key: unknown): string | undefined {

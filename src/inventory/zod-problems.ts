@@ -15,7 +15,7 @@ export function issuesToProblems(issues: readonly z.core.$ZodIssue[], source: Ya
       for (const key of issue.keys) {
         const where = formatPath([...path, key]);
         problems.push(
-          source.problem([...path, key], `${where}: unknown key "${key}"`, allowed ? `allowed here: ${allowed.join(', ')}` : undefined, { key: true }),
+          source.problem([...path, key], `${where}: unknown key "${key}"`, allowedText(allowed), { key: true }),
         );
       }
       continue;
@@ -30,4 +30,9 @@ export function issuesToProblems(issues: readonly z.core.$ZodIssue[], source: Ya
     problems.push(source.problem(path, `${label}${shown}: ${issue.message}`));
   }
   return problems;
+}
+
+function allowedText(allowed: readonly string[] | undefined): string | undefined {
+  if (allowed === undefined) return undefined;
+  return allowed.length > 0 ? `allowed here: ${allowed.join(', ')}` : 'nothing may be set here';
 }

@@ -61,7 +61,8 @@ export function loadPlaybook(text: string, file: string): Playbook {
   }
   const js = source.toJS() as { name?: unknown; steps?: unknown };
   const name = typeof js.name === 'string' && /^[a-z0-9][a-z0-9_-]*$/.test(js.name) ? js.name : undefined;
-  if (name === undefined) problems.push(source.problem(['name'], 'name is required: a lower-case word such as dual-ib-routing', undefined, { key: true }));
+  if (js.name === undefined) problems.push(source.problem(['name'], 'name is required: a lower-case word such as dual-ib-routing', undefined, { key: true }));
+  else if (name === undefined) problems.push(source.problem(['name'], `name = ${JSON.stringify(js.name)} is not a playbook name`, 'a lower-case word of a-z, 0-9, _ and -, such as dual-ib-routing'));
 
   const stepsNode = source.nodeAt(['steps']);
   const params: Partial<Record<StepName, unknown>> = {};

@@ -11,6 +11,22 @@ import { shellQuote } from './shell.js';
 /** Sysctl keys in the order they are applied and persisted. */
 export const SYSCTL_KEYS = ['arp_ignore', 'arp_announce', 'rp_filter', 'accept_local'] as const;
 
+/** Only emitted when the playbook sets sysctls: an uncalled function is dead code to shellcheck (SC2317). */
+const SET_SYSCTL_FUNCTION = `# set_sysctl IFACE KEY VALUE — written through /proc so interface names with dots work.
+set_sysctl() {
+	file=/proc/sys/net/ipv4/conf/$1/$2
+	current=$(cat "$file" 2>/dev/null) || { say "$1: cannot read $file"; return 1; }
+	[ "$current" = "$3" ] && return 0
+	if ! printf '%s\\n' "$3" >"$file"; then
+		say "$1: cannot set $2=$3"
+		return 1
+	fi
+	say "$1: $2 $current -> $3"
+	nic_changed=1
+}
+
+`;
+
 export function renderRoutingScript(host: Host, fleet: Fleet, playbook: Playbook): string {
   const sysctl = playbook.fabricSysctl;
   const ifaces = host.nics.map((n) => shellQuote(n.iface));
@@ -48,20 +64,7 @@ normalize() {
 	sed -e 's/[[:space:]][[:space:]]*/ /g' -e 's/ linkdown//' -e 's/ $//'
 }
 
-# set_sysctl IFACE KEY VALUE — written through /proc so interface names with dots work.
-set_sysctl() {
-	file=/proc/sys/net/ipv4/conf/$1/$2
-	current=$(cat "$file" 2>/dev/null) || { say "$1: cannot read $file"; return 1; }
-	[ "$current" = "$3" ] && return 0
-	if ! printf '%s\\n' "$3" >"$file"; then
-		say "$1: cannot set $2=$3"
-		return 1
-	fi
-	say "$1: $2 $current -> $3"
-	nic_changed=1
-}
-
-# configure IFACE ADDRESS TABLE PRIORITY
+${sysctl ? SET_SYSCTL_FUNCTION : ''}# configure IFACE ADDRESS TABLE PRIORITY
 configure() {
 	iface=$1 addr=$2 table=$3 prio=$4
 	nic_changed=0

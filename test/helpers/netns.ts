@@ -1,0 +1,145 @@
+/**
+ * A throw-away fabric for execution tests: one network namespace plays the host under test, with
+ * veth "NICs" named and addressed like its inventory says (ib0 = 172.16.34.1/16, ...); their peers
+ * sit in a second namespace on a bridge that also carries a peer fabric address, like an IB switch
+ * with another host behind it. Needs root and iproute2. Nothing outside the two namespaces is
+ * touched, and /etc is only ever seen through a private overlay (see `execWithEtc`).
+ *
+ * Cleanup is the caller's job in afterEach (`destroy()`), with `destroyAllFabrics()` in afterAll
+ * and at process exit as the safety net, so a failing test never leaves namespaces behind.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+
+export interface ExecResult {
+  readonly status: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface FabricNicSpec {
+  /** Interface name inside the host namespace, e.g. ib0 or ib0.8001. */
+  readonly iface: string;
+  /** `a.b.c.d/len`, or undefined to leave the NIC without an address. */
+  readonly cidr: string | undefined;
+}
+
+export interface FabricOptions {
+  readonly nics: readonly FabricNicSpec[];
+  /** Address of the peer on the fabric bridge (another host's NIC), `a.b.c.d/len`. */
+  readonly peerCidr: string;
+}
+
+export interface Fabric {
+  /** The host under test. */
+  readonly ns: string;
+  /** The other side of every veth: a bridge (the fabric switch) with the peer address. */
+  readonly peerNs: string;
+  readonly peerAddress: string;
+  /** `ip -n NS ARGS`; throws with stderr when ip fails. */
+  ip(...args: string[]): string;
+  /** Runs argv inside the host namespace with exactly `env` (plus a standard PATH). */
+  exec(argv: readonly string[], env?: Readonly<Record<string, string>>): ExecResult;
+  /**
+   * Runs argv inside the host namespace and a private mount namespace in which /etc/ibfleet is
+   * the contents of `etcIbfleetDir` (bind-mounted when /etc/ibfleet exists, otherwise through an
+   * overlay on /etc whose upper layer is a tmpfs). The machine's /etc is never written.
+   */
+  execWithEtc(etcIbfleetDir: string, argv: readonly string[], env?: Readonly<Record<string, string>>): ExecResult;
+  destroy(): void;
+}
+
+const STANDARD_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+const live = new Set<string>();
+
+function run(argv: readonly string[], env: Readonly<Record<string, string>> = {}, input?: string): ExecResult {
+  const result = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', env: { PATH: STANDARD_PATH, ...env }, input, timeout: 30_000 });
+  if (result.error) throw result.error;
+  return { status: result.status ?? 128, stdout: result.stdout, stderr: result.stderr };
+}
+
+function must(argv: readonly string[]): string {
+  const result = run(argv);
+  if (result.status !== 0) throw new Error(`${argv.join(' ')} failed (exit ${result.status}): ${result.stderr.trim()}`);
+  return result.stdout;
+}
+
+function deleteNamespace(name: string): void {
+  run(['ip', 'netns', 'del', name]);
+  live.delete(name);
+}
+
+/** Removes every namespace this process created and has not removed yet. */
+export function destroyAllFabrics(): void {
+  for (const name of [...live]) deleteNamespace(name);
+}
+
+process.once('exit', destroyAllFabrics);
+
+let counter = 0;
+
+// Mount /etc/ibfleet privately, then exec the command. $1 = source dir, $2 = scratch dir for the overlay.
+const PRIVATE_ETC = `set -e
+src=$1 scratch=$2
+shift 2
+if [ -d /etc/ibfleet ]; then
+	mount --bind "$src" /etc/ibfleet
+else
+	mount -t tmpfs ibfleet-test "$scratch"
+	mkdir "$scratch/upper" "$scratch/work"
+	cp -a "$src" "$scratch/upper/ibfleet"
+	mount -t overlay overlay -o "lowerdir=/etc,upperdir=$scratch/upper,workdir=$scratch/work" /etc
+fi
+set +e
+exec "$@"
+`;
+
+export function createFabric(options: FabricOptions): Fabric {
+  const id = `ibft${process.pid}x${++counter}${randomBytes(2).toString('hex')}`;
+  const ns = `${id}-host`;
+  const peerNs = `${id}-peer`;
+  const peerAddress = options.peerCidr.split('/')[0]!;
+  try {
+    for (const name of [ns, peerNs]) {
+      must(['ip', 'netns', 'add', name]);
+      live.add(name);
+    }
+    must(['ip', '-n', ns, 'link', 'set', 'lo', 'up']);
+    must(['ip', '-n', peerNs, 'link', 'set', 'lo', 'up']);
+    must(['ip', '-n', peerNs, 'link', 'add', 'br0', 'type', 'bridge']);
+    must(['ip', '-n', peerNs, 'link', 'set', 'br0', 'up']);
+    must(['ip', '-n', peerNs, 'addr', 'add', options.peerCidr, 'dev', 'br0']);
+    options.nics.forEach((nic, i) => {
+      must(['ip', '-n', ns, 'link', 'add', nic.iface, 'type', 'veth', 'peer', 'name', `port${i}`, 'netns', peerNs]);
+      must(['ip', '-n', peerNs, 'link', 'set', `port${i}`, 'master', 'br0', 'up']);
+      must(['ip', '-n', ns, 'link', 'set', nic.iface, 'up']);
+      if (nic.cidr !== undefined) must(['ip', '-n', ns, 'addr', 'add', nic.cidr, 'dev', nic.iface]);
+    });
+  } catch (error) {
+    for (const name of [ns, peerNs]) if (live.has(name)) deleteNamespace(name);
+    throw error;
+  }
+
+  const exec = (argv: readonly string[], env: Readonly<Record<string, string>> = {}) => run(['ip', 'netns', 'exec', ns, ...argv], env);
+  return {
+    ns,
+    peerNs,
+    peerAddress,
+    ip: (...args) => must(['ip', '-n', ns, ...args]),
+    exec,
+    execWithEtc(etcIbfleetDir, argv, env = {}) {
+      const scratch = `/tmp/${id}-etc`;
+      must(['mkdir', '-p', scratch]);
+      try {
+        return exec(['unshare', '--mount', '--propagation', 'private', 'sh', '-c', PRIVATE_ETC, 'sh', etcIbfleetDir, scratch, ...argv], env);
+      } finally {
+        run(['rmdir', scratch]);
+      }
+    },
+    destroy() {
+      deleteNamespace(ns);
+      deleteNamespace(peerNs);
+    },
+  };
+}

@@ -1,0 +1,244 @@
+/**
+ * Golden files: the exact bytes ibfleet installs on the seeds' machines, one file per renderer and
+ * network manager, kept under test/golden/<host>/ so a review shows every change to what a host
+ * receives.
+ *
+ * After an intended change to a renderer (or a version bump, which every header names), rewrite
+ * them and review the diff before committing:
+ *
+ *   UPDATE_GOLDEN=1 npx vitest run test/render/golden.test.ts && git diff test/golden
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { MANAGERS, type Host, type Manager } from '../../src/inventory/model.js';
+import { renderHostFiles, type RenderedFile } from '../../src/render/files.js';
+import { renderHook } from '../../src/render/hooks.js';
+import { renderForDisplay } from '../../src/render/host-render.js';
+import { HOOK_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from '../../src/render/paths.js';
+import { renderRoutingScript } from '../../src/render/routing-script.js';
+import { renderSysctlConf, sysctlKey } from '../../src/render/sysctl.js';
+import { VERSION } from '../../src/version.js';
+import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
+
+const UPDATE = process.env.UPDATE_GOLDEN === '1';
+
+function expectGolden(rendered: string, name: string): void {
+  const path = fileURLToPath(new URL(`../golden/${name}`, import.meta.url));
+  if (UPDATE) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, rendered);
+    return;
+  }
+  if (!existsSync(path)) {
+    throw new Error(`test/golden/${name} does not exist; create it with UPDATE_GOLDEN=1 npx vitest run test/render/golden.test.ts`);
+  }
+  expect(rendered).toBe(readFileSync(path, 'utf8'));
+}
+
+const seeds = loadFixtureFleet('seeds.yaml');
+const odd = loadFixtureFleet('odd-names.yaml');
+const playbook = loadFixturePlaybook();
+const memserver34 = hostOf(seeds, 34);
+const cpuserver16 = hostOf(seeds, 16);
+const pkeyhost7 = hostOf(odd, 7);
+
+const fileOf = (files: readonly RenderedFile[], role: RenderedFile['role']) => {
+  const file = files.find((f) => f.role === role);
+  if (!file) throw new Error(`no ${role} rendered`);
+  return file;
+};
+
+describe('golden files: the exact bytes each host receives', () => {
+  describe('memserver34 (ib0, ib1), under each of the three network managers', () => {
+    it.each(MANAGERS)('the %s hook', (manager) => {
+      expectGolden(fileOf(renderHostFiles(memserver34, seeds, playbook, manager), 'hook').content, `memserver34/hook-${manager}`);
+    });
+
+    it('the routing script, the same whichever manager runs it', () => {
+      const scripts = MANAGERS.map((m) => fileOf(renderHostFiles(memserver34, seeds, playbook, m), 'routing-script').content);
+      expect(new Set(scripts).size).toBe(1);
+      expectGolden(scripts[0]!, 'memserver34/ibfleet-routes');
+    });
+
+    it('the sysctl file, the same whichever manager runs the hook', () => {
+      const confs = MANAGERS.map((m) => fileOf(renderHostFiles(memserver34, seeds, playbook, m), 'sysctl').content);
+      expect(new Set(confs).size).toBe(1);
+      expectGolden(confs[0]!, 'memserver34/60-ibfleet-fabric.conf');
+    });
+
+    it('the routing script of a playbook with only policy-routing leaves kernel settings alone', () => {
+      const script = renderRoutingScript(memserver34, seeds, loadFixturePlaybook('routes-only.yaml'));
+      expect(script).not.toContain('set_sysctl "$iface"');
+      expectGolden(script, 'memserver34/routes-only/ibfleet-routes');
+    });
+  });
+
+  describe('cpuserver16 (ibs5f0, ibs5f1), NetworkManager', () => {
+    const files = renderHostFiles(cpuserver16, seeds, playbook, 'networkmanager');
+    it('the routing script', () => expectGolden(fileOf(files, 'routing-script').content, 'cpuserver16/ibfleet-routes'));
+    it('the networkmanager hook', () => expectGolden(fileOf(files, 'hook').content, 'cpuserver16/hook-networkmanager'));
+    it('the sysctl file', () => expectGolden(fileOf(files, 'sysctl').content, 'cpuserver16/60-ibfleet-fabric.conf'));
+  });
+
+  describe('pkeyhost7 (ib0.8001, ib_fab-2): odd but valid interface names', () => {
+    const files = renderHostFiles(pkeyhost7, odd, playbook, 'ifupdown');
+    it('the routing script', () => expectGolden(fileOf(files, 'routing-script').content, 'pkeyhost7/ibfleet-routes'));
+    it('the ifupdown hook', () => expectGolden(fileOf(files, 'hook').content, 'pkeyhost7/hook-ifupdown'));
+    it('the sysctl file', () => expectGolden(fileOf(files, 'sysctl').content, 'pkeyhost7/60-ibfleet-fabric.conf'));
+  });
+});
+
+describe('what a host receives: paths, modes and names', () => {
+  it.each([
+    ['netplan', '/etc/networkd-dispatcher/routable.d/50-ibfleet-routes'],
+    ['ifupdown', '/etc/network/if-up.d/ibfleet-routes'],
+    ['networkmanager', '/etc/NetworkManager/dispatcher.d/50-ibfleet-routes'],
+  ] as const)('%s: the routing script (0755), the hook at %s (0755) and the sysctl file (0644)', (manager, hook) => {
+    const files = renderHostFiles(memserver34, seeds, playbook, manager);
+    expect(files.map((f) => [f.path, f.mode.toString(8), f.role])).toEqual([
+      ['/etc/ibfleet/ibfleet-routes', '755', 'routing-script'],
+      [hook, '755', 'hook'],
+      ['/etc/sysctl.d/60-ibfleet-fabric.conf', '644', 'sysctl'],
+    ]);
+  });
+
+  it('hook names are ones run-parts and the dispatchers run: only [A-Za-z0-9_-], no dots', () => {
+    for (const path of Object.values(HOOK_PATHS)) expect(basename(path)).toMatch(/^[A-Za-z0-9_-]+$/);
+  });
+
+  it('a playbook without persist or fabric-sysctl gives only the routing script', () => {
+    const files = renderHostFiles(memserver34, seeds, loadFixturePlaybook('routes-only.yaml'), 'netplan');
+    expect(files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH]);
+  });
+
+  it('manager auto shows the routing script, every candidate hook and the sysctl file', () => {
+    const auto = { ...memserver34, manager: 'auto' } as const;
+    const shown = renderForDisplay(auto, seeds, playbook);
+    expect(shown.managers).toEqual(['networkmanager', 'ifupdown', 'netplan']);
+    expect(shown.files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, HOOK_PATHS.networkmanager, HOOK_PATHS.ifupdown, HOOK_PATHS.netplan, SYSCTL_PATH]);
+  });
+
+  it('a known manager shows just its own hook', () => {
+    expect(renderForDisplay(memserver34, seeds, playbook).files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, HOOK_PATHS.netplan, SYSCTL_PATH]);
+  });
+});
+
+describe('rendering is pure and reproducible', () => {
+  it('the same inventory gives byte-identical files, render after render', () => {
+    const render = () =>
+      loadFixtureFleet('seeds.yaml').hosts.flatMap((h) => MANAGERS.flatMap((m) => renderHostFiles(h, seeds, loadFixturePlaybook(), m)));
+    expect(render()).toEqual(render());
+  });
+
+  it('a file names no date, time or machine that rendered it', () => {
+    for (const file of renderHostFiles(memserver34, seeds, playbook, 'netplan')) {
+      expect(file.content).not.toMatch(/20\d\d-\d\d-\d\d|\d\d:\d\d:\d\d/);
+    }
+  });
+});
+
+describe('headers name the file, the host and the ibfleet version', () => {
+  it.each(MANAGERS)('%s: every file starts with its path and "Generated by ibfleet <version> for host 34 (memserver34)"', (manager) => {
+    for (const file of renderHostFiles(memserver34, seeds, playbook, manager)) {
+      const lines = file.content.split('\n');
+      const header = file.role === 'sysctl' ? lines.slice(0, 2) : lines.slice(1, 3);
+      if (file.role !== 'sysctl') expect(lines[0]).toBe('#!/bin/sh');
+      expect(header).toEqual([`# ${file.path}`, `# Generated by ibfleet ${VERSION} for host 34 (memserver34), playbook dual-ib-routing.`]);
+    }
+  });
+
+  it('files end with exactly one newline', () => {
+    for (const file of renderHostFiles(cpuserver16, seeds, playbook, 'networkmanager')) {
+      expect(file.content.endsWith('\n')).toBe(true);
+      expect(file.content.endsWith('\n\n')).toBe(false);
+    }
+  });
+});
+
+describe('the routing script for the seeds\' memserver34 says exactly what the seeds did by hand, made idempotent', () => {
+  const script = renderRoutingScript(memserver34, seeds, playbook);
+
+  it('one case per fabric NIC with its interface, derived address, table and priority', () => {
+    expect(script).toContain('\t\tib0) configure ib0 172.16.34.1 941 941 || status=1 ;;\n');
+    expect(script).toContain('\t\tib1) configure ib1 172.16.34.2 942 942 || status=1 ;;\n');
+    expect(script).toContain('[ "$#" -gt 0 ] || set -- ib0 ib1\n');
+  });
+
+  it('the table route and rule are the seeds\' commands, with a fixed priority and without the "tible" typo', () => {
+    expect(script).toContain('ip -4 route add "$SUBNET" dev "$iface" proto kernel scope link src "$addr" table "$table"');
+    expect(script).toContain('ip -4 rule add from "$addr" lookup "$table" priority "$prio"');
+    expect(script).not.toContain('tible');
+    expect(script).toContain('SUBNET=172.16.0.0/16\n');
+  });
+
+  it.each([
+    ['remove', undefined],
+    ['keep', 'keep-main-routes.yaml'],
+  ])('mainRoutes %s is written into the script', (mode, file) => {
+    expect(renderRoutingScript(memserver34, seeds, loadFixturePlaybook(file))).toContain(`MAIN_ROUTES=${mode}\n`);
+  });
+
+  it('applies the playbook\'s own sysctl values, not the defaults', () => {
+    const custom = renderRoutingScript(memserver34, seeds, loadFixturePlaybook('custom-sysctl.yaml'));
+    expect(custom).toContain('\tset_sysctl "$iface" arp_ignore 1 || return 1\n\tset_sysctl "$iface" arp_announce 1 || return 1\n\tset_sysctl "$iface" rp_filter 0 || return 1\n\tset_sysctl "$iface" accept_local 0 || return 1\n');
+  });
+});
+
+describe('no inventory value reaches a script unquoted', () => {
+  it('odd but valid names (ib0.8001, ib_fab-2) appear as single words the shell takes literally', () => {
+    const script = renderRoutingScript(pkeyhost7, odd, playbook);
+    expect(script).toContain('\t\tib0.8001) configure ib0.8001 172.16.7.1 941 941 || status=1 ;;\n');
+    expect(script).toContain('\t\tib_fab-2) configure ib_fab-2 172.16.7.2 942 942 || status=1 ;;\n');
+    expect(renderHook('ifupdown', pkeyhost7, playbook)).toContain('\tib0.8001 | ib_fab-2) ;;\n');
+  });
+
+  it('the sysctl file uses the slash form for a name with a dot, so the dot is not read as a separator', () => {
+    const conf = renderSysctlConf(pkeyhost7, playbook, playbook.fabricSysctl!);
+    expect(conf).toContain('\nnet/ipv4/conf/ib0.8001/arp_ignore = 2\nnet/ipv4/conf/ib0.8001/arp_announce = 2\nnet/ipv4/conf/ib0.8001/rp_filter = 2\nnet/ipv4/conf/ib0.8001/accept_local = 1\n');
+    expect(conf).toContain('\nnet.ipv4.conf.ib_fab-2.rp_filter = 2\n');
+    expect(conf).not.toContain('net.ipv4.conf.ib0.8001');
+  });
+
+  it.each([
+    ['ib0', 'rp_filter', 'net.ipv4.conf.ib0.rp_filter'],
+    ['ib0.8001', 'rp_filter', 'net/ipv4/conf/ib0.8001/rp_filter'],
+    ['ib_fab-2', 'arp_ignore', 'net.ipv4.conf.ib_fab-2.arp_ignore'],
+  ])('sysctlKey(%s, %s) is %s', (iface, key, expected) => {
+    expect(sysctlKey(iface, key)).toBe(expected);
+  });
+
+  // The loader refuses such names; the renderers must still not trust their input.
+  it.each(['ib0;touch /tmp/ibfleet-pwned', "it's", '$(reboot)', 'a b'])('an interface named %j that bypassed validation is single-quoted everywhere', (evil) => {
+    const host: Host = { ...memserver34, nics: [{ ...memserver34.nics[0]!, iface: evil }, memserver34.nics[1]!] };
+    const quoted = `'${evil.replace(/'/g, `'\\''`)}'`;
+    for (const manager of MANAGERS) {
+      for (const file of renderHostFiles(host, seeds, playbook, manager).filter((f) => f.role !== 'sysctl')) {
+        expect(file.content).toContain(quoted);
+        expect(file.content.split(quoted).join('')).not.toContain(evil);
+        execFileSync('sh', ['-n'], { input: file.content });
+      }
+    }
+  });
+});
+
+describe('hooks differ only in how their manager hands over the interface and event', () => {
+  const hooks = Object.fromEntries(MANAGERS.map((m) => [m, renderHook(m, memserver34, playbook)])) as Record<Manager, string>;
+
+  it.each([
+    ['netplan', 'iface=${IFACE:-}', '[ "${STATE:-routable}" = routable ] || exit 0'],
+    ['ifupdown', 'iface=${IFACE:-}', '[ "${MODE:-start}" = start ] || exit 0'],
+    ['networkmanager', 'iface=${1:-}', '\tup | reapply | dhcp4-change) ;;'],
+  ] as const)('%s reads %s and ignores other events', (manager, reads, filter) => {
+    expect(hooks[manager]).toContain(`${reads}\n`);
+    expect(hooks[manager]).toContain(filter);
+  });
+
+  it.each(MANAGERS)('%s: only ib0 and ib1 get through, and the hook always exits 0', (manager) => {
+    expect(hooks[manager]).toContain('case $iface in\n\tib0 | ib1) ;;\n\t*) exit 0 ;;\nesac\n');
+    expect(hooks[manager]).toContain(`${ROUTING_SCRIPT_PATH} "$iface" || log`);
+    expect(hooks[manager].trimEnd().split('\n').at(-1)).toBe('exit 0');
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * Every generated script passes `shellcheck -s sh` with nothing to say: no errors, no warnings,
+ * no style notes. CI installs shellcheck (.ci/run); without it this file fails instead of skipping,
+ * because a generated script nobody has checked must not look green.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Fleet, Host } from '../../src/inventory/model.js';
+import { MANAGERS } from '../../src/inventory/model.js';
+import { renderHostFiles } from '../../src/render/files.js';
+import type { Playbook } from '../../src/playbook/playbook.js';
+import { loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
+
+const shellcheck = spawnSync('shellcheck', ['--version'], { encoding: 'utf8' });
+const SHELLCHECK_MISSING = shellcheck.error !== undefined || shellcheck.status !== 0;
+
+const workDir = mkdtempSync(join(tmpdir(), 'ibfleet-shellcheck-'));
+afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+
+interface Subject {
+  readonly label: string;
+  readonly host: Host;
+  readonly fleet: Fleet;
+  readonly playbook: Playbook;
+}
+
+const seeds = loadFixtureFleet('seeds.yaml');
+const odd = loadFixtureFleet('odd-names.yaml');
+const fourNics = (() => {
+  const base = loadFixtureFleet('seeds.yaml');
+  // Four NICs per host: a longer case list and set -- line than the seeds' two.
+  const host = base.hosts[1]!;
+  const nics = [1, 2, 3, 4].map((i) => ({ index: i, iface: `ib${i - 1}`, address: `172.16.34.${i}`, prefixLength: 16, table: 940 + i, priority: 940 + i }));
+  return { fleet: { ...base, fabric: { ...base.fabric, nics: 4 } }, host: { ...host, nics } };
+})();
+
+const PLAYBOOKS = [
+  ['default (mainRoutes: remove, fabric-sysctl)', undefined],
+  ['mainRoutes: keep', 'keep-main-routes.yaml'],
+  ['without fabric-sysctl', 'routes-only.yaml'],
+  ['custom sysctl values', 'custom-sysctl.yaml'],
+] as const;
+
+const subjects: Subject[] = PLAYBOOKS.flatMap(([label, file]) => [
+  ...seeds.hosts.map((host) => ({ label: `${host.name}, ${label}`, host, fleet: seeds, playbook: loadFixturePlaybook(file) })),
+  ...odd.hosts.map((host) => ({ label: `${host.name}, ${label}`, host, fleet: odd, playbook: loadFixturePlaybook(file) })),
+]);
+subjects.push({ label: 'four NICs, default', host: fourNics.host, fleet: fourNics.fleet, playbook: loadFixturePlaybook() });
+
+/** Every distinct shell file for a subject: the routing script and the hook for each manager. */
+function scriptsOf(subject: Subject): { name: string; content: string }[] {
+  const seen = new Map<string, string>();
+  for (const manager of MANAGERS) {
+    for (const file of renderHostFiles(subject.host, subject.fleet, subject.playbook, manager)) {
+      if (file.role === 'sysctl') continue;
+      seen.set(file.role === 'hook' ? `hook-${manager}` : 'ibfleet-routes', file.content);
+    }
+  }
+  // A playbook without persist renders no hook; check the hooks it would get with the default one.
+  if (!subject.playbook.persist) {
+    for (const manager of MANAGERS) {
+      const hook = renderHostFiles(subject.host, subject.fleet, loadFixturePlaybook(), manager).find((f) => f.role === 'hook');
+      if (hook) seen.set(`hook-${manager}`, hook.content);
+    }
+  }
+  return [...seen].map(([name, content]) => ({ name, content }));
+}
+
+let counter = 0;
+function runShellcheck(content: string): { status: number | null; output: string } {
+  const path = join(workDir, `script-${++counter}`);
+  writeFileSync(path, content, { mode: 0o755 });
+  const result = spawnSync('shellcheck', ['-s', 'sh', '-S', 'style', '-f', 'gcc', path], { encoding: 'utf8' });
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+describe('shellcheck -s sh finds nothing in any generated script', () => {
+  it('shellcheck is installed (CI installs it; install it with apt-get install shellcheck)', () => {
+    expect(SHELLCHECK_MISSING, 'shellcheck is not on PATH: the generated scripts cannot be checked').toBe(false);
+  });
+
+  describe.skipIf(SHELLCHECK_MISSING).each(subjects.map((s) => [s.label, s] as const))('%s', (_, subject) => {
+    it.each(scriptsOf(subject).map((s) => [s.name, s] as const))('%s', (_, script) => {
+      const { status, output } = runShellcheck(script.content);
+      expect(output).toBe('');
+      expect(status).toBe(0);
+    });
+  });
+
+  it.skipIf(SHELLCHECK_MISSING)('a deliberately bad script is caught (the check itself works)', () => {
+    const { status, output } = runShellcheck('#!/bin/sh\nrm -rf $1/*\n');
+    expect(status).not.toBe(0);
+    expect(output).toMatch(/SC2086|SC2115/);
+  });
+});

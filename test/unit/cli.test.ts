@@ -1,0 +1,244 @@
+/**
+ * The CLI end to end through `main(argv, io)` with a fake Io: what `ibfleet hosts` and
+ * `ibfleet render` print, write and exit with. No SSH is involved in either command.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli.js';
+import type { Io } from '../../src/commands/context.js';
+import { loadInventory } from '../../src/inventory/load.js';
+import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { renderHostFiles } from '../../src/render/files.js';
+import { VERSION } from '../../src/version.js';
+import { hostOf, loadFixturePlaybook } from '../fixtures/fixtures.js';
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+async function ibfleet(argv: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const io: Io = {
+    stdout: { write: (chunk: string) => (stdout += chunk), isTTY: false },
+    stderr: { write: (chunk: string) => (stderr += chunk), isTTY: false },
+    stdin: Readable.from([]),
+    env: options.env ?? {},
+    cwd: options.cwd ?? PACKAGE_ROOT,
+    interruptSignal: () => new AbortController().signal,
+  };
+  const code = await main(argv, io);
+  return { code, stdout, stderr };
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'ibfleet-cli-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const shippedFleet = () => loadInventory(readFileSync(join(PACKAGE_ROOT, 'inventory/fleet.yaml'), 'utf8'), 'inventory/fleet.yaml');
+const words = (line: string) => line.trim().split(/\s+/);
+
+describe('ibfleet hosts (the shipped example inventory/fleet.yaml: the seeds\' two machines)', () => {
+  it('prints one row per NIC with the derived address, table and priority, then a summary', async () => {
+    const { code, stdout, stderr } = await ibfleet(['hosts']);
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+    const [header, ...rows] = stdout.trimEnd().split('\n');
+    expect(words(header!)).toEqual(['HOST', 'NAME', 'ROLE', 'MANAGER', 'SSH', 'NIC', 'IFACE', 'ADDRESS', 'TABLE', 'PRIO']);
+    expect(rows.slice(0, 4).map(words)).toEqual([
+      ['16', 'cpuserver16', 'cpu', 'networkmanager', 'root@10.208.130.16', '1', 'ibs5f0', '172.16.16.1/16', '941', '941'],
+      ['2', 'ibs5f1', '172.16.16.2/16', '942', '942'],
+      ['34', 'memserver34', 'mem', 'netplan', 'root@10.208.130.34', '1', 'ib0', '172.16.34.1/16', '941', '941'],
+      ['2', 'ib1', '172.16.34.2/16', '942', '942'],
+    ]);
+    expect(rows[4]).toMatch(/^2 hosts \(16,34\) · fabric 172\.16\.0\.0\/16, 2 NICs, tables 941\.\.942 · pairs: alice \(cpu 16, mem 34\)$/);
+  });
+
+  it('--json gives the same as data', async () => {
+    const { code, stdout } = await ibfleet(['hosts', '--json']);
+    expect(code).toBe(0);
+    const doc = JSON.parse(stdout);
+    expect(doc).toMatchObject({ command: 'hosts', ok: true, fabric: { subnet: '172.16.0.0/16', nics: 2, tableBase: 940 } });
+    expect(doc.hosts.map((h: { id: number; name: string; role: string; manager: string }) => [h.id, h.name, h.role, h.manager])).toEqual([
+      [16, 'cpuserver16', 'cpu', 'networkmanager'],
+      [34, 'memserver34', 'mem', 'netplan'],
+    ]);
+    expect(doc.hosts[0].nics).toEqual([
+      { nic: 1, iface: 'ibs5f0', ip: '172.16.16.1', prefixLength: 16, table: 941, priority: 941 },
+      { nic: 2, iface: 'ibs5f1', ip: '172.16.16.2', prefixLength: 16, table: 942, priority: 942 },
+    ]);
+    expect(doc.hosts[1].nics).toEqual([
+      { nic: 1, iface: 'ib0', ip: '172.16.34.1', prefixLength: 16, table: 941, priority: 941 },
+      { nic: 2, iface: 'ib1', ip: '172.16.34.2', prefixLength: 16, table: 942, priority: 942 },
+    ]);
+    expect(doc.hosts[1].ssh).toMatchObject({ user: 'root', target: '10.208.130.34', port: 22 });
+    expect(doc.pairs).toEqual([{ owner: 'alice', cpu: 16, mem: 34 }]);
+  });
+
+  it('--hosts narrows the table (by name, here) and the summary', async () => {
+    const { code, stdout } = await ibfleet(['hosts', '--hosts', 'memserver34', '--json']);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).hosts.map((h: { id: number }) => h.id)).toEqual([34]);
+  });
+
+  it('reads $IBFLEET_INVENTORY when -i is not given', async () => {
+    const path = join(scratch, 'one-host.yaml');
+    writeFileSync(path, 'fabric:\n  subnet: 10.20.0.0/16\nhosts:\n  7: { name: lonely7 }\n');
+    const { code, stdout } = await ibfleet(['hosts', '--json'], { env: { IBFLEET_INVENTORY: path } });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).hosts[0]).toMatchObject({ id: 7, name: 'lonely7', nics: [{ ip: '10.20.7.1' }, { ip: '10.20.7.2' }] });
+  });
+});
+
+describe('ibfleet render', () => {
+  it('--hosts 34 lists the three files host 34 receives, each with its remote path, owner and mode', async () => {
+    const { code, stdout, stderr } = await ibfleet(['render', '--hosts', '34']);
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+    expect(stdout.split('\n').filter((l) => l.startsWith('==> ') || l.startsWith('--- '))).toEqual([
+      '==> host 34 (memserver34) · manager netplan · 3 files',
+      '--- /etc/ibfleet/ibfleet-routes  (root:root 0755, routing-script)',
+      '--- /etc/networkd-dispatcher/routable.d/50-ibfleet-routes  (root:root 0755, hook, netplan)',
+      '--- /etc/sysctl.d/60-ibfleet-fabric.conf  (root:root 0644, sysctl)',
+    ]);
+  });
+
+  it('prints each file\'s exact content', async () => {
+    const { stdout } = await ibfleet(['render', '--hosts', '34']);
+    const fleet = shippedFleet();
+    for (const file of renderHostFiles(hostOf(fleet, 34), fleet, loadFixturePlaybook(), 'netplan')) expect(stdout).toContain(file.content);
+  });
+
+  it('--json carries path, mode, role and content per file', async () => {
+    const { code, stdout } = await ibfleet(['render', '--hosts', '16', '--json']);
+    expect(code).toBe(0);
+    const doc = JSON.parse(stdout);
+    expect(doc).toMatchObject({ command: 'render', ok: true });
+    expect(doc.hosts[0].files.map((f: { path: string; mode: string; role: string }) => [f.path, f.mode, f.role])).toEqual([
+      ['/etc/ibfleet/ibfleet-routes', '0755', 'routing-script'],
+      ['/etc/NetworkManager/dispatcher.d/50-ibfleet-routes', '0755', 'hook'],
+      ['/etc/sysctl.d/60-ibfleet-fabric.conf', '0644', 'sysctl'],
+    ]);
+    expect(doc.hosts[0].files[0].content).toContain('ibs5f1) configure ibs5f1 172.16.16.2 942 942');
+  });
+
+  it('--out DIR writes DIR/memserver34/<remote path> with modes 0755 and 0644 and the exact content', async () => {
+    const out = join(scratch, 'out');
+    const { code, stdout } = await ibfleet(['render', '--hosts', '34', '--out', out]);
+    expect(code).toBe(0);
+    const fleet = shippedFleet();
+    const expected = renderHostFiles(hostOf(fleet, 34), fleet, loadFixturePlaybook(), 'netplan');
+    for (const file of expected) {
+      const target = join(out, 'memserver34', file.path);
+      expect(readFileSync(target, 'utf8')).toBe(file.content);
+      expect(statSync(target).mode & 0o777).toBe(file.mode);
+    }
+    expect(expected.map((f) => f.mode)).toEqual([0o755, 0o755, 0o644]);
+    expect(stdout.trimEnd().split('\n')).toEqual(expected.map((f) => `wrote ${join(out, 'memserver34', f.path)} (${f.mode === 0o755 ? '0755' : '0644'})`));
+  });
+
+  it('--out is relative to the working directory, and writing twice gives the same files', async () => {
+    const cwd = mkdtempSync(join(scratch, 'cwd-'));
+    const inventory = join(PACKAGE_ROOT, 'inventory/fleet.yaml');
+    expect((await ibfleet(['-i', inventory, 'render', '--hosts', '16,34', '--out', 'rendered'], { cwd })).code).toBe(0);
+    const first = readFileSync(join(cwd, 'rendered/cpuserver16/etc/ibfleet/ibfleet-routes'), 'utf8');
+    expect((await ibfleet(['-i', inventory, 'render', '--hosts', '16,34', '--out', 'rendered'], { cwd })).code).toBe(0);
+    expect(readFileSync(join(cwd, 'rendered/cpuserver16/etc/ibfleet/ibfleet-routes'), 'utf8')).toBe(first);
+    expect(statSync(join(cwd, 'rendered/memserver34/etc/networkd-dispatcher/routable.d/50-ibfleet-routes')).mode & 0o777).toBe(0o755);
+    expect(statSync(join(cwd, 'rendered/cpuserver16/etc/NetworkManager/dispatcher.d/50-ibfleet-routes')).mode & 0o777).toBe(0o755);
+  });
+});
+
+describe('exit codes and messages', () => {
+  it('an invalid inventory: exit 2, each problem as file:line:col, nothing printed on stdout', async () => {
+    const path = join(scratch, 'bad.yaml');
+    writeFileSync(path, 'fabric:\n  subnet: 172.16.0.0/16\nhosts:\n  16: { name: a }\n  34: { name: b, interfaces: ["ib0;reboot", ib1] }\n');
+    for (const command of [['hosts'], ['render', '--hosts', '34']]) {
+      const { code, stdout, stderr } = await ibfleet(['-i', path, ...command]);
+      expect(code).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr.split('\n')).toEqual([
+        `${path}:5:31: hosts.34.interfaces[0] = "ib0;reboot": not a valid Linux interface name (1-15 characters of A-Z a-z 0-9 _ . -, not starting with -, not "." or "..")`,
+        'ibfleet: this problem must be fixed first; nothing was contacted',
+        '',
+      ]);
+    }
+  });
+
+  it('a host number outside 1..254: exit 2 naming the number and the range', async () => {
+    const path = join(scratch, 'zero.yaml');
+    writeFileSync(path, 'fabric:\n  subnet: 172.16.0.0/16\nhosts:\n  0: { name: a }\n');
+    const { code, stderr } = await ibfleet(['-i', path, 'hosts']);
+    expect(code).toBe(2);
+    expect(stderr).toContain(`${path}:4:3: host number "0" is outside 1..254`);
+  });
+
+  it('a missing inventory file: exit 2 saying how to point at one', async () => {
+    const { code, stderr } = await ibfleet(['-i', 'nowhere.yaml', 'hosts']);
+    expect(code).toBe(2);
+    expect(stderr).toBe('ibfleet: cannot read inventory nowhere.yaml: no such file (pass -i FILE or set IBFLEET_INVENTORY)\n');
+  });
+
+  it('--hosts 99: exit 2, naming the closest known hosts', async () => {
+    const { code, stdout, stderr } = await ibfleet(['render', '--hosts', '99']);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toBe('ibfleet: --hosts 99: host 99 is not in inventory/fleet.yaml; closest: 16 (cpuserver16), 34 (memserver34)\n');
+  });
+
+  it('--hosts memserver3: exit 2 with "did you mean memserver34?"', async () => {
+    const { code, stderr } = await ibfleet(['hosts', '--hosts', 'memserver3']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('did you mean memserver34?');
+  });
+
+  it('render without --hosts: exit 2', async () => {
+    const { code, stderr } = await ibfleet(['render']);
+    expect(code).toBe(2);
+    expect(stderr).toContain("required option '--hosts <set>' not specified");
+  });
+
+  it('a bad --playbook: exit 2 with its position', async () => {
+    const path = join(scratch, 'bad-playbook.yaml');
+    writeFileSync(path, 'name: p\nsteps:\n  - policy-routing:\n      mainRoutes: delete\n');
+    const { code, stderr } = await ibfleet(['render', '--hosts', '34', '--playbook', path]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(`${path}:4:19: steps[0].policy-routing.mainRoutes = "delete"`);
+  });
+
+  it('an unknown command or option: exit 2', async () => {
+    expect((await ibfleet(['bogus'])).code).toBe(2);
+    expect((await ibfleet(['hosts', '--bogus'])).code).toBe(2);
+  });
+
+  it('--help: exit 0 with the commands listed on stdout', async () => {
+    const { code, stdout } = await ibfleet(['--help']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('Usage: ibfleet');
+    expect(stdout).toMatch(/^\s+hosts \[options\]/m);
+    expect(stdout).toMatch(/^\s+render \[options\]/m);
+  });
+
+  it('render --help: exit 0 and documents --hosts and --out', async () => {
+    const { code, stdout } = await ibfleet(['render', '--help']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('--hosts <set>');
+    expect(stdout).toContain('--out <dir>');
+  });
+
+  it('--version: exit 0 printing the version', async () => {
+    const { code, stdout } = await ibfleet(['--version']);
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe(VERSION);
+  });
+
+  it('no arguments: the help, and exit 2 (a usage error)', async () => {
+    const { code, stdout } = await ibfleet([]);
+    expect(code).toBe(2);
+    expect(stdout).toContain('Usage: ibfleet');
+  });
+});

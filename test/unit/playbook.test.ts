@@ -1,0 +1,95 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { InventoryError, formatProblem } from '../../src/errors.js';
+import { STEP_NAMES, loadPlaybook } from '../../src/playbook/playbook.js';
+
+const FILE = 'playbooks/mine.yaml';
+const yaml = (...lines: string[]) => `${lines.join('\n')}\n`;
+
+function problemsOf(text: string): string[] {
+  try {
+    loadPlaybook(text, FILE);
+  } catch (error) {
+    if (error instanceof InventoryError) return error.problems.map(formatProblem);
+    throw error;
+  }
+  throw new Error('the playbook was accepted');
+}
+
+describe('the default playbook, playbooks/dual-ib-routing.yaml', () => {
+  const text = readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8');
+  const playbook = loadPlaybook(text, 'playbooks/dual-ib-routing.yaml');
+
+  it('runs policy-routing, fabric-sysctl, persist and verify-routes, in that order', () => {
+    expect(playbook.name).toBe('dual-ib-routing');
+    expect(playbook.steps).toEqual(['policy-routing', 'fabric-sysctl', 'persist', 'verify-routes']);
+    expect(playbook.persist).toBe(true);
+    expect(playbook.verifyRoutes).toBe(true);
+  });
+
+  it('removes the main-table subnet routes, as the seeds do', () => {
+    expect(playbook.policyRouting).toEqual({ mainRoutes: 'remove' });
+  });
+
+  it('sets arp_ignore=2, arp_announce=2, rp_filter=2 (loose) and accept_local=1 per fabric interface', () => {
+    expect(playbook.fabricSysctl).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 2, accept_local: 1 });
+  });
+});
+
+describe('steps and their parameters', () => {
+  it('a step without parameters takes its documented defaults', () => {
+    const playbook = loadPlaybook(yaml('name: p', 'steps:', '  - policy-routing', '  - fabric-sysctl'), FILE);
+    expect(playbook.policyRouting).toEqual({ mainRoutes: 'remove' });
+    expect(playbook.fabricSysctl).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 2, accept_local: 1 });
+  });
+
+  it('a step written with an empty parameter map takes its defaults too', () => {
+    const playbook = loadPlaybook(yaml('name: p', 'steps:', '  - policy-routing:', '  - fabric-sysctl: {}'), FILE);
+    expect(playbook.policyRouting.mainRoutes).toBe('remove');
+    expect(playbook.fabricSysctl?.rp_filter).toBe(2);
+  });
+
+  it('given parameters override the defaults one by one', () => {
+    const playbook = loadPlaybook(yaml('name: p', 'steps:', '  - policy-routing: { mainRoutes: keep }', '  - fabric-sysctl: { rp_filter: 1 }'), FILE);
+    expect(playbook.policyRouting).toEqual({ mainRoutes: 'keep' });
+    expect(playbook.fabricSysctl).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 1, accept_local: 1 });
+  });
+
+  it('without fabric-sysctl, persist or verify-routes, those parts are off', () => {
+    const playbook = loadPlaybook(yaml('name: routes-only', 'description: just the tables', 'steps:', '  - policy-routing'), FILE);
+    expect(playbook).toMatchObject({ steps: ['policy-routing'], fabricSysctl: undefined, persist: false, verifyRoutes: false, file: FILE });
+  });
+
+  it('knows exactly the four built-in steps', () => {
+    expect(STEP_NAMES).toEqual(['policy-routing', 'fabric-sysctl', 'persist', 'verify-routes']);
+  });
+});
+
+const KNOWN = 'known steps: policy-routing, fabric-sysctl, persist, verify-routes';
+
+describe('a bad playbook is refused with file:line:col and what is allowed', () => {
+  it.each([
+    { name: 'an unknown step', text: yaml('name: p', 'steps:', '  - policy-routing', '  - reboot'), says: [`${FILE}:4:5: steps[1]: unknown step "reboot"`, KNOWN] },
+    { name: 'mainRoutes other than remove or keep', text: yaml('name: p', 'steps:', '  - policy-routing:', '      mainRoutes: delete'), says: [`${FILE}:4:19: steps[0].policy-routing.mainRoutes = "delete"`, 'remove', 'keep'] },
+    { name: 'a misspelt parameter', text: yaml('name: p', 'steps:', '  - policy-routing:', '      mainroutes: keep'), says: [`${FILE}:4:7: steps[0].policy-routing.mainroutes: unknown key "mainroutes"`, 'allowed here: mainRoutes'] },
+    { name: 'rp_filter out of range', text: yaml('name: p', 'steps:', '  - policy-routing', '  - fabric-sysctl:', '      rp_filter: 3'), says: [`${FILE}:5:18: steps[1].fabric-sysctl.rp_filter = 3`, 'rp_filter is 0..2'] },
+    { name: 'accept_local out of range', text: yaml('name: p', 'steps:', '  - policy-routing', '  - fabric-sysctl: { accept_local: 2 }'), says: [`${FILE}:4:36: steps[1].fabric-sysctl.accept_local = 2`, 'accept_local is 0..1'] },
+    { name: 'a sysctl value given as a string', text: yaml('name: p', 'steps:', '  - policy-routing', '  - fabric-sysctl:', '      arp_ignore: "2"'), says: [`${FILE}:5:19: steps[1].fabric-sysctl.arp_ignore = "2"`, 'whole number 0..8'] },
+    { name: 'an unknown sysctl', text: yaml('name: p', 'steps:', '  - policy-routing', '  - fabric-sysctl:', '      forwarding: 1'), says: [`${FILE}:5:7: steps[1].fabric-sysctl.forwarding: unknown key`, 'allowed here: arp_ignore, arp_announce, rp_filter, accept_local'] },
+    { name: 'parameters for a step that takes none', text: yaml('name: p', 'steps:', '  - policy-routing', '  - persist:', '      manager: netplan'), says: [`${FILE}:5:7: steps[1].persist.manager: unknown key "manager"`, 'nothing may be set here'] },
+    { name: 'a step listed twice', text: yaml('name: p', 'steps:', '  - policy-routing', '  - persist', '  - persist'), says: [`${FILE}:5:5: steps[2]: step persist appears twice`, 'each step runs once'] },
+    { name: 'no policy-routing step', text: yaml('name: p', 'steps:', '  - persist'), says: [`${FILE}:2:1: the playbook has no policy-routing step`] },
+    { name: 'a list item that is not a step', text: yaml('name: p', 'steps:', '  - [a, b]'), says: [`${FILE}:3:5: steps[0] is not a step`, KNOWN] },
+    { name: 'two steps in one list item', text: yaml('name: p', 'steps:', '  - policy-routing: {}', '    persist: {}'), says: [`${FILE}:3:5: steps[0] is not a step`] },
+    { name: 'steps written as a map', text: yaml('name: p', 'steps:', '  policy-routing: {}'), says: [`${FILE}:2:1: steps is required: a list of built-in steps`, KNOWN] },
+    { name: 'no steps', text: yaml('name: p'), says: [`${FILE}:1:1: steps is required`] },
+    { name: 'no name', text: yaml('steps:', '  - policy-routing'), says: [`${FILE}:1:1: name is required`, 'dual-ib-routing'] },
+    { name: 'a name that is not a lower-case word', text: yaml('name: Dual IB', 'steps:', '  - policy-routing'), says: [`${FILE}:1:7: name = "Dual IB" is not a playbook name`, 'a-z, 0-9, _ and -'] },
+    { name: 'an unknown top-level key', text: yaml('name: p', 'hosts: all', 'steps:', '  - policy-routing'), says: [`${FILE}:2:1: unknown key "hosts"`, 'allowed here: name, description, steps'] },
+    { name: 'malformed YAML', text: yaml('name: p', 'steps:', '  - policy-routing', ' - persist'), says: [`${FILE}:4:1: invalid YAML`] },
+    { name: 'an empty file', text: '', says: [`${FILE}:1:1: a playbook is a YAML map with name and steps`] },
+  ].map((c) => [c.name, c] as const))('%s', (_, { text, says }) => {
+    const [first] = problemsOf(text);
+    for (const words of says) expect(first).toContain(words);
+  });
+});
