@@ -1,0 +1,55 @@
+/** `ibfleet verify --hosts S | --pair OWNER [--rping] [--ring]`: the NIC-to-NIC connectivity matrix. */
+import type { Command } from 'commander';
+import { UsageError } from '../errors.js';
+import { runVerify, type RpingMode } from '../runner/verify.js';
+import type { Io } from './context.js';
+import { addRunOptions, chooseDisplay, exitCodeFor, prepareRun } from './fleet-run.js';
+import type { CommandResult } from './register.js';
+
+interface VerifyFlags {
+  hosts?: string;
+  pair?: string;
+  rping?: boolean;
+  ring?: boolean;
+  rpingPort?: string;
+}
+
+export function registerVerify(program: Command, io: Io, done: (r: CommandResult) => void): void {
+  addRunOptions(
+    program
+      .command('verify')
+      .description('prove connectivity: ping (and rping where there is RDMA) from every NIC to every NIC of the other hosts')
+      .option('--hosts <set>', 'hosts to check (default: all)')
+      .option('--pair <owner>', "check one student's machine pair (same as --hosts pair:OWNER)")
+      .option('--rping', 'require the RDMA check: rping cells for every pair (skipped with the reason where a host has no RDMA device)')
+      .option('--no-rping', 'ping only, even where the hosts have RDMA devices')
+      .option('--ring', 'each host to the next one only (all NIC pairs), instead of every host to every other')
+      .option('--rping-port <port>', 'first rping port; each server on a host gets the next one', '7174'),
+  ).action(async (opts: VerifyFlags, cmd: Command) => {
+    if (opts.hosts !== undefined && opts.pair !== undefined) throw new UsageError('give --hosts or --pair, not both');
+    const basePort = Number(opts.rpingPort);
+    if (!Number.isInteger(basePort) || basePort < 1024 || basePort > 65000) throw new UsageError('--rping-port must be a whole number 1024..65000');
+    // commander turns --rping / --no-rping into one boolean; neither given means "where possible".
+    const rping: RpingMode = cmd.getOptionValueSource('rping') === 'cli' ? (opts.rping ? 'on' : 'off') : 'auto';
+    const run = await prepareRun(io, cmd, opts.pair !== undefined ? `pair:${opts.pair}` : opts.hosts, false);
+    if (run.hosts.length < 2) throw new UsageError(`verify needs at least two hosts; the selection has ${run.hosts.length}`);
+    const display = await chooseDisplay(io, run.globals, 'verify');
+    const started = Date.now();
+    display.events.onRunStart?.({ command: 'verify', hosts: run.hosts.map((h) => ({ id: h.id, name: h.name, target: h.target })), concurrency: run.globals.concurrency, inventory: run.globals.inventory, startedAt: started });
+    const { results, cells } = await runVerify({
+      hosts: run.hosts,
+      mode: opts.ring ? 'ring' : 'full',
+      rping,
+      transport: run.transport,
+      concurrency: run.globals.concurrency,
+      timeoutMs: run.globals.timeout * 1000,
+      interrupt: run.interrupt,
+      events: display.events,
+      basePort,
+    });
+    const end = { results, cells, durationMs: Date.now() - started, interrupted: run.interrupt.aborted };
+    display.events.onRunEnd?.(end);
+    await display.finish(end);
+    done({ exitCode: exitCodeFor(results, cells, end.interrupted) });
+  });
+}

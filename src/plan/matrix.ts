@@ -1,0 +1,113 @@
+/**
+ * The connectivity matrix: which (source host/NIC → destination host/NIC) cells to check, how to
+ * reproduce each by hand, and what their tools' output means. Pure.
+ */
+import type { Host } from '../inventory/model.js';
+import type { CellEnd, CellMethod, MatrixCell } from '../runner/events.js';
+import { shellCommand } from '../render/shell.js';
+
+export type MatrixMode = 'full' | 'ring';
+
+export interface CellSpec {
+  readonly from: CellEnd;
+  readonly to: CellEnd;
+  readonly method: CellMethod;
+}
+
+export const PING_COUNT = 3;
+export const RPING_COUNT = 3;
+/** rping's own default port (rping(1)); a run numbers its servers upwards from here. */
+export const RPING_BASE_PORT = 7174;
+
+function ends(host: Host): CellEnd[] {
+  return host.nics.map((n) => ({ host: host.id, name: host.name, nic: n.index, iface: n.iface, ip: n.address }));
+}
+
+/** Ordered host pairs: every pair (full) or each host to the next, wrapping around (ring). */
+export function hostPairs(hosts: readonly Host[], mode: MatrixMode): [Host, Host][] {
+  const sorted = [...hosts].sort((a, b) => a.id - b.id);
+  if (sorted.length < 2) return [];
+  if (mode === 'ring') {
+    const pairs = sorted.map((h, i): [Host, Host] => [h, sorted[(i + 1) % sorted.length]!]);
+    return pairs;
+  }
+  return sorted.flatMap((a) => sorted.filter((b) => b !== a).map((b): [Host, Host] => [a, b]));
+}
+
+export function matrixCells(hosts: readonly Host[], mode: MatrixMode, methods: readonly CellMethod[]): CellSpec[] {
+  const cells: CellSpec[] = [];
+  for (const method of methods) {
+    for (const [a, b] of hostPairs(hosts, mode)) {
+      for (const from of ends(a)) for (const to of ends(b)) cells.push({ from, to, method });
+    }
+  }
+  return cells;
+}
+
+export function pingArgv(from: CellEnd, to: CellEnd): string[] {
+  return ['ping', '-n', '-c', String(PING_COUNT), '-i', '0.2', '-W', '1', '-I', from.iface, to.ip];
+}
+
+export function rpingServerArgv(to: CellEnd, port: number): string[] {
+  return ['rping', '-s', '-a', to.ip, '-p', String(port), '-C', String(RPING_COUNT), '-v'];
+}
+
+export function rpingClientArgv(from: CellEnd, to: CellEnd, port: number): string[] {
+  return ['rping', '-c', '-I', from.ip, '-a', to.ip, '-p', String(port), '-C', String(RPING_COUNT), '-v'];
+}
+
+/** What to type to see a cell's result by hand. */
+export function reproduceCommand(cell: CellSpec, port = RPING_BASE_PORT): string {
+  if (cell.method === 'ping') return `on ${cell.from.name}: ${shellCommand(pingArgv(cell.from, cell.to))}`;
+  return `on ${cell.to.name}: ${shellCommand(rpingServerArgv(cell.to, port))}  then on ${cell.from.name}: ${shellCommand(rpingClientArgv(cell.from, cell.to, port))}`;
+}
+
+export interface ToolVerdict {
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+/**
+ * iputils and busybox ping: "3 packets transmitted, 3 received", rtt line, or an error such as
+ * "ping: SO_BINDTODEVICE ib1: No such device". A cell passes only when every probe is answered.
+ */
+export function parsePing(output: string, exitCode: number | null): ToolVerdict {
+  const counts = /(\d+) packets transmitted, (\d+) (?:packets )?received/.exec(output);
+  const rtt = /(?:rtt|round-trip) min\/avg\/max(?:\/mdev)? = [\d.]+\/([\d.]+)\//.exec(output);
+  const error = output
+    .split('\n')
+    .map((l) => l.trim())
+    .find((l) => /^(ping|connect|bind)\b.*:/.test(l) || /unreachable|Cannot assign|No such device|Operation not permitted|Invalid argument/i.test(l));
+  if (!counts) return { ok: false, detail: error ?? (output.trim().split('\n').pop() || `ping exited ${exitCode ?? 'on a signal'}`) };
+  const [sent, got] = [Number(counts[1]), Number(counts[2])];
+  const ok = sent > 0 && got === sent && exitCode === 0;
+  const detail = `${got}/${sent} replies${rtt ? `, avg ${rtt[1]} ms` : ''}${got < sent && got > 0 ? ` (${sent - got} lost)` : ''}${got === 0 && error ? ` — ${error}` : ''}`;
+  return { ok, detail };
+}
+
+/**
+ * rping (librdmacm examples): a working client prints `ping data: rdma-ping-N: …` per
+ * iteration and exits 0; failures print the CM event ("cma event RDMA_CM_EVENT_REJECTED, error 8").
+ */
+export function parseRping(output: string, exitCode: number | null, expected = RPING_COUNT): ToolVerdict {
+  const pings = output.split('\n').filter((l) => /^ping data: rdma-ping-\d+:/.test(l.trim())).length;
+  const event = /cma event (RDMA_CM_EVENT_[A-Z_]+), error (-?\d+)/.exec(output);
+  if (/No RDMA devices were detected/.test(output)) return { ok: false, detail: 'no RDMA device' };
+  if (event) return { ok: false, detail: `${event[1]!.replace('RDMA_CM_EVENT_', '')} (error ${event[2]})` };
+  if (exitCode === 124) return { ok: false, detail: `timed out after ${pings} of ${expected} pings` };
+  if (exitCode === 0 && pings >= expected) return { ok: true, detail: `${pings}/${expected} rdma pings` };
+  const lastError = output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .find((l) => /error|failed|No such|Cannot|refused/i.test(l));
+  return { ok: false, detail: lastError ?? `${pings}/${expected} rdma pings, exit ${exitCode ?? 'signal'}` };
+}
+
+export function cellKey(cell: Pick<CellSpec, 'from' | 'to' | 'method'>): string {
+  return `${cell.method}:${cell.from.host}/${cell.from.nic}>${cell.to.host}/${cell.to.nic}`;
+}
+
+export function finishCell(spec: CellSpec, verdict: { ok: boolean | null; detail: string }, port?: number): MatrixCell {
+  return { ...spec, ok: verdict.ok, detail: verdict.detail, reproduce: reproduceCommand(spec, port) };
+}

@@ -1,0 +1,210 @@
+/**
+ * verify: the NIC-to-NIC matrix. One SSH connection per host for the whole run (an rping cell needs
+ * its server on one host while its client runs on another). Ping cells run on their source host
+ * in parallel batches and stream back cell by cell; rping cells start their servers on the
+ * destination host, then the clients on the sources, each on its own port.
+ */
+import pLimit from 'p-limit';
+import type { Host } from '../inventory/model.js';
+import { cellKey, finishCell, matrixCells, parsePing, parseRping, RPING_BASE_PORT, type CellSpec, type MatrixMode } from '../plan/matrix.js';
+import {
+  CellStream,
+  parseCapabilities,
+  parseCellOutput,
+  READY_MARK,
+  renderCapabilityScript,
+  renderPingScript,
+  renderRpingClientScript,
+  renderRpingServerScript,
+  rpingUnavailable,
+  type Capabilities,
+  type CellOutput,
+} from '../render/verify-scripts.js';
+import type { HostResult, MatrixCell, RunEvents } from './events.js';
+import { failureOutcome, hostRef } from './fanout.js';
+import type { Session, Transport } from './transport.js';
+
+export type RpingMode = 'off' | 'auto' | 'on';
+
+export interface VerifyOptions {
+  readonly hosts: readonly Host[];
+  readonly mode: MatrixMode;
+  /** off: ping only; auto: rping where both ends have RDMA and rping; on: rping for every pair. */
+  readonly rping: RpingMode;
+  readonly transport: Transport;
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  readonly interrupt: AbortSignal;
+  readonly events: RunEvents;
+  readonly basePort?: number;
+  readonly now?: () => number;
+}
+
+interface Connected {
+  readonly host: Host;
+  readonly session: Session | undefined;
+  readonly caps: Capabilities | undefined;
+  readonly failure: HostResult | undefined;
+  readonly started: number;
+}
+
+export async function runVerify(options: VerifyOptions): Promise<{ results: HostResult[]; cells: MatrixCell[] }> {
+  const now = options.now ?? Date.now;
+  const limit = pLimit(options.concurrency);
+  const signal = () => AbortSignal.any([options.interrupt, AbortSignal.timeout(options.timeoutMs)]);
+
+  const connected = new Map<number, Connected>();
+  await Promise.all(
+    options.hosts.map((host) =>
+      limit(async () => {
+        const ref = hostRef(host);
+        const started = now();
+        options.events.onHostStart?.(ref, started);
+        options.events.onStage?.(ref, 'connect', now());
+        try {
+          const session = await options.transport.connect(host, signal());
+          options.events.onStage?.(ref, 'probe', now());
+          const result = await session.run(renderCapabilityScript(), { signal: signal() });
+          connected.set(host.id, { host, session, caps: parseCapabilities(result.stdout), failure: undefined, started });
+        } catch (error) {
+          const failure = { host: ref, durationMs: now() - started, ...failureOutcome(error, 'connect') };
+          connected.set(host.id, { host, session: undefined, caps: undefined, failure, started });
+        }
+      }),
+    ),
+  );
+
+  const specs = chooseCells(options, connected);
+  options.events.onMatrix?.(specs);
+  const done = new Map<string, MatrixCell>();
+  const finish = (cell: MatrixCell) => {
+    if (done.has(cellKey(cell))) return;
+    done.set(cellKey(cell), cell);
+    options.events.onCell?.(cell);
+  };
+
+  // Cells with an end that could not be reached, or a method the ends cannot do, end right away.
+  const runnable: { id: number; spec: CellSpec }[] = [];
+  specs.forEach((spec, id) => {
+    const a = connected.get(spec.from.host)!;
+    const b = connected.get(spec.to.host)!;
+    const down = a.failure ?? b.failure;
+    if (down) return finish(finishCell(spec, { ok: false, detail: `host ${down.host.id} ${down.status}: ${down.error?.message ?? ''}` }));
+    if (spec.method === 'rping') {
+      const why = rpingUnavailable(spec.from.name, a.caps!) ?? rpingUnavailable(spec.to.name, b.caps!);
+      if (why) return finish(finishCell(spec, { ok: null, detail: `skipped: ${why}` }));
+    }
+    runnable.push({ id, spec });
+  });
+
+  await Promise.all([...groupBy(runnable.filter((c) => c.spec.method === 'ping'), (c) => c.spec.from.host)].map(([source, cells]) => limit(() => pingFrom(connected.get(source)!, cells, options, signal, finish))));
+  const rpingCells = runnable.filter((c) => c.spec.method === 'rping');
+  await Promise.all([...groupBy(rpingCells, (c) => c.spec.to.host)].map(([dest, cells]) => limit(() => rpingInto(dest, cells, connected, options, signal, finish))));
+
+  for (const { spec } of runnable) if (!done.has(cellKey(spec))) finish(finishCell(spec, { ok: false, detail: options.interrupt.aborted ? 'not run: interrupted' : 'no result from the host' }));
+  for (const c of connected.values()) c.session?.close();
+
+  const cells = specs.map((s) => done.get(cellKey(s))!);
+  const results = options.hosts.map((host): HostResult => {
+    const c = connected.get(host.id)!;
+    if (c.failure) {
+      options.events.onHostDone?.(c.failure);
+      return c.failure;
+    }
+    const mine = cells.filter((cell) => cell.from.host === host.id);
+    const failed = mine.filter((cell) => cell.ok === false);
+    const result: HostResult = {
+      host: hostRef(host),
+      status: failed.length ? 'failed' : 'ok',
+      durationMs: now() - c.started,
+      reasons: failed.length ? [`${failed.length} of ${mine.length} cells from ${host.name} failed`] : [],
+      ...(failed.length ? { error: { stage: 'check' as const, message: `${failed.length} of ${mine.length} cells from ${host.name} failed`, stderrTail: '' } } : {}),
+      connections: 1,
+      channels: c.session?.channels ?? 0,
+    };
+    options.events.onHostDone?.(result);
+    return result;
+  });
+  return { results, cells };
+}
+
+function chooseCells(options: VerifyOptions, connected: ReadonlyMap<number, Connected>): CellSpec[] {
+  const ping = matrixCells(options.hosts, options.mode, ['ping']);
+  if (options.rping === 'off') return ping;
+  const rping = matrixCells(options.hosts, options.mode, ['rping']);
+  if (options.rping === 'on') return [...ping, ...rping];
+  const capable = (id: number) => {
+    const caps = connected.get(id)?.caps;
+    return caps !== undefined && rpingUnavailable('', caps) === undefined;
+  };
+  return [...ping, ...rping.filter((c) => capable(c.from.host) && capable(c.to.host))];
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => number): Map<number, T[]> {
+  const groups = new Map<number, T[]>();
+  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
+  return groups;
+}
+
+async function pingFrom(source: Connected, cells: readonly { id: number; spec: CellSpec }[], options: VerifyOptions, signal: () => AbortSignal, finish: (c: MatrixCell) => void): Promise<void> {
+  options.events.onStage?.(hostRef(source.host), 'check', (options.now ?? Date.now)());
+  const byId = new Map(cells.map((c) => [c.id, c.spec]));
+  const stream = new CellStream((out: CellOutput) => {
+    const spec = byId.get(out.id);
+    if (spec) finish(finishCell(spec, parsePing(out.output, out.exitCode)));
+  });
+  try {
+    await source.session!.run(renderPingScript(cells.map(({ id, spec }) => ({ id, cell: spec }))), { signal: signal(), onLine: (l) => stream.push(l) });
+  } catch (error) {
+    for (const { spec } of cells) finish(finishCell(spec, { ok: false, detail: `ping on ${source.host.name} failed: ${(error as Error).message}` }));
+  }
+}
+
+async function rpingInto(
+  dest: number,
+  cells: readonly { id: number; spec: CellSpec }[],
+  connected: ReadonlyMap<number, Connected>,
+  options: VerifyOptions,
+  signal: () => AbortSignal,
+  finish: (c: MatrixCell) => void,
+): Promise<void> {
+  const base = options.basePort ?? RPING_BASE_PORT;
+  // One port per cell into this host: concurrent servers on one host never collide.
+  const withPorts = cells.map((c, i) => ({ id: c.id, cell: c.spec, port: base + i }));
+  const server = connected.get(dest)!;
+  const stopServers = new AbortController();
+  let markReady!: () => void;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  const serverRun = server.session!.run(renderRpingServerScript(withPorts), {
+    signal: AbortSignal.any([signal(), stopServers.signal]),
+    onLine: (line) => line === READY_MARK && markReady(),
+  });
+  serverRun.then(markReady, markReady);
+  await ready;
+
+  const clientOutputs = new Map<number, CellOutput>();
+  await Promise.all(
+    [...groupBy(withPorts, (c) => c.cell.from.host)].map(async ([source, group]) => {
+      try {
+        const result = await connected.get(source)!.session!.run(renderRpingClientScript(group), { signal: signal() });
+        for (const [id, out] of parseCellOutput(result.stdout)) clientOutputs.set(id, out);
+      } catch (error) {
+        for (const c of group) clientOutputs.set(c.id, { id: c.id, exitCode: null, output: `rping client on host ${source} failed: ${(error as Error).message}` });
+      }
+    }),
+  );
+  // Servers whose client never connected would wait out their timeout; the clients are done.
+  const serverTimer = setTimeout(() => stopServers.abort(), 3000);
+  const serverOutputs = await serverRun.then(
+    (r) => parseCellOutput(r.stdout),
+    () => new Map<number, CellOutput>(),
+  );
+  clearTimeout(serverTimer);
+  for (const { id, cell, port } of withPorts) {
+    const client = clientOutputs.get(id);
+    const verdict = client ? parseRping(client.output, client.exitCode) : { ok: false, detail: 'no client result' };
+    const serverSide = serverOutputs.get(id);
+    const serverError = serverSide && /rdma_bind_addr|Address already in use|rdma_listen/.exec(serverSide.output) ? `; server: ${serverSide.output.trim().split('\n')[0]}` : '';
+    finish(finishCell(cell, { ok: verdict.ok, detail: `${verdict.detail}${verdict.ok ? '' : serverError}` }, port));
+  }
+}

@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { loadInventory } from '../../src/inventory/load.js';
+import type { MatrixCell, RunEvents } from '../../src/runner/events.js';
+import { ConnectError } from '../../src/runner/transport.js';
+import { runVerify, type RpingMode } from '../../src/runner/verify.js';
+import { fakeTransport, ok, type FakeHost } from '../helpers/fake-transport.js';
+
+const sample = (name: string) => readFileSync(new URL(`../fixtures/tool-output/${name}`, import.meta.url), 'utf8');
+const fleet = loadInventory('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpuserver16, address: a16, interfaces: [ibs5f0, ibs5f1] }\n  34: { name: memserver34, address: a34 }\n', 't.yaml');
+
+/** A host that answers verify's scripts: `works(from, to)` decides each cell's outcome. */
+function host(opts: { rdma: boolean; works: (fromIp: string, toIp: string) => boolean }): FakeHost {
+  const frame = (id: string, code: number, text: string) => `@@cell ${id} ${code}\n${text}\n@@cell-end\n`;
+  return {
+    respond: (script) => {
+      if (script.includes('rdma-devices')) return ok(`rdma-devices=${opts.rdma ? 'mlx5_0' : ''}\nrping=/usr/bin/rping\nping=/usr/bin/ping\n`);
+      if (script.includes('rping -s')) {
+        const servers = [...script.matchAll(/rping -s -a \S+ -p \d+ -C 3 -v >"\$dir\/(\d+)"/g)].map((m) => m[1]!);
+        return ok(`@@rping-ready\n${servers.map((id) => frame(id, 0, sample('rping-server-ok.txt'))).join('')}`);
+      }
+      const jobs = [...script.matchAll(/^job (\d+) (.*) &$/gm)].map((m) => ({ id: m[1]!, command: m[2]! }));
+      return ok(
+        jobs
+          .map(({ id, command }) => {
+            const rping = /rping -c -I (\S+) -a (\S+)/.exec(command);
+            if (rping) return opts.works(rping[1]!, rping[2]!) ? frame(id, 0, sample('rping-ok.txt')) : frame(id, 255, sample('rping-rejected.txt'));
+            const ping = /-I (\S+) (\S+)$/.exec(command)!;
+            const fromIp = ping[1] === 'ibs5f1' || ping[1] === 'ib1' ? '.2' : '.1';
+            return opts.works(fromIp, ping[2]!) ? frame(id, 0, sample('ping-ok.txt')) : frame(id, 1, sample('ping-no-reply.txt'));
+          })
+          .join(''),
+      );
+    },
+  };
+}
+
+async function verify(hosts: Record<number, FakeHost>, rping: RpingMode) {
+  const transport = fakeTransport(hosts);
+  const cells: MatrixCell[] = [];
+  let announced = 0;
+  const events: RunEvents = { onCell: (c) => cells.push(c), onMatrix: (m) => (announced = m.length) };
+  const out = await runVerify({ hosts: fleet.hosts, mode: 'full', rping, transport, concurrency: 4, timeoutMs: 5000, interrupt: new AbortController().signal, events });
+  return { ...out, streamed: cells, announced, transport };
+}
+
+const allWork = () => true;
+/** The seeds' failure: anything touching NIC 2 fails. */
+const nic1Only = (fromIp: string, toIp: string) => !fromIp.endsWith('.2') && !toIp.endsWith('.2');
+
+describe('verify (fake transport)', () => {
+  it('ping matrix: every cell streamed once, one connection and two channels per host', async () => {
+    const { cells, streamed, announced, results } = await verify({ 16: host({ rdma: false, works: allWork }), 34: host({ rdma: false, works: allWork }) }, 'auto');
+    expect(announced).toBe(8);
+    expect(streamed).toHaveLength(8);
+    expect(cells.every((c) => c.ok === true && c.method === 'ping')).toBe(true);
+    expect(results.map((r) => [r.status, r.connections, r.channels])).toEqual([
+      ['ok', 1, 2],
+      ['ok', 1, 2],
+    ]);
+  });
+
+  it('the seeds’ broken state: NIC 2 cells fail with a reproduce command, the host is failed', async () => {
+    const { cells, results } = await verify({ 16: host({ rdma: false, works: nic1Only }), 34: host({ rdma: false, works: nic1Only }) }, 'off');
+    expect(cells.filter((c) => c.ok).map((c) => `${c.from.iface}>${c.to.iface}`)).toEqual(['ibs5f0>ib0', 'ib0>ibs5f0']);
+    const failed = cells.find((c) => c.from.iface === 'ibs5f1' && c.to.iface === 'ib1')!;
+    expect(failed).toMatchObject({ ok: false, detail: '0/3 replies', reproduce: 'on cpuserver16: ping -n -c 3 -i 0.2 -W 1 -I ibs5f1 172.16.34.2' });
+    expect(results[0]).toMatchObject({ status: 'failed', reasons: ['3 of 4 cells from cpuserver16 failed'] });
+  });
+
+  it('rping where both ends have RDMA: servers on the destination on distinct ports, REJECTED reported', async () => {
+    const { cells, transport } = await verify({ 16: host({ rdma: true, works: nic1Only }), 34: host({ rdma: true, works: nic1Only }) }, 'auto');
+    const rping = cells.filter((c) => c.method === 'rping');
+    expect(rping).toHaveLength(8);
+    expect(rping.find((c) => c.from.ip === '172.16.16.1' && c.to.ip === '172.16.34.1')).toMatchObject({ ok: true, detail: '3/3 rdma pings' });
+    expect(rping.find((c) => c.from.ip === '172.16.16.2' && c.to.ip === '172.16.34.2')).toMatchObject({ ok: false, detail: 'REJECTED (error 8)' });
+    const serverScript = transport.log.scripts.get(34)!.find((s) => s.includes('rping -s'))!;
+    const ports = [...serverScript.matchAll(/-p (\d+)/g)].map((m) => Number(m[1]));
+    expect(new Set(ports).size).toBe(ports.length);
+    expect(serverScript).toMatch(/^timeout 20 rping -s/m);
+  });
+
+  it('rping is skipped, never passed, where a host has no RDMA device', async () => {
+    const { cells } = await verify({ 16: host({ rdma: true, works: allWork }), 34: host({ rdma: false, works: allWork }) }, 'on');
+    const rping = cells.filter((c) => c.method === 'rping');
+    expect(rping).toHaveLength(8);
+    expect(rping.every((c) => c.ok === null && c.detail === 'skipped: no RDMA device on memserver34 (/sys/class/infiniband is empty)')).toBe(true);
+    const auto = await verify({ 16: host({ rdma: true, works: allWork }), 34: host({ rdma: false, works: allWork }) }, 'auto');
+    expect(auto.cells.some((c) => c.method === 'rping')).toBe(false);
+  });
+
+  it('an unreachable host fails every cell it is part of, and the other host still reports', async () => {
+    const { cells, results } = await verify({ 16: host({ rdma: false, works: allWork }), 34: { connectError: new ConnectError('connection refused by a34:22 (is sshd running?)', true), respond: () => ok('') } }, 'off');
+    expect(cells.every((c) => c.ok === false && c.detail === 'host 34 unreachable: connection refused by a34:22 (is sshd running?)')).toBe(true);
+    expect(results.map((r) => r.status)).toEqual(['failed', 'unreachable']);
+  });
+});
