@@ -3,9 +3,11 @@ import type { Command } from 'commander';
 import type { Io } from './context.js';
 import { registerDeploy } from './deploy.js';
 import { registerHosts } from './hosts.js';
+import { registerLab } from './lab.js';
 import { registerRender } from './render.js';
 import { registerRollback } from './rollback.js';
 import { registerStatus } from './status.js';
+import { registerVerify } from './verify.js';
 
 export interface CommandResult {
   readonly exitCode: number;
@@ -14,7 +16,9 @@ export interface CommandResult {
 export function registerCommands(program: Command, io: Io, done: (r: CommandResult) => void): void {
   registerHosts(program, io, done);
   registerRender(program, io, done);
+  registerLab(program, io, done);
   registerDeploy(program, io, done);
   registerStatus(program, io, done);
   registerRollback(program, io, done);
+  registerVerify(program, io, done);
 }

@@ -1,0 +1,107 @@
+/** Text for `ibfleet lab up | down | reboot`. Pure. */
+import { foldHosts } from '../inventory/select.js';
+import { emulationLabel } from './emulation.js';
+import type { LabInfo } from './info.js';
+import type { LabDownResult } from './down.js';
+import type { HostReboot } from './reboot.js';
+
+const SHOWN_HOSTS = 12;
+
+function nameOption(name: string): string {
+  return name === 'default' ? '' : ` --name ${name}`;
+}
+
+export function formatLabUpText(info: LabInfo, elapsedMs: number): string {
+  const ids = foldHosts(info.hosts.map((h) => h.id));
+  const shown = info.hosts.slice(0, SHOWN_HOSTS);
+  const width = (texts: string[]) => Math.max(...texts.map((t) => t.length));
+  const [names, addresses, labels] = [width(shown.map((h) => h.name)), width(shown.map((h) => h.address)), width(shown.map((h) => emulationLabel(h.manager)))];
+  const rows = shown.map((h) => {
+    const nics = h.nics.map((n) => `${n.iface} ${n.address}/${n.prefixLength}`).join(', ');
+    return `  ${String(h.id).padStart(3)}  ${h.name.padEnd(names)}  ${h.address.padEnd(addresses)}  ${emulationLabel(h.manager).padEnd(labels)}  ${nics}`;
+  });
+  if (info.hosts.length > SHOWN_HOSTS) rows.push(`  … and ${info.hosts.length - SHOWN_HOSTS} more (see the inventory)`);
+  const [a, b] = [info.hosts[0]!, info.hosts[1] ?? info.hosts[0]!];
+  const nic2 = a.nics[1];
+  const peer = b.nics[1] ?? b.nics[0]!;
+  const lines = [
+    `lab ${info.name} is up: ${info.hosts.length} host(s) ${ids} in ${(elapsedMs / 1000).toFixed(1)} s`,
+    ...rows,
+    '',
+    `inventory    ${info.inventoryPath}`,
+    `known_hosts  ${info.knownHostsPath}`,
+    `ssh key      ${info.identityPath}`,
+    `management   ${info.mgmtSubnet} via ${info.rootLink} (this machine: ${info.controllerAddress})`,
+    '',
+    'The seeds\' failure is live: NIC 1 reaches NIC 1, anything through NIC 2 fails (strict rp_filter):',
+    `  ip netns exec ${a.namespace} ping -c1 -W1 -I ${a.nics[0]!.iface} ${b.nics[0]!.address}    # works`,
+    ...(nic2 ? [`  ip netns exec ${a.namespace} ping -c1 -W1 -I ${nic2.iface} ${peer.address}    # fails until deploy`] : []),
+    '',
+    'Next:',
+    `  ibfleet deploy -i ${info.inventoryPath} --hosts ${ids}`,
+    `  ssh -i ${info.identityPath} -o UserKnownHostsFile=${info.knownHostsPath} root@${a.address}`,
+    `  ibfleet lab reboot ${a.id}${nameOption(info.name)}    # boot state again, then the installed hooks run`,
+    `  ibfleet lab down${nameOption(info.name)}`,
+    '',
+  ];
+  return lines.join('\n');
+}
+
+export function labUpJson(info: LabInfo, elapsedMs: number) {
+  return {
+    command: 'lab up',
+    ok: true,
+    lab: info,
+    elapsedMs: Math.round(elapsedMs),
+    hosts: info.hosts.map((h) => ({ id: h.id, name: h.name, status: 'ok', error: null, address: h.address, manager: h.manager, namespace: h.namespace })),
+  };
+}
+
+export function formatLabDownText(results: readonly LabDownResult[], name: string | undefined): string {
+  if (results.length === 0 || results.every((r) => !r.found)) return `${name === undefined ? 'no lab is up' : `lab ${name} is not up`}; nothing to remove\n`;
+  return results
+    .filter((r) => r.found)
+    .map((r) => `lab ${r.name} removed: ${r.namespaces} namespace(s), ${r.processes} process(es), ${r.mounts} mount(s)${r.rootLink ? ', its link' : ''}${r.dir ? ' and its state directory' : ''}\n`)
+    .join('');
+}
+
+export function formatRebootText(results: readonly HostReboot[]): string {
+  const out: string[] = [];
+  for (const r of results) {
+    out.push(`host ${r.id} (${r.name}, ${r.manager}): ${r.reset.code === 0 ? 'boot state restored' : `reset FAILED (exit ${r.reset.code})`}; ${r.runs.length === 0 ? 'no hooks installed' : `${r.runs.length} hook run(s)`}`);
+    if (r.reset.code !== 0) out.push(indent(r.reset.stderr || r.reset.stdout));
+    for (const run of r.runs) {
+      const vars = Object.entries(run.env).filter(([k]) => ['IFACE', 'STATE', 'NM_DISPATCHER_ACTION'].includes(k)).map(([k, v]) => `${k}=${v}`).join(' ');
+      out.push(`  ${run.code === 0 ? 'ok    ' : `exit ${run.code}`.padEnd(6)}  ${run.event.padEnd(14)}  ${run.command.join(' ')}${vars ? `  (${vars})` : ''}`);
+      if (run.scripts) for (const s of run.scripts) out.push(`          ran ${s.script} (IFACE=${s.iface})`);
+      if (run.code !== 0) out.push(indent(run.stderr || run.stdout));
+    }
+    for (const s of r.skipped) out.push(`  skipped ${s.name}: ${s.reason}`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+export function rebootJson(results: readonly HostReboot[]) {
+  return {
+    command: 'lab reboot',
+    ok: results.every((r) => r.ok),
+    hosts: results.map((r) => ({
+      id: r.id,
+      name: r.name,
+      status: r.ok ? 'ok' : 'failed',
+      error: r.ok ? null : r.reset.code !== 0 ? `reset exited ${r.reset.code}` : 'a hook failed',
+      manager: r.manager,
+      runs: r.runs.map((run) => ({ event: run.event, command: run.command, env: run.env, exitCode: run.code, stdout: run.stdout, stderr: run.stderr, ...(run.scripts ? { scripts: run.scripts } : {}) })),
+      skipped: r.skipped,
+    })),
+  };
+}
+
+function indent(text: string): string {
+  return text
+    .trimEnd()
+    .split('\n')
+    .slice(-8)
+    .map((l) => `          ${l}`)
+    .join('\n');
+}

@@ -1,0 +1,166 @@
+/**
+ * How each network manager runs the hooks installed on a host when it boots, as data: which files
+ * in the hook directory it accepts, in what order, with which arguments and environment. Pure;
+ * src/lab/reboot.ts runs the result inside the host. ifupdown is not emulated: the host runs a real
+ * `ifup -a`, whose run-parts output is parsed here.
+ */
+import type { Manager } from '../inventory/model.js';
+import { HOOK_PATHS } from '../render/paths.js';
+import { connectionUuid } from './emulation.js';
+import { MGMT_IFACE } from './names.js';
+import type { LabHost, LabPlan } from './plan.js';
+import { HOOK_PATH_ENV } from './scripts.js';
+
+/** One line of the listing script: `find -L DIR -printf '%f\t%U\t%G\t%m\t%y\n'`. */
+export interface HookDirEntry {
+  readonly name: string;
+  readonly uid: number;
+  readonly gid: number;
+  /** Permission bits including set-id bits, e.g. 0o4755. */
+  readonly mode: number;
+  /** find's %y after following symlinks: f regular, d directory, l broken link, ... */
+  readonly type: string;
+}
+
+export function parseHookListing(text: string): HookDirEntry[] {
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => {
+      const [name = '', uid = '', gid = '', mode = '', type = ''] = line.split('\t');
+      return { name, uid: Number(uid), gid: Number(gid), mode: parseInt(mode, 8), type };
+    });
+}
+
+export function hookDir(manager: Exclude<Manager, 'ifupdown'>): string {
+  return HOOK_PATHS[manager].slice(0, HOOK_PATHS[manager].lastIndexOf('/'));
+}
+
+/** NetworkManager-dispatcher skips editor backups and package-manager leftovers by name. */
+const NM_IGNORED_SUFFIXES = ['~', '.rpmsave', '.rpmorig', '.rpmnew', '.dpkg-old', '.dpkg-dist', '.dpkg-new', '.dpkg-bak', '.dpkg-tmp'];
+
+/**
+ * Why a dispatcher would skip this file, or undefined if it runs it. Both require a regular file,
+ * executable by its owner, owned by root and writable by nobody else (networkd-dispatcher also
+ * wants group root; NetworkManager refuses set-UID files and backup names).
+ */
+export function skipReason(manager: Exclude<Manager, 'ifupdown'>, entry: HookDirEntry): string | undefined {
+  if (entry.type !== 'f') return 'not a regular file';
+  if ((entry.mode & 0o100) === 0) return 'not executable by its owner';
+  if (entry.uid !== 0) return 'not owned by root';
+  if ((entry.mode & 0o022) !== 0) return 'writable by group or others';
+  if (manager === 'netplan' && entry.gid !== 0) return 'group is not root';
+  if (manager === 'networkmanager') {
+    if ((entry.mode & 0o4000) !== 0) return 'set-UID';
+    if (entry.name.startsWith('.') || NM_IGNORED_SUFFIXES.some((s) => entry.name.endsWith(s))) return 'ignored name (hidden or package/editor leftover)';
+  }
+  return undefined;
+}
+
+/** Scripts a dispatcher runs from a listing, in its order (byte order of the names). */
+export function runnableHooks(manager: Exclude<Manager, 'ifupdown'>, entries: readonly HookDirEntry[]): string[] {
+  return entries
+    .filter((e) => skipReason(manager, e) === undefined)
+    .map((e) => e.name)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+export interface HookInvocation {
+  /** What the manager reports: `routable mgmt0`, `up ib1`, `hostname`. */
+  readonly event: string;
+  readonly script: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+}
+
+interface Iface {
+  readonly iface: string;
+  readonly address: string;
+  readonly prefixLength: number;
+  readonly connection: { readonly id: string; readonly uuid: string; readonly file: string } | undefined;
+}
+
+/** The interfaces a manager reports up at boot: the management NIC (so hooks see a non-fabric interface too), then the fabric NICs in order. */
+function bootInterfaces(plan: LabPlan, host: LabHost): Iface[] {
+  return [
+    { iface: MGMT_IFACE, address: host.address, prefixLength: plan.mgmtPrefixLength, connection: undefined },
+    ...host.nics.map((n) => ({
+      iface: n.iface,
+      address: n.address,
+      prefixLength: n.prefixLength,
+      connection: { id: n.iface, uuid: connectionUuid(plan, host, n), file: `/etc/NetworkManager/system-connections/${n.iface}.nmconnection` },
+    })),
+  ];
+}
+
+/**
+ * Every hook run of a boot, in order. networkd-dispatcher: each script of routable.d per interface
+ * that becomes routable, with IFACE and STATE=routable. NetworkManager: first the `hostname` event
+ * (interface argument "none", as NetworkManager-dispatcher(8) documents), then `<iface> up` per
+ * activated device with DEVICE_IFACE and NM_DISPATCHER_ACTION.
+ */
+export function bootInvocations(plan: LabPlan, host: LabHost, scripts: readonly string[]): HookInvocation[] {
+  const manager = host.manager;
+  if (manager === 'ifupdown') return [];
+  const dir = hookDir(manager);
+  const out: HookInvocation[] = [];
+  const runAll = (event: string, args: readonly string[], env: Record<string, string>) => {
+    for (const s of scripts) out.push({ event, script: `${dir}/${s}`, args, env: { PATH: HOOK_PATH_ENV, ...env } });
+  };
+  if (manager === 'netplan') {
+    for (const i of bootInterfaces(plan, host)) {
+      runAll(`routable ${i.iface}`, [], {
+        IFACE: i.iface,
+        STATE: 'routable',
+        AdministrativeState: i.connection ? 'configured' : 'unmanaged',
+        OperationalState: 'routable',
+        ADDR: i.address,
+        IP_ADDRS: i.address,
+        IP6_ADDRS: '',
+      });
+    }
+  } else {
+    runAll('hostname', ['none', 'hostname'], { NM_DISPATCHER_ACTION: 'hostname' });
+    for (const i of bootInterfaces(plan, host)) {
+      runAll(`up ${i.iface}`, [i.iface, 'up'], {
+        NM_DISPATCHER_ACTION: 'up',
+        DEVICE_IFACE: i.iface,
+        DEVICE_IP_IFACE: i.iface,
+        IP4_NUM_ADDRESSES: '1',
+        IP4_ADDRESS_0: `${i.address}/${i.prefixLength} 0.0.0.0`,
+        ...(i.connection ? { CONNECTION_ID: i.connection.id, CONNECTION_UUID: i.connection.uuid, CONNECTION_FILENAME: i.connection.file } : {}),
+      });
+    }
+  }
+  return out;
+}
+
+export interface IfupHookRun {
+  readonly script: string;
+  /** The IFACE the script saw: the interface being configured, or `--all` for the final run of `ifup -a`. */
+  readonly iface: string;
+}
+
+/**
+ * The if-up.d scripts a `ifup -a -v` ran, in order, each with the interface it ran for. ifup runs
+ * if-up.d once per interface it configures, then once more with IFACE=--all.
+ */
+export function ifupHookRuns(output: string): IfupHookRun[] {
+  const runs: IfupHookRun[] = [];
+  let pending: string | undefined;
+  let current: string | undefined;
+  for (const line of output.split('\n')) {
+    const configure = /^ifup: configuring interface ([^=\s]+)=/.exec(line);
+    const runParts = /^run-parts\s.*\s(\S+)$/.exec(line);
+    const executing = /^run-parts: executing (\S+)/.exec(line);
+    if (configure) pending = configure[1];
+    else if (executing) {
+      if (current !== undefined) runs.push({ script: executing[1]!, iface: current });
+    } else if (runParts) {
+      // An if-up.d pass belongs to the interface configured just before it; one without is IFACE=--all.
+      current = runParts[1]!.endsWith('/if-up.d') ? (pending ?? '--all') : undefined;
+      if (current !== undefined) pending = undefined;
+    }
+  }
+  return runs;
+}

@@ -1,0 +1,13 @@
+/**
+ * The rehearsal lab's programmatic API, used by `ibfleet lab` and by every end-to-end test:
+ * bring a lab up, run commands in its hosts, reboot hosts, take it down.
+ */
+export { labDown, labDownAll, listLabs, type LabDownResult } from './down.js';
+export { emulationLabel } from './emulation.js';
+export { labExec, type LabExecOptions, type LabRef } from './exec.js';
+export type { LabHostInfo, LabInfo } from './info.js';
+export { DEFAULT_LAB_NAME, hostNamespace, labPaths } from './names.js';
+export { DEFAULT_CONTROLLER_ADDRESS, DEFAULT_MGMT_SUBNET } from './options.js';
+export { labReboot, type HookRun, type HostReboot } from './reboot.js';
+export type { RunResult } from './system.js';
+export { labUp, type LabUpOptions } from './up.js';

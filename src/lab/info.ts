@@ -1,0 +1,56 @@
+/** What a running lab offers its users and tests: paths, and per host its address, manager and namespace. Pure. */
+import type { Manager } from '../inventory/model.js';
+import { hostPaths, labPaths } from './names.js';
+import type { LabPlan } from './plan.js';
+
+export interface LabHostInfo {
+  readonly id: number;
+  readonly name: string;
+  /** Management (SSH) address. */
+  readonly address: string;
+  readonly manager: Manager;
+  readonly interfaces: readonly string[];
+  /** Fabric NICs in order: interface and IPoIB address. */
+  readonly nics: readonly { readonly iface: string; readonly address: string; readonly prefixLength: number }[];
+  /** Network namespace: `ip netns exec <namespace> ...` reaches the host's network. */
+  readonly namespace: string;
+  /** sshd's log, with one "Accepted publickey" line per login. */
+  readonly sshdLog: string;
+}
+
+export interface LabInfo {
+  readonly name: string;
+  readonly dir: string;
+  readonly inventoryPath: string;
+  readonly knownHostsPath: string;
+  readonly identityPath: string;
+  readonly mgmtSubnet: string;
+  readonly controllerAddress: string;
+  /** The lab's one link in the machine's own namespace. */
+  readonly rootLink: string;
+  readonly hosts: readonly LabHostInfo[];
+}
+
+export function labInfo(plan: LabPlan): LabInfo {
+  const paths = labPaths(plan.name);
+  return {
+    name: plan.name,
+    dir: paths.dir,
+    inventoryPath: paths.inventory,
+    knownHostsPath: paths.knownHosts,
+    identityPath: paths.identity,
+    mgmtSubnet: plan.mgmtSubnet,
+    controllerAddress: plan.controllerAddress,
+    rootLink: plan.rootLink,
+    hosts: plan.hosts.map((h) => ({
+      id: h.id,
+      name: h.name,
+      address: h.address,
+      manager: h.manager,
+      interfaces: h.nics.map((n) => n.iface),
+      nics: h.nics.map((n) => ({ iface: n.iface, address: n.address, prefixLength: n.prefixLength })),
+      namespace: h.namespace,
+      sshdLog: hostPaths(plan.name, h.id).sshdLog,
+    })),
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * What a lab consists of, decided before anything is created: hosts, their managers, interfaces,
+ * management and fabric addresses, namespace and link names. Pure; the plan is also the lab's
+ * state file, so `down` and `reboot` work from exactly what `up` built.
+ */
+import { UsageError } from '../errors.js';
+import { deriveNicAddress, deriveTable } from '../inventory/derive.js';
+import { cidrContains, formatCidr, formatIpv4, maskOf, parseCidr, type Cidr } from '../inventory/ipv4.js';
+import type { Fleet, Manager, Pair } from '../inventory/model.js';
+import { foldHosts } from '../inventory/select.js';
+import { checkLabName, fabricPortName, hostNamespace, labDir, mgmtPortName, rootLinkName, switchNamespace } from './names.js';
+import { DEFAULT_CONTROLLER_ADDRESS, DEFAULT_MGMT_SUBNET, parseControllerAddress, parseMgmtSubnet } from './options.js';
+
+export interface LabNic {
+  readonly index: number;
+  readonly iface: string;
+  readonly address: string;
+  readonly prefixLength: number;
+  /** The routing table a deploy gives this NIC; `lab reboot` flushes it. */
+  readonly table: number;
+  /** The veth end on the fabric bridge, in the switch namespace. */
+  readonly port: string;
+}
+
+export type ManagerSource = 'option' | 'inventory' | 'default';
+
+export interface LabHost {
+  readonly id: number;
+  readonly name: string;
+  readonly role: string | undefined;
+  readonly manager: Manager;
+  readonly managerFrom: ManagerSource;
+  /** Management (SSH) address: the management subnet's network + id. */
+  readonly address: string;
+  readonly namespace: string;
+  readonly mgmtPort: string;
+  readonly nics: readonly LabNic[];
+}
+
+export interface LabPlan {
+  readonly version: 1;
+  readonly name: string;
+  readonly dir: string;
+  readonly switchNamespace: string;
+  readonly rootLink: string;
+  readonly mgmtSubnet: string;
+  readonly mgmtPrefixLength: number;
+  readonly controllerAddress: string;
+  readonly fabric: { readonly subnet: string; readonly nics: number; readonly tableBase: number };
+  readonly hosts: readonly LabHost[];
+  /** The source inventory's pairs whose two hosts are both in the lab. */
+  readonly pairs: readonly Pair[];
+}
+
+export interface LabPlanInput {
+  readonly name?: string;
+  /** Default: the hosts of the source inventory. */
+  readonly hosts?: readonly number[];
+  readonly mgmtSubnet?: string;
+  readonly controllerAddress?: string;
+  readonly managers?: ReadonlyMap<number, Manager>;
+  readonly interfaces?: ReadonlyMap<number, readonly string[]>;
+  /** The source inventory: fabric, and name/role/interfaces/manager of the hosts it knows. */
+  readonly fleet: Fleet;
+}
+
+/**
+ * The emulated machines of the seeds: 16 is the Ubuntu 20.04 desktop with NetworkManager, 34 the
+ * Ubuntu 18.04 server with netplan; anything else is a netplan server unless told otherwise.
+ */
+export function defaultManager(id: number): Manager {
+  return id === 16 ? 'networkmanager' : 'netplan';
+}
+
+export function planLab(input: LabPlanInput): LabPlan {
+  const name = checkLabName(input.name ?? 'default');
+  const { fleet } = input;
+  const mgmt = parseMgmtSubnet(input.mgmtSubnet ?? DEFAULT_MGMT_SUBNET);
+  const controller = parseControllerAddress(input.controllerAddress ?? DEFAULT_CONTROLLER_ADDRESS);
+  const ids = input.hosts ?? fleet.hosts.map((h) => h.id);
+  if (ids.length === 0) throw new UsageError(`no lab hosts: ${fleet.file} has none; pass --hosts, e.g. --hosts 16,34`);
+
+  checkMgmtSubnet(mgmt, controller, fleet, ids);
+  for (const [option, map] of [['--manager', input.managers], ['--interfaces', input.interfaces]] as const) {
+    const stray = [...(map?.keys() ?? [])].filter((id) => !ids.includes(id));
+    if (stray.length) throw new UsageError(`${option} names host${stray.length > 1 ? 's' : ''} ${foldHosts(stray)}, which ${stray.length > 1 ? 'are' : 'is'} not in the lab (--hosts ${foldHosts(ids)})`);
+  }
+
+  const takenNames = new Set(fleet.hosts.filter((h) => ids.includes(h.id)).map((h) => h.name));
+  const hosts = [...ids].sort((a, b) => a - b).map((id): LabHost => {
+    const known = fleet.hosts.find((h) => h.id === id);
+    let hostName = known?.name;
+    if (hostName === undefined) {
+      hostName = takenNames.has(`node${id}`) ? `node${id}-lab` : `node${id}`;
+      takenNames.add(hostName);
+    }
+    const option = input.managers?.get(id);
+    const fromInventory = known && known.manager !== 'auto' ? known.manager : undefined;
+    const [manager, managerFrom]: [Manager, ManagerSource] = option ? [option, 'option'] : fromInventory ? [fromInventory, 'inventory'] : [defaultManager(id), 'default'];
+    const interfaces = input.interfaces?.get(id) ?? known?.nics.map((n) => n.iface) ?? Array.from({ length: fleet.fabric.nics }, (_, i) => `ib${i}`);
+    if (interfaces.length !== fleet.fabric.nics) {
+      throw new UsageError(`host ${id}: ${interfaces.length} interface(s) given (${interfaces.join(',')}) but the fabric has ${fleet.fabric.nics} NICs per host`);
+    }
+    return {
+      id,
+      name: hostName,
+      role: known?.role,
+      manager,
+      managerFrom,
+      address: formatIpv4(mgmt.network + id),
+      namespace: hostNamespace(name, id),
+      mgmtPort: mgmtPortName(id),
+      nics: interfaces.map((iface, i) => ({
+        index: i + 1,
+        iface,
+        address: deriveNicAddress(fleet.fabric.subnet, id, i + 1),
+        prefixLength: fleet.fabric.subnet.prefixLength,
+        table: deriveTable(fleet.fabric.tableBase, i + 1),
+        port: fabricPortName(id, i + 1),
+      })),
+    };
+  });
+
+  const inLab = new Set(ids);
+  return {
+    version: 1,
+    name,
+    dir: labDir(name),
+    switchNamespace: switchNamespace(name),
+    rootLink: rootLinkName(name),
+    mgmtSubnet: formatCidr(mgmt),
+    mgmtPrefixLength: mgmt.prefixLength,
+    controllerAddress: formatIpv4(controller),
+    fabric: { subnet: fleet.fabric.subnetText, nics: fleet.fabric.nics, tableBase: fleet.fabric.tableBase },
+    hosts,
+    pairs: fleet.pairs.filter((p) => inLab.has(p.cpu) && inLab.has(p.mem)),
+  };
+}
+
+function cidrsOverlap(a: Cidr, b: Cidr): boolean {
+  const shorter = a.prefixLength <= b.prefixLength ? a : b;
+  const longer = shorter === a ? b : a;
+  return cidrContains(shorter, longer.network);
+}
+
+function checkMgmtSubnet(mgmt: Cidr, controller: number, fleet: Fleet, ids: readonly number[]): void {
+  const text = formatCidr(mgmt);
+  const broadcast = (mgmt.network | (~maskOf(mgmt.prefixLength) >>> 0)) >>> 0;
+  const tooHigh = ids.filter((id) => mgmt.network + id >= broadcast);
+  if (tooHigh.length) throw new UsageError(`--mgmt-subnet ${text} has no room for host${tooHigh.length > 1 ? 's' : ''} ${foldHosts(tooHigh)} (host H gets <network>+H); use a /24 or larger`);
+  if (cidrsOverlap(mgmt, fleet.fabric.subnet)) throw new UsageError(`--mgmt-subnet ${text} overlaps the fabric subnet ${fleet.fabric.subnetText}; the default is ${DEFAULT_MGMT_SUBNET}`);
+  if (cidrContains(mgmt, controller)) throw new UsageError(`the controller address ${formatIpv4(controller)} lies inside --mgmt-subnet ${text}; choose a management subnet that does not contain it`);
+}
+
+/** Fabric routing tables of the lab (tableBase+1 .. tableBase+nics), flushed by `lab reboot`. */
+export function fabricTables(plan: LabPlan): number[] {
+  return Array.from({ length: plan.fabric.nics }, (_, i) => deriveTable(plan.fabric.tableBase, i + 1));
+}
+
+/** Routes of the machine (as `ip -j route` lists them) that the lab's management route would clash with. */
+export function conflictingRoutes(routes: readonly { dst?: string; dev?: string }[], mgmtSubnet: string): string[] {
+  const mgmt = parseMgmtSubnet(mgmtSubnet);
+  const out: string[] = [];
+  for (const route of routes) {
+    if (!route.dst || route.dst === 'default') continue;
+    const parsed = parseCidr(route.dst.includes('/') ? route.dst : `${route.dst}/32`);
+    if (parsed && cidrsOverlap(mgmt, parsed.cidr)) out.push(`${route.dst}${route.dev ? ` dev ${route.dev}` : ''}`);
+  }
+  return out;
+}

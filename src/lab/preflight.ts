@@ -1,0 +1,99 @@
+/**
+ * What `lab up` needs from the machine, checked before anything is created. The facts come from an
+ * injectable probe, so the message for a machine without root or tools is tested without one.
+ */
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { release } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { UsageError } from '../errors.js';
+
+export const INSTALL_HINT = 'apt-get install openssh-server iproute2 iputils-ping util-linux ifupdown';
+
+/** Command → the Debian/Ubuntu package that ships it. */
+export const LAB_TOOLS: Readonly<Record<string, string>> = {
+  ip: 'iproute2',
+  sshd: 'openssh-server',
+  'ssh-keygen': 'openssh-client',
+  ping: 'iputils-ping',
+  unshare: 'util-linux',
+  nsenter: 'util-linux',
+  mount: 'mount',
+  umount: 'mount',
+};
+export const IFUPDOWN_TOOLS: Readonly<Record<string, string>> = { ifup: 'ifupdown', ifdown: 'ifupdown' };
+
+export interface PreflightProbe {
+  isRoot(): boolean;
+  /** Absolute path of a command, or undefined when it is not installed. */
+  findCommand(name: string): string | undefined;
+  /** Whether the kernel can mount overlayfs (each host's /etc is an overlay). */
+  hasOverlayfs(): boolean;
+}
+
+export interface PreflightNeeds {
+  readonly ifupdown: boolean;
+}
+
+export interface LabTools {
+  /** sshd must be started by absolute path (it re-executes itself). */
+  readonly sshd: string;
+}
+
+/** Problems, each a sentence; empty when the machine can run a lab. */
+export function preflightProblems(needs: PreflightNeeds, probe: PreflightProbe, command = 'lab up'): string[] {
+  const problems: string[] = [];
+  if (!probe.isRoot()) problems.push(rootProblem(command));
+  const tools = { ...LAB_TOOLS, ...(needs.ifupdown ? IFUPDOWN_TOOLS : {}) };
+  const missing = Object.entries(tools).filter(([cmd]) => probe.findCommand(cmd) === undefined);
+  if (missing.length) {
+    problems.push(`${command} needs ${missing.map(([cmd, pkg]) => `${cmd} (${pkg})`).join(', ')}, not found; install with: ${INSTALL_HINT}`);
+  }
+  if (!probe.hasOverlayfs()) problems.push(`${command} needs overlayfs in the kernel for each host's /etc (try: modprobe overlay)`);
+  return problems;
+}
+
+function rootProblem(command: string): string {
+  return `${command} needs root (it works with network namespaces and mounts): run it as root, e.g. sudo ibfleet ${command}`;
+}
+
+/** `lab down` and `lab reboot` need root, not the tools `lab up` checks for. */
+export function requireRoot(command: string, isRoot: () => boolean = () => process.getuid?.() === 0): void {
+  if (!isRoot()) throw new UsageError(rootProblem(command));
+}
+
+export function checkPreflight(needs: PreflightNeeds, probe: PreflightProbe = systemProbe(), command = 'lab up'): LabTools {
+  const problems = preflightProblems(needs, probe, command);
+  if (problems.length) throw new UsageError(problems.join('\n'));
+  return { sshd: probe.findCommand('sshd')! };
+}
+
+/** Root's usual PATH, searched after $PATH: sudo and cron often drop the sbin directories. */
+const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+
+export function systemProbe(env: Readonly<Record<string, string | undefined>> = process.env): PreflightProbe {
+  const dirs = [...(env.PATH ?? '').split(delimiter).filter((d) => d.startsWith('/')), ...SYSTEM_PATH];
+  return {
+    isRoot: () => process.getuid?.() === 0,
+    findCommand: (name) => {
+      for (const dir of dirs) {
+        const candidate = join(dir, name);
+        try {
+          accessSync(candidate, constants.X_OK);
+          return candidate;
+        } catch {
+          // not here
+        }
+      }
+      return undefined;
+    },
+    // Loaded, or a module the first overlay mount will load.
+    hasOverlayfs: () => {
+      try {
+        if (/\toverlay$/m.test(readFileSync('/proc/filesystems', 'utf8'))) return true;
+      } catch {
+        // no /proc: fall through
+      }
+      return existsSync(`/lib/modules/${release()}/kernel/fs/overlayfs`);
+    },
+  };
+}

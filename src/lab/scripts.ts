@@ -1,0 +1,191 @@
+/**
+ * The commands that build, boot, reset and inspect lab hosts, as text: `ip -batch` input and small
+ * POSIX sh scripts. Pure; src/lab/up.ts and friends run them. Batching matters: `lab up` of 254
+ * hosts is a handful of `ip` processes plus one short script per host.
+ */
+import { shellCommand, shellQuote } from '../render/shell.js';
+import { HOST_KEY_VIEW_PATH, MANAGED_TREES } from './emulation.js';
+import { FABRIC_BRIDGE, LAB_ROOT, MGMT_BRIDGE, MGMT_IFACE, NETNS_DIR, SWITCH_UPLINK, hostPaths } from './names.js';
+import type { LabHost, LabPlan } from './plan.js';
+import { fabricTables } from './plan.js';
+
+/**
+ * Kernel settings of a freshly booted lab host, on all, default and every fabric NIC. Strict
+ * reverse-path filtering and ARP answered only by the NIC that owns the address make the seeds'
+ * failure exact and repeatable: NIC 1 ↔ NIC 1 works, anything through a NIC 2 fails until the
+ * per-NIC routing is in place. The other two are pinned to the kernel defaults so a reboot also
+ * undoes what a deploy sets, whatever the machine's own defaults are.
+ */
+export const BOOT_SYSCTLS: Readonly<Record<string, string>> = { rp_filter: '1', arp_ignore: '1', arp_announce: '0', accept_local: '0' };
+
+export const HOOK_PATH_ENV = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** Root namespace, one `ip -batch`: every namespace and veth, each end created in its own namespace. */
+export function renderCreateBatch(plan: LabPlan): string {
+  const sw = plan.switchNamespace;
+  const lines = [`netns add ${sw}`, ...plan.hosts.map((h) => `netns add ${h.namespace}`)];
+  lines.push(`link add ${MGMT_BRIDGE} netns ${sw} type bridge`, `link add ${FABRIC_BRIDGE} netns ${sw} type bridge`);
+  for (const h of plan.hosts) {
+    lines.push(`link add ${MGMT_IFACE} netns ${h.namespace} type veth peer name ${h.mgmtPort} netns ${sw}`);
+    for (const n of h.nics) lines.push(`link add ${n.iface} netns ${h.namespace} type veth peer name ${n.port} netns ${sw}`);
+  }
+  // Created last and only once the switch exists: the pair's far end lives in the switch namespace,
+  // so deleting that namespace removes this link from the machine too.
+  lines.push(`link add ${plan.rootLink} type veth peer name ${SWITCH_UPLINK} netns ${sw}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Inside the switch namespace: no IPv6 chatter on ~3 ports per host, bridges and ports up. */
+export function renderSwitchScript(plan: LabPlan): string {
+  const batch = [`link set ${MGMT_BRIDGE} up`, `link set ${FABRIC_BRIDGE} up`, `link set ${SWITCH_UPLINK} master ${MGMT_BRIDGE} up`];
+  for (const h of plan.hosts) {
+    batch.push(`link set ${h.mgmtPort} master ${MGMT_BRIDGE} up`);
+    for (const n of h.nics) batch.push(`link set ${n.port} master ${FABRIC_BRIDGE} up`);
+  }
+  return `set -eu
+${disableIpv6()}
+ip -batch - <<'EOF'
+${batch.join('\n')}
+EOF
+`;
+}
+
+/** Root namespace: the controller's /32 and the one route to the management subnet. */
+export function renderRootLinkBatch(plan: LabPlan): string {
+  return [
+    `address add ${plan.controllerAddress}/32 dev ${plan.rootLink}`,
+    `link set ${plan.rootLink} up`,
+    `route add ${plan.mgmtSubnet} dev ${plan.rootLink} src ${plan.controllerAddress}`,
+    '',
+  ].join('\n');
+}
+
+function disableIpv6(): string {
+  return 'if [ -d /proc/sys/net/ipv6 ]; then echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6; fi';
+}
+
+function sysctlLines(host: LabHost): string {
+  const targets = ['all', 'default', ...host.nics.map((n) => n.iface)];
+  const writes = Object.entries(BOOT_SYSCTLS).map(([key, value]) => `echo ${value} > "$d/${key}"`);
+  return `for conf in ${targets.join(' ')}; do\n\td=/proc/sys/net/ipv4/conf/$conf\n\t${writes.join('; ')}\ndone`;
+}
+
+/** Fabric addresses in NIC order, so the main table lists NIC 1's subnet route first — the seeds' failure. */
+function fabricUpBatch(host: LabHost): string[] {
+  return host.nics.flatMap((n) => [`link set ${n.iface} up`, `address add ${n.address}/${n.prefixLength} dev ${n.iface}`]);
+}
+
+/**
+ * Runs in the root namespace and brings one host up: its host key (written before the overlay is
+ * mounted — an upper layer is never written behind a mounted overlay's back), its mount and UTS
+ * namespaces, then its boot inside them.
+ */
+export function renderHostStartScript(plan: LabPlan, host: LabHost, sshd: string): string {
+  const p = hostPaths(plan.name, host.id);
+  const key = `${p.upper}${HOST_KEY_VIEW_PATH}`;
+  return `set -eu
+ssh-keygen -q -t ed25519 -N '' -C ${shellQuote(`root@${host.name}`)} -f ${shellQuote(key)}
+unshare ${shellQuote(`--mount=${p.mountNs}`)} ${shellQuote(`--uts=${p.utsNs}`)} --propagation private sh -euc ${shellQuote(renderMountScript(plan, host))}
+${shellCommand(enterArgs(plan.name, host.id))} sh -euc ${shellQuote(renderBootScript(plan, host, sshd))}
+`;
+}
+
+/** `nsenter` into a host: its mount, UTS and network namespaces. */
+export function enterArgs(lab: string, id: number): string[] {
+  const p = hostPaths(lab, id);
+  return ['nsenter', `--mount=${p.mountNs}`, `--uts=${p.utsNs}`, `--net=${p.netNs}`, '--'];
+}
+
+/**
+ * Inside the host's new mount namespace (still the machine's network). It first drops its copies
+ * of namespace files — other hosts' and other labs' — since a copy keeps that namespace, and with it
+ * a lab's links and routes, alive after `lab down`. Then /etc becomes an overlay whose network-
+ * manager trees hold only this host's files, and /root and /run become the host's own.
+ */
+export function renderMountScript(plan: LabPlan, host: LabHost): string {
+  const p = hostPaths(plan.name, host.id);
+  return `up=${shellQuote(p.upper)}
+awk ${shellQuote(namespaceFileMounts())} /proc/self/mountinfo | xargs -r umount -l 2>/dev/null || true
+echo ${shellQuote(host.name)} > /proc/sys/kernel/hostname
+mount -t overlay ibfleet-lab -o ${shellQuote(`lowerdir=/etc,upperdir=${p.upper}/etc,workdir=${p.work}`)} /etc
+# Keep only what the upper layer (this host's files) holds.
+prune() {
+	if [ ! -e "$up$1" ] && [ ! -L "$up$1" ]; then rm -rf -- "$1"; return 0; fi
+	if [ -d "$1" ] && [ ! -L "$1" ]; then
+		for f in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+			if [ -e "$f" ] || [ -L "$f" ]; then prune "$f"; fi
+		done
+	fi
+	return 0
+}
+for t in ${MANAGED_TREES.map(shellQuote).join(' ')} /etc/ssh/ssh_host_*; do
+	if [ -e "$t" ] || [ -L "$t" ]; then prune "$t"; fi
+done
+mount --bind ${shellQuote(p.root)} /root
+mount --bind ${shellQuote(p.run)} /run
+`;
+}
+
+/**
+ * An awk program printing the mounts to detach from a new host's mount namespace: /run/netns and
+ * every lab's private bind as whole trees, plus any other namespace file. Whole trees, because each
+ * unmount waits for an RCU grace period: one per tree keeps booting 254 hosts linear, where one per
+ * namespace file (~255 per host) made it quadratic.
+ */
+function namespaceFileMounts(): string {
+  return `{ for (i = 7; i <= NF; i++) if ($i == "-") { n++; mp[n] = $5; fs[n] = $(i + 1); mounted[$5] = 1; break } }
+END {
+	for (k = 1; k <= n; k++) {
+		m = mp[k]
+		if (m == "${NETNS_DIR}" || m ~ "^${LAB_ROOT}/[^/]+$") { print m; continue }
+		if (fs[k] != "nsfs") continue
+		if (m ~ "^${NETNS_DIR}/" && mounted["${NETNS_DIR}"]) continue
+		if (m ~ "^${LAB_ROOT}/[^/]+/") { split(m, part, "/"); if (mounted["${LAB_ROOT}/" part[4]]) continue }
+		print m
+	}
+}`;
+}
+
+/** Inside all of the host's namespaces: kernel settings, management and fabric addresses, sshd. */
+export function renderBootScript(plan: LabPlan, host: LabHost, sshd: string): string {
+  const batch = [`address add ${host.address}/${plan.mgmtPrefixLength} dev ${MGMT_IFACE}`, `link set ${MGMT_IFACE} up`, `route add ${plan.controllerAddress}/32 dev ${MGMT_IFACE}`];
+  // ifupdown hosts get lo and the fabric NICs from a real `ifup -a`, as networking.service does at boot.
+  if (host.manager !== 'ifupdown') batch.unshift('link set lo up', ...fabricUpBatch(host));
+  return `${disableIpv6()}
+${sysctlLines(host)}
+ip -batch - <<'EOF'
+${batch.join('\n')}
+EOF
+${host.manager === 'ifupdown' ? 'ifup -a\n' : ''}${shellQuote(sshd)} -f /etc/ssh/sshd_config -E /run/sshd.log
+`;
+}
+
+/**
+ * `lab reboot`, first half: back to the state `lab up` left — no rules but the kernel's three, empty
+ * fabric tables, boot sysctls, no neighbours, and the fabric addresses re-added in NIC order so the
+ * main-table duplicates return. ifupdown hosts take their NICs down with a real `ifdown`; they come
+ * back with `ifup -a` in the second half (see hooks.ts).
+ */
+export function renderResetScript(plan: LabPlan, host: LabHost): string {
+  const down =
+    host.manager === 'ifupdown'
+      ? host.nics.map((n) => `ifdown ${n.iface} || { ip address flush dev ${n.iface}; ip link set ${n.iface} down; }`)
+      : host.nics.map((n) => `ip address flush dev ${n.iface}; ip link set ${n.iface} down`);
+  const up = host.manager === 'ifupdown' ? '' : `ip -batch - <<'EOF'\n${fabricUpBatch(host).join('\n')}\nEOF\n`;
+  return `set -u
+${down.join('\n')}
+ip -4 rule show | while IFS=: read -r pref rest; do
+	case $pref in 0 | 32766 | 32767) ;; *) ip -4 rule del pref "$pref" ;; esac
+done
+${fabricTables(plan).map((t) => `ip -4 route flush table ${t} 2>/dev/null || true`).join('\n')}
+${sysctlLines(host)}
+ip neigh flush all 2>/dev/null || true
+${up}`;
+}
+
+/** Lists a hook directory as `name uid gid mode type` lines, following symlinks as the dispatchers do. */
+export function renderListHooksScript(dir: string): string {
+  return `[ -d ${shellQuote(dir)} ] || exit 0
+find -L ${shellQuote(dir)} -mindepth 1 -maxdepth 1 -printf '%f\\t%U\\t%G\\t%m\\t%y\\n'
+`;
+}

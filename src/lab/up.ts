@@ -1,0 +1,203 @@
+/**
+ * `lab up`: builds every namespace, link, mount and sshd of a plan, or — if any step fails — removes
+ * what it built, so a lab is either up or absent. An existing lab of that name is never touched.
+ */
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { dirname, join } from 'node:path';
+import pLimit from 'p-limit';
+import { HostError, UsageError, tail } from '../errors.js';
+import { loadInventory } from '../inventory/load.js';
+import type { Fleet, Manager } from '../inventory/model.js';
+import { PACKAGE_ROOT } from '../package-root.js';
+import { labDown } from './down.js';
+import { HOST_KEY_VIEW_PATH, renderHostView } from './emulation.js';
+import { labInfo, type LabInfo } from './info.js';
+import { renderKnownHosts, renderLabInventory } from './lab-inventory.js';
+import { LAB_ROOT, NETNS_DIR, backingPath, hostPaths, isLabNamespace, labPaths } from './names.js';
+import { conflictingRoutes, planLab, type LabPlan } from './plan.js';
+import { checkPreflight, type LabTools, type PreflightProbe } from './preflight.js';
+import { renderCreateBatch, renderHostStartScript, renderRootLinkBatch, renderSwitchScript } from './scripts.js';
+import { writeLabState } from './state.js';
+import { run, runOk } from './system.js';
+
+type HostMap<T> = ReadonlyMap<number, T> | Readonly<Record<number, T>>;
+
+export interface LabUpOptions {
+  /** Default `default`. */
+  readonly name?: string;
+  /** Host numbers; default: the hosts of the source inventory. */
+  readonly hosts?: readonly number[];
+  /** Default 198.18.0.0/24; two labs at once need different ones. */
+  readonly mgmtSubnet?: string;
+  readonly controllerAddress?: string;
+  readonly managers?: HostMap<Manager>;
+  readonly interfaces?: HostMap<readonly string[]>;
+  /** The source inventory; default: the seeds' example shipped with ibfleet (inventory/fleet.yaml). */
+  readonly fleet?: Fleet;
+  /** Hosts started at once (default 8: the work is mostly short processes waiting on the kernel). */
+  readonly concurrency?: number;
+  readonly probe?: PreflightProbe;
+  /** Progress, one line per step. */
+  readonly onStep?: (text: string) => void;
+}
+
+const SSH_WAIT_MS = 15_000;
+
+function toMap<T>(value: HostMap<T> | undefined): ReadonlyMap<number, T> | undefined {
+  if (value === undefined || value instanceof Map) return value as ReadonlyMap<number, T> | undefined;
+  return new Map(Object.entries(value).map(([k, v]) => [Number(k), v as T]));
+}
+
+export async function defaultFleet(): Promise<Fleet> {
+  const file = join(PACKAGE_ROOT, 'inventory/fleet.yaml');
+  return loadInventory(await readFile(file, 'utf8'), file);
+}
+
+export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
+  const fleet = options.fleet ?? (await defaultFleet());
+  const plan = planLab({
+    fleet,
+    name: options.name,
+    hosts: options.hosts,
+    mgmtSubnet: options.mgmtSubnet,
+    controllerAddress: options.controllerAddress,
+    managers: toMap(options.managers),
+    interfaces: toMap(options.interfaces),
+  });
+  const tools = checkPreflight({ ifupdown: plan.hosts.some((h) => h.manager === 'ifupdown') }, options.probe);
+  await refuseLeftovers(plan);
+  await refuseRouteConflict(plan);
+  await claimStateDir(plan);
+  try {
+    await build(plan, tools, options);
+  } catch (error) {
+    await labDown(plan.name).catch(() => undefined);
+    throw error;
+  }
+  return labInfo(plan);
+}
+
+async function refuseLeftovers(plan: LabPlan): Promise<void> {
+  const down = `ibfleet lab down${plan.name === 'default' ? '' : ` --name ${plan.name}`}`;
+  if (existsSync(plan.dir)) {
+    throw new UsageError(`lab ${plan.name} already exists (${plan.dir}); use it (inventory: ${labPaths(plan.name).inventory}) or remove it first with: ${down}`);
+  }
+  const namespaces = existsSync(NETNS_DIR) ? (await readdir(NETNS_DIR)).filter((ns) => isLabNamespace(plan.name, ns)) : [];
+  const leftovers = [...namespaces, ...(existsSync(`/sys/class/net/${plan.rootLink}`) ? [`link ${plan.rootLink}`] : [])];
+  if (leftovers.length) {
+    const shown = leftovers.length > 3 ? `${leftovers.slice(0, 3).join(', ')} and ${leftovers.length - 3} more` : leftovers.join(', ');
+    throw new UsageError(`leftovers of an earlier lab ${plan.name} exist (${shown}); remove them with: ${down}`);
+  }
+}
+
+async function refuseRouteConflict(plan: LabPlan): Promise<void> {
+  const listed = await runOk('lab up: read routes', ['ip', '-j', '-4', 'route', 'show', 'table', 'main']);
+  const clashes = conflictingRoutes(JSON.parse(listed.stdout || '[]') as { dst?: string; dev?: string }[], plan.mgmtSubnet);
+  if (clashes.length) {
+    throw new UsageError(`the management subnet ${plan.mgmtSubnet} is already routed on this machine (${clashes.join('; ')}): another lab or a real network uses it; pick another with --mgmt-subnet, e.g. 198.18.${(Number(plan.mgmtSubnet.split('.')[2]) + 1) % 256}.0/24`);
+  }
+}
+
+/** Creating the lab's directory is the lock: of two `lab up --name X` at once, one gets EEXIST. */
+async function claimStateDir(plan: LabPlan): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    await mkdir(LAB_ROOT, { recursive: true, mode: 0o755 });
+    try {
+      await mkdir(plan.dir, { mode: 0o700 });
+      return;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // ENOENT: a concurrent `lab down` removed the (then empty) lab root; make it again.
+      if (code === 'ENOENT' && attempt < 3) continue;
+      if (code === 'EEXIST') throw new UsageError(`lab ${plan.name} is being created or already exists (${plan.dir})`);
+      throw error;
+    }
+  }
+}
+
+async function build(plan: LabPlan, tools: LabTools, options: LabUpOptions): Promise<void> {
+  const step = options.onStep ?? (() => undefined);
+  const paths = labPaths(plan.name);
+  // Mount-namespace files can only be bound inside a private mount.
+  await runOk('lab up: private mount', ['mount', '--bind', plan.dir, plan.dir]);
+  await runOk('lab up: private mount', ['mount', '--make-private', plan.dir]);
+  await writeLabState({ status: 'starting', plan });
+  await runOk('lab up: lab key', ['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', `ibfleet-lab-${plan.name}`, '-f', paths.identity]);
+  const publicKey = await readFile(`${paths.identity}.pub`, 'utf8');
+
+  step(`writing the /etc, /root and /run of ${plan.hosts.length} host(s)`);
+  await Promise.all(plan.hosts.map((h) => writeHostFiles(plan, h.id, publicKey)));
+
+  step(`creating ${plan.hosts.length + 1} network namespaces and their links`);
+  await runOk('lab up: namespaces and links', ['ip', '-batch', '-'], { input: renderCreateBatch(plan) });
+  await runOk('lab up: switch', ['nsenter', `--net=${NETNS_DIR}/${plan.switchNamespace}`, 'sh', '-euc', renderSwitchScript(plan)]);
+  const ipv6 = `/proc/sys/net/ipv6/conf/${plan.rootLink}/disable_ipv6`;
+  if (existsSync(ipv6)) await writeFile(ipv6, '1');
+  await runOk('lab up: management route', ['ip', '-batch', '-'], { input: renderRootLinkBatch(plan) });
+
+  step(`booting ${plan.hosts.length} host(s): mounts, addresses, sshd`);
+  const limit = pLimit(options.concurrency ?? 8);
+  await Promise.all(
+    plan.hosts.map((h) =>
+      limit(async () => {
+        const result = await run(['sh', '-euc', renderHostStartScript(plan, h, tools.sshd)]);
+        if (result.code !== 0) throw new HostError(`lab up: host ${h.id}`, `host ${h.id} (${h.name}) did not boot: exit ${result.code}`, { exitCode: result.code, stderrTail: tail(result.stderr || result.stdout, 8) });
+      }),
+    ),
+  );
+
+  step('waiting for every sshd');
+  await Promise.all(plan.hosts.map((h) => limit(() => waitForPort(h.address, 22, SSH_WAIT_MS, `host ${h.id} (${h.name})`))));
+
+  const keys = await Promise.all(plan.hosts.map(async (h) => ({ address: h.address, publicKey: await readFile(`${hostPaths(plan.name, h.id).upper}${HOST_KEY_VIEW_PATH}.pub`, 'utf8') })));
+  await writeFile(paths.knownHosts, renderKnownHosts(keys), { mode: 0o644 });
+  await writeFile(paths.inventory, renderLabInventory(plan), { mode: 0o644 });
+  await writeLabState({ status: 'up', plan });
+}
+
+async function writeHostFiles(plan: LabPlan, id: number, publicKey: string): Promise<void> {
+  const host = plan.hosts.find((h) => h.id === id)!;
+  const p = hostPaths(plan.name, id);
+  for (const dir of [`${p.upper}/etc`, p.work, p.root, p.run]) await mkdir(dir, { recursive: true, mode: 0o755 });
+  await chmod(p.root, 0o700);
+  const view = renderHostView(plan, host, publicKey);
+  for (const d of view.dirs) {
+    const target = backingPath(p, d.path);
+    await mkdir(target, { recursive: true });
+    await chmod(target, d.mode);
+  }
+  for (const f of view.files) {
+    const target = backingPath(p, f.path);
+    await mkdir(dirname(target), { recursive: true });
+    await writeFile(target, f.content, { mode: f.mode });
+    await chmod(target, f.mode);
+  }
+  // Mount points for the namespace files.
+  await writeFile(p.mountNs, '');
+  await writeFile(p.utsNs, '');
+}
+
+function waitForPort(host: string, port: number, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const socket = connect({ host, port });
+      let settled = false;
+      const settle = (connected: boolean) => {
+        if (settled) return;
+        settled = true;
+        socket.destroy();
+        if (connected) resolve();
+        else if (Date.now() > deadline) reject(new HostError('lab up: sshd', `${what}: sshd does not accept connections on ${host}:${port}`));
+        else setTimeout(attempt, 100);
+      };
+      socket.setTimeout(1000);
+      socket.once('connect', () => settle(true));
+      socket.once('error', () => settle(false));
+      socket.once('timeout', () => settle(false));
+    };
+    attempt();
+  });
+}

@@ -1,0 +1,105 @@
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli.js';
+import type { Io } from '../../src/commands/context.js';
+import { formatLabDownText, formatLabUpText, formatRebootText } from '../../src/lab/format.js';
+import { labInfo } from '../../src/lab/info.js';
+import { planLab } from '../../src/lab/plan.js';
+import type { HostReboot } from '../../src/lab/reboot.js';
+import { seedsFleet } from './fleet.js';
+
+describe('what lab up prints', () => {
+  it('the hosts, the files, the live failure and the next commands', () => {
+    const info = labInfo(planLab({ fleet: seedsFleet(), name: 'demo' }));
+    expect(formatLabUpText(info, 412)).toMatchInlineSnapshot(`
+      "lab demo is up: 2 host(s) 16,34 in 0.4 s
+         16  cpuserver16  198.18.0.16  Ubuntu 20.04, NetworkManager                 ibs5f0 172.16.16.1/16, ibs5f1 172.16.16.2/16
+         34  memserver34  198.18.0.34  Ubuntu 18.04, netplan + networkd-dispatcher  ib0 172.16.34.1/16, ib1 172.16.34.2/16
+
+      inventory    /run/ibfleet-lab/demo/inventory.yaml
+      known_hosts  /run/ibfleet-lab/demo/known_hosts
+      ssh key      /run/ibfleet-lab/demo/id_ed25519
+      management   198.18.0.0/24 via ibfl-demo (this machine: 198.19.255.254)
+
+      The seeds' failure is live: NIC 1 reaches NIC 1, anything through NIC 2 fails (strict rp_filter):
+        ip netns exec ibfl-demo-h16 ping -c1 -W1 -I ibs5f0 172.16.34.1    # works
+        ip netns exec ibfl-demo-h16 ping -c1 -W1 -I ibs5f1 172.16.34.2    # fails until deploy
+
+      Next:
+        ibfleet deploy -i /run/ibfleet-lab/demo/inventory.yaml --hosts 16,34
+        ssh -i /run/ibfleet-lab/demo/id_ed25519 -o UserKnownHostsFile=/run/ibfleet-lab/demo/known_hosts root@198.18.0.16
+        ibfleet lab reboot 16 --name demo    # boot state again, then the installed hooks run
+        ibfleet lab down --name demo
+      "
+    `);
+  });
+
+  it('folds large labs to a dozen rows', () => {
+    const info = labInfo(planLab({ fleet: seedsFleet(), hosts: Array.from({ length: 254 }, (_, i) => i + 1) }));
+    const text = formatLabUpText(info, 9000);
+    expect(text).toContain('lab default is up: 254 host(s) 1-254 in 9.0 s');
+    expect(text).toContain('  … and 242 more (see the inventory)');
+  });
+});
+
+describe('what lab down and lab reboot print', () => {
+  it('down says what it removed, or that there was nothing', () => {
+    expect(formatLabDownText([{ name: 'x', found: false, processes: 0, namespaces: 0, mounts: 0, rootLink: false, dir: false }], 'x')).toBe('lab x is not up; nothing to remove\n');
+    expect(formatLabDownText([{ name: 'x', found: true, processes: 2, namespaces: 3, mounts: 5, rootLink: true, dir: true }], 'x')).toBe(
+      'lab x removed: 3 namespace(s), 2 process(es), 5 mount(s), its link and its state directory\n',
+    );
+  });
+
+  it('reboot lists each hook run with its event and exit code', () => {
+    const ok = { code: 0, stdout: '', stderr: '' };
+    const results: HostReboot[] = [
+      {
+        id: 34,
+        name: 'memserver34',
+        manager: 'netplan',
+        reset: ok,
+        runs: [{ event: 'routable ib1', command: ['/etc/networkd-dispatcher/routable.d/50-ibfleet-routes'], env: { IFACE: 'ib1', STATE: 'routable' }, code: 1, stdout: '', stderr: 'RTNETLINK answers: File exists\n' }],
+        skipped: [{ name: 'notes.txt', reason: 'not executable by its owner' }],
+        ok: false,
+      },
+    ];
+    expect(formatRebootText(results)).toBe(
+      [
+        'host 34 (memserver34, netplan): boot state restored; 1 hook run(s)',
+        '  exit 1  routable ib1    /etc/networkd-dispatcher/routable.d/50-ibfleet-routes  (IFACE=ib1 STATE=routable)',
+        '          RTNETLINK answers: File exists',
+        '  skipped notes.txt: not executable by its owner',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('ibfleet lab on the command line', () => {
+  async function ibfleet(argv: readonly string[]) {
+    let stdout = '';
+    let stderr = '';
+    const io = {
+      stdout: { write: (chunk: string) => (stdout += chunk), isTTY: false },
+      stderr: { write: (chunk: string) => (stderr += chunk), isTTY: false },
+      stdin: Readable.from([]),
+      env: {},
+      cwd: process.cwd(),
+      interruptSignal: () => new AbortController().signal,
+    } as unknown as Io;
+    const code = await main(argv, io);
+    return { code, stdout, stderr };
+  }
+
+  it.each([
+    [['lab', 'up', '--hosts', '16,x'], /--hosts "x": lab hosts are host numbers and ranges/],
+    [['lab', 'up', '--manager', '34=systemd'], /unknown manager "systemd"/],
+    [['lab', 'up', '--mgmt-subnet', '198.18.0.0/28'], /between \/8 and \/24/],
+    [['lab', 'up', '--name', 'Bad'], /lab name "Bad" is not allowed/],
+    [['lab', 'reboot', '0'], /1\.\.254/],
+  ])('%j is a usage error (exit 2, nothing created)', async (argv, message) => {
+    const result = await ibfleet(argv);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+  });
+});

@@ -1,0 +1,190 @@
+/**
+ * The rehearsal lab end to end, as root: one host per network manager (16 NetworkManager, 34
+ * netplan, 40 ifupdown) with real namespaces, real sshd and a real ifup.
+ */
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/errors.js';
+import { loadInventory } from '../../src/inventory/load.js';
+import { labDown, labExec, labReboot, labUp } from '../../src/lab/index.js';
+import { hostPaths } from '../../src/lab/names.js';
+import { run } from '../../src/lab/system.js';
+import { IS_ROOT, labSsh, noteIfNotRoot, useLab } from './helpers.js';
+
+const NAME = 'e2e-lab';
+const SUBNET = '198.18.61.0/24';
+
+noteIfNotRoot('test/lab/lab.test.ts (lab up, ssh, reboot, down)');
+
+describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
+  const lab = useLab({ name: NAME, mgmtSubnet: SUBNET, hosts: [16, 34, 40], managers: { 40: 'ifupdown' } });
+  const host = (id: number) => lab().hosts.find((h) => h.id === id)!;
+  const sh = (id: number, script: string, env?: Record<string, string>) => labExec(NAME, id, ['sh', '-c', script], env ? { env } : {});
+  const ping = async (from: number, iface: string, to: string) => (await labExec(NAME, from, ['ping', '-c1', '-W1', '-I', iface, to])).code === 0;
+
+  it('brings up one host per manager with its management address and inventory interface names', () => {
+    expect(lab().hosts.map((h) => [h.id, h.name, h.manager, h.address, h.interfaces.join(',')])).toEqual([
+      [16, 'cpuserver16', 'networkmanager', '198.18.61.16', 'ibs5f0,ibs5f1'],
+      [34, 'memserver34', 'netplan', '198.18.61.34', 'ib0,ib1'],
+      [40, 'node40', 'ifupdown', '198.18.61.40', 'ib0,ib1'],
+    ]);
+  });
+
+  it('shows the seeds\' failure before any fix: NIC 1 reaches NIC 1, every path through a NIC 2 fails', async () => {
+    const checks: Promise<[string, boolean, boolean]>[] = [];
+    for (const a of lab().hosts) {
+      for (const b of lab().hosts.filter((x) => x.id !== a.id)) {
+        const [a1, a2, b1, b2] = [a.nics[0]!, a.nics[1]!, b.nics[0]!, b.nics[1]!];
+        const check = (iface: string, to: string, expected: boolean) => ping(a.id, iface, to).then((ok): [string, boolean, boolean] => [`${a.id} ${iface} -> ${to}`, ok, expected]);
+        checks.push(check(a1.iface, b1.address, true), check(a2.iface, b2.address, false), check(a1.iface, b2.address, false), check(a2.iface, b1.address, false));
+      }
+    }
+    const results = await Promise.all(checks);
+    expect(results.filter(([, ok, expected]) => ok !== expected)).toEqual([]);
+    // The cause, as in the seeds: two routes to the fabric subnet in main, NIC 1's first.
+    const routes = await labExec(NAME, 34, ['ip', '-4', 'route', 'show', '172.16.0.0/16']);
+    expect(routes.stdout.trim().split('\n').map((l) => l.split(' ')[2])).toEqual(['ib0', 'ib1']);
+  });
+
+  it('accepts the lab key over SSH with strict host-key checking against the lab\'s known_hosts', async () => {
+    const logins = await Promise.all(lab().hosts.map((h) => labSsh(lab(), h.id, 'hostname')));
+    expect(logins.map((r) => [r.code, r.stdout.trim()])).toEqual([
+      [0, 'cpuserver16'],
+      [0, 'memserver34'],
+      [0, 'node40'],
+    ]);
+    expect(readFileSync(host(34).sshdLog, 'utf8')).toMatch(/Accepted publickey for root from 198\.19\.255\.254/);
+    // A host key that is not the one recorded is refused: give host 34 the key of host 16.
+    const wrong = join(tmpdir(), `ibfleet-${NAME}-wrong-known-hosts`);
+    const keyOf16 = readFileSync(lab().knownHostsPath, 'utf8').split('\n').find((l) => l.startsWith('198.18.61.16 '))!;
+    writeFileSync(wrong, `${keyOf16.replace('198.18.61.16', '198.18.61.34')}\n`);
+    const refused = await labSsh(lab(), 34, 'true', wrong).finally(() => rmSync(wrong, { force: true }));
+    expect(refused.code).toBe(255);
+    expect(refused.stderr).toMatch(/HOST IDENTIFICATION HAS CHANGED|Host key verification failed/);
+  });
+
+  it('gives each host its own /etc, /root and hostname', async () => {
+    const marker = `/etc/ibfleet-lab-isolation-${process.pid}`;
+    expect((await sh(16, `echo from-16 > ${marker} && cat ${marker}`)).stdout).toBe('from-16\n');
+    expect((await sh(34, `test -e ${marker}`)).code).toBe(1);
+    expect(existsSync(marker)).toBe(false);
+    // The machine's shell start-up files are not the host's: /root holds only .ssh.
+    expect((await sh(34, 'ls -A /root')).stdout).toBe('.ssh\n');
+    expect((await labExec(NAME, 40, ['hostname'])).stdout).toBe('node40\n');
+  });
+
+  it('emulates each host\'s OS and network manager, and none of the machine\'s hooks', async () => {
+    const os = await Promise.all([16, 34, 40].map((id) => sh(id, '. /etc/os-release && echo "$PRETTY_NAME"')));
+    expect(os.map((r) => r.stdout.trim())).toEqual(['Ubuntu 20.04.6 LTS', 'Ubuntu 18.04.6 LTS', 'Debian GNU/Linux 12 (bookworm)']);
+    expect((await sh(16, 'ls /etc/NetworkManager/system-connections /etc/netplan; test -d /run/NetworkManager && test ! -e /etc/network/interfaces && echo nm')).stdout).toBe(
+      '/etc/NetworkManager/system-connections:\nibs5f0.nmconnection\nibs5f1.nmconnection\n\n/etc/netplan:\n01-network-manager-all.yaml\nnm\n',
+    );
+    expect((await sh(34, 'cat /etc/netplan/*.yaml | grep -c "addresses:"; ls -A /etc/networkd-dispatcher/routable.d; test -d /run/systemd/netif/links && echo networkd')).stdout).toBe('2\nnetworkd\n');
+    expect((await sh(40, 'ls /run/network; ls -A /etc/network/if-up.d; test ! -e /etc/netplan && echo ifupdown')).stdout).toBe('ifstate\nifstate.ib0\nifstate.ib1\nifstate.lo\nifupdown\n');
+  });
+
+  it('writes a lab inventory that loads and leaves the managers to detection', () => {
+    const fleet = loadInventory(readFileSync(lab().inventoryPath, 'utf8'), lab().inventoryPath);
+    expect(fleet.hosts.map((h) => [h.id, h.address, h.manager])).toEqual([
+      [16, '198.18.61.16', 'auto'],
+      [34, '198.18.61.34', 'auto'],
+      [40, '198.18.61.40', 'auto'],
+    ]);
+    expect(fleet.ssh.knownHosts).toBe(lab().knownHostsPath);
+    expect(fleet.ssh.identityFile).toBe(lab().identityPath);
+    expect(readFileSync(lab().knownHostsPath, 'utf8').trim().split('\n')).toHaveLength(3);
+  });
+
+  it('refuses a second lab of the same name, or on a management subnet already in use', async () => {
+    await expect(labUp({ name: NAME, mgmtSubnet: '198.18.161.0/24', hosts: [1] })).rejects.toThrow(/lab e2e-lab already exists/);
+    await expect(labUp({ name: 'e2e-lab-clash', mgmtSubnet: SUBNET, hosts: [1] })).rejects.toThrow(/198\.18\.61\.0\/24 is already routed on this machine/);
+    expect(existsSync('/run/ibfleet-lab/e2e-lab-clash')).toBe(false);
+  });
+
+  it('reboot restores boot state, then runs the installed hook the way each manager would', async () => {
+    const hook = '#!/bin/sh\nprintf "%s|%s|%s|%s|%s|%s\\n" "$*" "${IFACE:-}" "${STATE:-}" "${MODE:-}${PHASE:+/$PHASE}" "${NM_DISPATCHER_ACTION:-}" "${DEVICE_IFACE:-}" >> /root/hook.log\n';
+    const install = (id: number, path: string, mode = '755') => labExec(NAME, id, ['sh', '-c', `cat > ${path} && chmod ${mode} ${path}`], { input: hook });
+    await install(16, '/etc/NetworkManager/dispatcher.d/50-test');
+    await install(34, '/etc/networkd-dispatcher/routable.d/50-test');
+    await install(34, '/etc/networkd-dispatcher/routable.d/60-not-executable', '644');
+    await install(34, '/etc/networkd-dispatcher/routable.d/70-group-writable', '775');
+    await install(40, '/etc/network/if-up.d/test');
+    // What a deploy would leave behind, applied by hand on 34.
+    const fix = await sh(34, 'ip rule add from 172.16.34.2 lookup 942 && ip route add 172.16.0.0/16 dev ib1 src 172.16.34.2 table 942 && ip route del 172.16.0.0/16 dev ib1 && echo 2 > /proc/sys/net/ipv4/conf/ib1/rp_filter');
+    expect(fix.code).toBe(0);
+
+    const results = await labReboot(NAME, [16, 34, 40]);
+    expect(results.map((r) => [r.id, r.ok, r.reset.code])).toEqual([
+      [16, true, 0],
+      [34, true, 0],
+      [40, true, 0],
+    ]);
+
+    expect((await labExec(NAME, 34, ['ip', '-4', 'rule', 'show'])).stdout).toBe('0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n');
+    expect((await labExec(NAME, 34, ['ip', '-4', 'route', 'show', 'table', '942'])).stdout).toBe('');
+    expect((await labExec(NAME, 34, ['ip', '-4', 'route', 'show', '172.16.0.0/16'])).stdout).toBe(
+      '172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1 \n172.16.0.0/16 dev ib1 proto kernel scope link src 172.16.34.2 \n',
+    );
+    expect((await sh(34, 'cat /proc/sys/net/ipv4/conf/ib1/rp_filter')).stdout).toBe('1\n');
+    expect(await ping(34, 'ib1', '172.16.16.2')).toBe(false);
+
+    const log = async (id: number) => (await sh(id, 'cat /root/hook.log')).stdout.trim().split('\n');
+    expect(await log(34)).toEqual(['|mgmt0|routable|||', '|ib0|routable|||', '|ib1|routable|||']);
+    expect(results[1]!.skipped).toEqual([
+      { name: '60-not-executable', reason: 'not executable by its owner' },
+      { name: '70-group-writable', reason: 'writable by group or others' },
+    ]);
+    expect(await log(16)).toEqual(['none hostname||||hostname|', 'mgmt0 up||||up|mgmt0', 'ibs5f0 up||||up|ibs5f0', 'ibs5f1 up||||up|ibs5f1']);
+    // A real `ifup -a`: the NICs are configured again (NIC 1 first), then if-up.d runs once more for --all.
+    expect(await log(40)).toEqual(['|ib0||start/post-up||', '|ib1||start/post-up||', '|--all||start/post-up||']);
+    expect(results[2]!.runs[0]!.scripts).toEqual([
+      { script: '/etc/network/if-up.d/test', iface: 'ib0' },
+      { script: '/etc/network/if-up.d/test', iface: 'ib1' },
+      { script: '/etc/network/if-up.d/test', iface: '--all' },
+    ]);
+  });
+
+  it('reboot reports a failing hook (ifup fails when an if-up.d script does)', async () => {
+    await labExec(NAME, 40, ['sh', '-c', 'printf "#!/bin/sh\\necho broken >&2\\nexit 3\\n" > /etc/network/if-up.d/zz-fails && chmod 755 /etc/network/if-up.d/zz-fails']);
+    const [result] = await labReboot(NAME, [40]);
+    expect(result!.ok).toBe(false);
+    expect(result!.runs[0]!.code).not.toBe(0);
+    expect(result!.runs[0]!.stderr).toContain('broken');
+    await expect(labReboot(NAME, [41])).rejects.toThrow(UsageError);
+  });
+
+  it('down removes every namespace, link, process, mount and file, and a second down finds nothing', async () => {
+    const sshdPids = lab().hosts.map((h) => Number(readFileSync(hostPaths(NAME, h.id).sshdPid, 'utf8')));
+    expect((await labDown(NAME)).found).toBe(true);
+
+    expect((await readdir('/run/netns')).filter((ns) => ns.startsWith(`ibfl-${NAME}-`))).toEqual([]);
+    expect(existsSync(`/sys/class/net/${lab().rootLink}`)).toBe(false);
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(lab().dir);
+    expect(existsSync(lab().dir)).toBe(false);
+    for (const pid of sshdPids) expect(existsSync(`/proc/${pid}/ns/net`), `sshd ${pid} still runs`).toBe(false);
+    expect((await run(['ip', '-4', 'route', 'show', SUBNET])).stdout).toBe('');
+
+    expect(await labDown(NAME)).toMatchObject({ found: false });
+  });
+});
+
+describe.skipIf(!IS_ROOT)('lab down after a crashed lab up (needs root)', () => {
+  it('removes leftovers found by name, after up refused to build over them', async () => {
+    const name = 'e2e-crashed';
+    await labDown(name);
+    await run(['ip', 'netns', 'add', `ibfl-${name}-sw`]);
+    await run(['ip', 'netns', 'add', `ibfl-${name}-h7`]);
+    await run(['ip', '-n', `ibfl-${name}-h7`, 'link', 'add', 'ib0', 'type', 'dummy']);
+    try {
+      await expect(labUp({ name, mgmtSubnet: '198.18.63.0/24', hosts: [7] })).rejects.toThrow(/leftovers of an earlier lab e2e-crashed .* ibfleet lab down --name e2e-crashed/);
+      expect(await labDown(name)).toMatchObject({ found: true, namespaces: 2 });
+      expect((await readdir('/run/netns')).filter((ns) => ns.startsWith(`ibfl-${name}-`))).toEqual([]);
+      expect(await labDown(name)).toMatchObject({ found: false });
+    } finally {
+      await labDown(name);
+    }
+  });
+});

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/errors.js';
+import { checkPreflight, preflightProblems, requireRoot, type PreflightProbe } from '../../src/lab/preflight.js';
+
+function probe(over: { root?: boolean; missing?: string[]; overlay?: boolean } = {}): PreflightProbe {
+  return {
+    isRoot: () => over.root ?? true,
+    findCommand: (name) => (over.missing?.includes(name) ? undefined : `/usr/sbin/${name}`),
+    hasOverlayfs: () => over.overlay ?? true,
+  };
+}
+
+describe('lab up preflight', () => {
+  it('passes on a prepared machine and hands back sshd\'s absolute path', () => {
+    expect(checkPreflight({ ifupdown: true }, probe())).toEqual({ sshd: '/usr/sbin/sshd' });
+  });
+
+  it('asks for root', () => {
+    expect(preflightProblems({ ifupdown: false }, probe({ root: false }))).toEqual(['lab up needs root (it works with network namespaces and mounts): run it as root, e.g. sudo ibfleet lab up']);
+  });
+
+  it('names each missing tool with its package and the install command', () => {
+    expect(preflightProblems({ ifupdown: false }, probe({ missing: ['sshd', 'ping'] }))).toEqual([
+      'lab up needs sshd (openssh-server), ping (iputils-ping), not found; install with: apt-get install openssh-server iproute2 iputils-ping util-linux ifupdown',
+    ]);
+  });
+
+  it('asks for ifupdown only when an ifupdown host is requested', () => {
+    expect(preflightProblems({ ifupdown: false }, probe({ missing: ['ifup', 'ifdown'] }))).toEqual([]);
+    expect(preflightProblems({ ifupdown: true }, probe({ missing: ['ifup', 'ifdown'] }))[0]).toMatch(/^lab up needs ifup \(ifupdown\), ifdown \(ifupdown\), not found/);
+  });
+
+  it('reports every problem at once, as a usage error (exit 2)', () => {
+    const attempt = () => checkPreflight({ ifupdown: false }, probe({ root: false, missing: ['ip', 'nsenter'], overlay: false }));
+    expect(attempt).toThrow(UsageError);
+    expect(attempt).toThrow(/needs root[\s\S]*ip \(iproute2\), nsenter \(util-linux\)[\s\S]*overlayfs/);
+  });
+
+  it('down and reboot only need root', () => {
+    expect(() => requireRoot('lab down', () => false)).toThrow(/lab down needs root/);
+    expect(() => requireRoot('lab down', () => true)).not.toThrow();
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * The lab's generated commands: what they create where, in which order, and shellcheck on every
+ * script (like the deploy scripts, a script nobody has checked must not look green).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { planLab } from '../../src/lab/plan.js';
+import { renderBootScript, renderCreateBatch, renderHostStartScript, renderListHooksScript, renderMountScript, renderResetScript, renderRootLinkBatch, renderSwitchScript } from '../../src/lab/scripts.js';
+import { seedsFleet } from './fleet.js';
+
+const plan = planLab({ fleet: seedsFleet(), name: 'demo', hosts: [16, 34, 40], managers: new Map([[40, 'ifupdown']]), mgmtSubnet: '198.18.9.0/24' });
+const [h16, h34, h40] = plan.hosts as [(typeof plan.hosts)[0], (typeof plan.hosts)[0], (typeof plan.hosts)[0]];
+
+describe('creating the lab', () => {
+  const batch = renderCreateBatch(plan).trimEnd().split('\n');
+
+  it('creates each veth end directly in its namespace, so nothing of the fabric is ever in the machine\'s namespace', () => {
+    expect(batch).toContain('link add ibs5f1 netns ibfl-demo-h16 type veth peer name f16n2 netns ibfl-demo-sw');
+    expect(batch).toContain('link add mgmt0 netns ibfl-demo-h34 type veth peer name m34 netns ibfl-demo-sw');
+    expect(batch).toContain('link add br-fabric netns ibfl-demo-sw type bridge');
+    expect(batch.filter((l) => l.startsWith('link add') && !l.split(' type ')[0]!.includes(' netns '))).toEqual(['link add ibfl-demo type veth peer name up0 netns ibfl-demo-sw']);
+  });
+
+  it('creates the namespaces first and the machine\'s one link last', () => {
+    expect(batch.slice(0, 4)).toEqual(['netns add ibfl-demo-sw', 'netns add ibfl-demo-h16', 'netns add ibfl-demo-h34', 'netns add ibfl-demo-h40']);
+    expect(batch.at(-1)).toMatch(/^link add ibfl-demo /);
+  });
+
+  it('gives the machine one /32 and one route, to the management subnet', () => {
+    expect(renderRootLinkBatch(plan)).toBe('address add 198.19.255.254/32 dev ibfl-demo\nlink set ibfl-demo up\nroute add 198.18.9.0/24 dev ibfl-demo src 198.19.255.254\n');
+  });
+
+  it('adds fabric addresses in NIC order, except on ifupdown hosts, which get a real ifup -a', () => {
+    const boot = renderBootScript(plan, h16, '/usr/sbin/sshd');
+    expect(boot.indexOf('address add 172.16.16.1/16 dev ibs5f0')).toBeLessThan(boot.indexOf('address add 172.16.16.2/16 dev ibs5f1'));
+    expect(boot).toContain('for conf in all default ibs5f0 ibs5f1; do');
+    expect(boot).toContain('echo 1 > "$d/rp_filter"; echo 1 > "$d/arp_ignore"');
+    const ifupdown = renderBootScript(plan, h40, '/usr/sbin/sshd');
+    expect(ifupdown).not.toContain('172.16.40.');
+    expect(ifupdown).toContain('\nifup -a\n');
+    expect(ifupdown).toContain('address add 198.18.9.40/24 dev mgmt0');
+  });
+
+  it('detaches namespace files in whole trees inside a new host, then overlays /etc', () => {
+    const mount = renderMountScript(plan, h34);
+    expect(mount).toContain('if (m == "/run/netns" || m ~ "^/run/ibfleet-lab/[^/]+$") { print m; continue }');
+    expect(mount).toContain('mount -t overlay ibfleet-lab -o lowerdir=/etc,upperdir=/run/ibfleet-lab/demo/hosts/34/upper/etc,workdir=/run/ibfleet-lab/demo/hosts/34/work /etc');
+    expect(mount.indexOf('mount -t overlay')).toBeLessThan(mount.indexOf('for t in /etc/network'));
+  });
+
+  it('resets rules except the kernel\'s three and flushes the fabric tables', () => {
+    const reset = renderResetScript(plan, h34);
+    expect(reset).toContain('case $pref in 0 | 32766 | 32767) ;; *) ip -4 rule del pref "$pref" ;; esac');
+    expect(reset).toContain('ip -4 route flush table 941');
+    expect(reset).toContain('ip -4 route flush table 942');
+    expect(renderResetScript(plan, h40)).toContain('ifdown ib1 || {');
+  });
+});
+
+const shellcheck = spawnSync('shellcheck', ['--version'], { encoding: 'utf8' });
+const workDir = mkdtempSync(join(tmpdir(), 'ibfleet-lab-shellcheck-'));
+afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+
+describe.skipIf(shellcheck.error !== undefined)('shellcheck', () => {
+  const scripts: [string, string, string[]][] = [
+    ['switch', renderSwitchScript(plan), []],
+    ['mount', renderMountScript(plan, h16), []],
+    ['boot netplan', renderBootScript(plan, h34, '/usr/sbin/sshd'), []],
+    ['boot ifupdown', renderBootScript(plan, h40, '/usr/sbin/sshd'), []],
+    ['reset networkmanager', renderResetScript(plan, h16), []],
+    ['reset ifupdown', renderResetScript(plan, h40), []],
+    ['list hooks', renderListHooksScript('/etc/networkd-dispatcher/routable.d'), []],
+    // The start script carries the mount and boot scripts single-quoted on purpose (SC2016).
+    ['host start', renderHostStartScript(plan, h16, '/usr/sbin/sshd'), ['--exclude=SC2016']],
+  ];
+  it.each(scripts)('%s script passes shellcheck -s sh', (label, text, flags) => {
+    const file = join(workDir, `${label.replace(/ /g, '-')}.sh`);
+    writeFileSync(file, text);
+    const result = spawnSync('shellcheck', ['-s', 'sh', ...flags, file], { encoding: 'utf8' });
+    expect(result.stdout + result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+});
