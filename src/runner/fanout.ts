@@ -67,7 +67,9 @@ async function runOne(host: Host, ref: HostRef, options: FanoutOptions, work: (t
     timer = setTimeout(() => {
       hard.abort();
       soft.abort();
-      reject(new HostError(current, `timed out after ${Math.round(options.timeoutMs / 1000)} s during ${current}`));
+      const limit = `${Math.round(options.timeoutMs / 1000)} s`;
+      // No answer while connecting is an unreachable host; a timeout later is a failure at that stage.
+      reject(current === 'connect' ? new ConnectError(`no answer from ${host.target} within ${limit} (--timeout)`, true) : new HostError(current, `timed out after ${limit} during ${current}`));
     }, options.timeoutMs);
   });
   const task: HostTask = {

@@ -125,7 +125,7 @@ describe('fan-out', () => {
   it('gives up on a host that exceeds --timeout, naming the stage, without holding up the rest', async () => {
     const { results } = await run({ 34: { respond: () => ok(deployed) }, 35: { ...good, connectDelayMs: 10_000 } }, 'status', { timeoutMs: 100, only: [34, 35] });
     expect(results[0]!.status).toBe('ok');
-    expect(results[1]).toMatchObject({ status: 'failed', error: { stage: 'connect', message: 'timed out after 0 s during connect' } });
+    expect(results[1]).toMatchObject({ status: 'unreachable', error: { stage: 'connect', message: 'no answer from 198.18.99.35 within 0 s (--timeout)' } });
   });
 
   it('after an interrupt, hosts not yet started are reported as not started', async () => {

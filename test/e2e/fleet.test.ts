@@ -1,0 +1,246 @@
+/**
+ * deploy, status, verify and rollback end to end: the built CLI, the real ssh2 transport, real sshd
+ * in lab hosts (one per network manager plus a spare), and the kernel state read back from inside
+ * each host. The scenarios run in order on one lab, each leaving the fleet as the next expects.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { labExec, labReboot } from '../../src/lab/index.js';
+import { IS_ROOT, noteIfNotRoot, useLab } from '../lab/helpers.js';
+import { ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
+
+const NAME = 'e2e-fleet';
+const SUBNET = '198.18.62.0/24';
+const HOSTS = [16, 34, 40, 41];
+
+noteIfNotRoot('test/e2e/fleet.test.ts (deploy, status, verify, rollback against lab hosts)');
+
+describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab hosts (needs root)', () => {
+  const lab = useLab({ name: NAME, mgmtSubnet: SUBNET, hosts: HOSTS, managers: { 40: 'ifupdown' } });
+  const work = mkdtempSync(join(tmpdir(), 'ibfleet-e2e-'));
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  const inv = () => lab().inventoryPath;
+  const sh = async (id: number, script: string) => {
+    const r = await labExec(NAME, id, ['sh', '-c', script]);
+    return r.stdout.trim();
+  };
+  const rules = (id: number) => sh(id, 'ip -4 rule show');
+  const run = (...args: string[]) => ibfleet(['-i', inv(), ...args]);
+  const logins = (id: number) => readFileSync(lab().hosts.find((h) => h.id === id)!.sshdLog, 'utf8').split('\n').filter((l) => l.includes('Accepted publickey')).length;
+  /** A copy of the lab inventory (its ssh: paths made absolute) with one line edited. */
+  const variant = (file: string, edit: (text: string) => string) => {
+    const text = readFileSync(inv(), 'utf8')
+      .replace('knownHosts: known_hosts', `knownHosts: ${lab().knownHostsPath}`)
+      .replace('identityFile: id_ed25519', `identityFile: ${lab().identityPath}`);
+    const path = join(work, file);
+    writeFileSync(path, edit(text));
+    return path;
+  };
+
+  it('before any deploy, verify shows the seeds\' failure: NIC 1 ↔ NIC 1 passes, every NIC 2 cell fails with a reproduce command', async () => {
+    const result = await run('verify', '--hosts', '16,34,40', '--json');
+    expect(result.code).toBe(1);
+    const doc = json(result);
+    const cells = doc.matrix!;
+    expect(cells).toHaveLength(3 * 2 * 4);
+    for (const c of cells) expect(c.ok).toBe(c.from.nic === 1 && c.to.nic === 1);
+    const bad = cells.find((c) => c.from.host === 16 && c.from.nic === 2 && c.to.host === 34 && c.to.nic === 2)!;
+    expect(bad.detail).toBe('0/3 replies');
+    expect(bad.reproduce).toBe('on cpuserver16: ping -n -c 3 -i 0.2 -W 1 -I ibs5f1 172.16.34.2');
+  });
+
+  it('--dry-run plans every change and changes nothing', async () => {
+    const before = await rules(34);
+    const result = await run('deploy', '--hosts', 'all', '--dry-run', '--json');
+    expect(result.code).toBe(0);
+    const doc = json(result);
+    expect(Object.values(statuses(doc))).toEqual(['planned', 'planned', 'planned', 'planned']);
+    expect(doc.hosts[1]!.reasons).toContain('ib1: rule 942: from 172.16.34.2 lookup 942');
+    expect(await rules(34)).toBe(before);
+    expect(await sh(34, 'ls /etc/ibfleet 2>&1 || true')).toMatch(/No such file/);
+  });
+
+  it('deploy detects each host\'s manager, installs the right hook, and leaves exactly the planned kernel state', async () => {
+    const result = await run('deploy', '--hosts', 'all', '--json');
+    expect(result.code, result.stderr).toBe(0);
+    const doc = json(result);
+    expect(doc.ok).toBe(true);
+    expect(doc.hosts.map((h) => [h.id, h.status, h.manager])).toEqual([
+      [16, 'changed', 'networkmanager'],
+      [34, 'changed', 'netplan'],
+      [40, 'changed', 'ifupdown'],
+      [41, 'changed', 'netplan'],
+    ]);
+    expect(doc.hosts[0]!.os).toBe('Ubuntu 20.04.6 LTS');
+
+    expect(await rules(34)).toBe(['0:\tfrom all lookup local', '941:\tfrom 172.16.34.1 lookup 941', '942:\tfrom 172.16.34.2 lookup 942', '32766:\tfrom all lookup main', '32767:\tfrom all lookup default'].join('\n'));
+    expect(await sh(16, 'ip -4 route show table 941; ip -4 route show table 942')).toBe(
+      '172.16.0.0/16 dev ibs5f0 proto kernel scope link src 172.16.16.1 \n172.16.0.0/16 dev ibs5f1 proto kernel scope link src 172.16.16.2',
+    );
+    for (const id of HOSTS) expect(await sh(id, 'ip -4 route show table main | grep -c "^172.16.0.0/16" || true')).toBe('0');
+    expect(await sh(40, 'ip -4 route get 172.16.34.2 from 172.16.40.2')).toMatch(/ dev ib1 table 942 /);
+    expect(await sh(16, 'stat -c "%a %U %n" /etc/ibfleet/ibfleet-routes /etc/NetworkManager/dispatcher.d/50-ibfleet-routes /etc/sysctl.d/60-ibfleet-fabric.conf')).toBe(
+      '755 root /etc/ibfleet/ibfleet-routes\n755 root /etc/NetworkManager/dispatcher.d/50-ibfleet-routes\n644 root /etc/sysctl.d/60-ibfleet-fabric.conf',
+    );
+    expect(await sh(34, 'ls /etc/networkd-dispatcher/routable.d/; ls /etc/network/if-up.d /etc/NetworkManager/dispatcher.d 2>/dev/null | wc -l')).toBe('50-ibfleet-routes\n0');
+    expect(await sh(40, 'ls /etc/network/if-up.d/')).toBe('ibfleet-routes');
+    expect(await sh(41, 'cat /proc/sys/net/ipv4/conf/ib1/arp_ignore /proc/sys/net/ipv4/conf/ib1/rp_filter')).toBe('2\n2');
+  });
+
+  it('after deploy every NIC reaches every NIC of the other hosts', async () => {
+    const result = await run('verify', '--json');
+    expect(result.code).toBe(0);
+    const cells = json(result).matrix!;
+    expect(cells).toHaveLength(4 * 3 * 4);
+    expect(cells.filter((c) => !c.ok)).toEqual([]);
+  });
+
+  it('policy routing alone satisfies strict reverse-path filtering (rp_filter=1 on every fabric NIC)', async () => {
+    const strict = join(work, 'strict.yaml');
+    writeFileSync(strict, readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8').replace('rp_filter: 2', 'rp_filter: 1').replace('name: dual-ib-routing', 'name: strict-rp'));
+    const deployed = await run('deploy', '--hosts', 'all', '--playbook', strict, '--json');
+    expect(deployed.code, deployed.stdout).toBe(0);
+    expect(await sh(34, 'cat /proc/sys/net/ipv4/conf/all/rp_filter /proc/sys/net/ipv4/conf/ib0/rp_filter /proc/sys/net/ipv4/conf/ib1/rp_filter')).toBe('1\n1\n1');
+    const verified = await run('verify', '--json');
+    expect(json(verified).matrix!.filter((c) => !c.ok)).toEqual([]);
+    expect((await run('deploy', '--hosts', 'all', '--json')).code).toBe(0);
+  });
+
+  it('a second deploy changes nothing, with one SSH connection and one channel per host', async () => {
+    const before = HOSTS.map(logins);
+    const result = await run('deploy', '--hosts', 'all', '--json');
+    expect(result.code).toBe(0);
+    const doc = json(result);
+    expect(doc.hosts.map((h) => [h.status, h.reasons, h.ssh])).toEqual(HOSTS.map(() => ['unchanged', [], { connections: 1, channels: 1 }]));
+    expect(HOSTS.map(logins).map((n, i) => n - before[i]!)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('a reboot of every host brings the state back through each manager\'s hook, with no duplicate rules', async () => {
+    const reboots = await labReboot(NAME, HOSTS);
+    expect(reboots.map((r) => [r.id, r.ok])).toEqual(HOSTS.map((id) => [id, true]));
+    expect(reboots.flatMap((r) => r.runs.filter((run) => run.code !== 0))).toEqual([]);
+    const status = await run('status', '--json');
+    expect(status.code, status.stdout).toBe(0);
+    expect(Object.values(statuses(json(status)))).toEqual(['ok', 'ok', 'ok', 'ok']);
+    for (const id of HOSTS) expect((await rules(id)).split('\n')).toHaveLength(5);
+    expect(json(await run('verify', '--json')).matrix!.every((c) => c.ok)).toBe(true);
+  });
+
+  it('status reports drift on exactly the host that drifted, with the reason, and exits 1', async () => {
+    await sh(34, 'ip -4 rule del from 172.16.34.2 lookup 942 && ip -4 route add 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
+    const result = await run('status', '--json');
+    expect(result.code).toBe(1);
+    const doc = json(result);
+    expect(statuses(doc)).toEqual({ 16: 'ok', 34: 'drift', 40: 'ok', 41: 'ok' });
+    expect(doc.hosts[1]!.reasons).toEqual(expect.arrayContaining(['ib1: rule from 172.16.34.2 is missing', 'ib0: main-table route to 172.16.0.0/16 is back']));
+    const plain = await run('status');
+    expect(plain.stdout).toContain('16,40-41: ok');
+    expect(plain.stdout).toContain('34: drift:');
+    const fixed = json(await run('deploy', '--hosts', 'all', '--json'));
+    expect(statuses(fixed)).toEqual({ 16: 'unchanged', 34: 'changed', 40: 'unchanged', 41: 'unchanged' });
+  });
+
+  it('a deploy already running on a host (its lock held) stops that host only', async () => {
+    await sh(41, 'ip -4 rule del from 172.16.41.1 lookup 941');
+    const holder = labExec(NAME, 41, ['flock', '/run/lock/ibfleet.lock', 'sleep', '4']);
+    await new Promise((r) => setTimeout(r, 300));
+    const doc = json(await run('deploy', '--hosts', '34,41', '--json'));
+    expect(doc.hosts.find((h) => h.id === 41)).toMatchObject({ status: 'failed', error: expect.stringMatching(/^push: ibfleet: another ibfleet run is changing this host/) });
+    expect(doc.hosts.find((h) => h.id === 34)!.status).toBe('unchanged');
+    expect(await rules(41)).not.toContain('from 172.16.41.1 lookup 941');
+    await holder;
+    expect(json(await run('deploy', '--hosts', '41', '--json')).hosts[0]!.status).toBe('changed');
+  });
+
+  it('a host whose sshd is down or silent does not hold up the others: exit 1, unreachable, within the timeout', async () => {
+    await sh(41, 'kill "$(cat /run/sshd.pid)"');
+    // A silent host: its replies to the controller go nowhere, so the handshake never completes.
+    await sh(40, 'ip -4 route replace blackhole 198.19.255.254/32');
+    try {
+      await sh(16, 'ip -4 rule del from 172.16.16.2 lookup 942');
+      const result = await run('deploy', '--hosts', 'all', '--timeout', '4', '--json');
+      expect(result.code).toBe(1);
+      const doc = json(result);
+      expect(doc.hosts.map((h) => [h.id, h.status, h.error])).toEqual([
+        [16, 'changed', null],
+        [34, 'unchanged', null],
+        [40, 'unreachable', 'connect: no answer from 198.18.62.40 within 4 s (--timeout)'],
+        [41, 'unreachable', 'connect: connection refused by 198.18.62.41:22 (is sshd running?)'],
+      ]);
+      // The silent host is given up after --timeout, not after the OS's TCP timeout (minutes).
+      expect(result.ms).toBeLessThan(15_000);
+    } finally {
+      await sh(40, 'ip -4 route replace 198.19.255.254/32 dev mgmt0');
+      await sh(41, '/usr/sbin/sshd -E /run/sshd.log');
+    }
+  });
+
+  it('a changed host key is refused with a warning and the host is left untouched; an unknown one needs --accept-new', async () => {
+    await sh(40, 'ip -4 rule del from 172.16.40.2 lookup 942');
+    const before = await rules(40);
+    const otherKey = 'AAAAC3NzaC1lZDI1NTE5AAAAIJ4o5C2rJrQ2uJ8sX4pYw5q2y5mM0e8S6c8vYx3bq1Zz';
+    const known = readFileSync(lab().knownHostsPath, 'utf8').replace(/^198\.18\.62\.40 ssh-ed25519 \S+$/m, `198.18.62.40 ssh-ed25519 ${otherKey}`);
+    const knownFile = join(work, 'known_hosts.changed');
+    writeFileSync(knownFile, known);
+    const loginsBefore = logins(40);
+    const changed = json(await ibfleet(['-i', variant('inv-changed.yaml', (t) => t), '--known-hosts', knownFile, 'deploy', '--hosts', '34,40', '--json']));
+    expect(changed.hosts.find((h) => h.id === 40)).toMatchObject({ status: 'failed', error: expect.stringContaining('WARNING: HOST KEY OF 198.18.62.40 HAS CHANGED') });
+    expect(changed.hosts.find((h) => h.id === 34)!.status).toBe('unchanged');
+    expect(await rules(40)).toBe(before);
+    expect(logins(40)).toBe(loginsBefore);
+
+    const emptyKnown = join(work, 'known_hosts.empty');
+    writeFileSync(emptyKnown, '');
+    const unknown = json(await ibfleet(['-i', inv(), '--known-hosts', emptyKnown, 'status', '--hosts', '40', '--json']));
+    expect(unknown.hosts[0]!.error).toMatch(/host key of 198\.18\.62\.40 is not in .*known_hosts\.empty .*--accept-new/);
+    const accepted = await ibfleet(['-i', inv(), '--known-hosts', emptyKnown, '--accept-new', 'deploy', '--hosts', '40', '--json']);
+    expect(json(accepted).hosts[0]!.status).toBe('changed');
+    expect(readFileSync(emptyKnown, 'utf8')).toMatch(/^198\.18\.62\.40 ssh-ed25519 AAAA/);
+  });
+
+  it('a sudo user: refused without -K, works with the password on stdin, a wrong password is reported', async () => {
+    await sh(
+      41,
+      [
+        'useradd -M -d /run/ops -s /bin/sh ops',
+        'mkdir -p /run/ops/.ssh && cp /root/.ssh/authorized_keys /run/ops/.ssh/ && chown -R ops: /run/ops && chmod 700 /run/ops/.ssh',
+        "echo 'ops:s3cret-pass' | chpasswd",
+        "echo 'ops ALL=(root) ALL' > /etc/sudoers.d/ops && chmod 440 /etc/sudoers.d/ops",
+        'ip -4 rule del from 172.16.41.2 lookup 942',
+      ].join(' && '),
+    );
+    const opsInventory = variant('inv-ops.yaml', (t) => t.replace(/^( {2}41: \{name: node41, address: 198\.18\.62\.41),/m, '$1, user: ops,'));
+    const withoutPassword = json(await ibfleet(['-i', opsInventory, 'deploy', '--hosts', '41', '--json']));
+    expect(withoutPassword.hosts[0]!.error).toMatch(/sudo on ops@198\.18\.62\.41 asks for a password; run again with -K/);
+    const wrong = json(await ibfleet(['-i', opsInventory, 'deploy', '--hosts', '41', '-K', '--json'], { input: 'not-it\n' }));
+    expect(wrong.hosts[0]!.error).toMatch(/sudo on ops@198\.18\.62\.41 rejected the password/);
+    const right = await ibfleet(['-i', opsInventory, 'deploy', '--hosts', '41', '-K', '--json'], { input: 's3cret-pass\n' });
+    expect(json(right).hosts[0]).toMatchObject({ status: 'changed', reasons: ['ib1: rule 942: from 172.16.41.2 lookup 942'] });
+    expect(right.stdout + right.stderr).not.toContain('s3cret-pass');
+    expect(readFileSync(lab().hosts.find((h) => h.id === 41)!.sshdLog, 'utf8')).toContain('Accepted publickey for ops');
+  });
+
+  it('an inventory whose interface does not exist on the host is a clear error, nothing changed', async () => {
+    const wrong = variant('inv-iface.yaml', (t) => t.replace(/^( {2}34: .*)interfaces: \[ib0, ib1\]/m, '$1interfaces: [ib0, ib9]'));
+    const doc = json(await ibfleet(['-i', wrong, 'deploy', '--hosts', '34', '--json']));
+    expect(doc.hosts[0]).toMatchObject({ status: 'failed', error: expect.stringMatching(/^plan: interface ib9 \(NIC 2\) not found; the host has mgmt0, ib0, ib1/) });
+  });
+
+  it('rollback returns every host to its boot state, and a second rollback changes nothing', async () => {
+    const result = await run('rollback', '--hosts', 'all', '--json');
+    expect(result.code, result.stdout).toBe(0);
+    expect(Object.values(statuses(json(result)))).toEqual(['changed', 'changed', 'changed', 'changed']);
+    for (const id of HOSTS) {
+      expect(await rules(id)).toBe('0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default');
+      expect(await sh(id, 'ip -4 route show table 941; ip -4 route show table 942')).toBe('');
+      expect(await sh(id, 'ls /etc/ibfleet/ibfleet-routes /etc/sysctl.d/60-ibfleet-fabric.conf 2>&1 | grep -c "No such file"')).toBe('2');
+    }
+    expect(await sh(16, 'ip -4 route show table main | grep "^172.16.0.0/16" | cut -d" " -f1-3')).toBe('172.16.0.0/16 dev ibs5f0\n172.16.0.0/16 dev ibs5f1');
+    const verify = json<JsonRun>(await run('verify', '--hosts', '16,34', '--json'));
+    expect(verify.matrix!.filter((c) => c.ok).length).toBe(2);
+    expect(Object.values(statuses(json(await run('rollback', '--hosts', 'all', '--json'))))).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged']);
+  });
+});
