@@ -1,10 +1,8 @@
 /** `ibfleet deploy --hosts S [--dry-run] [--playbook P]`: probe → plan → push → apply → verify, per host, in parallel. */
 import type { Command } from 'commander';
-import { runHosts } from '../runner/fanout.js';
-import { deployHost } from '../runner/host-workflows.js';
-import { readPlaybook, type Io } from './context.js';
-import { addRunOptions, chooseDisplay, exitCodeFor, prepareRun } from './fleet-run.js';
+import type { Io } from './context.js';
 import type { CommandResult } from './register.js';
+import { addRunOptions } from './run-options.js';
 
 export function registerDeploy(program: Command, io: Io, done: (r: CommandResult) => void): void {
   addRunOptions(
@@ -15,6 +13,12 @@ export function registerDeploy(program: Command, io: Io, done: (r: CommandResult
       .option('--playbook <file>', 'playbook (default: the built-in dual-ib-routing)')
       .option('-n, --dry-run', 'show the plan and the exact script per host; change nothing'),
   ).action(async (opts: { hosts?: string; playbook?: string; dryRun?: boolean }, cmd: Command) => {
+    const [{ readPlaybook }, { chooseDisplay, exitCodeFor, prepareRun }, { runHosts }, { deployHost }] = await Promise.all([
+      import('./context.js'),
+      import('./fleet-run.js'),
+      import('../runner/fanout.js'),
+      import('../runner/host-workflows.js'),
+    ]);
     const playbook = await readPlaybook(opts.playbook, io);
     const run = await prepareRun(io, cmd, opts.hosts, true);
     const dryRun = opts.dryRun === true;

@@ -22,11 +22,6 @@ export interface FleetRunSetup {
   readonly transport: Transport;
 }
 
-/** Options every fleet command takes besides the globals. */
-export function addRunOptions(command: Command): Command {
-  return command.option('-K, --ask-sudo-pass', 'ask once for the sudo password (hidden) and send it on stdin to hosts whose sudo asks');
-}
-
 export async function prepareRun(io: Io, cmd: Command, selection: string | undefined, required: boolean): Promise<FleetRunSetup> {
   const raw = cmd.optsWithGlobals() as Record<string, unknown>;
   const globals = parseGlobals(raw, io);

@@ -1,8 +1,6 @@
 /** `ibfleet hosts [--hosts S]`: the derived addresses, tables, interfaces and managers. */
 import type { Command } from 'commander';
-import { parseHostSelection } from '../inventory/select.js';
-import { formatHostsText, hostsJson } from '../ui/text/hosts.js';
-import { parseGlobals, readFleet, writeJson, type Io } from './context.js';
+import type { Io } from './context.js';
 import type { CommandResult } from './register.js';
 
 export function registerHosts(program: Command, io: Io, done: (r: CommandResult) => void): void {
@@ -11,6 +9,11 @@ export function registerHosts(program: Command, io: Io, done: (r: CommandResult)
     .description('show the derived addresses, tables, interfaces and managers (no SSH)')
     .option('--hosts <set>', 'hosts to show: 16,34 16-20 memserver34 @cpu pair:alice all', 'all')
     .action(async (opts: { hosts: string }, cmd: Command) => {
+      const [{ parseGlobals, readFleet, writeJson }, { parseHostSelection }, { formatHostsText, hostsJson }] = await Promise.all([
+        import('./context.js'),
+        import('../inventory/select.js'),
+        import('../ui/text/hosts.js'),
+      ]);
       const globals = parseGlobals(cmd.optsWithGlobals(), io);
       const fleet = await readFleet(globals, io);
       const ids = new Set(parseHostSelection(opts.hosts, fleet));

@@ -2,22 +2,28 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { z } from 'zod';
 import type { Fleet } from '../inventory/model.js';
-import { parseGlobals, parseOptions, readFleet, writeJson, type Io } from './context.js';
+import type { Io } from './context.js';
 import type { CommandResult } from './register.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-const upOptionsSchema = z.object({
-  hosts: z.string().optional(),
-  name: z.string().default('default'),
-  mgmtSubnet: z.string().optional(),
-  manager: z.array(z.string()).default([]),
-  interfaces: z.array(z.string()).default([]),
-});
-const downOptionsSchema = z.object({ name: z.string().optional(), all: z.boolean().default(false) });
-const rebootOptionsSchema = z.object({ name: z.string().default('default') });
+/** Option schemas and the context helpers, loaded when a lab command runs (not for --help). */
+async function load() {
+  const [{ z }, context] = await Promise.all([import('zod'), import('./context.js')]);
+  const schemas = {
+    up: z.object({
+      hosts: z.string().optional(),
+      name: z.string().default('default'),
+      mgmtSubnet: z.string().optional(),
+      manager: z.array(z.string()).default([]),
+      interfaces: z.array(z.string()).default([]),
+    }),
+    down: z.object({ name: z.string().optional(), all: z.boolean().default(false) }),
+    reboot: z.object({ name: z.string().default('default') }),
+  };
+  return { schemas, ...context };
+}
 
 export function registerLab(program: Command, io: Io, done: (r: CommandResult) => void): void {
   const lab = program
@@ -33,8 +39,9 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
     .option('--manager <hosts=manager>', 'emulated network manager, e.g. 40=ifupdown or 40-47=networkmanager (repeatable; default: 16 networkmanager, others netplan)', collect, [])
     .option('--interfaces <hosts=names>', 'NIC interface names, e.g. 40=eth0,eth1 (repeatable; default: the inventory\'s, else ib0,ib1)', collect, [])
     .action(async (raw: unknown, cmd: Command) => {
+      const { schemas, parseGlobals, parseOptions, writeJson } = await load();
       const globals = parseGlobals(cmd.optsWithGlobals(), io);
-      const opts = parseOptions(upOptionsSchema, raw);
+      const opts = parseOptions(schemas.up, raw);
       const { labUp } = await import('../lab/up.js');
       const { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments } = await import('../lab/options.js');
       const { formatLabUpText, labUpJson } = await import('../lab/format.js');
@@ -61,8 +68,9 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
     .option('--name <name>', 'lab name (default: default)')
     .option('--all', 'remove every lab on this machine')
     .action(async (raw: unknown, cmd: Command) => {
+      const { schemas, parseGlobals, parseOptions, writeJson } = await load();
       const globals = parseGlobals(cmd.optsWithGlobals(), io);
-      const opts = parseOptions(downOptionsSchema, raw);
+      const opts = parseOptions(schemas.down, raw);
       const { labDown, labDownAll } = await import('../lab/down.js');
       const { requireRoot } = await import('../lab/preflight.js');
       const { formatLabDownText } = await import('../lab/format.js');
@@ -79,8 +87,9 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
     .argument('<hosts>', 'host numbers and ranges, e.g. 34 or 16,34')
     .option('--name <name>', 'lab name', 'default')
     .action(async (hosts: string, raw: unknown, cmd: Command) => {
+      const { schemas, parseGlobals, parseOptions, writeJson } = await load();
       const globals = parseGlobals(cmd.optsWithGlobals(), io);
-      const opts = parseOptions(rebootOptionsSchema, raw);
+      const opts = parseOptions(schemas.reboot, raw);
       const { labReboot } = await import('../lab/reboot.js');
       const { parseLabHosts } = await import('../lab/options.js');
       const { requireRoot } = await import('../lab/preflight.js');
@@ -100,6 +109,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
  * works from any directory.
  */
 async function sourceFleet(cmd: Command, io: Io): Promise<Fleet> {
+  const { parseGlobals, readFleet } = await import('./context.js');
   const globals = parseGlobals(cmd.optsWithGlobals(), io);
   const explicit = (cmd.optsWithGlobals() as { inventory?: string }).inventory !== undefined || io.env.IBFLEET_INVENTORY !== undefined;
   if (explicit || existsSync(resolve(io.cwd, globals.inventory))) return readFleet(globals, io);

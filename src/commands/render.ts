@@ -2,11 +2,9 @@
 import type { Command } from 'commander';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseHostSelection } from '../inventory/select.js';
 import { formatMode } from '../render/files.js';
-import { renderForDisplay, type HostRender } from '../render/host-render.js';
-import { formatRenderText, renderJson } from '../ui/text/render.js';
-import { parseGlobals, readFleet, readPlaybook, writeJson, type Io } from './context.js';
+import type { HostRender } from '../render/host-render.js';
+import type { Io } from './context.js';
 import type { CommandResult } from './register.js';
 
 export function registerRender(program: Command, io: Io, done: (r: CommandResult) => void): void {
@@ -17,6 +15,12 @@ export function registerRender(program: Command, io: Io, done: (r: CommandResult
     .option('--playbook <file>', 'playbook to render (default: the built-in dual-ib-routing)')
     .option('--out <dir>', 'write DIR/<host name>/<remote path> instead of printing')
     .action(async (opts: { hosts: string; playbook?: string; out?: string }, cmd: Command) => {
+      const [{ parseGlobals, readFleet, readPlaybook, writeJson }, { parseHostSelection }, { renderForDisplay }, { formatRenderText, renderJson }] = await Promise.all([
+        import('./context.js'),
+        import('../inventory/select.js'),
+        import('../render/host-render.js'),
+        import('../ui/text/render.js'),
+      ]);
       const globals = parseGlobals(cmd.optsWithGlobals(), io);
       const fleet = await readFleet(globals, io);
       const playbook = await readPlaybook(opts.playbook, io);

@@ -1,10 +1,8 @@
 /** `ibfleet rollback --hosts S`: remove hooks, rules, tables and the sysctl file; restore main routes. */
 import type { Command } from 'commander';
-import { runHosts } from '../runner/fanout.js';
-import { rollbackHost } from '../runner/host-workflows.js';
-import { readPlaybook, type Io } from './context.js';
-import { addRunOptions, chooseDisplay, exitCodeFor, prepareRun } from './fleet-run.js';
+import type { Io } from './context.js';
 import type { CommandResult } from './register.js';
+import { addRunOptions } from './run-options.js';
 
 export function registerRollback(program: Command, io: Io, done: (r: CommandResult) => void): void {
   addRunOptions(
@@ -13,6 +11,12 @@ export function registerRollback(program: Command, io: Io, done: (r: CommandResu
       .description('undo deploy: remove hooks, script and sysctl file, rules and tables; main routes back as the kernel had them')
       .option('--hosts <set>', 'hosts to roll back: 16,34 16-20 memserver34 @cpu pair:alice all'),
   ).action(async (opts: { hosts?: string }, cmd: Command) => {
+    const [{ readPlaybook }, { chooseDisplay, exitCodeFor, prepareRun }, { runHosts }, { rollbackHost }] = await Promise.all([
+      import('./context.js'),
+      import('./fleet-run.js'),
+      import('../runner/fanout.js'),
+      import('../runner/host-workflows.js'),
+    ]);
     const playbook = await readPlaybook(undefined, io);
     const run = await prepareRun(io, cmd, opts.hosts, true);
     const display = await chooseDisplay(io, run.globals, 'rollback');

@@ -1,10 +1,8 @@
 /** `ibfleet status [--hosts S]`: read-only compliance and drift report. */
 import type { Command } from 'commander';
-import { runHosts } from '../runner/fanout.js';
-import { statusHost } from '../runner/host-workflows.js';
-import { readPlaybook, type Io } from './context.js';
-import { addRunOptions, chooseDisplay, exitCodeFor, prepareRun } from './fleet-run.js';
+import type { Io } from './context.js';
 import type { CommandResult } from './register.js';
+import { addRunOptions } from './run-options.js';
 
 export function registerStatus(program: Command, io: Io, done: (r: CommandResult) => void): void {
   addRunOptions(
@@ -14,6 +12,12 @@ export function registerStatus(program: Command, io: Io, done: (r: CommandResult
       .option('--hosts <set>', 'hosts to check (default: all)')
       .option('--playbook <file>', 'playbook to check against (default: the built-in dual-ib-routing)'),
   ).action(async (opts: { hosts?: string; playbook?: string }, cmd: Command) => {
+    const [{ readPlaybook }, { chooseDisplay, exitCodeFor, prepareRun }, { runHosts }, { statusHost }] = await Promise.all([
+      import('./context.js'),
+      import('./fleet-run.js'),
+      import('../runner/fanout.js'),
+      import('../runner/host-workflows.js'),
+    ]);
     const playbook = await readPlaybook(opts.playbook, io);
     const run = await prepareRun(io, cmd, opts.hosts, false);
     const display = await chooseDisplay(io, run.globals, 'status', { playbook: playbook.name });

@@ -1,10 +1,10 @@
 /** `ibfleet verify --hosts S | --pair OWNER [--rping] [--ring]`: the NIC-to-NIC connectivity matrix. */
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
-import { runVerify, type RpingMode } from '../runner/verify.js';
+import type { RpingMode } from '../runner/verify.js';
 import type { Io } from './context.js';
-import { addRunOptions, chooseDisplay, exitCodeFor, prepareRun } from './fleet-run.js';
 import type { CommandResult } from './register.js';
+import { addRunOptions } from './run-options.js';
 
 interface VerifyFlags {
   hosts?: string;
@@ -31,6 +31,7 @@ export function registerVerify(program: Command, io: Io, done: (r: CommandResult
     if (!Number.isInteger(basePort) || basePort < 1024 || basePort > 65000) throw new UsageError('--rping-port must be a whole number 1024..65000');
     // commander turns --rping / --no-rping into one boolean; neither given means "where possible".
     const rping: RpingMode = cmd.getOptionValueSource('rping') === 'cli' ? (opts.rping ? 'on' : 'off') : 'auto';
+    const [{ chooseDisplay, exitCodeFor, prepareRun }, { runVerify }] = await Promise.all([import('./fleet-run.js'), import('../runner/verify.js')]);
     const run = await prepareRun(io, cmd, opts.pair !== undefined ? `pair:${opts.pair}` : opts.hosts, false);
     if (run.hosts.length < 2) throw new UsageError(`verify needs at least two hosts; the selection has ${run.hosts.length}`);
     const display = await chooseDisplay(io, run.globals, 'verify');
