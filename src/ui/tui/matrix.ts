@@ -1,0 +1,148 @@
+/**
+ * The verify matrix as data: NIC ends (rows = from, columns = to), one grid per method, filled in
+ * as cells arrive. Pure. Updates copy only the rows they touch, so a 508×508 matrix (254 hosts ×
+ * 2 NICs) stays cheap to fill cell by cell.
+ */
+import type { CellEnd, CellMethod, MatrixCell } from '../../runner/events.js';
+import { endLabel } from './format.js';
+
+export type CellMark = 'pending' | 'passed' | 'failed' | 'skipped';
+type Grid = readonly (readonly (CellMark | undefined)[])[];
+
+export interface MatrixModel {
+  readonly methods: readonly CellMethod[];
+  /** Sorted by host, then NIC. */
+  readonly ends: readonly CellEnd[];
+  readonly index: ReadonlyMap<string, number>;
+  /** Per method, grid[from][to]; undefined where the matrix has no cell (e.g. a NIC and itself). */
+  readonly grids: ReadonlyMap<CellMethod, Grid>;
+  readonly counts: Readonly<Record<CellMark, number>>;
+  /** Failed and skipped cells in arrival order, with their detail and reproduce command. */
+  readonly failures: readonly MatrixCell[];
+  readonly skips: readonly MatrixCell[];
+}
+
+type Position = Pick<MatrixCell, 'from' | 'to' | 'method'>;
+
+export const endKey = (end: Pick<CellEnd, 'host' | 'nic'>): string => `${end.host}/${end.nic}`;
+const cellKey = (c: Position): string => `${c.method} ${endKey(c.from)} ${endKey(c.to)}`;
+
+const METHOD_ORDER: readonly CellMethod[] = ['ping', 'rping'];
+
+export function createMatrix(cells: readonly Position[]): MatrixModel {
+  const byKey = new Map<string, CellEnd>();
+  for (const c of cells) {
+    if (!byKey.has(endKey(c.from))) byKey.set(endKey(c.from), c.from);
+    if (!byKey.has(endKey(c.to))) byKey.set(endKey(c.to), c.to);
+  }
+  const ends = [...byKey.values()].sort((a, b) => a.host - b.host || a.nic - b.nic);
+  const index = new Map(ends.map((e, i) => [endKey(e), i] as const));
+  const methods = [...new Set(cells.map((c) => c.method))].sort((a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b));
+  const grids = new Map<CellMethod, (CellMark | undefined)[][]>(methods.map((m) => [m, ends.map(() => ends.map(() => undefined))]));
+  let pending = 0;
+  for (const c of cells) {
+    const row = grids.get(c.method)![index.get(endKey(c.from))!]!;
+    const column = index.get(endKey(c.to))!;
+    if (row[column] === undefined) pending++;
+    row[column] = 'pending';
+  }
+  return { methods, ends, index, grids, counts: { pending, passed: 0, failed: 0, skipped: 0 }, failures: [], skips: [] };
+}
+
+const markOf = (cell: MatrixCell): CellMark => (cell.ok === true ? 'passed' : cell.ok === false ? 'failed' : 'skipped');
+
+/** Records results; cells outside the announced matrix widen it rather than being dropped. */
+export function applyCells(model: MatrixModel | undefined, cells: readonly MatrixCell[]): MatrixModel {
+  if (cells.length === 0 && model) return model;
+  let base = model ?? createMatrix([]);
+  const unknown = cells.filter((c) => !base.grids.has(c.method) || !base.index.has(endKey(c.from)) || !base.index.has(endKey(c.to)));
+  if (unknown.length > 0) base = widenMatrix(base, unknown);
+  const grids = new Map(base.grids);
+  const copied = new Set<string>();
+  const counts = { ...base.counts };
+  let failures = [...base.failures];
+  let skips = [...base.skips];
+  for (const cell of cells) {
+    const key = cellKey(cell);
+    const rowIndex = base.index.get(endKey(cell.from))!;
+    const column = base.index.get(endKey(cell.to))!;
+    const rowKey = `${cell.method} ${rowIndex}`;
+    let grid = grids.get(cell.method)!;
+    if (!copied.has(cell.method)) {
+      grid = [...grid];
+      grids.set(cell.method, grid);
+      copied.add(cell.method);
+    }
+    if (!copied.has(rowKey)) {
+      (grid as (readonly (CellMark | undefined)[])[])[rowIndex] = [...grid[rowIndex]!];
+      copied.add(rowKey);
+    }
+    const row = grid[rowIndex] as (CellMark | undefined)[];
+    const previous = row[column];
+    if (previous !== undefined) counts[previous]--;
+    if (previous === 'failed') failures = failures.filter((f) => cellKey(f) !== key);
+    if (previous === 'skipped') skips = skips.filter((f) => cellKey(f) !== key);
+    const mark = markOf(cell);
+    row[column] = mark;
+    counts[mark]++;
+    if (mark === 'failed') failures.push(cell);
+    if (mark === 'skipped') skips.push(cell);
+  }
+  return { ...base, grids, counts, failures, skips };
+}
+
+/** Adds cells to the matrix as pending, keeping every result already recorded. */
+export function widenMatrix(model: MatrixModel, extra: readonly Position[]): MatrixModel {
+  const positions: Position[] = [];
+  const marks = new Map<string, CellMark>();
+  for (const [method, grid] of model.grids) {
+    grid.forEach((row, i) =>
+      row.forEach((mark, j) => {
+        if (mark === undefined) return;
+        const position = { method, from: model.ends[i]!, to: model.ends[j]! };
+        positions.push(position);
+        marks.set(cellKey(position), mark);
+      }),
+    );
+  }
+  const wide = createMatrix([...positions, ...extra]);
+  const grids = new Map([...wide.grids].map(([m, g]) => [m, g.map((row) => [...row])] as const));
+  const counts = { ...wide.counts };
+  for (const p of positions) {
+    const mark = marks.get(cellKey(p))!;
+    if (mark === 'pending') continue;
+    grids.get(p.method)![wide.index.get(endKey(p.from))!]![wide.index.get(endKey(p.to))!] = mark;
+    counts.pending--;
+    counts[mark]++;
+  }
+  return { ...wide, grids, counts, failures: model.failures, skips: model.skips };
+}
+
+export const MARK_GLYPH: Readonly<Record<CellMark, string>> = { passed: '✓', failed: '✗', pending: '·', skipped: '–' };
+
+export interface MatrixGeometry {
+  readonly labels: readonly string[];
+  readonly labelWidth: number;
+  /** Width of each destination column: its label, at least one cell glyph. */
+  readonly columnWidths: readonly number[];
+  /** Total width of one grid line (label column, then two spaces before each column). */
+  readonly width: number;
+  /** Lines the grids take, one header line per method plus one line per source NIC. */
+  readonly height: number;
+}
+
+export const MATRIX_CORNER = 'from \\ to';
+
+export function matrixGeometry(model: MatrixModel): MatrixGeometry {
+  const labels = model.ends.map(endLabel);
+  const labelWidth = Math.max(MATRIX_CORNER.length, ...labels.map((l) => l.length));
+  const columnWidths = labels.map((l) => Math.max(1, l.length));
+  const width = labelWidth + columnWidths.reduce((sum, w) => sum + 2 + w, 0);
+  return { labels, labelWidth, columnWidths, width, height: model.methods.length * (model.ends.length + 1) };
+}
+
+/** One line of the grid as plain text with the glyph centred under each column label. */
+export function centreIn(text: string, width: number): string {
+  const left = Math.floor((width - text.length) / 2);
+  return ' '.repeat(Math.max(0, left)) + text + ' '.repeat(Math.max(0, width - text.length - left));
+}

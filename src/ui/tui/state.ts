@@ -1,0 +1,308 @@
+/**
+ * The TUI's view model: a pure fold of the runner's events (src/runner/events.ts). No React, no
+ * IO — the Ink components only draw what this produces, and the reducer is tested with tables.
+ *
+ * Events are folded in batches (`reduceRun(state, actions)`): the TUI queues events as they come
+ * and folds the queue once per frame, so a burst of 32 hosts connecting costs one copy of the
+ * state, not 32.
+ */
+import type {
+  CommandName,
+  HostRef,
+  HostResult,
+  HostStatus,
+  MatrixCell,
+  RunEnd,
+  RunStart,
+  Stage,
+} from '../../runner/events.js';
+import { FAILING_STATUSES } from '../../runner/events.js';
+import type { Manager } from '../../inventory/model.js';
+import { foldHosts, foldResults, type HostGroup } from './fold.js';
+import { oneLine, outcomeReason, STATUS_ORDER, tailLines } from './format.js';
+import { applyCells, createMatrix, widenMatrix, type MatrixModel } from './matrix.js';
+
+export type RunAction =
+  | { readonly type: 'runStart'; readonly event: RunStart }
+  | { readonly type: 'hostStart'; readonly host: HostRef; readonly at: number }
+  | { readonly type: 'stage'; readonly host: HostRef; readonly stage: Stage; readonly at: number }
+  | { readonly type: 'hostDone'; readonly result: HostResult }
+  | { readonly type: 'matrix'; readonly cells: readonly Pick<MatrixCell, 'from' | 'to' | 'method'>[] }
+  | { readonly type: 'cell'; readonly cell: MatrixCell }
+  | { readonly type: 'runEnd'; readonly event: RunEnd }
+  /** The TUI was unmounted before the run ended (Ctrl-C): freeze what is known. */
+  | { readonly type: 'detach'; readonly at: number };
+
+export interface HeaderModel {
+  readonly command: CommandName;
+  readonly hostCount: number;
+  /** `16-20,34`. */
+  readonly hostSet: string;
+  readonly inventory: string;
+  readonly playbook: string | undefined;
+  readonly concurrency: number;
+  readonly dryRun: boolean;
+}
+
+export interface RunningHost {
+  readonly host: HostRef;
+  /** undefined until the first onStage. */
+  readonly stage: Stage | undefined;
+  readonly startedAt: number;
+}
+
+export interface FinishedHost {
+  readonly host: HostRef;
+  readonly status: HostStatus;
+  readonly manager: Manager | undefined;
+  readonly durationMs: number;
+  /** One line, shown next to the row. */
+  readonly reason: string;
+  /** Every reason, one line each (status folding compares these). */
+  readonly reasons: readonly string[];
+  /** The last lines of the host's error output, shown under a failed row. */
+  readonly errorTail: readonly string[];
+  /** --dry-run: what would run. */
+  readonly planText: string | undefined;
+}
+
+/**
+ * `rows`: every finished host is frozen above the live area — the whole run fits on a screen.
+ * `compact`: more hosts than the terminal has rows; only hosts that need attention (failed,
+ * unreachable, drift) are frozen as they finish, successes are counted live and folded into
+ * one line per outcome at the end (`✓ changed 1-15,17-254`), like `clush -b`.
+ */
+export type DisplayMode = 'rows' | 'compact';
+
+/** Column widths for frozen rows, fixed at run start because a frozen row is never redrawn. */
+export interface RowLayout {
+  readonly idWidth: number;
+  readonly nameWidth: number;
+}
+
+export type StaticItem =
+  | { readonly kind: 'header'; readonly key: string; readonly header: HeaderModel }
+  | { readonly kind: 'host'; readonly key: string; readonly row: FinishedHost }
+  | { readonly kind: 'groups'; readonly key: string; readonly groups: readonly HostGroup[]; readonly detailed: boolean }
+  | { readonly kind: 'matrix'; readonly key: string; readonly matrix: MatrixModel }
+  /** Hosts that were still working when the run was interrupted, and where they were. */
+  | { readonly kind: 'interrupted'; readonly key: string; readonly hosts: readonly RunningHost[] };
+
+export interface RunState {
+  readonly command: CommandName;
+  /** Terminal rows when the TUI started: decides the display mode at run start. */
+  readonly terminalRows: number;
+  readonly mode: DisplayMode;
+  readonly header: HeaderModel | undefined;
+  readonly hosts: readonly HostRef[];
+  readonly layout: RowLayout;
+  readonly startedAt: number | undefined;
+  /** In start order. */
+  readonly running: ReadonlyMap<number, RunningHost>;
+  /** In finishing order. */
+  readonly finished: readonly FinishedHost[];
+  readonly counts: Readonly<Record<HostStatus, number>>;
+  readonly matrix: MatrixModel | undefined;
+  /** Append-only: what <Static> has printed or will print, in order. */
+  readonly staticItems: readonly StaticItem[];
+  readonly end: { readonly durationMs: number; readonly interrupted: boolean } | undefined;
+}
+
+/** Lines kept free around the hosts when deciding whether a run fits on one screen. */
+const SCREEN_MARGIN = 4;
+const ERROR_TAIL_LINES = 6;
+
+const zeroCounts = (): Record<HostStatus, number> => Object.fromEntries(STATUS_ORDER.map((s) => [s, 0])) as Record<HostStatus, number>;
+
+export function initialRunState(options: { readonly command: CommandName; readonly terminalRows?: number }): RunState {
+  return {
+    command: options.command,
+    terminalRows: options.terminalRows ?? 24,
+    mode: 'rows',
+    header: undefined,
+    hosts: [],
+    layout: { idWidth: 3, nameWidth: 0 },
+    startedAt: undefined,
+    running: new Map(),
+    finished: [],
+    counts: zeroCounts(),
+    matrix: undefined,
+    staticItems: [],
+    end: undefined,
+  };
+}
+
+export function toFinishedHost(result: HostResult): FinishedHost {
+  const failing = result.status === 'failed' || result.status === 'unreachable';
+  const reasons = failing && result.error ? [outcomeReason(result)] : result.reasons.map(oneLine).filter((r) => r !== '');
+  return {
+    host: result.host,
+    status: result.status,
+    manager: result.manager,
+    durationMs: result.durationMs,
+    reason: outcomeReason(result),
+    reasons,
+    errorTail: failing && result.error ? tailLines(result.error.stderrTail, ERROR_TAIL_LINES) : [],
+    planText: result.status === 'planned' ? result.planText : undefined,
+  };
+}
+
+/** Whether a finished host is frozen above the live area as soon as it finishes. */
+export function freezesRow(state: Pick<RunState, 'command' | 'mode'>, status: HostStatus): boolean {
+  if (state.command === 'status') return false; // status shows folded groups instead
+  if (state.command === 'verify') return FAILING_STATUSES.has(status); // the matrix is the result
+  return state.mode === 'rows' || FAILING_STATUSES.has(status);
+}
+
+/** Folds a batch of events into a new state; the input state is never modified. */
+export function reduceRun(state: RunState, actions: readonly RunAction[]): RunState {
+  if (actions.length === 0 || state.end) return state;
+  let next: Draft = {
+    ...state,
+    running: new Map(state.running),
+    finished: [...state.finished],
+    counts: { ...state.counts },
+    staticItems: [...state.staticItems],
+    pendingCells: [],
+  };
+  for (const action of actions) {
+    if (next.end) break;
+    next = apply(next, action);
+  }
+  const { pendingCells, ...done } = next;
+  return { ...done, matrix: pendingCells.length > 0 ? applyCells(done.matrix, pendingCells) : done.matrix };
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** A state being built from one batch: its collections are private copies, safe to mutate. */
+interface Draft extends Mutable<Omit<RunState, 'running' | 'finished' | 'counts' | 'staticItems'>> {
+  running: Map<number, RunningHost>;
+  finished: FinishedHost[];
+  counts: Record<HostStatus, number>;
+  staticItems: StaticItem[];
+  /** Cells are applied to the matrix once per batch (the matrix copies only the rows touched). */
+  pendingCells: MatrixCell[];
+}
+
+function apply(d: Draft, action: RunAction): Draft {
+  switch (action.type) {
+    case 'runStart':
+      // One TUI shows one run; a second start (a command reusing the handler) changes nothing.
+      return d.header ? d : startRun(d, action.event);
+    case 'hostStart':
+      if (!isFinished(d, action.host.id) && !d.running.has(action.host.id)) {
+        d.running.set(action.host.id, { host: action.host, stage: undefined, startedAt: action.at });
+      }
+      return d;
+    case 'stage': {
+      if (isFinished(d, action.host.id)) return d;
+      const current = d.running.get(action.host.id);
+      d.running.set(action.host.id, { host: action.host, stage: action.stage, startedAt: current?.startedAt ?? action.at });
+      return d;
+    }
+    case 'hostDone':
+      finishHost(d, action.result);
+      return d;
+    case 'matrix': {
+      const current = d.pendingCells.length > 0 ? applyCells(d.matrix, d.pendingCells) : d.matrix;
+      d.pendingCells = [];
+      // A second announcement widens the matrix; results already in are kept.
+      d.matrix = current === undefined ? createMatrix(action.cells) : widenMatrix(current, action.cells);
+      return d;
+    }
+    case 'cell':
+      d.pendingCells.push(action.cell);
+      return d;
+    case 'runEnd':
+      for (const result of action.event.results) finishHost(d, result);
+      d.pendingCells.push(...action.event.cells);
+      return endRun(d, action.event.durationMs, action.event.interrupted);
+    case 'detach':
+      return endRun(d, d.startedAt === undefined ? 0 : action.at - d.startedAt, true);
+  }
+}
+
+function startRun(d: Draft, event: RunStart): Draft {
+  const hosts = [...event.hosts].sort((a, b) => a.id - b.id);
+  const header: HeaderModel = {
+    command: event.command,
+    hostCount: hosts.length,
+    hostSet: foldHosts(hosts.map((h) => h.id)),
+    inventory: event.inventory,
+    playbook: event.playbook,
+    concurrency: event.concurrency,
+    dryRun: event.dryRun ?? false,
+  };
+  d.staticItems.push({ kind: 'header', key: 'header', header });
+  return {
+    ...d,
+    command: event.command,
+    header,
+    hosts,
+    startedAt: event.startedAt,
+    mode: hosts.length <= d.terminalRows - SCREEN_MARGIN ? 'rows' : 'compact',
+    layout: {
+      idWidth: Math.max(1, ...hosts.map((h) => String(h.id).length)),
+      nameWidth: Math.max(0, ...hosts.map((h) => h.name.length)),
+    },
+  };
+}
+
+function isFinished(d: Draft, id: number): boolean {
+  return d.finished.some((f) => f.host.id === id);
+}
+
+function finishHost(d: Draft, result: HostResult): void {
+  if (isFinished(d, result.host.id)) return;
+  d.running.delete(result.host.id);
+  const row = toFinishedHost(result);
+  d.finished.push(row);
+  d.counts[row.status]++;
+  if (freezesRow(d, row.status)) d.staticItems.push({ kind: 'host', key: `host-${row.host.id}`, row });
+}
+
+function endRun(d: Draft, durationMs: number, interrupted: boolean): Draft {
+  if (d.command === 'status') {
+    if (d.finished.length > 0) d.staticItems.push({ kind: 'groups', key: 'status', groups: statusGroups(d.finished), detailed: true });
+  } else {
+    const unfrozen = d.finished.filter((f) => !freezesRow(d, f.status));
+    if (unfrozen.length > 0) {
+      d.staticItems.push({ kind: 'groups', key: 'outcomes', groups: foldResults(unfrozen.map(foldInput), { ignoreReasons: true }), detailed: false });
+    }
+  }
+  const matrix = d.pendingCells.length > 0 ? applyCells(d.matrix, d.pendingCells) : d.matrix;
+  d.pendingCells = [];
+  if (matrix) d.staticItems.push({ kind: 'matrix', key: 'matrix', matrix });
+  if (interrupted && d.running.size > 0) d.staticItems.push({ kind: 'interrupted', key: 'interrupted', hosts: [...d.running.values()] });
+  return { ...d, matrix, running: interrupted ? d.running : new Map(), end: { durationMs, interrupted } };
+}
+
+const foldInput = (f: FinishedHost) => ({ id: f.host.id, status: f.status, reasons: f.reasons });
+
+/** Status rows: one per group of hosts with the same status and the same reasons. */
+export function statusGroups(finished: readonly FinishedHost[]): HostGroup[] {
+  return foldResults(finished.map(foldInput));
+}
+
+// ---- Derived numbers the live area and the summary need ----
+
+export function waitingCount(state: RunState): number {
+  return Math.max(0, state.hosts.length - state.running.size - state.finished.length);
+}
+
+export function failingHostSets(state: RunState): { readonly status: HostStatus; readonly hostSet: string; readonly count: number }[] {
+  return (['failed', 'unreachable', 'drift'] as const)
+    .map((status) => {
+      const ids = state.finished.filter((f) => f.status === status).map((f) => f.host.id);
+      return { status, hostSet: foldHosts(ids), count: ids.length };
+    })
+    .filter((g) => g.count > 0);
+}
+
+/** Whether the run, as far as it went, would exit 0. */
+export function runSucceeded(state: RunState): boolean {
+  const hostsOk = state.finished.every((f) => !FAILING_STATUSES.has(f.status));
+  const cellsOk = state.matrix === undefined || state.matrix.counts.failed === 0;
+  return hostsOk && cellsOk && !state.end?.interrupted;
+}

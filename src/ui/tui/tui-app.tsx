@@ -1,0 +1,68 @@
+import { Box, Static, Text } from 'ink';
+import { useMemo } from 'react';
+import { FinishedRow } from './finished-row.js';
+import { Header } from './header.js';
+import { planLiveArea } from './layout.js';
+import { formatInterruptedText } from './lines.js';
+import { LiveArea } from './live-area.js';
+import type { RunState, StaticItem } from './state.js';
+import { StatusView } from './status-view.js';
+import { ColorContext, Styled } from './styled.js';
+import { SummaryLine } from './summary-line.js';
+import { VerifyMatrix } from './verify-matrix.js';
+
+export interface TuiAppProps {
+  readonly state: RunState;
+  /** Epoch ms: the injected clock, so frames are reproducible in tests. */
+  readonly now: number;
+  /** Spinner frame, advanced by the one shared interval. */
+  readonly frame: number;
+  readonly rows: number;
+  readonly columns: number;
+  readonly color: boolean;
+}
+
+/**
+ * The whole screen: frozen items (header, finished rows, final report) in <Static>, the live
+ * area below them, the summary last. Renders only from props.
+ */
+export function TuiApp({ state, now, frame, rows, columns, color }: TuiAppProps) {
+  const plan = useMemo(() => planLiveArea(state, { rows, columns }), [state, rows, columns]);
+  return (
+    <ColorContext.Provider value={color}>
+      {/* Static is absolutely positioned: without a width its rows would size the box, not the terminal. */}
+      <Static items={state.staticItems as StaticItem[]} style={{ width: columns }}>
+        {(item) => <FrozenItem key={item.key} item={item} state={state} columns={columns} />}
+      </Static>
+      <Box flexDirection="column">
+        <LiveArea state={state} plan={plan} now={now} frame={frame} columns={columns} />
+        <SummaryLine state={state} now={now} frame={frame} />
+      </Box>
+    </ColorContext.Provider>
+  );
+}
+
+interface FrozenItemProps {
+  readonly item: StaticItem;
+  readonly state: RunState;
+  readonly columns: number;
+}
+
+function FrozenItem({ item, state, columns }: FrozenItemProps) {
+  switch (item.kind) {
+    case 'header':
+      return <Header header={item.header} />;
+    case 'host':
+      return <FinishedRow row={item.row} layout={state.layout} />;
+    case 'groups':
+      return <StatusView groups={item.groups} detailed={item.detailed} />;
+    case 'matrix':
+      return <VerifyMatrix matrix={item.matrix} columns={columns} final />;
+    case 'interrupted':
+      return (
+        <Text>
+          <Styled tone="error">✗</Styled> {formatInterruptedText(item.hosts)}
+        </Text>
+      );
+  }
+}

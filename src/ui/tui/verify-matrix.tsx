@@ -1,0 +1,124 @@
+import { Box, Text } from 'ink';
+import { Fragment } from 'react';
+import type { CellMethod } from '../../runner/events.js';
+import { endLabel, type Tone } from './format.js';
+import { formatLegendText, formatMatrixCountsText } from './lines.js';
+import { centreIn, MARK_GLYPH, MATRIX_CORNER, matrixGeometry, type CellMark, type MatrixGeometry, type MatrixModel } from './matrix.js';
+import { Styled } from './styled.js';
+
+const MARK_TONE: Readonly<Record<CellMark, Tone>> = { passed: 'success', failed: 'error', pending: 'muted', skipped: 'warning' };
+
+export interface VerifyMatrixProps {
+  readonly matrix: MatrixModel;
+  readonly columns: number;
+  /** The finished matrix also lists every failing cell with the command that reproduces it. */
+  readonly final: boolean;
+}
+
+/**
+ * NIC×NIC reachability: rows are source host/NIC, columns destination host/NIC, ✓ ✗ · –.
+ * Too wide for the terminal, it becomes one line of counts (the failures are still listed).
+ */
+export function VerifyMatrix({ matrix, columns, final }: VerifyMatrixProps) {
+  const geometry = matrixGeometry(matrix);
+  const fits = geometry.width <= columns;
+  return (
+    <Box flexDirection="column">
+      {fits ? (
+        <>
+          {matrix.methods.map((method) => (
+            <MatrixGrid key={method} matrix={matrix} method={method} geometry={geometry} />
+          ))}
+          <Text wrap="truncate-end">
+            <Styled tone="muted">{formatLegendText(matrix)}</Styled>
+          </Text>
+        </>
+      ) : (
+        <Text wrap="truncate-end">{formatMatrixCountsText(matrix)}</Text>
+      )}
+      {final ? <CellProblems matrix={matrix} /> : null}
+    </Box>
+  );
+}
+
+interface MatrixGridProps {
+  readonly matrix: MatrixModel;
+  readonly method: CellMethod;
+  readonly geometry: MatrixGeometry;
+}
+
+function MatrixGrid({ matrix, method, geometry }: MatrixGridProps) {
+  const grid = matrix.grids.get(method) ?? [];
+  const corner = matrix.methods.length > 1 ? method : MATRIX_CORNER;
+  const pad = (text: string) => text + ' '.repeat(Math.max(0, geometry.labelWidth - text.length));
+  return (
+    <Box flexDirection="column">
+      <Text wrap="truncate-end">
+        {pad(corner)}
+        {geometry.labels.map((label) => `  ${label}`).join('')}
+      </Text>
+      {grid.map((row, i) => (
+        <Text key={i} wrap="truncate-end">
+          {pad(geometry.labels[i]!)}
+          {row.map((mark, j) => {
+            const width = geometry.columnWidths[j]!;
+            const cell = centreIn(mark === undefined ? ' ' : MARK_GLYPH[mark], width);
+            const left = cell.length - cell.trimStart().length;
+            return (
+              <Fragment key={j}>
+                {'  ' + ' '.repeat(left)}
+                {mark === undefined ? ' ' : <Styled tone={MARK_TONE[mark]}>{MARK_GLYPH[mark]}</Styled>}
+                {' '.repeat(Math.max(0, width - left - 1))}
+              </Fragment>
+            );
+          })}
+        </Text>
+      ))}
+    </Box>
+  );
+}
+
+/**
+ * Failing cells with their reproduce command (the first 20: one dead NIC in a big fleet fails
+ * hundreds of cells, and the first ones already show which); skipped cells folded by reason.
+ */
+export const MAX_LISTED_FAILURES = 20;
+
+function CellProblems({ matrix }: { readonly matrix: MatrixModel }) {
+  const skipped = new Map<string, number>();
+  for (const cell of matrix.skips) {
+    const key = `${cell.method}: ${cell.detail}`;
+    skipped.set(key, (skipped.get(key) ?? 0) + 1);
+  }
+  const listed = matrix.failures.slice(0, MAX_LISTED_FAILURES);
+  const unlisted = matrix.failures.length - listed.length;
+  return (
+    <Box flexDirection="column">
+      {listed.map((cell) => (
+        <Box key={`${cell.method} ${cell.from.host}/${cell.from.nic} ${cell.to.host}/${cell.to.nic}`} flexDirection="column">
+          <Text>
+            <Styled tone="error">✗</Styled> {endLabel(cell.from)} → {endLabel(cell.to)} ({cell.method} {cell.from.ip} → {cell.to.ip}): {cell.detail}
+          </Text>
+          {cell.reproduce
+            .trimEnd()
+            .split('\n')
+            .map((line, i) => (
+              <Text key={i}>
+                <Styled tone="muted">{`    ${line}`}</Styled>
+              </Text>
+            ))}
+        </Box>
+      ))}
+      {unlisted > 0 ? (
+        <Text>
+          <Styled tone="error">✗</Styled> … and {unlisted} more failing cell{unlisted === 1 ? '' : 's'} (--json lists every cell)
+        </Text>
+      ) : null}
+      {[...skipped].map(([reason, count]) => (
+        <Text key={reason}>
+          <Styled tone="warning">–</Styled> {count} skipped ({reason})
+        </Text>
+      ))}
+    </Box>
+  );
+}

@@ -1,0 +1,243 @@
+/**
+ * What a person sees, frame by frame: the Ink tree rendered by ink-testing-library from states
+ * folded out of named event streams. Colour is off and the clock is injected, so frames are exact.
+ */
+import { cleanup, render } from 'ink-testing-library';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CommandName } from '../../src/runner/events.js';
+import { planLiveArea } from '../../src/ui/tui/layout.js';
+import type { RunAction } from '../../src/ui/tui/state.js';
+import { TuiApp } from '../../src/ui/tui/tui-app.js';
+import { cell, fold, host, nic, plain, result, start, T0 } from './fixtures.js';
+import * as scenario from './scenarios.js';
+
+afterEach(() => cleanup());
+
+function frame(actions: readonly RunAction[], options: { command?: CommandName; now?: number; rows?: number; spinner?: number } = {}): string {
+  const state = fold(actions, { command: options.command ?? 'deploy', rows: options.rows ?? 24 });
+  const { lastFrame } = render(
+    <TuiApp state={state} now={options.now ?? T0 + 3400} frame={options.spinner ?? 0} rows={options.rows ?? 24} columns={100} color={false} />,
+  );
+  return plain(lastFrame());
+}
+
+const HEADER_16_34 = [
+  'ibfleet deploy · 2 hosts (16,34) · playbook playbooks/dual-ib-routing.yaml · inventory',
+  'inventory/fleet.yaml · concurrency 32',
+];
+
+describe('deploy frames', () => {
+  it('running: two hosts mid-stage, each with spinner, stage and elapsed; summary last', () => {
+    expect(frame(scenario.runningTwo)).toBe(
+      [...HEADER_16_34, '⠋ 16 cpuserver16  push           3.3s', '⠋ 34 memserver34  probe          3.1s', '⠋ deploy 3.4s: 0/2 done, 2 running'].join('\n'),
+    );
+  });
+
+  it('the spinner advances with the shared frame counter', () => {
+    expect(frame(scenario.runningTwo, { spinner: 3 }).split('\n').slice(2)).toEqual([
+      '⠸ 16 cpuserver16  push           3.3s',
+      '⠸ 34 memserver34  probe          3.1s',
+      '⠸ deploy 3.4s: 0/2 done, 2 running',
+    ]);
+  });
+
+  it('all succeeded: every host frozen on one line with outcome, manager, duration and what changed', () => {
+    expect(frame(scenario.allSucceeded)).toBe(
+      [
+        ...HEADER_16_34,
+        '✓ 16 cpuserver16  changed      networkmanager    5.2s  added route 172.16.0.0/16 table 941; added r…',
+        '✓ 34 memserver34  unchanged    netplan           3.0s',
+        '✓ deploy finished in 6.1s: 1 changed, 1 unchanged',
+      ].join('\n'),
+    );
+  });
+
+  it('mixed failures: the failed host shows its error tail, the unreachable one its reason', () => {
+    expect(frame(scenario.mixedFailures)).toBe(
+      [
+        'ibfleet deploy · 3 hosts (16,34,40) · playbook playbooks/dual-ib-routing.yaml · inventory',
+        'inventory/fleet.yaml · concurrency 32',
+        '✓ 16 cpuserver16  changed      networkmanager    5.2s  added route 172.16.0.0/16 table 941',
+        '✗ 34 memserver34  failed       netplan           2.7s  apply: routing script failed (exit 2)',
+        '     │ + ip -4 route replace 172.16.0.0/16 dev ib0 table 941',
+        '     │ + ip -4 rule add from 172.16.34.1 lookup 941 priority 941',
+        '     │ + ip -4 route replace 172.16.0.0/16 dev ib1 table 942',
+        '     │ Cannot find device "ib1"',
+        '     │ + exit 2',
+        '✗ 40 cpuserver40  unreachable                   1m00s  connect: no answer from 10.208.130.40:22',
+        '                                                       within 60s; is the host up?',
+        '✗ deploy finished in 1m00s: 1 failed, 1 unreachable, 1 changed',
+      ].join('\n'),
+    );
+  });
+
+  it('dry run: planned, with what would change and what would run', () => {
+    expect(frame(scenario.dryRunOne)).toBe(
+      [
+        'ibfleet deploy --dry-run · 1 host (34) · playbook playbooks/dual-ib-routing.yaml · inventory',
+        'inventory/fleet.yaml · concurrency 32 · dry run: nothing is changed',
+        '~ 34 memserver34  planned      netplan           1.9s  add route 172.16.0.0/16 dev ib1 table 942;',
+        '                                                       add rule from 172.16.34.2 lookup 942',
+        '     would run:',
+        '       ip -4 route replace 172.16.0.0/16 dev ib1 src 172.16.34.2 table 942',
+        '       ip -4 rule add from 172.16.34.2 lookup 942 priority 942',
+        '✓ deploy finished in 2.0s: 1 planned',
+      ].join('\n'),
+    );
+  });
+
+  it('interrupted: the final frame names who was cut off and where', () => {
+    expect(frame(scenario.interruptedTwo)).toBe(
+      [
+        ...HEADER_16_34,
+        '✓ 16 cpuserver16  changed      networkmanager    2.5s  added route 172.16.0.0/16 table 941',
+        '✗ interrupted  34 (probe 1)',
+        '✗ deploy interrupted after 4.0s: 1 changed, 1 not finished (34)',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('254 hosts in a 24-row terminal', () => {
+  const HEADER_254 = [
+    'ibfleet deploy · 254 hosts (1-254) · playbook playbooks/dual-ib-routing.yaml · inventory',
+    'inventory/fleet.yaml · concurrency 32',
+  ];
+  const FAILURES = [
+    '✗  40 node040  failed       ifupdown          3.1s  push: cannot write',
+    '                                                    /etc/network/if-up.d/ibfleet-routes: read-only',
+    '                                                    file system',
+    '      │ sftp: EROFS',
+    '✗  77 node077  unreachable                   30.0s  connect: connection refused by 10.208.130.77:22',
+  ];
+
+  it('mid-run: failures frozen and named live, the oldest running hosts shown, the rest counted', () => {
+    const actions = scenario.bigFleetMidRun();
+    expect(frame(actions, { now: T0 + 40_000 })).toBe(
+      [
+        ...HEADER_254,
+        ...FAILURES,
+        '⠋ 201 node201  connect        4.0s',
+        '⠋ 202 node202  probe          3.9s',
+        '⠋ 203 node203  plan           3.8s',
+        '⠋ 204 node204  push           3.7s',
+        '⠋ 205 node205  apply          3.6s',
+        '⠋ 206 node206  connect        3.5s',
+        '⠋ 207 node207  probe          3.4s',
+        '⠋ 208 node208  plan           3.3s',
+        '⠋ 209 node209  push           3.2s',
+        '… 23 more running (connect 5, probe 5, plan 4, push 4, apply 5)',
+        '✓ 198 more finished: 149 changed, 49 unchanged',
+        '✗ failed 40; unreachable 77 (details above)',
+        '⠋ deploy 40.0s: 200/254 done, 1 failed, 1 unreachable, 149 changed, 49 unchanged, 32 running, 22 wa…',
+      ].join('\n'),
+    );
+    // The live area (everything below the frozen rows) leaves room on a 24-row screen.
+    expect(planLiveArea(fold(actions), { rows: 24, columns: 100 }).height).toBe(13);
+  });
+
+  it('finished: successes folded into one line per outcome, count first', () => {
+    expect(frame(scenario.bigFleetFinished(), { now: T0 + 52_300 })).toBe(
+      [
+        ...HEADER_254,
+        ...FAILURES,
+        '✓ changed      203 hosts: 1-3,5-7,9-11,13-15,17-19,21-23,25-27,29-31,33-35,37-39,41-43,45-47,49-51,…',
+        '✓ unchanged    49 hosts: 4,8,12,16,20,24,28,32,36,44,48,52,56,60,64,68,72,76,80,84,88,92,96,100,104…',
+        '✗ deploy finished in 52.3s: 1 failed, 1 unreachable, 203 changed, 49 unchanged',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('status frames', () => {
+  it('folds hosts with identical answers, lists drift reasons, failing groups first', () => {
+    expect(frame(scenario.statusFolding, { command: 'status' })).toBe(
+      [
+        'ibfleet status · 10 hosts (16-20,34,40,42,44,77) · inventory inventory/fleet.yaml · concurrency 32',
+        '✗ unreachable  77  connect: connection refused',
+        '! drift        40,42 (2 hosts)',
+        '    - rule from 172.16.H.2 lookup 942 missing',
+        '    - hook /etc/network/if-up.d/ibfleet-routes not installed',
+        '! drift        44',
+        '    - main table still has 172.16.0.0/16 dev ib1',
+        '✓ ok           16-20,34 (6 hosts)',
+        '✗ status finished in 10.2s: 1 unreachable, 3 drift, 6 ok',
+      ].join('\n'),
+    );
+  });
+
+  it('shows the groups live while hosts are still being checked', () => {
+    const partial = scenario.statusFolding.filter((a) => a.type !== 'runEnd').slice(0, 5);
+    expect(frame(partial, { command: 'status', now: T0 + 900 })).toBe(
+      [
+        'ibfleet status · 10 hosts (16-20,34,40,42,44,77) · inventory inventory/fleet.yaml · concurrency 32',
+        '✓ ok           16-19 (4 hosts)',
+        '⠋ status 0.9s: 4/10 done, 4 ok, 6 waiting',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('verify frames (2 hosts × 2 NICs, ping)', () => {
+  const HEADER = 'ibfleet verify · 2 hosts (16,34) · inventory inventory/fleet.yaml · concurrency 32';
+  const COLUMNS = String.raw`from \ to  16/ibs5f0  16/ibs5f1  34/ib0  34/ib1`;
+  const LEGEND = 'rows: from, columns: to · ✓ reachable  ✗ failed  · pending  – skipped · method ping';
+
+  it('half filled: results where they arrived, the rest pending', () => {
+    expect(frame(scenario.verifyHalf(), { command: 'verify', now: T0 + 1500 })).toBe(
+      [
+        HEADER,
+        COLUMNS,
+        '16/ibs5f0                  ✓        ✓       ✓',
+        '16/ibs5f1      ✓                    ✓       ✗',
+        '34/ib0         ·          ·                 ·',
+        '34/ib1         ·          ·        ·',
+        LEGEND,
+        '⠋ verify 1.5s: 0/2 done, 2 waiting, cells 5 passed, 1 failed, 6 pending',
+      ].join('\n'),
+    );
+  });
+
+  it('complete: the matrix frozen, every failing cell with the command that reproduces it', () => {
+    expect(frame(scenario.verifyComplete(), { command: 'verify', now: T0 + 3600 })).toBe(
+      [
+        HEADER,
+        '✓ ok           2 hosts: 16,34',
+        COLUMNS,
+        '16/ibs5f0                  ✓        ✓       ✓',
+        '16/ibs5f1      ✓                    ✓       ✗',
+        '34/ib0         ✓          ✓                 ✓',
+        '34/ib1         ✓          ✗        ✓',
+        LEGEND,
+        '✗ 16/ibs5f1 → 34/ib1 (ping 172.16.16.2 → 172.16.34.2): 0/3 replies (100% loss)',
+        '    ssh root@10.208.130.16 ping -c 3 -I 172.16.16.2 172.16.34.2',
+        '✗ 34/ib1 → 16/ibs5f1 (ping 172.16.34.2 → 172.16.16.2): 0/3 replies (100% loss)',
+        '    ssh root@10.208.130.34 ping -c 3 -I 172.16.34.2 172.16.16.2',
+        '✗ verify finished in 3.6s: 2 ok, cells 10 passed, 2 failed',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('verify on a fleet too big for a grid', () => {
+  it('shows counts instead of a grid, and lists the first 20 failing cells with their commands', () => {
+    const hosts = Array.from({ length: 12 }, (_, i) => host(i + 1));
+    const ends = hosts.flatMap((h) => [nic(h, 1, 'ib0'), nic(h, 2, 'ib1')]);
+    const pairs = ends.flatMap((from) => ends.filter((to) => to !== from).map((to) => ({ from, to, method: 'ping' as const })));
+    // Every cell to 12/ib1 fails (23 cells); everything else passes.
+    const cells = pairs.map((p) => cell(p.from, p.to, !(p.to.host === 12 && p.to.nic === 2)));
+    const text = frame(
+      [
+        start('verify', hosts, { playbook: undefined }),
+        { type: 'matrix', cells: pairs },
+        ...cells.map((c): RunAction => ({ type: 'cell', cell: c })),
+        { type: 'runEnd', event: { results: hosts.map((h) => result(h, 'ok')), cells: [], durationMs: 8000, interrupted: false } },
+      ],
+      { command: 'verify' },
+    ).split('\n');
+    expect(text[2]).toBe('matrix 24x24 NICs, 552 cells: 529 passed, 23 failed');
+    expect(text.slice(3, 5)).toEqual(['✗ 1/ib0 → 12/ib1 (ping 172.16.1.1 → 172.16.12.2): 0/3 replies', '    ssh root@10.208.130.1 ping -c 3 -I 172.16.1.1 172.16.12.2']);
+    expect(text.filter((l) => l.startsWith('✗ ') && l.includes('→'))).toHaveLength(20);
+    expect(text.slice(-2)).toEqual(['✗ … and 3 more failing cells (--json lists every cell)', '✗ verify finished in 8.0s: 12 ok, cells 529 passed, 23 failed']);
+  });
+});

@@ -1,0 +1,268 @@
+/** The reducer as a specification: events in, view model out. */
+import { describe, expect, it } from 'vitest';
+import type { HostStatus } from '../../src/runner/events.js';
+import {
+  failingHostSets,
+  freezesRow,
+  initialRunState,
+  reduceRun,
+  runSucceeded,
+  toFinishedHost,
+  waitingCount,
+  type RunAction,
+} from '../../src/ui/tui/state.js';
+import { cpu16, fold, host, mem34, result, runStart, start, T0 } from './fixtures.js';
+import * as scenario from './scenarios.js';
+
+const done = (status: HostStatus, id = 16): RunAction => ({ type: 'hostDone', result: result(host(id), status) });
+
+describe('header', () => {
+  it('comes from onRunStart and is the first frozen item', () => {
+    const state = fold([start('deploy', [mem34, cpu16], { dryRun: true, concurrency: 8 })]);
+    expect(state.header).toEqual({
+      command: 'deploy',
+      hostCount: 2,
+      hostSet: '16,34',
+      inventory: 'inventory/fleet.yaml',
+      playbook: 'playbooks/dual-ib-routing.yaml',
+      concurrency: 8,
+      dryRun: true,
+    });
+    expect(state.staticItems.map((i) => i.kind)).toEqual(['header']);
+    expect(state.hosts.map((h) => h.id)).toEqual([16, 34]);
+    expect(state.layout).toEqual({ idWidth: 2, nameWidth: 11 });
+  });
+});
+
+describe('running hosts', () => {
+  it.each([
+    { name: 'start registers a host with no stage yet', events: [{ type: 'hostStart', host: cpu16, at: T0 + 5 }], stage: undefined, startedAt: T0 + 5 },
+    {
+      name: 'a stage replaces the previous one, the start time stays',
+      events: [
+        { type: 'hostStart', host: cpu16, at: T0 + 5 },
+        { type: 'stage', host: cpu16, stage: 'probe', at: T0 + 50 },
+        { type: 'stage', host: cpu16, stage: 'push', at: T0 + 90 },
+      ],
+      stage: 'push',
+      startedAt: T0 + 5,
+    },
+    { name: 'a stage without a start counts as the start', events: [{ type: 'stage', host: cpu16, stage: 'connect', at: T0 + 7 }], stage: 'connect', startedAt: T0 + 7 },
+  ] as const)('$name', ({ events, stage, startedAt }) => {
+    const state = fold([start('deploy', [cpu16, mem34]), ...events]);
+    expect(state.running.get(16)).toEqual({ host: cpu16, stage, startedAt });
+    expect(waitingCount(state)).toBe(1);
+  });
+
+  it('a finished host leaves the running set and later stage events for it are ignored', () => {
+    const state = fold([
+      start('deploy', [cpu16]),
+      { type: 'hostStart', host: cpu16, at: T0 },
+      done('changed'),
+      { type: 'stage', host: cpu16, stage: 'verify', at: T0 + 1 },
+    ]);
+    expect(state.running.size).toBe(0);
+    expect(state.finished.map((f) => f.status)).toEqual(['changed']);
+  });
+
+  it('keeps start order, so the oldest (possibly stuck) host is listed first', () => {
+    const state = fold([start('deploy', [cpu16, mem34]), { type: 'hostStart', host: mem34, at: T0 }, { type: 'hostStart', host: cpu16, at: T0 + 1 }]);
+    expect([...state.running.keys()]).toEqual([34, 16]);
+  });
+});
+
+describe('finished hosts and counts', () => {
+  it.each<[string, HostStatus[], Partial<Record<HostStatus, number>>]>([
+    ['one of each', ['changed', 'unchanged', 'planned', 'failed', 'unreachable', 'ok', 'drift'], { changed: 1, unchanged: 1, planned: 1, failed: 1, unreachable: 1, ok: 1, drift: 1 }],
+    ['repeats', ['changed', 'changed', 'failed'], { changed: 2, failed: 1 }],
+    ['none', [], {}],
+  ])('%s', (_name, statuses, expected) => {
+    const hosts = statuses.map((_, i) => host(i + 1));
+    const state = fold([start('deploy', hosts), ...statuses.map((s, i) => done(s, i + 1))]);
+    const nonZero = Object.fromEntries(Object.entries(state.counts).filter(([, n]) => n > 0));
+    expect(nonZero).toEqual(expected);
+  });
+
+  it('ignores a second result for the same host', () => {
+    const state = fold([start('deploy', [cpu16]), done('failed'), done('changed')]);
+    expect(state.finished.map((f) => f.status)).toEqual(['failed']);
+    expect(state.counts.changed).toBe(0);
+  });
+
+  it('onRunEnd adds results that never came as onHostDone (e.g. hosts never started)', () => {
+    const state = fold([
+      start('deploy', [cpu16, mem34]),
+      done('changed'),
+      { type: 'runEnd', event: { results: [result(cpu16, 'changed'), result(mem34, 'unreachable')], cells: [], durationMs: 10, interrupted: false } },
+    ]);
+    expect(state.finished.map((f) => [f.host.id, f.status])).toEqual([
+      [16, 'changed'],
+      [34, 'unreachable'],
+    ]);
+  });
+
+  it('ignores everything after the run ended', () => {
+    const ended = fold([...scenario.allSucceeded]);
+    expect(reduceRun(ended, [done('failed', 99)])).toBe(ended);
+  });
+});
+
+describe('one-line reasons and error tails', () => {
+  it.each([
+    {
+      name: 'failed: stage, message and exit code',
+      result: result(cpu16, 'failed', { reasons: ['x'], error: { stage: 'apply', message: 'routing script failed', stderrTail: 'a\nb', exitCode: 2 } }),
+      reason: 'apply: routing script failed (exit 2)',
+      tail: ['a', 'b'],
+    },
+    {
+      name: 'failed: no exit code repeated when the message says it',
+      result: result(cpu16, 'failed', { error: { stage: 'push', message: 'sftp exited 4', stderrTail: '', exitCode: 4 } }),
+      reason: 'push: sftp exited 4',
+      tail: [],
+    },
+    {
+      name: 'unreachable: the connect message, first line only',
+      result: result(cpu16, 'unreachable', { error: { stage: 'connect', message: 'timed out\nafter 60s', stderrTail: '' } }),
+      reason: 'connect: timed out',
+      tail: [],
+    },
+    { name: 'drift: every reason', result: result(cpu16, 'drift', { reasons: ['rule missing', 'hook missing'] }), reason: 'rule missing; hook missing', tail: [] },
+    { name: 'changed: what changed', result: result(cpu16, 'changed', { reasons: ['added route'] }), reason: 'added route', tail: [] },
+    {
+      name: 'ok with checks: how many passed',
+      result: result(cpu16, 'ok', { checks: [{ name: 'a', ok: true, detail: '' }, { name: 'b', ok: true, detail: '' }] }),
+      reason: '2/2 checks passed',
+      tail: [],
+    },
+    { name: 'unchanged: nothing to say', result: result(cpu16, 'unchanged'), reason: '', tail: [] },
+    {
+      name: 'remote escape sequences never reach the terminal',
+      result: result(cpu16, 'failed', { error: { stage: 'apply', message: 'bad \u001b[2Jthing', stderrTail: '\u001b[31mred\u001b[0m\n\u0007bell\n\n' } }),
+      reason: 'apply: bad thing',
+      tail: ['red', '?bell'],
+    },
+    {
+      name: 'the tail keeps the last six lines',
+      result: result(cpu16, 'failed', { error: { stage: 'apply', message: 'x', stderrTail: '1\n2\n3\n4\n5\n6\n7\n8\n' } }),
+      reason: 'apply: x',
+      tail: ['3', '4', '5', '6', '7', '8'],
+    },
+  ])('$name', ({ result: r, reason, tail }) => {
+    const row = toFinishedHost(r);
+    expect(row.reason).toBe(reason);
+    expect(row.errorTail).toEqual(tail);
+  });
+});
+
+describe('display mode and what is frozen', () => {
+  it.each([
+    [2, 24, 'rows'],
+    [20, 24, 'rows'],
+    [21, 24, 'compact'],
+    [254, 24, 'compact'],
+    [254, 300, 'rows'],
+  ] as const)('%i hosts in %i rows → %s', (count, rows, mode) => {
+    const hosts = Array.from({ length: count }, (_, i) => host(i + 1));
+    expect(fold([start('deploy', hosts)], { rows }).mode).toBe(mode);
+  });
+
+  it.each([
+    ['deploy', 'rows', 'changed', true],
+    ['deploy', 'rows', 'failed', true],
+    ['deploy', 'compact', 'changed', false],
+    ['deploy', 'compact', 'unchanged', false],
+    ['deploy', 'compact', 'failed', true],
+    ['deploy', 'compact', 'unreachable', true],
+    ['rollback', 'compact', 'drift', true],
+    ['status', 'rows', 'drift', false],
+    ['status', 'rows', 'ok', false],
+    ['verify', 'rows', 'ok', false],
+    ['verify', 'rows', 'unreachable', true],
+  ] as const)('%s in %s mode freezes %s: %s', (command, mode, status, frozen) => {
+    expect(freezesRow({ command, mode }, status)).toBe(frozen);
+  });
+
+  it('compact deploy: failures frozen as they come, successes folded once at the end', () => {
+    const state = fold(scenario.bigFleetFinished());
+    expect(state.staticItems.map((i) => i.key)).toEqual(['header', 'host-40', 'host-77', 'outcomes']);
+    const outcomes = state.staticItems[3]!;
+    expect(outcomes.kind === 'groups' && outcomes.groups.map((g) => [g.status, g.ids.length])).toEqual([
+      ['changed', 203],
+      ['unchanged', 49],
+    ]);
+  });
+
+  it('status: nothing frozen per host, one folded view at the end', () => {
+    const state = fold(scenario.statusFolding, { command: 'status' });
+    expect(state.staticItems.map((i) => i.kind)).toEqual(['header', 'groups']);
+  });
+});
+
+describe('matrix cells', () => {
+  it('starts all pending, fills in as cells arrive, keeps failures for the report', () => {
+    const half = fold(scenario.verifyHalf(), { command: 'verify' });
+    expect(half.matrix?.counts).toEqual({ pending: 6, passed: 5, failed: 1, skipped: 0 });
+    expect(half.matrix?.failures.map((c) => `${c.from.iface}>${c.to.iface}`)).toEqual(['ibs5f1>ib1']);
+    const full = fold(scenario.verifyComplete(), { command: 'verify' });
+    expect(full.matrix?.counts).toEqual({ pending: 0, passed: 10, failed: 2, skipped: 0 });
+    expect(full.staticItems.map((i) => i.kind)).toEqual(['header', 'groups', 'matrix']);
+  });
+
+  it('folding events one at a time or as one batch gives the same state', () => {
+    const actions = scenario.verifyComplete();
+    const batched = fold(actions, { command: 'verify' });
+    const oneByOne = actions.reduce((s, a) => reduceRun(s, [a]), initialRunState({ command: 'verify' }));
+    expect(oneByOne.matrix?.counts).toEqual(batched.matrix?.counts);
+    expect(oneByOne.matrix?.grids).toEqual(batched.matrix?.grids);
+    expect(oneByOne.finished).toEqual(batched.finished);
+  });
+});
+
+describe('interruption', () => {
+  it('detach ends the run as interrupted and keeps who was running', () => {
+    const state = fold(scenario.interruptedTwo);
+    expect(state.end).toEqual({ durationMs: 4000, interrupted: true });
+    expect(state.staticItems.at(-1)).toMatchObject({ kind: 'interrupted', hosts: [{ host: mem34, stage: 'probe' }] });
+    expect(runSucceeded(state)).toBe(false);
+  });
+});
+
+describe('derived numbers', () => {
+  it('failing host sets are folded per status', () => {
+    const state = fold([start('deploy', [16, 17, 18, 34].map((id) => host(id))), done('failed', 16), done('failed', 17), done('failed', 18), done('unreachable', 34)]);
+    expect(failingHostSets(state)).toEqual([
+      { status: 'failed', hostSet: '16-18', count: 3 },
+      { status: 'unreachable', hostSet: '34', count: 1 },
+    ]);
+  });
+
+  it.each([
+    ['all succeeded', scenario.allSucceeded, true],
+    ['a failure', scenario.mixedFailures, false],
+    ['a failed matrix cell', scenario.verifyComplete(), false],
+  ] as const)('success: %s → %s', (_name, actions, ok) => {
+    expect(runSucceeded(fold(actions))).toBe(ok);
+  });
+
+  it('a fresh state before any event', () => {
+    const state = initialRunState({ command: 'status' });
+    expect(state).toMatchObject({ command: 'status', terminalRows: 24, header: undefined, end: undefined });
+    expect(reduceRun(state, [])).toBe(state);
+    expect(runStart([]).hosts).toEqual([]);
+  });
+});
+
+describe('robustness', () => {
+  it('a second onRunStart is ignored: one TUI shows one run', () => {
+    const state = fold([start('deploy', [cpu16]), start('verify', [cpu16, mem34])]);
+    expect(state.command).toBe('deploy');
+    expect(state.staticItems.map((i) => i.kind)).toEqual(['header']);
+  });
+
+  it('events before onRunStart are kept, and the header still comes first', () => {
+    const state = fold([{ type: 'hostStart', host: cpu16, at: T0 }, start('deploy', [cpu16])]);
+    expect(state.running.has(16)).toBe(true);
+    expect(state.staticItems[0]?.kind).toBe('header');
+  });
+});
