@@ -59,26 +59,22 @@ export async function chooseDisplay(io: Io, globals: GlobalOptions, command: Com
       finish: async (end) => writeJson(io, runDocument({ command, inventory: globals.inventory, ...extra, ...end })),
     };
   }
-  if (io.stdout.isTTY && io.env.IBFLEET_PLAIN !== '1') {
-    const tui = await loadTui(io, command);
-    if (tui) return tui;
-  }
+  if (io.stdout.isTTY && io.env.IBFLEET_PLAIN !== '1') return loadTui(io, command);
   const plain = plainHandler(io.stdout, { command, stages: command === 'deploy' || command === 'rollback' || command === 'onboard' });
   return { events: plain, finish: async () => undefined };
 }
 
-async function loadTui(io: Io, command: CommandName): Promise<Display | undefined> {
-  let module: typeof import('../ui/tui/index.js');
-  try {
-    module = await import('../ui/tui/index.js');
-  } catch {
-    return undefined;
-  }
-  const tui = await module.createTui(io, { command });
+async function loadTui(io: Io, command: CommandName): Promise<Display> {
+  const { createTui } = await import('../ui/tui/index.js');
+  const tui = await createTui(io, { command });
+  // A second Ctrl-C exits at once: leave the last frame and the cursor as they should be.
+  const restore = () => tui.unmount();
+  process.once('exit', restore);
   return {
     events: tui,
     finish: async () => {
       await tui.waitUntilExit();
+      process.removeListener('exit', restore);
     },
   };
 }

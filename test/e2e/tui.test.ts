@@ -1,0 +1,82 @@
+/**
+ * The TUI in a real terminal: tmux runs the built CLI against lab hosts and capture-pane shows what
+ * a person would see — the rows, the summary, the exit code. CI has no terminal, so tmux provides
+ * one; `env -u CI` because Ink draws no live frames when CI is set.
+ */
+import { execFileSync } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { labExec } from '../../src/lab/index.js';
+import { IS_ROOT, noteIfNotRoot, useLab } from '../lab/helpers.js';
+import { CLI } from '../helpers/cli.js';
+
+const NAME = 'e2e-tui';
+const SESSION = `ibfleet-e2e-tui-${process.pid}`;
+
+noteIfNotRoot('test/e2e/tui.test.ts (the TUI in tmux against lab hosts)');
+
+function tmux(...args: string[]): string {
+  return execFileSync('tmux', args, { encoding: 'utf8' });
+}
+
+/** Runs `command` in a fresh 100×30 tmux window and returns the screen once it printed EXIT=<code>. */
+async function inTerminal(command: string): Promise<{ screen: string; exit: number }> {
+  try {
+    tmux('kill-session', '-t', SESSION);
+  } catch {
+    // no such session: fine
+  }
+  tmux('new-session', '-d', '-s', SESSION, '-x', '100', '-y', '30', `env -u CI NO_COLOR=1 ${command}; echo EXIT=$?; sleep 120`);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const screen = tmux('capture-pane', '-p', '-t', SESSION);
+    const exit = /EXIT=(\d+)/.exec(screen);
+    if (exit) return { screen, exit: Number(exit[1]) };
+    if (Date.now() > deadline) throw new Error(`no EXIT= after 60 s; screen:\n${screen}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe.skipIf(!IS_ROOT)('the TUI in a real terminal (tmux, lab hosts; needs root)', () => {
+  const lab = useLab({ name: NAME, mgmtSubnet: '198.18.65.0/24', hosts: [16, 34, 40], managers: { 40: 'ifupdown' } });
+  afterAll(() => {
+    try {
+      tmux('kill-session', '-t', SESSION);
+    } catch {
+      // already gone
+    }
+  });
+
+  it('deploy: a header, one finished row per host with outcome and manager, the summary, exit 0', async () => {
+    const { screen, exit } = await inTerminal(`node ${CLI} -i ${lab().inventoryPath} deploy --hosts all`);
+    expect(exit).toBe(0);
+    expect(screen).toMatch(/^ibfleet deploy · 3 hosts \(16,34,40\) · playbook dual-ib-routing/m);
+    expect(screen).toMatch(/✓ 16 cpuserver16 +changed +networkmanager +\d+\.\ds +ibs5f0: /);
+    expect(screen).toMatch(/✓ 34 memserver34 +changed +netplan +\d+\.\ds/);
+    expect(screen).toMatch(/✓ 40 node40 +changed +ifupdown +\d+\.\ds/);
+    expect(screen).toMatch(/deploy finished in \d+\.\ds: 3 changed/);
+    expect(screen).not.toMatch(/\u001b\[/);
+  });
+
+  it('status with a host down: its row says unreachable and why, the summary counts it, exit 1', async () => {
+    await labExec(NAME, 40, ['sh', '-c', 'kill "$(cat /run/sshd.pid)"']);
+    try {
+      const { screen, exit } = await inTerminal(`node ${CLI} -i ${lab().inventoryPath} status --timeout 5`);
+      expect(exit).toBe(1);
+      expect(screen).toMatch(/^✗ unreachable +40 +connect: connection refused by 198\.18\.65\.40:22 \(is sshd running\?\)$/m);
+      expect(screen).toMatch(/^✓ ok +16,34 \(2 hosts\)$/m);
+      expect(screen).toMatch(/^✗ status finished in \d+\.\ds: 1 unreachable, 2 ok$/m);
+    } finally {
+      await labExec(NAME, 40, ['/usr/sbin/sshd', '-E', '/run/sshd.log']);
+    }
+  });
+
+  it('verify: the NIC×NIC matrix (rows from, columns to) with a legend, every cell passing', async () => {
+    const { screen, exit } = await inTerminal(`node ${CLI} -i ${lab().inventoryPath} verify --hosts 16,34`);
+    expect(exit, screen).toBe(0);
+    const rows = screen.split('\n').filter((l) => /^(16\/ibs5f[01]|34\/ib[01]) /.test(l));
+    expect(rows).toHaveLength(4);
+    for (const row of rows) expect(row.match(/✓/g)).toHaveLength(2);
+    expect(screen).toMatch(/rows: from, columns: to · ✓ reachable {2}✗ failed {2}· pending {2}– skipped · method ping/);
+    expect(screen).toMatch(/verify finished in \d+\.\ds: 2 ok, cells 8 passed, 0 failed/);
+  });
+});
