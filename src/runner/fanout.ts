@@ -58,15 +58,11 @@ export async function runHosts(hosts: readonly Host[], options: FanoutOptions, w
 
 async function runOne(host: Host, ref: HostRef, options: FanoutOptions, work: (task: HostTask) => Promise<HostOutcome>, started: number, now: () => number): Promise<HostResult> {
   const hard = new AbortController();
-  const soft = new AbortController();
   let current: Stage = 'connect';
-  const onInterrupt = () => soft.abort();
-  options.interrupt.addEventListener('abort', onInterrupt, { once: true });
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       hard.abort();
-      soft.abort();
       const limit = `${Math.round(options.timeoutMs / 1000)} s`;
       // No answer while connecting is an unreachable host; a timeout later is a failure at that stage.
       reject(current === 'connect' ? new ConnectError(`no answer from ${host.target} within ${limit} (--timeout)`, true) : new HostError(current, `timed out after ${limit} during ${current}`));
@@ -80,7 +76,7 @@ async function runOne(host: Host, ref: HostRef, options: FanoutOptions, work: (t
       current = stage;
       options.events.onStage?.(ref, stage, now());
     },
-    signal: AbortSignal.any([soft.signal, hard.signal]),
+    signal: AbortSignal.any([options.interrupt, hard.signal]),
     hardSignal: hard.signal,
   };
   try {
@@ -90,7 +86,6 @@ async function runOne(host: Host, ref: HostRef, options: FanoutOptions, work: (t
     return { host: ref, durationMs: now() - started, ...failureOutcome(error, current, options.interrupt.aborted) };
   } finally {
     clearTimeout(timer);
-    options.interrupt.removeEventListener('abort', onInterrupt);
   }
 }
 
