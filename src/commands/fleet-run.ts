@@ -31,11 +31,17 @@ export async function prepareRun(io: Io, cmd: Command, selection: string | undef
   }
   const ids = new Set(parseHostSelection(selection ?? 'all', fleet));
   const hosts = fleet.hosts.filter((h) => ids.has(h.id));
+  const transport = await buildTransport(io, globals, fleet, raw.askSudoPass === true);
+  return { globals, fleet, hosts, interrupt: io.interruptSignal(), transport };
+}
+
+/** The ssh2 transport for `fleet` with the global options; with -K the sudo password is asked once, up front. */
+export async function buildTransport(io: Io, globals: GlobalOptions, fleet: Fleet, askSudoPass: boolean): Promise<Transport> {
   let password: Promise<string> | undefined;
-  const sudoPassword = raw.askSudoPass ? () => (password ??= askSecret(io, 'sudo password for the selected hosts: ')) : undefined;
+  const sudoPassword = askSudoPass ? () => (password ??= askSecret(io, 'sudo password for the selected hosts: ')) : undefined;
   if (sudoPassword) await sudoPassword();
   const { sshTransport } = await import('../runner/ssh-transport.js');
-  const transport = sshTransport({
+  return sshTransport({
     fleet,
     knownHostsFile: globals.knownHosts,
     acceptNew: globals.acceptNew,
@@ -43,7 +49,6 @@ export async function prepareRun(io: Io, cmd: Command, selection: string | undef
     sudoPassword,
     connectTimeoutMs: Math.min(globals.timeout * 1000, 30_000),
   });
-  return { globals, fleet, hosts, interrupt: io.interruptSignal(), transport };
 }
 
 export interface Display {

@@ -4,6 +4,7 @@ import type { Io } from './context.js';
 import { registerDeploy } from './deploy.js';
 import { registerHosts } from './hosts.js';
 import { registerLab } from './lab.js';
+import { registerOnboard } from './onboard.js';
 import { registerRender } from './render.js';
 import { registerRollback } from './rollback.js';
 import { registerStatus } from './status.js';
@@ -21,4 +22,5 @@ export function registerCommands(program: Command, io: Io, done: (r: CommandResu
   registerStatus(program, io, done);
   registerRollback(program, io, done);
   registerVerify(program, io, done);
+  registerOnboard(program, io, done);
 }

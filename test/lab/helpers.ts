@@ -4,7 +4,9 @@
  * test failed — and first removes leftovers of an earlier, interrupted run of the same file.
  *
  * Tests run two files at once (maxWorkers: 2), so every file picks its own lab name and management
- * subnet, e.g. `useLab({ name: 'e2e-deploy', mgmtSubnet: '198.18.62.0/24', ... })`.
+ * subnet, and a lab refuses a subnet another lab uses. Taken (198.18.X.0/24): 61, 63, 161
+ * test/lab/lab.test.ts · 62 test/e2e/fleet.test.ts · 65 test/e2e/tui.test.ts · 66
+ * test/e2e/onboard.test.ts · 67 test/bench/smoke.test.ts.
  */
 import { afterAll, beforeAll } from 'vitest';
 import { labDown, labUp, type LabInfo, type LabUpOptions } from '../../src/lab/index.js';
@@ -66,3 +68,4 @@ export function labSsh(lab: LabInfo, hostId: number, command: string, knownHosts
     { timeoutMs: 15_000 },
   );
 }
+

@@ -1,0 +1,83 @@
+/** `ibfleet onboard --cpu H --mem H --owner NAME [--cpu-address A --mem-address A] [--user U]`: a new student's machine pair in one command. */
+import type { Command } from 'commander';
+import { MANAGERS } from '../inventory/model.js';
+import type { Io } from './context.js';
+import type { CommandResult } from './register.js';
+import { addRunOptions } from './run-options.js';
+
+/** The options as a schema; built on demand so `ibfleet --help` never loads zod. */
+async function optionsSchema() {
+  const [{ z }, { OWNER_NAME, USER_NAME }] = await Promise.all([import('zod'), import('../inventory/schema.js')]);
+  const hostNumber = (flag: string) => {
+    const error = `${flag} is a host number 1..254 (the third octet of the machine's 172.16 addresses)`;
+    return z.coerce.number({ error }).int({ error }).min(1, { error }).max(254, { error });
+  };
+  const address = (flag: string) => z.string().regex(/^[^\s-]\S*$/, { error: `${flag} is one management address or DNS name (no spaces, not starting with -)` }).optional();
+  const manager = (flag: string) => z.enum(MANAGERS, { error: `${flag} is one of ${MANAGERS.join(', ')}` }).optional();
+  return z.object({
+    cpu: hostNumber('--cpu'),
+    mem: hostNumber('--mem'),
+    owner: z.string().regex(OWNER_NAME, { error: '--owner is a user-style name (a-z, 0-9, _ . -), e.g. alice' }),
+    cpuAddress: address('--cpu-address'),
+    memAddress: address('--mem-address'),
+    user: z.string().regex(USER_NAME, { error: '--user is a Unix user name' }).optional(),
+    cpuManager: manager('--cpu-manager'),
+    memManager: manager('--mem-manager'),
+    askSudoPass: z.boolean().default(false),
+  });
+}
+
+export function registerOnboard(program: Command, io: Io, done: (r: CommandResult) => void): void {
+  addRunOptions(
+    program
+      .command('onboard')
+      .description("a new student's machine pair in one command: discover both, deploy, add them to the inventory, verify, print the cheat sheet")
+      .requiredOption('--cpu <host>', 'host number of the CPU server (third octet of its 172.16 addresses)')
+      .requiredOption('--mem <host>', 'host number of the memory server')
+      .requiredOption('--owner <name>', "the student's name: the pair is recorded as theirs")
+      .option('--cpu-address <addr>', "CPU server's SSH (management) address; default: the inventory's")
+      .option('--mem-address <addr>', "memory server's SSH (management) address; default: the inventory's")
+      .option('--user <user>', 'SSH user on both machines (default: the inventory\'s, else root); non-root users work through sudo')
+      .option('--cpu-manager <manager>', `network manager of the CPU server when it cannot be detected (${MANAGERS.join(', ')})`)
+      .option('--mem-manager <manager>', `network manager of the memory server when it cannot be detected (${MANAGERS.join(', ')})`),
+  ).action(async (raw: Record<string, unknown>, cmd: Command) => {
+    const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport }, { inventoryFile, runOnboard }, { formatCheatSheetText }, { formatDiscoveryLines, onboardDocument }] = await Promise.all([
+      import('./context.js'),
+      import('./fleet-run.js'),
+      import('../runner/onboard.js'),
+      import('../ui/text/cheat-sheet.js'),
+      import('../ui/onboard.js'),
+    ]);
+    const opts = parseOptions(await optionsSchema(), raw);
+    const globals = parseGlobals(cmd.optsWithGlobals(), io);
+    const playbook = await readPlaybook(undefined, io);
+    const inventory = inventoryFile(globals.inventory, io.cwd);
+    const say = (line: string) => void (globals.json ? undefined : io.stdout.write(`${line}\n`));
+    const report = await runOnboard({
+      request: opts,
+      inventory,
+      playbook,
+      transport: (fleet) => buildTransport(io, globals, fleet, opts.askSudoPass),
+      concurrency: globals.concurrency,
+      timeoutMs: globals.timeout * 1000,
+      interrupt: io.interruptSignal(),
+      events: {
+        onStart: (hosts) =>
+          say(`ibfleet onboard: ${opts.owner}'s pair · ${hosts.map((h, i) => `${i === 0 ? 'cpu' : 'mem'} ${h.id} ${h.name} (${h.target})`).join(' · ')} · inventory ${globals.inventory}`),
+        onDiscovered: (d, host) => formatDiscoveryLines(d, host).forEach(say),
+        phase: globals.json ? undefined : (name) => chooseDisplay(io, globals, name, name === 'deploy' ? { playbook: playbook.name } : {}),
+        onInventory: (change) => {
+          if (change.change === 'written') say(`inventory: added ${change.addedLines.length} line${change.addedLines.length === 1 ? '' : 's'} to ${change.file}:\n${change.addedLines.map((l) => `  + ${l}`).join('\n')}`);
+          else if (change.change === 'unchanged') say(`inventory: ${change.file} already lists both hosts and the pair; unchanged`);
+        },
+      },
+    });
+
+    if (globals.json) writeJson(io, onboardDocument(report, globals.inventory));
+    else if (report.cheatSheet) say(`\n${formatCheatSheetText(report.cheatSheet)}`);
+    if (report.outcome === 'ok') say(`onboard ok: ${report.summary}`);
+    else io.stderr.write(`ibfleet onboard: ${report.summary}\n`);
+    const exitCode = { ok: 0, 'verify-failed': 1, 'deploy-failed': 1, 'discovery-failed': 1, 'inventory-failed': 1, refused: 2, interrupted: 130 }[report.outcome];
+    done({ exitCode });
+  });
+}

@@ -1,0 +1,183 @@
+/**
+ * Onboarding decisions, pure: from what the read-only probe found on a new machine, which
+ * interface is which NIC (the inventory gets the real names, e.g. ibs5f0/ibs5f1), whether its
+ * addresses follow the lab convention, which network manager brings the NICs up, and the
+ * inventory entry to write. Everything that makes onboard refuse is decided here, before any
+ * change is made anywhere.
+ */
+import { deriveNicAddress } from '../inventory/derive.js';
+import type { HostEntry } from '../inventory/edit.js';
+import { cidrContains, parseIpv4 } from '../inventory/ipv4.js';
+import type { Fabric, Host, Manager, ManagerSetting } from '../inventory/model.js';
+import { detectManager, managerPrerequisite } from './detect-manager.js';
+import { osName, type AddressFact, type HostFacts } from './facts.js';
+
+export const ONBOARD_ROLES = ['cpu', 'mem'] as const;
+export type OnboardRole = (typeof ONBOARD_ROLES)[number];
+
+/** The lab's naming, from the seeds: cpuserver16, memserver34. */
+export function onboardName(role: OnboardRole, id: number): string {
+  return `${role}server${id}`;
+}
+
+export interface DiscoveredNic {
+  readonly nic: number;
+  readonly iface: string;
+  readonly address: string;
+  readonly prefixLength: number;
+}
+
+export type ManagerSource = 'flag' | 'inventory' | 'detected';
+
+export interface HostDiscovery {
+  readonly id: number;
+  readonly role: OnboardRole;
+  readonly os: string | undefined;
+  /** NICs found where the convention puts them (all of them when `problems` is empty). */
+  readonly nics: readonly DiscoveredNic[];
+  readonly manager: Manager | undefined;
+  readonly managerSource: ManagerSource | undefined;
+  /** Why the manager was chosen (configuration files, running services). */
+  readonly evidence: readonly string[];
+  /** Why onboard must refuse this host; empty when all is well. */
+  readonly problems: readonly string[];
+}
+
+export interface DiscoveryInput {
+  readonly fabric: Fabric;
+  /** The host as the inventory (or onboard's provisional entry) describes it; its interfaces may be placeholders. */
+  readonly host: Host;
+  readonly role: OnboardRole;
+  readonly facts: HostFacts;
+  /** --cpu-manager / --mem-manager. */
+  readonly managerFlag?: Manager | undefined;
+  /** The playbook installs a hook, so the manager must be known and able to run it. */
+  readonly persist: boolean;
+}
+
+/** Host and NIC number of a fabric address under the convention, if it fits it. */
+export function conventionOf(fabric: Fabric, address: string): { host: number; nic: number } | undefined {
+  const value = parseIpv4(address);
+  if (value === undefined || !cidrContains(fabric.subnet, value)) return undefined;
+  if (value >>> 16 !== fabric.subnet.network >>> 16) return undefined;
+  return { host: (value >>> 8) & 0xff, nic: value & 0xff };
+}
+
+function describe(addresses: readonly AddressFact[]): string {
+  return addresses.map((a) => `${a.iface} ${a.address}/${a.prefixLength}`).join(', ');
+}
+
+/** Which interface carries NIC n's address (fabric subnet, host `id`, NIC n), and what is wrong if any. */
+export function discoverFabricNics(fabric: Fabric, id: number, addresses: readonly AddressFact[]): { nics: DiscoveredNic[]; problems: string[] } {
+  const onFabric = addresses.filter((a) => {
+    const value = parseIpv4(a.address);
+    return value !== undefined && cidrContains(fabric.subnet, value);
+  });
+  const nics: DiscoveredNic[] = [];
+  const problems: string[] = [];
+  for (let nic = 1; nic <= fabric.nics; nic++) {
+    const expected = deriveNicAddress(fabric.subnet, id, nic);
+    const carriers = addresses.filter((a) => a.address === expected);
+    if (carriers.length === 0) {
+      problems.push(`no interface carries ${expected} (NIC ${nic} of host ${id})`);
+      continue;
+    }
+    if (carriers.length > 1) {
+      problems.push(`${expected} (NIC ${nic}) is on ${carriers.length} interfaces (${carriers.map((c) => c.iface).join(', ')}); each NIC address belongs to one interface`);
+      continue;
+    }
+    const carrier = carriers[0]!;
+    if (carrier.prefixLength !== fabric.subnet.prefixLength) {
+      problems.push(`${carrier.iface} carries ${expected}/${carrier.prefixLength}, but the fabric is ${fabric.subnetText}: the convention gives ${expected}/${fabric.subnet.prefixLength}`);
+      continue;
+    }
+    const twice = nics.find((n) => n.iface === carrier.iface);
+    if (twice) {
+      problems.push(`${carrier.iface} carries both ${twice.address} (NIC ${twice.nic}) and ${expected} (NIC ${nic}); each NIC needs its own interface`);
+      continue;
+    }
+    nics.push({ nic, iface: carrier.iface, address: expected, prefixLength: carrier.prefixLength });
+  }
+  if (problems.length > 0) {
+    const otherHosts = [...new Set(onFabric.map((a) => conventionOf(fabric, a.address)?.host).filter((h): h is number => h !== undefined && h !== id))];
+    if (nics.length === 0 && otherHosts.length > 0) {
+      const wanted = Array.from({ length: fabric.nics }, (_, i) => deriveNicAddress(fabric.subnet, id, i + 1)).join(', ');
+      return {
+        nics,
+        problems: [`it carries none of host ${id}'s addresses (${wanted}) but those of host ${otherHosts.join(', ')} (${describe(onFabric)}): is this machine host ${otherHosts[0]}? check the host number and the address given for it`],
+      };
+    } else if (onFabric.length > 0) {
+      problems.push(`its fabric addresses: ${describe(onFabric)}; the convention is NIC n of host ${id} = ${deriveNicAddress(fabric.subnet, id, 1).replace(/\.1$/, '.n')}/${fabric.subnet.prefixLength}`);
+    } else {
+      problems.push(`it has no address in ${fabric.subnetText} at all (are the IB NICs up and addressed? is the IB driver, e.g. MLNX_OFED, installed?)`);
+    }
+  }
+  return { nics, problems };
+}
+
+/** The host with its NICs renamed to the interfaces found on the machine. */
+export function withInterfaces(host: Host, nics: readonly DiscoveredNic[]): Host {
+  return { ...host, nics: host.nics.map((n) => ({ ...n, iface: nics.find((d) => d.nic === n.index)?.iface ?? n.iface })) };
+}
+
+export function discoverHost(input: DiscoveryInput): HostDiscovery {
+  const { fabric, host, role, facts } = input;
+  const { nics, problems } = discoverFabricNics(fabric, host.id, facts.addresses);
+  const base = { id: host.id, role, os: osName(facts), nics };
+  if (problems.length > 0) return { ...base, manager: undefined, managerSource: undefined, evidence: [], problems };
+
+  const real = withInterfaces(host, nics);
+  const flag = `--${role}-manager`;
+  const setting: { manager: ManagerSetting; source: ManagerSource } = input.managerFlag ? { manager: input.managerFlag, source: 'flag' } : { manager: host.manager, source: 'inventory' };
+  let manager: Manager;
+  let source: ManagerSource;
+  let evidence: readonly string[] = [];
+  if (setting.manager !== 'auto') {
+    manager = setting.manager;
+    source = setting.source;
+  } else {
+    const detection = detectManager(real, facts);
+    evidence = detection.evidence;
+    if (!detection.ok) {
+      const message = detection.message.replace(/; set manager: .*$/, '');
+      return { ...base, manager: undefined, managerSource: undefined, evidence, problems: [`${message}; say which with ${flag} networkmanager|netplan|ifupdown (or manager: in the inventory)`] };
+    }
+    manager = detection.manager;
+    source = 'detected';
+  }
+  const missing = input.persist ? managerPrerequisite(manager, facts) : undefined;
+  return { ...base, manager, managerSource: source, evidence, problems: missing ? [`${manager}: ${missing}`] : [] };
+}
+
+export interface EntryInput {
+  readonly id: number;
+  readonly role: OnboardRole;
+  readonly owner: string;
+  /** --cpu-address / --mem-address; undefined keeps the inventory's. */
+  readonly address: string | undefined;
+  readonly user: string | undefined;
+  readonly managerFlag: Manager | undefined;
+  /** What the machine showed; undefined before discovery (interfaces then not known). */
+  readonly discovery: HostDiscovery | undefined;
+}
+
+/**
+ * The entry onboard asks for a host: the lab's name, the role, the machine's real interface names.
+ * `manager:` only when given with a flag — a detected manager stays `auto`, so a later change on
+ * the machine is detected again. The inventory editor leaves out what the entry would inherit
+ * from `defaults:` anyway (e.g. `interfaces: [ib0, ib1]`).
+ */
+export function onboardEntry(input: EntryInput): HostEntry {
+  const d = input.discovery;
+  const comment = d ? `${input.owner}'s ${input.role} server${d.os ? `: ${d.os}` : ''}${d.manager ? `, ${d.manager}${d.managerSource === 'detected' ? ' (detected)' : ''}` : ''}` : undefined;
+  return {
+    id: input.id,
+    name: onboardName(input.role, input.id),
+    address: input.address,
+    role: input.role,
+    interfaces: d?.nics.map((n) => n.iface),
+    user: input.user,
+    manager: input.managerFlag,
+    comment,
+  };
+}
