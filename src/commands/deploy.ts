@@ -13,26 +13,14 @@ export function registerDeploy(program: Command, io: Io, done: (r: CommandResult
       .option('--playbook <file>', 'playbook (default: the built-in dual-ib-routing)')
       .option('-n, --dry-run', 'show the plan and the exact script per host; change nothing'),
   ).action(async (opts: { hosts?: string; playbook?: string; dryRun?: boolean }, cmd: Command) => {
-    const [{ readPlaybook }, { chooseDisplay, exitCodeFor, prepareRun }, { runHosts }, { deployHost }] = await Promise.all([
+    const [{ readPlaybook }, { prepareRun, runPerHost }, { deployHost }] = await Promise.all([
       import('./context.js'),
       import('./fleet-run.js'),
-      import('../runner/fanout.js'),
       import('../runner/host-workflows.js'),
     ]);
     const playbook = await readPlaybook(opts.playbook, io);
     const run = await prepareRun(io, cmd, opts.hosts, true);
     const dryRun = opts.dryRun === true;
-    const display = await chooseDisplay(io, run.globals, 'deploy', { playbook: playbook.name, dryRun });
-    const started = Date.now();
-    display.events.onRunStart?.({ command: 'deploy', hosts: run.hosts.map((h) => ({ id: h.id, name: h.name, target: h.target })), concurrency: run.globals.concurrency, inventory: run.globals.inventory, playbook: playbook.name, dryRun, startedAt: started });
-    const results = await runHosts(
-      run.hosts,
-      { concurrency: run.globals.concurrency, timeoutMs: run.globals.timeout * 1000, interrupt: run.interrupt, events: display.events },
-      deployHost({ fleet: run.fleet, playbook, transport: run.transport }, { dryRun }),
-    );
-    const end = { results, cells: [], durationMs: Date.now() - started, interrupted: run.interrupt.aborted };
-    display.events.onRunEnd?.(end);
-    await display.finish(end);
-    done({ exitCode: exitCodeFor(results, [], end.interrupted) });
+    done({ exitCode: await runPerHost(io, run, 'deploy', { playbook: playbook.name, dryRun }, deployHost({ fleet: run.fleet, playbook, transport: run.transport }, { dryRun })) });
   });
 }

@@ -7,7 +7,8 @@ import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { parseHostSelection } from '../inventory/select.js';
-import { combineHandlers, type CommandName, type HostResult, type MatrixCell, type RunEvents } from '../runner/events.js';
+import type { CommandName, HostResult, MatrixCell, RunEvents } from '../runner/events.js';
+import { hostRef, runHosts, type HostOutcome, type HostTask } from '../runner/fanout.js';
 import type { Transport } from '../runner/transport.js';
 import { runDocument, runOk } from '../ui/json.js';
 import { plainHandler } from '../ui/plain.js';
@@ -84,9 +85,36 @@ async function loadTui(io: Io, command: CommandName): Promise<Display> {
   };
 }
 
+/**
+ * The life of a per-host command (deploy, status, rollback): the display, the start event, the
+ * fan-out of `work` over the selected hosts, the end event, the exit code.
+ */
+export async function runPerHost(
+  io: Io,
+  run: FleetRunSetup,
+  command: CommandName,
+  extra: { playbook?: string; dryRun?: boolean },
+  work: (task: HostTask) => Promise<HostOutcome>,
+): Promise<number> {
+  const display = await chooseDisplay(io, run.globals, command, extra);
+  const started = Date.now();
+  display.events.onRunStart?.({
+    command,
+    hosts: run.hosts.map(hostRef),
+    concurrency: run.globals.concurrency,
+    inventory: run.globals.inventory,
+    ...extra,
+    startedAt: started,
+  });
+  const results = await runHosts(run.hosts, { concurrency: run.globals.concurrency, timeoutMs: run.globals.timeout * 1000, interrupt: run.interrupt, events: display.events }, work);
+  const end = { results, cells: [], durationMs: Date.now() - started, interrupted: run.interrupt.aborted };
+  display.events.onRunEnd?.(end);
+  await display.finish(end);
+  return exitCodeFor(results, [], end.interrupted);
+}
+
 export function exitCodeFor(results: readonly HostResult[], cells: readonly MatrixCell[], interrupted: boolean): number {
   if (interrupted) return 130;
   return runOk(results, cells) ? 0 : 1;
 }
 
-export { combineHandlers };

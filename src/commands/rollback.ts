@@ -11,25 +11,13 @@ export function registerRollback(program: Command, io: Io, done: (r: CommandResu
       .description('undo deploy: remove hooks, script and sysctl file, rules and tables; main routes back as the kernel had them')
       .option('--hosts <set>', 'hosts to roll back: 16,34 16-20 memserver34 @cpu pair:alice all'),
   ).action(async (opts: { hosts?: string }, cmd: Command) => {
-    const [{ readPlaybook }, { chooseDisplay, exitCodeFor, prepareRun }, { runHosts }, { rollbackHost }] = await Promise.all([
+    const [{ readPlaybook }, { prepareRun, runPerHost }, { rollbackHost }] = await Promise.all([
       import('./context.js'),
       import('./fleet-run.js'),
-      import('../runner/fanout.js'),
       import('../runner/host-workflows.js'),
     ]);
     const playbook = await readPlaybook(undefined, io);
     const run = await prepareRun(io, cmd, opts.hosts, true);
-    const display = await chooseDisplay(io, run.globals, 'rollback');
-    const started = Date.now();
-    display.events.onRunStart?.({ command: 'rollback', hosts: run.hosts.map((h) => ({ id: h.id, name: h.name, target: h.target })), concurrency: run.globals.concurrency, inventory: run.globals.inventory, startedAt: started });
-    const results = await runHosts(
-      run.hosts,
-      { concurrency: run.globals.concurrency, timeoutMs: run.globals.timeout * 1000, interrupt: run.interrupt, events: display.events },
-      rollbackHost({ fleet: run.fleet, playbook, transport: run.transport }),
-    );
-    const end = { results, cells: [], durationMs: Date.now() - started, interrupted: run.interrupt.aborted };
-    display.events.onRunEnd?.(end);
-    await display.finish(end);
-    done({ exitCode: exitCodeFor(results, [], end.interrupted) });
+    done({ exitCode: await runPerHost(io, run, 'rollback', {}, rollbackHost({ fleet: run.fleet, playbook, transport: run.transport })) });
   });
 }

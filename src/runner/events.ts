@@ -109,18 +109,5 @@ export interface RunEvents {
   onRunEnd?(event: RunEnd): void;
 }
 
-/** Fans one event out to several handlers (e.g. the TUI and a recorder). */
-export function combineHandlers(...handlers: readonly RunEvents[]): Required<RunEvents> {
-  return {
-    onRunStart: (e) => handlers.forEach((h) => h.onRunStart?.(e)),
-    onHostStart: (host, at) => handlers.forEach((h) => h.onHostStart?.(host, at)),
-    onStage: (host, stage, at) => handlers.forEach((h) => h.onStage?.(host, stage, at)),
-    onHostDone: (r) => handlers.forEach((h) => h.onHostDone?.(r)),
-    onMatrix: (cells) => handlers.forEach((h) => h.onMatrix?.(cells)),
-    onCell: (c) => handlers.forEach((h) => h.onCell?.(c)),
-    onRunEnd: (e) => handlers.forEach((h) => h.onRunEnd?.(e)),
-  };
-}
-
 /** Outcome → exit code contribution: these statuses make the run exit 1. */
 export const FAILING_STATUSES: ReadonlySet<HostStatus> = new Set(['failed', 'unreachable', 'drift']);
