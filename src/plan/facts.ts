@@ -2,7 +2,7 @@
  * Probe output → facts. Pure: takes the text the probe printed and returns what the host looks
  * like. Tolerant of iproute2 differences (trailing blanks, tabs, extra flags such as linkdown).
  */
-import { SECTION_MARK } from '../render/probe-script.js';
+import { SECTION_MARK, TRACKED_PATHS } from '../render/probe-script.js';
 
 export interface AddressFact {
   readonly iface: string;
@@ -161,22 +161,104 @@ function parseNetplan(lines: readonly string[]): { file: string; text: string }[
   return out;
 }
 
+function parseRouteGet(lines: readonly string[]): RouteGetFact {
+  // `ip -o` folds the `cache` line onto the first with a backslash.
+  const text = normalizeLine(lines.join(' ').replace(/\\(?=\s)/g, ' '));
+  const tokens = text.split(' ');
+  return { dev: after(tokens, 'dev'), table: after(tokens, 'table'), text };
+}
+
+/**
+ * The `ip` section: one `ip -o -4 -batch` run of `link show`, `addr show`, `rule show`,
+ * `route show table all` and one `route get` per NIC, told apart by the shape of each line.
+ * Routes carry `table T` except main-table ones; the table is taken out of the text, so a route
+ * reads as `ip route show table T` prints it.
+ */
+export function splitIpBatch(lines: readonly string[]): {
+  links: string[];
+  addrs: string[];
+  rules: string[];
+  routes: Map<string, string[]>;
+  routeGets: string[];
+} {
+  const out = { links: [] as string[], addrs: [] as string[], rules: [] as string[], routes: new Map<string, string[]>(), routeGets: [] as string[] };
+  for (const line of lines) {
+    if (line.trim() === '') continue;
+    if (/^\d+:\s+[^\s:]+:\s+</.test(line)) out.links.push(line);
+    else if (/^\d+:\s+\S+\s+inet6?\s/.test(line)) out.addrs.push(line);
+    else if (/^\d+:\s/.test(line)) out.rules.push(line);
+    else if (/^\S+ from \S+ .*\bcache\b/.test(line)) out.routeGets.push(line);
+    else {
+      const tokens = normalizeLine(line).split(' ');
+      const at = tokens.indexOf('table');
+      const table = at >= 0 ? tokens[at + 1] ?? 'main' : 'main';
+      if (at >= 0) tokens.splice(at, 2);
+      out.routes.set(table, [...(out.routes.get(table) ?? []), tokens.join(' ')]);
+    }
+  }
+  return out;
+}
+
+/** The `files` section: `stat -c '%a %u %n'` and `sha256sum` lines for the tracked files that exist. */
+function parseFileSection(lines: readonly string[]): Map<string, FileFact | null> {
+  const stats = new Map<string, { mode: number; uid: number }>();
+  const sums = new Map<string, string>();
+  for (const line of lines) {
+    const stat = /^([0-7]+) (\d+) (\/.*)$/.exec(line);
+    const sum = /^([0-9a-f]{64}) [ *](\/.*)$/.exec(line);
+    if (sum) sums.set(sum[2]!, sum[1]!);
+    else if (stat) stats.set(stat[3]!, { mode: parseInt(stat[1]!, 8), uid: Number(stat[2]) });
+  }
+  const files = new Map<string, FileFact | null>();
+  for (const path of TRACKED_PATHS) {
+    const stat = stats.get(path);
+    const sha256 = sums.get(path);
+    files.set(path, stat && sha256 ? { ...stat, sha256 } : null);
+  }
+  return files;
+}
+
+/** Which parser a `config` line (grep -H output over every manager's files) belongs to, by its file. */
+function configKind(line: string): 'nm-connections' | 'ifcfg' | 'ifupdown' | undefined {
+  if (/^\/(etc|run)\/NetworkManager\/system-connections\//.test(line)) return 'nm-connections';
+  if (line.startsWith('/etc/sysconfig/network-scripts/ifcfg-')) return 'ifcfg';
+  if (/^\/etc\/network\/interfaces(\.d\/[^:]*)?:/.test(line)) return 'ifupdown';
+  return undefined;
+}
+
 export function parseProbe(output: string): HostFacts {
   const { sections } = splitSections(output);
-  const get = (key: string) => sections.get(key) ?? [];
+  const ip = sections.has('ip') ? splitIpBatch(sections.get('ip')!) : undefined;
+  const config = sections.get('config') ?? [];
+  const get = (key: string): string[] => {
+    const legacy = sections.get(key);
+    if (legacy) return legacy;
+    if (ip && key === 'links') return ip.links;
+    if (ip && key === 'addrs') return ip.addrs;
+    if (ip && key === 'rules') return ip.rules;
+    if (key === 'nm-connections' || key === 'ifcfg' || key === 'ifupdown') return config.filter((l) => configKind(l) === key);
+    return [];
+  };
   const routes = new Map<string, RouteFact[]>();
   const routeGet = new Map<string, RouteGetFact>();
   const sysctl = new Map<string, Record<string, string>>();
-  const files = new Map<string, FileFact | null>();
+  const files = new Map<string, FileFact | null>(sections.has('files') ? parseFileSection(sections.get('files')!) : []);
+  if (ip) {
+    // The kernel's own `local` table (addresses of this host, broadcasts) says nothing ibfleet uses.
+    for (const [table, lines] of ip.routes) if (table !== 'local') routes.set(table, lines.map(parseRoute));
+    // `route-get-from` names the NIC each `route get PEER from ADDR` was run for.
+    for (const line of sections.get('route-get-from') ?? []) {
+      const [iface, peer, from] = line.trim().split(/\s+/);
+      const found = ip.routeGets.find((l) => l.startsWith(`${peer} from ${from} `));
+      if (iface && found) routeGet.set(iface, parseRouteGet([found]));
+    }
+  }
   for (const [key, lines] of sections) {
     const [kind, ...rest] = key.split(' ');
     const arg = rest.join(' ');
     if (kind === 'route') routes.set(arg, lines.filter((l) => l.trim() !== '').map(parseRoute));
-    else if (kind === 'route-get') {
-      const text = normalizeLine(lines.join(' '));
-      const tokens = text.split(' ');
-      routeGet.set(arg, { dev: after(tokens, 'dev'), table: after(tokens, 'table'), text });
-    } else if (kind === 'sysctl') {
+    else if (kind === 'route-get') routeGet.set(arg, parseRouteGet(lines));
+    else if (kind === 'sysctl') {
       const values: Record<string, string> = {};
       for (const l of lines) {
         const m = /^([a-z_]+)=(.*)$/.exec(l.trim());

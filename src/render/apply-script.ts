@@ -5,7 +5,6 @@
  * atomically: staged next to their directory, then renamed over the old file, whose previous
  * version is kept non-executable under PREVIOUS_DIR. Pure string builders.
  */
-import { createHash } from 'node:crypto';
 import { BugError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import type { RenderedFile } from './files.js';
@@ -19,12 +18,14 @@ export const LOCKED_EXIT = 75;
 /** Marks the start of the post-change probe in the output. */
 export const AFTER_MARK = '@@ibfleet-after';
 
+const LOCK_DIR = LOCK_PATH.replace(/\/[^/]+$/, '');
+
 const PRELUDE = `set -u
 export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # Finish what was started even if the connection drops or the user presses Ctrl-C: a host is
 # never left half-changed.
 trap '' HUP INT TERM PIPE
-mkdir -p ${shellQuote(LOCK_PATH.replace(/\/[^/]+$/, ''))}
+[ -d ${shellQuote(LOCK_DIR)} ] || mkdir -p ${shellQuote(LOCK_DIR)}
 exec 9>>${shellQuote(LOCK_PATH)} || exit 70
 if ! flock -n 9; then
 	echo "ibfleet: another ibfleet run is changing this host (lock ${LOCK_PATH} is held); try again when it has finished" >&2
@@ -32,22 +33,12 @@ if ! flock -n 9; then
 fi
 PREVIOUS=${shellQuote(PREVIOUS_DIR)}
 
-# keep PATH: copy the current version under $PREVIOUS, without execute bits so no dispatcher runs it.
+# keep PATH...: copy the current versions under $PREVIOUS, without execute bits so no dispatcher runs them.
 keep() {
-	[ -f "$1" ] || return 0
-	mkdir -p "$PREVIOUS\${1%/*}" && cp -p "$1" "$PREVIOUS$1" && chmod a-x "$PREVIOUS$1"
-}
-
-# put PATH MODE STAGEDIR < content: write atomically (stage, chmod, rename over the old file).
-put() {
-	stage=$3/.ibfleet-staging
-	mkdir -p "\${1%/*}" "$stage" || return 1
-	tmp=$stage/\${1##*/}.$$
-	cat >"$tmp" && chown 0:0 "$tmp" && chmod "$2" "$tmp" || { rm -f "$tmp"; return 1; }
-	keep "$1" || { rm -f "$tmp"; return 1; }
-	mv -f "$tmp" "$1" || { rm -f "$tmp"; return 1; }
-	rmdir "$stage" 2>/dev/null
-	echo "ibfleet: wrote $1"
+	for f in "$@"; do
+		[ -f "$f" ] || continue
+		if ! { mkdir -p "$PREVIOUS\${f%/*}" && cp -p "$f" "$PREVIOUS$f" && chmod a-x "$PREVIOUS$f"; }; then return 1; fi
+	done
 }
 
 # retire PATH: remove a file ibfleet installed, keeping its last version.
@@ -59,22 +50,59 @@ retire() {
 
 /**
  * Hooks are staged one directory up, outside the directory their runner scans, so a half-written
- * or not-yet-renamed file can never be executed; other files stage in their own directory.
+ * or not-yet-renamed file can never be executed; other files stage in their own directory. The
+ * staged name is a dotfile ending in the shell's pid: no runner, sysctl.d or run-parts takes it
+ * (none reads dotfiles or names without their suffix), and a leftover of an interrupted run is
+ * never taken for this one's.
  */
 function stageDir(file: RenderedFile): string {
   const dir = file.path.replace(/\/[^/]+$/, '');
   return file.role === 'hook' ? dir.replace(/\/[^/]+$/, '') : dir;
 }
 
-function hereDoc(file: RenderedFile): string {
-  const tag = `IBFLEET_EOF_${createHash('sha256').update(file.content).digest('hex').slice(0, 12)}`;
-  if (file.content.split('\n').includes(tag)) throw new BugError(`here-document tag ${tag} occurs in ${file.path}`);
-  if (!file.content.endsWith('\n')) throw new BugError(`${file.path} must end with a newline to travel in a here-document`);
-  return `put ${shellQuote(file.path)} ${file.mode.toString(8).padStart(4, '0')} ${shellQuote(stageDir(file))} <<'${tag}' || status=1\n${file.content}${tag}`;
+function stagedPath(file: RenderedFile): string {
+  return `${shellQuote(`${stageDir(file)}/.${file.path.replace(/^.*\//, '')}.ibfleet-new`)}.$$`;
+}
+
+/**
+ * A file's exact bytes, written by the shell's own printf: a single-quoted word carries every byte
+ * but NUL unchanged (a quote becomes '\\''), and unlike `cat` and a here-document it costs the
+ * host no process.
+ */
+function writeContent(file: RenderedFile, target: string): string {
+  if (file.content.includes('\0')) throw new BugError(`${file.path} contains a NUL byte, which no shell word can carry`);
+  return `printf '%s' ${shellQuote(file.content)} >${target} || status=1`;
+}
+
+/**
+ * Writes every file atomically: all are staged (content byte-exact, owner root, mode set), the
+ * versions they replace are kept, then each is renamed over its old file. Nothing is renamed
+ * unless everything staged. One command per step for all files, not per file: each process costs
+ * the host a fork and an exec, and a fleet pays it per host.
+ */
+function writeFiles(files: readonly RenderedFile[]): string[] {
+  if (files.length === 0) return [];
+  const unique = (items: readonly string[]) => [...new Set(items)];
+  const staged = files.map(stagedPath);
+  const dirs = unique(files.flatMap((f) => [f.path.replace(/\/[^/]+$/, ''), stageDir(f)]));
+  const byMode = new Map<number, string[]>();
+  // umask 022 makes every new file 0644 already; only other modes need a chmod.
+  files.forEach((f, i) => f.mode !== 0o644 && byMode.set(f.mode, [...(byMode.get(f.mode) ?? []), staged[i]!]));
+  const lines = ['umask 022', `for d in ${dirs.map(shellQuote).join(' ')}; do [ -d "$d" ] || { mkdir -p "$d" || status=1; }; done`];
+  // The files' own $variables are their text, not this script's: SC2016 does not apply.
+  files.forEach((f, i) => lines.push(`# ${f.path} (${f.mode.toString(8).padStart(4, '0')})`, '# shellcheck disable=SC2016', writeContent(f, staged[i]!)));
+  lines.push(`[ "$status" -ne 0 ] || chown 0:0 ${staged.join(' ')} || status=1`);
+  for (const [mode, paths] of byMode) lines.push(`[ "$status" -ne 0 ] || chmod ${mode.toString(8).padStart(4, '0')} ${paths.join(' ')} || status=1`);
+  lines.push(`[ "$status" -ne 0 ] || keep ${files.map((f) => shellQuote(f.path)).join(' ')} || status=1`);
+  lines.push('if [ "$status" -eq 0 ]; then');
+  files.forEach((f, i) => lines.push(`\tif mv -f ${staged[i]} ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: wrote ${f.path}`)}; else status=1; fi`));
+  lines.push('fi');
+  lines.push(`[ "$status" -eq 0 ] || rm -f ${staged.join(' ')}`);
+  return lines;
 }
 
 function afterProbe(host: Host, fleet: Fleet): string {
-  return `echo ${AFTER_MARK}\n${renderProbeBody(host, fleet)}`;
+  return `echo ${AFTER_MARK}\n${renderProbeBody(host, fleet, { managerEvidence: false })}`;
 }
 
 export interface ApplyPlan {
@@ -89,7 +117,7 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan): st
     `# ibfleet deploy: host ${host.id} (${host.name})`,
     PRELUDE,
     'status=0',
-    ...plan.write.map(hereDoc),
+    ...writeFiles(plan.write),
     ...plan.remove.map((p) => `retire ${shellQuote(p)} || status=1`),
     '# Apply now: the routing script sets sysctls, table routes and rules for every fabric NIC.',
     `if [ "$status" -eq 0 ]; then`,

@@ -31,43 +31,76 @@ export const EVIDENCE_DIRS = [
   '/etc/network/if-up.d',
 ] as const;
 
-export function renderProbeBody(host: Host, fleet: Fleet): string {
-  const tables = host.nics.map((n) => `s route ${n.table}; ip -4 route show table ${n.table} 2>/dev/null`);
-  const routeGets = host.nics.map(
-    (n) => `s route-get ${shellQuote(n.iface)}; ip -4 route get ${probePeerAddress(fleet, host, n.index)} from ${n.address} 2>&1`,
+/**
+ * Every process the probe starts costs the host a fork and an exec (about a millisecond each on a
+ * small machine, and a fleet command pays it per host), so the probe reads files and sysctls with
+ * the shell's own `read`, asks iproute2 everything in one `ip -batch`, checksums the files in one
+ * `sha256sum`, and greps every manager's configuration in one `grep`. Its output is collected and
+ * written at once: one SSH packet instead of one per line.
+ */
+export interface ProbeOptions {
+  /**
+   * Netplan files and the managers' configuration, read to decide which manager a host uses. The
+   * probe an apply script runs after its change leaves them out: the change does not touch them,
+   * and verification does not read them.
+   */
+  readonly managerEvidence: boolean;
+}
+
+export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions = { managerEvidence: true }): string {
+  const gets = host.nics.map((n) => ({ iface: n.iface, peer: probePeerAddress(fleet, host, n.index), from: n.address }));
+  const batch = ['link show', 'addr show', 'rule show', 'route show table all', ...gets.map((g) => `route get ${g.peer} from ${g.from}`)];
+  // A failed `route get` says why only on stderr; ask again on its own to keep the reason.
+  const routeGetFallbacks = gets.map(
+    (g) => `\tcase $ipout in *${shellQuote(`${g.peer} from ${g.from} `)}*) ;; *) s route-get ${shellQuote(g.iface)}; ip -4 route get ${g.peer} from ${g.from} 2>&1 ;; esac`,
   );
   const sysctls = ['all', 'default', ...host.nics.map((n) => n.iface)].map(
     (iface) =>
-      `s sysctl ${shellQuote(iface)}; for k in ${SYSCTL_KEYS.join(' ')}; do printf '%s=%s\\n' "$k" "$(cat /proc/sys/net/ipv4/conf/${shellQuote(iface)}/"$k" 2>/dev/null)"; done`,
+      `\ts sysctl ${shellQuote(iface)}; for k in ${SYSCTL_KEYS.join(' ')}; do v=; read -r v 2>/dev/null <${shellQuote(`/proc/sys/net/ipv4/conf/${iface}/`)}"$k"; printf '%s=%s\\n' "$k" "$v"; done`,
   );
-  const files = TRACKED_PATHS.map((p) => `s file ${shellQuote(p)}; filefact ${shellQuote(p)}`);
+  const configFiles = [
+    '/etc/NetworkManager/system-connections/*',
+    '/run/NetworkManager/system-connections/*',
+    '/etc/sysconfig/network-scripts/ifcfg-*',
+    '/etc/network/interfaces',
+    '/etc/network/interfaces.d/*',
+  ];
   return [
     `s() { printf '${SECTION_MARK} %s\\n' "$*"; }`,
-    'filefact() {',
-    '\tif [ -f "$1" ]; then',
-    '\t\tprintf \'%s %s\\n\' "$(stat -c \'%a %u\' "$1")" "$(sha256sum <"$1" | cut -d\' \' -f1)"',
-    '\telse',
-    '\t\techo missing',
-    '\tfi',
+    '# rd FILE: print a text file with the shell alone (no cat), ending its last line.',
+    'rd() {',
+    '\t[ -f "$1" ] && [ -r "$1" ] || return 0',
+    '\twhile IFS= read -r l || [ -n "$l" ]; do printf \'%s\\n\' "$l"; done <"$1"',
     '}',
-    's probe 1',
-    's uid; id -u',
-    's os; cat /etc/os-release 2>/dev/null',
-    's links; ip -o link show',
-    's addrs; ip -o -4 addr show',
-    's rules; ip -4 rule show',
-    's route main; ip -4 route show table main',
-    ...tables,
-    ...routeGets,
+    'probe_output=$(',
+    '\ts probe 2',
+    '\ts uid; while read -r k _ e _; do [ "$k" = Uid: ] && { echo "$e"; break; }; done </proc/self/status',
+    '\ts os; rd /etc/os-release',
+    '\tipout=$(ip -o -4 -force -batch - <<\'IBFLEET_IP\'',
+    ...batch,
+    'IBFLEET_IP',
+    '\t)',
+    '\ts ip; printf \'%s\\n\' "$ipout"',
+    `\ts route-get-from; printf '%s\\n' ${gets.map((g) => shellQuote(`${g.iface} ${g.peer} ${g.from}`)).join(' ')}`,
+    ...routeGetFallbacks,
     ...sysctls,
-    ...files,
-    "s netplan; for f in /lib/netplan/*.yaml /etc/netplan/*.yaml /run/netplan/*.yaml; do [ -f \"$f\" ] && printf '#file %s\\n' \"$f\" && cat \"$f\"; done",
-    "s nm-connections; grep -s -H -E '^[[:space:]]*interface-name[[:space:]]*=' /etc/NetworkManager/system-connections/* /run/NetworkManager/system-connections/*",
-    "s ifcfg; grep -s -H -E '^DEVICE=' /etc/sysconfig/network-scripts/ifcfg-*",
-    "s ifupdown; for f in /etc/network/interfaces /etc/network/interfaces.d/*; do [ -f \"$f\" ] && grep -H -E '^[[:space:]]*(auto|allow-[a-z-]+|iface)[[:space:]]' \"$f\"; done",
-    `s runtime; for d in ${EVIDENCE_DIRS.join(' ')}; do [ -d "$d" ] && echo "dir $d"; done; for f in /run/network/ifstate*; do [ -f "$f" ] && echo "ifstate $f $(tr '\\n' ' ' <"$f")"; done`,
-    's tools; for t in flock sha256sum stat networkd-dispatcher NetworkManager nmcli ifup; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done',
-    's end',
+    '\tset --',
+    `\tfor p in ${TRACKED_PATHS.map(shellQuote).join(' ')}; do [ -f "$p" ] && set -- "$@" "$p"; done`,
+    '\ts files; if [ "$#" -gt 0 ]; then stat -c \'%a %u %n\' -- "$@"; sha256sum -- "$@"; fi',
+    ...(options.managerEvidence
+      ? [
+          '\ts netplan; for f in /lib/netplan/*.yaml /etc/netplan/*.yaml /run/netplan/*.yaml; do [ -f "$f" ] && printf \'#file %s\\n\' "$f" && rd "$f"; done',
+          '\tset --',
+          `\tfor f in ${configFiles.join(' ')}; do [ -f "$f" ] && set -- "$@" "$f"; done`,
+          "\ts config; if [ \"$#\" -gt 0 ]; then grep -s -H -E '^[[:space:]]*interface-name[[:space:]]*=|^DEVICE=|^[[:space:]]*(auto|allow-[a-z-]+|iface)[[:space:]]' -- \"$@\"; fi",
+        ]
+      : []),
+    `\ts runtime; for d in ${EVIDENCE_DIRS.join(' ')}; do [ -d "$d" ] && echo "dir $d"; done`,
+    '\tfor f in /run/network/ifstate*; do [ -f "$f" ] || continue; v=; while IFS= read -r l || [ -n "$l" ]; do v="$v$l "; done <"$f"; echo "ifstate $f $v"; done',
+    '\ts tools; for t in flock sha256sum stat networkd-dispatcher NetworkManager nmcli ifup; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done',
+    '\ts end',
+    ')',
+    'printf \'%s\\n\' "$probe_output"',
   ].join('\n');
 }
 

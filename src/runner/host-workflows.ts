@@ -13,10 +13,10 @@ import type { Playbook } from '../playbook/playbook.js';
 import { AFTER_MARK, LOCKED_EXIT, renderApplyScript, renderRollbackScript } from '../render/apply-script.js';
 import { renderHostFiles, type RenderedFile } from '../render/files.js';
 import { HOOK_PATHS } from '../render/paths.js';
-import { renderProbeScript } from '../render/probe-script.js';
-import type { Check } from './events.js';
+import { renderProbeScript, SECTION_MARK } from '../render/probe-script.js';
+import type { Check, Stage } from './events.js';
 import type { HostOutcome, HostTask } from './fanout.js';
-import { scriptFailed, type Session, type Transport } from './transport.js';
+import { scriptFailed, type Continuation, type ExecResult, type Session, type Transport } from './transport.js';
 
 export interface WorkflowContext {
   readonly fleet: Fleet;
@@ -41,6 +41,49 @@ async function probe(task: HostTask, session: Session, fleet: Fleet): Promise<Ho
   const facts = parseProbe(result.stdout);
   if (!facts.complete) throw scriptFailed('probe', 'probe', result);
   return facts;
+}
+
+/** The probe's last line: once it is out, the facts are complete and the change can be decided. */
+const PROBE_END = `${SECTION_MARK} end`;
+
+interface Decided<D> {
+  readonly decision: D;
+  /** What to run on the host because of it, and the stage that starts. */
+  readonly change?: Continuation & { readonly stage: Stage };
+}
+
+/**
+ * Probe, decide (pure), and run the change the decision calls for. With a session that can
+ * converse, the change runs in the shell that ran the probe: one channel per host instead of two,
+ * which spares each host a session (sshd's fork, a login shell). Otherwise two channels.
+ */
+async function probeThen<D>(task: HostTask, session: Session, fleet: Fleet, decide: (facts: HostFacts) => Decided<D>): Promise<{ facts: HostFacts; decision: D; result: ExecResult | undefined }> {
+  task.stage('probe');
+  const script = renderProbeScript(task.host, fleet);
+  if (session.converse) {
+    let decided: (Decided<D> & { facts: HostFacts }) | undefined;
+    const conversation = await session.converse(
+      script,
+      PROBE_END,
+      (output) => {
+        const facts = parseProbe(output);
+        decided = { facts, ...decide(facts) };
+        if (decided.change) task.stage(decided.change.stage);
+        return decided.change;
+      },
+      { signal: task.signal },
+    );
+    // The end marker never came: the probe was cut short.
+    if (!decided) throw scriptFailed('probe', 'probe', conversation);
+    return { facts: decided.facts, decision: decided.decision, result: decided.change ? conversation : undefined };
+  }
+  const probed = await session.run(script, { signal: task.signal });
+  const facts = parseProbe(probed.stdout);
+  if (!facts.complete) throw scriptFailed('probe', 'probe', probed);
+  const { decision, change } = decide(facts);
+  if (!change) return { facts, decision, result: undefined };
+  task.stage(change.stage);
+  return { facts, decision, result: await session.run(change.script, change.options) };
 }
 
 /** The inventory's manager, or the one the host's configuration shows. */
@@ -96,30 +139,38 @@ export interface DeployOptions {
 export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
   return (task: HostTask): Promise<HostOutcome> =>
     withSession(task, ctx.transport, async (session) => {
-      const facts = await probe(task, session, ctx.fleet);
+      const { facts, decision: plan, result } = await probeThen(task, session, ctx.fleet, (probed) => {
+        const planned = makePlan(task, ctx, probed);
+        if (options.dryRun || planned.changes.length === 0) return { decision: planned };
+        return {
+          decision: planned,
+          change: {
+            stage: 'push',
+            script: renderApplyScript(task.host, ctx.fleet, planned),
+            options: {
+              signal: task.hardSignal,
+              onLine: (line) => {
+                if (line.startsWith('ibfleet-routes:')) task.stage('apply');
+                else if (line === AFTER_MARK) task.stage('verify');
+              },
+            },
+          },
+        };
+      });
       const os = osName(facts);
-      const plan = makePlan(task, ctx, facts);
       const base = { manager: plan.manager, ...(os ? { os } : {}) };
 
       if (options.dryRun) {
         const planText = plan.changes.length ? renderApplyScript(task.host, ctx.fleet, plan) : '';
         return { ...base, status: plan.changes.length ? 'planned' : 'unchanged', reasons: [...plan.changes], checks: toChecks(plan.assessment), planText } as const;
       }
-      if (plan.changes.length === 0) {
+      if (!result) {
         task.stage('verify');
         const check = verified(plan.assessment);
         if (!check.ok) throw new HostError('verify', check.message);
         return { ...base, status: 'unchanged', reasons: [], checks: toChecks(plan.assessment) } as const;
       }
 
-      task.stage('push');
-      const result = await session.run(renderApplyScript(task.host, ctx.fleet, plan), {
-        signal: task.hardSignal,
-        onLine: (line) => {
-          if (line.startsWith('ibfleet-routes:')) task.stage('apply');
-          else if (line === AFTER_MARK) task.stage('verify');
-        },
-      });
       if (result.code === LOCKED_EXIT) throw new HostError('push', result.stderr.trim().split('\n').pop() ?? 'host is locked by another ibfleet run', { exitCode: LOCKED_EXIT });
       const after = parseProbe(afterMark(result.stdout));
       if (result.code !== 0 || !after.complete) throw scriptFailed('apply', 'applying the change', result);
@@ -160,19 +211,22 @@ export function statusHost(ctx: WorkflowContext) {
 export function rollbackHost(ctx: WorkflowContext) {
   return (task: HostTask): Promise<HostOutcome> =>
     withSession(task, ctx.transport, async (session) => {
-      const before = await probe(task, session, ctx.fleet);
-      task.stage('plan');
-      const os = osName(before);
-      const initial = assessRollback(task.host, ctx.fleet, before);
-      const base = os ? { os } : {};
-      if (initial.blockers.length === 0 && failingFindings(initial).length === 0) {
-        return { ...base, status: 'unchanged', reasons: [], checks: toChecks(initial) } as const;
-      }
-      task.stage('apply');
-      const result = await session.run(renderRollbackScript(task.host, ctx.fleet), {
-        signal: task.hardSignal,
-        onLine: (line) => line === AFTER_MARK && task.stage('verify'),
+      const { facts: before, decision: initial, result } = await probeThen(task, session, ctx.fleet, (probed) => {
+        task.stage('plan');
+        const assessment = assessRollback(task.host, ctx.fleet, probed);
+        if (assessment.blockers.length === 0 && failingFindings(assessment).length === 0) return { decision: assessment };
+        return {
+          decision: assessment,
+          change: {
+            stage: 'apply',
+            script: renderRollbackScript(task.host, ctx.fleet),
+            options: { signal: task.hardSignal, onLine: (line) => line === AFTER_MARK && task.stage('verify') },
+          },
+        };
       });
+      const os = osName(before);
+      const base = os ? { os } : {};
+      if (!result) return { ...base, status: 'unchanged', reasons: [], checks: toChecks(initial) } as const;
       if (result.code === LOCKED_EXIT) throw new HostError('apply', result.stderr.trim().split('\n').pop() ?? 'host is locked by another ibfleet run', { exitCode: LOCKED_EXIT });
       const after = parseProbe(afterMark(result.stdout));
       if (result.code !== 0 || !after.complete) throw scriptFailed('apply', 'rollback', result);

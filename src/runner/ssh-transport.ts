@@ -3,11 +3,12 @@
  * known_hosts, auth by agent and identity files, ProxyJump, and sudo with the password sent on
  * stdin only. This file (and jump hosts' forwarding) is the only code that touches ssh2.
  */
+import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 import ssh2 from 'ssh2';
-import type { ClientChannel, ConnectConfig } from 'ssh2';
+import type { ClientChannel, ConnectConfig, ParsedKey } from 'ssh2';
 import type { Fleet, Host } from '../inventory/model.js';
 import { shellQuote } from '../render/shell.js';
 import {
@@ -18,10 +19,11 @@ import {
   knownHostsName,
   knownKeyTypes,
   parseKnownHosts,
+  patternsMatch,
   type KnownHostEntry,
 } from './known-hosts.js';
 import { defaultSshEnvironment, parseSshConfig, resolveSshTarget, type SshEndpoint, type SshEnvironment } from './ssh-target.js';
-import { ConnectError, type ExecOptions, type ExecResult, type Session, type Transport } from './transport.js';
+import { ConnectError, type Continuation, type Conversation, type ExecOptions, type ExecResult, type Session, type Transport } from './transport.js';
 
 const { Client, utils } = ssh2;
 type ClientT = InstanceType<typeof Client>;
@@ -54,6 +56,13 @@ const SUDO_READY = 'IBFLEET-SUDO-READY-7f3a';
 class KnownHostsStore {
   private entries: KnownHostEntry[] = [];
   private appending: Promise<void> = Promise.resolve();
+  /**
+   * Entries that can concern one host name: those whose patterns match it, and every @revoked key
+   * (a revoked key is refused whatever name it comes under). Matching a name against every line —
+   * an HMAC per hashed line — once per lookup, twice per connection, for hundreds of hosts against
+   * a known_hosts of hundreds of lines adds up; each name is matched once per run.
+   */
+  private readonly relevant = new Map<string, readonly KnownHostEntry[]>();
   constructor(readonly file: string) {}
 
   async load(): Promise<void> {
@@ -63,10 +72,21 @@ class KnownHostsStore {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       this.entries = [];
     }
+    this.relevant.clear();
   }
 
   get all(): readonly KnownHostEntry[] {
     return this.entries;
+  }
+
+  /** A subset of the entries that gives checkHostKey and knownKeyTypes the same answers for `name`. */
+  for(name: string): readonly KnownHostEntry[] {
+    let found = this.relevant.get(name);
+    if (!found) {
+      found = this.entries.filter((e) => e.marker === 'revoked' || patternsMatch(e.patterns, name));
+      this.relevant.set(name, found);
+    }
+    return found;
   }
 
   /** Appends one line; appends are serialised so parallel --accept-new hosts never interleave. */
@@ -76,6 +96,7 @@ class KnownHostsStore {
       await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
       await appendFile(this.file, `${line}\n`, { mode: 0o600 });
       this.entries.push(...parseKnownHosts(line));
+      this.relevant.clear();
     });
     return this.appending;
   }
@@ -83,9 +104,36 @@ class KnownHostsStore {
 
 interface Identity {
   readonly file: string;
-  readonly key: Buffer | undefined;
+  /** Parsed once per run, not once per connection. */
+  readonly key: ParsedKey | undefined;
   /** Why it cannot be used (missing, encrypted, unreadable). */
   readonly problem: string | undefined;
+}
+
+/**
+ * ssh2 keeps a parsed private key as PEM text and hands that text to crypto.sign, so OpenSSL decodes
+ * the PEM again for every signature — about 0.5 ms, once per connection, which is most of what
+ * authentication costs a fleet run. Given a KeyObject, crypto.sign skips the decoding. The swap is
+ * made only if the key still signs verifiably afterwards; otherwise the key stays as ssh2 made it.
+ */
+function withDecodedSigningKey(key: ParsedKey): ParsedKey {
+  const slot = Object.getOwnPropertySymbols(key).find((sym) => sym.description === 'Private key PEM');
+  const record = key as unknown as Record<symbol, unknown>;
+  const pem = slot ? record[slot] : undefined;
+  if (!slot || typeof pem !== 'string') return key;
+  let decoded: KeyObject;
+  try {
+    decoded = createPrivateKey(pem);
+  } catch {
+    return key;
+  }
+  const probe = Buffer.from('ibfleet signing key check');
+  const before = key.sign(probe);
+  record[slot] = decoded;
+  const after = key.sign(probe);
+  const ok = Buffer.isBuffer(before) && Buffer.isBuffer(after) && key.verify(probe, after) === true;
+  if (!ok) record[slot] = pem;
+  return key;
 }
 
 export function sshTransport(options: SshTransportOptions): Transport {
@@ -118,7 +166,9 @@ export function sshTransport(options: SshTransportOptions): Transport {
             const encrypted = /encrypted/i.test(parsed.message);
             return { file, key: undefined, problem: encrypted ? 'encrypted (load it into ssh-agent)' : parsed.message };
           }
-          return { file, key: data, problem: undefined };
+          const key = Array.isArray(parsed) ? parsed[0] : parsed;
+          if (!key || !key.isPrivateKey()) return { file, key: undefined, problem: 'not a private key' };
+          return { file, key: withDecodedSigningKey(key), problem: undefined };
         },
         (error: NodeJS.ErrnoException): Identity => ({ file, key: undefined, problem: error.code === 'ENOENT' ? 'missing' : error.message }),
       );
@@ -131,13 +181,13 @@ export function sshTransport(options: SshTransportOptions): Transport {
 
   async function open(endpoint: SshEndpoint, sock: NodeJS.ReadableStream | undefined, signal: AbortSignal, notes: string[]): Promise<ClientT> {
     const name = knownHostsName(endpoint.hostName, endpoint.port);
-    const known = knownKeyTypes(knownHosts.all, name);
+    const known = knownKeyTypes(knownHosts.for(name), name);
     const preferred = known.flatMap((t) => HOST_KEY_ALGORITHMS[t] ?? []);
     const hostKeyOrder = [...new Set([...preferred, ...DEFAULT_HOST_KEY_ORDER])];
     const ids = await Promise.all(endpoint.identityFiles.map(loadIdentity));
     const usable = ids.filter((i) => i.key !== undefined);
     const agent = endpoint.identitiesOnly ? undefined : options.env.SSH_AUTH_SOCK;
-    const attempts: ({ type: 'agent'; username: string; agent: string } | { type: 'publickey'; username: string; key: Buffer })[] = [];
+    const attempts: ({ type: 'agent'; username: string; agent: string } | { type: 'publickey'; username: string; key: ParsedKey })[] = [];
     if (agent) attempts.push({ type: 'agent', username: endpoint.user, agent });
     for (const i of usable) attempts.push({ type: 'publickey', username: endpoint.user, key: i.key! });
     if (attempts.length === 0) {
@@ -169,7 +219,7 @@ export function sshTransport(options: SshTransportOptions): Transport {
         if (verdictMessage) return fail(new ConnectError(verdictMessage, false));
         fail(classifyConnectError(error, endpoint, ids, agent !== undefined));
       });
-      client.once('close', () => fail(new ConnectError(`${endpoint.alias} closed the connection during the handshake`, true)));
+      client.once('close', () => settled || fail(new ConnectError(`${endpoint.alias} closed the connection during the handshake`, true)));
 
       const config: ConnectConfig = {
         host: endpoint.hostName,
@@ -183,7 +233,7 @@ export function sshTransport(options: SshTransportOptions): Transport {
           next((attempt ?? false) as never);
         },
         hostVerifier: (key: Buffer, verify: (ok: boolean) => void) => {
-          const verdict = checkHostKey(knownHosts.all, name, key);
+          const verdict = checkHostKey(knownHosts.for(name), name, key);
           const fp = fingerprint(key);
           switch (verdict.kind) {
             case 'known':
@@ -302,19 +352,28 @@ class SshSession implements Session {
     // `sh -s` reads the script from stdin, so no login shell ever parses it (csh, fish) and no
     // inventory value travels on a command line. With sudo, the shell prints a marker first: the
     // password is sent only if sudo actually prompts, and the script only after the marker.
-    const command = this.sudo ? `sudo -S -p ${shellQuote(SUDO_PROMPT)} sh -c ${shellQuote(`echo ${SUDO_READY}; exec sh -s`)}` : 'sh -s';
-    return this.limit(() => this.open(command, script, options));
+    return this.limit(() => this.open(script, options, undefined).then(({ first: _first, ...result }) => result));
   }
 
-  private open(command: string, script: string, options: ExecOptions): Promise<ExecResult> {
-    return new Promise<ExecResult>((resolve, reject) => {
+  converse(script: string, until: string, next: (firstOutput: string) => Continuation | undefined, options: ExecOptions = {}): Promise<Conversation> {
+    return this.limit(() => this.open(script, options, { until, next }));
+  }
+
+  private open(script: string, options: ExecOptions, conversation: ConversationPlan | undefined): Promise<Conversation> {
+    const command = this.sudo ? `sudo -S -p ${shellQuote(SUDO_PROMPT)} sh -c ${shellQuote(`echo ${SUDO_READY}; exec sh -s`)}` : 'sh -s';
+    return new Promise<Conversation>((resolve, reject) => {
       this.client.exec(command, (error, channel) => {
         if (error) return reject(new ConnectError(`${this.who}: cannot open a session channel: ${error.message}`, false));
         this.channels++;
-        collect(channel, script, this.sudo, this.sudoPassword, this.who, options).then(resolve, reject);
+        collect(channel, script, this.sudo, this.sudoPassword, this.who, options, conversation).then(resolve, reject);
       });
     });
   }
+}
+
+interface ConversationPlan {
+  readonly until: string;
+  readonly next: (firstOutput: string) => Continuation | undefined;
 }
 
 function collect(
@@ -323,8 +382,9 @@ function collect(
   sudo: boolean,
   sudoPassword: () => Promise<string | undefined>,
   who: string,
-  options: ExecOptions,
-): Promise<ExecResult> {
+  firstOptions: ExecOptions,
+  conversation: ConversationPlan | undefined,
+): Promise<Conversation> {
   return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
@@ -334,10 +394,15 @@ function collect(
     let ready = !sudo;
     let prompts = 0;
     let failure: Error | undefined;
+    let options = firstOptions;
+    /** The first script's output, once its `until` line has come (conversations only). */
+    let first: string | undefined;
 
     const onAbort = () => channel.close();
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    if (!sudo) channel.end(script);
+    // In a conversation the shell's stdin stays open for what comes next.
+    const send = () => (conversation ? channel.write(script) : channel.end(script));
+    if (!sudo) send();
 
     const emitLines = (text: string) => {
       if (!options.onLine) return;
@@ -347,6 +412,27 @@ function collect(
         options.onLine(pending.slice(0, index));
         pending = pending.slice(index + 1);
       }
+    };
+
+    /** The first script has finished speaking: ask what comes next and send it, or end the shell's input. */
+    const turn = (at: number) => {
+      first = stdout.slice(0, at);
+      stdout = stdout.slice(at);
+      let continuation: Continuation | undefined;
+      try {
+        continuation = conversation!.next(first);
+      } catch (error) {
+        failure = error as Error;
+        channel.close();
+        return;
+      }
+      if (!continuation) return void channel.end();
+      options.signal?.removeEventListener('abort', onAbort);
+      options = continuation.options ?? {};
+      pending = '';
+      if (options.signal?.aborted) return void channel.close();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      channel.end(continuation.script);
     };
 
     channel.on('data', (chunk: Buffer) => {
@@ -360,10 +446,15 @@ function collect(
         text = (stdout + text).slice(at + SUDO_READY.length + 1);
         stdout = '';
         ready = true;
-        channel.end(script);
+        send();
       }
       stdout += text;
       emitLines(text);
+      if (conversation && first === undefined) {
+        const marker = `${conversation.until}\n`;
+        const at = stdout.startsWith(marker) ? 0 : stdout.indexOf(`\n${marker}`);
+        if (at >= 0) turn(at === 0 ? marker.length : at + 1 + marker.length);
+      }
     });
     channel.stderr.on('data', (chunk: Buffer) => {
       const text = chunk.toString('utf8');
@@ -396,7 +487,7 @@ function collect(
       if (!ready) {
         return reject(new ConnectError(`sudo on ${who} did not start a shell: ${stderr.trim().split('\n').pop() ?? 'no output'}`, false));
       }
-      resolve({ code, signal, stdout, stderr });
+      resolve({ code, signal, stdout, stderr, first });
     });
   });
 }

@@ -20,9 +20,29 @@ export interface ExecOptions {
   readonly onLine?: (line: string) => void;
 }
 
+/** What to run next in the same shell, once the first script has printed its last line. */
+export interface Continuation {
+  readonly script: string;
+  /** For the rest of the conversation: its abort signal and line handler replace the first script's. */
+  readonly options?: ExecOptions;
+}
+
+/** The end of a conversation: `stdout` is the output after the first script's, the exit status the shell's. */
+export interface Conversation extends ExecResult {
+  /** The first script's output through its `until` line; undefined when that line never came. */
+  readonly first: string | undefined;
+}
+
 /** One SSH connection to one host; scripts run as root (directly or through sudo). */
 export interface Session {
   run(script: string, options?: ExecOptions): Promise<ExecResult>;
+  /**
+   * Runs `script` in a shell that keeps reading: when the output has printed the line `until`,
+   * `next` gets that output and returns what the same shell runs next (undefined: nothing more).
+   * One channel where `run` twice takes two — each channel is a session sshd forks and a login
+   * shell it starts, per host. Optional: without it, callers use `run` twice.
+   */
+  converse?(script: string, until: string, next: (firstOutput: string) => Continuation | undefined, options?: ExecOptions): Promise<Conversation>;
   close(): void;
   /** Channels opened so far on this connection. */
   readonly channels: number;

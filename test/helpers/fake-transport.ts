@@ -8,7 +8,7 @@ import { sha256 } from '../../src/plan/digest.js';
 import type { Playbook } from '../../src/playbook/playbook.js';
 import { AFTER_MARK } from '../../src/render/apply-script.js';
 import { renderHostFiles } from '../../src/render/files.js';
-import type { ExecOptions, ExecResult, Session, Transport } from '../../src/runner/transport.js';
+import type { Continuation, Conversation, ExecOptions, ExecResult, Session, Transport } from '../../src/runner/transport.js';
 import { ConnectError } from '../../src/runner/transport.js';
 import type { Manager } from '../../src/inventory/model.js';
 
@@ -28,7 +28,11 @@ export interface FakeLog {
   maxInFlight: number;
 }
 
-export function fakeTransport(hosts: Record<number, FakeHost>): Transport & { log: FakeLog } {
+/**
+ * `converse: true` makes the sessions offer `converse`, as the ssh2 transport does: the scripts of
+ * a conversation go to one shell over one channel, each answered in turn by the host's responder.
+ */
+export function fakeTransport(hosts: Record<number, FakeHost>, options: { converse?: boolean } = {}): Transport & { log: FakeLog } {
   const log: FakeLog = { scripts: new Map(), maxInFlight: 0 };
   let inFlight = 0;
   return {
@@ -56,22 +60,40 @@ export function fakeTransport(hosts: Record<number, FakeHost>): Transport & { lo
       let channels = 0;
       const scripts: string[] = [];
       log.scripts.set(host.id, scripts);
-      return {
+      const session: Session = {
         get channels() {
           return channels;
         },
         notes: [],
-        async run(script: string, options?: ExecOptions) {
+        async run(script: string, runOptions?: ExecOptions) {
           channels++;
           scripts.push(script);
           const result = await fake.respond(script);
-          if (options?.onLine) for (const line of result.stdout.split('\n')) options.onLine(line);
+          if (runOptions?.onLine) for (const line of result.stdout.split('\n')) runOptions.onLine(line);
           return result;
         },
         close() {
           inFlight--;
         },
       };
+      if (options.converse) {
+        session.converse = async (script: string, until: string, next: (output: string) => Continuation | undefined): Promise<Conversation> => {
+          channels++;
+          scripts.push(script);
+          const answer = await fake.respond(script);
+          const lines = answer.stdout.split('\n');
+          const end = lines.indexOf(until);
+          if (end < 0) return { ...answer, first: undefined };
+          const first = `${lines.slice(0, end + 1).join('\n')}\n`;
+          const continuation = next(first);
+          if (!continuation) return { code: answer.code, signal: answer.signal, stdout: '', stderr: answer.stderr, first };
+          scripts.push(continuation.script);
+          const rest = await fake.respond(continuation.script);
+          if (continuation.options?.onLine) for (const line of rest.stdout.split('\n')) continuation.options.onLine(line);
+          return { ...rest, first };
+        };
+      }
+      return session;
     },
   };
 }

@@ -48,6 +48,60 @@ describe('parsing probe output', () => {
     expect(facts.files.get('/etc/ibfleet/ibfleet-routes')).toMatchObject({ mode: 0o755, uid: 0 });
   });
 
+  it('reads the batched probe (one ip -batch, one stat and sha256sum) as the per-command one', () => {
+    const batched = parseProbe(fixture('netplan-deployed-batched.txt'));
+    const classic = parseProbe(fixture('netplan-deployed.txt'));
+    expect(batched.complete).toBe(true);
+    expect(osName(batched)).toBe('Ubuntu 18.04.6 LTS');
+    for (const facts of [batched, classic]) {
+      expect(facts.rules.filter((r) => r.table === '941' || r.table === '942').map((r) => `${r.priority}: ${r.text}`)).toEqual(['941: from 172.16.34.1 lookup 941', '942: from 172.16.34.2 lookup 942']);
+      expect(facts.routes.get('941')!.map((r) => r.text)).toEqual(['172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1']);
+      expect(facts.routes.get('942')!.map((r) => r.text)).toEqual(['172.16.0.0/16 dev ib1 proto kernel scope link src 172.16.34.2']);
+      expect(facts.routes.get('main')!.some((r) => r.dst === '172.16.0.0/16')).toBe(false);
+      expect(facts.routeGet.get('ib0')).toEqual({ dev: 'ib0', table: '941', text: '172.16.1.1 from 172.16.34.1 dev ib0 table 941 uid 0 cache' });
+      expect(facts.routeGet.get('ib1')).toMatchObject({ dev: 'ib1', table: '942' });
+      expect(facts.sysctl.get('ib1')).toEqual({ arp_ignore: '2', arp_announce: '2', rp_filter: '2', accept_local: '1' });
+      expect(facts.files.get('/etc/ibfleet/ibfleet-routes')).toMatchObject({ mode: 0o755, uid: 0 });
+      expect(facts.files.get('/etc/sysctl.d/60-ibfleet-fabric.conf')).toMatchObject({ mode: 0o644, uid: 0 });
+      expect(facts.files.get('/etc/network/if-up.d/ibfleet-routes')).toBeNull();
+      expect(facts.links.get('ib1')).toEqual({ up: true });
+      expect(facts.addresses.filter((a) => a.iface.startsWith('ib')).map((a) => a.address)).toEqual(['172.16.34.1', '172.16.34.2']);
+      expect(facts.tools.has('sha256sum')).toBe(true);
+    }
+    // The kernel's local table is not kept: nothing reads it.
+    expect(batched.routes.has('local')).toBe(false);
+  });
+
+  it('keeps the reason a batched route get failed, from its retry on its own', () => {
+    const facts = parseProbe(
+      probe({
+        ip: '3: ib0    inet 172.16.34.1/16 scope global ib0\\       valid_lft forever preferred_lft forever',
+        'route-get-from': 'ib0 172.16.1.1 172.16.34.1\nib1 172.16.1.2 172.16.34.2',
+        'route-get ib1': 'RTNETLINK answers: Network is unreachable',
+      }),
+    );
+    expect(facts.routeGet.get('ib0')).toBeUndefined();
+    expect(facts.routeGet.get('ib1')).toEqual({ dev: undefined, table: undefined, text: 'RTNETLINK answers: Network is unreachable' });
+  });
+
+  it('sorts the one grep over every manager\'s configuration by the file each line comes from', () => {
+    const facts = parseProbe(
+      probe({
+        config: [
+          '/etc/NetworkManager/system-connections/ib0.nmconnection:interface-name=ib0',
+          '/etc/sysconfig/network-scripts/ifcfg-ib1:DEVICE=ib1',
+          '/etc/network/interfaces:auto ib0 ib1',
+          '/etc/network/interfaces.d/fabric:iface ib1 inet static',
+          // A keyfile line that merely starts with "auto" is not an ifupdown stanza.
+          '/etc/NetworkManager/system-connections/x.nmconnection:autoconnect=true',
+        ].join('\n'),
+      }),
+    );
+    expect(facts.nmConnections).toEqual([{ file: '/etc/NetworkManager/system-connections/ib0.nmconnection', iface: 'ib0' }]);
+    expect(facts.ifcfg).toEqual([{ file: '/etc/sysconfig/network-scripts/ifcfg-ib1', iface: 'ib1' }]);
+    expect(facts.ifupdown.map((c) => `${c.keyword} ${c.iface}`)).toEqual(['auto ib0', 'auto ib1', 'iface ib1']);
+  });
+
   it('marks output without the end marker as incomplete', () => {
     expect(parseProbe('@@ibfleet probe 1\n@@ibfleet uid\n0\n').complete).toBe(false);
   });
@@ -88,6 +142,13 @@ describe('telling the network manager apart', () => {
       expect(detection.message).toMatch(pattern);
       expect(detection.message).toMatch(/set manager: .* for host 34 in the inventory/);
     }
+  });
+
+  it('files that differ only in their addresses claim the same, and a different renderer is not mixed up with them', () => {
+    const text = (address: string, renderer: string) => `network:\n  version: 2\n  renderer: ${renderer}\n  ethernets:\n    ib0:\n      addresses: [${address}/16]\n`;
+    expect(netplanClaims([{ file: '/etc/netplan/a.yaml', text: text('172.16.7.1', 'networkd') }])).toEqual([{ file: '/etc/netplan/a.yaml', iface: 'ib0', renderer: 'networkd' }]);
+    expect(netplanClaims([{ file: '/etc/netplan/b.yaml', text: text('172.16.8.1', 'networkd') }])).toEqual([{ file: '/etc/netplan/b.yaml', iface: 'ib0', renderer: 'networkd' }]);
+    expect(netplanClaims([{ file: '/etc/netplan/c.yaml', text: text('172.16.9.1', 'NetworkManager') }])).toEqual([{ file: '/etc/netplan/c.yaml', iface: 'ib0', renderer: 'NetworkManager' }]);
   });
 
   it('reads renderers per section and per device', () => {

@@ -28,8 +28,8 @@ function recorder() {
   return { events, stages, done };
 }
 
-async function run(hosts: Record<number, FakeHost>, work: 'deploy' | 'dry-run' | 'status' | 'rollback', opts: { concurrency?: number; timeoutMs?: number; interrupt?: AbortSignal; only?: number[] } = {}) {
-  const transport = fakeTransport(hosts);
+async function run(hosts: Record<number, FakeHost>, work: 'deploy' | 'dry-run' | 'status' | 'rollback', opts: { concurrency?: number; timeoutMs?: number; interrupt?: AbortSignal; only?: number[]; converse?: boolean } = {}) {
+  const transport = fakeTransport(hosts, { converse: opts.converse ?? false });
   const rec = recorder();
   const ctx = { fleet, playbook, transport };
   const fn = work === 'status' ? statusHost(ctx) : work === 'rollback' ? rollbackHost(ctx) : deployHost(ctx, { dryRun: work === 'dry-run' });
@@ -50,8 +50,11 @@ describe('deploy on one host (fake transport)', () => {
     expect(r.channels).toBe(2);
     expect(rec.stages.get(34)).toEqual(['connect', 'probe', 'plan', 'push', 'apply', 'verify']);
     const apply = transport.log.scripts.get(34)![1]!;
-    expect(apply).toContain("put /etc/ibfleet/ibfleet-routes 0755 /etc/ibfleet <<'IBFLEET_EOF_");
-    expect(apply).toContain('put /etc/networkd-dispatcher/routable.d/50-ibfleet-routes 0755 /etc/networkd-dispatcher <<');
+    // Staged next to its directory (the hook one level up, out of the dispatcher's sight), then renamed.
+    expect(apply).toContain("printf '%s' '#!/bin/sh");
+    expect(apply).toContain("' >/etc/ibfleet/.ibfleet-routes.ibfleet-new.$$ || status=1");
+    expect(apply).toContain("' >/etc/networkd-dispatcher/.50-ibfleet-routes.ibfleet-new.$$ || status=1");
+    expect(apply).toContain('mv -f /etc/networkd-dispatcher/.50-ibfleet-routes.ibfleet-new.$$ /etc/networkd-dispatcher/routable.d/50-ibfleet-routes');
   });
 
   it('changes nothing when everything is in place: one probe, reported unchanged', async () => {
@@ -97,6 +100,41 @@ describe('deploy on one host (fake transport)', () => {
     const { results } = await run({ 34: { respond: () => ({ code: 127, signal: undefined, stdout: '@@ibfleet probe 1\n', stderr: 'sh: ip: not found' }) } }, 'deploy');
     expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'probe', exitCode: 127 } });
     expect(results[0]!.error!.message).toMatch(/ip: not found/);
+  });
+});
+
+describe('one shell for probe and change (a transport that converses, as ssh2 does)', () => {
+  it('deploy from the boot state: the apply goes to the shell that probed, one channel in all', async () => {
+    const { results, transport, rec } = await run({ 34: { respond: stateful(boot, deployed) } }, 'deploy', { converse: true });
+    expect(results[0]).toMatchObject({ status: 'changed', manager: 'netplan', channels: 1 });
+    expect(rec.stages.get(34)).toEqual(['connect', 'probe', 'plan', 'push', 'apply', 'verify']);
+    const [probe, apply] = transport.log.scripts.get(34)!;
+    expect(probe).toContain('@@ibfleet %s');
+    expect(apply).toContain(AFTER_MARK);
+  });
+
+  it('nothing to change: the shell gets no second script', async () => {
+    const { results, transport } = await run({ 34: { respond: () => ok(deployed) } }, 'deploy', { converse: true });
+    expect(results[0]).toMatchObject({ status: 'unchanged', channels: 1 });
+    expect(transport.log.scripts.get(34)).toHaveLength(1);
+  });
+
+  it('a plan that fails ends the conversation at the plan stage, nothing sent', async () => {
+    const noIb1 = boot.replace(/^4: ib1@if6.*$/m, '').replace(/^4: ib1 .*$/m, '');
+    const { results, transport } = await run({ 34: { respond: () => ok(noIb1) } }, 'deploy', { converse: true });
+    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'plan' } });
+    expect(transport.log.scripts.get(34)).toHaveLength(1);
+  });
+
+  it('a probe cut short (no end marker) is a probe failure', async () => {
+    const { results } = await run({ 34: { respond: () => ({ code: 127, signal: undefined, stdout: '@@ibfleet probe 1\n', stderr: 'sh: ip: not found' }) } }, 'deploy', { converse: true });
+    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'probe', exitCode: 127 } });
+  });
+
+  it('rollback: the rollback script goes to the same shell', async () => {
+    const { results, transport } = await run({ 34: { respond: stateful(deployed, boot) } }, 'rollback', { converse: true });
+    expect(results[0]).toMatchObject({ status: 'changed', channels: 1 });
+    expect(transport.log.scripts.get(34)).toHaveLength(2);
   });
 });
 
