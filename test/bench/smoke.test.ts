@@ -1,0 +1,62 @@
+/**
+ * The benchmark itself, kept from rotting: `npm run bench` at N = 3, one round, on its own lab.
+ * Asserts the shape of the result — every row there, every host deployed and verified, one SSH
+ * connection per host per ibfleet command — never timing (speed is judged by the benchmark only).
+ */
+import { describe, expect, it } from 'vitest';
+import { judgeSize, formatSize, formatVerdicts } from '../../bench/report.js';
+import { findTool, REFERENCE_TOOLS } from '../../bench/references.js';
+import { benchmarkSize, ROWS, type RowName, type SizeResult } from '../../bench/run.js';
+import { IS_ROOT, noteIfNotRoot } from '../lab/helpers.js';
+
+noteIfNotRoot('test/bench/smoke.test.ts (npm run bench at N = 3)');
+
+describe.skipIf(!IS_ROOT)('npm run bench, smoke (N = 3, one round; needs root)', () => {
+  it('measures every row, deploys and verifies all 3 hosts over one connection per host per command', { timeout: 120_000 }, async () => {
+    const installed = REFERENCE_TOOLS.filter((t) => findTool(t) !== undefined);
+    const lines: string[] = [];
+    const size: SizeResult = await benchmarkSize({
+      hosts: 3,
+      rounds: 1,
+      concurrency: 32,
+      timeoutS: 60,
+      fullMatrixHosts: 3,
+      references: installed,
+      labName: 'bench-smoke',
+      mgmtSubnet: '198.18.201.0/24',
+      backgroundSampleMs: 100,
+      log: (line) => lines.push(line),
+    });
+
+    const row = (name: RowName) => {
+      const found = size.rows.find((r) => r.row === name);
+      expect(found, `row ${name}`).toBeDefined();
+      return found!;
+    };
+    const ibfleetRows = [ROWS.deploy, ROWS.deployAgain, ROWS.status, ROWS.ring, ROWS.full, ROWS.rollback];
+    for (const name of [...ibfleetRows, ROWS.floor, ...installed.map((t) => ROWS[t])]) expect(row(name).runs).toBe(1);
+
+    expect(row(ROWS.deploy).hostsVerified).toEqual({ min: 3, max: 3 });
+    expect(row(ROWS.deployAgain).hostsVerified).toEqual({ min: 3, max: 3 });
+    expect(row(ROWS.ring).hostsVerified).toEqual({ min: 3, max: 3 });
+    expect(row(ROWS.ring).cells).toEqual({ total: 3 * 2 * 2, passedMin: 12 });
+    expect(row(ROWS.full).cells).toEqual({ total: 3 * 2 * 4, passedMin: 24 });
+    for (const name of ibfleetRows) expect(row(name).connectionsPerHost, name).toEqual({ min: 1, max: 1 });
+    expect(row(ROWS.deploy).channelsPerHost!.max).toBeLessThanOrEqual(2);
+    expect(row(ROWS.floor).hostsOk).toEqual({ min: 3, max: 3 });
+    expect(row(ROWS.floor).connectionsPerHost).toEqual({ min: 1, max: 1 });
+    for (const tool of installed) expect(row(ROWS[tool]).hostsOk, tool).toEqual({ min: 3, max: 3 });
+    for (const r of size.rows) {
+      expect(r.wallS!.n).toBe(1);
+      expect(r.toolCpuS!.median).toBeGreaterThan(0);
+      expect(r.failedRuns, r.row).toBe(0);
+    }
+
+    const verdict = judgeSize(size);
+    expect(verdict.targets.allDeployedAndVerified).toBe(true);
+    expect(verdict.targets.oneConnectionPerHost).toBe(true);
+    expect(verdict.ratios.ibfleetOverFloor.wall).toBeGreaterThan(0);
+    expect(formatSize(size)).toContain('ibfleet deploy');
+    expect(formatVerdicts([verdict])).toContain('ibfleet/floor');
+  });
+});
