@@ -71,7 +71,10 @@ function reportError(error: unknown, io: Io): number {
     return EXIT.failed;
   }
   const what = error instanceof BugError ? 'bug' : 'unexpected error';
-  io.stderr.write(`ibfleet: ${what}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\nThis is a defect in ibfleet; please report it with the command you ran.\n`);
+  // The build is minified: a stack names source lines only with source maps on.
+  const mapped = process.execArgv.includes('--enable-source-maps') || (io.env.NODE_OPTIONS ?? '').includes('--enable-source-maps');
+  const readable = mapped ? '' : ' (run it again with NODE_OPTIONS=--enable-source-maps for a readable stack)';
+  io.stderr.write(`ibfleet: ${what}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\nThis is a defect in ibfleet; please report it with the command you ran${readable}.\n`);
   return EXIT.failed;
 }
 

@@ -51,10 +51,6 @@ export interface Tui extends Required<RunEvents> {
  * delaying it.
  */
 export async function createTui(io: TuiIo, options: TuiOptions): Promise<Tui> {
-  // React picks its development build unless NODE_ENV says production, and that build costs about
-  // twice the CPU per frame. ibfleet is an application, not a library: decide for it, before React
-  // loads, unless the user said otherwise.
-  if (process.env.NODE_ENV === undefined) process.env.NODE_ENV = 'production';
   let mounted: Tui | undefined;
   const queue: ((tui: Tui) => void)[] = [];
   const ready = import('./mount.js').then(async ({ mountTui }) => {
