@@ -59,6 +59,8 @@ export function nicBlockers(host: Host, fleet: Fleet, facts: HostFacts): string[
     const exact = here.find((a) => a.address === nic.address);
     if (exact && exact.prefixLength !== fleet.fabric.subnet.prefixLength) {
       problems.push(`${nic.iface} carries ${nic.address}/${exact.prefixLength}, but the fabric is ${fleet.fabric.subnetText}`);
+    } else if (exact && !link.up) {
+      problems.push(`${nic.iface} is down (it carries ${nic.address}, but the link is not up)`);
     } else if (!exact) {
       const elsewhere = facts.addresses.find((a) => a.address === nic.address);
       if (elsewhere) {

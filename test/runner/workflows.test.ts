@@ -90,6 +90,14 @@ describe('deploy on one host (fake transport)', () => {
     expect(transport.log.scripts.get(34)).toHaveLength(1);
   });
 
+  it('refuses a fabric NIC whose link is down although it carries its address', async () => {
+    const down = boot.replace(/^(4: ib1@if6: <BROADCAST,MULTICAST),UP,LOWER_UP> (.*) state UP /m, '$1> $2 state DOWN ');
+    expect(down).not.toBe(boot);
+    const { results } = await run({ 34: { respond: () => ok(down) } }, 'deploy');
+    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'plan' } });
+    expect(results[0]!.error!.message).toMatch(/ib1 is down \(it carries 172\.16\.34\.2, but the link is not up\)/);
+  });
+
   it('refuses an address that does not follow the convention', async () => {
     const wrong = boot.replace('inet 172.16.34.2/16', 'inet 172.16.34.9/16');
     const { results } = await run({ 34: { respond: () => ok(wrong) } }, 'deploy');
