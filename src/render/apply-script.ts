@@ -91,7 +91,8 @@ function writeFiles(files: readonly RenderedFile[]): string[] {
   const lines = ['umask 022', `for d in ${dirs.map(shellQuote).join(' ')}; do [ -d "$d" ] || { mkdir -p "$d" || status=1; }; done`];
   // The files' own $variables are their text, not this script's: SC2016 does not apply.
   files.forEach((f, i) => lines.push(`# ${f.path} (${f.mode.toString(8).padStart(4, '0')})`, '# shellcheck disable=SC2016', writeContent(f, staged[i]!)));
-  lines.push(`[ "$status" -ne 0 ] || chown 0:0 ${staged.join(' ')} || status=1`);
+  // The script runs as root (directly or through sudo), so the files it creates are root's, as the
+  // dispatchers require; the probe after the change checks the owner, so no chown is run for it.
   for (const [mode, paths] of byMode) lines.push(`[ "$status" -ne 0 ] || chmod ${mode.toString(8).padStart(4, '0')} ${paths.join(' ')} || status=1`);
   lines.push(`[ "$status" -ne 0 ] || keep ${files.map((f) => shellQuote(f.path)).join(' ')} || status=1`);
   lines.push('if [ "$status" -eq 0 ]; then');

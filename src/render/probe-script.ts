@@ -50,10 +50,9 @@ export interface ProbeOptions {
 export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions = { managerEvidence: true }): string {
   const gets = host.nics.map((n) => ({ iface: n.iface, peer: probePeerAddress(fleet, host, n.index), from: n.address }));
   const batch = ['link show', 'addr show', 'rule show', 'route show table all', ...gets.map((g) => `route get ${g.peer} from ${g.from}`)];
-  // A failed `route get` says why only on stderr; ask again on its own to keep the reason.
-  const routeGetFallbacks = gets.map(
-    (g) => `\tcase $ipout in *${shellQuote(`${g.peer} from ${g.from} `)}*) ;; *) s route-get ${shellQuote(g.iface)}; ip -4 route get ${g.peer} from ${g.from} 2>&1 ;; esac`,
-  );
+  // A failed `route get` says why only on stderr, and fails the batch (-force runs the rest): then
+  // every `route get` is asked again on its own, its reason kept, in a section that overrides it.
+  const routeGetRetries = gets.map((g) => `\t\ts route-get ${shellQuote(g.iface)}; ip -4 route get ${g.peer} from ${g.from} 2>&1`);
   const sysctls = ['all', 'default', ...host.nics.map((n) => n.iface)].map(
     (iface) =>
       `\ts sysctl ${shellQuote(iface)}; for k in ${SYSCTL_KEYS.join(' ')}; do v=; read -r v 2>/dev/null <${shellQuote(`/proc/sys/net/ipv4/conf/${iface}/`)}"$k"; printf '%s=%s\\n' "$k" "$v"; done`,
@@ -76,13 +75,14 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     '\ts probe 2',
     '\ts uid; while read -r k _ e _; do [ "$k" = Uid: ] && { echo "$e"; break; }; done </proc/self/status',
     '\ts os; rd /etc/os-release',
-    '\tipout=$(ip -o -4 -force -batch - <<\'IBFLEET_IP\'',
+    '\ts ip; ip -o -4 -force -batch - <<\'IBFLEET_IP\'',
     ...batch,
     'IBFLEET_IP',
-    '\t)',
-    '\ts ip; printf \'%s\\n\' "$ipout"',
+    '\tip_status=$?',
     `\ts route-get-from; printf '%s\\n' ${gets.map((g) => shellQuote(`${g.iface} ${g.peer} ${g.from}`)).join(' ')}`,
-    ...routeGetFallbacks,
+    '\tif [ "$ip_status" -ne 0 ]; then',
+    ...routeGetRetries,
+    '\tfi',
     ...sysctls,
     '\tset --',
     `\tfor p in ${TRACKED_PATHS.map(shellQuote).join(' ')}; do [ -f "$p" ] && set -- "$@" "$p"; done`,

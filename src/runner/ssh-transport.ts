@@ -53,16 +53,18 @@ const DEFAULT_HOST_KEY_ORDER = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha
 const SUDO_PROMPT = '[ibfleet-sudo-password-7f3a]';
 const SUDO_READY = 'IBFLEET-SUDO-READY-7f3a';
 
-class KnownHostsStore {
+export class KnownHostsStore {
   private entries: KnownHostEntry[] = [];
   private appending: Promise<void> = Promise.resolve();
   /**
    * Entries that can concern one host name: those whose patterns match it, and every @revoked key
    * (a revoked key is refused whatever name it comes under). Matching a name against every line —
    * an HMAC per hashed line — once per lookup, twice per connection, for hundreds of hosts against
-   * a known_hosts of hundreds of lines adds up; each name is matched once per run.
+   * a known_hosts of hundreds of lines adds up: each name is matched once per run, and lines that
+   * name hosts literally (what ssh-keyscan and `lab up` write) are found by name, not by a scan.
    */
   private readonly relevant = new Map<string, readonly KnownHostEntry[]>();
+  private index: { byName: Map<string, number[]>; scanned: number[] } | undefined;
   constructor(readonly file: string) {}
 
   async load(): Promise<void> {
@@ -72,7 +74,7 @@ class KnownHostsStore {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       this.entries = [];
     }
-    this.relevant.clear();
+    this.forget();
   }
 
   get all(): readonly KnownHostEntry[] {
@@ -83,10 +85,28 @@ class KnownHostsStore {
   for(name: string): readonly KnownHostEntry[] {
     let found = this.relevant.get(name);
     if (!found) {
-      found = this.entries.filter((e) => e.marker === 'revoked' || patternsMatch(e.patterns, name));
+      const { byName, scanned } = (this.index ??= this.buildIndex());
+      const positions = [...(byName.get(name.toLowerCase()) ?? []), ...scanned.filter((i) => this.entries[i]!.marker === 'revoked' || patternsMatch(this.entries[i]!.patterns, name))];
+      found = positions.sort((a, b) => a - b).map((i) => this.entries[i]!);
       this.relevant.set(name, found);
     }
     return found;
+  }
+
+  /** Positions of literal-name lines by name; every other line (hashed, wildcards, negations, @revoked) is matched one by one. */
+  private buildIndex(): { byName: Map<string, number[]>; scanned: number[] } {
+    const byName = new Map<string, number[]>();
+    const scanned: number[] = [];
+    this.entries.forEach((e, i) => {
+      if (e.marker === 'revoked' || e.patterns.startsWith('|') || /[*?!]/.test(e.patterns)) return void scanned.push(i);
+      for (const name of new Set(e.patterns.toLowerCase().split(','))) byName.set(name, [...(byName.get(name) ?? []), i]);
+    });
+    return { byName, scanned };
+  }
+
+  private forget(): void {
+    this.relevant.clear();
+    this.index = undefined;
   }
 
   /** Appends one line; appends are serialised so parallel --accept-new hosts never interleave. */
@@ -96,7 +116,7 @@ class KnownHostsStore {
       await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
       await appendFile(this.file, `${line}\n`, { mode: 0o600 });
       this.entries.push(...parseKnownHosts(line));
-      this.relevant.clear();
+      this.forget();
     });
     return this.appending;
   }

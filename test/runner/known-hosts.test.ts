@@ -69,3 +69,38 @@ describe('known_hosts', () => {
     expect(fingerprint(ed)).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
   });
 });
+
+describe('the transport\'s known_hosts store', () => {
+  it('finds for a name exactly the lines a scan of every line finds, in file order', async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { KnownHostsStore } = await import('../../src/runner/ssh-transport.js');
+    const dir = mkdtempSync(join(tmpdir(), 'ibfleet-kh-'));
+    try {
+      const file = join(dir, 'known_hosts');
+      const text = [
+        line('198.18.0.34', ed),
+        line(hashed('198.18.0.34'), rsa),
+        line('Memserver34,198.18.0.34', edOther),
+        line('198.18.0.*,!198.18.0.16', ed),
+        line('198.18.0.16', rsa),
+        line('*', edOther, '@revoked'),
+        line('[198.18.0.34]:2222', ed),
+        line('198.18.0.3?', rsa),
+      ].join('\n');
+      writeFileSync(file, `${text}\n`);
+      const store = new KnownHostsStore(file);
+      await store.load();
+      const entries = parseKnownHosts(text);
+      for (const name of ['198.18.0.34', 'memserver34', '198.18.0.16', '198.18.0.35', '[198.18.0.34]:2222', 'elsewhere']) {
+        const scan = entries.filter((e) => e.marker === 'revoked' || patternsMatch(e.patterns, name));
+        expect(store.for(name).map((e) => e.line), name).toEqual(scan.map((e) => e.line));
+        expect(checkHostKey(store.for(name), name, ed)).toEqual(checkHostKey(entries, name, ed));
+      }
+      expect(store.for('198.18.0.34').map((e) => e.line)).toEqual([1, 2, 3, 4, 6, 8]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
