@@ -333,7 +333,11 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
 
   const background = await backgroundLoad(options.backgroundSampleMs ?? 2000);
   log(`background load before the runs: ${background.toFixed(2)} busy CPUs`);
-  // Warm-up (untimed): page cache, sshd's first fork, node's compile cache.
+  // Warm-up (untimed): page cache, sshd's first fork, and a deploy: a lab host's /etc is an overlay,
+  // and the first file written under a directory copies that directory up, a cost real hosts never
+  // pay; only ibfleet writes files, so without this its first round alone would carry it.
+  const warm = await ibfleet(['deploy', '--hosts', 'all']);
+  parseDoc(warm, 'warm-up deploy');
   await reset();
 
   const order = Object.keys(units);
