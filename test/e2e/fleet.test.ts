@@ -3,13 +3,14 @@
  * in lab hosts (one per network manager plus a spare), and the kernel state read back from inside
  * each host. The scenarios run in order on one lab, each leaving the fleet as the next expects.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec, labReboot } from '../../src/lab/index.js';
 import { IS_ROOT, noteIfNotRoot, useLab } from '../lab/helpers.js';
-import { ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
+import { CLI, ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
 
 const NAME = 'e2e-fleet';
 const SUBNET = '198.18.62.0/24';
@@ -242,5 +243,34 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     const verify = json<JsonRun>(await run('verify', '--hosts', '16,34', '--json'));
     expect(verify.matrix!.filter((c) => c.ok).length).toBe(2);
     expect(Object.values(statuses(json(await run('rollback', '--hosts', 'all', '--json'))))).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged']);
+  });
+
+  it('Ctrl-C during a deploy: the host being changed finishes, no other host is touched, exit 130', async () => {
+    // One host at a time, so that when the first reaches apply the others have not started.
+    const child = spawn(process.execPath, [CLI, '-i', inv(), '-c', '1', 'deploy', '--hosts', 'all'], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        if (/^\[16 [^\]]*\] apply$/m.test(stdout)) resolve();
+      });
+      child.on('close', () => reject(new Error(`deploy ended before host 16 reached apply:\n${stdout}\n${stderr}`)));
+    });
+    child.kill('SIGINT');
+    const code = await exited;
+    expect(code, `${stdout}\n${stderr}`).toBe(130);
+    expect(stderr).toMatch(/interrupted/);
+    expect(stdout).toMatch(/^\[16 [^\]]*\] changed/m);
+
+    const after = json(await run('status', '--json'));
+    expect(statuses(after)).toEqual({ 16: 'ok', 34: 'drift', 40: 'drift', 41: 'drift' });
+    for (const id of [34, 40, 41]) {
+      expect(await rules(id)).toBe('0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default');
+      expect(await sh(id, 'ls /etc/ibfleet/ibfleet-routes /etc/sysctl.d/60-ibfleet-fabric.conf 2>&1 | grep -c "No such file"')).toBe('2');
+    }
+    expect(json(await run('rollback', '--hosts', 'all', '--json')).ok).toBe(true);
   });
 });

@@ -18,14 +18,26 @@ function tmux(...args: string[]): string {
   return execFileSync('tmux', args, { encoding: 'utf8' });
 }
 
-/** Runs `command` in a fresh 100×30 tmux window and returns the screen once it printed EXIT=<code>. */
-async function inTerminal(command: string): Promise<{ screen: string; exit: number }> {
+/**
+ * Runs `command` in a fresh 100×30 tmux window and returns the screen once it printed EXIT=<code>.
+ * `interrupt`: once the screen matches it, press Ctrl-C (the shell around the command catches the
+ * signal itself, so it goes on to print the command's exit code).
+ */
+async function inTerminal(command: string, interrupt?: RegExp): Promise<{ screen: string; exit: number }> {
   try {
     tmux('kill-session', '-t', SESSION);
   } catch {
     // no such session: fine
   }
-  tmux('new-session', '-d', '-s', SESSION, '-x', '100', '-y', '30', `env -u CI NO_COLOR=1 ${command}; echo EXIT=$?; sleep 120`);
+  tmux('new-session', '-d', '-s', SESSION, '-x', '100', '-y', '30', `bash -c 'trap : INT; env -u CI NO_COLOR=1 ${command}; echo EXIT=$?; sleep 120'`);
+  if (interrupt) {
+    const until = Date.now() + 30_000;
+    while (!interrupt.test(tmux('capture-pane', '-p', '-t', SESSION))) {
+      if (Date.now() > until) throw new Error(`the screen never matched ${interrupt}:\n${tmux('capture-pane', '-p', '-t', SESSION)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    tmux('send-keys', '-t', SESSION, 'C-c');
+  }
   const deadline = Date.now() + 60_000;
   for (;;) {
     const screen = tmux('capture-pane', '-p', '-t', SESSION);
@@ -78,5 +90,13 @@ describe.skipIf(!IS_ROOT)('the TUI in a real terminal (tmux, lab hosts; needs ro
     for (const row of rows) expect(row.match(/✓/g)).toHaveLength(2);
     expect(screen).toMatch(/rows: from, columns: to · ✓ reachable {2}✗ failed {2}· pending {2}– skipped · method ping/);
     expect(screen).toMatch(/verify finished in \d+\.\ds: 2 ok, cells 8 passed, 0 failed/);
+  });
+
+  it('Ctrl-C: the last frame says what was cut off, the cursor is back, exit 130', async () => {
+    const { screen, exit } = await inTerminal(`node ${CLI} -i ${lab().inventoryPath} -c 1 verify --hosts all`, /^ibfleet verify · 3 hosts/m);
+    expect(exit, screen).toBe(130);
+    expect(screen).toMatch(/verify interrupted after \d+\.\ds/);
+    // Ink hides the cursor while it draws; leaving, it must show it again.
+    expect(tmux('display-message', '-p', '-t', SESSION, '#{cursor_flag}').trim()).toBe('1');
   });
 });
