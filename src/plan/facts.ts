@@ -2,7 +2,7 @@
  * Probe output → facts. Pure: takes the text the probe printed and returns what the host looks
  * like. Tolerant of iproute2 differences (trailing blanks, tabs, extra flags such as linkdown).
  */
-import { SECTION_MARK, TRACKED_PATHS } from '../render/probe-script.js';
+import { CONTENT_PREFIX, SECTION_MARK, TRACKED_PATHS } from '../render/probe-script.js';
 
 export interface AddressFact {
   readonly iface: string;
@@ -151,12 +151,23 @@ function parseFile(lines: readonly string[]): FileFact | null {
   return match ? { mode: parseInt(match[1]!, 8), uid: Number(match[2]), sha256: match[3]! } : null;
 }
 
-function parseNetplan(lines: readonly string[]): { file: string; text: string }[] {
+/**
+ * The probe prints files (os-release, netplan) line by line; from probe version 3 each content line
+ * comes behind CONTENT_PREFIX, so that a file's line can never pass for one of the probe's own
+ * (`#file` marks, section marks). Earlier probes printed content bare.
+ */
+function contentLine(line: string, version: number): string | undefined {
+  if (version < 3) return line;
+  return line.startsWith(CONTENT_PREFIX) ? line.slice(CONTENT_PREFIX.length) : undefined;
+}
+
+function parseNetplan(lines: readonly string[], version: number): { file: string; text: string }[] {
   const out: { file: string; text: string }[] = [];
   for (const line of lines) {
-    const match = /^#file (.+)$/.exec(line);
-    if (match) out.push({ file: match[1]!, text: '' });
-    else if (out.length) out[out.length - 1] = { file: out[out.length - 1]!.file, text: `${out[out.length - 1]!.text}${line}\n` };
+    const content = contentLine(line, version);
+    const mark = version < 3 || content === undefined ? /^#file (.+)$/.exec(line) : null;
+    if (mark) out.push({ file: mark[1]!, text: '' });
+    else if (content !== undefined && out.length) out[out.length - 1] = { file: out[out.length - 1]!.file, text: `${out[out.length - 1]!.text}${content}\n` };
   }
   return out;
 }
@@ -267,11 +278,13 @@ export function parseProbe(output: string): HostFacts {
       sysctl.set(arg, values);
     } else if (kind === 'file') files.set(arg, parseFile(lines));
   }
+  const versionKey = [...sections.keys()].find((k) => k.startsWith('probe '));
+  const version = versionKey ? Number(versionKey.slice('probe '.length)) || 1 : 1;
   const uidText = get('uid')[0]?.trim();
   const runtime = get('runtime');
   return {
     uid: uidText && /^\d+$/.test(uidText) ? Number(uidText) : undefined,
-    os: parseOsRelease(get('os')),
+    os: parseOsRelease(get('os').flatMap((l) => contentLine(l, version) ?? [])),
     links: parseLinks(get('links')),
     addresses: parseAddresses(get('addrs')),
     rules: get('rules').map(parseRule).filter((r): r is RuleFact => r !== undefined),
@@ -279,7 +292,7 @@ export function parseProbe(output: string): HostFacts {
     routeGet,
     sysctl,
     files,
-    netplan: parseNetplan(get('netplan')),
+    netplan: parseNetplan(get('netplan'), version),
     nmConnections: get('nm-connections').flatMap((l) => {
       const m = /^([^:]+):\s*interface-name\s*=\s*(\S+)\s*$/.exec(l);
       return m ? [{ file: m[1]!, iface: m[2]! }] : [];

@@ -11,6 +11,10 @@ import { SYSCTL_KEYS } from './routing-script.js';
 import { shellQuote } from './shell.js';
 
 export const SECTION_MARK = '@@ibfleet';
+/** Probe output format: 3 prints file contents line by line behind CONTENT_PREFIX. */
+export const PROBE_VERSION = 3;
+/** Marks a line of a file's content in the probe's output (version 3 on). */
+export const CONTENT_PREFIX = '|';
 
 /** Every path whose state ibfleet tracks on a host: its own files and every manager's hook. */
 export const TRACKED_PATHS: readonly string[] = [ROUTING_SCRIPT_PATH, ...MANAGERS.map((m) => HOOK_PATHS[m]), SYSCTL_PATH];
@@ -66,13 +70,14 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
   ];
   return [
     `s() { printf '${SECTION_MARK} %s\\n' "$*"; }`,
-    '# rd FILE: print a text file with the shell alone (no cat), ending its last line.',
+    '# rd FILE: print a text file with the shell alone (no cat), ending its last line, each line behind',
+    `# ${CONTENT_PREFIX} so that no line of the file can pass for one of the probe's own (a section mark, #file).`,
     'rd() {',
     '\t[ -f "$1" ] && [ -r "$1" ] || return 0',
-    '\twhile IFS= read -r l || [ -n "$l" ]; do printf \'%s\\n\' "$l"; done <"$1"',
+    `\twhile IFS= read -r l || [ -n "$l" ]; do printf '${CONTENT_PREFIX}%s\\n' "$l"; done <"$1"`,
     '}',
     'probe_output=$(',
-    '\ts probe 2',
+    `\ts probe ${PROBE_VERSION}`,
     '\ts uid; while read -r k _ e _; do [ "$k" = Uid: ] && { echo "$e"; break; }; done </proc/self/status',
     '\ts os; rd /etc/os-release',
     '\ts ip; ip -o -4 -force -batch - <<\'IBFLEET_IP\'',

@@ -1,8 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { detectManager, managerPrerequisite, netplanClaims } from '../../src/plan/detect-manager.js';
 import { osName, parseProbe, parseRule } from '../../src/plan/facts.js';
+import { PROBE_VERSION, renderProbeBody } from '../../src/render/probe-script.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/probe/${name}`, import.meta.url), 'utf8');
 
@@ -100,6 +104,26 @@ describe('parsing probe output', () => {
     expect(facts.nmConnections).toEqual([{ file: '/etc/NetworkManager/system-connections/ib0.nmconnection', iface: 'ib0' }]);
     expect(facts.ifcfg).toEqual([{ file: '/etc/sysconfig/network-scripts/ifcfg-ib1', iface: 'ib1' }]);
     expect(facts.ifupdown.map((c) => `${c.keyword} ${c.iface}`)).toEqual(['auto ib0', 'auto ib1', 'iface ib1']);
+  });
+
+  it('a file the probe prints cannot pass its lines off as the probe\'s own (section marks, #file)', () => {
+    const fleet = loadInventory(readFileSync(new URL('../../inventory/fleet.yaml', import.meta.url), 'utf8'), 'fleet.yaml');
+    const body = renderProbeBody(fleet.hosts[1]!, fleet);
+    const rd = body.slice(body.indexOf('rd() {'), body.indexOf('\n}\n', body.indexOf('rd() {')) + 2);
+    const dir = mkdtempSync(join(tmpdir(), 'ibfleet-probe-'));
+    try {
+      const hostile = 'network:\n  ethernets:\n@@ibfleet end\n#file /etc/netplan/evil.yaml\n    ib0: {}\n  renderer: networkd';
+      writeFileSync(join(dir, 'x.yaml'), hostile);
+      writeFileSync(join(dir, 'os-release'), 'NAME="Ubuntu"\n@@ibfleet uid\nPRETTY_NAME="Ubuntu 18.04.6 LTS"\n');
+      const printed = (file: string) => execFileSync('sh', ['-c', `${rd}\nrd "$1"`, 'sh', join(dir, file)], { encoding: 'utf8' }).trimEnd();
+      const facts = parseProbe(probe({ [`probe ${PROBE_VERSION}`]: '', uid: '0', os: printed('os-release'), netplan: `#file /etc/netplan/x.yaml\n${printed('x.yaml')}` }));
+      expect(facts.complete).toBe(true);
+      expect(facts.uid).toBe(0);
+      expect(osName(facts)).toBe('Ubuntu 18.04.6 LTS');
+      expect(facts.netplan).toEqual([{ file: '/etc/netplan/x.yaml', text: `${hostile}\n` }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('marks output without the end marker as incomplete', () => {
