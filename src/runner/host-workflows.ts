@@ -58,32 +58,29 @@ interface Decided<D> {
  * which spares each host a session (sshd's fork, a login shell). Otherwise two channels.
  */
 async function probeThen<D>(task: HostTask, session: Session, fleet: Fleet, decide: (facts: HostFacts) => Decided<D>): Promise<{ facts: HostFacts; decision: D; result: ExecResult | undefined }> {
-  task.stage('probe');
-  const script = renderProbeScript(task.host, fleet);
-  if (session.converse) {
-    let decided: (Decided<D> & { facts: HostFacts }) | undefined;
-    const conversation = await session.converse(
-      script,
-      PROBE_END,
-      (output) => {
-        const facts = parseProbe(output);
-        decided = { facts, ...decide(facts) };
-        if (decided.change) task.stage(decided.change.stage);
-        return decided.change;
-      },
-      { signal: task.signal },
-    );
-    // The end marker never came: the probe was cut short.
-    if (!decided) throw scriptFailed('probe', 'probe', conversation);
-    return { facts: decided.facts, decision: decided.decision, result: decided.change ? conversation : undefined };
+  if (!session.converse) {
+    const facts = await probe(task, session, fleet);
+    const { decision, change } = decide(facts);
+    if (!change) return { facts, decision, result: undefined };
+    task.stage(change.stage);
+    return { facts, decision, result: await session.run(change.script, change.options) };
   }
-  const probed = await session.run(script, { signal: task.signal });
-  const facts = parseProbe(probed.stdout);
-  if (!facts.complete) throw scriptFailed('probe', 'probe', probed);
-  const { decision, change } = decide(facts);
-  if (!change) return { facts, decision, result: undefined };
-  task.stage(change.stage);
-  return { facts, decision, result: await session.run(change.script, change.options) };
+  task.stage('probe');
+  let decided: (Decided<D> & { facts: HostFacts }) | undefined;
+  const conversation = await session.converse(
+    renderProbeScript(task.host, fleet),
+    PROBE_END,
+    (output) => {
+      const facts = parseProbe(output);
+      decided = { facts, ...decide(facts) };
+      if (decided.change) task.stage(decided.change.stage);
+      return decided.change;
+    },
+    { signal: task.signal },
+  );
+  // The end marker never came: the probe was cut short.
+  if (!decided) throw scriptFailed('probe', 'probe', conversation);
+  return { facts: decided.facts, decision: decided.decision, result: decided.change ? conversation : undefined };
 }
 
 /** The inventory's manager, or the one the host's configuration shows. */
