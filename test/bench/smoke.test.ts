@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { judgeSize, formatSize, formatVerdicts } from '../../bench/report.js';
 import { findTool, REFERENCE_TOOLS } from '../../bench/references.js';
 import { benchmarkSize, ROWS, type RowName, type SizeResult } from '../../bench/run.js';
-import { IS_ROOT, noteIfNotRoot } from '../lab/helpers.js';
+import { IS_ROOT, noteIfNotRoot, testLab } from '../lab/helpers.js';
 
 noteIfNotRoot('test/bench/smoke.test.ts (npm run bench at N = 3)');
 
@@ -22,8 +22,8 @@ describe.skipIf(!IS_ROOT)('npm run bench, smoke (N = 3, one round; needs root)',
       timeoutS: 60,
       fullMatrixHosts: 3,
       references: installed,
-      labName: 'bench-smoke',
-      mgmtSubnet: '198.18.201.0/24',
+      labName: testLab('bench-smoke').name,
+      mgmtSubnet: testLab('bench-smoke').mgmtSubnet,
       backgroundSampleMs: 100,
       log: (line) => lines.push(line),
     });

@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec, labReboot } from '../../src/lab/index.js';
-import { IS_ROOT, noteIfNotRoot, useLab } from '../lab/helpers.js';
+import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 import { CLI, ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
 
-const NAME = 'e2e-fleet';
-const SUBNET = '198.18.62.0/24';
+const LAB = testLab('e2e-fleet');
+const NAME = LAB.name;
+const SUBNET = LAB.mgmtSubnet;
 const HOSTS = [16, 34, 40, 41];
 
 noteIfNotRoot('test/e2e/fleet.test.ts (deploy, status, verify, rollback against lab hosts)');
@@ -168,8 +169,8 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
       expect(doc.hosts.map((h) => [h.id, h.status, h.error])).toEqual([
         [16, 'changed', null],
         [34, 'unchanged', null],
-        [40, 'unreachable', 'connect: no answer from 198.18.62.40 within 4 s (--timeout)'],
-        [41, 'unreachable', 'connect: connection refused by 198.18.62.41:22 (is sshd running?)'],
+        [40, 'unreachable', `connect: no answer from ${LAB.address(40)} within 4 s (--timeout)`],
+        [41, 'unreachable', `connect: connection refused by ${LAB.address(41)}:22 (is sshd running?)`],
       ]);
       // The silent host is given up after --timeout, not after the OS's TCP timeout (minutes).
       expect(result.ms).toBeLessThan(15_000);
@@ -183,12 +184,12 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     await sh(40, 'ip -4 rule del from 172.16.40.2 lookup 942');
     const before = await rules(40);
     const otherKey = 'AAAAC3NzaC1lZDI1NTE5AAAAIJ4o5C2rJrQ2uJ8sX4pYw5q2y5mM0e8S6c8vYx3bq1Zz';
-    const known = readFileSync(lab().knownHostsPath, 'utf8').replace(/^198\.18\.62\.40 ssh-ed25519 \S+$/m, `198.18.62.40 ssh-ed25519 ${otherKey}`);
+    const known = readFileSync(lab().knownHostsPath, 'utf8').replace(new RegExp(`^${LAB.addressPattern}\\.40 ssh-ed25519 \\S+$`, 'm'), `${LAB.address(40)} ssh-ed25519 ${otherKey}`);
     const knownFile = join(work, 'known_hosts.changed');
     writeFileSync(knownFile, known);
     const loginsBefore = logins(40);
     const changed = json(await ibfleet(['-i', variant('inv-changed.yaml', (t) => t), '--known-hosts', knownFile, 'deploy', '--hosts', '34,40', '--json']));
-    expect(changed.hosts.find((h) => h.id === 40)).toMatchObject({ status: 'failed', error: expect.stringContaining('WARNING: HOST KEY OF 198.18.62.40 HAS CHANGED') });
+    expect(changed.hosts.find((h) => h.id === 40)).toMatchObject({ status: 'failed', error: expect.stringContaining(`WARNING: HOST KEY OF ${LAB.address(40)} HAS CHANGED`) });
     expect(changed.hosts.find((h) => h.id === 34)!.status).toBe('unchanged');
     expect(await rules(40)).toBe(before);
     expect(logins(40)).toBe(loginsBefore);
@@ -196,10 +197,10 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     const emptyKnown = join(work, 'known_hosts.empty');
     writeFileSync(emptyKnown, '');
     const unknown = json(await ibfleet(['-i', inv(), '--known-hosts', emptyKnown, 'status', '--hosts', '40', '--json']));
-    expect(unknown.hosts[0]!.error).toMatch(/host key of 198\.18\.62\.40 is not in .*known_hosts\.empty .*--accept-new/);
+    expect(unknown.hosts[0]!.error).toMatch(new RegExp(`host key of ${LAB.addressPattern}\\.40 is not in .*known_hosts\\.empty .*--accept-new`));
     const accepted = await ibfleet(['-i', inv(), '--known-hosts', emptyKnown, '--accept-new', 'deploy', '--hosts', '40', '--json']);
     expect(json(accepted).hosts[0]!.status).toBe('changed');
-    expect(readFileSync(emptyKnown, 'utf8')).toMatch(/^198\.18\.62\.40 ssh-ed25519 AAAA/);
+    expect(readFileSync(emptyKnown, 'utf8')).toMatch(new RegExp(`^${LAB.addressPattern}\\.40 ssh-ed25519 AAAA`));
   });
 
   it('a sudo user: refused without -K, works with the password on stdin, a wrong password is reported', async () => {
@@ -213,11 +214,11 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
         'ip -4 rule del from 172.16.41.2 lookup 942',
       ].join(' && '),
     );
-    const opsInventory = variant('inv-ops.yaml', (t) => t.replace(/^( {2}41: \{name: node41, address: 198\.18\.62\.41),/m, '$1, user: ops,'));
+    const opsInventory = variant('inv-ops.yaml', (t) => t.replace(new RegExp(`^( {2}41: \\{name: node41, address: ${LAB.addressPattern}\\.41),`, 'm'), '$1, user: ops,'));
     const withoutPassword = json(await ibfleet(['-i', opsInventory, 'deploy', '--hosts', '41', '--json']));
-    expect(withoutPassword.hosts[0]!.error).toMatch(/sudo on ops@198\.18\.62\.41 asks for a password; run again with -K/);
+    expect(withoutPassword.hosts[0]!.error).toContain(`sudo on ops@${LAB.address(41)} asks for a password; run again with -K`);
     const wrong = json(await ibfleet(['-i', opsInventory, 'deploy', '--hosts', '41', '-K', '--json'], { input: 'not-it\n' }));
-    expect(wrong.hosts[0]!.error).toMatch(/sudo on ops@198\.18\.62\.41 rejected the password/);
+    expect(wrong.hosts[0]!.error).toContain(`sudo on ops@${LAB.address(41)} rejected the password`);
     const right = await ibfleet(['-i', opsInventory, 'deploy', '--hosts', '41', '-K', '--json'], { input: 's3cret-pass\n' });
     expect(json(right).hosts[0]).toMatchObject({ status: 'changed', reasons: ['ib1: rule 942: from 172.16.41.2 lookup 942'] });
     expect(right.stdout + right.stderr).not.toContain('s3cret-pass');

@@ -12,11 +12,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { labExec } from '../../src/lab/index.js';
 import { ibfleet, type CliResult } from '../helpers/cli.js';
-import { IS_ROOT, noteIfNotRoot, useLab } from '../lab/helpers.js';
+import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 
-const NAME = 'e2e-onboard';
-const SUBNET = '198.18.66.0/24';
-const address = (id: number) => `198.18.66.${id}`;
+const LAB = testLab('e2e-onboard');
+const NAME = LAB.name;
+const SUBNET = LAB.mgmtSubnet;
+const address = LAB.address;
 
 noteIfNotRoot('test/e2e/onboard.test.ts (onboard against lab hosts)');
 
@@ -81,8 +82,8 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
     const after = readFileSync(inv, 'utf8');
     expect(doc.inventoryChange).toMatchObject({ change: 'written', addedHosts: [50, 51], addedPair: true });
     const added = doc.inventoryChange.addedLines;
-    expect(added[0]).toMatch(/^ {2}50: \{name: cpuserver50, address: 198\.18\.66\.50, role: cpu, interfaces: \[ibp1s0, ibp2s0\]\} # alice's cpu server: Ubuntu [\d.]+ LTS, netplan \(detected\)$/);
-    expect(added[1]).toMatch(/^ {2}51: \{name: memserver51, address: 198\.18\.66\.51, role: mem\} # alice's mem server: .*, networkmanager \(detected\)$/);
+    expect(added[0]).toMatch(new RegExp(`^ {2}50: \\{name: cpuserver50, address: ${LAB.addressPattern}\\.50, role: cpu, interfaces: \\[ibp1s0, ibp2s0\\]\\} # alice's cpu server: Ubuntu [\\d.]+ LTS, netplan \\(detected\\)$`));
+    expect(added[1]).toMatch(new RegExp(`^ {2}51: \\{name: memserver51, address: ${LAB.addressPattern}\\.51, role: mem\\} # alice's mem server: .*, networkmanager \\(detected\\)$`));
     expect(after.split('\n').filter((l) => !added.includes(l)).join('\n')).toBe(before);
     expect(after).toContain('# lab inventory kept by the admins — onboard must keep this comment\n');
     const fleet = loadInventory(after, inv);
@@ -129,7 +130,7 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
     expect(readFileSync(inv).equals(before)).toBe(true);
     expect(result.stdout).toContain('inventory: ');
     expect(result.stdout).toMatch(/already lists both hosts and the pair; unchanged/);
-    expect(result.stdout).toContain("alice's machine pair\n  cpu  50  cpuserver50  198.18.66.50");
+    expect(result.stdout).toContain(`alice's machine pair\n  cpu  50  cpuserver50  ${address(50)}`);
     expect(result.stdout).toContain('    ping -I ibp2s0 172.16.51.2\n');
     expect(result.stdout).toContain('on memserver51:  rping -s -a 172.16.51.2 -p 7174 -v');
     expect(result.stdout).toMatch(/onboard ok: alice's pair cpuserver50 \(50\) and memserver51 \(51\) is deployed and verified/);

@@ -6,10 +6,11 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec } from '../../src/lab/index.js';
-import { IS_ROOT, noteIfNotRoot, useLab } from '../lab/helpers.js';
+import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 import { CLI } from '../helpers/cli.js';
 
-const NAME = 'e2e-tui';
+const LAB = testLab('e2e-tui');
+const NAME = LAB.name;
 const SESSION = `ibfleet-e2e-tui-${process.pid}`;
 
 noteIfNotRoot('test/e2e/tui.test.ts (the TUI in tmux against lab hosts)');
@@ -49,7 +50,7 @@ async function inTerminal(command: string, interrupt?: RegExp): Promise<{ screen
 }
 
 describe.skipIf(!IS_ROOT)('the TUI in a real terminal (tmux, lab hosts; needs root)', () => {
-  const lab = useLab({ name: NAME, mgmtSubnet: '198.18.65.0/24', hosts: [16, 34, 40], managers: { 40: 'ifupdown' } });
+  const lab = useLab({ name: NAME, mgmtSubnet: LAB.mgmtSubnet, hosts: [16, 34, 40], managers: { 40: 'ifupdown' } });
   afterAll(() => {
     try {
       tmux('kill-session', '-t', SESSION);
@@ -74,7 +75,7 @@ describe.skipIf(!IS_ROOT)('the TUI in a real terminal (tmux, lab hosts; needs ro
     try {
       const { screen, exit } = await inTerminal(`node ${CLI} -i ${lab().inventoryPath} status --timeout 5`);
       expect(exit).toBe(1);
-      expect(screen).toMatch(/^✗ unreachable +40 +connect: connection refused by 198\.18\.65\.40:22 \(is sshd running\?\)$/m);
+      expect(screen).toMatch(new RegExp(`^✗ unreachable +40 +connect: connection refused by ${LAB.addressPattern}\\.40:22 \\(is sshd running\\?\\)$`, 'm'));
       expect(screen).toMatch(/^✓ ok +16,34 \(2 hosts\)$/m);
       expect(screen).toMatch(/^✗ status finished in \d+\.\ds: 1 unreachable, 2 ok$/m);
     } finally {

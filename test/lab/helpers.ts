@@ -3,16 +3,52 @@
  * uniquely named lab up in beforeAll and always takes it down in afterAll — also when `up` or a
  * test failed — and first removes leftovers of an earlier, interrupted run of the same file.
  *
- * Tests run two files at once (maxWorkers: 2), so every file picks its own lab name and management
- * subnet, and a lab refuses a subnet another lab uses. Taken (198.18.X.0/24): 61, 63, 161
- * test/lab/lab.test.ts · 62 test/e2e/fleet.test.ts · 65 test/e2e/tui.test.ts · 66
- * test/e2e/onboard.test.ts · 67 test/bench/smoke.test.ts.
+ * Tests run two files at once (maxWorkers: 2), so every file takes its own lab from `testLab`, and a
+ * lab refuses a subnet another lab uses.
  */
 import { afterAll, beforeAll } from 'vitest';
 import { labDown, labUp, type LabInfo, type LabUpOptions } from '../../src/lab/index.js';
 import { run, type RunResult } from '../../src/lab/system.js';
 
 export const IS_ROOT = process.getuid?.() === 0;
+
+/**
+ * Management subnets of the test suite's labs, 198.18.X.0/24, one per lab a test file brings up.
+ * Each is a multiple of 10, so `IBFLEET_TEST_SLOT=k` (0..9) moves every lab of a run to X + k and
+ * renames it `<name>-k`: two checkouts can run the suite at once on one machine without touching
+ * each other's labs (useLab removes a leftover lab of its own name before it starts).
+ */
+export const TEST_LAB_OCTETS = {
+  'e2e-fleet': 60,
+  'e2e-lab': 70,
+  'e2e-crashed': 80,
+  'e2e-tui': 90,
+  'e2e-onboard': 100,
+  'e2e-lab-clash': 110,
+  'bench-smoke': 120,
+} as const;
+
+export interface TestLab {
+  readonly name: string;
+  readonly mgmtSubnet: string;
+  /** The management address of host `id`. */
+  address(id: number): string;
+  /** The management subnet's first three octets, dots escaped, for regular expressions. */
+  readonly addressPattern: string;
+}
+
+export function testLab(base: keyof typeof TEST_LAB_OCTETS): TestLab {
+  const raw = process.env.IBFLEET_TEST_SLOT ?? '0';
+  if (!/^\d$/.test(raw)) throw new Error(`IBFLEET_TEST_SLOT is one digit 0..9, not ${JSON.stringify(raw)}`);
+  const slot = Number(raw);
+  const prefix = `198.18.${TEST_LAB_OCTETS[base] + slot}`;
+  return {
+    name: slot === 0 ? base : `${base}-${slot}`,
+    mgmtSubnet: `${prefix}.0/24`,
+    address: (id) => `${prefix}.${id}`,
+    addressPattern: prefix.replace(/\./g, '\\.'),
+  };
+}
 
 /** Printed once per file that skips: a skipped lab suite must be visible, not silently green. */
 export function noteIfNotRoot(what: string): void {

@@ -12,10 +12,12 @@ import { loadInventory } from '../../src/inventory/load.js';
 import { labDown, labExec, labReboot, labUp } from '../../src/lab/index.js';
 import { hostPaths } from '../../src/lab/names.js';
 import { run } from '../../src/lab/system.js';
-import { IS_ROOT, labSsh, noteIfNotRoot, useLab } from './helpers.js';
+import { IS_ROOT, labSsh, noteIfNotRoot, testLab, useLab } from './helpers.js';
 
-const NAME = 'e2e-lab';
-const SUBNET = '198.18.61.0/24';
+const LAB = testLab('e2e-lab');
+const NAME = LAB.name;
+const SUBNET = LAB.mgmtSubnet;
+const CLASH = testLab('e2e-lab-clash');
 
 noteIfNotRoot('test/lab/lab.test.ts (lab up, ssh, reboot, down)');
 
@@ -27,9 +29,9 @@ describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
 
   it('brings up one host per manager with its management address and inventory interface names', () => {
     expect(lab().hosts.map((h) => [h.id, h.name, h.manager, h.address, h.interfaces.join(',')])).toEqual([
-      [16, 'cpuserver16', 'networkmanager', '198.18.61.16', 'ibs5f0,ibs5f1'],
-      [34, 'memserver34', 'netplan', '198.18.61.34', 'ib0,ib1'],
-      [40, 'node40', 'ifupdown', '198.18.61.40', 'ib0,ib1'],
+      [16, 'cpuserver16', 'networkmanager', LAB.address(16), 'ibs5f0,ibs5f1'],
+      [34, 'memserver34', 'netplan', LAB.address(34), 'ib0,ib1'],
+      [40, 'node40', 'ifupdown', LAB.address(40), 'ib0,ib1'],
     ]);
   });
 
@@ -59,8 +61,8 @@ describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
     expect(readFileSync(host(34).sshdLog, 'utf8')).toMatch(/Accepted publickey for root from 198\.19\.255\.254/);
     // A host key that is not the one recorded is refused: give host 34 the key of host 16.
     const wrong = join(tmpdir(), `ibfleet-${NAME}-wrong-known-hosts`);
-    const keyOf16 = readFileSync(lab().knownHostsPath, 'utf8').split('\n').find((l) => l.startsWith('198.18.61.16 '))!;
-    writeFileSync(wrong, `${keyOf16.replace('198.18.61.16', '198.18.61.34')}\n`);
+    const keyOf16 = readFileSync(lab().knownHostsPath, 'utf8').split('\n').find((l) => l.startsWith(`${LAB.address(16)} `))!;
+    writeFileSync(wrong, `${keyOf16.replace(LAB.address(16), LAB.address(34))}\n`);
     const refused = await labSsh(lab(), 34, 'true', wrong).finally(() => rmSync(wrong, { force: true }));
     expect(refused.code).toBe(255);
     expect(refused.stderr).toMatch(/HOST IDENTIFICATION HAS CHANGED|Host key verification failed/);
@@ -89,9 +91,9 @@ describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
   it('writes a lab inventory that loads and leaves the managers to detection', () => {
     const fleet = loadInventory(readFileSync(lab().inventoryPath, 'utf8'), lab().inventoryPath);
     expect(fleet.hosts.map((h) => [h.id, h.address, h.manager])).toEqual([
-      [16, '198.18.61.16', 'auto'],
-      [34, '198.18.61.34', 'auto'],
-      [40, '198.18.61.40', 'auto'],
+      [16, LAB.address(16), 'auto'],
+      [34, LAB.address(34), 'auto'],
+      [40, LAB.address(40), 'auto'],
     ]);
     expect(fleet.ssh.knownHosts).toBe(lab().knownHostsPath);
     expect(fleet.ssh.identityFile).toBe(lab().identityPath);
@@ -99,9 +101,9 @@ describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
   });
 
   it('refuses a second lab of the same name, or on a management subnet already in use', async () => {
-    await expect(labUp({ name: NAME, mgmtSubnet: '198.18.161.0/24', hosts: [1] })).rejects.toThrow(/lab e2e-lab already exists/);
-    await expect(labUp({ name: 'e2e-lab-clash', mgmtSubnet: SUBNET, hosts: [1] })).rejects.toThrow(/198\.18\.61\.0\/24 is already routed on this machine/);
-    expect(existsSync('/run/ibfleet-lab/e2e-lab-clash')).toBe(false);
+    await expect(labUp({ name: NAME, mgmtSubnet: CLASH.mgmtSubnet, hosts: [1] })).rejects.toThrow(`lab ${NAME} already exists`);
+    await expect(labUp({ name: CLASH.name, mgmtSubnet: SUBNET, hosts: [1] })).rejects.toThrow(`${SUBNET} is already routed on this machine`);
+    expect(existsSync(`/run/ibfleet-lab/${CLASH.name}`)).toBe(false);
   });
 
   it('reboot restores boot state, then runs the installed hook the way each manager would', async () => {
@@ -173,13 +175,13 @@ describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
 
 describe.skipIf(!IS_ROOT)('lab down after a crashed lab up (needs root)', () => {
   it('removes leftovers found by name, after up refused to build over them', async () => {
-    const name = 'e2e-crashed';
+    const { name, mgmtSubnet } = testLab('e2e-crashed');
     await labDown(name);
     await run(['ip', 'netns', 'add', `ibfl-${name}-sw`]);
     await run(['ip', 'netns', 'add', `ibfl-${name}-h7`]);
     await run(['ip', '-n', `ibfl-${name}-h7`, 'link', 'add', 'ib0', 'type', 'dummy']);
     try {
-      await expect(labUp({ name, mgmtSubnet: '198.18.63.0/24', hosts: [7] })).rejects.toThrow(/leftovers of an earlier lab e2e-crashed .* ibfleet lab down --name e2e-crashed/);
+      await expect(labUp({ name, mgmtSubnet, hosts: [7] })).rejects.toThrow(new RegExp(`leftovers of an earlier lab ${name} .* ibfleet lab down --name ${name}`));
       expect(await labDown(name)).toMatchObject({ found: true, namespaces: 2 });
       expect((await readdir('/run/netns')).filter((ns) => ns.startsWith(`ibfl-${name}-`))).toEqual([]);
       expect(await labDown(name)).toMatchObject({ found: false });
