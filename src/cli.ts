@@ -7,12 +7,16 @@
 import { Command, CommanderError, Option } from 'commander';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Io } from './commands/context.js';
-import { registerCommands, type CommandResult } from './commands/register.js';
+import type { CommandResult, Io } from './commands/context.js';
+import { registerCommands } from './commands/register.js';
 import { BugError, HostError, InterruptedError, InventoryError, UsageError } from './errors.js';
+import type { RunVerdict } from './vocabulary.js';
 import { VERSION } from './version.js';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
+
+/** A request refused before anything changed is the user's to fix, like a usage error. */
+const VERDICT_EXIT: Readonly<Record<RunVerdict, number>> = { ok: EXIT.ok, failed: EXIT.failed, refused: EXIT.usage, interrupted: EXIT.interrupted };
 
 export function buildProgram(io: Io, done: (r: CommandResult) => void): Command {
   const program = new Command('ibfleet')
@@ -44,7 +48,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       return EXIT.usage;
     }
     await program.parseAsync(argv as string[], { from: 'user' });
-    return result?.exitCode ?? EXIT.ok;
+    return result ? VERDICT_EXIT[result.verdict] : EXIT.ok;
   } catch (error) {
     return reportError(error, io);
   }

@@ -10,13 +10,8 @@ import { loadInventory } from '../inventory/load.js';
 import type { Fleet } from '../inventory/model.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { loadPlaybook, type Playbook } from '../playbook/playbook.js';
-
-export interface OutStream {
-  write(chunk: string): unknown;
-  readonly isTTY?: boolean;
-  readonly columns?: number;
-  readonly rows?: number;
-}
+import type { OutStream } from '../ui/stream.js';
+import type { RunVerdict } from '../vocabulary.js';
 
 export interface Io {
   readonly stdout: OutStream;
@@ -30,6 +25,11 @@ export interface Io {
    * with 130 at once. Commands that never call this keep Node's default Ctrl-C behaviour.
    */
   interruptSignal(): AbortSignal;
+}
+
+/** How a command ended; src/cli.ts alone turns it into the exit code. */
+export interface CommandResult {
+  readonly verdict: RunVerdict;
 }
 
 export const DEFAULT_INVENTORY = 'inventory/fleet.yaml';

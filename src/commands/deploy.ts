@@ -1,7 +1,6 @@
 /** `ibfleet deploy --hosts S [--dry-run] [--playbook P]`: probe → plan → push → apply → verify, per host, in parallel. */
 import type { Command } from 'commander';
-import type { Io } from './context.js';
-import type { CommandResult } from './register.js';
+import type { CommandResult, Io } from './context.js';
 import { addRunOptions } from './run-options.js';
 
 export function registerDeploy(program: Command, io: Io, done: (r: CommandResult) => void): void {
@@ -21,6 +20,6 @@ export function registerDeploy(program: Command, io: Io, done: (r: CommandResult
     const playbook = await readPlaybook(opts.playbook, io);
     const run = await prepareRun(io, cmd, opts.hosts, true);
     const dryRun = opts.dryRun === true;
-    done({ exitCode: await runPerHost(io, run, 'deploy', { playbook: playbook.name, dryRun }, deployHost({ fleet: run.fleet, playbook, transport: run.transport }, { dryRun })) });
+    done({ verdict: await runPerHost(io, run, 'deploy', { playbook: playbook.name, dryRun }, deployHost({ fleet: run.fleet, playbook, transport: run.transport }, { dryRun })) });
   });
 }

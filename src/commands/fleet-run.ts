@@ -1,16 +1,16 @@
 /**
  * What deploy, status, rollback and verify share: pick the hosts, pick the display (TUI on a
  * terminal, plain lines otherwise, one JSON document with --json), wire Ctrl-C, build the SSH
- * transport, and turn the results into the exit code. ssh2 and Ink load only here, on demand.
+ * transport, and come to the run's verdict. ssh2 and Ink load only here, on demand.
  */
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { parseHostSelection } from '../inventory/select.js';
-import type { CommandName, HostResult, MatrixCell, RunEvents } from '../runner/events.js';
-import { hostRef, runHosts, type HostOutcome, type HostTask } from '../runner/fanout.js';
+import { hostRef, runVerdict, type CommandName, type HostResult, type MatrixCell, type RunEvents, type RunVerdict } from '../vocabulary.js';
+import { runHosts, type HostOutcome, type HostTask } from '../runner/fanout.js';
 import type { Transport } from '../runner/transport.js';
-import { runDocument, runOk } from '../ui/json.js';
+import { runDocument } from '../ui/json.js';
 import { plainHandler } from '../ui/plain.js';
 import { parseGlobals, readFleet, writeJson, type GlobalOptions, type Io } from './context.js';
 import { askSecret } from './prompt.js';
@@ -87,7 +87,7 @@ async function loadTui(io: Io, command: CommandName): Promise<Display> {
 
 /**
  * The life of a per-host command (deploy, status, rollback): the display, the start event, the
- * fan-out of `work` over the selected hosts, the end event, the exit code.
+ * fan-out of `work` over the selected hosts, the end event, the verdict.
  */
 export async function runPerHost(
   io: Io,
@@ -95,7 +95,7 @@ export async function runPerHost(
   command: CommandName,
   extra: { playbook?: string; dryRun?: boolean },
   work: (task: HostTask) => Promise<HostOutcome>,
-): Promise<number> {
+): Promise<RunVerdict> {
   const display = await chooseDisplay(io, run.globals, command, extra);
   const started = Date.now();
   display.events.onRunStart?.({
@@ -110,11 +110,5 @@ export async function runPerHost(
   const end = { results, cells: [], durationMs: Date.now() - started, interrupted: run.interrupt.aborted };
   display.events.onRunEnd?.(end);
   await display.finish(end);
-  return exitCodeFor(results, [], end.interrupted);
+  return runVerdict(end);
 }
-
-export function exitCodeFor(results: readonly HostResult[], cells: readonly MatrixCell[], interrupted: boolean): number {
-  if (interrupted) return 130;
-  return runOk(results, cells) ? 0 : 1;
-}
-

@@ -1,7 +1,6 @@
 /** `ibfleet hosts [--hosts S]`: the derived addresses, tables, interfaces and managers. */
 import type { Command } from 'commander';
-import type { Io } from './context.js';
-import type { CommandResult } from './register.js';
+import type { CommandResult, Io } from './context.js';
 
 export function registerHosts(program: Command, io: Io, done: (r: CommandResult) => void): void {
   program
@@ -20,6 +19,6 @@ export function registerHosts(program: Command, io: Io, done: (r: CommandResult)
       const hosts = fleet.hosts.filter((h) => ids.has(h.id));
       if (globals.json) writeJson(io, hostsJson(fleet, hosts));
       else io.stdout.write(formatHostsText(fleet, hosts));
-      done({ exitCode: 0 });
+      done({ verdict: 'ok' });
     });
 }

@@ -3,8 +3,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Fleet } from '../inventory/model.js';
-import type { Io } from './context.js';
-import type { CommandResult } from './register.js';
+import type { CommandResult, Io } from './context.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -59,7 +58,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
       const elapsed = performance.now() - started;
       if (globals.json) writeJson(io, labUpJson(info, elapsed));
       else io.stdout.write(formatLabUpText(info, elapsed));
-      done({ exitCode: 0 });
+      done({ verdict: 'ok' });
     });
 
   lab
@@ -78,7 +77,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
       const results = opts.all ? await labDownAll() : [await labDown(opts.name ?? 'default')];
       if (globals.json) writeJson(io, { command: 'lab down', ok: true, labs: results });
       else io.stdout.write(formatLabDownText(results, opts.all ? undefined : (opts.name ?? 'default')));
-      done({ exitCode: 0 });
+      done({ verdict: 'ok' });
     });
 
   lab
@@ -99,7 +98,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
       const results = await labReboot(opts.name, ids);
       if (globals.json) writeJson(io, rebootJson(results));
       else io.stdout.write(formatRebootText(results));
-      done({ exitCode: results.every((r) => r.ok) ? 0 : 1 });
+      done({ verdict: results.every((r) => r.ok) ? 'ok' : 'failed' });
     });
 }
 

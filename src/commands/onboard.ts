@@ -1,8 +1,7 @@
 /** `ibfleet onboard --cpu H --mem H --owner NAME [--cpu-address A --mem-address A] [--user U]`: a new student's machine pair in one command. */
 import type { Command } from 'commander';
 import { MANAGERS } from '../inventory/model.js';
-import type { Io } from './context.js';
-import type { CommandResult } from './register.js';
+import type { CommandResult, Io } from './context.js';
 import { addRunOptions } from './run-options.js';
 
 /** The options as a schema; built on demand so `ibfleet --help` never loads zod. */
@@ -77,7 +76,6 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
     else if (report.cheatSheet) say(`\n${formatCheatSheetText(report.cheatSheet)}`);
     if (report.outcome === 'ok') say(`onboard ok: ${report.summary}`);
     else io.stderr.write(`ibfleet onboard: ${report.summary}\n`);
-    const exitCode = { ok: 0, 'verify-failed': 1, 'deploy-failed': 1, 'discovery-failed': 1, 'inventory-failed': 1, refused: 2, interrupted: 130 }[report.outcome];
-    done({ exitCode });
+    done({ verdict: report.outcome === 'ok' || report.outcome === 'refused' || report.outcome === 'interrupted' ? report.outcome : 'failed' });
   });
 }

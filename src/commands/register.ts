@@ -1,6 +1,6 @@
 /** The command table: each command file registers itself; heavy modules load only inside actions. */
 import type { Command } from 'commander';
-import type { Io } from './context.js';
+import type { CommandResult, Io } from './context.js';
 import { registerDeploy } from './deploy.js';
 import { registerHosts } from './hosts.js';
 import { registerLab } from './lab.js';
@@ -9,10 +9,6 @@ import { registerRender } from './render.js';
 import { registerRollback } from './rollback.js';
 import { registerStatus } from './status.js';
 import { registerVerify } from './verify.js';
-
-export interface CommandResult {
-  readonly exitCode: number;
-}
 
 export function registerCommands(program: Command, io: Io, done: (r: CommandResult) => void): void {
   registerHosts(program, io, done);

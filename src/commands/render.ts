@@ -4,8 +4,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { formatMode } from '../render/files.js';
 import type { HostRender } from '../render/host-render.js';
-import type { Io } from './context.js';
-import type { CommandResult } from './register.js';
+import type { CommandResult, Io } from './context.js';
 
 export function registerRender(program: Command, io: Io, done: (r: CommandResult) => void): void {
   program
@@ -32,7 +31,7 @@ export function registerRender(program: Command, io: Io, done: (r: CommandResult
         else io.stdout.write(written.map((w) => `wrote ${w}\n`).join(''));
       } else if (globals.json) writeJson(io, renderJson(renders));
       else io.stdout.write(formatRenderText(renders));
-      done({ exitCode: 0 });
+      done({ verdict: 'ok' });
     });
 }
 

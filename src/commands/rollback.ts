@@ -1,7 +1,6 @@
 /** `ibfleet rollback --hosts S`: remove hooks, rules, tables and the sysctl file; restore main routes. */
 import type { Command } from 'commander';
-import type { Io } from './context.js';
-import type { CommandResult } from './register.js';
+import type { CommandResult, Io } from './context.js';
 import { addRunOptions } from './run-options.js';
 
 export function registerRollback(program: Command, io: Io, done: (r: CommandResult) => void): void {
@@ -18,6 +17,6 @@ export function registerRollback(program: Command, io: Io, done: (r: CommandResu
     ]);
     const playbook = await readPlaybook(undefined, io);
     const run = await prepareRun(io, cmd, opts.hosts, true);
-    done({ exitCode: await runPerHost(io, run, 'rollback', {}, rollbackHost({ fleet: run.fleet, playbook, transport: run.transport })) });
+    done({ verdict: await runPerHost(io, run, 'rollback', {}, rollbackHost({ fleet: run.fleet, playbook, transport: run.transport })) });
   });
 }

@@ -1,7 +1,6 @@
 /** `ibfleet status [--hosts S]`: read-only compliance and drift report. */
 import type { Command } from 'commander';
-import type { Io } from './context.js';
-import type { CommandResult } from './register.js';
+import type { CommandResult, Io } from './context.js';
 import { addRunOptions } from './run-options.js';
 
 export function registerStatus(program: Command, io: Io, done: (r: CommandResult) => void): void {
@@ -19,6 +18,6 @@ export function registerStatus(program: Command, io: Io, done: (r: CommandResult
     ]);
     const playbook = await readPlaybook(opts.playbook, io);
     const run = await prepareRun(io, cmd, opts.hosts, false);
-    done({ exitCode: await runPerHost(io, run, 'status', { playbook: playbook.name }, statusHost({ fleet: run.fleet, playbook, transport: run.transport })) });
+    done({ verdict: await runPerHost(io, run, 'status', { playbook: playbook.name }, statusHost({ fleet: run.fleet, playbook, transport: run.transport })) });
   });
 }

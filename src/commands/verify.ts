@@ -2,8 +2,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import type { RpingMode } from '../runner/verify.js';
-import type { Io } from './context.js';
-import type { CommandResult } from './register.js';
+import type { CommandResult, Io } from './context.js';
 import { addRunOptions } from './run-options.js';
 
 interface VerifyFlags {
@@ -31,7 +30,7 @@ export function registerVerify(program: Command, io: Io, done: (r: CommandResult
     if (!Number.isInteger(basePort) || basePort < 1024 || basePort > 65000) throw new UsageError('--rping-port must be a whole number 1024..65000');
     // commander turns --rping / --no-rping into one boolean; neither given means "where possible".
     const rping: RpingMode = cmd.getOptionValueSource('rping') === 'cli' ? (opts.rping ? 'on' : 'off') : 'auto';
-    const [{ chooseDisplay, exitCodeFor, prepareRun }, { runVerify }] = await Promise.all([import('./fleet-run.js'), import('../runner/verify.js')]);
+    const [{ chooseDisplay, prepareRun }, { runVerify }, { runVerdict }] = await Promise.all([import('./fleet-run.js'), import('../runner/verify.js'), import('../vocabulary.js')]);
     const run = await prepareRun(io, cmd, opts.pair !== undefined ? `pair:${opts.pair}` : opts.hosts, false);
     if (run.hosts.length < 2) throw new UsageError(`verify needs at least two hosts; the selection has ${run.hosts.length}`);
     const display = await chooseDisplay(io, run.globals, 'verify');
@@ -51,6 +50,6 @@ export function registerVerify(program: Command, io: Io, done: (r: CommandResult
     const end = { results, cells, durationMs: Date.now() - started, interrupted: run.interrupt.aborted };
     display.events.onRunEnd?.(end);
     await display.finish(end);
-    done({ exitCode: exitCodeFor(results, cells, end.interrupted) });
+    done({ verdict: runVerdict(end) });
   });
 }

@@ -1,23 +1,12 @@
 /**
- * The connectivity matrix: which (source host/NIC → destination host/NIC) cells to check, how to
- * reproduce each by hand, and what their tools' output means. Pure.
+ * The connectivity matrix: which (source host/NIC → destination host/NIC) cells to check, and what
+ * their tools' output means; the commands themselves are built in src/render/verify-commands.ts. Pure.
  */
 import type { Host } from '../inventory/model.js';
-import type { CellEnd, CellMethod, MatrixCell } from '../runner/events.js';
-import { shellCommand } from '../render/shell.js';
+import { reproduceCommand, RPING_COUNT } from '../render/verify-commands.js';
+import type { CellEnd, CellMethod, CellSpec, MatrixCell } from '../vocabulary.js';
 
 export type MatrixMode = 'full' | 'ring';
-
-export interface CellSpec {
-  readonly from: CellEnd;
-  readonly to: CellEnd;
-  readonly method: CellMethod;
-}
-
-export const PING_COUNT = 3;
-export const RPING_COUNT = 3;
-/** rping's own default port (rping(1)); a run numbers its servers upwards from here. */
-export const RPING_BASE_PORT = 7174;
 
 function ends(host: Host): CellEnd[] {
   return host.nics.map((n) => ({ host: host.id, name: host.name, nic: n.index, iface: n.iface, ip: n.address }));
@@ -42,24 +31,6 @@ export function matrixCells(hosts: readonly Host[], mode: MatrixMode, methods: r
     }
   }
   return cells;
-}
-
-export function pingArgv(from: CellEnd, to: CellEnd): string[] {
-  return ['ping', '-n', '-c', String(PING_COUNT), '-i', '0.2', '-W', '1', '-I', from.iface, to.ip];
-}
-
-export function rpingServerArgv(to: CellEnd, port: number): string[] {
-  return ['rping', '-s', '-a', to.ip, '-p', String(port), '-C', String(RPING_COUNT), '-v'];
-}
-
-export function rpingClientArgv(from: CellEnd, to: CellEnd, port: number): string[] {
-  return ['rping', '-c', '-I', from.ip, '-a', to.ip, '-p', String(port), '-C', String(RPING_COUNT), '-v'];
-}
-
-/** What to type to see a cell's result by hand. */
-export function reproduceCommand(cell: CellSpec, port = RPING_BASE_PORT): string {
-  if (cell.method === 'ping') return `on ${cell.from.name}: ${shellCommand(pingArgv(cell.from, cell.to))}`;
-  return `on ${cell.to.name}: ${shellCommand(rpingServerArgv(cell.to, port))}  then on ${cell.from.name}: ${shellCommand(rpingClientArgv(cell.from, cell.to, port))}`;
 }
 
 export interface ToolVerdict {

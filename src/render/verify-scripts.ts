@@ -3,9 +3,9 @@
  * its output to its own file and the batch's results are printed one after another between
  * markers, so parallel output never interleaves. Pure string builders.
  */
-import type { CellSpec } from '../plan/matrix.js';
-import { pingArgv, RPING_COUNT, rpingClientArgv, rpingServerArgv } from '../plan/matrix.js';
+import type { CellSpec } from '../vocabulary.js';
 import { shellCommand } from './shell.js';
+import { pingArgv, rpingClientArgv, rpingServerArgv } from './verify-commands.js';
 
 export const CELL_MARK = '@@cell';
 export const CELL_END_MARK = '@@cell-end';
@@ -130,5 +130,3 @@ export function parseCellOutput(output: string): Map<number, CellOutput> {
   for (const line of output.split('\n')) stream.push(line);
   return results;
 }
-
-export { RPING_COUNT };

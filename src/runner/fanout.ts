@@ -6,7 +6,7 @@
 import pLimit from 'p-limit';
 import { HostError } from '../errors.js';
 import type { Host } from '../inventory/model.js';
-import type { HostFailure, HostRef, HostResult, RunEvents, Stage } from './events.js';
+import { hostRef, type HostFailure, type HostRef, type HostResult, type RunEvents, type Stage } from '../vocabulary.js';
 import { ConnectError } from './transport.js';
 
 export interface HostTask {
@@ -29,10 +29,6 @@ export interface FanoutOptions {
   readonly interrupt: AbortSignal;
   readonly events: RunEvents;
   readonly now?: () => number;
-}
-
-export function hostRef(host: Host): HostRef {
-  return { id: host.id, name: host.name, target: host.target };
 }
 
 export async function runHosts(hosts: readonly Host[], options: FanoutOptions, work: (task: HostTask) => Promise<HostOutcome>): Promise<HostResult[]> {

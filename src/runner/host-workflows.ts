@@ -14,7 +14,7 @@ import { AFTER_MARK, LOCKED_EXIT, renderApplyScript, renderRollbackScript } from
 import { renderHostFiles, type RenderedFile } from '../render/files.js';
 import { HOOK_PATHS } from '../render/paths.js';
 import { renderProbeScript, SECTION_MARK } from '../render/probe-script.js';
-import type { Check, Stage } from './events.js';
+import type { Check, Stage } from '../vocabulary.js';
 import type { HostOutcome, HostTask } from './fanout.js';
 import { scriptFailed, type Continuation, type ExecResult, type Session, type Transport } from './transport.js';
 

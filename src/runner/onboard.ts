@@ -19,10 +19,10 @@ import { hostById, type Fleet, type Host, type Manager } from '../inventory/mode
 import { parseProbe, type HostFacts } from '../plan/facts.js';
 import { discoverHost, onboardEntry, onboardName, type HostDiscovery, type OnboardRole } from '../plan/onboard.js';
 import type { Playbook } from '../playbook/playbook.js';
+import { buildCheatSheet, type CheatSheet } from '../render/cheat-sheet.js';
 import { renderProbeScript } from '../render/probe-script.js';
-import { buildCheatSheet, type CheatSheet } from '../ui/text/cheat-sheet.js';
-import type { HostRef, HostResult, MatrixCell, RunEnd, RunEvents } from './events.js';
-import { hostRef, runHosts } from './fanout.js';
+import { hostRef, type HostRef, type HostResult, type MatrixCell, type RunEnd, type RunEvents } from '../vocabulary.js';
+import { runHosts } from './fanout.js';
 import { deployHost } from './host-workflows.js';
 import { scriptFailed, type Session, type Transport } from './transport.js';
 import { runVerify } from './verify.js';

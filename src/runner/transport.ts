@@ -4,7 +4,7 @@
  */
 import { HostError } from '../errors.js';
 import type { Host } from '../inventory/model.js';
-import type { Stage } from './events.js';
+import type { Stage } from '../vocabulary.js';
 
 export interface ExecResult {
   readonly code: number | null;

@@ -6,7 +6,8 @@
  */
 import pLimit from 'p-limit';
 import type { Host } from '../inventory/model.js';
-import { cellKey, finishCell, matrixCells, parsePing, parseRping, RPING_BASE_PORT, type CellSpec, type MatrixMode } from '../plan/matrix.js';
+import { cellKey, finishCell, matrixCells, parsePing, parseRping, type MatrixMode } from '../plan/matrix.js';
+import { RPING_BASE_PORT } from '../render/verify-commands.js';
 import {
   CellStream,
   parseCapabilities,
@@ -20,8 +21,8 @@ import {
   type Capabilities,
   type CellOutput,
 } from '../render/verify-scripts.js';
-import type { HostResult, MatrixCell, RunEvents } from './events.js';
-import { failureOutcome, hostRef } from './fanout.js';
+import { hostRef, type CellSpec, type HostResult, type MatrixCell, type RunEvents } from '../vocabulary.js';
+import { failureOutcome } from './fanout.js';
 import type { Session, Transport } from './transport.js';
 
 export type RpingMode = 'off' | 'auto' | 'on';

@@ -1,5 +1,5 @@
 /** The `--json` document: one object on stdout describing the whole run. Pure. */
-import { FAILING_STATUSES, type CommandName, type HostResult, type MatrixCell } from '../runner/events.js';
+import { runPassed, type CommandName, type HostResult, type MatrixCell } from '../vocabulary.js';
 import { countStatuses } from './text/format.js';
 
 export interface RunSummaryInput {
@@ -13,15 +13,11 @@ export interface RunSummaryInput {
   readonly interrupted: boolean;
 }
 
-export function runOk(results: readonly HostResult[], cells: readonly MatrixCell[] = []): boolean {
-  return results.every((r) => !FAILING_STATUSES.has(r.status)) && cells.every((c) => c.ok !== false);
-}
-
 export function runDocument(input: RunSummaryInput) {
   const cells = input.cells ?? [];
   return {
     command: input.command,
-    ok: runOk(input.results, cells) && !input.interrupted,
+    ok: runPassed(input.results, cells) && !input.interrupted,
     inventory: input.inventory,
     ...(input.playbook ? { playbook: input.playbook } : {}),
     ...(input.dryRun ? { dryRun: true } : {}),

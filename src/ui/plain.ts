@@ -3,8 +3,8 @@
  * Status folds hosts that answered the same into one line, ClusterShell-style.
  */
 import { foldHosts } from '../inventory/select.js';
-import type { CommandName, HostResult, MatrixCell, RunEnd, RunEvents, RunStart } from '../runner/events.js';
-import type { OutStream } from '../commands/context.js';
+import type { CommandName, HostResult, MatrixCell, RunEnd, RunEvents, RunStart } from '../vocabulary.js';
+import type { OutStream } from './stream.js';
 import { formatCounts, formatDuration, outcomeLine } from './text/format.js';
 
 export interface PlainOptions {

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
-import { hostPairs, matrixCells, parsePing, parseRping, reproduceCommand } from '../../src/plan/matrix.js';
+import { hostPairs, matrixCells, parsePing, parseRping } from '../../src/plan/matrix.js';
+import { reproduceCommand } from '../../src/render/verify-commands.js';
 import { CellStream, parseCapabilities, parseCellOutput, renderPingScript, rpingUnavailable } from '../../src/render/verify-scripts.js';
 
 const sample = (name: string) => readFileSync(new URL(`../fixtures/tool-output/${name}`, import.meta.url), 'utf8');

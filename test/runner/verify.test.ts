@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
-import type { MatrixCell, RunEvents } from '../../src/runner/events.js';
+import type { MatrixCell, RunEvents } from '../../src/vocabulary.js';
 import { ConnectError } from '../../src/runner/transport.js';
 import { runVerify, type RpingMode } from '../../src/runner/verify.js';
 import { fakeTransport, ok, type FakeHost } from '../helpers/fake-transport.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { AFTER_MARK, LOCKED_EXIT } from '../../src/render/apply-script.js';
-import type { HostResult, RunEvents, Stage } from '../../src/runner/events.js';
+import type { HostResult, RunEvents, Stage } from '../../src/vocabulary.js';
 import { runHosts } from '../../src/runner/fanout.js';
 import { deployHost, rollbackHost, statusHost } from '../../src/runner/host-workflows.js';
 import { ConnectError } from '../../src/runner/transport.js';

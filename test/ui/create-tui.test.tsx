@@ -1,7 +1,8 @@
 /** The entry point commands use: events in, terminal bytes out, clean exit. */
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createTui, type Tui } from '../../src/ui/tui/index.js';
+import { createTui } from '../../src/ui/tui/index.js';
+import type { Tui } from '../../src/ui/tui/types.js';
 import { fakeIo } from './fake-terminal.js';
 import { cpu16, mem34, plain, result, runStart, T0 } from './fixtures.js';
 

@@ -7,7 +7,7 @@
  * Ctrl-C does what a command does: stop, unmount the TUI (last frame stays), exit 130.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { HostRef, Stage } from '../../src/runner/events.js';
+import type { HostRef, Stage } from '../../src/vocabulary.js';
 import { createTui } from '../../src/ui/tui/index.js';
 
 const [hostCount = 6, concurrency = 4, stageMs = 400] = process.argv.slice(2).map(Number);

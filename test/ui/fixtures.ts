@@ -1,5 +1,5 @@
 /** Builders for runner events, so each test states only what matters to it. */
-import type { CellEnd, HostRef, HostResult, HostStatus, MatrixCell, RunStart } from '../../src/runner/events.js';
+import type { CellEnd, HostRef, HostResult, HostStatus, MatrixCell, RunStart } from '../../src/vocabulary.js';
 import { initialRunState, reduceRun, type RunAction, type RunState } from '../../src/ui/tui/state.js';
 
 /** A fixed epoch for every test clock: 2025-01-01T12:00:00Z. */

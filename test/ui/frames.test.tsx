@@ -4,7 +4,7 @@
  */
 import { cleanup, render } from 'ink-testing-library';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CommandName } from '../../src/runner/events.js';
+import type { CommandName } from '../../src/vocabulary.js';
 import { planLiveArea } from '../../src/ui/tui/layout.js';
 import type { RunAction } from '../../src/ui/tui/state.js';
 import { TuiApp } from '../../src/ui/tui/tui-app.js';

@@ -11,7 +11,7 @@
  */
 import { render } from 'ink';
 import { createElement } from 'react';
-import type { HostRef, RunEvents, Stage } from '../../src/runner/events.js';
+import type { HostRef, RunEvents, Stage } from '../../src/vocabulary.js';
 import { createTui } from '../../src/ui/tui/index.js';
 import { initialRunState, reduceRun, type RunAction } from '../../src/ui/tui/state.js';
 import { TuiApp } from '../../src/ui/tui/tui-app.js';

@@ -1,5 +1,5 @@
 /** Named runs used by the frame tests and the render-cost script. */
-import type { HostRef, HostResult, Stage } from '../../src/runner/events.js';
+import type { HostRef, HostResult, Stage } from '../../src/vocabulary.js';
 import type { RunAction } from '../../src/ui/tui/state.js';
 import { allPairs, cell, cpu16, host, mem34, NICS, result, start, T0 } from './fixtures.js';
 

@@ -1,6 +1,6 @@
 /** The reducer as a specification: events in, view model out. */
 import { describe, expect, it } from 'vitest';
-import type { HostStatus } from '../../src/runner/events.js';
+import type { HostStatus } from '../../src/vocabulary.js';
 import {
   failingHostSets,
   freezesRow,

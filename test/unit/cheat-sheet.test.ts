@@ -6,8 +6,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { finishCell, matrixCells } from '../../src/plan/matrix.js';
-import type { MatrixCell } from '../../src/runner/events.js';
-import { buildCheatSheet, formatCheatSheetText } from '../../src/ui/text/cheat-sheet.js';
+import type { MatrixCell } from '../../src/vocabulary.js';
+import { buildCheatSheet } from '../../src/render/cheat-sheet.js';
+import { formatCheatSheetText } from '../../src/ui/text/cheat-sheet.js';
 
 const fleet = loadInventory(readFileSync(new URL('../../inventory/fleet.yaml', import.meta.url), 'utf8'), 'inventory/fleet.yaml');
 const [cpu, mem] = [fleet.hosts[0]!, fleet.hosts[1]!];

@@ -1,5 +1,5 @@
 /** Small pure formatters shared by every display. */
-import type { HostResult, HostStatus } from '../../runner/events.js';
+import type { HostResult, HostStatus } from '../../vocabulary.js';
 
 export function formatDuration(ms: number): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : ms < 600_000 ? `${Math.round(ms / 1000)}s` : `${Math.floor(ms / 60_000)}m${String(Math.round((ms % 60_000) / 1000)).padStart(2, '0')}s`;

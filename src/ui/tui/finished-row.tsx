@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { FAILING_STATUSES } from '../../runner/events.js';
+import { FAILING_STATUSES } from '../../vocabulary.js';
 import { detailIndent, finishedRowParts } from './lines.js';
 import type { FinishedHost, RowLayout } from './state.js';
 import { Styled } from './styled.js';

@@ -3,7 +3,7 @@
  * ClusterShell-style host set (`16-20,34`). Pure.
  */
 import { foldHosts } from '../../inventory/select.js';
-import type { HostStatus } from '../../runner/events.js';
+import type { HostStatus } from '../../vocabulary.js';
 import { STATUS_ORDER } from './format.js';
 
 export { foldHosts };

@@ -2,7 +2,7 @@
  * Pure text helpers for the TUI: durations, outcome words and symbols, one-line reasons, and
  * sanitising what remote hosts print. No React, no IO — the plain-line logger may reuse them.
  */
-import type { CellEnd, HostResult, HostStatus, Stage } from '../../runner/events.js';
+import type { CellEnd, HostResult, HostStatus, Stage } from '../../vocabulary.js';
 
 /** `0.4s`, `12.3s`, `1m05s`, `1h02m` — one decimal under a minute, where it matters most. */
 export function formatDuration(ms: number): string {

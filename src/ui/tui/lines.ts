@@ -2,7 +2,7 @@
  * Pure formatters for every line the TUI draws (`formatXText(model)`, Shopify CLI style): the
  * components only add colour. Tests and the render-cost script read these directly.
  */
-import { STAGES, type HostStatus } from '../../runner/events.js';
+import { STAGES, type HostStatus } from '../../vocabulary.js';
 import type { HostGroup } from './fold.js';
 import { foldHosts } from './fold.js';
 import { formatDuration, MANAGER_WIDTH, padEnd, padStart, pluralize, stageLabel, STATUS_LOOK, STATUS_ORDER, STATUS_WIDTH, type Tone } from './format.js';

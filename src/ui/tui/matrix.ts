@@ -3,7 +3,7 @@
  * as cells arrive. Pure. Updates copy only the rows they touch, so a 508×508 matrix (254 hosts ×
  * 2 NICs) stays cheap to fill cell by cell.
  */
-import type { CellEnd, CellMethod, MatrixCell } from '../../runner/events.js';
+import type { CellEnd, CellMethod, MatrixCell } from '../../vocabulary.js';
 import { endLabel } from './format.js';
 
 export type CellMark = 'pending' | 'passed' | 'failed' | 'skipped';

@@ -6,7 +6,8 @@
 import { EventEmitter } from 'node:events';
 import { render } from 'ink';
 import { colorEnabled } from './color.js';
-import type { Tui, TuiIo, TuiOptions, TuiStream } from './index.js';
+import type { OutStream } from '../stream.js';
+import type { Tui, TuiIo, TuiOptions } from './types.js';
 import { DEFAULT_COLUMNS, DEFAULT_ROWS } from './layout.js';
 import { initialRunState, reduceRun, type RunAction, type RunState } from './state.js';
 import { TuiApp } from './tui-app.js';
@@ -79,8 +80,8 @@ export function mountTui(io: TuiIo, options: TuiOptions): Tui {
 }
 
 /** Ink listens for 'resize' on stdout; a bare writer (tests, wrappers) gets an emitter around it. */
-function asInkStream(stream: TuiStream): NodeJS.WriteStream {
-  const candidate = stream as TuiStream & Partial<Pick<EventEmitter, 'on' | 'off'>>;
+function asInkStream(stream: OutStream): NodeJS.WriteStream {
+  const candidate = stream as OutStream & Partial<Pick<EventEmitter, 'on' | 'off'>>;
   if (typeof candidate.on === 'function' && typeof candidate.off === 'function') return stream as NodeJS.WriteStream;
   const proxy = new EventEmitter();
   Object.defineProperties(proxy, {

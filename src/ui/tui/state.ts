@@ -15,8 +15,8 @@ import type {
   RunEnd,
   RunStart,
   Stage,
-} from '../../runner/events.js';
-import { FAILING_STATUSES } from '../../runner/events.js';
+} from '../../vocabulary.js';
+import { FAILING_STATUSES } from '../../vocabulary.js';
 import type { Manager } from '../../inventory/model.js';
 import { foldHosts, foldResults, type HostGroup } from './fold.js';
 import { oneLine, outcomeReason, STATUS_ORDER, tailLines } from './format.js';

@@ -1,6 +1,6 @@
 import { Box, Text } from 'ink';
 import { Fragment } from 'react';
-import type { CellMethod } from '../../runner/events.js';
+import type { CellMethod } from '../../vocabulary.js';
 import { endLabel, type Tone } from './format.js';
 import { formatLegendText, formatMatrixCountsText } from './lines.js';
 import { centreIn, MARK_GLYPH, MATRIX_CORNER, matrixGeometry, type CellMark, type MatrixGeometry, type MatrixModel } from './matrix.js';

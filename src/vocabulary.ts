@@ -1,9 +1,14 @@
 /**
- * The runner's event stream. The runner never prints: the plain-line logger, `--json`, the Ink
- * TUI and the recording handler in tests are all handlers of these events (ClusterShell's
- * ev_start / ev_hup / ev_close). Pure types, no IO.
+ * The words every layer shares about a run: the hosts it works on (HostRef), the stages a host
+ * moves through, how each host ended (HostResult), the verify matrix's cells, the events a run
+ * emits and the verdict it comes to. plan/ fills cells, runner/ emits the events, ui/ shows them,
+ * cli.ts turns the verdict into an exit code — all import these words from here, downwards.
+ * Pure types and the few rules that define them; it depends on the inventory's model alone.
+ *
+ * The runner never prints: the plain-line logger, `--json`, the Ink TUI and the recording
+ * handler in tests are all handlers of RunEvents (ClusterShell's ev_start / ev_hup / ev_close).
  */
-import type { Manager } from '../inventory/model.js';
+import type { Host, Manager } from './inventory/model.js';
 
 export type CommandName = 'deploy' | 'status' | 'rollback' | 'verify' | 'onboard';
 
@@ -13,11 +18,18 @@ export type Stage = (typeof STAGES)[number];
 
 export type HostStatus = 'changed' | 'unchanged' | 'planned' | 'failed' | 'unreachable' | 'ok' | 'drift';
 
+/** Outcome → verdict contribution: these statuses make the run fail. */
+export const FAILING_STATUSES: ReadonlySet<HostStatus> = new Set(['failed', 'unreachable', 'drift']);
+
 export interface HostRef {
   readonly id: number;
   readonly name: string;
   /** The SSH target as given (address or name). */
   readonly target: string;
+}
+
+export function hostRef(host: Host): HostRef {
+  return { id: host.id, name: host.name, target: host.target };
 }
 
 export interface RunStart {
@@ -68,6 +80,7 @@ export interface HostResult {
   readonly channels?: number;
 }
 
+/** One end of a matrix cell: a NIC of a host. */
 export interface CellEnd {
   readonly host: number;
   readonly name: string;
@@ -78,10 +91,14 @@ export interface CellEnd {
 
 export type CellMethod = 'ping' | 'rping';
 
-export interface MatrixCell {
+/** A cell of the verify matrix before it is checked: from which NIC, to which, how. */
+export interface CellSpec {
   readonly from: CellEnd;
   readonly to: CellEnd;
   readonly method: CellMethod;
+}
+
+export interface MatrixCell extends CellSpec {
   /** true passed, false failed, null skipped (e.g. no RDMA device) — never counted as passed. */
   readonly ok: boolean | null;
   /** "3/3 replies, 0.05 ms", "REJECTED", "skipped: no RDMA device on host 34". */
@@ -104,10 +121,23 @@ export interface RunEvents {
   onStage?(host: HostRef, stage: Stage, at: number): void;
   onHostDone?(result: HostResult): void;
   /** Verify: the cells of the matrix to be filled, once, before any onCell. */
-  onMatrix?(cells: readonly Pick<MatrixCell, 'from' | 'to' | 'method'>[]): void;
+  onMatrix?(cells: readonly CellSpec[]): void;
   onCell?(cell: MatrixCell): void;
   onRunEnd?(event: RunEnd): void;
 }
 
-/** Outcome → exit code contribution: these statuses make the run exit 1. */
-export const FAILING_STATUSES: ReadonlySet<HostStatus> = new Set(['failed', 'unreachable', 'drift']);
+/**
+ * How a command ended, as the exit code will say it (src/cli.ts maps it): ok, something on a host
+ * or in the matrix failed, the request was refused before anything changed, or the user stopped it.
+ */
+export type RunVerdict = 'ok' | 'failed' | 'refused' | 'interrupted';
+
+/** Every host ended well and no cell failed (skipped cells are not failures). */
+export function runPassed(results: readonly Pick<HostResult, 'status'>[], cells: readonly Pick<MatrixCell, 'ok'>[] = []): boolean {
+  return results.every((r) => !FAILING_STATUSES.has(r.status)) && cells.every((c) => c.ok !== false);
+}
+
+export function runVerdict(end: Pick<RunEnd, 'results' | 'cells' | 'interrupted'>): RunVerdict {
+  if (end.interrupted) return 'interrupted';
+  return runPassed(end.results, end.cells) ? 'ok' : 'failed';
+}
