@@ -59,7 +59,7 @@ function reportError(error: unknown, io: Io): number {
     return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help' ? EXIT.ok : EXIT.usage;
   }
   if (error instanceof InventoryError) {
-    io.stderr.write(`${error.message}\nibfleet: ${error.problems.length === 1 ? 'this problem' : `these ${error.problems.length} problems`} must be fixed first; nothing was contacted\n`);
+    io.stderr.write(`${error.message}\nibfleet: ${error.total === 1 ? 'this problem' : `these ${error.total} problems`} must be fixed first; nothing was contacted\n`);
     return EXIT.usage;
   }
   if (error instanceof UsageError) {

@@ -20,18 +20,44 @@ export interface InventoryProblem {
   readonly hint?: string;
 }
 
-export function formatProblem(p: InventoryProblem): string {
-  const where = `${p.position.file}:${p.position.line}:${p.position.column}`;
-  return p.hint ? `${where}: ${p.message} (${p.hint})` : `${where}: ${p.message}`;
+/**
+ * Input quoted back in a message, cut to `max` characters: a problem line names the offending
+ * value, and a hostile or mistaken file (a binary, a megabyte on one line) must not turn one
+ * line of output into megabytes.
+ */
+export function clipInput(text: string, max = 60): string {
+  if (text.length <= max) return text;
+  const chars = [...text];
+  return chars.length <= max ? text : `${chars.slice(0, max).join('')}…`;
 }
 
-/** The inventory or playbook file is invalid; carries every problem found, each with its position. */
+/** The longest problem line printed; messages quote input, which clipInput keeps short, so this only guards. */
+const MAX_PROBLEM_LINE = 400;
+
+export function formatProblem(p: InventoryProblem): string {
+  const where = `${p.position.file}:${p.position.line}:${p.position.column}`;
+  return clipInput(p.hint ? `${where}: ${p.message} (${p.hint})` : `${where}: ${p.message}`, MAX_PROBLEM_LINE);
+}
+
+/**
+ * At most this many problems are kept and shown: beyond a screenful the reader fixes the first
+ * ones and runs again, and a file that is not YAML at all (a binary) would otherwise give one
+ * problem per garbled line.
+ */
+export const MAX_PROBLEMS = 20;
+
+/** The inventory or playbook file is invalid; carries the problems found (the first MAX_PROBLEMS), each with its position. */
 export class InventoryError extends Error {
   readonly problems: readonly InventoryProblem[];
+  /** How many problems were found in all; more than `problems.length` when some were left out. */
+  readonly total: number;
   constructor(problems: readonly InventoryProblem[]) {
-    super(problems.map(formatProblem).join('\n'));
+    const shown = problems.slice(0, MAX_PROBLEMS);
+    const left = problems.length - shown.length;
+    super([...shown.map(formatProblem), ...(left > 0 ? [`… and ${left} more problem${left === 1 ? '' : 's'} not shown (fix these first)`] : [])].join('\n'));
     this.name = 'InventoryError';
-    this.problems = problems;
+    this.problems = shown;
+    this.total = problems.length;
   }
 }
 

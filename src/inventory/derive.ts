@@ -9,6 +9,12 @@ export const MIN_HOST = 1;
 export const MAX_HOST = 254;
 export const MAX_NICS = 4;
 
+/**
+ * The priority of the kernel's `from all lookup main` rule. A NIC's source rule must come before it
+ * (and after the local rule at 0), or main answers first and the NIC's table is never consulted.
+ */
+export const MAIN_RULE_PRIORITY = 32766;
+
 /** Routing tables the kernel reserves (unspec, default, main, local); a NIC table must avoid them. */
 export const RESERVED_TABLES: ReadonlySet<number> = new Set([0, 253, 254, 255]);
 

@@ -3,9 +3,9 @@
  * reported at once, each with file:line:col, and nothing is returned unless all is well.
  */
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { isMap } from 'yaml';
-import { InventoryError, type InventoryProblem } from '../errors.js';
-import { MAX_HOST, MIN_HOST, RESERVED_TABLES, deriveNicAddress, deriveRulePriority, deriveTable, nicAddressInSubnet } from './derive.js';
+import { isMap, isScalar } from 'yaml';
+import { clipInput, InventoryError, type InventoryProblem } from '../errors.js';
+import { MAIN_RULE_PRIORITY, MAX_HOST, MIN_HOST, RESERVED_TABLES, deriveNicAddress, deriveRulePriority, deriveTable, nicAddressInSubnet } from './derive.js';
 import { formatCidr, parseCidr, parseIpv4, type Cidr } from './ipv4.js';
 import type { Fleet, Host, Nic, Pair } from './model.js';
 import { defaultsSchema, fabricSchema, hostSchema, inventorySchema, pairSchema, sshSchema, type HostInput, type InventoryInput } from './schema.js';
@@ -51,9 +51,15 @@ function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string):
   const hostEntries: { id: number; key: string; raw: HostInput }[] = [];
   const seenIds = new Map<number, string>();
   for (const [key, raw] of Object.entries(input.hosts)) {
-    const id = /^\d+$/.test(key) ? Number(key) : Number.NaN;
+    const written = writtenScalar(source, ['hosts', key], { key: true }) ?? key;
+    const id = DECIMAL.test(written) ? Number(key) : Number.NaN;
+    if (!DECIMAL.test(written) && typeof scalarValue(source, ['hosts', key], { key: true }) === 'number' && written !== key) {
+      problems.push(source.problem(['hosts', key], `host number ${clipInput(written)} is not written in decimal (YAML reads it as ${key})`, notDecimalHint(Number(key)), { key: true }));
+      continue;
+    }
     if (!Number.isInteger(id) || id < MIN_HOST || id > MAX_HOST) {
-      problems.push(source.problem(['hosts', key], `host number ${JSON.stringify(key)} is outside ${MIN_HOST}..${MAX_HOST}`, 'it is the third octet of the host\'s fabric addresses', { key: true }));
+      const message = scalarValue(source, ['hosts', key], { key: true }) === null ? `host key ${written || '(empty)'} is null, not a host number ${MIN_HOST}..${MAX_HOST}` : `host number ${JSON.stringify(clipInput(written))} is outside ${MIN_HOST}..${MAX_HOST}`;
+      problems.push(source.problem(['hosts', key], message, 'it is the third octet of the host\'s fabric addresses', { key: true }));
       continue;
     }
     const earlier = seenIds.get(id);
@@ -86,6 +92,30 @@ function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string):
   };
 }
 
+/** Host numbers as written: plain decimal digits (`016` is 16). */
+const DECIMAL = /^[0-9]+$/;
+
+/**
+ * YAML 1.2 reads `0x10`, `0o22`, `1e1` and `+17` as the numbers 16, 18, 10 and 17; as a host number
+ * each is far more likely a slip than a wish for that host, so they are refused, not converted.
+ */
+function notDecimalHint(value: number): string {
+  const meant = Number.isInteger(value) && value >= MIN_HOST && value <= MAX_HOST ? `; write ${value} if that is the host you mean` : '';
+  return `host numbers are plain decimal digits ${MIN_HOST}..${MAX_HOST}${meant}`;
+}
+
+/** The scalar at `path` (its key with `{ key: true }`) as written in the file, quotes removed. */
+function writtenScalar(source: YamlSource, path: YamlPath, options: { key?: boolean } = {}): string | undefined {
+  const node = options.key ? source.pairAt(path)?.key : source.nodeAt(path);
+  if (!isScalar(node)) return undefined;
+  return typeof node.source === 'string' ? node.source : String(node.value);
+}
+
+function scalarValue(source: YamlSource, path: YamlPath, options: { key?: boolean } = {}): unknown {
+  const node = options.key ? source.pairAt(path)?.key : source.nodeAt(path);
+  return isScalar(node) ? node.value : undefined;
+}
+
 /** Paths in an inventory are relative to the inventory file; `~` is left for the SSH layer. */
 function expandRelative(path: string, base: string): string {
   return path.startsWith('~') || isAbsolute(path) ? path : resolve(base, path);
@@ -96,7 +126,7 @@ function checkFabric(input: InventoryInput, source: YamlSource, problems: Invent
   let subnet: Cidr | undefined;
   const parsed = parseCidr(subnetText);
   if (!parsed) {
-    problems.push(source.problem(['fabric', 'subnet'], `fabric.subnet = ${JSON.stringify(subnetText)} is not an IPv4 network`, 'write it as address/prefix, e.g. 172.16.0.0/16'));
+    problems.push(source.problem(['fabric', 'subnet'], `fabric.subnet = ${JSON.stringify(clipInput(subnetText))} is not an IPv4 network`, 'write it as address/prefix, e.g. 172.16.0.0/16'));
   } else if (parsed.hostBitsSet) {
     problems.push(source.problem(['fabric', 'subnet'], `fabric.subnet = ${subnetText} has host bits set`, `did you mean ${formatCidr(parsed.cidr)}?`));
   } else if (parsed.cidr.prefixLength > 24) {
@@ -109,6 +139,20 @@ function checkFabric(input: InventoryInput, source: YamlSource, problems: Invent
     if (RESERVED_TABLES.has(table)) {
       problems.push(source.problem(['fabric', 'tableBase'], `fabric.tableBase = ${tableBase} puts NIC ${nic} in reserved table ${table}`, 'tables 0, 253 (default), 254 (main) and 255 (local) belong to the kernel; the seeds use 940'));
     }
+  }
+  // A NIC's rule only works ahead of `32766: from all lookup main`: behind it, main answers first
+  // and — with the main-table routes removed — sends the NIC's traffic out of the default route.
+  const last = deriveRulePriority(tableBase, nics);
+  if (last >= MAIN_RULE_PRIORITY) {
+    const from = Math.max(1, MAIN_RULE_PRIORITY - tableBase);
+    const which = from === nics ? `NIC ${nics}'s rule` : `the rules of NICs ${from}..${nics}`;
+    problems.push(
+      source.problem(
+        ['fabric', 'tableBase'],
+        `fabric.tableBase = ${tableBase} puts ${which} at priority ${deriveRulePriority(tableBase, from)}${from === nics ? '' : `..${last}`}, at or after the main table's rule (${MAIN_RULE_PRIORITY}): main would answer first`,
+        `rule priorities are tableBase + NIC and must lie strictly between the local rule (0) and main (${MAIN_RULE_PRIORITY}): tableBase at most ${MAIN_RULE_PRIORITY - 1 - nics} with ${nics} NIC${nics === 1 ? '' : 's'}; the seeds use 940`,
+      ),
+    );
   }
   return subnet ? { subnet, subnetText, nics, tableBase } : undefined;
 }
@@ -184,7 +228,7 @@ function checkAcrossHosts(hosts: readonly Host[], entries: readonly { id: number
         problems.push(source.problem(['hosts', key, 'address'], `host ${h.id}: management address ${h.address} is the fabric address of ${owner}`, 'address is the SSH address on the management network, not an IPoIB address'));
       }
       const other = addresses.get(h.address);
-      if (other !== undefined) problems.push(source.problem(['hosts', key, 'address'], `host ${h.id}: address ${h.address} is also host ${other}'s`, 'each host has its own management address'));
+      if (other !== undefined) problems.push(source.problem(['hosts', key, 'address'], `host ${h.id}: address ${clipInput(h.address)} is also host ${other}'s`, 'each host has its own management address'));
       addresses.set(h.address, h.id);
     }
     const otherName = names.get(h.name);
@@ -198,7 +242,11 @@ function checkPairs(pairs: InventoryInput['pairs'], known: ReadonlySet<number>, 
   pairs.forEach((pair, i) => {
     let ok = true;
     for (const field of ['cpu', 'mem'] as const) {
-      if (!known.has(pair[field])) {
+      const written = writtenScalar(source, ['pairs', i, field]);
+      if (written !== undefined && !DECIMAL.test(written) && written !== String(pair[field])) {
+        problems.push(source.problem(['pairs', i, field], `pair of ${pair.owner}: ${field} host ${clipInput(written)} is not written in decimal (YAML reads it as ${pair[field]})`, notDecimalHint(pair[field])));
+        ok = false;
+      } else if (!known.has(pair[field])) {
         problems.push(source.problem(['pairs', i, field], `pair of ${pair.owner}: ${field} host ${pair[field]} is not in hosts`, `known hosts: ${[...known].sort((a, b) => a - b).join(', ') || 'none'}`));
         ok = false;
       }

@@ -3,9 +3,17 @@
  * every validation problem can name file:line:col. Shared by the inventory and the playbooks.
  */
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type Pair } from 'yaml';
-import { InventoryError, type InventoryProblem, type SourcePosition } from '../errors.js';
+import { clipInput, InventoryError, type InventoryProblem, type SourcePosition } from '../errors.js';
 
 export type YamlPath = readonly (string | number)[];
+
+/**
+ * Characters YAML does not allow in a stream (C0 controls but tab, LF and CR; DEL; C1 controls
+ * but NEL): one of them means the file is not YAML text — most likely a binary — and is said once,
+ * rather than as hundreds of syntax errors each quoting garbage.
+ */
+// eslint-disable-next-line no-control-regex
+const NOT_YAML_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u0084\u0086-\u009f]/;
 
 export class YamlSource {
   readonly file: string;
@@ -20,6 +28,14 @@ export class YamlSource {
 
   /** Parses `text`; malformed YAML (including duplicate keys) throws an InventoryError with positions. */
   static parse(text: string, file: string): YamlSource {
+    const binary = NOT_YAML_TEXT.exec(text);
+    if (binary) {
+      const before = text.slice(0, binary.index);
+      const line = before.split('\n').length;
+      const column = binary.index - before.lastIndexOf('\n');
+      const code = `U+${binary[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+      throw new InventoryError([{ position: { file, line, column }, message: `not a YAML text file: it contains the control character ${code}`, hint: 'is it a binary file? give the YAML file itself' }]);
+    }
     const lines = new LineCounter();
     const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
     const source = new YamlSource(file, doc, lines);
@@ -31,7 +47,7 @@ export class YamlSource {
           if (duplicate !== undefined) return { position, ...duplicate };
           return {
             position,
-            message: `invalid YAML: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
+            message: `invalid YAML: ${clipInput(e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''), 120)}`,
             hint: 'fix the syntax; a YAML linter shows the same spot',
           };
         }),
@@ -65,7 +81,7 @@ export class YamlSource {
             const where = firstAt ? `first at line ${firstAt.line}${firstWritten !== written ? ` as ${firstWritten}` : ''}` : 'given earlier';
             return { message: `${formatPath(path) || 'the document'}: key ${written} is repeated (${where})`, hint: 'each key may appear only once in a map' };
           }
-          const found = search(pair.value, [...path, keyText(pair.key) ?? '']);
+          const found = search(pair.value, [...path, keyText(pair.key)]);
           if (found) return found;
         }
       }
@@ -138,9 +154,10 @@ function sourceText(node: unknown): string {
   return String(node);
 }
 
-function keyText(key: unknown): string | undefined {
-  if (isScalar(key)) return String(key.value);
-  return key === null || key === undefined ? undefined : String(key);
+/** A map key as toJS() names it in the plain object, so paths from validation find their node (`~:` is ""). */
+function keyText(key: unknown): string {
+  const value = isScalar(key) ? key.value : key;
+  return value === null || value === undefined ? '' : String(value);
 }
 
 /** `hosts.16.interfaces[1]` for messages. */

@@ -1,7 +1,7 @@
 /** Turns zod issues into positioned problems that name the path, the offending value and the rule. */
 import { isScalar } from 'yaml';
 import type { z } from 'zod';
-import type { InventoryProblem } from '../errors.js';
+import { clipInput, type InventoryProblem } from '../errors.js';
 import { formatPath, type YamlPath, type YamlSource } from './yaml-source.js';
 
 export type AllowedKeys = (path: YamlPath) => readonly string[] | undefined;
@@ -13,20 +13,20 @@ export function issuesToProblems(issues: readonly z.core.$ZodIssue[], source: Ya
     if (issue.code === 'unrecognized_keys') {
       const allowed = allowedKeys(path);
       for (const key of issue.keys) {
-        const where = formatPath([...path, key]);
+        const where = clipInput(formatPath([...path, key]));
         problems.push(
-          source.problem([...path, key], `${where}: unknown key "${key}"`, allowedText(allowed), { key: true }),
+          source.problem([...path, key], `${where}: unknown key "${clipInput(key)}"`, allowedText(allowed), { key: true }),
         );
       }
       continue;
     }
     const node = source.nodeAt(path);
-    const label = formatPath(path) || 'the document';
+    const label = clipInput(formatPath(path)) || 'the document';
     if (node === undefined) {
       problems.push(source.problem(path, `${label} is required`, issue.message, { key: true }));
       continue;
     }
-    const shown = isScalar(node) ? ` = ${typeof node.value === 'string' ? JSON.stringify(node.value) : String(node.source ?? node.value)}` : '';
+    const shown = isScalar(node) ? ` = ${typeof node.value === 'string' ? JSON.stringify(clipInput(node.value)) : clipInput(String(node.source ?? node.value))}` : '';
     problems.push(source.problem(path, `${label}${shown}: ${issue.message}`));
   }
   return problems;

@@ -3,7 +3,7 @@
  */
 import { isMap, isScalar, isSeq } from 'yaml';
 import { z } from 'zod';
-import { InventoryError, type InventoryProblem } from '../errors.js';
+import { clipInput, InventoryError, type InventoryProblem } from '../errors.js';
 import { YamlSource } from '../inventory/yaml-source.js';
 import { issuesToProblems } from '../inventory/zod-problems.js';
 
@@ -56,13 +56,13 @@ export function loadPlaybook(text: string, file: string): Playbook {
   const root = source.doc.contents;
   if (!isMap(root)) throw new InventoryError([source.problem([], 'a playbook is a YAML map with name and steps', 'see playbooks/dual-ib-routing.yaml')]);
   for (const pair of root.items) {
-    const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
-    if (!TOP_KEYS.includes(key)) problems.push(source.problem([key], `unknown key "${key}"`, `allowed here: ${TOP_KEYS.join(', ')}`, { key: true }));
+    const key = isScalar(pair.key) ? String(pair.key.value ?? '') : String(pair.key ?? '');
+    if (!TOP_KEYS.includes(key)) problems.push(source.problem([key], `unknown key "${clipInput(key)}"`, `allowed here: ${TOP_KEYS.join(', ')}`, { key: true }));
   }
   const js = source.toJS() as { name?: unknown; steps?: unknown };
   const name = typeof js.name === 'string' && /^[a-z0-9][a-z0-9_-]*$/.test(js.name) ? js.name : undefined;
   if (js.name === undefined) problems.push(source.problem(['name'], 'name is required: a lower-case word such as dual-ib-routing', undefined, { key: true }));
-  else if (name === undefined) problems.push(source.problem(['name'], `name = ${JSON.stringify(js.name)} is not a playbook name`, 'a lower-case word of a-z, 0-9, _ and -, such as dual-ib-routing'));
+  else if (name === undefined) problems.push(source.problem(['name'], `name = ${clipInput(JSON.stringify(js.name) ?? String(js.name))} is not a playbook name`, 'a lower-case word of a-z, 0-9, _ and -, such as dual-ib-routing'));
 
   const stepsNode = source.nodeAt(['steps']);
   const params: Partial<Record<StepName, unknown>> = {};
@@ -83,7 +83,7 @@ export function loadPlaybook(text: string, file: string): Playbook {
         return;
       }
       if (!(STEP_NAMES as readonly string[]).includes(stepName)) {
-        problems.push(source.problem(['steps', i], `steps[${i}]: unknown step "${stepName}"`, `known steps: ${STEP_NAMES.join(', ')}`));
+        problems.push(source.problem(['steps', i], `steps[${i}]: unknown step "${clipInput(stepName)}"`, `known steps: ${STEP_NAMES.join(', ')}`));
         return;
       }
       const step = stepName as StepName;

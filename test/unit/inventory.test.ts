@@ -60,6 +60,11 @@ describe('deriving each NIC from the lab convention (NIC n of host h is 172.16.h
     expect(deriveNicAddress(parseCidr(subnet)!.cidr, host, nic)).toBe(address);
   });
 
+  it('tableBase 32763 with 2 NICs puts the last rule at 32765, just ahead of main: accepted', () => {
+    const fleet = loadInventory(yaml(...FABRIC, '  tableBase: 32763', 'hosts:', '  5: { name: a }'), FILE);
+    expect(nicsOf(fleet, 5).map((n) => n.priority)).toEqual([32764, 32765]);
+  });
+
   it.each([
     { tableBase: 940, nic: 1, table: 941 },
     { tableBase: 940, nic: 2, table: 942 },
@@ -183,6 +188,13 @@ const BAD: readonly BadCase[] = [
   { name: 'host number -1', text: yaml(...FABRIC, 'hosts:', '  -1: { name: a }'), at: '4:3', says: ['"-1"', 'outside 1..254'] },
   { name: 'host 16 listed twice', text: yaml(...FABRIC, 'hosts:', '  16: { name: a }', '  16: { name: b }'), at: '5:3', says: ['hosts', 'key 16 is repeated', 'first at line 4'] },
   { name: 'host 16 written again as 016', text: yaml(...FABRIC, 'hosts:', '  16: { name: a }', '  016: { name: b }'), at: '5:3', says: ['hosts', 'key 016 is repeated', 'first at line 4 as 16'] },
+  { name: 'host number 1e1 (YAML: the float 10)', text: yaml(...FABRIC, 'hosts:', '  1e1: { name: a }'), at: '4:3', says: ['host number 1e1 is not written in decimal (YAML reads it as 10)', 'plain decimal digits 1..254; write 10 if that is the host you mean'] },
+  { name: 'host number 0x10 (YAML: hexadecimal 16)', text: yaml(...FABRIC, 'hosts:', '  0x10: { name: a }'), at: '4:3', says: ['host number 0x10 is not written in decimal (YAML reads it as 16)', 'write 16 if'] },
+  { name: 'host number 0o22 (YAML: octal 18)', text: yaml(...FABRIC, 'hosts:', '  0o22: { name: a }'), at: '4:3', says: ['host number 0o22 is not written in decimal (YAML reads it as 18)'] },
+  { name: 'host number +17', text: yaml(...FABRIC, 'hosts:', '  +17: { name: a }'), at: '4:3', says: ['host number +17 is not written in decimal (YAML reads it as 17)'] },
+  { name: 'host number 0x1000 (4096: not a host even if meant)', text: yaml(...FABRIC, 'hosts:', '  0x1000: { name: a }'), at: '4:3', says: ['host number 0x1000 is not written in decimal (YAML reads it as 4096)', 'plain decimal digits 1..254)'] },
+  { name: 'a null host key ~ after a blank line', text: yaml(...FABRIC, 'hosts:', '  16: { name: a }', '', '  ~: { name: b }'), at: '6:3', says: ['host key ~ is null, not a host number 1..254'] },
+  { name: 'a pair naming host 0x10', text: withPairs('{ owner: alice, cpu: 0x10, mem: 34 }'), at: '7:26', says: ['pair of alice: cpu host 0x10 is not written in decimal (YAML reads it as 16)'] },
   { name: 'host 16 written again as "016"', text: yaml(...FABRIC, 'hosts:', '  16: { name: a }', '  "016": { name: b }'), at: '5:3', says: ['host number "016" is repeated', 'host 16', 'each host number appears once'] },
 
   // Interface names: what the kernel accepts and no shell has to quote.
@@ -228,6 +240,9 @@ const BAD: readonly BadCase[] = [
   { name: 'tableBase 253 with one NIC (table 254, main)', text: yaml('fabric:', '  subnet: 172.16.0.0/16', '  nics: 1', '  tableBase: 253', 'hosts:', '  16: { name: a }'), at: '4:14', says: ['reserved table 254', '254 (main)'] },
   { name: 'tableBase 254 with one NIC (table 255, local)', text: yaml('fabric:', '  subnet: 172.16.0.0/16', '  nics: 1', '  tableBase: 254', 'hosts:', '  16: { name: a }'), at: '4:14', says: ['reserved table 255', '255 (local)'] },
   { name: 'tableBase 251 putting NIC 2 in table 253', text: yaml(...FABRIC, '  tableBase: 251', 'hosts:', '  16: { name: a }'), at: '3:14', says: ['puts NIC 2 in reserved table 253'] },
+  // A NIC's rule must come before `32766: from all lookup main`, or main answers first.
+  { name: 'tableBase 40000: rules at 40001, 40002, behind main', text: yaml(...FABRIC, '  tableBase: 40000', 'hosts:', '  16: { name: a }'), at: '3:14', says: ['fabric.tableBase = 40000 puts the rules of NICs 1..2 at priority 40001..40002, at or after the main table\'s rule (32766)', 'strictly between the local rule (0) and main (32766): tableBase at most 32763 with 2 NICs'] },
+  { name: 'tableBase 32764: NIC 2\'s rule at 32766, the main rule\'s own priority', text: yaml(...FABRIC, '  tableBase: 32764', 'hosts:', '  16: { name: a }'), at: '3:14', says: ['puts NIC 2\'s rule at priority 32766'] },
   { name: 'five NICs per host', text: yaml(...FABRIC, '  nics: 5', 'hosts:', '  16: { name: a }'), at: '3:9', says: ['fabric.nics = 5', 'nics is 1..4'] },
   { name: 'no fabric section', text: yaml('hosts:', '  16: { name: a }'), at: '1:1', says: ['fabric is required'] },
   { name: 'fabric given as a bare subnet', text: yaml('fabric: 172.16.0.0/16', 'hosts:', '  16: { name: a }'), at: '1:9', says: ['fabric = "172.16.0.0/16"', 'expected object'] },
