@@ -35,13 +35,28 @@ export interface CommandResult {
 export const DEFAULT_INVENTORY = 'inventory/fleet.yaml';
 export const DEFAULT_PLAYBOOK = 'playbooks/dual-ib-routing.yaml';
 
-const positiveInt = (name: string) =>
-  z.coerce.number({ error: `${name} must be a whole number` }).int({ error: `${name} must be a whole number` }).min(1, { error: `${name} must be at least 1` });
+/**
+ * Numbers on the command line are plain decimal: `Number()` would also read `0x10`, `1e1`, `+17`
+ * and ` 16 ` (16, 10, 17, 16), which on a command line are slips, not wishes.
+ */
+export function decimalInteger(error: string) {
+  return z.string({ error }).regex(/^[0-9]+$/, { error }).transform(Number);
+}
+
+/** Node's timers hold at most 2^31 - 1 ms; a longer delay silently becomes 1 ms, so it is refused. */
+export const MAX_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
+const timeoutSeconds = z
+  .string()
+  .regex(/^([0-9]+(\.[0-9]*)?|\.[0-9]+)$/, { error: '--timeout must be a number of seconds, e.g. 60 or 2.5' })
+  .transform(Number)
+  .refine((s) => s >= 0.001, { error: '--timeout must be at least 0.001 seconds (1 ms)' })
+  .refine((s) => s <= MAX_TIMEOUT_SECONDS, { error: `--timeout is at most ${MAX_TIMEOUT_SECONDS} seconds (about 24 days, the longest timer Node.js keeps)` });
 
 export const globalOptionsSchema = z.object({
   inventory: z.string().optional(),
-  concurrency: positiveInt('--concurrency').max(1024, { error: '--concurrency is at most 1024' }).default(32),
-  timeout: z.coerce.number({ error: '--timeout must be a number of seconds' }).positive({ error: '--timeout must be more than 0 seconds' }).default(60),
+  concurrency: decimalInteger('--concurrency must be a whole number').pipe(z.number().min(1, { error: '--concurrency must be at least 1' }).max(1024, { error: '--concurrency is at most 1024' })).default(32),
+  timeout: timeoutSeconds.default(60),
   json: z.boolean().default(false),
   knownHosts: z.string().optional(),
   acceptNew: z.boolean().default(false),

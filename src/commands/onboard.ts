@@ -9,7 +9,7 @@ async function optionsSchema() {
   const [{ z }, { OWNER_NAME, USER_NAME }] = await Promise.all([import('zod'), import('../inventory/schema.js')]);
   const hostNumber = (flag: string) => {
     const error = `${flag} is a host number 1..254 (the third octet of the machine's 172.16 addresses)`;
-    return z.coerce.number({ error }).int({ error }).min(1, { error }).max(254, { error });
+    return z.string({ error }).regex(/^[0-9]+$/, { error }).transform(Number).pipe(z.number().min(1, { error }).max(254, { error }));
   };
   const address = (flag: string) => z.string().regex(/^[^\s-]\S*$/, { error: `${flag} is one management address or DNS name (no spaces, not starting with -)` }).optional();
   const manager = (flag: string) => z.enum(MANAGERS, { error: `${flag} is one of ${MANAGERS.join(', ')}` }).optional();

@@ -1,7 +1,6 @@
 /** `ibfleet render --hosts S [--out DIR]`: the exact files each host would get; no SSH. */
 import type { Command } from 'commander';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { formatMode } from '../render/files.js';
 import type { HostRender } from '../render/host-render.js';
 import type { CommandResult, Io } from './context.js';
@@ -26,7 +25,7 @@ export function registerRender(program: Command, io: Io, done: (r: CommandResult
       const ids = new Set(parseHostSelection(opts.hosts, fleet));
       const renders = fleet.hosts.filter((h) => ids.has(h.id)).map((h) => renderForDisplay(h, fleet, playbook));
       if (opts.out !== undefined) {
-        const written = await writeRenders(resolve(io.cwd, opts.out), renders);
+        const written = await writeRenders(opts.out, io.cwd, renders);
         if (globals.json) writeJson(io, { ...renderJson(renders), out: resolve(io.cwd, opts.out), written });
         else io.stdout.write(written.map((w) => `wrote ${w}\n`).join(''));
       } else if (globals.json) writeJson(io, renderJson(renders));
@@ -35,16 +34,9 @@ export function registerRender(program: Command, io: Io, done: (r: CommandResult
     });
 }
 
-async function writeRenders(outDir: string, renders: readonly HostRender[]): Promise<string[]> {
-  const written: string[] = [];
-  for (const r of renders) {
-    for (const f of r.files) {
-      const target = join(outDir, r.host.name, f.path);
-      await mkdir(join(target, '..'), { recursive: true });
-      await writeFile(target, f.content, { mode: f.mode });
-      await chmod(target, f.mode);
-      written.push(`${target} (${formatMode(f.mode)})`);
-    }
-  }
-  return written;
+async function writeRenders(out: string, cwd: string, renders: readonly HostRender[]): Promise<string[]> {
+  const { writeTree } = await import('./out-dir.js');
+  const files = renders.flatMap((r) => r.files.map((f) => ({ relative: `${r.host.name}${f.path}`, content: f.content, mode: f.mode })));
+  const written = await writeTree(out, cwd, files);
+  return written.map((path, i) => `${path} (${formatMode(files[i]!.mode)})`);
 }
