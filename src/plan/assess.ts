@@ -132,7 +132,7 @@ function assessNic(input: AssessInput, nic: Nic): Finding[] {
     id: `table ${iface}`,
     ok: tableOk,
     detail: tableOk ? `${iface}: table ${nic.table} routes ${fleet.fabric.subnetText} via ${iface}` : table.length === 0 ? `${iface}: table ${nic.table} is empty (missing table route)` : `${iface}: table ${nic.table} holds ${table.join('; ')}`,
-    fix: tableOk ? undefined : `${iface}: table ${nic.table} ← ${want}`,
+    fix: tableOk ? undefined : `${iface}: table ${nic.table} ← ${want}${flushNote(table.filter((r) => r !== want))}`,
   });
 
   const related = facts.rules.filter((r) => r.from === nic.address || r.table === String(nic.table));
@@ -169,6 +169,17 @@ function assessNic(input: AssessInput, nic: Nic): Finding[] {
     });
   }
   return out;
+}
+
+/**
+ * The routing script flushes a NIC's table before it adds the route: routes someone else put
+ * there go, and the plan must say so rather than read as a plain addition.
+ */
+function flushNote(foreign: readonly string[]): string {
+  if (foreign.length === 0) return '';
+  const shown = foreign.slice(0, 3).join('; ');
+  const more = foreign.length > 3 ? `; and ${foreign.length - 3} more` : '';
+  return ` (flushes the table first, removing ${foreign.length === 1 ? 'the route' : `${foreign.length} routes`} found there: ${shown}${more})`;
 }
 
 /** Failing findings deploy can change, as one-line planned changes. */
