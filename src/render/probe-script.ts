@@ -11,6 +11,8 @@ import { SYSCTL_KEYS } from './routing-script.js';
 import { shellQuote } from './shell.js';
 
 export const SECTION_MARK = '@@ibfleet';
+/** The probe's last line: once it is out, the facts are complete and a change can be decided. */
+export const PROBE_END = `${SECTION_MARK} end`;
 /** Probe output format: 3 prints file contents line by line behind CONTENT_PREFIX. */
 export const PROBE_VERSION = 3;
 /** Marks a line of a file's content in the probe's output (version 3 on). */

@@ -1,0 +1,110 @@
+/**
+ * What deploy, status and rollback decide for one host from what its probe found: which network
+ * manager configures it, which files to write and which to remove, what will change, and whether
+ * the state a change left behind is the one wanted. Pure: src/runner/host-workflows.ts probes,
+ * asks these questions, and runs what the answers call for.
+ */
+import { HostError } from '../errors.js';
+import type { Fleet, Host, Manager } from '../inventory/model.js';
+import type { Playbook } from '../playbook/playbook.js';
+import { AFTER_MARK } from '../render/apply-script.js';
+import { renderHostFiles, type RenderedFile } from '../render/files.js';
+import { HOOK_PATHS } from '../render/paths.js';
+import type { Check } from '../vocabulary.js';
+import { assessHost, failingFindings, plannedChanges, type Assessment } from './assess.js';
+import { detectManager, managerPrerequisite } from './detect-manager.js';
+import { parseProbe, type HostFacts } from './facts.js';
+
+/** The inventory's manager, or the one the host's configuration shows. */
+export function chooseManager(host: Host, facts: HostFacts): { manager: Manager } | { error: string } {
+  if (host.manager !== 'auto') return { manager: host.manager };
+  const detection = detectManager(host, facts);
+  return detection.ok ? { manager: detection.manager } : { error: detection.message };
+}
+
+export function checksOf(assessment: Assessment): Check[] {
+  return assessment.findings.map((f) => ({ name: f.id, ok: f.ok, detail: f.detail }));
+}
+
+export interface DeployPlan {
+  readonly manager: Manager;
+  readonly files: readonly RenderedFile[];
+  readonly assessment: Assessment;
+  readonly write: readonly RenderedFile[];
+  readonly remove: readonly string[];
+  /** One line per change, in the order the assessment found them; empty: nothing to do. */
+  readonly changes: readonly string[];
+}
+
+/** Deploy's plan for a host, or a HostError at stage `plan` saying why it cannot be deployed. */
+export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts): DeployPlan {
+  const chosen = chooseManager(host, facts);
+  if ('error' in chosen) throw new HostError('plan', chosen.error);
+  const prerequisite = playbook.persist ? managerPrerequisite(chosen.manager, facts) : undefined;
+  if (prerequisite) throw new HostError('plan', prerequisite);
+  const files = renderHostFiles(host, fleet, playbook, chosen.manager);
+  const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files });
+  if (assessment.blockers.length > 0) throw new HostError('plan', assessment.blockers.join('; '));
+  const failing = new Set(failingFindings(assessment).map((f) => f.id));
+  return {
+    manager: chosen.manager,
+    files,
+    assessment,
+    write: files.filter((f) => failing.has(`file ${f.path}`)),
+    remove: Object.values(HOOK_PATHS).filter((p) => failing.has(`stale ${p}`)),
+    changes: plannedChanges(assessment),
+  };
+}
+
+/** The plan's assessment of the state a change left behind (the apply script's own probe). */
+export function reassessDeploy(host: Host, fleet: Fleet, playbook: Playbook, plan: DeployPlan, after: HostFacts): Assessment {
+  return assessHost({ host, fleet, playbook, manager: plan.manager, facts: after, files: plan.files });
+}
+
+export function verification(assessment: Assessment): { ok: true } | { ok: false; message: string } {
+  const failing = failingFindings(assessment);
+  if (assessment.blockers.length === 0 && failing.length === 0) return { ok: true };
+  return { ok: false, message: `verification failed: ${[...assessment.blockers, ...failing.map((f) => f.detail)].join('; ')}` };
+}
+
+/** Status's finding for a host: ok, or drift with the reasons. */
+export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts): { status: 'ok' | 'drift'; reasons: string[]; manager?: Manager; checks?: Check[] } {
+  let chosen = chooseManager(host, facts);
+  if ('error' in chosen) {
+    // The hook that is installed tells which manager a previous deploy chose.
+    const installed = (Object.entries(HOOK_PATHS) as [Manager, string][]).filter(([, p]) => facts.files.get(p));
+    if (installed.length === 1) chosen = { manager: installed[0]![0] };
+    else return { status: 'drift', reasons: [chosen.error] };
+  }
+  const files = renderHostFiles(host, fleet, playbook, chosen.manager);
+  const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files });
+  const reasons = [...assessment.blockers, ...failingFindings(assessment).map((f) => f.detail)];
+  return { status: reasons.length ? 'drift' : 'ok', reasons, manager: chosen.manager, checks: checksOf(assessment) };
+}
+
+/** Whether an assessment finds anything to change (rollback: anything of ibfleet's left). */
+export function needsChange(assessment: Assessment): boolean {
+  return assessment.blockers.length > 0 || failingFindings(assessment).length > 0;
+}
+
+/** The one-line reasons a rollback gives: what each failing finding's fix does. */
+export function rollbackReasons(assessment: Assessment): string[] {
+  return failingFindings(assessment).map((f) => f.fix ?? f.detail);
+}
+
+/**
+ * The output of an apply or rollback script, cut at AFTER_MARK: what the change itself printed,
+ * and the facts its closing probe found (incomplete when the mark or the probe's end never came).
+ */
+export function readChangeOutput(stdout: string): { changeOutput: string; after: HostFacts } {
+  const at = stdout.indexOf(`${AFTER_MARK}\n`);
+  return {
+    changeOutput: stdout.slice(0, stdout.indexOf(AFTER_MARK)),
+    after: parseProbe(at < 0 ? '' : stdout.slice(at + AFTER_MARK.length + 1)),
+  };
+}
+
+/** What a host whose lock another run holds said about it (the apply script's last stderr line). */
+export function lockedMessage(stderr: string): string {
+  return stderr.trim().split('\n').pop() ?? 'host is locked by another ibfleet run';
+}
