@@ -1,15 +1,15 @@
 /**
  * What every command gets: its streams and environment (injectable for tests), the global options,
- * and the file-reading half of loading an inventory or playbook (the parsing half is pure).
+ * and loading an inventory or playbook (reading in src/runner/files.ts, parsing pure).
  */
-import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { loadInventory } from '../inventory/load.js';
 import type { Fleet } from '../inventory/model.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { loadPlaybook, type Playbook } from '../playbook/playbook.js';
+import { inventoryFile, readConfigText } from '../runner/files.js';
 import type { OutStream } from '../ui/stream.js';
 import type { RunVerdict } from '../vocabulary.js';
 
@@ -76,26 +76,16 @@ export function parseGlobals(raw: Record<string, unknown>, io: Io): GlobalOption
   return { ...parsed, inventory: parsed.inventory ?? io.env.IBFLEET_INVENTORY ?? DEFAULT_INVENTORY };
 }
 
-async function readText(path: string, io: Io, what: string, hint: string): Promise<string> {
-  try {
-    return await readFile(resolve(io.cwd, path), 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
-    throw new UsageError(`cannot read ${what} ${path}: ${reason} (${hint})`);
-  }
-}
-
 export async function readFleet(globals: GlobalOptions, io: Io): Promise<Fleet> {
-  const text = await readText(globals.inventory, io, 'inventory', 'pass -i FILE or set IBFLEET_INVENTORY');
-  return loadInventory(text, globals.inventory, dirname(resolve(io.cwd, globals.inventory)));
+  const file = inventoryFile(globals.inventory, io.cwd);
+  return loadInventory(await file.read(), file.path, file.baseDir);
 }
 
 /** `--playbook` is relative to the working directory; without it, the built-in default ships with ibfleet. */
 export async function readPlaybook(path: string | undefined, io: Io): Promise<Playbook> {
   const file = path ?? DEFAULT_PLAYBOOK;
   const location = path === undefined ? join(PACKAGE_ROOT, DEFAULT_PLAYBOOK) : isAbsolute(path) ? path : resolve(io.cwd, path);
-  const text = await readText(location, io, 'playbook', `pass --playbook FILE; the default is ${DEFAULT_PLAYBOOK}`);
+  const text = await readConfigText(location, io.cwd, 'playbook', `pass --playbook FILE; the default is ${DEFAULT_PLAYBOOK}`);
   return loadPlaybook(text, file);
 }
 

@@ -7,8 +7,8 @@ import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { parseHostSelection } from '../inventory/select.js';
-import { hostRef, runVerdict, type CommandName, type HostResult, type MatrixCell, type RunEvents, type RunVerdict } from '../vocabulary.js';
-import { runHosts, type HostOutcome, type HostTask } from '../runner/fanout.js';
+import { runVerdict, type CommandName, type HostResult, type MatrixCell, type RunEnd, type RunEvents, type RunVerdict } from '../vocabulary.js';
+import { announceRun, runHosts, type FanoutOptions, type HostOutcome, type HostTask } from '../runner/fanout.js';
 import type { Transport } from '../runner/transport.js';
 import { runDocument } from '../ui/json.js';
 import { plainHandler } from '../ui/plain.js';
@@ -55,7 +55,7 @@ export async function buildTransport(io: Io, globals: GlobalOptions, fleet: Flee
 export interface Display {
   readonly events: RunEvents;
   /** Called once the run has ended: prints the JSON document, lets the TUI draw its last frame. */
-  finish(end: { results: readonly HostResult[]; cells?: readonly MatrixCell[]; durationMs: number; interrupted: boolean }): Promise<void>;
+  finish(end: RunEnd): Promise<void>;
 }
 
 export async function chooseDisplay(io: Io, globals: GlobalOptions, command: CommandName, extra: { playbook?: string; dryRun?: boolean } = {}): Promise<Display> {
@@ -86,29 +86,29 @@ async function loadTui(io: Io, command: CommandName): Promise<Display> {
 }
 
 /**
- * The life of a per-host command (deploy, status, rollback): the display, the start event, the
- * fan-out of `work` over the selected hosts, the end event, the verdict.
+ * The life of a command that works on hosts, as its display shows it: the display, the run's start
+ * event, `body` (the fan-out), the end event, the last frame or the JSON document, the verdict.
  */
-export async function runPerHost(
+export async function runDisplayed(
   io: Io,
   run: FleetRunSetup,
   command: CommandName,
   extra: { playbook?: string; dryRun?: boolean },
-  work: (task: HostTask) => Promise<HostOutcome>,
+  body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[] }>,
 ): Promise<RunVerdict> {
   const display = await chooseDisplay(io, run.globals, command, extra);
-  const started = Date.now();
-  display.events.onRunStart?.({
-    command,
-    hosts: run.hosts.map(hostRef),
-    concurrency: run.globals.concurrency,
-    inventory: run.globals.inventory,
-    ...extra,
-    startedAt: started,
-  });
-  const results = await runHosts(run.hosts, { concurrency: run.globals.concurrency, timeoutMs: run.globals.timeout * 1000, interrupt: run.interrupt, events: display.events }, work);
-  const end = { results, cells: [], durationMs: Date.now() - started, interrupted: run.interrupt.aborted };
-  display.events.onRunEnd?.(end);
+  const header = { command, inventory: run.globals.inventory, ...extra };
+  const end = await announceRun(run.hosts, { header, concurrency: run.globals.concurrency, interrupt: run.interrupt, events: display.events }, () => body(display.events));
   await display.finish(end);
   return runVerdict(end);
+}
+
+/** deploy, status, rollback: `work` on every selected host, in parallel. */
+export function runPerHost(io: Io, run: FleetRunSetup, command: CommandName, extra: { playbook?: string; dryRun?: boolean }, work: (task: HostTask) => Promise<HostOutcome>): Promise<RunVerdict> {
+  return runDisplayed(io, run, command, extra, async (events) => ({ results: await runHosts(run.hosts, fanoutOptions(run, events), work) }));
+}
+
+/** The fan-out's options from the command line's, reporting to `events`. */
+export function fanoutOptions(run: FleetRunSetup, events: RunEvents): FanoutOptions {
+  return { concurrency: run.globals.concurrency, timeoutMs: run.globals.timeout * 1000, interrupt: run.interrupt, events };
 }

@@ -40,10 +40,11 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
       .option('--cpu-manager <manager>', `network manager of the CPU server when it cannot be detected (${MANAGERS.join(', ')})`)
       .option('--mem-manager <manager>', `network manager of the memory server when it cannot be detected (${MANAGERS.join(', ')})`),
   ).action(async (raw: Record<string, unknown>, cmd: Command) => {
-    const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport }, { inventoryFile, runOnboard }, { formatCheatSheetText }, { formatDiscoveryLines, onboardDocument }] = await Promise.all([
+    const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport }, { runOnboard }, { inventoryFile }, { formatCheatSheetText }, { formatDiscoveryLines, onboardDocument }] = await Promise.all([
       import('./context.js'),
       import('./fleet-run.js'),
       import('../runner/onboard.js'),
+      import('../runner/files.js'),
       import('../ui/text/cheat-sheet.js'),
       import('../ui/onboard.js'),
     ]);

@@ -30,26 +30,12 @@ export function registerVerify(program: Command, io: Io, done: (r: CommandResult
     if (!Number.isInteger(basePort) || basePort < 1024 || basePort > 65000) throw new UsageError('--rping-port must be a whole number 1024..65000');
     // commander turns --rping / --no-rping into one boolean; neither given means "where possible".
     const rping: RpingMode = cmd.getOptionValueSource('rping') === 'cli' ? (opts.rping ? 'on' : 'off') : 'auto';
-    const [{ chooseDisplay, prepareRun }, { runVerify }, { runVerdict }] = await Promise.all([import('./fleet-run.js'), import('../runner/verify.js'), import('../vocabulary.js')]);
+    const [{ fanoutOptions, prepareRun, runDisplayed }, { runVerify }] = await Promise.all([import('./fleet-run.js'), import('../runner/verify.js')]);
     const run = await prepareRun(io, cmd, opts.pair !== undefined ? `pair:${opts.pair}` : opts.hosts, false);
     if (run.hosts.length < 2) throw new UsageError(`verify needs at least two hosts; the selection has ${run.hosts.length}`);
-    const display = await chooseDisplay(io, run.globals, 'verify');
-    const started = Date.now();
-    display.events.onRunStart?.({ command: 'verify', hosts: run.hosts.map((h) => ({ id: h.id, name: h.name, target: h.target })), concurrency: run.globals.concurrency, inventory: run.globals.inventory, startedAt: started });
-    const { results, cells } = await runVerify({
-      hosts: run.hosts,
-      mode: opts.ring ? 'ring' : 'full',
-      rping,
-      transport: run.transport,
-      concurrency: run.globals.concurrency,
-      timeoutMs: run.globals.timeout * 1000,
-      interrupt: run.interrupt,
-      events: display.events,
-      basePort,
-    });
-    const end = { results, cells, durationMs: Date.now() - started, interrupted: run.interrupt.aborted };
-    display.events.onRunEnd?.(end);
-    await display.finish(end);
-    done({ verdict: runVerdict(end) });
+    const verdict = await runDisplayed(io, run, 'verify', {}, (events) =>
+      runVerify({ ...fanoutOptions(run, events), hosts: run.hosts, mode: opts.ring ? 'ring' : 'full', rping, transport: run.transport, basePort }),
+    );
+    done({ verdict });
   });
 }

@@ -1,12 +1,14 @@
 /**
- * Fan-out: at most `concurrency` hosts at once (p-limit), each bounded by its own timeout, every
- * step reported as an event. A failing, slow or dead host never holds up the others; an interrupt
- * stops new hosts from starting and lets changes already under way finish.
+ * Fan-out: at most `concurrency` hosts at once (p-limit), each bounded by one deadline for its
+ * whole part of the run, every step reported as an event. A failing, slow or dead host never holds
+ * up the others; an interrupt stops new hosts from starting and lets changes already under way
+ * finish. announceRun() wraps a command's fan-out (or verify's phases) in the run's start and end
+ * events and returns the end-of-run record the display and the verdict are made from.
  */
 import pLimit from 'p-limit';
 import { HostError } from '../errors.js';
 import type { Host } from '../inventory/model.js';
-import { hostRef, type HostFailure, type HostRef, type HostResult, type RunEvents, type Stage } from '../vocabulary.js';
+import { hostRef, type CommandName, type HostFailure, type HostRef, type HostResult, type MatrixCell, type RunEnd, type RunEvents, type Stage } from '../vocabulary.js';
 import { ConnectError } from './transport.js';
 
 export interface HostTask {
@@ -23,12 +25,73 @@ export interface HostTask {
 /** What a host's work returns; the fan-out adds the host, the duration and failure handling. */
 export type HostOutcome = Omit<HostResult, 'host' | 'durationMs'>;
 
+/**
+ * One host's time limit, from the moment its work starts. A host's every step in the run — its own
+ * work, and for verify the cells it takes part in after all hosts have connected — answers to the
+ * same deadline, so `--timeout` bounds the host, not each command sent to it.
+ */
+export class Deadline {
+  private readonly hard = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  /** Resolves when the time is up (never, once stopped first). */
+  readonly expired: Promise<void>;
+  /** Aborts on timeout or interrupt: for connecting and read-only commands. */
+  readonly signal: AbortSignal;
+  /** Aborts on timeout only: for commands that change the host, so Ctrl-C lets them finish. */
+  readonly hardSignal: AbortSignal = this.hard.signal;
+
+  constructor(
+    readonly timeoutMs: number,
+    interrupt: AbortSignal,
+    /** When the host started (epoch ms, the run's clock). */
+    readonly startedAt: number,
+  ) {
+    this.signal = AbortSignal.any([interrupt, this.hard.signal]);
+    let expire!: () => void;
+    this.expired = new Promise((resolve) => (expire = resolve));
+    this.timer = setTimeout(() => {
+      this.hard.abort();
+      expire();
+    }, timeoutMs);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/** The deadlines of a run whose hosts outlive their own fan-out (verify): the caller stops them. */
+export class Deadlines {
+  private readonly all = new Map<number, Deadline>();
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly interrupt: AbortSignal,
+  ) {}
+
+  /** The host's deadline, started now if it has none yet. */
+  start(id: number, at: number): Deadline {
+    let deadline = this.all.get(id);
+    if (!deadline) this.all.set(id, (deadline = new Deadline(this.timeoutMs, this.interrupt, at)));
+    return deadline;
+  }
+
+  of(id: number): Deadline | undefined {
+    return this.all.get(id);
+  }
+
+  stopAll(): void {
+    for (const deadline of this.all.values()) deadline.stop();
+  }
+}
+
 export interface FanoutOptions {
   readonly concurrency: number;
   readonly timeoutMs: number;
   readonly interrupt: AbortSignal;
   readonly events: RunEvents;
   readonly now?: () => number;
+  /** Keep each host's deadline running after its work, for a later phase; default: it ends with the work. */
+  readonly deadlines?: Deadlines;
 }
 
 export async function runHosts(hosts: readonly Host[], options: FanoutOptions, work: (task: HostTask) => Promise<HostOutcome>): Promise<HostResult[]> {
@@ -43,27 +106,24 @@ export async function runHosts(hosts: readonly Host[], options: FanoutOptions, w
         }
         const started = now();
         options.events.onHostStart?.(ref, started);
-        const result = await runOne(host, ref, options, work, started, now);
-        options.events.onHostDone?.(result);
-        return result;
+        const deadline = options.deadlines?.start(host.id, started) ?? new Deadline(options.timeoutMs, options.interrupt, started);
+        try {
+          const result = await runOne(host, ref, deadline, options, work, now);
+          options.events.onHostDone?.(result);
+          return result;
+        } finally {
+          if (!options.deadlines) deadline.stop();
+        }
       }),
     ),
   );
   return results.sort((a, b) => a.host.id - b.host.id);
 }
 
-async function runOne(host: Host, ref: HostRef, options: FanoutOptions, work: (task: HostTask) => Promise<HostOutcome>, started: number, now: () => number): Promise<HostResult> {
-  const hard = new AbortController();
+const TIMED_OUT = Symbol('timed out');
+
+async function runOne(host: Host, ref: HostRef, deadline: Deadline, options: FanoutOptions, work: (task: HostTask) => Promise<HostOutcome>, now: () => number): Promise<HostResult> {
   let current: Stage = 'connect';
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      hard.abort();
-      const limit = `${Math.round(options.timeoutMs / 1000)} s`;
-      // No answer while connecting is an unreachable host; a timeout later is a failure at that stage.
-      reject(current === 'connect' ? new ConnectError(`no answer from ${host.target} within ${limit} (--timeout)`, true) : new HostError(current, `timed out after ${limit} during ${current}`));
-    }, options.timeoutMs);
-  });
   const task: HostTask = {
     host,
     ref,
@@ -72,17 +132,23 @@ async function runOne(host: Host, ref: HostRef, options: FanoutOptions, work: (t
       current = stage;
       options.events.onStage?.(ref, stage, now());
     },
-    signal: AbortSignal.any([options.interrupt, hard.signal]),
-    hardSignal: hard.signal,
+    signal: deadline.signal,
+    hardSignal: deadline.hardSignal,
   };
+  const durationMs = () => now() - deadline.startedAt;
   try {
-    const outcome = await Promise.race([work(task), timedOut]);
-    return { host: ref, durationMs: now() - started, ...outcome };
+    const outcome = await Promise.race([work(task), deadline.expired.then((): typeof TIMED_OUT => TIMED_OUT)]);
+    if (outcome === TIMED_OUT) throw timeoutError(host, current, deadline.timeoutMs);
+    return { host: ref, durationMs: durationMs(), ...outcome };
   } catch (error) {
-    return { host: ref, durationMs: now() - started, ...failureOutcome(error, current, options.interrupt.aborted) };
-  } finally {
-    clearTimeout(timer);
+    return { host: ref, durationMs: durationMs(), ...failureOutcome(error, current, options.interrupt.aborted) };
   }
+}
+
+/** No answer while connecting is an unreachable host; a timeout later is a failure at that stage. */
+function timeoutError(host: Host, stage: Stage, timeoutMs: number): HostError {
+  const limit = `${Math.round(timeoutMs / 1000)} s`;
+  return stage === 'connect' ? new ConnectError(`no answer from ${host.target} within ${limit} (--timeout)`, true) : new HostError(stage, `timed out after ${limit} during ${stage}`);
 }
 
 export function failureOutcome(error: unknown, stage: Stage, interrupted = false): HostOutcome {
@@ -92,4 +158,38 @@ export function failureOutcome(error: unknown, stage: Stage, interrupted = false
       : { stage, message: interrupted ? 'interrupted' : `unexpected error: ${error instanceof Error ? error.message : String(error)}`, stderrTail: error instanceof Error && !interrupted ? (error.stack ?? '') : '' };
   const unreachable = error instanceof ConnectError && error.unreachable;
   return { status: unreachable ? 'unreachable' : 'failed', reasons: [failure.message], error: failure };
+}
+
+/** What a run's start event says besides its hosts and concurrency. */
+export interface RunHeader {
+  readonly command: CommandName;
+  readonly inventory: string;
+  readonly playbook?: string;
+  readonly dryRun?: boolean;
+}
+
+export interface AnnounceOptions {
+  readonly header: RunHeader;
+  readonly concurrency: number;
+  readonly interrupt: AbortSignal;
+  readonly events: RunEvents;
+  readonly now?: () => number;
+}
+
+/**
+ * One run as a display sees it: the start event with the hosts, `body` (the fan-out), the end
+ * event with every host's result and the matrix's cells. Returns that end-of-run record.
+ */
+export async function announceRun(
+  hosts: readonly Host[],
+  options: AnnounceOptions,
+  body: () => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[] }>,
+): Promise<RunEnd> {
+  const now = options.now ?? Date.now;
+  const startedAt = now();
+  options.events.onRunStart?.({ ...options.header, hosts: hosts.map(hostRef), concurrency: options.concurrency, startedAt });
+  const { results, cells = [] } = await body();
+  const end: RunEnd = { results, cells, durationMs: now() - startedAt, interrupted: options.interrupt.aborted };
+  options.events.onRunEnd?.(end);
+  return end;
 }

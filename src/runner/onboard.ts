@@ -10,8 +10,6 @@
  * failed deploy leaves the file byte for byte as it was. The runner never prints: displays are
  * handlers of its events, and the report says what happened and what to do next.
  */
-import { chown, open, readFile, realpath, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { planInventoryAddition, type HostEntry, type InventoryAddition } from '../inventory/edit.js';
 import { loadInventory } from '../inventory/load.js';
@@ -22,7 +20,8 @@ import type { Playbook } from '../playbook/playbook.js';
 import { buildCheatSheet, type CheatSheet } from '../render/cheat-sheet.js';
 import { renderProbeScript } from '../render/probe-script.js';
 import { hostRef, type HostRef, type HostResult, type MatrixCell, type RunEnd, type RunEvents } from '../vocabulary.js';
-import { runHosts } from './fanout.js';
+import { announceRun, runHosts } from './fanout.js';
+import type { InventoryFile } from './files.js';
 import { deployHost } from './host-workflows.js';
 import { scriptFailed, type Session, type Transport } from './transport.js';
 import { runVerify } from './verify.js';
@@ -37,16 +36,6 @@ export interface OnboardRequest {
   readonly user?: string | undefined;
   readonly cpuManager?: Manager | undefined;
   readonly memManager?: Manager | undefined;
-}
-
-/** The inventory file: read, and written atomically. Injected so tests need no real file. */
-export interface InventoryFile {
-  /** As the user gave it, for messages. */
-  readonly path: string;
-  /** Relative paths inside the inventory resolve against this directory. */
-  readonly baseDir: string;
-  read(): Promise<string>;
-  write(text: string): Promise<void>;
 }
 
 export interface PhaseDisplay {
@@ -265,9 +254,7 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
 
     // 3. Deploy the playbook to both, over the same connections.
     const deploy = await inPhase(events, 'deploy', hosts, options, (phaseEvents) =>
-      runHosts(hosts, { concurrency: options.concurrency, timeoutMs: options.timeoutMs, interrupt: options.interrupt, events: phaseEvents, now }, deployHost({ fleet: planned.fleet, playbook, transport }, { dryRun: false })).then(
-        (results) => ({ results, cells: [] as MatrixCell[] }),
-      ),
+      runHosts(hosts, { concurrency: options.concurrency, timeoutMs: options.timeoutMs, interrupt: options.interrupt, events: phaseEvents, now }, deployHost({ fleet: planned.fleet, playbook, transport }, { dryRun: false })).then((results) => ({ results })),
     );
     report = { ...report, deploy: deploy.results };
     const failed = deploy.results.filter((r) => r.status !== 'changed' && r.status !== 'unchanged');
@@ -315,29 +302,19 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
   }
 }
 
-async function inPhase<T extends { results: readonly HostResult[]; cells: readonly MatrixCell[] }>(
+/** Deploy and verify are each a run of their own, shown by a fresh display when there is one. */
+async function inPhase(
   events: OnboardEvents,
   name: 'deploy' | 'verify',
   hosts: readonly Host[],
   options: OnboardOptions,
-  work: (events: RunEvents) => Promise<T>,
-): Promise<T> {
-  const now = options.now ?? Date.now;
+  work: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[] }>,
+): Promise<RunEnd> {
   const display = (await events.phase?.(name)) ?? { events: {}, finish: async () => undefined };
-  const started = now();
-  display.events.onRunStart?.({
-    command: name,
-    hosts: hosts.map(hostRef),
-    concurrency: options.concurrency,
-    inventory: options.inventory.path,
-    ...(name === 'deploy' ? { playbook: options.playbook.name } : {}),
-    startedAt: started,
-  });
-  const out = await work(display.events);
-  const end: RunEnd = { results: out.results, cells: out.cells, durationMs: now() - started, interrupted: options.interrupt.aborted };
-  display.events.onRunEnd?.(end);
+  const header = { command: name, inventory: options.inventory.path, ...(name === 'deploy' ? { playbook: options.playbook.name } : {}) };
+  const end = await announceRun(hosts, { header, concurrency: options.concurrency, interrupt: options.interrupt, events: display.events, ...(options.now ? { now: options.now } : {}) }, () => work(display.events));
   await display.finish(end);
-  return out;
+  return end;
 }
 
 /**
@@ -409,52 +386,4 @@ export function summarize(report: Omit<OnboardReport, 'durationMs' | 'summary'>,
       }
       return `interrupted${report.deploy.length ? ' during deploy' : ' before deploying'}: ${file} was not changed; run the same onboard command again.`;
   }
-}
-
-/**
- * Writes `text` to `path` atomically: a temp file next to it (same mode and owner), then rename,
- * so a reader or a crash sees the old or the new inventory, never half of one. A symlinked
- * inventory is written where the link points.
- */
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
-  const target = await realpath(path);
-  const info = await stat(target);
-  const temp = join(dirname(target), `.${basename(target)}.ibfleet-${process.pid}-${Date.now().toString(36)}.tmp`);
-  const handle = await open(temp, 'wx', info.mode & 0o7777);
-  try {
-    await handle.chmod(info.mode & 0o7777);
-    await handle.writeFile(text, 'utf8');
-    await handle.sync();
-  } catch (error) {
-    await handle.close();
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
-  await handle.close();
-  try {
-    if (process.getuid?.() === 0) await chown(temp, info.uid, info.gid);
-    await rename(temp, target);
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
-}
-
-/** The inventory at `path` (relative to `cwd`), read as text and written with writeFileAtomic. */
-export function inventoryFile(path: string, cwd: string): InventoryFile {
-  const full = resolve(cwd, path);
-  return {
-    path,
-    baseDir: dirname(full),
-    read: async () => {
-      try {
-        return await readFile(full, 'utf8');
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        const reason = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
-        throw new UsageError(`cannot read inventory ${path}: ${reason} (pass -i FILE or set IBFLEET_INVENTORY)`);
-      }
-    },
-    write: (text) => writeFileAtomic(full, text),
-  };
 }

@@ -1,8 +1,10 @@
 /**
  * verify: the NIC-to-NIC matrix. One SSH connection per host for the whole run (an rping cell needs
- * its server on one host while its client runs on another). Ping cells run on their source host
- * in parallel batches and stream back cell by cell; rping cells start their servers on the
- * destination host, then the clients on the sources, each on its own port.
+ * its server on one host while its client runs on another): the hosts connect through the fan-out
+ * (runHosts), then the matrix runs over their sessions, each host under the one deadline it started
+ * with. Ping cells run on their source host in parallel batches and stream back cell by cell; rping
+ * cells start their servers on the destination host, then the clients on the sources, each on its
+ * own port.
  */
 import pLimit from 'p-limit';
 import type { Host } from '../inventory/model.js';
@@ -22,7 +24,7 @@ import {
   type CellOutput,
 } from '../render/verify-scripts.js';
 import { hostRef, type CellSpec, type HostResult, type MatrixCell, type RunEvents } from '../vocabulary.js';
-import { failureOutcome } from './fanout.js';
+import { Deadlines, runHosts, type Deadline } from './fanout.js';
 import type { Session, Transport } from './transport.js';
 
 export type RpingMode = 'off' | 'auto' | 'on';
@@ -41,40 +43,51 @@ export interface VerifyOptions {
   readonly now?: () => number;
 }
 
+/** A host after the connect phase: its session and what it can check, or how it failed. */
 interface Connected {
   readonly host: Host;
   readonly session: Session | undefined;
   readonly caps: Capabilities | undefined;
   readonly failure: HostResult | undefined;
-  readonly started: number;
+  /** Its one deadline, running on from the connect phase through every cell it takes part in. */
+  readonly deadline: Deadline | undefined;
 }
 
 export async function runVerify(options: VerifyOptions): Promise<{ results: HostResult[]; cells: MatrixCell[] }> {
   const now = options.now ?? Date.now;
-  const limit = pLimit(options.concurrency);
-  const signal = () => AbortSignal.any([options.interrupt, AbortSignal.timeout(options.timeoutMs)]);
-
-  const connected = new Map<number, Connected>();
-  await Promise.all(
-    options.hosts.map((host) =>
-      limit(async () => {
-        const ref = hostRef(host);
-        const started = now();
-        options.events.onHostStart?.(ref, started);
-        options.events.onStage?.(ref, 'connect', now());
-        try {
-          const session = await options.transport.connect(host, signal());
-          options.events.onStage?.(ref, 'probe', now());
-          const result = await session.run(renderCapabilityScript(), { signal: signal() });
-          connected.set(host.id, { host, session, caps: parseCapabilities(result.stdout), failure: undefined, started });
-        } catch (error) {
-          const failure = { host: ref, durationMs: now() - started, ...failureOutcome(error, 'connect') };
-          connected.set(host.id, { host, session: undefined, caps: undefined, failure, started });
-        }
+  const deadlines = new Deadlines(options.timeoutMs, options.interrupt);
+  const sessions = new Map<number, { session: Session; caps?: Capabilities }>();
+  try {
+    // Hosts end (onHostDone) only once their cells have: the connect phase reports starts and stages.
+    const events: RunEvents = { onHostStart: (h, at) => options.events.onHostStart?.(h, at), onStage: (h, stage, at) => options.events.onStage?.(h, stage, at) };
+    const reached = await runHosts(options.hosts, { concurrency: options.concurrency, timeoutMs: options.timeoutMs, interrupt: options.interrupt, events, now, deadlines }, async (task) => {
+      task.stage('connect');
+      const session = await options.transport.connect(task.host, task.signal);
+      sessions.set(task.host.id, { session });
+      task.stage('probe');
+      const result = await session.run(renderCapabilityScript(), { signal: task.signal });
+      sessions.set(task.host.id, { session, caps: parseCapabilities(result.stdout) });
+      return { status: 'ok', reasons: [] };
+    });
+    const connected = new Map<number, Connected>(
+      reached.map((r) => {
+        const host = options.hosts.find((h) => h.id === r.host.id)!;
+        const reachedHost = sessions.get(host.id);
+        const failure = r.status === 'ok' ? undefined : r;
+        return [host.id, { host, session: reachedHost?.session, caps: reachedHost?.caps, failure, deadline: deadlines.of(host.id) }];
       }),
-    ),
-  );
+    );
+    const cells = await runMatrix(options, connected);
+    return { results: hostResults(options, connected, cells, now), cells };
+  } finally {
+    deadlines.stopAll();
+    for (const { session } of sessions.values()) session.close();
+  }
+}
 
+/** The cells, run once every host has connected or failed to; streamed to onCell as they end. */
+async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, Connected>): Promise<MatrixCell[]> {
+  const limit = pLimit(options.concurrency);
   const specs = chooseCells(options, connected);
   options.events.onMatrix?.(specs);
   const done = new Map<string, MatrixCell>();
@@ -98,15 +111,17 @@ export async function runVerify(options: VerifyOptions): Promise<{ results: Host
     runnable.push({ id, spec });
   });
 
-  await Promise.all([...groupBy(runnable.filter((c) => c.spec.method === 'ping'), (c) => c.spec.from.host)].map(([source, cells]) => limit(() => pingFrom(connected.get(source)!, cells, options, signal, finish))));
+  await Promise.all([...groupBy(runnable.filter((c) => c.spec.method === 'ping'), (c) => c.spec.from.host)].map(([source, cells]) => limit(() => pingFrom(connected.get(source)!, cells, options, finish))));
   const rpingCells = runnable.filter((c) => c.spec.method === 'rping');
-  await Promise.all([...groupBy(rpingCells, (c) => c.spec.to.host)].map(([dest, cells]) => limit(() => rpingInto(dest, cells, connected, options, signal, finish))));
+  await Promise.all([...groupBy(rpingCells, (c) => c.spec.to.host)].map(([dest, cells]) => limit(() => rpingInto(dest, cells, connected, options, finish))));
 
   for (const { spec } of runnable) if (!done.has(cellKey(spec))) finish(finishCell(spec, { ok: false, detail: options.interrupt.aborted ? 'not run: interrupted' : 'no result from the host' }));
-  for (const c of connected.values()) c.session?.close();
+  return specs.map((s) => done.get(cellKey(s))!);
+}
 
-  const cells = specs.map((s) => done.get(cellKey(s))!);
-  const results = options.hosts.map((host): HostResult => {
+/** Each host's result: how it failed to connect, or how the cells from it went. */
+function hostResults(options: VerifyOptions, connected: ReadonlyMap<number, Connected>, cells: readonly MatrixCell[], now: () => number): HostResult[] {
+  return options.hosts.map((host): HostResult => {
     const c = connected.get(host.id)!;
     if (c.failure) {
       options.events.onHostDone?.(c.failure);
@@ -117,7 +132,7 @@ export async function runVerify(options: VerifyOptions): Promise<{ results: Host
     const result: HostResult = {
       host: hostRef(host),
       status: failed.length ? 'failed' : 'ok',
-      durationMs: now() - c.started,
+      durationMs: now() - c.deadline!.startedAt,
       reasons: failed.length ? [`${failed.length} of ${mine.length} cells from ${host.name} failed`] : [],
       ...(failed.length ? { error: { stage: 'check' as const, message: `${failed.length} of ${mine.length} cells from ${host.name} failed`, stderrTail: '' } } : {}),
       connections: 1,
@@ -126,7 +141,6 @@ export async function runVerify(options: VerifyOptions): Promise<{ results: Host
     options.events.onHostDone?.(result);
     return result;
   });
-  return { results, cells };
 }
 
 function chooseCells(options: VerifyOptions, connected: ReadonlyMap<number, Connected>): CellSpec[] {
@@ -147,7 +161,7 @@ function groupBy<T>(items: readonly T[], key: (item: T) => number): Map<number, 
   return groups;
 }
 
-async function pingFrom(source: Connected, cells: readonly { id: number; spec: CellSpec }[], options: VerifyOptions, signal: () => AbortSignal, finish: (c: MatrixCell) => void): Promise<void> {
+async function pingFrom(source: Connected, cells: readonly { id: number; spec: CellSpec }[], options: VerifyOptions, finish: (c: MatrixCell) => void): Promise<void> {
   options.events.onStage?.(hostRef(source.host), 'check', (options.now ?? Date.now)());
   const byId = new Map(cells.map((c) => [c.id, c.spec]));
   const stream = new CellStream((out: CellOutput) => {
@@ -155,7 +169,7 @@ async function pingFrom(source: Connected, cells: readonly { id: number; spec: C
     if (spec) finish(finishCell(spec, parsePing(out.output, out.exitCode)));
   });
   try {
-    await source.session!.run(renderPingScript(cells.map(({ id, spec }) => ({ id, cell: spec }))), { signal: signal(), onLine: (l) => stream.push(l) });
+    await source.session!.run(renderPingScript(cells.map(({ id, spec }) => ({ id, cell: spec }))), { signal: source.deadline!.signal, onLine: (l) => stream.push(l) });
   } catch (error) {
     for (const { spec } of cells) finish(finishCell(spec, { ok: false, detail: `ping on ${source.host.name} failed: ${(error as Error).message}` }));
   }
@@ -166,7 +180,6 @@ async function rpingInto(
   cells: readonly { id: number; spec: CellSpec }[],
   connected: ReadonlyMap<number, Connected>,
   options: VerifyOptions,
-  signal: () => AbortSignal,
   finish: (c: MatrixCell) => void,
 ): Promise<void> {
   const base = options.basePort ?? RPING_BASE_PORT;
@@ -177,7 +190,7 @@ async function rpingInto(
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
   const serverRun = server.session!.run(renderRpingServerScript(withPorts), {
-    signal: AbortSignal.any([signal(), stopServers.signal]),
+    signal: AbortSignal.any([server.deadline!.signal, stopServers.signal]),
     onLine: (line) => line === READY_MARK && markReady(),
   });
   serverRun.then(markReady, markReady);
@@ -187,7 +200,8 @@ async function rpingInto(
   await Promise.all(
     [...groupBy(withPorts, (c) => c.cell.from.host)].map(async ([source, group]) => {
       try {
-        const result = await connected.get(source)!.session!.run(renderRpingClientScript(group), { signal: signal() });
+        const client = connected.get(source)!;
+        const result = await client.session!.run(renderRpingClientScript(group), { signal: client.deadline!.signal });
         for (const [id, out] of parseCellOutput(result.stdout)) clientOutputs.set(id, out);
       } catch (error) {
         for (const c of group) clientOutputs.set(c.id, { id: c.id, exitCode: null, output: `rping client on host ${source} failed: ${(error as Error).message}` });
