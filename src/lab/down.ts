@@ -4,9 +4,10 @@
  * cleans up after a crashed `lab up`, and finding nothing is a quiet success.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { readdir, readFile, readlink, rm, rmdir, stat } from 'node:fs/promises';
+import { readdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
 import { HostError, tail } from '../errors.js';
 import { LAB_ROOT, NETNS_DIR, checkLabName, hostPaths, isLabName, isLabNamespace, labDir, labOfNamespace, rootLinkName } from './names.js';
+import { pidsIn, signal, waitUntil } from './processes.js';
 import { readLabState } from './state.js';
 import { run } from './system.js';
 
@@ -127,43 +128,4 @@ async function killLabProcesses(name: string, namespaces: readonly string[], dir
     await waitUntil(async () => (await pidsIn(identities)).size === 0, 5000);
   }
   return pids.size;
-}
-
-async function pidsIn(identities: ReadonlySet<string>): Promise<Set<number>> {
-  const found = new Set<number>();
-  const entries = await readdir('/proc');
-  await Promise.all(
-    entries
-      .filter((e) => /^\d+$/.test(e) && Number(e) !== process.pid)
-      .map(async (e) => {
-        for (const kind of ['net', 'mnt', 'uts']) {
-          const link = await readlink(`/proc/${e}/ns/${kind}`).catch(() => '');
-          const ino = /\[(\d+)\]/.exec(link)?.[1];
-          if (ino !== undefined && identities.has(ino)) {
-            found.add(Number(e));
-            return;
-          }
-        }
-      }),
-  );
-  return found;
-}
-
-function signal(pids: readonly number[], sig: NodeJS.Signals): void {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, sig);
-    } catch {
-      // already gone
-    }
-  }
-}
-
-async function waitUntil(done: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return true;
 }

@@ -5,8 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { Manager } from '../inventory/model.js';
-import { SYSCTL_PATH } from '../render/paths.js';
+import { REPAIR_UNIT_PATHS, SYSCTL_PATH } from '../render/paths.js';
 import { VERSION } from '../version.js';
+import { HOST_BOOT_DIR, TIMER_RUNNER_PATH } from './manager-boot.js';
+import { MGMT_IFACE } from './names.js';
+import { renderTimerRunner } from './timer-runner.js';
 import type { LabHost, LabNic, LabPlan } from './plan.js';
 
 export interface ViewFile {
@@ -94,6 +97,11 @@ export const MANAGED_TREES: readonly string[] = [
   '/etc/netplan',
   '/etc/NetworkManager',
   '/etc/networkd-dispatcher',
+  '/etc/systemd/network',
+  // The machine's enabled timers (apt-daily, ...) are not the host's: the lab's timer runner starts
+  // what a host enables here, and nothing else.
+  '/etc/systemd/system/timers.target.wants',
+  ...REPAIR_UNIT_PATHS,
   '/etc/ibfleet',
   SYSCTL_PATH,
 ];
@@ -102,13 +110,6 @@ export const MANAGED_TREES: readonly string[] = [
 export const HOST_KEY_VIEW_PATH = '/etc/ssh/ssh_host_ed25519_key';
 
 const NETWORKD_DISPATCHER_STATES = ['carrier.d', 'configured.d', 'configuring.d', 'degraded.d', 'dormant.d', 'no-carrier.d', 'off.d', 'routable.d'];
-
-/** Runtime directories whose presence tells a prober which manager is running. */
-export const RUNNING_MARKERS: Readonly<Record<Manager, readonly string[]>> = {
-  netplan: ['/run/systemd/netif/links'],
-  networkmanager: ['/run/NetworkManager'],
-  ifupdown: [],
-};
 
 function generatedBy(plan: LabPlan, what: string): string {
   return `# ${what}\n# Emulated by ibfleet ${VERSION} lab ${plan.name}; removed by \`ibfleet lab down\`.\n`;
@@ -120,8 +121,16 @@ export function connectionUuid(plan: LabPlan, host: LabHost, nic: LabNic): strin
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
+/**
+ * The server's netplan file lists its management NIC too, as an installer writes it; the lab drops
+ * the .network file `netplan generate` makes for it, so systemd-networkd leaves the lab's
+ * management link (and with it SSH) alone.
+ */
 export function renderNetplanNetworkd(plan: LabPlan, host: LabHost): string {
-  const ethernets = host.nics.map((n) => `    ${n.iface}:\n      addresses: [${n.address}/${n.prefixLength}]\n`).join('');
+  const ethernets = [
+    `    ${MGMT_IFACE}:\n      addresses: [${host.address}/${plan.mgmtPrefixLength}]\n`,
+    ...host.nics.map((n) => `    ${n.iface}:\n      addresses: [${n.address}/${n.prefixLength}]\n`),
+  ].join('');
   return `${generatedBy(plan, 'Ubuntu 18.04 server: netplan with the networkd renderer configures the IPoIB NICs.')}network:\n  version: 2\n  renderer: networkd\n  ethernets:\n${ethernets}`;
 }
 
@@ -129,29 +138,51 @@ export function renderNetplanNetworkManager(): string {
   return '# Let NetworkManager manage all devices on this system\nnetwork:\n  version: 2\n  renderer: NetworkManager\n';
 }
 
+/**
+ * A keyfile as Ubuntu's installer and nmcli write one for a static address. The lab's NICs are
+ * veth pairs, so the profile is an ethernet one (NetworkManager activates an infiniband profile only
+ * on an IPoIB device); what ibfleet cares about — the manager configuring the address and its own
+ * main-table route, and dispatching up/down/reapply — is the same for both.
+ */
 export function renderNmKeyfile(plan: LabPlan, host: LabHost, nic: LabNic): string {
   return [
     '[connection]',
     `id=${nic.iface}`,
     `uuid=${connectionUuid(plan, host, nic)}`,
-    'type=infiniband',
+    'type=ethernet',
     `interface-name=${nic.iface}`,
+    'permissions=',
     '',
-    '[infiniband]',
-    'transport-mode=datagram',
+    '[ethernet]',
+    'mac-address-blacklist=',
     '',
     '[ipv4]',
-    'method=manual',
     `address1=${nic.address}/${nic.prefixLength}`,
+    'dns-search=',
+    'method=manual',
     '',
     '[ipv6]',
+    'addr-gen-mode=stable-privacy',
+    'dns-search=',
     'method=ignore',
+    '',
+    '[proxy]',
     '',
   ].join('\n');
 }
 
+/** Ubuntu 20.04's /etc/NetworkManager/NetworkManager.conf, byte for byte. */
 export function renderNetworkManagerConf(): string {
-  return '[main]\nplugins=ifupdown,keyfile\n\n[ifupdown]\nmanaged=false\n';
+  return '[main]\nplugins=ifupdown,keyfile\n\n[ifupdown]\nmanaged=false\n\n[device]\nwifi.scan-rand-mac-address=no\n';
+}
+
+/**
+ * The lab's one addition to NetworkManager's configuration: it manages the fabric NICs only, so the
+ * management link (the lab's SSH path) is never touched, and it leaves /etc/resolv.conf alone.
+ */
+export function renderNetworkManagerLabConf(plan: LabPlan, host: LabHost): string {
+  const except = host.nics.map((n) => `except:interface-name:${n.iface}`).join(';');
+  return `${generatedBy(plan, `NetworkManager of lab host ${host.id}: manage the fabric NICs, not the management link ${MGMT_IFACE}.`)}[main]\ndns=none\n\n[keyfile]\nunmanaged-devices=${except}\n`;
 }
 
 export function renderInterfaces(plan: LabPlan, host: LabHost): string {
@@ -199,7 +230,7 @@ export function renderHostView(plan: LabPlan, host: LabHost, labPublicKey: strin
     { path: '/run/sshd', mode: 0o755 },
     { path: '/run/lock', mode: 0o1777 },
     { path: '/run/network', mode: 0o755 },
-    ...RUNNING_MARKERS[host.manager].map((path) => ({ path, mode: 0o755 })),
+    { path: HOST_BOOT_DIR, mode: 0o755 },
   ];
   const os = EMULATED_OS[host.manager];
   const files: ViewFile[] = [
@@ -210,6 +241,7 @@ export function renderHostView(plan: LabPlan, host: LabHost, labPublicKey: strin
     { path: '/etc/hosts', mode: 0o644, content: `127.0.0.1\tlocalhost\n127.0.1.1\t${host.name}\n${host.address}\t${host.name}\n` },
     { path: '/etc/ssh/sshd_config', mode: 0o644, content: renderSshdConfig(plan, host) },
     { path: '/root/.ssh/authorized_keys', mode: 0o600, content: labPublicKey.endsWith('\n') ? labPublicKey : `${labPublicKey}\n` },
+    { path: TIMER_RUNNER_PATH, mode: 0o755, content: renderTimerRunner() },
   ];
   switch (host.manager) {
     case 'netplan':
@@ -223,6 +255,7 @@ export function renderHostView(plan: LabPlan, host: LabHost, labPublicKey: strin
       files.push(
         { path: '/etc/netplan/01-network-manager-all.yaml', mode: 0o644, content: renderNetplanNetworkManager() },
         { path: '/etc/NetworkManager/NetworkManager.conf', mode: 0o644, content: renderNetworkManagerConf() },
+        { path: '/etc/NetworkManager/conf.d/90-ibfleet-lab.conf', mode: 0o644, content: renderNetworkManagerLabConf(plan, host) },
         ...host.nics.map((n) => ({ path: `/etc/NetworkManager/system-connections/${n.iface}.nmconnection`, mode: 0o600, content: renderNmKeyfile(plan, host, n) })),
       );
       break;

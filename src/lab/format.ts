@@ -65,17 +65,21 @@ export function formatLabDownText(results: readonly LabDownResult[], name: strin
     .join('');
 }
 
+const DAEMONS: Readonly<Record<HostReboot['manager'], string>> = {
+  networkmanager: 'NetworkManager (D-Bus-activated dispatcher)',
+  netplan: 'netplan generate, systemd-networkd, networkd-dispatcher',
+  ifupdown: 'ifup -a',
+};
+
 export function formatRebootText(results: readonly HostReboot[]): string {
   const out: string[] = [];
   for (const r of results) {
-    out.push(`host ${r.id} (${r.name}, ${r.manager}): ${r.reset.code === 0 ? 'boot state restored' : `reset FAILED (exit ${r.reset.code})`}; ${r.runs.length === 0 ? 'no hooks installed' : `${r.runs.length} hook run(s)`}`);
+    const what = r.reset.code !== 0 ? `reset FAILED (exit ${r.reset.code})` : r.boot.code !== 0 ? `boot FAILED (exit ${r.boot.code})` : `booted with ${DAEMONS[r.manager]} in ${(r.ms / 1000).toFixed(1)} s`;
+    out.push(`host ${r.id} (${r.name}, ${r.manager}): ${r.stopped} process(es) of the last boot ended; ${what}${r.boot.code === 0 && !r.settled ? '; hooks still running after 20 s' : ''}`);
     if (r.reset.code !== 0) out.push(indent(r.reset.stderr || r.reset.stdout));
-    for (const run of r.runs) {
-      const vars = Object.entries(run.env).filter(([k]) => ['IFACE', 'STATE', 'NM_DISPATCHER_ACTION'].includes(k)).map(([k, v]) => `${k}=${v}`).join(' ');
-      out.push(`  ${run.code === 0 ? 'ok    ' : `exit ${run.code}`.padEnd(6)}  ${run.event.padEnd(14)}  ${run.command.join(' ')}${vars ? `  (${vars})` : ''}`);
-      if (run.scripts) for (const s of run.scripts) out.push(`          ran ${s.script} (IFACE=${s.iface})`);
-      if (run.code !== 0) out.push(indent(run.stderr || run.stdout));
-    }
+    else if (r.boot.code !== 0) out.push(indent(r.boot.stderr || r.boot.stdout));
+    if (r.manager !== 'ifupdown') out.push(`  hooks its dispatcher runs: ${r.hooks.length ? r.hooks.join(', ') : 'none installed'}`);
+    for (const s of r.ifupRuns) out.push(`  ifup ran ${s.script} (IFACE=${s.iface})`);
     for (const s of r.skipped) out.push(`  skipped ${s.name}: ${s.reason}`);
   }
   return `${out.join('\n')}\n`;
@@ -89,9 +93,13 @@ export function rebootJson(results: readonly HostReboot[]) {
       id: r.id,
       name: r.name,
       status: r.ok ? 'ok' : 'failed',
-      error: r.ok ? null : r.reset.code !== 0 ? `reset exited ${r.reset.code}` : 'a hook failed',
+      error: r.ok ? null : r.reset.code !== 0 ? `reset exited ${r.reset.code}` : r.boot.code !== 0 ? `boot exited ${r.boot.code}` : 'hooks still running after 20 s',
       manager: r.manager,
-      runs: r.runs.map((run) => ({ event: run.event, command: run.command, env: run.env, exitCode: run.code, stdout: run.stdout, stderr: run.stderr, ...(run.scripts ? { scripts: run.scripts } : {}) })),
+      stopped: r.stopped,
+      ms: Math.round(r.ms),
+      boot: { exitCode: r.boot.code, stdout: r.boot.stdout, stderr: r.boot.stderr },
+      hooks: r.hooks,
+      ifupRuns: r.ifupRuns,
       skipped: r.skipped,
     })),
   };

@@ -1,15 +1,10 @@
 /**
- * How each network manager runs the hooks installed on a host when it boots, as data: which files
- * in the hook directory it accepts, in what order, with which arguments and environment. Pure;
- * src/lab/reboot.ts runs the result inside the host. ifupdown is not emulated: the host runs a real
- * `ifup -a`, whose run-parts output is parsed here.
+ * Which hooks a host's manager runs, as data, for `lab reboot`'s report: which files of the hook
+ * directory each dispatcher accepts and in what order (the real dispatchers run them; this only
+ * explains a file they skip), and which if-up.d scripts a real `ifup -a -v` ran. Pure.
  */
 import type { Manager } from '../inventory/model.js';
 import { HOOK_PATHS } from '../render/paths.js';
-import { connectionUuid } from './emulation.js';
-import { MGMT_IFACE } from './names.js';
-import type { LabHost, LabPlan } from './plan.js';
-import { HOOK_PATH_ENV } from './scripts.js';
 
 /** One line of the listing script: `find -L DIR -printf '%f\t%U\t%G\t%m\t%y\n'`. */
 export interface HookDirEntry {
@@ -63,76 +58,6 @@ export function runnableHooks(manager: Exclude<Manager, 'ifupdown'>, entries: re
     .filter((e) => skipReason(manager, e) === undefined)
     .map((e) => e.name)
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-}
-
-export interface HookInvocation {
-  /** What the manager reports: `routable mgmt0`, `up ib1`, `hostname`. */
-  readonly event: string;
-  readonly script: string;
-  readonly args: readonly string[];
-  readonly env: Readonly<Record<string, string>>;
-}
-
-interface Iface {
-  readonly iface: string;
-  readonly address: string;
-  readonly prefixLength: number;
-  readonly connection: { readonly id: string; readonly uuid: string; readonly file: string } | undefined;
-}
-
-/** The interfaces a manager reports up at boot: the management NIC (so hooks see a non-fabric interface too), then the fabric NICs in order. */
-function bootInterfaces(plan: LabPlan, host: LabHost): Iface[] {
-  return [
-    { iface: MGMT_IFACE, address: host.address, prefixLength: plan.mgmtPrefixLength, connection: undefined },
-    ...host.nics.map((n) => ({
-      iface: n.iface,
-      address: n.address,
-      prefixLength: n.prefixLength,
-      connection: { id: n.iface, uuid: connectionUuid(plan, host, n), file: `/etc/NetworkManager/system-connections/${n.iface}.nmconnection` },
-    })),
-  ];
-}
-
-/**
- * Every hook run of a boot, in order. networkd-dispatcher: each script of routable.d per interface
- * that becomes routable, with IFACE and STATE=routable. NetworkManager: first the `hostname` event
- * (interface argument "none", as NetworkManager-dispatcher(8) documents), then `<iface> up` per
- * activated device with DEVICE_IFACE and NM_DISPATCHER_ACTION.
- */
-export function bootInvocations(plan: LabPlan, host: LabHost, scripts: readonly string[]): HookInvocation[] {
-  const manager = host.manager;
-  if (manager === 'ifupdown') return [];
-  const dir = hookDir(manager);
-  const out: HookInvocation[] = [];
-  const runAll = (event: string, args: readonly string[], env: Record<string, string>) => {
-    for (const s of scripts) out.push({ event, script: `${dir}/${s}`, args, env: { PATH: HOOK_PATH_ENV, ...env } });
-  };
-  if (manager === 'netplan') {
-    for (const i of bootInterfaces(plan, host)) {
-      runAll(`routable ${i.iface}`, [], {
-        IFACE: i.iface,
-        STATE: 'routable',
-        AdministrativeState: i.connection ? 'configured' : 'unmanaged',
-        OperationalState: 'routable',
-        ADDR: i.address,
-        IP_ADDRS: i.address,
-        IP6_ADDRS: '',
-      });
-    }
-  } else {
-    runAll('hostname', ['none', 'hostname'], { NM_DISPATCHER_ACTION: 'hostname' });
-    for (const i of bootInterfaces(plan, host)) {
-      runAll(`up ${i.iface}`, [i.iface, 'up'], {
-        NM_DISPATCHER_ACTION: 'up',
-        DEVICE_IFACE: i.iface,
-        DEVICE_IP_IFACE: i.iface,
-        IP4_NUM_ADDRESSES: '1',
-        IP4_ADDRESS_0: `${i.address}/${i.prefixLength} 0.0.0.0`,
-        ...(i.connection ? { CONNECTION_ID: i.connection.id, CONNECTION_UUID: i.connection.uuid, CONNECTION_FILENAME: i.connection.file } : {}),
-      });
-    }
-  }
-  return out;
 }
 
 export interface IfupHookRun {

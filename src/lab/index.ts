@@ -8,6 +8,6 @@ export { labExec, type LabExecOptions, type LabRef } from './exec.js';
 export type { LabHostInfo, LabInfo } from './info.js';
 export { DEFAULT_LAB_NAME, hostNamespace, labPaths } from './names.js';
 export { DEFAULT_CONTROLLER_ADDRESS, DEFAULT_MGMT_SUBNET } from './options.js';
-export { labReboot, type HookRun, type HostReboot } from './reboot.js';
+export { labReboot, type HostReboot } from './reboot.js';
 export type { RunResult } from './system.js';
 export { labUp, type LabUpOptions } from './up.js';

@@ -108,6 +108,10 @@ export interface HostPaths {
   readonly netNs: string;
   readonly sshdPid: string;
   readonly sshdLog: string;
+  /** Bound on /var/lib/NetworkManager: NetworkManager's state (timestamps, secret key) is the host's own. */
+  readonly nmState: string;
+  /** The lab's bookkeeping in the host's /run (HOST_BOOT_DIR): daemons' pid files and logs. */
+  readonly boot: string;
 }
 
 export function hostPaths(name: string, id: number): HostPaths {
@@ -123,6 +127,8 @@ export function hostPaths(name: string, id: number): HostPaths {
     netNs: `${NETNS_DIR}/${hostNamespace(name, id)}`,
     sshdPid: `${dir}/run/sshd.pid`,
     sshdLog: `${dir}/run/sshd.log`,
+    nmState: `${dir}/var-lib-NetworkManager`,
+    boot: `${dir}/run/ibfleet-lab-host`,
   };
 }
 

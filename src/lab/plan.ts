@@ -50,6 +50,12 @@ export interface LabPlan {
   readonly hosts: readonly LabHost[];
   /** The source inventory's pairs whose two hosts are both in the lab. */
   readonly pairs: readonly Pair[];
+  /**
+   * Whether hosts run their real network manager (and the timer runner). Without, the lab adds the
+   * fabric addresses itself and nothing runs hooks: only for labs too big to afford a daemon per
+   * host (the benchmark's).
+   */
+  readonly networkDaemons: boolean;
 }
 
 export interface LabPlanInput {
@@ -62,6 +68,8 @@ export interface LabPlanInput {
   readonly interfaces?: ReadonlyMap<number, readonly string[]>;
   /** The source inventory: fabric, and name/role/interfaces/manager of the hosts it knows. */
   readonly fleet: Fleet;
+  /** Default true: each host runs its real network manager. */
+  readonly networkDaemons?: boolean;
 }
 
 /**
@@ -134,6 +142,7 @@ export function planLab(input: LabPlanInput): LabPlan {
     fabric: { subnet: fleet.fabric.subnetText, nics: fleet.fabric.nics, tableBase: fleet.fabric.tableBase },
     hosts,
     pairs: fleet.pairs.filter((p) => inLab.has(p.cpu) && inLab.has(p.mem)),
+    networkDaemons: input.networkDaemons ?? true,
   };
 }
 

@@ -6,8 +6,9 @@ import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { UsageError } from '../errors.js';
+import type { Manager } from '../inventory/model.js';
 
-export const INSTALL_HINT = 'apt-get install openssh-server iproute2 iputils-ping util-linux ifupdown';
+export const INSTALL_HINT = 'apt-get install openssh-server iproute2 iputils-ping util-linux ifupdown network-manager netplan.io networkd-dispatcher dbus (or: sudo scripts/setup)';
 
 /** Command → the Debian/Ubuntu package that ships it. */
 export const LAB_TOOLS: Readonly<Record<string, string>> = {
@@ -20,7 +21,20 @@ export const LAB_TOOLS: Readonly<Record<string, string>> = {
   mount: 'mount',
   umount: 'mount',
 };
-export const IFUPDOWN_TOOLS: Readonly<Record<string, string>> = { ifup: 'ifupdown', ifdown: 'ifupdown' };
+/** What each manager's lab hosts run: the real manager, its dispatcher and a D-Bus of their own. */
+export const MANAGER_TOOLS: Readonly<Record<Manager, Readonly<Record<string, string>>>> = {
+  ifupdown: { ifup: 'ifupdown', ifdown: 'ifupdown', bash: 'bash' },
+  networkmanager: { NetworkManager: 'network-manager', nmcli: 'network-manager', 'nm-online': 'network-manager', 'dbus-daemon': 'dbus', bash: 'bash' },
+  netplan: {
+    netplan: 'netplan.io',
+    'systemd-networkd': 'systemd',
+    networkctl: 'systemd',
+    'dbus-send': 'dbus',
+    'networkd-dispatcher': 'networkd-dispatcher',
+    'dbus-daemon': 'dbus',
+    bash: 'bash',
+  },
+};
 
 export interface PreflightProbe {
   isRoot(): boolean;
@@ -31,7 +45,8 @@ export interface PreflightProbe {
 }
 
 export interface PreflightNeeds {
-  readonly ifupdown: boolean;
+  /** The managers whose real daemons the lab's hosts run (none for a lab without daemons). */
+  readonly managers: readonly Manager[];
 }
 
 export interface LabTools {
@@ -43,7 +58,7 @@ export interface LabTools {
 export function preflightProblems(needs: PreflightNeeds, probe: PreflightProbe, command = 'lab up'): string[] {
   const problems: string[] = [];
   if (!probe.isRoot()) problems.push(rootProblem(command));
-  const tools = { ...LAB_TOOLS, ...(needs.ifupdown ? IFUPDOWN_TOOLS : {}) };
+  const tools = Object.assign({}, LAB_TOOLS, ...needs.managers.map((m) => MANAGER_TOOLS[m])) as Record<string, string>;
   const missing = Object.entries(tools).filter(([cmd]) => probe.findCommand(cmd) === undefined);
   if (missing.length) {
     problems.push(`${command} needs ${missing.map(([cmd, pkg]) => `${cmd} (${pkg})`).join(', ')}, not found; install with: ${INSTALL_HINT}`);
@@ -67,8 +82,8 @@ export function checkPreflight(needs: PreflightNeeds, probe: PreflightProbe = sy
   return { sshd: probe.findCommand('sshd')! };
 }
 
-/** Root's usual PATH, searched after $PATH: sudo and cron often drop the sbin directories. */
-const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+/** Root's usual PATH, searched after $PATH: sudo and cron often drop the sbin directories; systemd-networkd lives in /lib/systemd. */
+const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin', '/lib/systemd', '/usr/lib/systemd'];
 
 export function systemProbe(env: Readonly<Record<string, string | undefined>> = process.env): PreflightProbe {
   const dirs = [...(env.PATH ?? '').split(delimiter).filter((d) => d.startsWith('/')), ...SYSTEM_PATH];

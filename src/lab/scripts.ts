@@ -7,16 +7,7 @@ import { shellCommand, shellQuote } from '../render/shell.js';
 import { HOST_KEY_VIEW_PATH, MANAGED_TREES } from './emulation.js';
 import { FABRIC_BRIDGE, LAB_ROOT, MGMT_BRIDGE, MGMT_IFACE, NETNS_DIR, SWITCH_UPLINK, hostPaths } from './names.js';
 import type { LabHost, LabPlan } from './plan.js';
-import { fabricTables } from './plan.js';
-
-/**
- * Kernel settings of a freshly booted lab host, on all, default and every fabric NIC. Strict
- * reverse-path filtering and ARP answered only by the NIC that owns the address make the seeds'
- * failure exact and repeatable: NIC 1 ↔ NIC 1 works, anything through a NIC 2 fails until the
- * per-NIC routing is in place. The other two are pinned to the kernel defaults so a reboot also
- * undoes what a deploy sets, whatever the machine's own defaults are.
- */
-export const BOOT_SYSCTLS: Readonly<Record<string, string>> = { rp_filter: '1', arp_ignore: '1', arp_announce: '0', accept_local: '0' };
+import { disableIpv6, renderNetworkBootScript } from './manager-boot.js';
 
 export const HOOK_PATH_ENV = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -27,7 +18,9 @@ export function renderCreateBatch(plan: LabPlan): string {
   lines.push(`link add ${MGMT_BRIDGE} netns ${sw} type bridge`, `link add ${FABRIC_BRIDGE} netns ${sw} type bridge`);
   for (const h of plan.hosts) {
     lines.push(`link add ${MGMT_IFACE} netns ${h.namespace} type veth peer name ${h.mgmtPort} netns ${sw}`);
-    for (const n of h.nics) lines.push(`link add ${n.iface} netns ${h.namespace} type veth peer name ${n.port} netns ${sw}`);
+    // NIC 2 before NIC 1: systemd-networkd 252 configures links in descending ifindex order, so on
+    // netplan hosts NIC 1's subnet route then comes first in main — as on the seeds' machines.
+    for (const n of [...h.nics].reverse()) lines.push(`link add ${n.iface} netns ${h.namespace} type veth peer name ${n.port} netns ${sw}`);
   }
   // Created last and only once the switch exists: the pair's far end lives in the switch namespace,
   // so deleting that namespace removes this link from the machine too.
@@ -58,21 +51,6 @@ export function renderRootLinkBatch(plan: LabPlan): string {
     `route add ${plan.mgmtSubnet} dev ${plan.rootLink} src ${plan.controllerAddress}`,
     '',
   ].join('\n');
-}
-
-function disableIpv6(): string {
-  return 'if [ -d /proc/sys/net/ipv6 ]; then echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6; fi';
-}
-
-function sysctlLines(host: LabHost): string {
-  const targets = ['all', 'default', ...host.nics.map((n) => n.iface)];
-  const writes = Object.entries(BOOT_SYSCTLS).map(([key, value]) => `echo ${value} > "$d/${key}"`);
-  return `for conf in ${targets.join(' ')}; do\n\td=/proc/sys/net/ipv4/conf/$conf\n\t${writes.join('; ')}\ndone`;
-}
-
-/** Fabric addresses in NIC order, so the main table lists NIC 1's subnet route first — the seeds' failure. */
-function fabricUpBatch(host: LabHost): string[] {
-  return host.nics.flatMap((n) => [`link set ${n.iface} up`, `address add ${n.address}/${n.prefixLength} dev ${n.iface}`]);
 }
 
 /**
@@ -122,6 +100,7 @@ for t in ${MANAGED_TREES.map(shellQuote).join(' ')} /etc/ssh/ssh_host_*; do
 	if [ -e "$t" ] || [ -L "$t" ]; then prune "$t"; fi
 done
 mount --bind ${shellQuote(p.root)} /root
+${host.manager === 'networkmanager' && plan.networkDaemons ? `mount --bind ${shellQuote(p.nmState)} /var/lib/NetworkManager\n` : ''}# Last: the lab's paths under the machine's /run are out of sight after it.
 mount --bind ${shellQuote(p.run)} /run
 `;
 }
@@ -146,41 +125,21 @@ END {
 }`;
 }
 
-/** Inside all of the host's namespaces: kernel settings, management and fabric addresses, sshd. */
+/**
+ * Inside all of the host's namespaces, once at `lab up`: its own sysfs (read-only, so NetworkManager
+ * and systemd-networkd treat udev as absent instead of waiting for it to initialise every device;
+ * and mounted in the host's network namespace, so /sys/class/net lists the host's links), the
+ * management link the lab configures itself (no manager touches it), sshd, then the network boot.
+ */
 export function renderBootScript(plan: LabPlan, host: LabHost, sshd: string): string {
-  const batch = [`address add ${host.address}/${plan.mgmtPrefixLength} dev ${MGMT_IFACE}`, `link set ${MGMT_IFACE} up`, `route add ${plan.controllerAddress}/32 dev ${MGMT_IFACE}`];
-  // ifupdown hosts get lo and the fabric NICs from a real `ifup -a`, as networking.service does at boot.
-  if (host.manager !== 'ifupdown') batch.unshift('link set lo up', ...fabricUpBatch(host));
-  return `${disableIpv6()}
-${sysctlLines(host)}
+  const batch = ['link set lo up', `address add ${host.address}/${plan.mgmtPrefixLength} dev ${MGMT_IFACE}`, `link set ${MGMT_IFACE} up`, `route add ${plan.controllerAddress}/32 dev ${MGMT_IFACE}`];
+  return `mount -t sysfs -o ro,nosuid,nodev,noexec sysfs /sys
+${disableIpv6()}
 ip -batch - <<'EOF'
 ${batch.join('\n')}
 EOF
-${host.manager === 'ifupdown' ? 'ifup -a\n' : ''}${shellQuote(sshd)} -f /etc/ssh/sshd_config -E /run/sshd.log
-`;
-}
-
-/**
- * `lab reboot`, first half: back to the state `lab up` left — no rules but the kernel's three, empty
- * fabric tables, boot sysctls, no neighbours, and the fabric addresses re-added in NIC order so the
- * main-table duplicates return. ifupdown hosts take their NICs down with a real `ifdown`; they come
- * back with `ifup -a` in the second half (see hooks.ts).
- */
-export function renderResetScript(plan: LabPlan, host: LabHost): string {
-  const down =
-    host.manager === 'ifupdown'
-      ? host.nics.map((n) => `ifdown ${n.iface} || { ip address flush dev ${n.iface}; ip link set ${n.iface} down; }`)
-      : host.nics.map((n) => `ip address flush dev ${n.iface}; ip link set ${n.iface} down`);
-  const up = host.manager === 'ifupdown' ? '' : `ip -batch - <<'EOF'\n${fabricUpBatch(host).join('\n')}\nEOF\n`;
-  return `set -u
-${down.join('\n')}
-ip -4 rule show | while IFS=: read -r pref rest; do
-	case $pref in 0 | 32766 | 32767) ;; *) ip -4 rule del pref "$pref" ;; esac
-done
-${fabricTables(plan).map((t) => `ip -4 route flush table ${t} 2>/dev/null || true`).join('\n')}
-${sysctlLines(host)}
-ip neigh flush all 2>/dev/null || true
-${up}`;
+${shellQuote(sshd)} -f /etc/ssh/sshd_config -E /run/sshd.log
+${renderNetworkBootScript(plan, host)}`;
 }
 
 /** Lists a hook directory as `name uid gid mode type` lines, following symlinks as the dispatchers do. */

@@ -36,6 +36,11 @@ export interface LabUpOptions {
   readonly interfaces?: HostMap<readonly string[]>;
   /** The source inventory; default: the seeds' example shipped with ibfleet (inventory/fleet.yaml). */
   readonly fleet?: Fleet;
+  /**
+   * Default true: every host runs its real network manager. false only for labs too big to afford a
+   * daemon per host (the benchmark's): the lab then adds the fabric addresses itself.
+   */
+  readonly networkDaemons?: boolean;
   /** Hosts started at once (default 8: the work is mostly short processes waiting on the kernel). */
   readonly concurrency?: number;
   readonly probe?: PreflightProbe;
@@ -65,8 +70,10 @@ export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
     controllerAddress: options.controllerAddress,
     managers: toMap(options.managers),
     interfaces: toMap(options.interfaces),
+    ...(options.networkDaemons !== undefined ? { networkDaemons: options.networkDaemons } : {}),
   });
-  const tools = checkPreflight({ ifupdown: plan.hosts.some((h) => h.manager === 'ifupdown') }, options.probe);
+  const managers = plan.networkDaemons ? [...new Set(plan.hosts.map((h) => h.manager))] : [];
+  const tools = checkPreflight({ managers }, options.probe);
   await refuseLeftovers(plan);
   await refuseRouteConflict(plan);
   await claimStateDir(plan);
@@ -160,7 +167,7 @@ async function build(plan: LabPlan, tools: LabTools, options: LabUpOptions): Pro
 async function writeHostFiles(plan: LabPlan, id: number, publicKey: string): Promise<void> {
   const host = plan.hosts.find((h) => h.id === id)!;
   const p = hostPaths(plan.name, id);
-  for (const dir of [`${p.upper}/etc`, p.work, p.root, p.run]) await mkdir(dir, { recursive: true, mode: 0o755 });
+  for (const dir of [`${p.upper}/etc`, p.work, p.root, p.run, p.nmState]) await mkdir(dir, { recursive: true, mode: 0o755 });
   await chmod(p.root, 0o700);
   const view = renderHostView(plan, host, publicKey);
   for (const d of view.dirs) {

@@ -17,3 +17,12 @@ export const HOOK_PATHS: Readonly<Record<Manager, string>> = {
   ifupdown: '/etc/network/if-up.d/ibfleet-routes',
   networkmanager: '/etc/NetworkManager/dispatcher.d/50-ibfleet-routes',
 };
+
+/**
+ * The periodic repair that backs up the hooks (persist step): a systemd service that runs the
+ * routing script, the timer that starts it, and the link `systemctl enable` makes for the timer.
+ */
+export const REPAIR_SERVICE_PATH = '/etc/systemd/system/ibfleet-routes-repair.service';
+export const REPAIR_TIMER_PATH = '/etc/systemd/system/ibfleet-routes-repair.timer';
+export const REPAIR_TIMER_LINK_PATH = '/etc/systemd/system/timers.target.wants/ibfleet-routes-repair.timer';
+export const REPAIR_UNIT_PATHS: readonly string[] = [REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH];

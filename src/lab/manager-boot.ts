@@ -1,0 +1,152 @@
+/**
+ * How a lab host's networking boots, as the shell that runs inside its namespaces: the real network
+ * manager of the host with its own system D-Bus, started the way its init would start it, and the
+ * lab's stand-in for systemd's timers. Pure; src/lab/up.ts and src/lab/reboot.ts run the scripts.
+ *
+ * Everything a host's daemons keep lives in its private /run; the lab's own bookkeeping (pid files,
+ * daemon logs, the timer runner) lives in HOST_BOOT_DIR there, which a reboot keeps while it forgets
+ * everything else, as a real reboot forgets a tmpfs.
+ */
+import { shellQuote } from '../render/shell.js';
+import { MGMT_IFACE } from './names.js';
+import type { LabHost, LabPlan } from './plan.js';
+import { fabricTables } from './plan.js';
+
+/** Inside a host: pid files and logs of the daemons the lab started, and the timer runner. */
+export const HOST_BOOT_DIR = '/run/ibfleet-lab-host';
+export const TIMER_RUNNER_PATH = `${HOST_BOOT_DIR}/timer-runner`;
+
+/**
+ * Kernel settings of a freshly booted lab host, on all, default and every fabric NIC. Strict
+ * reverse-path filtering and ARP answered only by the NIC that owns the address make the seeds'
+ * failure exact and repeatable: NIC 1 ↔ NIC 1 works, anything through a NIC 2 fails until the
+ * per-NIC routing is in place. The other two are pinned to the kernel defaults so a reboot also
+ * undoes what a deploy sets, whatever the machine's own defaults are.
+ */
+export const BOOT_SYSCTLS: Readonly<Record<string, string>> = { rp_filter: '1', arp_ignore: '1', arp_announce: '0', accept_local: '0' };
+
+/** What /run keeps across a lab reboot: sshd (the lab's way in stays up) and the lab's bookkeeping. */
+const RUN_KEPT = ['sshd', 'sshd.pid', 'sshd.log', HOST_BOOT_DIR.slice('/run/'.length)];
+
+/** Seconds a boot waits for a daemon or the manager's NICs before it reports the host failed. */
+const BOOT_WAIT_S = 30;
+
+export function disableIpv6(): string {
+  return 'if [ -d /proc/sys/net/ipv6 ]; then echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6; fi';
+}
+
+export function sysctlLines(host: LabHost): string {
+  const targets = ['all', 'default', ...host.nics.map((n) => n.iface)];
+  const writes = Object.entries(BOOT_SYSCTLS).map(([key, value]) => `echo ${value} > "$d/${key}"`);
+  return `for conf in ${targets.join(' ')}; do\n\td=/proc/sys/net/ipv4/conf/$conf\n\t${writes.join('; ')}\ndone`;
+}
+
+/** Fabric addresses in NIC order, so the main table lists NIC 1's subnet route first — the seeds' failure. */
+export function fabricUpBatch(host: LabHost): string[] {
+  return host.nics.flatMap((n) => [`link set ${n.iface} up`, `address add ${n.address}/${n.prefixLength} dev ${n.iface}`]);
+}
+
+const HELPERS = `B=${HOST_BOOT_DIR}
+mkdir -p "$B" /run/lock /run/network
+chmod 1777 /run/lock
+# start NAME CMD...: CMD as a daemon of this host (own session, no terminal), its pid in $B/NAME.pid.
+start() {
+	name=$1
+	shift
+	setsid "$@" </dev/null >>"$B/$name.log" 2>&1 &
+	echo $! >"$B/$name.pid"
+}
+# await WHAT CMD...: until CMD succeeds, at most ${BOOT_WAIT_S} s.
+await() {
+	what=$1
+	shift
+	n=0
+	until "$@" >/dev/null 2>&1; do
+		n=$((n + 1))
+		if [ "$n" -ge ${BOOT_WAIT_S * 10} ]; then
+			echo "lab boot: $what not ready after ${BOOT_WAIT_S} s" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}`;
+
+/** The host's own system bus: NetworkManager, networkd and their dispatchers talk over it. */
+const DBUS = `mkdir -p /run/dbus
+dbus-daemon --system --fork --print-pid >"$B/dbus-daemon.pid" 2>>"$B/dbus-daemon.log"`;
+
+function networkManagerBoot(): string {
+  return `${DBUS}
+# As NetworkManager.service runs it; --debug only keeps it in the foreground, logging to its file.
+start NetworkManager NetworkManager --no-daemon --debug
+# NetworkManager-wait-online: startup is complete once every managed device is activated.
+await NetworkManager nm-online -s -q -t ${BOOT_WAIT_S} || status=1
+`;
+}
+
+function netplanBoot(host: LabHost): string {
+  const routable = host.nics.map((n) => `await "${n.iface} routable" sh -c ${shellQuote(`networkctl status ${n.iface} | grep -q "State: routable"`)} || status=1`);
+  return `# netplan's systemd generator, as at every boot: /etc/netplan → /run/systemd/network.
+netplan generate
+rm -f /run/systemd/network/10-netplan-${MGMT_IFACE}.network
+mkdir -p /run/systemd/netif
+chown systemd-network:systemd-network /run/systemd/netif
+${DBUS}
+start systemd-networkd /lib/systemd/systemd-networkd
+await systemd-networkd sh -c 'dbus-send --system --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner string:org.freedesktop.network1 | grep -q true' || status=1
+# networkd-dispatcher.service: Debian's arguments from /etc/default/networkd-dispatcher.
+networkd_dispatcher_args=--run-startup-triggers
+[ ! -f /etc/default/networkd-dispatcher ] || . /etc/default/networkd-dispatcher
+# shellcheck disable=SC2086 # the arguments are a word list
+start networkd-dispatcher networkd-dispatcher $networkd_dispatcher_args
+${routable.join('\n')}
+`;
+}
+
+/**
+ * A host's networking boot: boot sysctls, then its manager brings the fabric NICs up and runs the
+ * hooks itself — NetworkManager with its D-Bus-activated dispatcher, netplan generate + systemd-
+ * networkd + networkd-dispatcher, or ifupdown's `ifup -a` as networking.service runs it (-v names
+ * each if-up.d script it runs). Then the timer runner. Without daemons (the benchmark's big labs)
+ * the lab adds the fabric addresses itself and nothing runs hooks.
+ */
+export function renderNetworkBootScript(plan: LabPlan, host: LabHost): string {
+  const head = `set -u
+status=0
+${HELPERS}
+${sysctlLines(host)}
+`;
+  if (!plan.networkDaemons) {
+    return `${head}ip -batch - <<'EOF'\n${fabricUpBatch(host).join('\n')}\nEOF\n`;
+  }
+  const manager = { networkmanager: networkManagerBoot(), netplan: netplanBoot(host), ifupdown: 'ifup -a -v 2>&1 || status=$?\n' }[host.manager];
+  return `${head}${manager}start timers bash ${TIMER_RUNNER_PATH}
+exit "$status"
+`;
+}
+
+/**
+ * `lab reboot`, between stopping the host's daemons and booting it again: the kernel state of a
+ * fresh boot — fabric NICs down without addresses, no rules but the kernel's three, empty fabric
+ * tables, boot sysctls, no neighbours — and a /run that remembers nothing of the last boot (a
+ * NetworkManager started over its old /run "assumes" the last activation and leaves the NICs down).
+ * ifupdown hosts take their NICs down with a real `ifdown` first.
+ */
+export function renderResetScript(plan: LabPlan, host: LabHost): string {
+  const down = host.manager === 'ifupdown' ? host.nics.map((n) => `ifdown ${n.iface} 2>/dev/null || true`) : [];
+  return `set -u
+${down.join('\n')}
+${host.nics.map((n) => `ip address flush dev ${n.iface}; ip link set ${n.iface} down`).join('\n')}
+ip -4 rule show | while IFS=: read -r pref rest; do
+	case $pref in 0 | 32766 | 32767) ;; *) ip -4 rule del pref "$pref" ;; esac
+done
+${fabricTables(plan).map((t) => `ip -4 route flush table ${t} 2>/dev/null || true`).join('\n')}
+${sysctlLines(host)}
+ip neigh flush all 2>/dev/null || true
+for f in /run/* /run/.[!.]*; do
+	[ -e "$f" ] || continue
+	case \${f#/run/} in ${RUN_KEPT.join(' | ')}) ;; *) rm -rf -- "$f" ;; esac
+done
+rm -rf ${HOST_BOOT_DIR}/timers
+`;
+}

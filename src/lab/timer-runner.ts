@@ -1,0 +1,107 @@
+/**
+ * The lab's only stand-in: systemd's timers, for hosts that run no systemd (a network namespace has
+ * no init). Real hosts all run systemd, and ibfleet's periodic repair is a systemd timer; in the lab
+ * this bash program starts what a host *enables* — timers linked in
+ * /etc/systemd/system/timers.target.wants — as systemd would: the service named by `Unit=` (or the
+ * timer's own name) `OnBootSec=` after boot and `OnUnitActiveSec=` after each start, running its
+ * `ExecStart=` and logging to HOST_BOOT_DIR/timers.log. AccuracySec is taken as the poll interval.
+ * Only what ibfleet's units use is read: a unit using more fails loudly in the log. It forks nothing
+ * while idle (bash built-ins only), so it costs a host nothing between runs.
+ */
+import { HOST_BOOT_DIR } from './manager-boot.js';
+
+/** How often the runner looks at the enabled timers: the lab's bound adds this to OnUnitActiveSec. */
+export const TIMER_POLL_S = 1;
+
+export function renderTimerRunner(): string {
+  return `#!/bin/bash
+# ibfleet lab: systemd's timers for a host without systemd (see src/lab/timer-runner.ts).
+set -u
+units=/etc/systemd/system
+wants=$units/timers.target.wants
+state=${HOST_BOOT_DIR}/timers
+log=${HOST_BOOT_DIR}/timers.log
+mkdir -p "$state"
+rm -f "$state/.tick"
+mkfifo "$state/.tick"
+exec 3<>"$state/.tick"
+printf -v booted '%(%s)T' -1
+
+say() {
+	local now
+	printf -v now '%(%F %T)T' -1
+	printf '%s %s\\n' "$now" "$*" >>"$log"
+}
+
+# unit_key FILE KEY: the last KEY= value of FILE in REPLY ('' when absent).
+unit_key() {
+	local line value=
+	while IFS= read -r line || [[ -n $line ]]; do
+		[[ $line == "$2="* ]] && value=\${line#*=}
+	done <"$1"
+	REPLY=$value
+}
+
+# seconds SPAN: a systemd time span ("30", "30s", "1min 30s") in REPLY, or return 1.
+seconds() {
+	local rest=$1 n unit total=0
+	[[ -n $rest ]] || return 1
+	while [[ $rest =~ ^[[:space:]]*([0-9]+)[[:space:]]*([a-z]*)(.*)$ ]]; do
+		n=\${BASH_REMATCH[1]} unit=\${BASH_REMATCH[2]} rest=\${BASH_REMATCH[3]}
+		case $unit in
+		'' | s | sec | second | seconds) ;;
+		m | min | minute | minutes) n=$((n * 60)) ;;
+		h | hr | hour | hours) n=$((n * 3600)) ;;
+		*) return 1 ;;
+		esac
+		total=$((total + n))
+	done
+	[[ -z \${rest//[[:space:]]/} ]] || return 1
+	REPLY=$total
+}
+
+# run TIMER NOW: start the timer's service if it is due.
+run() {
+	local timer=$1 now=$2 name=\${1##*/} boot_after every unit last due exec
+	unit_key "$timer" OnBootSec
+	if seconds "$REPLY"; then boot_after=$REPLY; else boot_after=; fi
+	unit_key "$timer" OnUnitActiveSec
+	if seconds "$REPLY"; then every=$REPLY; else every=; fi
+	unit_key "$timer" Unit
+	unit=\${REPLY:-\${name%.timer}.service}
+	if [[ -f $state/$name ]]; then
+		read -r last <"$state/$name"
+		[[ -n $every ]] || return 0
+		due=$((last + every))
+	else
+		[[ -n $boot_after ]] || return 0
+		due=$((booted + boot_after))
+	fi
+	((now >= due)) || return 0
+	echo "$now" >"$state/$name"
+	if [[ ! -f $units/$unit ]]; then
+		say "$name: $unit not found"
+		return 0
+	fi
+	unit_key "$units/$unit" ExecStart
+	exec=\${REPLY#[-@+!]}
+	if [[ -z $exec ]]; then
+		say "$unit: no ExecStart="
+		return 0
+	fi
+	say "$name: starting $unit ($exec)"
+	local argv
+	read -ra argv <<<"$exec"
+	"\${argv[@]}" </dev/null >>"$log" 2>&1
+	say "$unit: exit $?"
+}
+
+while :; do
+	printf -v now '%(%s)T' -1
+	for timer in "$wants"/*.timer; do
+		[[ -f $timer ]] && run "$timer" "$now"
+	done
+	read -rt ${TIMER_POLL_S} -u 3 || true
+done
+`;
+}
