@@ -46,17 +46,19 @@ export function fabricUpBatch(host: LabHost): string[] {
   return host.nics.flatMap((n) => [`link set ${n.iface} up`, `address add ${n.address}/${n.prefixLength} dev ${n.iface}`]);
 }
 
-const HELPERS = `B=${HOST_BOOT_DIR}
+const DIRS = `B=${HOST_BOOT_DIR}
 mkdir -p "$B" /run/lock /run/network
-chmod 1777 /run/lock
-# start NAME CMD...: CMD as a daemon of this host (own session, no terminal), its pid in $B/NAME.pid.
+chmod 1777 /run/lock`;
+
+const START = `# start NAME CMD...: CMD as a daemon of this host (own session, no terminal), its pid in $B/NAME.pid.
 start() {
 	name=$1
 	shift
 	setsid "$@" </dev/null >>"$B/$name.log" 2>&1 &
 	echo $! >"$B/$name.pid"
-}
-# await WHAT CMD...: until CMD succeeds, at most ${BOOT_WAIT_S} s.
+}`;
+
+const AWAIT = `# await WHAT CMD...: until CMD succeeds, at most ${BOOT_WAIT_S} s.
 await() {
 	what=$1
 	shift
@@ -96,6 +98,7 @@ start systemd-networkd /lib/systemd/systemd-networkd
 await systemd-networkd sh -c 'dbus-send --system --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner string:org.freedesktop.network1 | grep -q true' || status=1
 # networkd-dispatcher.service: Debian's arguments from /etc/default/networkd-dispatcher.
 networkd_dispatcher_args=--run-startup-triggers
+# shellcheck source=/dev/null
 [ ! -f /etc/default/networkd-dispatcher ] || . /etc/default/networkd-dispatcher
 # shellcheck disable=SC2086 # the arguments are a word list
 start networkd-dispatcher networkd-dispatcher $networkd_dispatcher_args
@@ -112,15 +115,17 @@ ${routable.join('\n')}
  */
 export function renderNetworkBootScript(plan: LabPlan, host: LabHost): string {
   const head = `set -u
-status=0
-${HELPERS}
+${DIRS}
 ${sysctlLines(host)}
 `;
   if (!plan.networkDaemons) {
     return `${head}ip -batch - <<'EOF'\n${fabricUpBatch(host).join('\n')}\nEOF\n`;
   }
+  const helpers = host.manager === 'ifupdown' ? START : `${START}\n${AWAIT}`;
   const manager = { networkmanager: networkManagerBoot(), netplan: netplanBoot(host), ifupdown: 'ifup -a -v 2>&1 || status=$?\n' }[host.manager];
-  return `${head}${manager}start timers bash ${TIMER_RUNNER_PATH}
+  return `${head}status=0
+${helpers}
+${manager}start timers bash ${TIMER_RUNNER_PATH}
 exit "$status"
 `;
 }

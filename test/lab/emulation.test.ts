@@ -17,6 +17,8 @@ describe('what each emulated host holds', () => {
         version: 2
         renderer: networkd
         ethernets:
+          mgmt0:
+            addresses: [198.18.0.34/24]
           ib0:
             addresses: [172.16.34.1/16]
           ib1:
@@ -25,8 +27,9 @@ describe('what each emulated host holds', () => {
     `);
     const view = renderHostView(plan, h34, 'ssh-ed25519 AAAA lab');
     expect(view.files.find((f) => f.path === '/etc/os-release')!.content).toContain('VERSION="18.04.6 LTS (Bionic Beaver)"');
-    expect(view.dirs.map((d) => d.path)).toEqual(expect.arrayContaining(['/etc/networkd-dispatcher/routable.d', '/run/systemd/netif/links']));
-    expect(view.dirs.map((d) => d.path)).not.toContain('/run/NetworkManager');
+    expect(view.dirs.map((d) => d.path)).toEqual(expect.arrayContaining(['/etc/networkd-dispatcher/routable.d']));
+    // The real daemons make their own runtime directories (networkd's must belong to systemd-network).
+    expect(view.dirs.map((d) => d.path).filter((p) => p.startsWith('/run/systemd') || p.startsWith('/run/NetworkManager'))).toEqual([]);
   });
 
   it('16 is an Ubuntu 20.04 desktop with NetworkManager keyfiles for its NICs', () => {
@@ -34,18 +37,24 @@ describe('what each emulated host holds', () => {
       "[connection]
       id=ibs5f1
       uuid=1c83b0bc-0c59-4f90-8d0c-fbd34ecfac37
-      type=infiniband
+      type=ethernet
       interface-name=ibs5f1
+      permissions=
 
-      [infiniband]
-      transport-mode=datagram
+      [ethernet]
+      mac-address-blacklist=
 
       [ipv4]
-      method=manual
       address1=172.16.16.2/16
+      dns-search=
+      method=manual
 
       [ipv6]
+      addr-gen-mode=stable-privacy
+      dns-search=
       method=ignore
+
+      [proxy]
       "
     `);
     const view = renderHostView(plan, h16, 'ssh-ed25519 AAAA lab');
@@ -55,7 +64,9 @@ describe('what each emulated host holds', () => {
       ['/etc/NetworkManager/system-connections/ibs5f1.nmconnection', 0o600],
     ]);
     expect(view.files.find((f) => f.path === '/etc/netplan/01-network-manager-all.yaml')!.content).toContain('renderer: NetworkManager');
-    expect(view.dirs.map((d) => d.path)).toEqual(expect.arrayContaining(['/etc/NetworkManager/dispatcher.d', '/run/NetworkManager']));
+    expect(view.dirs.map((d) => d.path)).toEqual(expect.arrayContaining(['/etc/NetworkManager/dispatcher.d']));
+    // NetworkManager manages the fabric NICs only: the management link stays the lab's.
+    expect(view.files.find((f) => f.path === '/etc/NetworkManager/conf.d/90-ibfleet-lab.conf')!.content).toContain('unmanaged-devices=except:interface-name:ibs5f0;except:interface-name:ibs5f1\n');
     expect(EMULATED_OS.networkmanager.osRelease).toContain('VERSION_CODENAME=focal');
   });
 

@@ -50,25 +50,21 @@ describe('what lab down and lab reboot print', () => {
     );
   });
 
-  it('reboot lists each hook run with its event and exit code', () => {
+  it('reboot says how each host booted, which hooks its dispatcher runs, and why the boot failed', () => {
     const ok = { code: 0, stdout: '', stderr: '' };
+    const base = { stopped: 4, reset: ok, boot: ok, ifupRuns: [], hooks: [], skipped: [], settled: true, ms: 2345, ok: true };
     const results: HostReboot[] = [
-      {
-        id: 34,
-        name: 'memserver34',
-        manager: 'netplan',
-        reset: ok,
-        runs: [{ event: 'routable ib1', command: ['/etc/networkd-dispatcher/routable.d/50-ibfleet-routes'], env: { IFACE: 'ib1', STATE: 'routable' }, code: 1, stdout: '', stderr: 'RTNETLINK answers: File exists\n' }],
-        skipped: [{ name: 'notes.txt', reason: 'not executable by its owner' }],
-        ok: false,
-      },
+      { ...base, id: 34, name: 'memserver34', manager: 'netplan', hooks: ['50-ibfleet-routes'], skipped: [{ name: 'notes.txt', reason: 'not executable by its owner' }] },
+      { ...base, id: 40, name: 'node40', manager: 'ifupdown', boot: { code: 1, stdout: 'run-parts: /etc/network/if-up.d/zz exited with return code 3\n', stderr: '' }, ifupRuns: [{ script: '/etc/network/if-up.d/zz', iface: 'ib0' }], ok: false },
     ];
     expect(formatRebootText(results)).toBe(
       [
-        'host 34 (memserver34, netplan): boot state restored; 1 hook run(s)',
-        '  exit 1  routable ib1    /etc/networkd-dispatcher/routable.d/50-ibfleet-routes  (IFACE=ib1 STATE=routable)',
-        '          RTNETLINK answers: File exists',
+        'host 34 (memserver34, netplan): 4 process(es) of the last boot ended; booted with netplan generate, systemd-networkd, networkd-dispatcher in 2.3 s',
+        '  hooks its dispatcher runs: 50-ibfleet-routes',
         '  skipped notes.txt: not executable by its owner',
+        'host 40 (node40, ifupdown): 4 process(es) of the last boot ended; boot FAILED (exit 1)',
+        '          run-parts: /etc/network/if-up.d/zz exited with return code 3',
+        '  ifup ran /etc/network/if-up.d/zz (IFACE=ib0)',
         '',
       ].join('\n'),
     );

@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bootInvocations, ifupHookRuns, parseHookListing, runnableHooks, skipReason, type HookDirEntry } from '../../src/lab/hooks.js';
-import { planLab } from '../../src/lab/plan.js';
-import { seedsFleet } from './fleet.js';
+import { ifupHookRuns, parseHookListing, runnableHooks, skipReason, type HookDirEntry } from '../../src/lab/hooks.js';
 
-const plan = planLab({ fleet: seedsFleet(), name: 'demo' });
-const [h16, h34] = plan.hosts as [(typeof plan.hosts)[0], (typeof plan.hosts)[0]];
 const entry = (over: Partial<HookDirEntry>): HookDirEntry => ({ name: '50-ibfleet-routes', uid: 0, gid: 0, mode: 0o755, type: 'f', ...over });
 
 describe('which hook files a dispatcher runs', () => {
@@ -35,39 +31,7 @@ describe('which hook files a dispatcher runs', () => {
   });
 });
 
-describe('the hook runs of a boot', () => {
-  it('networkd-dispatcher: every routable.d script per routable interface, management first', () => {
-    const calls = bootInvocations(plan, h34, ['50-ibfleet-routes']);
-    expect(calls.map((c) => [c.event, c.script, c.args, c.env.IFACE, c.env.STATE])).toEqual([
-      ['routable mgmt0', '/etc/networkd-dispatcher/routable.d/50-ibfleet-routes', [], 'mgmt0', 'routable'],
-      ['routable ib0', '/etc/networkd-dispatcher/routable.d/50-ibfleet-routes', [], 'ib0', 'routable'],
-      ['routable ib1', '/etc/networkd-dispatcher/routable.d/50-ibfleet-routes', [], 'ib1', 'routable'],
-    ]);
-    expect(calls[2]!.env).toMatchObject({ ADDR: '172.16.34.2', IP_ADDRS: '172.16.34.2', OperationalState: 'routable' });
-    expect(calls[0]!.env.PATH).toContain('/usr/sbin');
-  });
-
-  it('NetworkManager: the hostname event, then "<iface> up" per device with DEVICE_IFACE', () => {
-    const calls = bootInvocations(plan, h16, ['10-a', '50-ibfleet-routes']);
-    expect(calls.map((c) => [c.script.split('/').pop(), ...c.args])).toEqual([
-      ['10-a', 'none', 'hostname'],
-      ['50-ibfleet-routes', 'none', 'hostname'],
-      ['10-a', 'mgmt0', 'up'],
-      ['50-ibfleet-routes', 'mgmt0', 'up'],
-      ['10-a', 'ibs5f0', 'up'],
-      ['50-ibfleet-routes', 'ibs5f0', 'up'],
-      ['10-a', 'ibs5f1', 'up'],
-      ['50-ibfleet-routes', 'ibs5f1', 'up'],
-    ]);
-    expect(calls[0]!.env).toMatchObject({ NM_DISPATCHER_ACTION: 'hostname' });
-    expect(calls[0]!.env.DEVICE_IFACE).toBeUndefined();
-    expect(calls[7]!.env).toMatchObject({ NM_DISPATCHER_ACTION: 'up', DEVICE_IFACE: 'ibs5f1', DEVICE_IP_IFACE: 'ibs5f1', CONNECTION_ID: 'ibs5f1', IP4_ADDRESS_0: '172.16.16.2/16 0.0.0.0' });
-  });
-
-  it('no scripts, no runs', () => {
-    expect(bootInvocations(plan, h34, [])).toEqual([]);
-  });
-
+describe('what ifup ran', () => {
   it('reads which if-up.d scripts `ifup -a -v` ran, and for which IFACE', () => {
     // Captured from ifupdown 0.8.41 on Debian 12 (ib0 was already up, so only ib1 was configured).
     const output = [

@@ -84,8 +84,20 @@ describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
     expect((await sh(16, 'ls /etc/NetworkManager/system-connections /etc/netplan; test -d /run/NetworkManager && test ! -e /etc/network/interfaces && echo nm')).stdout).toBe(
       '/etc/NetworkManager/system-connections:\nibs5f0.nmconnection\nibs5f1.nmconnection\n\n/etc/netplan:\n01-network-manager-all.yaml\nnm\n',
     );
-    expect((await sh(34, 'cat /etc/netplan/*.yaml | grep -c "addresses:"; ls -A /etc/networkd-dispatcher/routable.d; test -d /run/systemd/netif/links && echo networkd')).stdout).toBe('2\nnetworkd\n');
+    expect((await sh(34, 'cat /etc/netplan/*.yaml | grep -c "addresses:"; ls -A /etc/networkd-dispatcher/routable.d; test -d /run/systemd/netif/links && echo networkd')).stdout).toBe('3\nnetworkd\n');
     expect((await sh(40, 'ls /run/network; ls -A /etc/network/if-up.d; test ! -e /etc/netplan && echo ifupdown')).stdout).toBe('ifstate\nifstate.ib0\nifstate.ib1\nifstate.lo\nifupdown\n');
+  });
+
+  it('runs the real managers: NetworkManager and networkd configured the fabric NICs, the management link is left to the lab', async () => {
+    expect((await labExec(NAME, 16, ['nmcli', '-t', '-f', 'DEVICE,STATE,CONNECTION', 'device'])).stdout).toBe('ibs5f0:connected:ibs5f0\nibs5f1:connected:ibs5f1\nmgmt0:unmanaged:\nlo:unmanaged:\n');
+    // NetworkManager adds its addresses with noprefixroute and its own subnet route per NIC.
+    expect((await sh(16, 'ip -4 -o addr show dev ibs5f1 | grep -o "172.16.16.2/16 .*noprefixroute"; ip -4 route show 172.16.0.0/16')).stdout).toMatch(
+      /^172\.16\.16\.2\/16 .*noprefixroute\n172\.16\.0\.0\/16 dev ibs5f0 proto kernel scope link src 172\.16\.16\.1 metric 100 \n172\.16\.0\.0\/16 dev ibs5f1 proto kernel scope link src 172\.16\.16\.2 metric 101 \n$/,
+    );
+    const links = (await labExec(NAME, 34, ['networkctl', 'list', '--no-legend'])).stdout;
+    for (const managed of ['ib0', 'ib1']) expect(links).toMatch(new RegExp(` ${managed} +ether +routable +configur`));
+    expect(links).toMatch(/ mgmt0 +ether +routable +unmanaged/);
+    expect((await sh(34, 'ls /run/systemd/network; stat -c %U /run/systemd/netif')).stdout).toBe('10-netplan-ib0.network\n10-netplan-ib1.network\nsystemd-network\n');
   });
 
   it('writes a lab inventory that loads and leaves the managers to detection', () => {
@@ -119,11 +131,12 @@ describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
     expect(fix.code).toBe(0);
 
     const results = await labReboot(NAME, [16, 34, 40]);
-    expect(results.map((r) => [r.id, r.ok, r.reset.code])).toEqual([
-      [16, true, 0],
-      [34, true, 0],
-      [40, true, 0],
+    expect(results.map((r) => [r.id, r.ok, r.reset.code, r.boot.code])).toEqual([
+      [16, true, 0, 0],
+      [34, true, 0, 0],
+      [40, true, 0, 0],
     ]);
+    expect(results.map((r) => r.stopped)).toEqual([3, 4, 1]);
 
     expect((await labExec(NAME, 34, ['ip', '-4', 'rule', 'show'])).stdout).toBe('0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n');
     expect((await labExec(NAME, 34, ['ip', '-4', 'route', 'show', 'table', '942'])).stdout).toBe('');
@@ -134,15 +147,22 @@ describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
     expect(await ping(34, 'ib1', '172.16.16.2')).toBe(false);
 
     const log = async (id: number) => (await sh(id, 'cat /root/hook.log')).stdout.trim().split('\n');
-    expect(await log(34)).toEqual(['|mgmt0|routable|||', '|ib0|routable|||', '|ib1|routable|||']);
+    // The real networkd-dispatcher: routable.d once per link that becomes routable, in the order they do.
+    expect((await log(34)).sort()).toEqual(['|ib0|routable|||', '|ib1|routable|||', '|mgmt0|routable|||']);
+    expect(results[1]!.hooks).toEqual(['50-test']);
     expect(results[1]!.skipped).toEqual([
       { name: '60-not-executable', reason: 'not executable by its owner' },
       { name: '70-group-writable', reason: 'writable by group or others' },
     ]);
-    expect(await log(16)).toEqual(['none hostname||||hostname|', 'mgmt0 up||||up|mgmt0', 'ibs5f0 up||||up|ibs5f0', 'ibs5f1 up||||up|ibs5f1']);
-    // A real `ifup -a`: the NICs are configured again (NIC 1 first), then if-up.d runs once more for --all.
-    expect(await log(40)).toEqual(['|ib0||start/post-up||', '|ib1||start/post-up||', '|--all||start/post-up||']);
-    expect(results[2]!.runs[0]!.scripts).toEqual([
+    // The real NetworkManager-dispatcher, D-Bus-activated: "<iface> up" per activated device, with
+    // DEVICE_IFACE and NM_DISPATCHER_ACTION; nothing for the unmanaged management link.
+    const nm = await log(16);
+    expect(nm.filter((l) => l.includes(' up|')).sort()).toEqual(['ibs5f0 up||||up|ibs5f0', 'ibs5f1 up||||up|ibs5f1']);
+    expect(nm.filter((l) => l.includes('mgmt0'))).toEqual([]);
+    // A real `ifup -a`: lo and the NICs are configured again (NIC 1 first), then if-up.d runs once more for --all.
+    expect(await log(40)).toEqual(['|lo||start/post-up||', '|ib0||start/post-up||', '|ib1||start/post-up||', '|--all||start/post-up||']);
+    expect(results[2]!.ifupRuns).toEqual([
+      { script: '/etc/network/if-up.d/test', iface: 'lo' },
       { script: '/etc/network/if-up.d/test', iface: 'ib0' },
       { script: '/etc/network/if-up.d/test', iface: 'ib1' },
       { script: '/etc/network/if-up.d/test', iface: '--all' },
@@ -153,8 +173,8 @@ describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
     await labExec(NAME, 40, ['sh', '-c', 'printf "#!/bin/sh\\necho broken >&2\\nexit 3\\n" > /etc/network/if-up.d/zz-fails && chmod 755 /etc/network/if-up.d/zz-fails']);
     const [result] = await labReboot(NAME, [40]);
     expect(result!.ok).toBe(false);
-    expect(result!.runs[0]!.code).not.toBe(0);
-    expect(result!.runs[0]!.stderr).toContain('broken');
+    expect(result!.boot.code).not.toBe(0);
+    expect(result!.boot.stdout).toContain('broken');
     await expect(labReboot(NAME, [41])).rejects.toThrow(UsageError);
   });
 

@@ -12,26 +12,29 @@ function probe(over: { root?: boolean; missing?: string[]; overlay?: boolean } =
 
 describe('lab up preflight', () => {
   it('passes on a prepared machine and hands back sshd\'s absolute path', () => {
-    expect(checkPreflight({ ifupdown: true }, probe())).toEqual({ sshd: '/usr/sbin/sshd' });
+    expect(checkPreflight({ managers: ['ifupdown', 'netplan', 'networkmanager'] }, probe())).toEqual({ sshd: '/usr/sbin/sshd' });
   });
 
   it('asks for root', () => {
-    expect(preflightProblems({ ifupdown: false }, probe({ root: false }))).toEqual(['lab up needs root (it works with network namespaces and mounts): run it as root, e.g. sudo ibfleet lab up']);
+    expect(preflightProblems({ managers: [] }, probe({ root: false }))).toEqual(['lab up needs root (it works with network namespaces and mounts): run it as root, e.g. sudo ibfleet lab up']);
   });
 
   it('names each missing tool with its package and the install command', () => {
-    expect(preflightProblems({ ifupdown: false }, probe({ missing: ['sshd', 'ping'] }))).toEqual([
-      'lab up needs sshd (openssh-server), ping (iputils-ping), not found; install with: apt-get install openssh-server iproute2 iputils-ping util-linux ifupdown',
+    expect(preflightProblems({ managers: [] }, probe({ missing: ['sshd', 'ping'] }))).toEqual([
+      'lab up needs sshd (openssh-server), ping (iputils-ping), not found; install with: apt-get install openssh-server iproute2 iputils-ping util-linux ifupdown network-manager netplan.io networkd-dispatcher dbus (or: sudo scripts/setup)',
     ]);
   });
 
-  it('asks for ifupdown only when an ifupdown host is requested', () => {
-    expect(preflightProblems({ ifupdown: false }, probe({ missing: ['ifup', 'ifdown'] }))).toEqual([]);
-    expect(preflightProblems({ ifupdown: true }, probe({ missing: ['ifup', 'ifdown'] }))[0]).toMatch(/^lab up needs ifup \(ifupdown\), ifdown \(ifupdown\), not found/);
+  it('asks for each manager\'s daemons only when a host of that manager is requested', () => {
+    const missing = ['ifup', 'ifdown', 'NetworkManager', 'networkd-dispatcher', 'systemd-networkd'];
+    expect(preflightProblems({ managers: [] }, probe({ missing }))).toEqual([]);
+    expect(preflightProblems({ managers: ['ifupdown'] }, probe({ missing }))[0]).toMatch(/^lab up needs ifup \(ifupdown\), ifdown \(ifupdown\), not found/);
+    expect(preflightProblems({ managers: ['networkmanager'] }, probe({ missing }))[0]).toMatch(/^lab up needs NetworkManager \(network-manager\), not found/);
+    expect(preflightProblems({ managers: ['netplan'] }, probe({ missing }))[0]).toMatch(/^lab up needs systemd-networkd \(systemd\), networkd-dispatcher \(networkd-dispatcher\), not found/);
   });
 
   it('reports every problem at once, as a usage error (exit 2)', () => {
-    const attempt = () => checkPreflight({ ifupdown: false }, probe({ root: false, missing: ['ip', 'nsenter'], overlay: false }));
+    const attempt = () => checkPreflight({ managers: [] }, probe({ root: false, missing: ['ip', 'nsenter'], overlay: false }));
     expect(attempt).toThrow(UsageError);
     expect(attempt).toThrow(/needs root[\s\S]*ip \(iproute2\), nsenter \(util-linux\)[\s\S]*overlayfs/);
   });
