@@ -75,7 +75,7 @@ describe('the transport\'s known_hosts store', () => {
     const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
-    const { KnownHostsStore } = await import('../../src/runner/ssh-transport.js');
+    const { KnownHostsStore } = await import('../../src/runner/known-hosts-store.js');
     const dir = mkdtempSync(join(tmpdir(), 'ibfleet-kh-'));
     try {
       const file = join(dir, 'known_hosts');
