@@ -6,7 +6,7 @@
  * change is made anywhere.
  */
 import { deriveNicAddress } from '../inventory/derive.js';
-import type { HostEntry } from '../inventory/edit.js';
+import type { HostEntry } from '../inventory/entry.js';
 import { cidrContains, parseIpv4 } from '../inventory/ipv4.js';
 import type { Fabric, Host, Manager, ManagerSetting } from '../inventory/model.js';
 import { detectManager, managerPrerequisite } from './detect-manager.js';

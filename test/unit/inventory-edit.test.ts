@@ -5,7 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { planInventoryAddition, yamlScalar, type HostEntry, type InventoryAddition, type InventoryEdit } from '../../src/inventory/edit.js';
+import { planInventoryAddition, type InventoryEdit } from '../../src/inventory/edit.js';
+import { yamlScalar } from '../../src/inventory/entry-style.js';
+import type { HostEntry, InventoryAddition } from '../../src/inventory/entry.js';
 
 const SEEDS = readFileSync(new URL('../../inventory/fleet.yaml', import.meta.url), 'utf8');
 
