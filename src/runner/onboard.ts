@@ -11,32 +11,24 @@
  * handlers of its events, and the report says what happened and what to do next.
  */
 import { UsageError } from '../errors.js';
-import { planInventoryAddition, type HostEntry, type InventoryAddition } from '../inventory/edit.js';
+import { planInventoryAddition, type InventoryEdit } from '../inventory/edit.js';
+import type { InventoryAddition } from '../inventory/entry.js';
 import { loadInventory } from '../inventory/load.js';
-import { hostById, type Fleet, type Host, type Manager } from '../inventory/model.js';
+import { hostById, type Fleet, type Host } from '../inventory/model.js';
 import { parseProbe, type HostFacts } from '../plan/facts.js';
-import { discoverHost, onboardEntry, onboardName, type HostDiscovery, type OnboardRole } from '../plan/onboard.js';
+import { discoverHost, ONBOARD_ROLES, type HostDiscovery } from '../plan/onboard.js';
+import { discoveredAddition, provisionalAddition, roleId, roleManagerFlag, type OnboardRequest } from '../plan/onboard-request.js';
+import { refusedBeforeContact, summarize, type InventoryChange, type OnboardOutcome, type OnboardReport } from '../plan/onboard-summary.js';
 import type { Playbook } from '../playbook/playbook.js';
-import { buildCheatSheet, type CheatSheet } from '../render/cheat-sheet.js';
+import { buildCheatSheet } from '../render/cheat-sheet.js';
 import { renderProbeScript } from '../render/probe-script.js';
 import { hostRef, type HostRef, type HostResult, type MatrixCell, type RunEnd, type RunEvents } from '../vocabulary.js';
 import { announceRun, runHosts } from './fanout.js';
 import type { InventoryFile } from './files.js';
 import { deployHost } from './host-workflows.js';
-import { scriptFailed, type Session, type Transport } from './transport.js';
+import { sharedSessions } from './shared-sessions.js';
+import { scriptFailed, type Transport } from './transport.js';
 import { runVerify } from './verify.js';
-
-export interface OnboardRequest {
-  readonly owner: string;
-  readonly cpu: number;
-  readonly mem: number;
-  readonly cpuAddress?: string | undefined;
-  readonly memAddress?: string | undefined;
-  /** SSH user for both machines; non-root users work through sudo. */
-  readonly user?: string | undefined;
-  readonly cpuManager?: Manager | undefined;
-  readonly memManager?: Manager | undefined;
-}
 
 export interface PhaseDisplay {
   readonly events: RunEvents;
@@ -68,100 +60,8 @@ export interface OnboardOptions {
   readonly now?: () => number;
 }
 
-export type OnboardOutcome = 'ok' | 'refused' | 'discovery-failed' | 'deploy-failed' | 'inventory-failed' | 'verify-failed' | 'interrupted';
-
-export interface InventoryChange {
-  readonly file: string;
-  /** written: the hosts and/or the pair were added; unchanged: they were there already. */
-  readonly change: 'written' | 'unchanged' | 'not-written';
-  readonly addedHosts: readonly number[];
-  readonly addedPair: boolean;
-  readonly addedLines: readonly string[];
-}
-
-export interface OnboardReport {
-  readonly outcome: OnboardOutcome;
-  readonly request: OnboardRequest;
-  /** The pair's hosts as the run ended up describing them (discovered interfaces once known). */
-  readonly hosts: readonly Host[];
-  readonly discovered: readonly HostDiscovery[];
-  readonly discovery: readonly HostResult[];
-  readonly deploy: readonly HostResult[];
-  readonly verify: { readonly results: readonly HostResult[]; readonly cells: readonly MatrixCell[] } | undefined;
-  readonly inventory: InventoryChange;
-  readonly cheatSheet: CheatSheet | undefined;
-  /** Why it stopped: refusal reasons or the failing hosts' one-liners. */
-  readonly problems: readonly string[];
-  /** One paragraph: what happened and what to do next. */
-  readonly summary: string;
-  readonly durationMs: number;
-}
-
-const ROLES: readonly OnboardRole[] = ['cpu', 'mem'];
-
-function idOf(request: OnboardRequest, role: OnboardRole): number {
-  return role === 'cpu' ? request.cpu : request.mem;
-}
-
-/**
- * Checks what can be checked without contacting anything; a UsageError (exit 2) otherwise.
- * Returns the provisional entries (interfaces unknown) every later step starts from.
- */
-function provisionalEntries(request: OnboardRequest, fleet: Fleet, file: string): HostEntry[] {
-  if (request.cpu === request.mem) throw new UsageError(`--cpu and --mem are both host ${request.cpu}; a pair is two different machines`);
-  if (request.cpuAddress !== undefined && request.cpuAddress === request.memAddress) {
-    throw new UsageError(`--cpu-address and --mem-address are both ${request.cpuAddress}; a pair is two different machines`);
-  }
-  return ROLES.map((role) => {
-    const id = idOf(request, role);
-    const address = role === 'cpu' ? request.cpuAddress : request.memAddress;
-    const existing = hostById(fleet, id);
-    if (!existing && address === undefined) {
-      throw new UsageError(`host ${id} is not in ${file}, so onboard needs its SSH address: add --${role}-address ADDRESS (the management address, not a 172.16 fabric one)`);
-    }
-    return onboardEntry({
-      id,
-      role,
-      owner: request.owner,
-      address,
-      user: request.user,
-      managerFlag: role === 'cpu' ? request.cpuManager : request.memManager,
-      discovery: undefined,
-    });
-  });
-}
-
-/**
- * One SSH connection per host for the whole onboard: discovery, deploy and verify each "connect",
- * and get the session opened first. Closing is deferred to closeAll().
- */
-export function sharedSessions(base: Transport): Transport & { closeAll(): void } {
-  const sessions = new Map<number, Promise<Session>>();
-  return {
-    connect(host, signal) {
-      let opened = sessions.get(host.id);
-      const first = opened === undefined;
-      if (!opened) {
-        opened = base.connect(host, signal);
-        sessions.set(host.id, opened);
-        opened.catch(() => sessions.delete(host.id));
-      }
-      return opened.then((session) => ({
-        run: (script, options) => session.run(script, options),
-        close: () => undefined,
-        get channels() {
-          return session.channels;
-        },
-        // Host-key notes ("recorded new key") belong to the run that opened the connection.
-        notes: first ? session.notes : [],
-      }));
-    },
-    closeAll() {
-      for (const opened of sessions.values()) opened.then((s) => s.close(), () => undefined);
-      sessions.clear();
-    },
-  };
-}
+type Planned = Extract<InventoryEdit, { ok: true }>;
+type Progress = Omit<OnboardReport, 'durationMs' | 'summary'>;
 
 export async function runOnboard(options: OnboardOptions): Promise<OnboardReport> {
   const now = options.now ?? Date.now;
@@ -171,18 +71,14 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
   const file = inventory.path;
 
   const original = await inventory.read();
-  const fleet0 = loadInventory(original, file, inventory.baseDir);
-  const pair = { owner: request.owner, cpu: request.cpu, mem: request.mem };
-  const provisional = planInventoryAddition(original, file, inventory.baseDir, { hosts: provisionalEntries(request, fleet0, file), pair });
-  if (!provisional.ok) {
-    throw new UsageError(`onboard refused:\n${bullets(provisional.conflicts)}\nNothing was contacted and ${file} was not changed.`);
-  }
-  const provisionalHosts = ROLES.map((role) => hostById(provisional.fleet, idOf(request, role))!);
+  const provisional = planInventoryAddition(original, file, inventory.baseDir, provisionalAddition(request, loadInventory(original, file, inventory.baseDir), file));
+  if (!provisional.ok) throw new UsageError(refusedBeforeContact(provisional.conflicts, file));
+  const pairHosts = (fleet: Fleet) => ONBOARD_ROLES.map((role) => hostById(fleet, roleId(request, role))!);
 
-  let report: Omit<OnboardReport, 'durationMs' | 'summary'> = {
+  let report: Progress = {
     outcome: 'refused',
     request,
-    hosts: provisionalHosts,
+    hosts: pairHosts(provisional.fleet),
     discovered: [],
     discovery: [],
     deploy: [],
@@ -191,81 +87,51 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     cheatSheet: undefined,
     problems: [],
   };
-  const finish = (patch: Partial<typeof report>): OnboardReport => {
-    report = { ...report, ...patch };
+  const note = (patch: Partial<Progress>) => void (report = { ...report, ...patch });
+  const finish = (patch: Partial<Progress>): OnboardReport => {
+    note(patch);
     return { ...report, summary: summarize(report, file), durationMs: now() - started };
   };
+  const stopped = (otherwise: OnboardOutcome): OnboardOutcome => (options.interrupt.aborted ? 'interrupted' : otherwise);
 
   const transport = sharedSessions(await options.transport(provisional.fleet));
-  events.onStart?.(provisionalHosts.map(hostRef));
+  events.onStart?.(report.hosts.map(hostRef));
   try {
     // 1. Discover: connect and run the read-only probe; nothing on the hosts changes.
-    const facts = new Map<number, HostFacts>();
-    const discovery = await runHosts(
-      provisionalHosts,
-      { concurrency: options.concurrency, timeoutMs: options.timeoutMs, interrupt: options.interrupt, events: events.discovery ?? {}, now },
-      async (task) => {
-        task.stage('connect');
-        const session = await transport.connect(task.host, task.signal);
-        task.stage('probe');
-        const result = await session.run(renderProbeScript(task.host, provisional.fleet), { signal: task.signal });
-        const found = parseProbe(result.stdout);
-        if (!found.complete) throw scriptFailed('probe', 'discovery probe', result);
-        facts.set(task.host.id, found);
-        return { status: 'ok', reasons: [...session.notes], connections: 1, channels: session.channels };
-      },
-    );
-    report = { ...report, discovery };
+    const { discovery, facts } = await discover(report.hosts, provisional.fleet, transport, options);
+    note({ discovery });
     const notFound = discovery.filter((r) => r.status !== 'ok');
-    if (notFound.length > 0) {
-      return finish({ outcome: options.interrupt.aborted ? 'interrupted' : 'discovery-failed', problems: notFound.map((r) => `${r.host.id} (${r.host.target}): ${r.error?.message ?? r.status}`) });
-    }
+    if (notFound.length > 0) return finish({ outcome: stopped('discovery-failed'), problems: notFound.map((r) => `${r.host.id} (${r.host.target}): ${r.error?.message ?? r.status}`) });
 
     // 2. Decide, from what the machines showed.
-    const discovered = provisionalHosts.map((host, i) => {
-      const role = ROLES[i]!;
-      const d = discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: facts.get(host.id)!, managerFlag: role === 'cpu' ? request.cpuManager : request.memManager, persist: playbook.persist });
+    const discovered = report.hosts.map((host, i) => {
+      const role = ONBOARD_ROLES[i]!;
+      const d = discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: facts.get(host.id)!, managerFlag: roleManagerFlag(request, role), persist: playbook.persist });
       events.onDiscovered?.(d, hostRef(host));
       return d;
     });
-    report = { ...report, discovered };
+    note({ discovered });
     const refusals = discovered.flatMap((d) => d.problems.map((p) => `${d.role} ${d.id}: ${p}`));
     if (refusals.length > 0) return finish({ outcome: 'refused', problems: refusals });
-
-    const addition: InventoryAddition = {
-      hosts: discovered.map((d) =>
-        onboardEntry({
-          id: d.id,
-          role: d.role,
-          owner: request.owner,
-          address: d.role === 'cpu' ? request.cpuAddress : request.memAddress,
-          user: request.user,
-          managerFlag: d.role === 'cpu' ? request.cpuManager : request.memManager,
-          discovery: d,
-        }),
-      ),
-      pair,
-    };
+    const addition = discoveredAddition(request, discovered);
     const planned = planInventoryAddition(original, file, inventory.baseDir, addition);
     if (!planned.ok) return finish({ outcome: 'refused', problems: planned.conflicts });
-    const hosts = ROLES.map((role) => hostById(planned.fleet, idOf(request, role))!);
-    report = { ...report, hosts };
+    const hosts = pairHosts(planned.fleet);
+    note({ hosts });
     if (options.interrupt.aborted) return finish({ outcome: 'interrupted', problems: ['interrupted before deploying'] });
 
     // 3. Deploy the playbook to both, over the same connections.
     const deploy = await inPhase(events, 'deploy', hosts, options, (phaseEvents) =>
-      runHosts(hosts, { concurrency: options.concurrency, timeoutMs: options.timeoutMs, interrupt: options.interrupt, events: phaseEvents, now }, deployHost({ fleet: planned.fleet, playbook, transport }, { dryRun: false })).then((results) => ({ results })),
+      runHosts(hosts, fanout(options, phaseEvents), deployHost({ fleet: planned.fleet, playbook, transport }, { dryRun: false })).then((results) => ({ results })),
     );
-    report = { ...report, deploy: deploy.results };
+    note({ deploy: deploy.results });
     const failed = deploy.results.filter((r) => r.status !== 'changed' && r.status !== 'unchanged');
-    if (failed.length > 0) {
-      return finish({ outcome: options.interrupt.aborted ? 'interrupted' : 'deploy-failed', problems: failed.map((r) => `${r.host.id}: ${r.error ? `${r.error.stage}: ${r.error.message}` : r.status}`) });
-    }
+    if (failed.length > 0) return finish({ outcome: stopped('deploy-failed'), problems: failed.map((r) => `${r.host.id}: ${r.error ? `${r.error.stage}: ${r.error.message}` : r.status}`) });
 
     // 4. Both are deployed: they belong in the inventory now, whatever verify finds.
     const change = await writeAddition(inventory, original, planned, addition);
     events.onInventory?.(change.inventory);
-    report = { ...report, inventory: change.inventory };
+    note({ inventory: change.inventory });
     if (change.problem) return finish({ outcome: 'inventory-failed', problems: [change.problem] });
 
     const details = new Map(discovered.map((d) => [d.id, { os: d.os, manager: deploy.results.find((r) => r.host.id === d.id)?.manager ?? d.manager }]));
@@ -276,23 +142,11 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     // 5. Verify the pair: ping everywhere; rping cells for every NIC pair, skipped with the
     // reason where a machine has no RDMA device (never counted as passed).
     const verify = await inPhase(events, 'verify', hosts, options, (phaseEvents) =>
-      runVerify({
-        hosts,
-        mode: 'full',
-        rping: 'on',
-        transport,
-        concurrency: options.concurrency,
-        timeoutMs: options.timeoutMs,
-        interrupt: options.interrupt,
-        events: phaseEvents,
-        ...(options.rpingPort ? { basePort: options.rpingPort } : {}),
-        now,
-      }),
+      runVerify({ ...fanout(options, phaseEvents), hosts, mode: 'full', rping: 'on', transport, ...(options.rpingPort ? { basePort: options.rpingPort } : {}) }),
     );
     const failedCells = verify.cells.filter((c) => c.ok === false);
-    const outcome: OnboardOutcome = options.interrupt.aborted ? 'interrupted' : failedCells.length > 0 || verify.results.some((r) => r.status !== 'ok') ? 'verify-failed' : 'ok';
     return finish({
-      outcome,
+      outcome: stopped(failedCells.length > 0 || verify.results.some((r) => r.status !== 'ok') ? 'verify-failed' : 'ok'),
       verify,
       cheatSheet: sheet(verify.cells),
       problems: failedCells.map((c) => `${c.method} ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.detail}`),
@@ -300,6 +154,26 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
   } finally {
     transport.closeAll();
   }
+}
+
+function fanout(options: OnboardOptions, events: RunEvents) {
+  return { concurrency: options.concurrency, timeoutMs: options.timeoutMs, interrupt: options.interrupt, events, ...(options.now ? { now: options.now } : {}) };
+}
+
+/** Connects to both machines and runs the read-only probe on each. */
+async function discover(hosts: readonly Host[], fleet: Fleet, transport: Transport, options: OnboardOptions): Promise<{ discovery: HostResult[]; facts: Map<number, HostFacts> }> {
+  const facts = new Map<number, HostFacts>();
+  const discovery = await runHosts(hosts, fanout(options, options.events?.discovery ?? {}), async (task) => {
+    task.stage('connect');
+    const session = await transport.connect(task.host, task.signal);
+    task.stage('probe');
+    const result = await session.run(renderProbeScript(task.host, fleet), { signal: task.signal });
+    const found = parseProbe(result.stdout);
+    if (!found.complete) throw scriptFailed('probe', 'discovery probe', result);
+    facts.set(task.host.id, found);
+    return { status: 'ok', reasons: [...session.notes], connections: 1, channels: session.channels };
+  });
+  return { discovery, facts };
 }
 
 /** Deploy and verify are each a run of their own, shown by a fresh display when there is one. */
@@ -325,7 +199,7 @@ async function inPhase(
 async function writeAddition(
   inventory: InventoryFile,
   original: string,
-  planned: Extract<ReturnType<typeof planInventoryAddition>, { ok: true }>,
+  planned: Planned,
   addition: InventoryAddition,
 ): Promise<{ inventory: InventoryChange; problem?: string }> {
   const unchanged = (added: typeof planned): InventoryChange => ({ file: inventory.path, change: 'unchanged', addedHosts: added.addedHosts, addedPair: added.addedPair, addedLines: [] });
@@ -353,37 +227,4 @@ async function writeAddition(
     };
   }
   return { inventory: { file: inventory.path, change: 'written', addedHosts: edit.addedHosts, addedPair: edit.addedPair, addedLines: edit.addedLines } };
-}
-
-function bullets(lines: readonly string[]): string {
-  return lines.map((l) => `  - ${l}`).join('\n');
-}
-
-/** What happened, and the next step, in words a student can act on. */
-export function summarize(report: Omit<OnboardReport, 'durationMs' | 'summary'>, file: string): string {
-  const { request } = report;
-  const names = `${onboardName('cpu', request.cpu)} (${request.cpu}) and ${onboardName('mem', request.mem)} (${request.mem})`;
-  const problems = report.problems.join('; ');
-  const again = 'then run the same onboard command again';
-  switch (report.outcome) {
-    case 'ok':
-      return `${request.owner}'s pair ${names} is deployed and verified; ${file} ${report.inventory.change === 'written' ? 'now lists both hosts and the pair' : 'already listed both hosts and the pair'}.`;
-    case 'refused':
-      return `onboard refused:\n${bullets(report.problems)}\nNothing was deployed and ${file} was not changed; fix the above, ${again}.`;
-    case 'discovery-failed':
-      return `discovery failed on ${problems}. Nothing was deployed and ${file} was not changed; check the address and SSH access (a machine whose host key is new needs --accept-new; a sudo user with a password needs -K), ${again}.`;
-    case 'deploy-failed': {
-      const deployed = report.deploy.filter((r) => r.status === 'changed' || r.status === 'unchanged').map((r) => r.host.id);
-      return `deploy failed on ${problems}. ${file} was not changed${deployed.length ? ` (host ${deployed.join(', ')} was deployed; running onboard again finds it done)` : ''}; fix the cause, ${again}.`;
-    }
-    case 'inventory-failed':
-      return `both hosts are deployed, but ${problems}. Add these lines to ${file} by hand:\n${report.inventory.addedLines.map((l) => `  ${l}`).join('\n')}`;
-    case 'verify-failed':
-      return `verify failed: ${report.problems.length} cell${report.problems.length === 1 ? '' : 's'} did not pass (each with the command that reproduces it above). Both hosts are deployed and ${report.inventory.change === 'written' ? 'now in' : 'in'} ${file}; fix the fabric, then check again with: ibfleet -i ${file} verify --pair ${request.owner}`;
-    case 'interrupted':
-      if (report.inventory.change !== 'not-written' && report.deploy.length > 0) {
-        return `interrupted after deploy: both hosts are deployed and in ${file}; check them with: ibfleet -i ${file} verify --pair ${request.owner}`;
-      }
-      return `interrupted${report.deploy.length ? ' during deploy' : ' before deploying'}: ${file} was not changed; run the same onboard command again.`;
-  }
 }

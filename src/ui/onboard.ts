@@ -1,6 +1,6 @@
 /** What onboard shows besides the deploy and verify displays: discovery lines and the --json document. Pure. */
 import type { HostRef } from '../vocabulary.js';
-import type { OnboardReport } from '../runner/onboard.js';
+import type { OnboardReport } from '../plan/onboard-summary.js';
 import type { HostDiscovery } from '../plan/onboard.js';
 import { runDocument } from './json.js';
 

@@ -1,0 +1,65 @@
+/**
+ * An onboard request and what follows from it without a machine being asked: the checks that need
+ * no host (a UsageError, exit 2, otherwise), the provisional inventory entries discovery starts
+ * from, and the entries to write once discovery has named the interfaces. Pure.
+ */
+import { UsageError } from '../errors.js';
+import type { InventoryAddition } from '../inventory/entry.js';
+import { hostById, type Fleet, type Manager } from '../inventory/model.js';
+import { ONBOARD_ROLES, onboardEntry, type HostDiscovery, type OnboardRole } from './onboard.js';
+
+export interface OnboardRequest {
+  readonly owner: string;
+  readonly cpu: number;
+  readonly mem: number;
+  readonly cpuAddress?: string | undefined;
+  readonly memAddress?: string | undefined;
+  /** SSH user for both machines; non-root users work through sudo. */
+  readonly user?: string | undefined;
+  readonly cpuManager?: Manager | undefined;
+  readonly memManager?: Manager | undefined;
+}
+
+export function roleId(request: OnboardRequest, role: OnboardRole): number {
+  return role === 'cpu' ? request.cpu : request.mem;
+}
+
+function roleAddress(request: OnboardRequest, role: OnboardRole): string | undefined {
+  return role === 'cpu' ? request.cpuAddress : request.memAddress;
+}
+
+export function roleManagerFlag(request: OnboardRequest, role: OnboardRole): Manager | undefined {
+  return role === 'cpu' ? request.cpuManager : request.memManager;
+}
+
+function pairOf(request: OnboardRequest) {
+  return { owner: request.owner, cpu: request.cpu, mem: request.mem };
+}
+
+/**
+ * The pair as far as it is known before discovery (interfaces unknown), after every check that
+ * can be made without contacting anything.
+ */
+export function provisionalAddition(request: OnboardRequest, fleet: Fleet, file: string): InventoryAddition {
+  if (request.cpu === request.mem) throw new UsageError(`--cpu and --mem are both host ${request.cpu}; a pair is two different machines`);
+  if (request.cpuAddress !== undefined && request.cpuAddress === request.memAddress) {
+    throw new UsageError(`--cpu-address and --mem-address are both ${request.cpuAddress}; a pair is two different machines`);
+  }
+  const hosts = ONBOARD_ROLES.map((role) => {
+    const id = roleId(request, role);
+    const address = roleAddress(request, role);
+    if (!hostById(fleet, id) && address === undefined) {
+      throw new UsageError(`host ${id} is not in ${file}, so onboard needs its SSH address: add --${role}-address ADDRESS (the management address, not a 172.16 fabric one)`);
+    }
+    return onboardEntry({ id, role, owner: request.owner, address, user: request.user, managerFlag: roleManagerFlag(request, role), discovery: undefined });
+  });
+  return { hosts, pair: pairOf(request) };
+}
+
+/** The pair as discovery found it: the entries onboard writes. */
+export function discoveredAddition(request: OnboardRequest, discovered: readonly HostDiscovery[]): InventoryAddition {
+  const hosts = discovered.map((d) =>
+    onboardEntry({ id: d.id, role: d.role, owner: request.owner, address: roleAddress(request, d.role), user: request.user, managerFlag: roleManagerFlag(request, d.role), discovery: d }),
+  );
+  return { hosts, pair: pairOf(request) };
+}
