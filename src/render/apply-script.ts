@@ -20,7 +20,8 @@ export const AFTER_MARK = '@@ibfleet-after';
 
 const LOCK_DIR = LOCK_PATH.replace(/\/[^/]+$/, '');
 
-const PRELUDE = `set -u
+/** Every change script's start: finish whatever happens, hold the host lock, keep/retire helpers. */
+export const PRELUDE = `set -u
 export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # Finish what was started even if the connection drops or the user presses Ctrl-C: a host is
 # never left half-changed.
@@ -80,15 +81,23 @@ function writeContent(file: RenderedFile, target: string): string {
  * unless everything staged. One command per step for all files, not per file: each process costs
  * the host a fork and an exec, and a fleet pays it per host.
  */
+/** Prefix of the line the apply prints for each directory it creates (a restore removes them again). */
+export const CREATED_DIR_LINE = 'ibfleet: created ';
+
+/** The directories writing `files` needs (their own and their staging directories), parents first. */
+export function directoriesFor(files: readonly RenderedFile[]): string[] {
+  const dirs = [...new Set(files.flatMap((f) => [f.path.replace(/\/[^/]+$/, ''), stageDir(f)]))];
+  return dirs.sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
+}
+
 function writeFiles(files: readonly RenderedFile[]): string[] {
   if (files.length === 0) return [];
-  const unique = (items: readonly string[]) => [...new Set(items)];
   const staged = files.map(stagedPath);
-  const dirs = unique(files.flatMap((f) => [f.path.replace(/\/[^/]+$/, ''), stageDir(f)]));
+  const dirs = directoriesFor(files);
   const byMode = new Map<number, string[]>();
   // umask 022 makes every new file 0644 already; only other modes need a chmod.
   files.forEach((f, i) => f.mode !== 0o644 && byMode.set(f.mode, [...(byMode.get(f.mode) ?? []), staged[i]!]));
-  const lines = ['umask 022', `for d in ${dirs.map(shellQuote).join(' ')}; do [ -d "$d" ] || { mkdir -p "$d" || status=1; }; done`];
+  const lines = ['umask 022', `for d in ${dirs.map(shellQuote).join(' ')}; do [ -d "$d" ] || { mkdir -p "$d" && echo "${CREATED_DIR_LINE}$d"; } || status=1; done`];
   // The files' own $variables are their text, not this script's: SC2016 does not apply.
   files.forEach((f, i) => lines.push(`# ${f.path} (${f.mode.toString(8).padStart(4, '0')})`, '# shellcheck disable=SC2016', writeContent(f, staged[i]!)));
   // The script runs as root (directly or through sudo), so the files it creates are root's, as the
@@ -102,7 +111,8 @@ function writeFiles(files: readonly RenderedFile[]): string[] {
   return lines;
 }
 
-function afterProbe(host: Host, fleet: Fleet): string {
+/** The probe again after a change, behind AFTER_MARK: verification reads the state the change left. */
+export function afterProbe(host: Host, fleet: Fleet): string {
   return `echo ${AFTER_MARK}\n${renderProbeBody(host, fleet, { managerEvidence: false })}`;
 }
 

@@ -1,0 +1,71 @@
+/**
+ * Putting a host back after a change that did not verify: what "as it was" means (the part of the
+ * state a deploy can touch, read from the probe before the change), the restore that gets there,
+ * and what still differs afterwards. Pure.
+ */
+import type { Fleet, Host } from '../inventory/model.js';
+import { CREATED_DIR_LINE, directoriesFor } from '../render/apply-script.js';
+import type { RenderedFile } from '../render/files.js';
+import { TRACKED_PATHS } from '../render/probe-script.js';
+import type { RestoreSpec } from '../render/restore-script.js';
+import { SYSCTL_KEYS } from '../render/routing-script.js';
+import type { HostFacts } from './facts.js';
+
+/** Everything of a host a deploy can change, as comparable text: one entry per aspect. */
+function touchable(host: Host, fleet: Fleet, facts: HostFacts): Map<string, string> {
+  const out = new Map<string, string>();
+  const related = facts.rules.filter((r) => host.nics.some((n) => r.from === n.address || r.table === String(n.table)));
+  out.set('source rules', related.map((r) => `${r.priority}: ${r.text}`).join('; ') || '(none)');
+  for (const nic of host.nics) out.set(`table ${nic.table}`, (facts.routes.get(String(nic.table)) ?? []).map((r) => routeText(r.text)).join('; ') || '(empty)');
+  out.set(`main-table routes to ${fleet.fabric.subnetText}`, mainFabricRoutes(host, fleet, facts).join('; ') || '(none)');
+  for (const nic of host.nics) {
+    const values = facts.sysctl.get(nic.iface) ?? {};
+    out.set(`${nic.iface} sysctls`, SYSCTL_KEYS.map((k) => `${k}=${values[k] ?? '?'}`).join(' '));
+  }
+  for (const path of TRACKED_PATHS) {
+    const f = facts.files.get(path);
+    out.set(path, f ? `mode ${f.mode.toString(8)} uid ${f.uid} sha256 ${f.sha256.slice(0, 12)}` : 'absent');
+  }
+  return out;
+}
+
+/** `linkdown` comes and goes with the carrier; it is no part of what a restore puts back. */
+function routeText(text: string): string {
+  return text.replace(/ linkdown\b/, '');
+}
+
+function mainFabricRoutes(host: Host, fleet: Fleet, facts: HostFacts): string[] {
+  const ifaces = new Set(host.nics.map((n) => n.iface));
+  return (facts.routes.get('main') ?? []).filter((r) => r.dst === fleet.fabric.subnetText && r.dev !== undefined && ifaces.has(r.dev)).map((r) => routeText(r.text));
+}
+
+/** What differs between two probes in the part a deploy can change, one line per aspect ("table 941: now …, before …"). */
+export function stateDifferences(host: Host, fleet: Fleet, before: HostFacts, now: HostFacts): string[] {
+  const was = touchable(host, fleet, before);
+  const is = touchable(host, fleet, now);
+  return [...was].filter(([key, value]) => is.get(key) !== value).map(([key, value]) => `${key}: ${is.get(key)}, before ${value}`);
+}
+
+/**
+ * The restore for a change whose output is `applyOutput` and which wrote `written`: the state
+ * before, and the directories it created — only those it could have created, whatever else the
+ * output says.
+ */
+export function planRestore(host: Host, fleet: Fleet, before: HostFacts, written: readonly RenderedFile[], applyOutput: string): RestoreSpec {
+  const possible = new Set(directoriesFor(written));
+  const created = applyOutput.split('\n').flatMap((l) => (l.startsWith(CREATED_DIR_LINE) && possible.has(l.slice(CREATED_DIR_LINE.length)) ? [l.slice(CREATED_DIR_LINE.length)] : []));
+  return {
+    rules: before.rules.filter((r) => host.nics.some((n) => r.from === n.address || r.table === String(n.table))).map((r) => ({ priority: r.priority, text: r.text })),
+    tables: host.nics.map((n) => ({ table: n.table, routes: (before.routes.get(String(n.table)) ?? []).map((r) => routeText(r.text)) })),
+    mainRoutes: mainFabricRoutes(host, fleet, before),
+    sysctls: host.nics.flatMap((n) => {
+      const values = before.sysctl.get(n.iface) ?? {};
+      return SYSCTL_KEYS.flatMap((key) => (/^-?\d+$/.test(values[key] ?? '') ? [{ iface: n.iface, key, value: values[key]! }] : []));
+    }),
+    files: TRACKED_PATHS.map((path) => {
+      const f = before.files.get(path);
+      return { path, before: f ? { mode: f.mode, sha256: f.sha256 } : null };
+    }),
+    createdDirs: directoriesFor(written).filter((d) => created.includes(d)),
+  };
+}

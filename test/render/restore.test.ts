@@ -1,0 +1,114 @@
+/**
+ * The restore after a failed verification: pure planning from two probes, a shellcheck-clean
+ * script, and — run for real in a throw-away network namespace — a host whose state had odd
+ * corners (a foreign route in a NIC table, a foreign rule, main routes in reverse order, strict
+ * rp_filter) is put back exactly after the routing script changed it. Needs root for the run.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { parseProbe } from '../../src/plan/facts.js';
+import { planRestore, stateDifferences } from '../../src/plan/restore.js';
+import { AFTER_MARK } from '../../src/render/apply-script.js';
+import { renderHostFiles } from '../../src/render/files.js';
+import { renderProbeScript } from '../../src/render/probe-script.js';
+import { renderRestoreScript } from '../../src/render/restore-script.js';
+import { renderRoutingScript } from '../../src/render/routing-script.js';
+import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
+import { createFabric, destroyAllFabrics, type Fabric } from '../helpers/netns.js';
+
+const CAN_RUN = process.getuid?.() === 0;
+const seeds = loadFixtureFleet('seeds.yaml');
+const playbook = loadFixturePlaybook();
+const host = hostOf(seeds, 34);
+const files = renderHostFiles(host, seeds, playbook, 'netplan');
+const work = mkdtempSync(join(tmpdir(), 'ibfleet-restore-'));
+let fabric: Fabric | undefined;
+afterEach(() => {
+  fabric?.destroy();
+  fabric = undefined;
+});
+afterAll(() => {
+  destroyAllFabrics();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('planning a restore', () => {
+  const boot = parseProbe(readFixture('netplan-boot.txt'));
+
+  it('keeps the directories the change says it created, and only those it could have created', () => {
+    const output = ['ibfleet: created /etc/ibfleet', 'ibfleet: created /etc', 'ibfleet: created /etc/networkd-dispatcher', 'ibfleet: wrote /etc/ibfleet/ibfleet-routes'].join('\n');
+    expect(planRestore(host, seeds, boot, files, output).createdDirs).toEqual(['/etc/ibfleet', '/etc/networkd-dispatcher']);
+  });
+
+  it('takes the state before from the probe: main routes in order, sysctls, files absent', () => {
+    const spec = planRestore(host, seeds, boot, files, '');
+    expect(spec.mainRoutes).toEqual(['172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1', '172.16.0.0/16 dev ib1 proto kernel scope link src 172.16.34.2']);
+    expect(spec.tables).toEqual([{ table: 941, routes: [] }, { table: 942, routes: [] }]);
+    expect(spec.rules).toEqual([]);
+    expect(spec.sysctls).toContainEqual({ iface: 'ib1', key: 'rp_filter', value: '0' });
+    expect(spec.files.every((f) => f.before === null)).toBe(true);
+  });
+
+  it('a probe compared with itself shows no difference; a changed one names each aspect', () => {
+    expect(stateDifferences(host, seeds, boot, boot)).toEqual([]);
+    const changed = parseProbe(readFixture('netplan-boot.txt').replace('@@ibfleet route 941\n', '@@ibfleet route 941\n172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1\n'));
+    expect(stateDifferences(host, seeds, boot, changed)).toEqual(['table 941: 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1, before (empty)']);
+  });
+
+  it('the script passes shellcheck, words from the host quoted', () => {
+    const spec = { ...planRestore(host, seeds, boot, files, 'ibfleet: created /etc/ibfleet'), rules: [{ priority: 500, text: 'from 172.16.34.1 lookup 100; reboot' }] };
+    const script = renderRestoreScript(host, seeds, spec);
+    expect(script).toContain("ip -4 rule add from 172.16.34.1 lookup '100;' reboot priority 500");
+    const path = join(work, 'restore.sh');
+    writeFileSync(path, script);
+    const check = spawnSync('shellcheck', ['-s', 'sh', '-S', 'warning', path], { encoding: 'utf8' });
+    expect(check.stdout + check.stderr).toBe('');
+    expect(check.status).toBe(0);
+  });
+});
+
+function readFixture(name: string): string {
+  return readFileSync(new URL(`../fixtures/probe/${name}`, import.meta.url), 'utf8');
+}
+
+describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () => {
+  /** Runs a script with a private /run (the host lock lives there), never the machine's. */
+  const runScript = (lab: Fabric, script: string) => {
+    const path = join(work, `script-${Math.random().toString(36).slice(2)}.sh`);
+    writeFileSync(path, script);
+    return lab.exec(['unshare', '--mount', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs ibfleet-test /run && exec sh "$0"', path]);
+  };
+  const probe = (lab: Fabric) => parseProbe(runScript(lab, renderProbeScript(host, seeds)).stdout);
+  const kernel = (lab: Fabric) => ({
+    rules: lab.ip('-4', 'rule', 'show'),
+    routes: lab.ip('-4', 'route', 'show', 'table', 'all'),
+    sysctls: lab.exec(['sh', '-c', 'cat /proc/sys/net/ipv4/conf/ib0/* /proc/sys/net/ipv4/conf/ib1/* 2>/dev/null | md5sum']).stdout,
+  });
+
+  it('puts back a foreign table route, a foreign rule, main routes in reverse order and strict rp_filter', () => {
+    const lab = (fabric = createFabric({ nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })), peerCidr: '172.16.35.1/16' }));
+    lab.ip('-4', 'route', 'add', '10.9.0.0/16', 'dev', 'ib0', 'table', '941');
+    lab.ip('-4', 'rule', 'add', 'from', '172.16.34.2', 'lookup', '100', 'priority', '500');
+    lab.ip('-4', 'route', 'del', '172.16.0.0/16', 'dev', 'ib0');
+    lab.ip('-4', 'route', 'append', '172.16.0.0/16', 'dev', 'ib0', 'proto', 'kernel', 'scope', 'link', 'src', '172.16.34.1');
+    lab.exec(['sh', '-c', 'echo 1 > /proc/sys/net/ipv4/conf/ib0/rp_filter']);
+    const before = probe(lab);
+    const snapshot = kernel(lab);
+
+    const routing = join(work, 'ibfleet-routes');
+    writeFileSync(routing, renderRoutingScript(host, seeds, playbook));
+    expect(lab.exec(['sh', routing]).status).toBe(0);
+    expect(kernel(lab)).not.toEqual(snapshot);
+    const changed = probe(lab);
+    expect(stateDifferences(host, seeds, before, changed).length).toBeGreaterThan(3);
+
+    const restore = runScript(lab, renderRestoreScript(host, seeds, { ...planRestore(host, seeds, before, [], ''), files: [] }));
+    expect(restore.status, restore.stderr).toBe(0);
+    expect(kernel(lab)).toEqual(snapshot);
+    const after = parseProbe(restore.stdout.slice(restore.stdout.indexOf(AFTER_MARK)));
+    expect(stateDifferences(host, seeds, before, after)).toEqual([]);
+  });
+});
