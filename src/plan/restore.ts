@@ -69,3 +69,20 @@ export function planRestore(host: Host, fleet: Fleet, before: HostFacts, written
     createdDirs: directoriesFor(written).filter((d) => created.includes(d)),
   };
 }
+
+/**
+ * The failure message of a change that did not verify, completed with what the restore achieved:
+ * the host as it was, the differences left, or no restore needed because nothing had changed.
+ */
+export function restoredMessage(failure: string, outcome: { readonly kind: 'unchanged' } | { readonly kind: 'restored'; readonly left: readonly string[] } | { readonly kind: 'unfinished'; readonly why: string }): string {
+  switch (outcome.kind) {
+    case 'unchanged':
+      return `${failure}; the change left the host as it was, nothing to roll back`;
+    case 'restored':
+      return outcome.left.length === 0
+        ? `${failure}; rolled back: the host is as it was before this deploy (source rules, tables, main-table routes, sysctls, ibfleet's files)`
+        : `${failure}; rolled back, but these still differ from before: ${outcome.left.join('; ')}`;
+    case 'unfinished':
+      return `${failure}; rolling back did not finish (${outcome.why}): check the host with ibfleet status`;
+  }
+}

@@ -7,10 +7,13 @@ import { HostError } from '../errors.js';
 import type { Fleet } from '../inventory/model.js';
 import { osName, parseProbe, type HostFacts } from '../plan/facts.js';
 import { assessStatus, checksOf, lockedMessage, needsChange, planDeploy, readChangeOutput, reassessDeploy, rollbackReasons, verification } from '../plan/host-plan.js';
+import { planRestore, restoredMessage, stateDifferences } from '../plan/restore.js';
 import { assessRollback } from '../plan/rollback.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { AFTER_MARK, LOCKED_EXIT, renderApplyScript, renderRollbackScript } from '../render/apply-script.js';
+import type { RenderedFile } from '../render/files.js';
 import { PROBE_END, renderProbeScript } from '../render/probe-script.js';
+import { renderRestoreScript } from '../render/restore-script.js';
 import type { Stage } from '../vocabulary.js';
 import type { HostOutcome, HostTask } from './fanout.js';
 import { scriptFailed, type Continuation, type ExecResult, type Session, type Transport } from './transport.js';
@@ -119,13 +122,36 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
 
       if (result.code === LOCKED_EXIT) throw new HostError('push', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
       const { changeOutput, after } = readChangeOutput(result.stdout);
-      if (result.code !== 0 || !after.complete) throw scriptFailed('apply', 'applying the change', result);
+      if (!after.complete) throw scriptFailed('apply', 'applying the change', result);
       task.stage('verify');
       const assessment = reassessDeploy(task.host, ctx.fleet, ctx.playbook, plan, after);
       const check = verification(assessment);
-      if (!check.ok) throw new HostError('verify', check.message, { stderrTail: changeOutput.trim().split('\n').slice(-8).join('\n') });
-      return { ...base, status: 'changed', reasons: [...plan.changes], checks: checksOf(assessment) } as const;
+      if (result.code === 0 && check.ok) return { ...base, status: 'changed', reasons: [...plan.changes], checks: checksOf(assessment) } as const;
+      const failure = result.code !== 0 ? scriptFailed('apply', 'applying the change', result) : new HostError('verify', check.ok ? 'verification failed' : check.message);
+      const message = await restoreAfterFailure(task, session, ctx.fleet, { before: facts, after, written: plan.write, changeOutput }, failure.message);
+      throw new HostError(failure.stage, message, { ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }), stderrTail: changeOutput.trim().split('\n').slice(-8).join('\n') });
     });
+}
+
+/**
+ * A change that ran but did not verify is undone: the host goes back to exactly what the probe saw
+ * before (plan/restore.ts), in one more channel, and the message says how that went.
+ */
+async function restoreAfterFailure(
+  task: HostTask,
+  session: Session,
+  fleet: Fleet,
+  change: { readonly before: HostFacts; readonly after: HostFacts; readonly written: readonly RenderedFile[]; readonly changeOutput: string },
+  failure: string,
+): Promise<string> {
+  if (stateDifferences(task.host, fleet, change.before, change.after).length === 0) return restoredMessage(failure, { kind: 'unchanged' });
+  const spec = planRestore(task.host, fleet, change.before, change.written, change.changeOutput);
+  const result = await session.run(renderRestoreScript(task.host, fleet, spec), { signal: task.hardSignal }).catch((error: Error) => error);
+  if (result instanceof Error) return restoredMessage(failure, { kind: 'unfinished', why: result.message });
+  if (result.code === LOCKED_EXIT) return restoredMessage(failure, { kind: 'unfinished', why: lockedMessage(result.stderr) });
+  const { after } = readChangeOutput(result.stdout);
+  if (!after.complete) return restoredMessage(failure, { kind: 'unfinished', why: scriptFailed('apply', 'the restore', result).message });
+  return restoredMessage(failure, { kind: 'restored', left: stateDifferences(task.host, fleet, change.before, after) });
 }
 
 /** Read-only: ok when everything deploy would leave is in place, else drift with the reasons. */

@@ -26,6 +26,7 @@ export const TEST_LAB_OCTETS = {
   'e2e-onboard': 100,
   'e2e-lab-clash': 110,
   'bench-smoke': 120,
+  'e2e-hostile': 170,
 } as const;
 
 export interface TestLab {

@@ -76,6 +76,28 @@ describe('deploy on one host (fake transport)', () => {
     expect(results[0]!.error!.message).toMatch(/verification failed: .*rule from 172.16.34.1 is missing/);
   });
 
+  it('a change that does not verify is rolled back in one more channel, and the message says so', async () => {
+    // Everything applied, but a site rule still sends NIC 1's traffic out of mgmt0.
+    const astray = deployed.replace(/^(172\.16\.1\.1 from 172\.16\.34\.1 dev) ib0 table 941 /m, '$1 mgmt0 ');
+    expect(astray).not.toBe(deployed);
+    const respond = (script: string) =>
+      script.includes('ibfleet restore after a failed verification') ? ok(`ibfleet: restored\n${AFTER_MARK}\n${boot}`) : script.includes(AFTER_MARK) ? ok(`ibfleet: created /etc/ibfleet\n${AFTER_MARK}\n${astray}`) : ok(boot);
+    const { results, transport } = await run({ 34: { respond } }, 'deploy');
+    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'verify' } });
+    expect(results[0]!.error!.message).toMatch(/^verification failed: ib0: traffic from 172\.16\.34\.1 leaves through mgmt0.*; rolled back: the host is as it was before this deploy/);
+    const restore = transport.log.scripts.get(34)![2]!;
+    expect(restore).toContain('rmdir /etc/ibfleet');
+    expect(restore).toContain('ip -4 route append 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
+  });
+
+  it('a restore that leaves a difference names it', async () => {
+    const astray = deployed.replace(/^(172\.16\.1\.1 from 172\.16\.34\.1 dev) ib0 table 941 /m, '$1 mgmt0 ');
+    const respond = (script: string) =>
+      script.includes('ibfleet restore after a failed verification') ? ok(`${AFTER_MARK}\n${deployed}`) : script.includes(AFTER_MARK) ? ok(`${AFTER_MARK}\n${astray}`) : ok(boot);
+    const { results } = await run({ 34: { respond } }, 'deploy');
+    expect(results[0]!.error!.message).toMatch(/; rolled back, but these still differ from before: source rules: 941: from 172\.16\.34\.1 lookup 941; 942: from 172\.16\.34\.2 lookup 942, before \(none\)/);
+  });
+
   it('reports another run holding the host lock, and changes nothing', async () => {
     const locked: FakeHost = { respond: (s) => (s.includes(AFTER_MARK) ? { code: LOCKED_EXIT, signal: undefined, stdout: '', stderr: 'ibfleet: another ibfleet run is changing this host' } : ok(boot)) };
     const { results } = await run({ 34: locked }, 'deploy');
