@@ -106,5 +106,5 @@ export function readChangeOutput(stdout: string): { changeOutput: string; after:
 
 /** What a host whose lock another run holds said about it (the apply script's last stderr line). */
 export function lockedMessage(stderr: string): string {
-  return stderr.trim().split('\n').pop() ?? 'host is locked by another ibfleet run';
+  return stderr.trim().split('\n').pop() || 'the host lock is held';
 }

@@ -8,7 +8,7 @@
 import { BugError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import type { RenderedFile } from './files.js';
-import { LOCK_PATH, PREVIOUS_DIR, ROUTING_SCRIPT_PATH } from './paths.js';
+import { LOCK_DIR, LOCK_PATH, PREVIOUS_DIR, ROUTING_SCRIPT_PATH } from './paths.js';
 import { renderProbeBody, TRACKED_PATHS } from './probe-script.js';
 import { SYSCTL_KEYS } from './routing-script.js';
 import { shellQuote } from './shell.js';
@@ -18,20 +18,34 @@ export const LOCKED_EXIT = 75;
 /** Marks the start of the post-change probe in the output. */
 export const AFTER_MARK = '@@ibfleet-after';
 
-const LOCK_DIR = LOCK_PATH.replace(/\/[^/]+$/, '');
-
-/** Every change script's start: finish whatever happens, hold the host lock, keep/retire helpers. */
-export const PRELUDE = `set -u
+/**
+ * Every change script's start: finish whatever happens, hold the host lock, keep/retire helpers.
+ * The lock's directory is root's alone (0700), so only root can hold the lock; whoever holds it is
+ * named only as far as the script can tell — an ibfleet run writes its kind and shell pid into the
+ * lock file, and a holder that did not (a process of root's) is not blamed on ibfleet.
+ */
+export function renderPrelude(kind: 'deploy' | 'rollback' | 'restore'): string {
+  const dir = shellQuote(LOCK_DIR);
+  const lock = shellQuote(LOCK_PATH);
+  return `set -u
 export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # Finish what was started even if the connection drops or the user presses Ctrl-C: a host is
 # never left half-changed.
 trap '' HUP INT TERM PIPE
-[ -d ${shellQuote(LOCK_DIR)} ] || mkdir -p ${shellQuote(LOCK_DIR)}
-exec 9>>${shellQuote(LOCK_PATH)} || exit 70
+[ -d ${dir} ] || mkdir -m 0700 ${dir} 2>/dev/null
+if [ -L ${dir} ] || [ ! -d ${dir} ] || [ ! -O ${dir} ]; then
+	echo "ibfleet: ${LOCK_DIR} is not a directory of root's; refusing to use the lock in it" >&2
+	exit 70
+fi
+exec 9>>${lock} || exit 70
 if ! flock -n 9; then
-	echo "ibfleet: another ibfleet run is changing this host (lock ${LOCK_PATH} is held); try again when it has finished" >&2
+	holder=
+	IFS=' ' read -r tag what pid <${lock} 2>/dev/null || true
+	[ "\${tag:-}" = ibfleet ] && [ -n "\${pid:-}" ] && [ -d "/proc/\${pid}" ] && holder="another ibfleet \${what} (its shell is pid \${pid})"
+	echo "ibfleet: the host lock ${LOCK_PATH} is held by \${holder:-a process that is not an ibfleet run (find it with: fuser -v ${LOCK_PATH})}; try again when it is free" >&2
 	exit ${LOCKED_EXIT}
 fi
+printf 'ibfleet %s %s\\n' ${kind} "$$" >${lock}
 PREVIOUS=${shellQuote(PREVIOUS_DIR)}
 
 # keep PATH...: copy the current versions under $PREVIOUS, without execute bits so no dispatcher runs them.
@@ -48,6 +62,7 @@ retire() {
 	keep "$1" && rm -f "$1" && echo "ibfleet: removed $1"
 }
 `;
+}
 
 /**
  * Hooks are staged one directory up, outside the directory their runner scans, so a half-written
@@ -126,7 +141,7 @@ export interface ApplyPlan {
 export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan): string {
   return [
     `# ibfleet deploy: host ${host.id} (${host.name})`,
-    PRELUDE,
+    renderPrelude('deploy'),
     'status=0',
     ...writeFiles(plan.write),
     ...plan.remove.map((p) => `retire ${shellQuote(p)} || status=1`),
@@ -150,7 +165,7 @@ export function renderRollbackScript(host: Host, fleet: Fleet): string {
   const nics = host.nics.map((n) => [n.iface, n.address, n.table].map(shellQuote).join(' '));
   return [
     `# ibfleet rollback: host ${host.id} (${host.name})`,
-    PRELUDE,
+    renderPrelude('rollback'),
     'status=0',
     ...TRACKED_PATHS.map((p) => `retire ${shellQuote(p)} || status=1`),
     'unroute() {',

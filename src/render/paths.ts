@@ -5,7 +5,13 @@ export const ROUTING_SCRIPT_PATH = '/etc/ibfleet/ibfleet-routes';
 export const SYSCTL_PATH = '/etc/sysctl.d/60-ibfleet-fabric.conf';
 /** Previous versions of replaced files, kept non-executable so no dispatcher ever runs them. */
 export const PREVIOUS_DIR = '/etc/ibfleet/previous';
-export const LOCK_PATH = '/run/lock/ibfleet.lock';
+/**
+ * The host lock (one per host: two changes never run at once). It lives in a directory only root
+ * can create or enter — not the world-writable /run/lock, where any local user could create and
+ * hold the file and so block every deploy.
+ */
+export const LOCK_DIR = '/run/ibfleet';
+export const LOCK_PATH = `${LOCK_DIR}/lock`;
 
 /**
  * Hook locations. Names follow each runner's rules: run-parts (ifupdown) only runs names made of

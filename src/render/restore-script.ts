@@ -9,7 +9,7 @@
  * text comes from the host, every word of it is shell-quoted.
  */
 import type { Fleet, Host } from '../inventory/model.js';
-import { afterProbe, PRELUDE } from './apply-script.js';
+import { afterProbe, renderPrelude } from './apply-script.js';
 import { shellQuote } from './shell.js';
 
 export interface RestoreSpec {
@@ -63,7 +63,7 @@ set_back() {
 
 export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec): string {
   const subnet = shellQuote(fleet.fabric.subnetText);
-  const lines: string[] = [`# ibfleet restore after a failed verification: host ${host.id} (${host.name})`, PRELUDE, FUNCTIONS, 'status=0', '', '# Source rules of the fabric NICs: all removed, then the ones found before put back.'];
+  const lines: string[] = [`# ibfleet restore after a failed verification: host ${host.id} (${host.name})`, renderPrelude('restore'), FUNCTIONS, 'status=0', '', '# Source rules of the fabric NICs: all removed, then the ones found before put back.'];
   for (const nic of host.nics) {
     const [addr, table] = [shellQuote(nic.address), shellQuote(nic.table)];
     lines.push(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del from ${addr} 2>/dev/null; do n=$((n + 1)); done`);

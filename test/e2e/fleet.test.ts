@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec, labReboot } from '../../src/lab/index.js';
+import { LOCK_DIR, LOCK_PATH } from '../../src/render/paths.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 import { CLI, ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
 
@@ -145,12 +146,13 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     expect(statuses(fixed)).toEqual({ 16: 'unchanged', 34: 'changed', 40: 'unchanged', 41: 'unchanged' });
   });
 
-  it('a deploy already running on a host (its lock held) stops that host only', async () => {
+  it('a host whose lock is held stops that host only, and the message blames no ibfleet run it cannot name', async () => {
     await sh(41, 'ip -4 rule del from 172.16.41.1 lookup 941');
-    const holder = labExec(NAME, 41, ['flock', '/run/lock/ibfleet.lock', 'sleep', '4']);
+    // Held by a process of root's that is not an ibfleet run: the message must not say it is one.
+    const holder = labExec(NAME, 41, ['sh', '-c', `mkdir -p -m 0700 ${LOCK_DIR}; exec flock ${LOCK_PATH} sleep 4`]);
     await new Promise((r) => setTimeout(r, 300));
     const doc = json(await run('deploy', '--hosts', '34,41', '--json'));
-    expect(doc.hosts.find((h) => h.id === 41)).toMatchObject({ status: 'failed', error: expect.stringMatching(/^push: ibfleet: another ibfleet run is changing this host/) });
+    expect(doc.hosts.find((h) => h.id === 41)).toMatchObject({ status: 'failed', error: `push: ibfleet: the host lock ${LOCK_PATH} is held by a process that is not an ibfleet run (find it with: fuser -v ${LOCK_PATH}); try again when it is free` });
     expect(doc.hosts.find((h) => h.id === 34)!.status).toBe('unchanged');
     expect(await rules(41)).not.toContain('from 172.16.41.1 lookup 941');
     await holder;

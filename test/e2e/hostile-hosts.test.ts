@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { labExec } from '../../src/lab/index.js';
+import { LOCK_PATH } from '../../src/render/paths.js';
 import { ibfleet, json } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 
@@ -17,7 +18,7 @@ const NAME = LAB.name;
 noteIfNotRoot('test/e2e/hostile-hosts.test.ts (hostile hosts against lab hosts)');
 
 describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
-  const lab = useLab({ name: NAME, mgmtSubnet: LAB.mgmtSubnet, hosts: [34] });
+  const lab = useLab({ name: NAME, mgmtSubnet: LAB.mgmtSubnet, hosts: [34, 42] });
 
   const inv = () => lab().inventoryPath;
   const sh = async (id: number, script: string) => (await labExec(NAME, id, ['sh', '-c', script])).stdout.trim();
@@ -46,5 +47,15 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
     expect(host.error).toMatch(/rolled back: /);
     expect(await state()).toBe(before);
     await sh(34, 'ip -4 rule del priority 100; ip -4 route flush table 100');
+  });
+
+  it('an unprivileged user on the host cannot take the host lock and block deploys', async () => {
+    await sh(42, 'ip -4 rule del from 172.16.42.1 lookup 941 2>/dev/null; true');
+    const paths = [...new Set(['/run/lock/ibfleet.lock', LOCK_PATH])];
+    const holders = paths.map((p) => labExec(NAME, 42, ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', 'flock', '-n', p, 'sleep', '5']));
+    await new Promise((r) => setTimeout(r, 500));
+    const result = await ibfleet(['-i', inv(), 'deploy', '--hosts', '42', '--json']);
+    expect(json(result).hosts[0], result.stdout).toMatchObject({ status: 'changed' });
+    await Promise.all(holders);
   });
 });
