@@ -40,13 +40,14 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
       .option('--cpu-manager <manager>', `network manager of the CPU server when it cannot be detected (${MANAGERS.join(', ')})`)
       .option('--mem-manager <manager>', `network manager of the memory server when it cannot be detected (${MANAGERS.join(', ')})`),
   ).action(async (raw: Record<string, unknown>, cmd: Command) => {
-    const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport }, { runOnboard }, { inventoryFile }, { formatCheatSheetText }, { formatDiscoveryLines, onboardDocument }] = await Promise.all([
+    const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport }, { runOnboard }, { inventoryFile }, { formatCheatSheetText }, { onboardDocument }, { formatDiscoveryLines, inventoryChangeText, onboardStartLine }] = await Promise.all([
       import('./context.js'),
       import('./fleet-run.js'),
       import('../runner/onboard.js'),
       import('../runner/files.js'),
       import('../ui/text/cheat-sheet.js'),
       import('../ui/onboard.js'),
+      import('../ui/text/onboard.js'),
     ]);
     const opts = parseOptions(await optionsSchema(), raw);
     const globals = parseGlobals(cmd.optsWithGlobals(), io);
@@ -62,13 +63,12 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
       timeoutMs: globals.timeout * 1000,
       interrupt: io.interruptSignal(),
       events: {
-        onStart: (hosts) =>
-          say(`ibfleet onboard: ${opts.owner}'s pair · ${hosts.map((h, i) => `${i === 0 ? 'cpu' : 'mem'} ${h.id} ${h.name} (${h.target})`).join(' · ')} · inventory ${globals.inventory}`),
+        onStart: (hosts) => say(onboardStartLine(opts.owner, hosts, globals.inventory)),
         onDiscovered: (d, host) => formatDiscoveryLines(d, host).forEach(say),
         phase: globals.json ? undefined : (name) => chooseDisplay(io, globals, name, name === 'deploy' ? { playbook: playbook.name } : {}),
         onInventory: (change) => {
-          if (change.change === 'written') say(`inventory: added ${change.addedLines.length} line${change.addedLines.length === 1 ? '' : 's'} to ${change.file}:\n${change.addedLines.map((l) => `  + ${l}`).join('\n')}`);
-          else if (change.change === 'unchanged') say(`inventory: ${change.file} already lists both hosts and the pair; unchanged`);
+          const text = inventoryChangeText(change);
+          if (text !== undefined) say(text);
         },
       },
     });

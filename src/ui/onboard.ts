@@ -1,17 +1,6 @@
-/** What onboard shows besides the deploy and verify displays: discovery lines and the --json document. Pure. */
-import type { HostRef } from '../vocabulary.js';
+/** onboard's --json document: the run's document, plus what discovery found, the inventory change and the cheat sheet. Pure. */
 import type { OnboardReport } from '../plan/onboard-summary.js';
-import type { HostDiscovery } from '../plan/onboard.js';
 import { runDocument } from './json.js';
-
-/** `[50 cpuserver50] found Ubuntu 18.04.6 LTS · netplan (detected) · NIC 1 ibp1s0 172.16.50.1/16 · NIC 2 ibp2s0 172.16.50.2/16` */
-export function formatDiscoveryLines(d: HostDiscovery, host: HostRef): string[] {
-  const label = `[${host.id} ${host.name}]`;
-  const nics = d.nics.map((n) => `NIC ${n.nic} ${n.iface} ${n.address}/${n.prefixLength}`);
-  const manager = d.manager ? `${d.manager} (${d.managerSource === 'detected' ? 'detected' : `from ${d.managerSource === 'flag' ? `--${d.role}-manager` : 'the inventory'}`})` : undefined;
-  const found = [d.os ?? 'unknown OS', ...(manager ? [manager] : []), ...nics].join(' · ');
-  return [`${label} ${d.role}: ${found}`, ...d.problems.map((p) => `${label} REFUSED: ${p}`)];
-}
 
 export function onboardDocument(report: OnboardReport, inventory: string) {
   const base = runDocument({

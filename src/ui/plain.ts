@@ -1,11 +1,15 @@
 /**
  * Plain lines for pipes, logs and CI (stdout not a TTY): one line per host event, then a summary.
- * Status folds hosts that answered the same into one line, ClusterShell-style.
+ * Status folds hosts that answered the same into one line, ClusterShell-style. What a host sent
+ * back (error messages, output tails) is sanitised like everywhere else: plain output may well be
+ * a terminal too.
  */
-import { foldHosts } from '../inventory/select.js';
 import type { CommandName, HostResult, MatrixCell, RunEnd, RunEvents, RunStart } from '../vocabulary.js';
+import { foldResults } from './text/fold.js';
+import { formatCounts, formatDuration } from './text/format.js';
+import { runHeading, runHeadingParts } from './text/header.js';
+import { sanitizeLine, sanitizeLines } from './text/sanitize.js';
 import type { OutStream } from './stream.js';
-import { formatCounts, formatDuration, outcomeLine } from './text/format.js';
 
 export interface PlainOptions {
   readonly command: CommandName;
@@ -18,25 +22,28 @@ function label(host: { id: number; name: string }): string {
 }
 
 function indent(text: string, prefix = '    | '): string {
-  return text
-    .trimEnd()
-    .split('\n')
+  return sanitizeLines(text)
     .map((l) => `${prefix}${l}`)
     .join('\n');
+}
+
+/** `ibfleet deploy: 3 hosts (16,34,40) · playbook P · inventory I · concurrency 32`. */
+export function plainHeaderLine(start: RunStart): string {
+  const { title, details } = runHeadingParts(runHeading(start));
+  return `${title}: ${details.join(' · ')}`;
 }
 
 export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
   const write = (line: string) => void out.write(`${line}\n`);
   return {
-    onRunStart: (e: RunStart) =>
-      write(`ibfleet ${e.command}${e.dryRun ? ' --dry-run' : ''}: ${e.hosts.length} host${e.hosts.length === 1 ? '' : 's'} (${foldHosts(e.hosts.map((h) => h.id))})${e.playbook ? ` · playbook ${e.playbook}` : ''} · inventory ${e.inventory} · concurrency ${e.concurrency}`),
+    onRunStart: (e: RunStart) => write(plainHeaderLine(e)),
     onStage: (host, stage) => {
       if (options.stages) write(`${label(host)} ${stage}`);
     },
     onHostDone: (r) => {
       if (options.command === 'status') return;
       write(`${label(r.host)} ${outcomeLine(r)}`);
-      if (r.status === 'planned' || (r.status === 'changed' && options.stages)) for (const reason of r.reasons) write(`    - ${reason}`);
+      if (r.status === 'planned' || (r.status === 'changed' && options.stages)) for (const reason of r.reasons) write(`    - ${sanitizeLine(reason)}`);
       if (r.error?.stderrTail) write(indent(r.error.stderrTail));
       if (r.planText) {
         write('    script that would run as root on the host:');
@@ -54,26 +61,38 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
   };
 }
 
-export function cellLine(c: MatrixCell): string {
-  const mark = c.ok === true ? 'ok  ' : c.ok === false ? 'FAIL' : 'skip';
-  return `${mark} ${c.method} ${c.from.host}/${c.from.iface} (${c.from.ip}) → ${c.to.host}/${c.to.iface} (${c.to.ip}): ${c.detail}`;
+/** One line saying how a host ended. */
+export function outcomeLine(r: HostResult): string {
+  const meta = [r.manager, formatDuration(r.durationMs)].filter(Boolean).join(', ');
+  switch (r.status) {
+    case 'failed':
+    case 'unreachable':
+      return `${r.status} at ${r.error?.stage ?? 'connect'} (${meta}): ${sanitizeLine(r.error?.message ?? r.reasons[0] ?? '')}`;
+    case 'drift':
+      return `drift (${meta}): ${sanitizeLine(r.reasons.join('; '))}`;
+    case 'changed':
+    case 'planned':
+      return `${r.status} (${meta}): ${r.reasons.length} change${r.reasons.length === 1 ? '' : 's'}`;
+    default:
+      return `${r.status} (${meta})`;
+  }
 }
 
-/** Hosts with the same status and reasons become one line: `16,34: ok`. */
+export function cellLine(c: MatrixCell): string {
+  const mark = c.ok === true ? 'ok  ' : c.ok === false ? 'FAIL' : 'skip';
+  return `${mark} ${c.method} ${c.from.host}/${c.from.iface} (${c.from.ip}) → ${c.to.host}/${c.to.iface} (${c.to.ip}): ${sanitizeLine(c.detail)}`;
+}
+
+/** Hosts with the same status and reasons become one line (`16,34: ok`), what needs attention first. */
 export function foldedStatusLines(results: readonly HostResult[]): string[] {
-  const groups = new Map<string, { ids: number[]; status: string; reasons: readonly string[] }>();
-  for (const r of results) {
-    const reasons = r.status === 'unreachable' || r.status === 'failed' ? [r.error?.message ?? ''] : r.reasons;
-    const key = `${r.status}\u0000${reasons.join('\u0000')}`;
-    const group = groups.get(key) ?? { ids: [], status: r.status, reasons };
-    group.ids.push(r.host.id);
-    groups.set(key, group);
-  }
+  const groups = foldResults(
+    results.map((r) => ({ id: r.host.id, status: r.status, reasons: (r.status === 'unreachable' || r.status === 'failed' ? [r.error?.message ?? ''] : r.reasons).map(sanitizeLine) })),
+  );
   const lines: string[] = [];
-  for (const g of [...groups.values()].sort((a, b) => Math.min(...a.ids) - Math.min(...b.ids))) {
-    if (g.reasons.length <= 1) lines.push(`${foldHosts(g.ids)}: ${g.status}${g.reasons[0] ? `: ${g.reasons[0]}` : ''}`);
+  for (const g of groups) {
+    if (g.reasons.length <= 1) lines.push(`${g.hostSet}: ${g.status}${g.reasons[0] ? `: ${g.reasons[0]}` : ''}`);
     else {
-      lines.push(`${foldHosts(g.ids)}: ${g.status}:`);
+      lines.push(`${g.hostSet}: ${g.status}:`);
       for (const reason of g.reasons) lines.push(`    - ${reason}`);
     }
   }

@@ -1,8 +1,10 @@
 /** Pure helpers as input → output tables. */
 import { describe, expect, it } from 'vitest';
 import { colorEnabled } from '../../src/ui/tui/color.js';
-import { foldHosts, foldResults } from '../../src/ui/tui/fold.js';
-import { formatDuration, oneLine, sanitizeLine, tailLines } from '../../src/ui/tui/format.js';
+import { foldHosts } from '../../src/inventory/select.js';
+import { foldResults } from '../../src/ui/text/fold.js';
+import { formatDuration } from '../../src/ui/text/format.js';
+import { oneLine, sanitizeLine, tailLines } from '../../src/ui/text/sanitize.js';
 import { formatStageCounts } from '../../src/ui/tui/lines.js';
 import { SPINNER_FRAMES, spinnerGlyph } from '../../src/ui/tui/spinner.js';
 import { host } from './fixtures.js';

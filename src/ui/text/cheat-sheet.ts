@@ -1,9 +1,7 @@
-/** The cheat sheet (src/render/cheat-sheet.ts) as the text onboard prints last. Pure. */
+/** The cheat sheet (src/render/cheat-sheet.ts) as the text onboard prints last; what the machines said is sanitised. Pure. */
 import type { CheatCommand, CheatSheet } from '../../render/cheat-sheet.js';
-
-function pad(text: string, width: number): string {
-  return text.length >= width ? text : text + ' '.repeat(width - text.length);
-}
+import { padEnd } from './format.js';
+import { sanitizeLine } from './sanitize.js';
 
 function mark(c: CheatCommand): string {
   return c.checked === 'failed' ? `   # FAILED just now: ${c.detail}` : '';
@@ -26,8 +24,8 @@ export function formatCheatSheetText(sheet: CheatSheet): string {
   lines.push(`${sheet.owner}'s machine pair`);
   for (const m of sheet.machines) {
     const about = [m.os, m.manager].filter(Boolean).join(', ');
-    lines.push(`  ${m.role}  ${m.id}  ${pad(m.name, nameWidth)}  ${pad(m.target, targetWidth)}${about ? `  ${about}` : ''}`.trimEnd());
-    for (const n of m.nics) lines.push(`       NIC ${n.nic}  ${pad(n.iface, ifaceWidth)}  ${n.address}/${n.prefixLength}`);
+    lines.push(`  ${m.role}  ${m.id}  ${padEnd(m.name, nameWidth)}  ${padEnd(m.target, targetWidth)}${about ? `  ${about}` : ''}`.trimEnd());
+    for (const n of m.nics) lines.push(`       NIC ${n.nic}  ${padEnd(n.iface, ifaceWidth)}  ${n.address}/${n.prefixLength}`);
   }
   lines.push('', 'Name the NIC every time (-I): each NIC now sends from its own address through its own routing table.');
 
@@ -35,7 +33,7 @@ export function formatCheatSheetText(sheet: CheatSheet): string {
   const pingWidth = Math.max(...sheet.ping.map((c) => c.command.length));
   for (const on of [...new Set(sheet.ping.map((c) => c.on))]) {
     lines.push(`  on ${on}:`);
-    for (const c of sheet.ping.filter((p) => p.on === on)) lines.push(`    ${pad(c.command, mark(c) ? pingWidth : 0)}${mark(c)}`);
+    for (const c of sheet.ping.filter((p) => p.on === on)) lines.push(`    ${padEnd(c.command, mark(c) ? pingWidth : 0)}${mark(c)}`);
   }
 
   const clients = sheet.rping.flatMap((s) => s.clients);
@@ -44,9 +42,9 @@ export function formatCheatSheetText(sheet: CheatSheet): string {
   const clientWidth = Math.max(...clients.map((c) => c.command.length));
   for (const server of sheet.rping) {
     lines.push(`  to ${server.end.name} ${server.end.iface} (${server.end.ip}):`);
-    lines.push(`    ${pad(`on ${server.on}:`, onWidth)}${server.command}`);
-    server.clients.forEach((c, i) => lines.push(`    ${pad(i === 0 ? `on ${c.on}:` : '', onWidth)}${pad(c.command, mark(c) ? clientWidth : 0)}${mark(c)}`));
+    lines.push(`    ${padEnd(`on ${server.on}:`, onWidth)}${server.command}`);
+    server.clients.forEach((c, i) => lines.push(`    ${padEnd(i === 0 ? `on ${c.on}:` : '', onWidth)}${padEnd(c.command, mark(c) ? clientWidth : 0)}${mark(c)}`));
   }
   if (sheet.notes.length > 0) lines.push('', ...sheet.notes.map((n) => `note: ${n}`));
-  return `${lines.join('\n')}\n`;
+  return `${lines.map(sanitizeLine).join('\n')}\n`;
 }

@@ -1,36 +1,51 @@
-/** Small pure formatters shared by every display. */
-import type { HostResult, HostStatus } from '../../vocabulary.js';
+/**
+ * The small words every display uses the same way — plain lines, the TUI, --json and onboard's
+ * output: durations, the order outcomes are listed in, counts, padding. Pure.
+ */
+import type { CellEnd, HostResult, HostStatus, Stage } from '../../vocabulary.js';
 
+/** `0.4s`, `12.3s`, `1m05s`, `1h02m` — one decimal under a minute, where it matters most. */
 export function formatDuration(ms: number): string {
-  return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : ms < 600_000 ? `${Math.round(ms / 1000)}s` : `${Math.floor(ms / 60_000)}m${String(Math.round((ms % 60_000) / 1000)).padStart(2, '0')}s`;
+  const safe = Number.isFinite(ms) && ms > 0 ? ms : 0;
+  const tenths = Math.floor(safe / 100);
+  if (tenths < 600) return `${(tenths / 10).toFixed(1)}s`;
+  const seconds = Math.floor(safe / 1000);
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
+  return `${Math.floor(seconds / 3600)}h${String(Math.floor(seconds / 60) % 60).padStart(2, '0')}m`;
 }
 
+/** The order outcomes are counted and listed in: what needs attention first. */
 export const STATUS_ORDER: readonly HostStatus[] = ['failed', 'unreachable', 'drift', 'planned', 'changed', 'unchanged', 'ok'];
 
-export function countStatuses(results: readonly HostResult[]): Map<HostStatus, number> {
+export function countStatuses(results: readonly Pick<HostResult, 'status'>[]): Map<HostStatus, number> {
   const counts = new Map<HostStatus, number>();
   for (const r of results) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
   return counts;
 }
 
-export function formatCounts(results: readonly HostResult[]): string {
+/** `1 failed, 3 changed`: in STATUS_ORDER. */
+export function formatCounts(results: readonly Pick<HostResult, 'status'>[]): string {
   const counts = countStatuses(results);
   return STATUS_ORDER.filter((s) => counts.has(s)).map((s) => `${counts.get(s)} ${s}`).join(', ') || 'no hosts';
 }
 
-/** One line saying how a host ended. */
-export function outcomeLine(r: HostResult): string {
-  const meta = [r.manager, formatDuration(r.durationMs)].filter(Boolean).join(', ');
-  switch (r.status) {
-    case 'failed':
-    case 'unreachable':
-      return `${r.status} at ${r.error?.stage ?? 'connect'} (${meta}): ${r.error?.message ?? r.reasons[0] ?? ''}`;
-    case 'drift':
-      return `drift (${meta}): ${r.reasons.join('; ')}`;
-    case 'changed':
-    case 'planned':
-      return `${r.status} (${meta}): ${r.reasons.length} change${r.reasons.length === 1 ? '' : 's'}`;
-    default:
-      return `${r.status} (${meta})`;
-  }
+export function pluralize(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+export function stageLabel(stage: Stage | undefined): string {
+  return stage ?? 'starting';
+}
+
+/** `16/ibs5f0`: host number and interface, how a NIC is named in the matrix. */
+export function endLabel(end: Pick<CellEnd, 'host' | 'iface'>): string {
+  return `${end.host}/${end.iface}`;
+}
+
+export function padEnd(text: string, width: number): string {
+  return text.length >= width ? text : text + ' '.repeat(width - text.length);
+}
+
+export function padStart(text: string, width: number): string {
+  return text.length >= width ? text : ' '.repeat(width - text.length) + text;
 }

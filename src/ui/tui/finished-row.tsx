@@ -18,7 +18,7 @@ export interface FinishedRowProps {
 export function FinishedRow({ row, layout }: FinishedRowProps) {
   const parts = finishedRowParts(row, layout);
   const indent = detailIndent(layout);
-  const plan = row.planText?.trimEnd().split('\n') ?? [];
+  const plan = row.planLines;
   return (
     <Box flexDirection="column">
       <Box>

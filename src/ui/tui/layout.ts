@@ -7,8 +7,7 @@
  * attention (as one folded line), running hosts (oldest first: a stuck host stays in view), the
  * matrix, then detail. Whatever does not fit is counted, never silently dropped.
  */
-import type { HostGroup } from './fold.js';
-import { foldResults } from './fold.js';
+import { foldResults, type HostGroup } from '../text/fold.js';
 import { matrixGeometry } from './matrix.js';
 import type { RunningHost, RunState } from './state.js';
 import { failingHostSets, freezesRow } from './state.js';

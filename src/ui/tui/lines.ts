@@ -3,23 +3,19 @@
  * components only add colour. Tests and the render-cost script read these directly.
  */
 import { STAGES, type HostStatus } from '../../vocabulary.js';
-import type { HostGroup } from './fold.js';
-import { foldHosts } from './fold.js';
-import { formatDuration, MANAGER_WIDTH, padEnd, padStart, pluralize, stageLabel, STATUS_LOOK, STATUS_ORDER, STATUS_WIDTH, type Tone } from './format.js';
+import { foldHosts } from '../../inventory/select.js';
+import type { HostGroup } from '../text/fold.js';
+import { formatDuration, padEnd, padStart, pluralize, stageLabel, STATUS_ORDER } from '../text/format.js';
+import { runHeadingParts } from '../text/header.js';
+import { MANAGER_WIDTH, STATUS_LOOK, STATUS_WIDTH, type Tone } from './format.js';
 import { spinnerGlyph } from './spinner.js';
 import type { MatrixModel } from './matrix.js';
 import type { FinishedHost, HeaderModel, RowLayout, RunningHost, RunState } from './state.js';
 import { runSucceeded, waitingCount } from './state.js';
 
 export function formatHeaderText(header: HeaderModel): string {
-  const parts = [
-    `ibfleet ${header.command}${header.dryRun ? ' --dry-run' : ''}`,
-    `${pluralize(header.hostCount, 'host')}${header.hostCount > 0 ? ` (${header.hostSet})` : ''}`,
-  ];
-  if (header.playbook !== undefined) parts.push(`playbook ${header.playbook}`);
-  parts.push(`inventory ${header.inventory}`, `concurrency ${header.concurrency}`);
-  if (header.dryRun) parts.push('dry run: nothing is changed');
-  return parts.join(' · ');
+  const { title, details } = runHeadingParts(header);
+  return [title, ...details, ...(header.dryRun ? ['dry run: nothing is changed'] : [])].join(' · ');
 }
 
 const DURATION_WIDTH = 6;

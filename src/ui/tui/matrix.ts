@@ -4,7 +4,7 @@
  * 2 NICs) stays cheap to fill cell by cell.
  */
 import type { CellEnd, CellMethod, MatrixCell } from '../../vocabulary.js';
-import { endLabel } from './format.js';
+import { endLabel } from '../text/format.js';
 
 export type CellMark = 'pending' | 'passed' | 'failed' | 'skipped';
 type Grid = readonly (readonly (CellMark | undefined)[])[];

@@ -18,8 +18,12 @@ import type {
 } from '../../vocabulary.js';
 import { FAILING_STATUSES } from '../../vocabulary.js';
 import type { Manager } from '../../inventory/model.js';
-import { foldHosts, foldResults, type HostGroup } from './fold.js';
-import { oneLine, outcomeReason, STATUS_ORDER, tailLines } from './format.js';
+import { foldHosts } from '../../inventory/select.js';
+import { foldResults, type HostGroup } from '../text/fold.js';
+import { STATUS_ORDER } from '../text/format.js';
+import { runHeading, type RunHeading } from '../text/header.js';
+import { oneLine, sanitizeLines, tailLines } from '../text/sanitize.js';
+import { outcomeReason } from './format.js';
 import { applyCells, createMatrix, widenMatrix, type MatrixModel } from './matrix.js';
 
 export type RunAction =
@@ -33,16 +37,8 @@ export type RunAction =
   /** The TUI was unmounted before the run ended (Ctrl-C): freeze what is known. */
   | { readonly type: 'detach'; readonly at: number };
 
-export interface HeaderModel {
-  readonly command: CommandName;
-  readonly hostCount: number;
-  /** `16-20,34`. */
-  readonly hostSet: string;
-  readonly inventory: string;
-  readonly playbook: string | undefined;
-  readonly concurrency: number;
-  readonly dryRun: boolean;
-}
+/** The run's header: what runs on which hosts (the text layer's RunHeading). */
+export type HeaderModel = RunHeading;
 
 export interface RunningHost {
   readonly host: HostRef;
@@ -62,8 +58,8 @@ export interface FinishedHost {
   readonly reasons: readonly string[];
   /** The last lines of the host's error output, shown under a failed row. */
   readonly errorTail: readonly string[];
-  /** --dry-run: what would run. */
-  readonly planText: string | undefined;
+  /** --dry-run: what would run, line by line, sanitised. */
+  readonly planLines: readonly string[];
 }
 
 /**
@@ -143,7 +139,7 @@ export function toFinishedHost(result: HostResult): FinishedHost {
     reason: outcomeReason(result),
     reasons,
     errorTail: failing && result.error ? tailLines(result.error.stderrTail, ERROR_TAIL_LINES) : [],
-    planText: result.status === 'planned' ? result.planText : undefined,
+    planLines: result.status === 'planned' && result.planText ? sanitizeLines(result.planText) : [],
   };
 }
 
@@ -225,15 +221,7 @@ function apply(d: Draft, action: RunAction): Draft {
 
 function startRun(d: Draft, event: RunStart): Draft {
   const hosts = [...event.hosts].sort((a, b) => a.id - b.id);
-  const header: HeaderModel = {
-    command: event.command,
-    hostCount: hosts.length,
-    hostSet: foldHosts(hosts.map((h) => h.id)),
-    inventory: event.inventory,
-    playbook: event.playbook,
-    concurrency: event.concurrency,
-    dryRun: event.dryRun ?? false,
-  };
+  const header = runHeading(event);
   d.staticItems.push({ kind: 'header', key: 'header', header });
   return {
     ...d,

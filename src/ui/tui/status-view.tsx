@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import type { HostGroup } from './fold.js';
+import type { HostGroup } from '../text/fold.js';
 import { STATUS_LOOK } from './format.js';
 import { formatCountedGroupText, formatGroupText } from './lines.js';
 import { Styled } from './styled.js';

@@ -1,7 +1,9 @@
 import { Box, Text } from 'ink';
 import { Fragment } from 'react';
 import type { CellMethod } from '../../vocabulary.js';
-import { endLabel, type Tone } from './format.js';
+import { endLabel } from '../text/format.js';
+import { sanitizeLine } from '../text/sanitize.js';
+import type { Tone } from './format.js';
 import { formatLegendText, formatMatrixCountsText } from './lines.js';
 import { centreIn, MARK_GLYPH, MATRIX_CORNER, matrixGeometry, type CellMark, type MatrixGeometry, type MatrixModel } from './matrix.js';
 import { Styled } from './styled.js';
@@ -87,7 +89,7 @@ export const MAX_LISTED_FAILURES = 20;
 function CellProblems({ matrix }: { readonly matrix: MatrixModel }) {
   const skipped = new Map<string, number>();
   for (const cell of matrix.skips) {
-    const key = `${cell.method}: ${cell.detail}`;
+    const key = `${cell.method}: ${sanitizeLine(cell.detail)}`;
     skipped.set(key, (skipped.get(key) ?? 0) + 1);
   }
   const listed = matrix.failures.slice(0, MAX_LISTED_FAILURES);
@@ -97,7 +99,7 @@ function CellProblems({ matrix }: { readonly matrix: MatrixModel }) {
       {listed.map((cell) => (
         <Box key={`${cell.method} ${cell.from.host}/${cell.from.nic} ${cell.to.host}/${cell.to.nic}`} flexDirection="column">
           <Text>
-            <Styled tone="error">✗</Styled> {endLabel(cell.from)} → {endLabel(cell.to)} ({cell.method} {cell.from.ip} → {cell.to.ip}): {cell.detail}
+            <Styled tone="error">✗</Styled> {endLabel(cell.from)} → {endLabel(cell.to)} ({cell.method} {cell.from.ip} → {cell.to.ip}): {sanitizeLine(cell.detail)}
           </Text>
           {cell.reproduce
             .trimEnd()

@@ -1,12 +1,10 @@
 /**
- * `clush -b` for results: hosts that answered the same are shown as one row with a
- * ClusterShell-style host set (`16-20,34`). Pure.
+ * `clush -b` for results: hosts that answered the same are shown as one row (plain status lines,
+ * the TUI's status view and folded outcomes) with a ClusterShell-style host set (`16-20,34`). Pure.
  */
 import { foldHosts } from '../../inventory/select.js';
 import type { HostStatus } from '../../vocabulary.js';
 import { STATUS_ORDER } from './format.js';
-
-export { foldHosts };
 
 export interface FoldInput {
   readonly id: number;

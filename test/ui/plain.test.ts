@@ -1,0 +1,86 @@
+/**
+ * Plain lines (pipes, logs, CI — and a terminal with IBFLEET_PLAIN=1) say the same as the TUI:
+ * what a host sent back never reaches the terminal as escape sequences, and durations, the order
+ * outcomes are listed in and the folding of hosts come from the one text layer both use.
+ */
+import { describe, expect, it } from 'vitest';
+import { formatSummary } from '../../src/ui/tui/lines.js';
+import { statusGroups } from '../../src/ui/tui/state.js';
+import { plainHandler } from '../../src/ui/plain.js';
+import type { CommandName, HostResult, RunEnd } from '../../src/vocabulary.js';
+import { cpu16, fold, host, mem34, result, start, T0 } from './fixtures.js';
+
+function capture(command: CommandName, stages = command === 'deploy') {
+  let text = '';
+  const events = plainHandler({ write: (chunk: string) => (text += chunk), isTTY: true }, { command, stages });
+  return { events, text: () => text };
+}
+
+function end(results: readonly HostResult[], durationMs = 4200): RunEnd {
+  return { results, cells: [], durationMs, interrupted: false };
+}
+
+// What a hostile or broken host might print: a title change, a screen clear, colours, a bell, a raw CR.
+const HOSTILE = 'line one \u001b]0;pwned\u0007\u001b[2J\u001b[31mred\u001b[0m\u0007 beep\r\nline\ttwo\u0000\n';
+
+describe('plain output sanitises what hosts send back', () => {
+  it("a failed host's stderr tail and message: no escape sequence, control characters shown as ?", () => {
+    const { events, text } = capture('deploy');
+    events.onHostDone!(result(mem34, 'failed', { reasons: ['boom'], error: { stage: 'apply', message: 'applying failed (exit 1): \u001b[2Jcleared', stderrTail: HOSTILE, exitCode: 1 } }));
+    expect(text()).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(text()).toBe('[34 memserver34] failed at apply (4.2s): applying failed (exit 1): cleared\n    | line one red? beep\n    | line  two?\n');
+  });
+
+  it('a dry run\'s plan text is shown line by line, sanitised', () => {
+    const { events, text } = capture('deploy');
+    events.onHostDone!(result(cpu16, 'planned', { reasons: ['ib1: rule 942'], planText: 'ip rule add from 172.16.16.2 lookup 942\n\u001b[1mbold\u001b[0m\n' }));
+    expect(text()).toBe('[16 cpuserver16] planned (4.2s): 1 change\n    - ib1: rule 942\n    script that would run as root on the host:\n    | ip rule add from 172.16.16.2 lookup 942\n    | bold\n');
+  });
+
+  it('drift reasons and status lines too', () => {
+    const { events, text } = capture('status');
+    events.onRunEnd!(end([result(cpu16, 'drift', { reasons: ['ib1: \u001b[31mrule\u001b[0m missing'] })]));
+    expect(text()).toMatch(/^16: drift: ib1: rule missing\n/);
+  });
+});
+
+describe('plain output and the TUI use one text layer', () => {
+  it('one duration rule: 65 s is 1m05s in plain lines as in the TUI, 12.34 s is 12.3s', () => {
+    const { events, text } = capture('deploy');
+    events.onHostDone!(result(cpu16, 'changed', { manager: 'netplan', durationMs: 12_340 }));
+    events.onRunEnd!(end([result(cpu16, 'changed', { durationMs: 12_340 })], 65_000));
+    expect(text()).toBe('[16 cpuserver16] changed (netplan, 12.3s): 0 changes\nsummary: 1 changed · 1m05s\n');
+    const tui = fold([start('deploy', [cpu16]), { type: 'runEnd', event: end([result(cpu16, 'changed', { durationMs: 12_340 })], 65_000) }]);
+    expect(formatSummary(tui, T0).text).toBe('deploy finished in 1m05s: 1 changed');
+  });
+
+  it('one status order and one folding: plain status lines list the same groups, in the same order, as the TUI', () => {
+    const results = [
+      result(cpu16, 'ok'),
+      result(host(17), 'ok'),
+      result(mem34, 'drift', { reasons: ['ib1: rule 942 missing'] }),
+      result(host(40), 'unreachable', { reasons: ['no route'], error: { stage: 'connect', message: 'no route to 10.208.130.40', stderrTail: '' } }),
+      result(host(41), 'ok'),
+    ];
+    const { events, text } = capture('status');
+    events.onRunEnd!(end(results));
+    const plainGroups = text()
+      .split('\n')
+      .filter((l) => /^\d/.test(l))
+      .map((l) => l.split(': ').slice(0, 2));
+    const tuiState = fold([start('status', results.map((r) => r.host)), ...results.map((r) => ({ type: 'hostDone' as const, result: r }))], { command: 'status' });
+    const tuiGroups = statusGroups(tuiState.finished).map((g) => [g.hostSet, g.status]);
+    expect(plainGroups).toEqual([
+      ['40', 'unreachable'],
+      ['34', 'drift'],
+      ['16-17,41', 'ok'],
+    ]);
+    expect(plainGroups).toEqual(tuiGroups);
+  });
+
+  it('the header line: the same words as the TUI\'s', () => {
+    const { events, text } = capture('deploy');
+    events.onRunStart!({ command: 'deploy', hosts: [mem34, cpu16], concurrency: 32, inventory: 'inventory/fleet.yaml', playbook: 'dual-ib-routing', dryRun: true, startedAt: T0 });
+    expect(text()).toBe('ibfleet deploy --dry-run: 2 hosts (16,34) · playbook dual-ib-routing · inventory inventory/fleet.yaml · concurrency 32\n');
+  });
+});
