@@ -1,7 +1,7 @@
 /** `ibfleet verify --hosts S | --pair OWNER [--rping] [--ring]`: the NIC-to-NIC connectivity matrix. */
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
-import type { RpingMode } from '../runner/verify.js';
+import type { RpingMode } from '../plan/matrix.js';
 import type { CommandResult, Io } from './context.js';
 import { addRunOptions } from './run-options.js';
 

@@ -4,9 +4,12 @@
  */
 import type { Host } from '../inventory/model.js';
 import { reproduceCommand, RPING_COUNT } from '../render/verify-commands.js';
-import type { CellEnd, CellMethod, CellSpec, MatrixCell } from '../vocabulary.js';
+import type { CellEnd, CellMethod, CellSpec, HostResult, MatrixCell } from '../vocabulary.js';
 
 export type MatrixMode = 'full' | 'ring';
+
+/** off: ping only; auto: rping where both ends have RDMA and rping; on: rping for every pair. */
+export type RpingMode = 'off' | 'auto' | 'on';
 
 function ends(host: Host): CellEnd[] {
   return host.nics.map((n) => ({ host: host.id, name: host.name, nic: n.index, iface: n.iface, ip: n.address }));
@@ -31,6 +34,24 @@ export function matrixCells(hosts: readonly Host[], mode: MatrixMode, methods: r
     }
   }
   return cells;
+}
+
+/** The cells to check: ping for every pair, and rping as `rping` says (`canRping`: the host has RDMA and rping). */
+export function chooseCells(hosts: readonly Host[], mode: MatrixMode, rping: RpingMode, canRping: (host: number) => boolean): CellSpec[] {
+  const ping = matrixCells(hosts, mode, ['ping']);
+  if (rping === 'off') return ping;
+  const rpings = matrixCells(hosts, mode, ['rping']);
+  if (rping === 'on') return [...ping, ...rpings];
+  return [...ping, ...rpings.filter((c) => canRping(c.from.host) && canRping(c.to.host))];
+}
+
+/** How a reachable host did in verify: failed when a cell from it failed (skipped cells do not count). */
+export function sourceVerdict(host: Pick<Host, 'id' | 'name'>, cells: readonly MatrixCell[]): Pick<HostResult, 'status' | 'reasons' | 'error'> {
+  const mine = cells.filter((cell) => cell.from.host === host.id);
+  const failed = mine.filter((cell) => cell.ok === false);
+  if (failed.length === 0) return { status: 'ok', reasons: [] };
+  const message = `${failed.length} of ${mine.length} cells from ${host.name} failed`;
+  return { status: 'failed', reasons: [message], error: { stage: 'check', message, stderrTail: '' } };
 }
 
 export interface ToolVerdict {
@@ -73,6 +94,17 @@ export function parseRping(output: string, exitCode: number | null, expected = R
     .filter(Boolean)
     .find((l) => /error|failed|No such|Cannot|refused/i.test(l));
   return { ok: false, detail: lastError ?? `${pings}/${expected} rdma pings, exit ${exitCode ?? 'signal'}` };
+}
+
+/**
+ * An rping cell from its client's output and, when the client failed, the server's first line if
+ * it says the server never listened (a port taken, no RDMA address to bind).
+ */
+export function rpingCellVerdict(client: { output: string; exitCode: number | null } | undefined, serverOutput: string | undefined): ToolVerdict {
+  const verdict = client ? parseRping(client.output, client.exitCode) : { ok: false, detail: 'no client result' };
+  if (verdict.ok) return verdict;
+  const serverError = serverOutput && /rdma_bind_addr|Address already in use|rdma_listen/.exec(serverOutput) ? `; server: ${serverOutput.trim().split('\n')[0]}` : '';
+  return { ok: false, detail: `${verdict.detail}${serverError}` };
 }
 
 export function cellKey(cell: Pick<CellSpec, 'from' | 'to' | 'method'>): string {

@@ -8,31 +8,17 @@
  */
 import pLimit from 'p-limit';
 import type { Host } from '../inventory/model.js';
-import { cellKey, finishCell, matrixCells, parsePing, parseRping, type MatrixMode } from '../plan/matrix.js';
+import { cellKey, chooseCells, finishCell, parsePing, rpingCellVerdict, sourceVerdict, type MatrixMode, type RpingMode } from '../plan/matrix.js';
+import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable, type Capabilities, type CellOutput } from '../plan/verify-output.js';
 import { RPING_BASE_PORT } from '../render/verify-commands.js';
-import {
-  CellStream,
-  parseCapabilities,
-  parseCellOutput,
-  READY_MARK,
-  renderCapabilityScript,
-  renderPingScript,
-  renderRpingClientScript,
-  renderRpingServerScript,
-  rpingUnavailable,
-  type Capabilities,
-  type CellOutput,
-} from '../render/verify-scripts.js';
+import { READY_MARK, renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../render/verify-scripts.js';
 import { hostRef, type CellSpec, type HostResult, type MatrixCell, type RunEvents } from '../vocabulary.js';
 import { Deadlines, runHosts, type Deadline } from './fanout.js';
 import type { Session, Transport } from './transport.js';
 
-export type RpingMode = 'off' | 'auto' | 'on';
-
 export interface VerifyOptions {
   readonly hosts: readonly Host[];
   readonly mode: MatrixMode;
-  /** off: ping only; auto: rping where both ends have RDMA and rping; on: rping for every pair. */
   readonly rping: RpingMode;
   readonly transport: Transport;
   readonly concurrency: number;
@@ -88,7 +74,11 @@ export async function runVerify(options: VerifyOptions): Promise<{ results: Host
 /** The cells, run once every host has connected or failed to; streamed to onCell as they end. */
 async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, Connected>): Promise<MatrixCell[]> {
   const limit = pLimit(options.concurrency);
-  const specs = chooseCells(options, connected);
+  const canRping = (id: number) => {
+    const caps = connected.get(id)?.caps;
+    return caps !== undefined && rpingUnavailable('', caps) === undefined;
+  };
+  const specs = chooseCells(options.hosts, options.mode, options.rping, canRping);
   options.events.onMatrix?.(specs);
   const done = new Map<string, MatrixCell>();
   const finish = (cell: MatrixCell) => {
@@ -127,32 +117,10 @@ function hostResults(options: VerifyOptions, connected: ReadonlyMap<number, Conn
       options.events.onHostDone?.(c.failure);
       return c.failure;
     }
-    const mine = cells.filter((cell) => cell.from.host === host.id);
-    const failed = mine.filter((cell) => cell.ok === false);
-    const result: HostResult = {
-      host: hostRef(host),
-      status: failed.length ? 'failed' : 'ok',
-      durationMs: now() - c.deadline!.startedAt,
-      reasons: failed.length ? [`${failed.length} of ${mine.length} cells from ${host.name} failed`] : [],
-      ...(failed.length ? { error: { stage: 'check' as const, message: `${failed.length} of ${mine.length} cells from ${host.name} failed`, stderrTail: '' } } : {}),
-      connections: 1,
-      channels: c.session?.channels ?? 0,
-    };
+    const result: HostResult = { host: hostRef(host), durationMs: now() - c.deadline!.startedAt, ...sourceVerdict(host, cells), connections: 1, channels: c.session?.channels ?? 0 };
     options.events.onHostDone?.(result);
     return result;
   });
-}
-
-function chooseCells(options: VerifyOptions, connected: ReadonlyMap<number, Connected>): CellSpec[] {
-  const ping = matrixCells(options.hosts, options.mode, ['ping']);
-  if (options.rping === 'off') return ping;
-  const rping = matrixCells(options.hosts, options.mode, ['rping']);
-  if (options.rping === 'on') return [...ping, ...rping];
-  const capable = (id: number) => {
-    const caps = connected.get(id)?.caps;
-    return caps !== undefined && rpingUnavailable('', caps) === undefined;
-  };
-  return [...ping, ...rping.filter((c) => capable(c.from.host) && capable(c.to.host))];
 }
 
 function groupBy<T>(items: readonly T[], key: (item: T) => number): Map<number, T[]> {
@@ -216,10 +184,6 @@ async function rpingInto(
   );
   clearTimeout(serverTimer);
   for (const { id, cell, port } of withPorts) {
-    const client = clientOutputs.get(id);
-    const verdict = client ? parseRping(client.output, client.exitCode) : { ok: false, detail: 'no client result' };
-    const serverSide = serverOutputs.get(id);
-    const serverError = serverSide && /rdma_bind_addr|Address already in use|rdma_listen/.exec(serverSide.output) ? `; server: ${serverSide.output.trim().split('\n')[0]}` : '';
-    finish(finishCell(cell, { ok: verdict.ok, detail: `${verdict.detail}${verdict.ok ? '' : serverError}` }, port));
+    finish(finishCell(cell, rpingCellVerdict(clientOutputs.get(id), serverOutputs.get(id)?.output), port));
   }
 }

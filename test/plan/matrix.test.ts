@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { hostPairs, matrixCells, parsePing, parseRping } from '../../src/plan/matrix.js';
 import { reproduceCommand } from '../../src/render/verify-commands.js';
-import { CellStream, parseCapabilities, parseCellOutput, renderPingScript, rpingUnavailable } from '../../src/render/verify-scripts.js';
+import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable } from '../../src/plan/verify-output.js';
+import { renderPingScript } from '../../src/render/verify-scripts.js';
 
 const sample = (name: string) => readFileSync(new URL(`../fixtures/tool-output/${name}`, import.meta.url), 'utf8');
 const fleet = loadInventory(

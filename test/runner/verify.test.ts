@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import type { MatrixCell, RunEvents } from '../../src/vocabulary.js';
 import { ConnectError } from '../../src/runner/transport.js';
-import { runVerify, type RpingMode } from '../../src/runner/verify.js';
+import type { RpingMode } from '../../src/plan/matrix.js';
+import { runVerify } from '../../src/runner/verify.js';
 import { fakeTransport, ok, type FakeHost } from '../helpers/fake-transport.js';
 
 const sample = (name: string) => readFileSync(new URL(`../fixtures/tool-output/${name}`, import.meta.url), 'utf8');
