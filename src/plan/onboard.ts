@@ -10,7 +10,7 @@ import type { HostEntry } from '../inventory/entry.js';
 import { cidrContains, parseIpv4 } from '../inventory/ipv4.js';
 import type { Fabric, Host, Manager, ManagerSetting } from '../inventory/model.js';
 import { detectManager, managerPrerequisite } from './detect-manager.js';
-import { osName, type AddressFact, type HostFacts } from './facts.js';
+import { osName, type AddressFact, type HostFacts, type RouteGetFact } from './facts.js';
 
 export const ONBOARD_ROLES = ['cpu', 'mem'] as const;
 export type OnboardRole = (typeof ONBOARD_ROLES)[number];
@@ -180,4 +180,21 @@ export function onboardEntry(input: EntryInput): HostEntry {
     manager: input.managerFlag,
     comment,
   };
+}
+
+/**
+ * Discovery probes a machine under its provisional entry, whose interface names may be
+ * placeholders, and deploy plans from that same probe under the names discovery found. The probe
+ * read the sysctls of every interface and everything else by what the machine calls it; only
+ * `ip route get`, asked from each NIC's address, was filed under the provisional name: refile it,
+ * NIC by NIC.
+ */
+export function factsUnderFoundNames(facts: HostFacts, probedAs: Host, found: Host): HostFacts {
+  const routeGet = new Map<string, RouteGetFact>();
+  for (const nic of found.nics) {
+    const probed = probedAs.nics.find((n) => n.index === nic.index);
+    const fact = probed && facts.routeGet.get(probed.iface);
+    if (fact) routeGet.set(nic.iface, fact);
+  }
+  return { ...facts, routeGet };
 }

@@ -51,6 +51,12 @@ export interface ProbeOptions {
    * and verification does not read them.
    */
   readonly managerEvidence: boolean;
+  /**
+   * The sysctls of every interface the host has, not only of the inventory's names for its NICs:
+   * onboard probes a machine before it knows what its interfaces are called, and plans the deploy
+   * from that same probe.
+   */
+  readonly everyInterface?: boolean;
 }
 
 export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions = { managerEvidence: true }): string {
@@ -59,10 +65,12 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
   // A failed `route get` says why only on stderr, and fails the batch (-force runs the rest): then
   // every `route get` is asked again on its own, its reason kept, in a section that overrides it.
   const routeGetRetries = gets.map((g) => `\t\ts route-get ${shellQuote(g.iface)}; ip -4 route get ${g.peer} from ${g.from} 2>&1`);
-  const sysctls = ['all', 'default', ...host.nics.map((n) => n.iface)].map(
-    (iface) =>
-      `\ts sysctl ${shellQuote(iface)}; for k in ${SYSCTL_KEYS.join(' ')}; do v=; read -r v 2>/dev/null <${shellQuote(`/proc/sys/net/ipv4/conf/${iface}/`)}"$k"; printf '%s=%s\\n' "$k" "$v"; done`,
-  );
+  const sysctls = options.everyInterface
+    ? [`\tfor d in /proc/sys/net/ipv4/conf/*; do s sysctl "\${d##*/}"; for k in ${SYSCTL_KEYS.join(' ')}; do v=; read -r v 2>/dev/null <"$d/$k"; printf '%s=%s\\n' "$k" "$v"; done; done`]
+    : ['all', 'default', ...host.nics.map((n) => n.iface)].map(
+        (iface) =>
+          `\ts sysctl ${shellQuote(iface)}; for k in ${SYSCTL_KEYS.join(' ')}; do v=; read -r v 2>/dev/null <${shellQuote(`/proc/sys/net/ipv4/conf/${iface}/`)}"$k"; printf '%s=%s\\n' "$k" "$v"; done`,
+      );
   const configFiles = [
     '/etc/NetworkManager/system-connections/*',
     '/run/NetworkManager/system-connections/*',
@@ -112,6 +120,6 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
 }
 
 /** The probe as a standalone script. */
-export function renderProbeScript(host: Host, fleet: Fleet): string {
-  return ['set -u', 'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin', renderProbeBody(host, fleet), ''].join('\n');
+export function renderProbeScript(host: Host, fleet: Fleet, options: Partial<ProbeOptions> = {}): string {
+  return ['set -u', 'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin', renderProbeBody(host, fleet, { managerEvidence: true, ...options }), ''].join('\n');
 }

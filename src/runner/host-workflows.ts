@@ -4,7 +4,7 @@
  * travels over its one SSH connection, in as few channels as the work allows.
  */
 import { HostError } from '../errors.js';
-import type { Fleet } from '../inventory/model.js';
+import type { Fleet, Host } from '../inventory/model.js';
 import { osName, parseProbe, type HostFacts } from '../plan/facts.js';
 import { assessStatus, checksOf, lockedMessage, needsChange, planDeploy, readChangeOutput, reassessDeploy, rollbackReasons, verification } from '../plan/host-plan.js';
 import { planRestore, restoredMessage, stateDifferences } from '../plan/restore.js';
@@ -22,6 +22,18 @@ export interface WorkflowContext {
   readonly fleet: Fleet;
   readonly playbook: Playbook;
   readonly transport: Transport;
+  /** Hosts whose probe already ran in this run (onboard's discovery): decide from it, do not probe again. */
+  readonly probed?: (host: Host) => Probed | undefined;
+}
+
+/** A probe that already ran, and the shell it ran in when that shell still waits for what comes next. */
+export interface Probed {
+  readonly facts: HostFacts;
+  /**
+   * Sends the change (or, undefined, the end of input) to the probe's shell; resolves with the
+   * change's result, or undefined when the shell was gone before the change could be sent.
+   */
+  readonly shell?: (change: Continuation | undefined) => Promise<ExecResult | undefined>;
 }
 
 async function withSession<T>(task: HostTask, transport: Transport, fn: (session: Session) => Promise<T & HostOutcome>): Promise<HostOutcome> {
@@ -54,7 +66,23 @@ interface Decided<D> {
  * converse, the change runs in the shell that ran the probe: one channel per host instead of two,
  * which spares each host a session (sshd's fork, a login shell). Otherwise two channels.
  */
-async function probeThen<D>(task: HostTask, session: Session, fleet: Fleet, decide: (facts: HostFacts) => Decided<D>): Promise<{ facts: HostFacts; decision: D; result: ExecResult | undefined }> {
+async function probeThen<D>(task: HostTask, session: Session, ctx: WorkflowContext, decide: (facts: HostFacts) => Decided<D>): Promise<{ facts: HostFacts; decision: D; result: ExecResult | undefined }> {
+  const fleet = ctx.fleet;
+  const probed = ctx.probed?.(task.host);
+  if (probed) {
+    let decided: Decided<D>;
+    try {
+      decided = decide(probed.facts);
+    } catch (error) {
+      void probed.shell?.(undefined);
+      throw error;
+    }
+    const { decision, change } = decided;
+    if (change) task.stage(change.stage);
+    const result = probed.shell ? await probed.shell(change) : undefined;
+    if (!change) return { facts: probed.facts, decision, result: undefined };
+    return { facts: probed.facts, decision, result: result ?? (await session.run(change.script, change.options)) };
+  }
   if (!session.converse) {
     const facts = await probe(task, session, fleet);
     const { decision, change } = decide(facts);
@@ -87,7 +115,7 @@ export interface DeployOptions {
 export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
   return (task: HostTask): Promise<HostOutcome> =>
     withSession(task, ctx.transport, async (session) => {
-      const { facts, decision: plan, result } = await probeThen(task, session, ctx.fleet, (probed) => {
+      const { facts, decision: plan, result } = await probeThen(task, session, ctx, (probed) => {
         task.stage('plan');
         const planned = planDeploy(task.host, ctx.fleet, ctx.playbook, probed);
         if (options.dryRun || planned.changes.length === 0) return { decision: planned };
@@ -168,7 +196,7 @@ export function statusHost(ctx: WorkflowContext) {
 export function rollbackHost(ctx: WorkflowContext) {
   return (task: HostTask): Promise<HostOutcome> =>
     withSession(task, ctx.transport, async (session) => {
-      const { facts: before, decision: initial, result } = await probeThen(task, session, ctx.fleet, (probed) => {
+      const { facts: before, decision: initial, result } = await probeThen(task, session, ctx, (probed) => {
         task.stage('plan');
         const assessment = assessRollback(task.host, ctx.fleet, probed);
         if (!needsChange(assessment)) return { decision: assessment };

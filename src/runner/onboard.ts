@@ -16,18 +16,18 @@ import type { InventoryAddition } from '../inventory/entry.js';
 import { loadInventory } from '../inventory/load.js';
 import { hostById, type Fleet, type Host } from '../inventory/model.js';
 import { parseProbe, type HostFacts } from '../plan/facts.js';
-import { discoverHost, ONBOARD_ROLES, type HostDiscovery } from '../plan/onboard.js';
+import { discoverHost, factsUnderFoundNames, ONBOARD_ROLES, type HostDiscovery } from '../plan/onboard.js';
 import { discoveredAddition, provisionalAddition, roleId, roleManagerFlag, type OnboardRequest } from '../plan/onboard-request.js';
 import { refusedBeforeContact, summarize, type InventoryChange, type OnboardOutcome, type OnboardReport } from '../plan/onboard-summary.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { buildCheatSheet } from '../render/cheat-sheet.js';
-import { renderProbeScript } from '../render/probe-script.js';
+import { PROBE_END, renderProbeScript } from '../render/probe-script.js';
 import { hostRef, type HostRef, type HostResult, type MatrixCell, type RunEnd, type RunEvents } from '../vocabulary.js';
 import { announceRun, runHosts } from './fanout.js';
 import type { InventoryFile } from './files.js';
-import { deployHost } from './host-workflows.js';
+import { deployHost, type Probed } from './host-workflows.js';
 import { sharedSessions } from './shared-sessions.js';
-import { scriptFailed, type Transport } from './transport.js';
+import { scriptFailed, type Continuation, type ExecResult, type Session, type Transport } from './transport.js';
 import { runVerify } from './verify.js';
 
 export interface PhaseDisplay {
@@ -96,9 +96,12 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
 
   const transport = sharedSessions(await options.transport(provisional.fleet));
   events.onStart?.(report.hosts.map(hostRef));
+  let held = new Map<number, Discovered>();
   try {
     // 1. Discover: connect and run the read-only probe; nothing on the hosts changes.
-    const { discovery, facts } = await discover(report.hosts, provisional.fleet, transport, options);
+    const provisionalHosts = report.hosts;
+    const { discovery, found } = await discover(provisionalHosts, provisional.fleet, transport, options);
+    held = found;
     note({ discovery });
     const notFound = discovery.filter((r) => r.status !== 'ok');
     if (notFound.length > 0) return finish({ outcome: stopped('discovery-failed'), problems: notFound.map((r) => `${r.host.id} (${r.host.target}): ${r.error?.message ?? r.status}`) });
@@ -106,7 +109,7 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     // 2. Decide, from what the machines showed.
     const discovered = report.hosts.map((host, i) => {
       const role = ONBOARD_ROLES[i]!;
-      const d = discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: facts.get(host.id)!, managerFlag: roleManagerFlag(request, role), persist: playbook.persist });
+      const d = discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: found.get(host.id)!.facts, managerFlag: roleManagerFlag(request, role), persist: playbook.persist });
       events.onDiscovered?.(d, hostRef(host));
       return d;
     });
@@ -120,9 +123,14 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     note({ hosts });
     if (options.interrupt.aborted) return finish({ outcome: 'interrupted', problems: ['interrupted before deploying'] });
 
-    // 3. Deploy the playbook to both, over the same connections.
+    // 3. Deploy the playbook to both, over the same connections, deciding from discovery's probe.
+    const probed = (host: Host): Probed | undefined => {
+      const seen = found.get(host.id);
+      const probedAs = provisionalHosts.find((h) => h.id === host.id);
+      return seen && probedAs ? { facts: factsUnderFoundNames(seen.facts, probedAs, host), shell: seen.shell } : undefined;
+    };
     const deploy = await inPhase(events, 'deploy', hosts, options, (phaseEvents) =>
-      runHosts(hosts, fanout(options, phaseEvents), deployHost({ fleet: planned.fleet, playbook, transport }, { dryRun: false })).then((results) => ({ results })),
+      runHosts(hosts, fanout(options, phaseEvents), deployHost({ fleet: planned.fleet, playbook, transport, probed }, { dryRun: false })).then((results) => ({ results })),
     );
     note({ deploy: deploy.results });
     const failed = deploy.results.filter((r) => r.status !== 'changed' && r.status !== 'unchanged');
@@ -152,6 +160,8 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
       problems: failedCells.map((c) => `${c.method} ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.detail}`),
     });
   } finally {
+    // A probe's shell nobody continued (a refusal, a failure elsewhere) is told there is nothing more.
+    for (const { shell } of held.values()) void shell?.(undefined).catch(() => undefined);
     transport.closeAll();
   }
 }
@@ -160,20 +170,69 @@ function fanout(options: OnboardOptions, events: RunEvents) {
   return { concurrency: options.concurrency, timeoutMs: options.timeoutMs, interrupt: options.interrupt, events, ...(options.now ? { now: options.now } : {}) };
 }
 
-/** Connects to both machines and runs the read-only probe on each. */
-async function discover(hosts: readonly Host[], fleet: Fleet, transport: Transport, options: OnboardOptions): Promise<{ discovery: HostResult[]; facts: Map<number, HostFacts> }> {
-  const facts = new Map<number, HostFacts>();
+/** What discovery found on a machine, and the shell its probe ran in, still waiting for what comes next. */
+interface Discovered {
+  readonly facts: HostFacts;
+  readonly shell: Probed['shell'];
+}
+
+/**
+ * Connects to both machines and runs the read-only probe on each. Where the session can converse,
+ * the probe's shell is kept open: once both machines are seen and the inventory planned, the
+ * deploy decides from this probe and runs its change in that shell — one probe and one channel
+ * for discovery and deploy.
+ */
+async function discover(hosts: readonly Host[], fleet: Fleet, transport: Transport, options: OnboardOptions): Promise<{ discovery: HostResult[]; found: Map<number, Discovered> }> {
+  const found = new Map<number, Discovered>();
   const discovery = await runHosts(hosts, fanout(options, options.events?.discovery ?? {}), async (task) => {
     task.stage('connect');
     const session = await transport.connect(task.host, task.signal);
     task.stage('probe');
-    const result = await session.run(renderProbeScript(task.host, fleet), { signal: task.signal });
-    const found = parseProbe(result.stdout);
-    if (!found.complete) throw scriptFailed('probe', 'discovery probe', result);
-    facts.set(task.host.id, found);
+    const script = renderProbeScript(task.host, fleet, { everyInterface: true });
+    found.set(task.host.id, session.converse ? await probeKeepingShell(session, script, task.signal) : await probeOnce(session, script, task.signal));
     return { status: 'ok', reasons: [...session.notes], connections: 1, channels: session.channels };
   });
-  return { discovery, facts };
+  return { discovery, found };
+}
+
+async function probeOnce(session: Session, script: string, signal: AbortSignal): Promise<Discovered> {
+  const result = await session.run(script, { signal });
+  const facts = parseProbe(result.stdout);
+  if (!facts.complete) throw scriptFailed('probe', 'discovery probe', result);
+  return { facts, shell: undefined };
+}
+
+async function probeKeepingShell(session: Session, script: string, signal: AbortSignal): Promise<Discovered> {
+  let decide!: (change: Continuation | undefined) => void;
+  const decision = new Promise<Continuation | undefined>((resolve) => (decide = resolve));
+  let heard!: (output: string) => void;
+  const probed = new Promise<string>((resolve) => (heard = resolve));
+  let ended = false;
+  const conversation = session.converse!(
+    script,
+    PROBE_END,
+    (output) => {
+      heard(output);
+      return decision;
+    },
+    { signal },
+  );
+  const settle = () => void (ended = true);
+  conversation.then(settle, settle);
+  const output = await Promise.race([
+    probed,
+    conversation.then((c) => {
+      if (c.first === undefined) throw scriptFailed('probe', 'discovery probe', c);
+      return c.first;
+    }),
+  ]);
+  const shell = (change: Continuation | undefined): Promise<ExecResult | undefined> => {
+    // Gone meanwhile (interrupted, connection lost): the caller runs the change in a channel of its own.
+    if (ended) return Promise.resolve(undefined);
+    decide(change);
+    return conversation;
+  };
+  return { facts: parseProbe(output), shell };
 }
 
 /** Deploy and verify are each a run of their own, shown by a fresh display when there is one. */

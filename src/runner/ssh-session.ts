@@ -39,7 +39,7 @@ export class SshSession implements Session {
     return this.limit(() => this.open(script, options, undefined).then(({ first: _first, ...result }) => result));
   }
 
-  converse(script: string, until: string, next: (firstOutput: string) => Continuation | undefined, options: ExecOptions = {}): Promise<Conversation> {
+  converse(script: string, until: string, next: ConversationPlan['next'], options: ExecOptions = {}): Promise<Conversation> {
     return this.limit(() => this.open(script, options, { until, next }));
   }
 
@@ -57,7 +57,8 @@ export class SshSession implements Session {
 
 export interface ConversationPlan {
   readonly until: string;
-  readonly next: (firstOutput: string) => Continuation | undefined;
+  /** What the shell runs next; it may take its time deciding (the shell waits on its input). */
+  readonly next: (firstOutput: string) => Continuation | undefined | Promise<Continuation | undefined>;
 }
 
 /** The part of an ssh2 channel collect() uses: events for output and the end, and its input side. */
@@ -118,18 +119,29 @@ export function collect(channel: ShellChannel, input: CollectInput): Promise<Con
       }
     };
 
+    let closed = false;
     /** The first script has finished speaking: ask what comes next and send it, or end the shell's input. */
     const turn = (at: number) => {
       first = stdout.slice(0, at);
       stdout = stdout.slice(at);
-      let continuation: Continuation | undefined;
+      let decided: Continuation | undefined | Promise<Continuation | undefined>;
       try {
-        continuation = conversation!.next(first);
+        decided = conversation!.next(first);
       } catch (error) {
         failure = error as Error;
         channel.close();
         return;
       }
+      if (decided instanceof Promise) {
+        decided.then(proceed, (error: Error) => {
+          failure = error;
+          channel.close();
+        });
+      } else proceed(decided);
+    };
+    const proceed = (continuation: Continuation | undefined) => {
+      // Closed while the decision was being made (interrupted, connection lost): nothing more to send.
+      if (closed) return;
       if (!continuation) return void channel.end();
       options.signal?.removeEventListener('abort', onAbort);
       options = continuation.options ?? {};
@@ -185,6 +197,7 @@ export function collect(channel: ShellChannel, input: CollectInput): Promise<Con
       signal = signalName ?? undefined;
     });
     channel.on('close', () => {
+      closed = true;
       options.signal?.removeEventListener('abort', onAbort);
       if (pending && options.onLine) options.onLine(pending);
       if (failure) return reject(failure);

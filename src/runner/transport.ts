@@ -38,11 +38,12 @@ export interface Session {
   run(script: string, options?: ExecOptions): Promise<ExecResult>;
   /**
    * Runs `script` in a shell that keeps reading: when the output has printed the line `until`,
-   * `next` gets that output and returns what the same shell runs next (undefined: nothing more).
+   * `next` gets that output and returns what the same shell runs next (undefined: nothing more),
+   * at once or later (the shell waits for its input meanwhile).
    * One channel where `run` twice takes two — each channel is a session sshd forks and a login
    * shell it starts, per host. Optional: without it, callers use `run` twice.
    */
-  converse?(script: string, until: string, next: (firstOutput: string) => Continuation | undefined, options?: ExecOptions): Promise<Conversation>;
+  converse?(script: string, until: string, next: (firstOutput: string) => Continuation | undefined | Promise<Continuation | undefined>, options?: ExecOptions): Promise<Conversation>;
   close(): void;
   /** Channels opened so far on this connection. */
   readonly channels: number;

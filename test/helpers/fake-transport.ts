@@ -77,7 +77,7 @@ export function fakeTransport(hosts: Record<number, FakeHost>, options: { conver
         },
       };
       if (options.converse) {
-        session.converse = async (script: string, until: string, next: (output: string) => Continuation | undefined): Promise<Conversation> => {
+        session.converse = async (script: string, until: string, next: (output: string) => Continuation | undefined | Promise<Continuation | undefined>): Promise<Conversation> => {
           channels++;
           scripts.push(script);
           const answer = await fake.respond(script);
@@ -85,7 +85,7 @@ export function fakeTransport(hosts: Record<number, FakeHost>, options: { conver
           const end = lines.indexOf(until);
           if (end < 0) return { ...answer, first: undefined };
           const first = `${lines.slice(0, end + 1).join('\n')}\n`;
-          const continuation = next(first);
+          const continuation = await next(first);
           if (!continuation) return { code: answer.code, signal: answer.signal, stdout: '', stderr: answer.stderr, first };
           scripts.push(continuation.script);
           const rest = await fake.respond(continuation.script);

@@ -222,4 +222,38 @@ describe('collect: a conversation (probe, then the change, in one shell)', () =>
     expect(channel.closed).toBe(true);
     await expect(done).resolves.toMatchObject({ first: '@@end\n' });
   });
+
+  it('the decision may come later: the shell waits on its input, then runs what was decided', async () => {
+    const channel = new FakeChannel();
+    let decide!: (c: Continuation | undefined) => void;
+    const done = start(channel, { conversation: { until, next: () => new Promise((resolve) => (decide = resolve)) } });
+    channel.out('@@end\n');
+    await tick();
+    expect(channel.sent).toEqual(['echo hi\n']);
+    expect(channel.inputEnded).toBe(false);
+    decide({ script: 'apply\n' });
+    await tick();
+    expect(channel.sent).toEqual(['echo hi\n', 'apply\n']);
+    channel.out('applied\n');
+    channel.exit(0);
+    await expect(done).resolves.toMatchObject({ first: '@@end\n', stdout: 'applied\n', code: 0 });
+  });
+
+  it('a channel that closed while the decision was pending takes nothing more; a decision that fails closes it', async () => {
+    const channel = new FakeChannel();
+    let decide!: (c: Continuation | undefined) => void;
+    const done = start(channel, { conversation: { until, next: () => new Promise((resolve) => (decide = resolve)) } });
+    channel.out('@@end\n');
+    channel.exit(null, 'HUP');
+    await expect(done).resolves.toMatchObject({ first: '@@end\n', code: null, signal: 'HUP' });
+    decide({ script: 'apply\n' });
+    await tick();
+    expect(channel.sent).toEqual(['echo hi\n']);
+
+    const second = new FakeChannel();
+    const failed = start(second, { conversation: { until, next: () => Promise.reject(new Error('plan failed')) } });
+    second.out('@@end\n');
+    await expect(failed).rejects.toThrow('plan failed');
+    expect(second.closed).toBe(true);
+  });
 });

@@ -121,8 +121,8 @@ function counting(transport: Transport): Transport & { connects: Map<number, num
 
 const request: OnboardRequest = { owner: 'alice', cpu: 16, mem: 34, cpuAddress: '10.0.0.16', memAddress: '10.0.0.34' };
 
-async function onboard(machines: Record<number, FakeHost>, options: { file?: ReturnType<typeof memoryFile>; request?: Partial<OnboardRequest>; interrupt?: AbortSignal } = {}) {
-  const fake = fakeTransport(machines);
+async function onboard(machines: Record<number, FakeHost>, options: { file?: ReturnType<typeof memoryFile>; request?: Partial<OnboardRequest>; interrupt?: AbortSignal; converse?: boolean } = {}) {
+  const fake = fakeTransport(machines, { converse: options.converse ?? false });
   const transport = counting(fake);
   const file = options.file ?? memoryFile(INVENTORY);
   let built = 0;
@@ -167,7 +167,8 @@ pairs:
       [16, 1],
       [34, 1],
     ]);
-    expect(scripts(16)).toEqual(['probe', 'probe', 'apply', 'capabilities', 'ping']);
+    // Deploy decides from discovery's probe: one probe per machine, not two.
+    expect(scripts(16)).toEqual(['probe', 'apply', 'capabilities', 'ping']);
     expect(report.deploy.map((r) => [r.host.id, r.status, r.manager])).toEqual([
       [16, 'changed', 'netplan'],
       [34, 'changed', 'netplan'],
@@ -200,6 +201,26 @@ pairs:
     expect(report.discovered[1]).toMatchObject({ manager: 'ifupdown', managerSource: 'flag' });
     expect(report.deploy[1]).toMatchObject({ status: 'changed', manager: 'ifupdown' });
     expect(file.text).toContain("  34: { name: memserver34, address: 10.0.0.34, role: mem, user: labadmin, manager: ifupdown } # alice's mem server: Ubuntu 18.04.6 LTS, ifupdown\n");
+  });
+});
+
+describe('onboard over sessions that converse (as the ssh2 transport does)', () => {
+  it("deploy decides from discovery's probe and runs its change in the shell that ran it: one probe, one channel per machine for both", async () => {
+    const { report, scripts } = await onboard({ 16: cpuMachine(), 34: memMachine() }, { converse: true });
+    expect(report.outcome, report.summary).toBe('ok');
+    expect(scripts(16)).toEqual(['probe', 'apply', 'capabilities', 'ping']);
+    expect(report.discovery.map((r) => r.channels)).toEqual([1, 1]);
+    expect(report.deploy.map((r) => [r.status, r.channels])).toEqual([
+      ['changed', 1],
+      ['changed', 1],
+    ]);
+  });
+
+  it('a refusal after discovery ends the shells the probes ran in: nothing more is sent, nothing waits', async () => {
+    const { report, scripts } = await onboard({ 16: cpuMachine(), 34: memMachine({ probe: (t) => t.replace(/^4: ib1 +inet .*\n/m, '') }) }, { converse: true });
+    expect(report.outcome).toBe('refused');
+    expect(scripts(16)).toEqual(['probe']);
+    expect(scripts(34)).toEqual(['probe']);
   });
 });
 
