@@ -27,7 +27,7 @@ import { announceRun, runHosts } from './fanout.js';
 import type { InventoryFile } from './files.js';
 import { deployHost, type Probed } from './host-workflows.js';
 import { sharedSessions } from './shared-sessions.js';
-import { scriptFailed, type Continuation, type ExecResult, type Session, type Transport } from './transport.js';
+import { requireWhole, scriptFailed, type Continuation, type ExecResult, type Session, type Transport } from './transport.js';
 import { runVerify } from './verify.js';
 
 export interface PhaseDisplay {
@@ -196,7 +196,7 @@ async function discover(hosts: readonly Host[], fleet: Fleet, transport: Transpo
 }
 
 async function probeOnce(session: Session, script: string, signal: AbortSignal): Promise<Discovered> {
-  const result = await session.run(script, { signal });
+  const result = requireWhole('probe', 'the discovery probe', await session.run(script, { signal }));
   const facts = parseProbe(result.stdout);
   if (!facts.complete) throw scriptFailed('probe', 'discovery probe', result);
   return { facts, shell: undefined };
@@ -222,6 +222,7 @@ async function probeKeepingShell(session: Session, script: string, signal: Abort
   const output = await Promise.race([
     probed,
     conversation.then((c) => {
+      if (c.cut && !c.cut.afterTurn) requireWhole('probe', 'the discovery probe', c, 'nothing was changed');
       if (c.first === undefined) throw scriptFailed('probe', 'discovery probe', c);
       return c.first;
     }),

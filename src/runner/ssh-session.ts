@@ -1,20 +1,24 @@
 /**
  * One SSH connection as a Session: each script runs in its own channel as `sh -s` (through sudo
- * when the user is not root), at most MAX_CHANNELS_PER_CONNECTION at once, and a conversation
- * lets one shell run a second script once the first has spoken. The channel's life — sudo's
- * marker and prompt, output, the turn — is collect(), which a fake channel can drive in tests.
+ * when the user is not root, see sudo-handshake.ts), at most MAX_CHANNELS_PER_CONNECTION at once,
+ * and a conversation lets one shell run a second script once the first has spoken. The channel's
+ * life — sudo's prompt and readiness, bounded output, the turn, a host that stops answering — is
+ * collect(), which a fake channel can drive in tests.
  */
 import pLimit from 'p-limit';
 import type { Client } from 'ssh2';
-import { shellQuote } from '../render/shell.js';
-import { ConnectError, type Continuation, type Conversation, type ExecOptions, type ExecResult, type Session } from './transport.js';
-
-/** A marker line sudo's shell prints before reading the script, and a prompt no real tool uses. */
-export const SUDO_PROMPT = '[ibfleet-sudo-password-7f3a]';
-export const SUDO_READY = 'IBFLEET-SUDO-READY-7f3a';
+import { newSudoHandshake, SUDO_COMMAND, type SudoHandshake } from './sudo-handshake.js';
+import { ConnectError, OUTPUT_KEEP, type Continuation, type Conversation, type ExecOptions, type ExecResult, type OutputCut, type Session } from './transport.js';
 
 /** sshd's default MaxSessions is 10; stay under it whatever the callers ask for at once. */
 const MAX_CHANNELS_PER_CONNECTION = 8;
+
+/**
+ * A channel or connection asked to close that has not closed within this long belongs to a host
+ * that is gone (link down, sshd stopped): its socket is destroyed rather than left to ssh2's
+ * keepalive (3 × 15 s), so a lost host never holds the process past its outcome.
+ */
+export const CLOSE_GRACE_MS = 2_000;
 
 export class SshSession implements Session {
   channels = 0;
@@ -28,14 +32,27 @@ export class SshSession implements Session {
     private readonly who: string,
   ) {}
 
+  /** Ends the connection; one still open CLOSE_GRACE_MS later (a host that is gone) is destroyed. */
   close(): void {
     for (const c of [...this.chain].reverse()) c.end();
+    setTimeout(() => this.destroy(), CLOSE_GRACE_MS).unref();
+  }
+
+  /**
+   * Drops the connection at once. ssh2's own destroy() does nothing once end() has half-closed the
+   * socket — and an ended socket to a host that is gone waits for a FIN that never comes — so the
+   * socket itself (ssh2 1.x keeps it as `_sock`) is destroyed.
+   */
+  private destroy(): void {
+    for (const c of [...this.chain].reverse()) {
+      c.destroy();
+      (c as unknown as { _sock?: { destroy(): void } })._sock?.destroy();
+    }
   }
 
   run(script: string, options: ExecOptions = {}): Promise<ExecResult> {
     // `sh -s` reads the script from stdin, so no login shell ever parses it (csh, fish) and no
-    // inventory value travels on a command line. With sudo, the shell prints a marker first: the
-    // password is sent only if sudo actually prompts, and the script only after the marker.
+    // inventory value travels on a command line.
     return this.limit(() => this.open(script, options, undefined).then(({ first: _first, ...result }) => result));
   }
 
@@ -44,12 +61,27 @@ export class SshSession implements Session {
   }
 
   private open(script: string, options: ExecOptions, conversation: ConversationPlan | undefined): Promise<Conversation> {
-    const command = this.sudo ? `sudo -S -p ${shellQuote(SUDO_PROMPT)} sh -c ${shellQuote(`echo ${SUDO_READY}; exec sh -s`)}` : 'sh -s';
     return new Promise<Conversation>((resolve, reject) => {
-      this.client.exec(command, (error, channel) => {
+      const given = () => new ConnectError(`${this.who}: gave up before the host opened a session channel`, true);
+      if (options.signal?.aborted) return reject(given());
+      // Given up on while the host has not yet answered the channel request: a host that is gone
+      // never will, and only destroying the socket ends the wait (a live one answers in time).
+      let abandoned = false;
+      let unanswered: NodeJS.Timeout | undefined;
+      const onAbort = () => {
+        abandoned = true;
+        unanswered = setTimeout(() => this.destroy(), CLOSE_GRACE_MS);
+        reject(given());
+      };
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      this.client.exec(this.sudo ? SUDO_COMMAND : 'sh -s', (error, channel) => {
+        options.signal?.removeEventListener('abort', onAbort);
+        clearTimeout(unanswered);
+        if (abandoned) return void channel?.close();
         if (error) return reject(new ConnectError(`${this.who}: cannot open a session channel: ${error.message}`, false));
         this.channels++;
-        collect(channel, { script, sudo: this.sudo, sudoPassword: this.sudoPassword, who: this.who, options, conversation }).then(resolve, reject);
+        const sudo = this.sudo ? newSudoHandshake() : undefined;
+        collect(channel, { script, sudo, sudoPassword: this.sudoPassword, who: this.who, options, conversation, onUnanswered: () => this.destroy() }).then(resolve, reject);
       });
     });
   }
@@ -74,40 +106,80 @@ export interface ShellChannel {
 
 export interface CollectInput {
   readonly script: string;
-  /** The channel runs sudo: wait for SUDO_READY, answer SUDO_PROMPT with the password. */
-  readonly sudo: boolean;
+  /** The channel runs sudo: send the nonce, answer its prompt once, send the script when its shell is ready. */
+  readonly sudo: SudoHandshake | undefined;
   readonly sudoPassword: () => Promise<string | undefined>;
   /** `user@host`, for messages. */
   readonly who: string;
   readonly options: ExecOptions;
   readonly conversation: ConversationPlan | undefined;
+  /** The channel did not close within CLOSE_GRACE_MS of being asked to: the host is gone. */
+  readonly onUnanswered?: () => void;
 }
 
 /**
- * One channel's life: send the script (after sudo's marker, answering its prompt at most once),
- * gather stdout and stderr, hand complete lines to onLine, and in a conversation send what comes
- * next once the first script's `until` line is out. Resolves when the channel closes.
+ * What is kept of one stream of one channel: its last OUTPUT_KEEP characters. Anything beyond is
+ * counted, not kept, so N channels at once hold at most N × 2 × OUTPUT_KEEP whatever hosts print.
+ */
+class KeptOutput {
+  text = '';
+  /** Characters received in all. */
+  received = 0;
+  push(chunk: string): void {
+    this.received += chunk.length;
+    this.text += chunk;
+    if (this.text.length > OUTPUT_KEEP) this.text = this.text.slice(this.text.length - OUTPUT_KEEP);
+  }
+  get overflowed(): boolean {
+    return this.received > OUTPUT_KEEP;
+  }
+  /** Starts again with `rest` (what followed a marker line). */
+  reset(rest: string): void {
+    this.text = '';
+    this.received = 0;
+    this.push(rest);
+  }
+}
+
+/**
+ * One channel's life: through sudo first when asked (the nonce line, the one answer to its
+ * prompt, the ready line), then send the script, gather stdout and stderr (their tails, see
+ * KeptOutput), hand complete lines to onLine, and in a conversation send what comes next once the
+ * first script's `until` line is out. A host that prints more than OUTPUT_KEEP on a stream is no
+ * longer read: its output cannot be read whole, so nothing it says can be trusted — the channel is
+ * closed and the result says what was cut. Resolves when the channel closes.
  */
 export function collect(channel: ShellChannel, input: CollectInput): Promise<Conversation> {
   const { script, sudo, sudoPassword, who, conversation } = input;
   return new Promise((resolve, reject) => {
-    let stdout = '';
-    let stderr = '';
+    const stdout = new KeptOutput();
+    const stderr = new KeptOutput();
     let pending = '';
     let code: number | null = null;
     let signal: string | undefined;
-    let ready = !sudo;
+    let ready = sudo === undefined;
     let prompts = 0;
+    /** Where the last answered prompt ended, in stderr characters received. */
+    let answered = 0;
     let failure: Error | undefined;
+    let cut: OutputCut | undefined;
+    let closing: NodeJS.Timeout | undefined;
     let options = input.options;
+    /** Where in stdout the search for a marker line goes on (what came before cannot hold it). */
+    let scanFrom = 0;
     /** The first script's output, once its `until` line has come (conversations only). */
     let first: string | undefined;
 
-    const onAbort = () => channel.close();
+    const close = () => {
+      channel.close();
+      closing ??= setTimeout(() => input.onUnanswered?.(), CLOSE_GRACE_MS);
+    };
+    const onAbort = () => close();
     options.signal?.addEventListener('abort', onAbort, { once: true });
     // In a conversation the shell's stdin stays open for what comes next.
     const send = () => (conversation ? channel.write(script) : channel.end(script));
-    if (!sudo) send();
+    if (sudo) channel.write(sudo.firstInput);
+    else send();
 
     const emitLines = (text: string) => {
       if (!options.onLine) return;
@@ -120,22 +192,31 @@ export function collect(channel: ShellChannel, input: CollectInput): Promise<Con
     };
 
     let closed = false;
+    /** The first index of `line` (a whole line) in stdout at or after scanFrom, or -1. */
+    const findLine = (line: string, wholeLine: boolean): number => {
+      const text = stdout.text;
+      let at = text.indexOf(line, scanFrom);
+      while (at >= 0 && wholeLine && at > 0 && text[at - 1] !== '\n') at = text.indexOf(line, at + 1);
+      scanFrom = Math.max(0, text.length - line.length);
+      return at;
+    };
+
     /** The first script has finished speaking: ask what comes next and send it, or end the shell's input. */
-    const turn = (at: number) => {
-      first = stdout.slice(0, at);
-      stdout = stdout.slice(at);
+    const turn = (end: number) => {
+      first = stdout.text.slice(0, end);
+      stdout.reset(stdout.text.slice(end));
       let decided: Continuation | undefined | Promise<Continuation | undefined>;
       try {
         decided = conversation!.next(first);
       } catch (error) {
         failure = error as Error;
-        channel.close();
+        close();
         return;
       }
       if (decided instanceof Promise) {
         decided.then(proceed, (error: Error) => {
           failure = error;
-          channel.close();
+          close();
         });
       } else proceed(decided);
     };
@@ -146,51 +227,58 @@ export function collect(channel: ShellChannel, input: CollectInput): Promise<Con
       options.signal?.removeEventListener('abort', onAbort);
       options = continuation.options ?? {};
       pending = '';
-      if (options.signal?.aborted) return void channel.close();
+      if (options.signal?.aborted) return void close();
       options.signal?.addEventListener('abort', onAbort, { once: true });
       channel.end(continuation.script);
     };
 
+    const overflowed = (stream: 'stdout' | 'stderr', kept: KeptOutput): boolean => {
+      if (!kept.overflowed) return false;
+      if (!cut) {
+        cut = { stream, afterTurn: first !== undefined };
+        close();
+      }
+      return true;
+    };
+
     channel.on('data', (chunk: Buffer) => {
+      if (cut) return;
       let text = chunk.toString('utf8');
+      stdout.push(text);
+      if (overflowed('stdout', stdout)) return;
       if (!ready) {
-        const at = (stdout + text).indexOf(`${SUDO_READY}\n`);
-        if (at < 0) {
-          stdout += text;
-          return;
-        }
-        text = (stdout + text).slice(at + SUDO_READY.length + 1);
-        stdout = '';
+        const at = findLine(sudo!.readyLine, false);
+        if (at < 0) return;
+        text = stdout.text.slice(at + sudo!.readyLine.length);
+        stdout.reset(text);
+        scanFrom = 0;
         ready = true;
         send();
       }
-      stdout += text;
       emitLines(text);
       if (conversation && first === undefined) {
         const marker = `${conversation.until}\n`;
-        const at = stdout.startsWith(marker) ? 0 : stdout.indexOf(`\n${marker}`);
-        if (at >= 0) turn(at === 0 ? marker.length : at + 1 + marker.length);
+        const at = findLine(marker, true);
+        if (at >= 0) turn(at + marker.length);
       }
     });
     channel.stderr.on('data', (chunk: Buffer) => {
-      const text = chunk.toString('utf8');
-      if (!ready && text.includes(SUDO_PROMPT)) {
-        prompts++;
-        if (prompts > 1) {
-          failure = new ConnectError(`sudo on ${who} rejected the password`, false);
-          channel.close();
-          return;
-        }
-        void sudoPassword().then((password) => {
-          if (password === undefined) {
-            failure = new ConnectError(`sudo on ${who} asks for a password; run again with -K/--ask-sudo-pass (or allow NOPASSWD for ibfleet's commands)`, false);
-            channel.close();
-          } else channel.write(`${password}\n`);
-        });
-        stderr += text.split(SUDO_PROMPT).join('');
-        return;
+      if (cut) return;
+      stderr.push(chunk.toString('utf8'));
+      if (overflowed('stderr', stderr) || ready || !stderr.text.endsWith(sudo!.prompt) || stderr.received <= answered) return;
+      // sudo's prompt, the last thing on stderr: it now waits for the password. A second one
+      // ("Sorry, try again.") means the password was wrong.
+      answered = stderr.received;
+      prompts++;
+      if (prompts > 1) {
+        failure = new ConnectError(`sudo on ${who} rejected the password`, false);
+        return void close();
       }
-      stderr += text;
+      void sudoPassword().then((password) => {
+        if (password !== undefined) return void channel.write(`${password}\n`);
+        failure = new ConnectError(`sudo on ${who} asks for a password; run again with -K/--ask-sudo-pass (or allow NOPASSWD for ibfleet's commands)`, false);
+        close();
+      });
     });
     channel.on('exit', (exitCode: number | null, signalName?: string) => {
       code = exitCode;
@@ -198,13 +286,15 @@ export function collect(channel: ShellChannel, input: CollectInput): Promise<Con
     });
     channel.on('close', () => {
       closed = true;
+      clearTimeout(closing);
       options.signal?.removeEventListener('abort', onAbort);
       if (pending && options.onLine) options.onLine(pending);
+      const errText = sudo ? stderr.text.split(sudo.prompt).join('') : stderr.text;
       if (failure) return reject(failure);
-      if (!ready) {
-        return reject(new ConnectError(`sudo on ${who} did not start a shell: ${stderr.trim().split('\n').pop() ?? 'no output'}`, false));
+      if (!ready && !cut) {
+        return reject(new ConnectError(`sudo on ${who} did not start a shell: ${errText.trim().split('\n').pop() || 'no output'}`, false));
       }
-      resolve({ code, signal, stdout, stderr, first });
+      resolve({ code, signal, stdout: stdout.text, stderr: errText, first, ...(cut ? { cut } : {}) });
     });
   });
 }

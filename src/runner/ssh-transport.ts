@@ -88,7 +88,9 @@ export function sshTransport(options: SshTransportOptions): Transport {
         if (settled) return;
         settled = true;
         signal.removeEventListener('abort', onAbort);
-        client.end();
+        // Destroyed, not ended: a handshake that failed or was given up on has nothing to close
+        // gracefully, and an ended socket to a host that went silent lingers for ssh2's keepalive.
+        client.destroy();
         reject(error);
       };
       const onAbort = () => fail(new ConnectError(`connection to ${endpoint.alias} interrupted`, true));
@@ -155,7 +157,7 @@ export function sshTransport(options: SshTransportOptions): Transport {
           if (i + 1 < hops.length) sock = await forward(client, hops[i + 1]!);
         }
       } catch (error) {
-        for (const c of opened.reverse()) c.end();
+        for (const c of opened.reverse()) c.destroy();
         throw error;
       }
       const client = opened[opened.length - 1]!;

@@ -2,15 +2,31 @@
  * The transport seam: the runner talks to hosts only through these interfaces. Production uses
  * the ssh2 transport (ssh-transport.ts); unit tests pass a table-driven fake.
  */
-import { HostError } from '../errors.js';
+import { HostError, tail } from '../errors.js';
 import type { Host } from '../inventory/model.js';
 import type { Stage } from '../vocabulary.js';
 
 export interface ExecResult {
   readonly code: number | null;
   readonly signal: string | undefined;
+  /** What was kept of each stream: all of it, or its last OUTPUT_KEEP characters when `cut`. */
   readonly stdout: string;
   readonly stderr: string;
+  /** The host printed more than OUTPUT_KEEP on a stream: reading stopped there and the channel was closed. */
+  readonly cut?: OutputCut;
+}
+
+/**
+ * At most this much of each stream of a channel is kept (its tail): every answer ibfleet reads —
+ * the probe, a change's log and closing probe, verify's cells — is far smaller, and a host that
+ * prints more (a login that prints megabytes) cannot make the controller hold it.
+ */
+export const OUTPUT_KEEP = 1024 * 1024;
+
+export interface OutputCut {
+  readonly stream: 'stdout' | 'stderr';
+  /** In a conversation: the cut came after the continuation was sent (the change had started). */
+  readonly afterTurn: boolean;
 }
 
 export interface ExecOptions {
@@ -77,4 +93,19 @@ export function scriptFailed(stage: Stage, what: string, result: ExecResult): Ho
     ...(result.code === null ? {} : { exitCode: result.code }),
     stderrTail: output.split('\n').slice(-8).join('\n'),
   });
+}
+
+/**
+ * A result whose output was cut is not read at all: with part of what the host said gone, a probe
+ * could miss a rule and a change's closing probe could pass for one it did not print. The host
+ * fails with what happened and what to look at.
+ */
+export function requireWhole<T extends ExecResult>(stage: Stage, during: string, result: T, note?: string): T {
+  if (!result.cut) return result;
+  const mib = OUTPUT_KEEP / (1024 * 1024);
+  throw new HostError(
+    stage,
+    `the host printed more than ${mib} MiB on ${result.cut.stream} during ${during}, more than ibfleet reads from one command; it stopped reading there, as output cut short cannot be trusted (does a start-up file of the SSH user, such as ~/.bashrc, print?)${note ? `; ${note}` : ''}`,
+    { stderrTail: tail(result.stderr, 3) },
+  );
 }

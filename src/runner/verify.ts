@@ -14,7 +14,7 @@ import { RPING_BASE_PORT } from '../render/verify-commands.js';
 import { READY_MARK, renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../render/verify-scripts.js';
 import { hostRef, type CellSpec, type HostResult, type MatrixCell, type RunEvents } from '../vocabulary.js';
 import { Deadlines, runHosts, type Deadline } from './fanout.js';
-import type { Session, Transport } from './transport.js';
+import { requireWhole, type Session, type Transport } from './transport.js';
 
 export interface VerifyOptions {
   readonly hosts: readonly Host[];
@@ -51,7 +51,7 @@ export async function runVerify(options: VerifyOptions): Promise<{ results: Host
       const session = await options.transport.connect(task.host, task.signal);
       sessions.set(task.host.id, { session });
       task.stage('probe');
-      const result = await session.run(renderCapabilityScript(), { signal: task.signal });
+      const result = requireWhole('probe', 'the capability check', await session.run(renderCapabilityScript(), { signal: task.signal }));
       sessions.set(task.host.id, { session, caps: parseCapabilities(result.stdout) });
       return { status: 'ok', reasons: [] };
     });
@@ -137,7 +137,7 @@ async function pingFrom(source: Connected, cells: readonly { id: number; spec: C
     if (spec) finish(finishCell(spec, parsePing(out.output, out.exitCode)));
   });
   try {
-    await source.session!.run(renderPingScript(cells.map(({ id, spec }) => ({ id, cell: spec }))), { signal: source.deadline!.signal, onLine: (l) => stream.push(l) });
+    requireWhole('check', 'the ping run', await source.session!.run(renderPingScript(cells.map(({ id, spec }) => ({ id, cell: spec }))), { signal: source.deadline!.signal, onLine: (l) => stream.push(l) }));
   } catch (error) {
     for (const { spec } of cells) finish(finishCell(spec, { ok: false, detail: `ping on ${source.host.name} failed: ${(error as Error).message}` }));
   }
@@ -169,7 +169,7 @@ async function rpingInto(
     [...groupBy(withPorts, (c) => c.cell.from.host)].map(async ([source, group]) => {
       try {
         const client = connected.get(source)!;
-        const result = await client.session!.run(renderRpingClientScript(group), { signal: client.deadline!.signal });
+        const result = requireWhole('check', 'the rping client run', await client.session!.run(renderRpingClientScript(group), { signal: client.deadline!.signal }));
         for (const [id, out] of parseCellOutput(result.stdout)) clientOutputs.set(id, out);
       } catch (error) {
         for (const c of group) clientOutputs.set(c.id, { id: c.id, exitCode: null, output: `rping client on host ${source} failed: ${(error as Error).message}` });

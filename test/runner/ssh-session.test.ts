@@ -4,9 +4,10 @@
  * The real channel is exercised end to end against sshd in the lab tests.
  */
 import { EventEmitter } from 'node:events';
-import { describe, expect, it } from 'vitest';
-import { collect, SUDO_PROMPT, SUDO_READY, type CollectInput, type ShellChannel } from '../../src/runner/ssh-session.js';
-import { ConnectError, type Continuation } from '../../src/runner/transport.js';
+import { describe, expect, it, vi } from 'vitest';
+import { CLOSE_GRACE_MS, collect, type CollectInput, type ShellChannel } from '../../src/runner/ssh-session.js';
+import { newSudoHandshake, SUDO_COMMAND } from '../../src/runner/sudo-handshake.js';
+import { ConnectError, OUTPUT_KEEP, type Continuation } from '../../src/runner/transport.js';
 
 /** What the remote side would do, step by step; `sent` records what ibfleet sent it. */
 class FakeChannel extends EventEmitter implements ShellChannel {
@@ -48,7 +49,7 @@ class FakeChannel extends EventEmitter implements ShellChannel {
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 function start(channel: FakeChannel, input: Partial<CollectInput> = {}) {
-  return collect(channel, { script: 'echo hi\n', sudo: false, sudoPassword: async () => undefined, who: 'root@h', options: {}, conversation: undefined, ...input });
+  return collect(channel, { script: 'echo hi\n', sudo: undefined, sudoPassword: async () => undefined, who: 'root@h', options: {}, conversation: undefined, ...input });
 }
 
 describe('collect: one script in one channel', () => {
@@ -86,44 +87,152 @@ describe('collect: one script in one channel', () => {
 });
 
 describe('collect: through sudo', () => {
-  it('sends nothing before sudo is ready; answers the prompt once with the password; drops what came before the marker and the prompt itself', async () => {
+  const sudo = newSudoHandshake('0123abcd');
+  const PROMPT = '[ibfleet sudo 0123abcd] ';
+  const READY = 'ibfleet-sudo-ready-0123abcd\n';
+
+  it('the command sshd runs carries no nonce: the wrapper reads it from the first input line and gives it to sudo -p', () => {
+    expect(SUDO_COMMAND).toBe(`sh -c 'IFS= read -r n || exit 70; exec sudo -S -p "[ibfleet sudo $n] " sh -c "echo ibfleet-sudo-ready-$n; exec sh -s"'`);
+    expect(newSudoHandshake().firstInput).toMatch(/^[0-9a-f]{32}\n$/);
+    expect(newSudoHandshake().firstInput).not.toBe(newSudoHandshake().firstInput);
+  });
+
+  it('sends the nonce first and nothing else before sudo is ready; answers its prompt once with the password; drops what came before the ready line and the prompt itself', async () => {
     const channel = new FakeChannel();
-    const done = start(channel, { sudo: true, sudoPassword: async () => 's3cret' });
-    expect(channel.sent).toEqual([]);
-    channel.err(`${SUDO_PROMPT}`);
+    const done = start(channel, { sudo, sudoPassword: async () => 's3cret' });
+    expect(channel.sent).toEqual(['0123abcd\n']);
+    channel.err(PROMPT);
     await tick();
-    expect(channel.sent).toEqual(['s3cret\n']);
-    channel.out(`motd noise\n${SUDO_READY}\nhi\n`);
-    expect(channel.sent).toEqual(['s3cret\n', 'echo hi\n']);
+    expect(channel.sent).toEqual(['0123abcd\n', 's3cret\n']);
+    channel.out(`motd noise\n${READY}hi\n`);
+    expect(channel.sent).toEqual(['0123abcd\n', 's3cret\n', 'echo hi\n']);
     expect(channel.inputEnded).toBe(true);
     channel.exit(0);
     await expect(done).resolves.toMatchObject({ code: 0, stdout: 'hi\n', stderr: '' });
   });
 
+  it.each([
+    ['the old fixed marker', '[ibfleet-sudo-password-7f3a]'],
+    ["sudo's default prompt", '[sudo] password for ops: '],
+    ['a prompt with another nonce', '[ibfleet sudo ffffffff] '],
+    ['the right prompt with text after it (so sudo is not what is waiting)', `${PROMPT}and more`],
+  ])('%s on stderr gets no password', async (_, text) => {
+    const channel = new FakeChannel();
+    const done = start(channel, { sudo, sudoPassword: async () => 's3cret' });
+    channel.err(text);
+    await tick();
+    expect(channel.sent).toEqual(['0123abcd\n']);
+    channel.exit(1);
+    await expect(done).rejects.toThrow(/did not start a shell/);
+  });
+
+  it('a ready line without the nonce (the old marker) starts nothing', async () => {
+    const channel = new FakeChannel();
+    const done = start(channel, { sudo });
+    channel.out('IBFLEET-SUDO-READY-7f3a\nibfleet-sudo-ready-ffffffff\n');
+    expect(channel.sent).toEqual(['0123abcd\n']);
+    channel.exit(0);
+    await expect(done).rejects.toThrow(/did not start a shell/);
+  });
+
+  it('a prompt split over two reads is still answered', async () => {
+    const channel = new FakeChannel();
+    start(channel, { sudo, sudoPassword: async () => 's3cret' });
+    channel.err('[ibfleet sudo 0123');
+    channel.err('abcd] ');
+    await tick();
+    expect(channel.sent).toEqual(['0123abcd\n', 's3cret\n']);
+  });
+
   it('a second prompt means the password was wrong: the channel is closed and the run fails with that', async () => {
     const channel = new FakeChannel();
-    const done = start(channel, { sudo: true, sudoPassword: async () => 'wrong' });
-    channel.err(SUDO_PROMPT);
+    const done = start(channel, { sudo, sudoPassword: async () => 'wrong' });
+    channel.err(PROMPT);
     await tick();
-    channel.err(`Sorry, try again.\n${SUDO_PROMPT}`);
+    channel.err(`Sorry, try again.\n${PROMPT}`);
     await expect(done).rejects.toThrow(new ConnectError('sudo on root@h rejected the password', false));
-    expect(channel.sent).toEqual(['wrong\n']);
+    expect(channel.sent).toEqual(['0123abcd\n', 'wrong\n']);
   });
 
   it('a prompt without -K says to run again with it', async () => {
     const channel = new FakeChannel();
-    const done = start(channel, { sudo: true });
-    channel.err(SUDO_PROMPT);
+    const done = start(channel, { sudo });
+    channel.err(PROMPT);
     await expect(done).rejects.toThrow(/^sudo on root@h asks for a password; run again with -K\/--ask-sudo-pass/);
-    expect(channel.sent).toEqual([]);
+    expect(channel.sent).toEqual(['0123abcd\n']);
   });
 
-  it('sudo that ends before its shell started says why, in sudo\'s last words', async () => {
+  it("sudo that ends before its shell started says why, in sudo's last words", async () => {
     const channel = new FakeChannel();
-    const done = start(channel, { sudo: true });
+    const done = start(channel, { sudo });
     channel.err('alice is not in the sudoers file.\n');
     channel.exit(1);
     await expect(done).rejects.toThrow('sudo on root@h did not start a shell: alice is not in the sudoers file.');
+  });
+});
+
+describe('collect: output a host floods', () => {
+  const flood = (channel: FakeChannel, chars: number, to: 'out' | 'err' = 'out') => {
+    const chunk = 'x'.repeat(64 * 1024);
+    for (let sent = 0; sent < chars && !channel.closed; sent += chunk.length) channel[to](chunk);
+  };
+
+  it('more than OUTPUT_KEEP on stdout: reading stops, the channel is closed, the result keeps only the tail and says what was cut', async () => {
+    const channel = new FakeChannel();
+    const done = start(channel);
+    flood(channel, 8 * OUTPUT_KEEP);
+    expect(channel.closed).toBe(true);
+    const result = await done;
+    expect(result.cut).toEqual({ stream: 'stdout', afterTurn: false });
+    expect(result.stdout.length).toBeLessThanOrEqual(OUTPUT_KEEP);
+  });
+
+  it('the same on stderr', async () => {
+    const channel = new FakeChannel();
+    const done = start(channel);
+    flood(channel, 2 * OUTPUT_KEEP, 'err');
+    expect((await done).cut).toEqual({ stream: 'stderr', afterTurn: false });
+  });
+
+  it('before sudo is ready (a login that prints a lot): no password is asked for, the result says what was cut', async () => {
+    const channel = new FakeChannel();
+    const asked: string[] = [];
+    const done = start(channel, { sudo: newSudoHandshake('0123abcd'), sudoPassword: async () => (asked.push('asked'), 's3cret') });
+    flood(channel, 2 * OUTPUT_KEEP);
+    expect(await done).toMatchObject({ cut: { stream: 'stdout', afterTurn: false } });
+    expect(asked).toEqual([]);
+  });
+
+  it('in a conversation, a flood before the `until` line means no continuation is asked for or sent', async () => {
+    const channel = new FakeChannel();
+    const next = vi.fn(() => ({ script: 'apply\n' }));
+    const done = start(channel, { conversation: { until: '@@end', next } });
+    flood(channel, 2 * OUTPUT_KEEP);
+    channel.out('@@end\n');
+    expect(next).not.toHaveBeenCalled();
+    expect(channel.sent).toEqual(['echo hi\n']);
+    expect(await done).toMatchObject({ first: undefined, cut: { stream: 'stdout', afterTurn: false } });
+  });
+});
+
+describe('collect: a host that stops answering', () => {
+  it('a channel asked to close that does not close within CLOSE_GRACE_MS reports the host gone (the session then destroys the socket)', async () => {
+    vi.useFakeTimers();
+    try {
+      const channel = new FakeChannel();
+      channel.close = () => void (channel.closed = true); // a host that is gone never answers the close
+      const gone = vi.fn();
+      const abort = new AbortController();
+      start(channel, { options: { signal: abort.signal }, onUnanswered: gone });
+      abort.abort();
+      expect(channel.closed).toBe(true);
+      vi.advanceTimersByTime(CLOSE_GRACE_MS - 1);
+      expect(gone).not.toHaveBeenCalled();
+      vi.advanceTimersByTime(1);
+      expect(gone).toHaveBeenCalledOnce();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
