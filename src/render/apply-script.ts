@@ -8,7 +8,7 @@
 import { BugError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import type { RenderedFile } from './files.js';
-import { LOCK_DIR, LOCK_PATH, PREVIOUS_DIR, ROUTING_SCRIPT_PATH } from './paths.js';
+import { FINISHED_PATH, LOCK_DIR, LOCK_PATH, PREVIOUS_DIR, ROUTING_SCRIPT_PATH } from './paths.js';
 import { renderProbeBody, TRACKED_PATHS } from './probe-script.js';
 import { SYSCTL_KEYS } from './routing-script.js';
 import { shellQuote } from './shell.js';
@@ -19,18 +19,34 @@ export const LOCKED_EXIT = 75;
 export const AFTER_MARK = '@@ibfleet-after';
 
 /**
+ * Every change a run sends carries the run's id: the lock file names it while the change holds the
+ * lock, and FINISHED_PATH receives it when the change ran to its end, so a controller cut off from
+ * a change can tell, on a new connection, whether that change has ended (settle-script.ts).
+ */
+const RUN_ID = /^[0-9a-z-]{1,40}$/;
+/** The id shown in --dry-run's script; a real run draws its own. */
+export const DRY_RUN_ID = 'dry-run';
+
+/** The change's last step before it exits: say it ran to its end. */
+export function finishLine(runId: string): string {
+  return `printf '%s\\n' ${runId} >${shellQuote(FINISHED_PATH)} 2>/dev/null`;
+}
+
+/**
  * Every change script's start: finish whatever happens, hold the host lock, keep/retire helpers.
  * The lock's directory is root's alone (0700), so only root can hold the lock; whoever holds it is
  * named only as far as the script can tell — an ibfleet run writes its kind and shell pid into the
  * lock file, and a holder that did not (a process of root's) is not blamed on ibfleet.
  */
-export function renderPrelude(kind: 'deploy' | 'rollback' | 'restore'): string {
+export function renderPrelude(kind: 'deploy' | 'rollback' | 'restore', runId: string): string {
+  if (!RUN_ID.test(runId)) throw new BugError(`run id ${JSON.stringify(runId)} is not a plain word`);
   const dir = shellQuote(LOCK_DIR);
   const lock = shellQuote(LOCK_PATH);
   return `set -u
 export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # Finish what was started even if the connection drops or the user presses Ctrl-C: a host is
-# never left half-changed.
+# never left half-changed. Once the controller is gone every echo fails; no step's success may
+# depend on one.
 trap '' HUP INT TERM PIPE
 [ -d ${dir} ] || mkdir -m 0700 ${dir} 2>/dev/null
 if [ -L ${dir} ] || [ ! -d ${dir} ] || [ ! -O ${dir} ]; then
@@ -40,12 +56,12 @@ fi
 exec 9>>${lock} || exit 70
 if ! flock -n 9; then
 	holder=
-	IFS=' ' read -r tag what pid <${lock} 2>/dev/null || true
+	IFS=' ' read -r tag what pid _ <${lock} 2>/dev/null || true
 	[ "\${tag:-}" = ibfleet ] && [ -n "\${pid:-}" ] && [ -d "/proc/\${pid}" ] && holder="another ibfleet \${what} (its shell is pid \${pid})"
 	echo "ibfleet: the host lock ${LOCK_PATH} is held by \${holder:-a process that is not an ibfleet run (find it with: fuser -v ${LOCK_PATH})}; try again when it is free" >&2
 	exit ${LOCKED_EXIT}
 fi
-printf 'ibfleet %s %s\\n' ${kind} "$$" >${lock}
+printf 'ibfleet %s %s %s\\n' ${kind} "$$" ${runId} >${lock}
 PREVIOUS=${shellQuote(PREVIOUS_DIR)}
 
 # keep PATH...: copy the current versions under $PREVIOUS, without execute bits so no dispatcher runs them.
@@ -59,7 +75,9 @@ keep() {
 # retire PATH: remove a file ibfleet installed, keeping its last version.
 retire() {
 	[ -f "$1" ] || return 0
-	keep "$1" && rm -f "$1" && echo "ibfleet: removed $1"
+	keep "$1" && rm -f "$1" || return 1
+	echo "ibfleet: removed $1"
+	return 0
 }
 `;
 }
@@ -112,7 +130,7 @@ function writeFiles(files: readonly RenderedFile[]): string[] {
   const byMode = new Map<number, string[]>();
   // umask 022 makes every new file 0644 already; only other modes need a chmod.
   files.forEach((f, i) => f.mode !== 0o644 && byMode.set(f.mode, [...(byMode.get(f.mode) ?? []), staged[i]!]));
-  const lines = ['umask 022', `for d in ${dirs.map(shellQuote).join(' ')}; do [ -d "$d" ] || { mkdir -p "$d" && echo "${CREATED_DIR_LINE}$d"; } || status=1; done`];
+  const lines = ['umask 022', `for d in ${dirs.map(shellQuote).join(' ')}; do [ -d "$d" ] && continue; if mkdir -p "$d"; then echo "${CREATED_DIR_LINE}$d"; else status=1; fi; done`];
   // The files' own $variables are their text, not this script's: SC2016 does not apply.
   files.forEach((f, i) => lines.push(`# ${f.path} (${f.mode.toString(8).padStart(4, '0')})`, '# shellcheck disable=SC2016', writeContent(f, staged[i]!)));
   // The script runs as root (directly or through sudo), so the files it creates are root's, as the
@@ -138,10 +156,10 @@ export interface ApplyPlan {
   readonly remove: readonly string[];
 }
 
-export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan): string {
+export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, runId: string = DRY_RUN_ID): string {
   return [
     `# ibfleet deploy: host ${host.id} (${host.name})`,
-    renderPrelude('deploy'),
+    renderPrelude('deploy', runId),
     'status=0',
     ...writeFiles(plan.write),
     ...plan.remove.map((p) => `retire ${shellQuote(p)} || status=1`),
@@ -150,6 +168,7 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan): st
     `\t${ROUTING_SCRIPT_PATH} || status=$?`,
     'fi',
     afterProbe(host, fleet),
+    finishLine(runId),
     'exit "$status"',
     '',
   ].join('\n');
@@ -160,12 +179,12 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan): st
  * subnet routes back as the kernel adds them (NIC 1 first), per-interface sysctls back to the
  * kernel defaults a newly created interface gets (conf/default).
  */
-export function renderRollbackScript(host: Host, fleet: Fleet): string {
+export function renderRollbackScript(host: Host, fleet: Fleet, runId: string = DRY_RUN_ID): string {
   const subnet = shellQuote(fleet.fabric.subnetText);
   const nics = host.nics.map((n) => [n.iface, n.address, n.table].map(shellQuote).join(' '));
   return [
     `# ibfleet rollback: host ${host.id} (${host.name})`,
-    renderPrelude('rollback'),
+    renderPrelude('rollback', runId),
     'status=0',
     ...TRACKED_PATHS.map((p) => `retire ${shellQuote(p)} || status=1`),
     'unroute() {',
@@ -189,6 +208,7 @@ export function renderRollbackScript(host: Host, fleet: Fleet): string {
     ),
     ...host.nics.map((n) => `ip neigh flush dev ${shellQuote(n.iface)} 2>/dev/null`),
     afterProbe(host, fleet),
+    finishLine(runId),
     'exit "$status"',
     '',
   ].join('\n');

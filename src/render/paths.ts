@@ -12,6 +12,8 @@ export const PREVIOUS_DIR = '/etc/ibfleet/previous';
  */
 export const LOCK_DIR = '/run/ibfleet';
 export const LOCK_PATH = `${LOCK_DIR}/lock`;
+/** The run id of the last change that ran to its end; the lock file names the one holding it. */
+export const FINISHED_PATH = `${LOCK_DIR}/finished`;
 
 /**
  * Hook locations. Names follow each runner's rules: run-parts (ifupdown) only runs names made of

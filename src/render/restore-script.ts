@@ -9,7 +9,7 @@
  * text comes from the host, every word of it is shell-quoted.
  */
 import type { Fleet, Host } from '../inventory/model.js';
-import { afterProbe, renderPrelude } from './apply-script.js';
+import { afterProbe, finishLine, renderPrelude } from './apply-script.js';
 import { shellQuote } from './shell.js';
 
 export interface RestoreSpec {
@@ -50,9 +50,12 @@ put_back() {
 	fi
 	dir=\${1%/*}
 	staged="\${dir%/*}/.\${1##*/}.ibfleet-restore.$$"
-	cp -p "$kept" "$staged" && chmod "$2" "$staged" && mv -f "$staged" "$1" && echo "ibfleet: restored $1" && return
-	rm -f "$staged"
-	return 1
+	if ! { cp -p "$kept" "$staged" && chmod "$2" "$staged" && mv -f "$staged" "$1"; }; then
+		rm -f "$staged"
+		return 1
+	fi
+	echo "ibfleet: restored $1"
+	return 0
 }
 
 # set_back IFACE KEY VALUE
@@ -61,9 +64,9 @@ set_back() {
 }
 `;
 
-export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec): string {
+export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec, runId: string): string {
   const subnet = shellQuote(fleet.fabric.subnetText);
-  const lines: string[] = [`# ibfleet restore after a failed verification: host ${host.id} (${host.name})`, renderPrelude('restore'), FUNCTIONS, 'status=0', '', '# Source rules of the fabric NICs: all removed, then the ones found before put back.'];
+  const lines: string[] = [`# ibfleet restore after a failed verification: host ${host.id} (${host.name})`, renderPrelude('restore', runId), FUNCTIONS, 'status=0', '', '# Source rules of the fabric NICs: all removed, then the ones found before put back.'];
   for (const nic of host.nics) {
     const [addr, table] = [shellQuote(nic.address), shellQuote(nic.table)];
     lines.push(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del from ${addr} 2>/dev/null; do n=$((n + 1)); done`);
@@ -85,11 +88,11 @@ export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec)
   for (const nic of host.nics) lines.push(`ip neigh flush dev ${shellQuote(nic.iface)} 2>/dev/null`);
   lines.push('', "# ibfleet's files: as they were, or gone if they were not there.");
   for (const f of spec.files) {
-    if (f.before === null) lines.push(`if [ -e ${shellQuote(f.path)} ] || [ -L ${shellQuote(f.path)} ]; then rm -f ${shellQuote(f.path)} && echo ${shellQuote(`ibfleet: removed ${f.path}`)} || status=1; fi`);
+    if (f.before === null) lines.push(`if [ -e ${shellQuote(f.path)} ] || [ -L ${shellQuote(f.path)} ]; then if rm -f ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: removed ${f.path}`)}; else status=1; fi; fi`);
     else lines.push(`put_back ${shellQuote(f.path)} ${f.before.mode.toString(8).padStart(4, '0')} ${shellQuote(f.before.sha256)} || status=1`);
   }
   // Deepest first; one that is not empty (someone else's files) stays.
   if (spec.createdDirs.length) lines.push(`rmdir ${[...spec.createdDirs].reverse().map(shellQuote).join(' ')} 2>/dev/null`);
-  lines.push(afterProbe(host, fleet), 'exit "$status"', '');
+  lines.push(afterProbe(host, fleet), finishLine(runId), 'exit "$status"', '');
   return lines.join('\n');
 }

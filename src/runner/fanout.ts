@@ -20,6 +20,8 @@ export interface HostTask {
   readonly signal: AbortSignal;
   /** Aborts on timeout only: for commands that change the host, so Ctrl-C lets them finish. */
   readonly hardSignal: AbortSignal;
+  /** Milliseconds left of the host's deadline (0 once it has passed). */
+  remainingMs(): number;
 }
 
 /** What a host's work returns; the fan-out adds the host, the duration and failure handling. */
@@ -134,6 +136,7 @@ async function runOne(host: Host, ref: HostRef, deadline: Deadline, options: Fan
     },
     signal: deadline.signal,
     hardSignal: deadline.hardSignal,
+    remainingMs: () => Math.max(0, deadline.timeoutMs - (now() - deadline.startedAt)),
   };
   const durationMs = () => now() - deadline.startedAt;
   try {

@@ -7,16 +7,14 @@ import { HostError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { osName, parseProbe, type HostFacts } from '../plan/facts.js';
 import { assessStatus, checksOf, lockedMessage, needsChange, planDeploy, readChangeOutput, reassessDeploy, rollbackReasons, verification } from '../plan/host-plan.js';
-import { planRestore, restoredMessage, stateDifferences } from '../plan/restore.js';
 import { assessRollback } from '../plan/rollback.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { AFTER_MARK, LOCKED_EXIT, renderApplyScript, renderRollbackScript } from '../render/apply-script.js';
-import type { RenderedFile } from '../render/files.js';
 import { PROBE_END, renderProbeScript } from '../render/probe-script.js';
-import { renderRestoreScript } from '../render/restore-script.js';
 import type { Stage } from '../vocabulary.js';
+import { cutOffReason, newRunId, restoreAfterFailure, settleCutOffChange } from './after-change.js';
 import type { HostOutcome, HostTask } from './fanout.js';
-import { scriptFailed, type Continuation, type ExecResult, type Session, type Transport } from './transport.js';
+import { requireWhole, scriptFailed, type Continuation, type ExecResult, type Session, type Transport } from './transport.js';
 
 export interface WorkflowContext {
   readonly fleet: Fleet;
@@ -36,20 +34,29 @@ export interface Probed {
   readonly shell?: (change: Continuation | undefined) => Promise<ExecResult | undefined>;
 }
 
-async function withSession<T>(task: HostTask, transport: Transport, fn: (session: Session) => Promise<T & HostOutcome>): Promise<HostOutcome> {
+/**
+ * Connect, run `fn`, close. `fn` may connect again (a change cut off from us is looked at on a new
+ * connection); every connection is counted and closed.
+ */
+async function withSession<T>(task: HostTask, transport: Transport, fn: (session: Session, reconnect: () => Promise<Session>) => Promise<T & HostOutcome>): Promise<HostOutcome> {
   task.stage('connect');
-  const session = await transport.connect(task.host, task.signal);
+  const sessions = [await transport.connect(task.host, task.signal)];
+  const reconnect = async () => {
+    const again = await transport.connect(task.host, task.signal);
+    sessions.push(again);
+    return again;
+  };
   try {
-    const outcome = await fn(session);
-    return { ...outcome, connections: 1, channels: session.channels, reasons: [...session.notes, ...outcome.reasons] };
+    const outcome = await fn(sessions[0]!, reconnect);
+    return { ...outcome, connections: sessions.length, channels: sessions.reduce((n, s) => n + s.channels, 0), reasons: [...sessions[0]!.notes, ...outcome.reasons] };
   } finally {
-    session.close();
+    for (const session of sessions) session.close();
   }
 }
 
 async function probe(task: HostTask, session: Session, fleet: Fleet): Promise<HostFacts> {
   task.stage('probe');
-  const result = await session.run(renderProbeScript(task.host, fleet), { signal: task.signal });
+  const result = requireWhole('probe', 'the probe', await session.run(renderProbeScript(task.host, fleet), { signal: task.signal }));
   const facts = parseProbe(result.stdout);
   if (!facts.complete) throw scriptFailed('probe', 'probe', result);
   return facts;
@@ -103,7 +110,8 @@ async function probeThen<D>(task: HostTask, session: Session, ctx: WorkflowConte
     },
     { signal: task.signal },
   );
-  // The end marker never came: the probe was cut short.
+  // Drowned in output before it ended, or the end marker never came: the probe was cut short.
+  if (conversation.cut && !conversation.cut.afterTurn) requireWhole('probe', 'the probe', conversation, 'nothing was changed');
   if (!decided) throw scriptFailed('probe', 'probe', conversation);
   return { facts: decided.facts, decision: decided.decision, result: decided.change ? conversation : undefined };
 }
@@ -114,7 +122,8 @@ export interface DeployOptions {
 
 export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
   return (task: HostTask): Promise<HostOutcome> =>
-    withSession(task, ctx.transport, async (session) => {
+    withSession(task, ctx.transport, async (session, reconnect) => {
+      const runId = newRunId();
       const { facts, decision: plan, result } = await probeThen(task, session, ctx, (probed) => {
         task.stage('plan');
         const planned = planDeploy(task.host, ctx.fleet, ctx.playbook, probed);
@@ -123,7 +132,7 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
           decision: planned,
           change: {
             stage: 'push',
-            script: renderApplyScript(task.host, ctx.fleet, planned),
+            script: renderApplyScript(task.host, ctx.fleet, planned, runId),
             options: {
               signal: task.hardSignal,
               onLine: (line) => {
@@ -149,37 +158,21 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
       }
 
       if (result.code === LOCKED_EXIT) throw new HostError('push', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
-      const { changeOutput, after } = readChangeOutput(result.stdout);
+      const { changeOutput } = readChangeOutput(result.stdout);
+      let { after } = readChangeOutput(result.stdout);
+      let live = session;
+      const cutOff = cutOffReason(result);
+      if (cutOff) ({ after, session: live } = await settleCutOffChange(task, ctx.fleet, reconnect, { runId, why: cutOff }));
       if (!after.complete) throw scriptFailed('apply', 'applying the change', result);
       task.stage('verify');
       const assessment = reassessDeploy(task.host, ctx.fleet, ctx.playbook, plan, after);
       const check = verification(assessment);
-      if (result.code === 0 && check.ok) return { ...base, status: 'changed', reasons: [...plan.changes], checks: checksOf(assessment) } as const;
-      const failure = result.code !== 0 ? scriptFailed('apply', 'applying the change', result) : new HostError('verify', check.ok ? 'verification failed' : check.message);
-      const message = await restoreAfterFailure(task, session, ctx.fleet, { before: facts, after, written: plan.write, changeOutput }, failure.message);
+      const told = cutOff ? [`${cutOff}; the host finished the change on its own (checked on a new connection)`] : [];
+      if ((cutOff || result.code === 0) && check.ok) return { ...base, status: 'changed', reasons: [...told, ...plan.changes], checks: checksOf(assessment) } as const;
+      const failure = !cutOff && result.code !== 0 ? scriptFailed('apply', 'applying the change', result) : new HostError('verify', check.ok ? 'verification failed' : check.message);
+      const message = await restoreAfterFailure(task, live, ctx.fleet, { runId, before: facts, after, written: plan.write, changeOutput }, [...told, failure.message].join('; '));
       throw new HostError(failure.stage, message, { ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }), stderrTail: changeOutput.trim().split('\n').slice(-8).join('\n') });
     });
-}
-
-/**
- * A change that ran but did not verify is undone: the host goes back to exactly what the probe saw
- * before (plan/restore.ts), in one more channel, and the message says how that went.
- */
-async function restoreAfterFailure(
-  task: HostTask,
-  session: Session,
-  fleet: Fleet,
-  change: { readonly before: HostFacts; readonly after: HostFacts; readonly written: readonly RenderedFile[]; readonly changeOutput: string },
-  failure: string,
-): Promise<string> {
-  if (stateDifferences(task.host, fleet, change.before, change.after).length === 0) return restoredMessage(failure, { kind: 'unchanged' });
-  const spec = planRestore(task.host, fleet, change.before, change.written, change.changeOutput);
-  const result = await session.run(renderRestoreScript(task.host, fleet, spec), { signal: task.hardSignal }).catch((error: Error) => error);
-  if (result instanceof Error) return restoredMessage(failure, { kind: 'unfinished', why: result.message });
-  if (result.code === LOCKED_EXIT) return restoredMessage(failure, { kind: 'unfinished', why: lockedMessage(result.stderr) });
-  const { after } = readChangeOutput(result.stdout);
-  if (!after.complete) return restoredMessage(failure, { kind: 'unfinished', why: scriptFailed('apply', 'the restore', result).message });
-  return restoredMessage(failure, { kind: 'restored', left: stateDifferences(task.host, fleet, change.before, after) });
 }
 
 /** Read-only: ok when everything deploy would leave is in place, else drift with the reasons. */
@@ -195,7 +188,8 @@ export function statusHost(ctx: WorkflowContext) {
 
 export function rollbackHost(ctx: WorkflowContext) {
   return (task: HostTask): Promise<HostOutcome> =>
-    withSession(task, ctx.transport, async (session) => {
+    withSession(task, ctx.transport, async (session, reconnect) => {
+      const runId = newRunId();
       const { facts: before, decision: initial, result } = await probeThen(task, session, ctx, (probed) => {
         task.stage('plan');
         const assessment = assessRollback(task.host, ctx.fleet, probed);
@@ -204,7 +198,7 @@ export function rollbackHost(ctx: WorkflowContext) {
           decision: assessment,
           change: {
             stage: 'apply',
-            script: renderRollbackScript(task.host, ctx.fleet),
+            script: renderRollbackScript(task.host, ctx.fleet, runId),
             options: { signal: task.hardSignal, onLine: (line) => line === AFTER_MARK && task.stage('verify') },
           },
         };
@@ -213,12 +207,15 @@ export function rollbackHost(ctx: WorkflowContext) {
       const base = os ? { os } : {};
       if (!result) return { ...base, status: 'unchanged', reasons: [], checks: checksOf(initial) } as const;
       if (result.code === LOCKED_EXIT) throw new HostError('apply', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
-      const { after } = readChangeOutput(result.stdout);
-      if (result.code !== 0 || !after.complete) throw scriptFailed('apply', 'rollback', result);
+      let { after } = readChangeOutput(result.stdout);
+      const cutOff = cutOffReason(result, 'the rollback');
+      if (cutOff) ({ after } = await settleCutOffChange(task, ctx.fleet, reconnect, { runId, why: cutOff }));
+      else if (result.code !== 0 || !after.complete) throw scriptFailed('apply', 'rollback', result);
       task.stage('verify');
       const assessment = assessRollback(task.host, ctx.fleet, after);
       const check = verification(assessment);
-      if (!check.ok) throw new HostError('verify', check.message);
-      return { ...base, status: 'changed', reasons: rollbackReasons(initial), checks: checksOf(assessment) } as const;
+      const told = cutOff ? [`${cutOff}; the host finished the rollback on its own (checked on a new connection)`] : [];
+      if (!check.ok) throw new HostError('verify', [...told, check.message].join('; '));
+      return { ...base, status: 'changed', reasons: [...told, ...rollbackReasons(initial)], checks: checksOf(assessment) } as const;
     });
 }

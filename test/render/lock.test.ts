@@ -17,7 +17,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 /** Runs `scenario` (sh) in a mount namespace whose /run is a fresh tmpfs; $DEPLOY is a deploy's prelude that then sleeps. */
 function inPrivateRun(scenario: string): { status: number; stdout: string; stderr: string } {
   const deploy = join(work, 'deploy.sh');
-  writeFileSync(deploy, `${renderPrelude('deploy')}\nsleep "\${1:-0}"\necho deploy-done\n`);
+  writeFileSync(deploy, `${renderPrelude('deploy', 'lock-test')}\nsleep "\${1:-0}"\necho deploy-done\n`);
   const result = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', `mount -t tmpfs ibfleet-test /run || exit 99\nDEPLOY=${deploy}\n${scenario}`], { encoding: 'utf8', timeout: 20_000 });
   return { status: result.status ?? 128, stdout: result.stdout, stderr: result.stderr };
 }

@@ -11,11 +11,12 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseProbe } from '../../src/plan/facts.js';
 import { planRestore, stateDifferences } from '../../src/plan/restore.js';
-import { AFTER_MARK } from '../../src/render/apply-script.js';
+import { AFTER_MARK, renderApplyScript, renderRollbackScript } from '../../src/render/apply-script.js';
 import { renderHostFiles } from '../../src/render/files.js';
 import { renderProbeScript } from '../../src/render/probe-script.js';
 import { renderRestoreScript } from '../../src/render/restore-script.js';
 import { renderRoutingScript } from '../../src/render/routing-script.js';
+import { renderSettleProbe } from '../../src/render/settle-script.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 import { createFabric, destroyAllFabrics, type Fabric } from '../helpers/netns.js';
 
@@ -60,10 +61,26 @@ describe('planning a restore', () => {
 
   it('the script passes shellcheck, words from the host quoted', () => {
     const spec = { ...planRestore(host, seeds, boot, files, 'ibfleet: created /etc/ibfleet'), rules: [{ priority: 500, text: 'from 172.16.34.1 lookup 100; reboot' }] };
-    const script = renderRestoreScript(host, seeds, spec);
+    const script = renderRestoreScript(host, seeds, spec, 'restore-test');
     expect(script).toContain("ip -4 rule add from 172.16.34.1 lookup '100;' reboot priority 500");
     const path = join(work, 'restore.sh');
     writeFileSync(path, script);
+    const check = spawnSync('shellcheck', ['-s', 'sh', '-S', 'warning', path], { encoding: 'utf8' });
+    expect(check.stdout + check.stderr).toBe('');
+    expect(check.status).toBe(0);
+  });
+});
+
+describe('every script a change sends passes shellcheck', () => {
+  const boot = parseProbe(readFixture('netplan-boot.txt'));
+  it.each([
+    ['apply', () => renderApplyScript(host, seeds, { write: files, remove: ['/etc/network/if-up.d/ibfleet-routes'] }, 'run-1')],
+    ['rollback', () => renderRollbackScript(host, seeds, 'run-1')],
+    ['restore', () => renderRestoreScript(host, seeds, planRestore(host, seeds, boot, files, 'ibfleet: created /etc/ibfleet\nibfleet: created /etc/networkd-dispatcher'), 'run-1')],
+    ['settle', () => renderSettleProbe(host, seeds, 'run-1', 30)],
+  ])('%s', (name, render) => {
+    const path = join(work, `${name}.sh`);
+    writeFileSync(path, render());
     const check = spawnSync('shellcheck', ['-s', 'sh', '-S', 'warning', path], { encoding: 'utf8' });
     expect(check.stdout + check.stderr).toBe('');
     expect(check.status).toBe(0);
@@ -105,7 +122,7 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
     const changed = probe(lab);
     expect(stateDifferences(host, seeds, before, changed).length).toBeGreaterThan(3);
 
-    const restore = runScript(lab, renderRestoreScript(host, seeds, { ...planRestore(host, seeds, before, [], ''), files: [] }));
+    const restore = runScript(lab, renderRestoreScript(host, seeds, { ...planRestore(host, seeds, before, [], ''), files: [] }, 'restore-test'));
     expect(restore.status, restore.stderr).toBe(0);
     expect(kernel(lab)).toEqual(snapshot);
     const after = parseProbe(restore.stdout.slice(restore.stdout.indexOf(AFTER_MARK)));

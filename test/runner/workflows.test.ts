@@ -98,6 +98,29 @@ describe('deploy on one host (fake transport)', () => {
     expect(results[0]!.error!.message).toMatch(/; rolled back, but these still differ from before: source rules: 941: from 172\.16\.34\.1 lookup 941; 942: from 172\.16\.34\.2 lookup 942, before \(none\)/);
   });
 
+  it('a change cut off from the controller (the connection lost) is read again on a new connection once it has ended', async () => {
+    const respond = (script: string) =>
+      script.includes('cut off from the controller, to end')
+        ? ok(`${AFTER_MARK}\n${deployed}`)
+        : script.includes(AFTER_MARK)
+          ? { code: null, signal: undefined, stdout: 'ibfleet: wrote /etc/ibfleet/ibfleet-routes\n', stderr: '' }
+          : ok(boot);
+    const { results, transport } = await run({ 34: { respond } }, 'deploy');
+    expect(results[0]).toMatchObject({ status: 'changed', connections: 2 });
+    expect(results[0]!.reasons[0]).toBe('the connection was lost during the change; the host finished the change on its own (checked on a new connection)');
+    const settle = transport.log.scripts.get(34)![0]!;
+    const runId = /^# ibfleet: wait for change ([0-9a-f]{16}),/.exec(settle)![1];
+    expect(settle).toContain(`[ "$finished" = ${runId} ] && break`);
+  });
+
+  it('a probe drowned in output fails, and no change is sent', async () => {
+    const respond = () => ({ ...ok(boot), cut: { stream: 'stdout', afterTurn: false } as const });
+    const { results, transport } = await run({ 34: { respond } }, 'deploy');
+    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'probe' } });
+    expect(results[0]!.error!.message).toMatch(/^the host printed more than 1 MiB on stdout during the probe/);
+    expect(transport.log.scripts.get(34)).toHaveLength(1);
+  });
+
   it('reports another run holding the host lock, and changes nothing', async () => {
     const locked: FakeHost = { respond: (s) => (s.includes(AFTER_MARK) ? { code: LOCKED_EXIT, signal: undefined, stdout: '', stderr: 'ibfleet: another ibfleet run is changing this host' } : ok(boot)) };
     const { results } = await run({ 34: locked }, 'deploy');
