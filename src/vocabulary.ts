@@ -126,6 +126,12 @@ export interface RunEvents {
   onRunEnd?(event: RunEnd): void;
 }
 
+/** A display of one run: its event handlers, and what to do once the run has ended (print the JSON document, draw the last frame). */
+export interface RunDisplay {
+  readonly events: RunEvents;
+  finish(end: RunEnd): Promise<void>;
+}
+
 /**
  * How a command ended, as the exit code will say it (src/cli.ts maps it): ok, something on a host
  * or in the matrix failed, the request was refused before anything changed, or the user stopped it.

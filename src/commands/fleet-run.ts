@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { parseHostSelection } from '../inventory/select.js';
-import { runVerdict, type CommandName, type HostResult, type MatrixCell, type RunEnd, type RunEvents, type RunVerdict } from '../vocabulary.js';
+import { runVerdict, type CommandName, type HostResult, type MatrixCell, type RunDisplay, type RunEvents, type RunVerdict } from '../vocabulary.js';
 import { announceRun, runHosts, type FanoutOptions, type HostOutcome, type HostTask } from '../runner/fanout.js';
 import type { Transport } from '../runner/transport.js';
 import { runDocument } from '../ui/json.js';
@@ -52,13 +52,7 @@ export async function buildTransport(io: Io, globals: GlobalOptions, fleet: Flee
   });
 }
 
-export interface Display {
-  readonly events: RunEvents;
-  /** Called once the run has ended: prints the JSON document, lets the TUI draw its last frame. */
-  finish(end: RunEnd): Promise<void>;
-}
-
-export async function chooseDisplay(io: Io, globals: GlobalOptions, command: CommandName, extra: { playbook?: string; dryRun?: boolean } = {}): Promise<Display> {
+export async function chooseDisplay(io: Io, globals: GlobalOptions, command: CommandName, extra: { playbook?: string; dryRun?: boolean } = {}): Promise<RunDisplay> {
   if (globals.json) {
     return {
       events: {},
@@ -70,7 +64,7 @@ export async function chooseDisplay(io: Io, globals: GlobalOptions, command: Com
   return { events: plain, finish: async () => undefined };
 }
 
-async function loadTui(io: Io, command: CommandName): Promise<Display> {
+async function loadTui(io: Io, command: CommandName): Promise<RunDisplay> {
   const { createTui } = await import('../ui/tui/index.js');
   const tui = await createTui(io, { command });
   // A second Ctrl-C exits at once: leave the last frame and the cursor as they should be.
@@ -98,9 +92,7 @@ export async function runDisplayed(
 ): Promise<RunVerdict> {
   const display = await chooseDisplay(io, run.globals, command, extra);
   const header = { command, inventory: run.globals.inventory, ...extra };
-  const end = await announceRun(run.hosts, { header, concurrency: run.globals.concurrency, interrupt: run.interrupt, events: display.events }, () => body(display.events));
-  await display.finish(end);
-  return runVerdict(end);
+  return runVerdict(await announceRun(run.hosts, { header, concurrency: run.globals.concurrency, interrupt: run.interrupt }, display, body));
 }
 
 /** deploy, status, rollback: `work` on every selected host, in parallel. */

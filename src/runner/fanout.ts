@@ -3,12 +3,12 @@
  * whole part of the run, every step reported as an event. A failing, slow or dead host never holds
  * up the others; an interrupt stops new hosts from starting and lets changes already under way
  * finish. announceRun() wraps a command's fan-out (or verify's phases) in the run's start and end
- * events and returns the end-of-run record the display and the verdict are made from.
+ * events for its display, and returns the end-of-run record the verdict is made from.
  */
 import pLimit from 'p-limit';
 import { HostError } from '../errors.js';
 import type { Host } from '../inventory/model.js';
-import { hostRef, type CommandName, type HostFailure, type HostRef, type HostResult, type MatrixCell, type RunEnd, type RunEvents, type Stage } from '../vocabulary.js';
+import { hostRef, type CommandName, type HostFailure, type HostRef, type HostResult, type MatrixCell, type RunDisplay, type RunEnd, type RunEvents, type Stage } from '../vocabulary.js';
 import { ConnectError } from './transport.js';
 
 export interface HostTask {
@@ -175,24 +175,26 @@ export interface AnnounceOptions {
   readonly header: RunHeader;
   readonly concurrency: number;
   readonly interrupt: AbortSignal;
-  readonly events: RunEvents;
   readonly now?: () => number;
 }
 
 /**
- * One run as a display sees it: the start event with the hosts, `body` (the fan-out), the end
- * event with every host's result and the matrix's cells. Returns that end-of-run record.
+ * One run as its display sees it: the start event with the hosts, `body` (the fan-out, reporting
+ * to the display's events), the end event with every host's result and the matrix's cells, then
+ * the display's finish (the JSON document, the TUI's last frame). Returns the end-of-run record.
  */
 export async function announceRun(
   hosts: readonly Host[],
   options: AnnounceOptions,
-  body: () => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[] }>,
+  display: RunDisplay,
+  body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[] }>,
 ): Promise<RunEnd> {
   const now = options.now ?? Date.now;
   const startedAt = now();
-  options.events.onRunStart?.({ ...options.header, hosts: hosts.map(hostRef), concurrency: options.concurrency, startedAt });
-  const { results, cells = [] } = await body();
+  display.events.onRunStart?.({ ...options.header, hosts: hosts.map(hostRef), concurrency: options.concurrency, startedAt });
+  const { results, cells = [] } = await body(display.events);
   const end: RunEnd = { results, cells, durationMs: now() - startedAt, interrupted: options.interrupt.aborted };
-  options.events.onRunEnd?.(end);
+  display.events.onRunEnd?.(end);
+  await display.finish(end);
   return end;
 }

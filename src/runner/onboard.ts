@@ -22,18 +22,13 @@ import { refusedBeforeContact, summarize, type InventoryChange, type OnboardOutc
 import type { Playbook } from '../playbook/playbook.js';
 import { buildCheatSheet } from '../render/cheat-sheet.js';
 import { PROBE_END, renderProbeScript } from '../render/probe-script.js';
-import { hostRef, type HostRef, type HostResult, type MatrixCell, type RunEnd, type RunEvents } from '../vocabulary.js';
+import { hostRef, type HostRef, type HostResult, type MatrixCell, type RunDisplay, type RunEnd, type RunEvents } from '../vocabulary.js';
 import { announceRun, runHosts } from './fanout.js';
 import type { InventoryFile } from './files.js';
 import { deployHost, type Probed } from './host-workflows.js';
 import { sharedSessions } from './shared-sessions.js';
 import { requireWhole, scriptFailed, type Continuation, type ExecResult, type Session, type Transport } from './transport.js';
 import { runVerify } from './verify.js';
-
-export interface PhaseDisplay {
-  readonly events: RunEvents;
-  finish(end: RunEnd): Promise<void>;
-}
 
 export interface OnboardEvents {
   /** The request passed every check that needs no host: these are the machines to contact. */
@@ -42,7 +37,7 @@ export interface OnboardEvents {
   readonly discovery?: RunEvents;
   onDiscovered?(discovery: HostDiscovery, host: HostRef): void;
   /** Deploy and verify are each a run of their own with a fresh display (one TUI shows one run). */
-  phase?(name: 'deploy' | 'verify'): Promise<PhaseDisplay>;
+  phase?(name: 'deploy' | 'verify'): Promise<RunDisplay>;
   onInventory?(change: InventoryChange): void;
 }
 
@@ -246,9 +241,7 @@ async function inPhase(
 ): Promise<RunEnd> {
   const display = (await events.phase?.(name)) ?? { events: {}, finish: async () => undefined };
   const header = { command: name, inventory: options.inventory.path, ...(name === 'deploy' ? { playbook: options.playbook.name } : {}) };
-  const end = await announceRun(hosts, { header, concurrency: options.concurrency, interrupt: options.interrupt, events: display.events, ...(options.now ? { now: options.now } : {}) }, () => work(display.events));
-  await display.finish(end);
-  return end;
+  return announceRun(hosts, { header, concurrency: options.concurrency, interrupt: options.interrupt, ...(options.now ? { now: options.now } : {}) }, display, work);
 }
 
 /**
