@@ -9,7 +9,8 @@ import type { RenderedFile } from '../render/files.js';
 import { HOOK_PATHS } from '../render/paths.js';
 import { SYSCTL_KEYS } from '../render/routing-script.js';
 import { sha256 } from './digest.js';
-import { normalizeLine, type HostFacts, type RuleFact } from './facts.js';
+import type { HostFacts } from './facts.js';
+import { normalizeLine, type RuleFact } from './ip-facts.js';
 
 export interface Finding {
   /** Stable identifier, e.g. `rule ib0`, `file /etc/ibfleet/ibfleet-routes`. */

@@ -10,7 +10,8 @@ import type { HostEntry } from '../inventory/entry.js';
 import { cidrContains, parseIpv4 } from '../inventory/ipv4.js';
 import type { Fabric, Host, Manager, ManagerSetting } from '../inventory/model.js';
 import { detectManager, managerPrerequisite } from './detect-manager.js';
-import { osName, type AddressFact, type HostFacts, type RouteGetFact } from './facts.js';
+import { osName, type HostFacts } from './facts.js';
+import type { AddressFact, RouteGetFact } from './ip-facts.js';
 
 export const ONBOARD_ROLES = ['cpu', 'mem'] as const;
 export type OnboardRole = (typeof ONBOARD_ROLES)[number];

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { detectManager, managerPrerequisite, netplanClaims } from '../../src/plan/detect-manager.js';
-import { osName, parseProbe, parseRule } from '../../src/plan/facts.js';
+import { osName, parseProbe } from '../../src/plan/facts.js';
+import { parseRule } from '../../src/plan/ip-facts.js';
 import { PROBE_VERSION, renderProbeBody } from '../../src/render/probe-script.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/probe/${name}`, import.meta.url), 'utf8');
