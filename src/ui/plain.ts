@@ -1,8 +1,8 @@
 /**
  * Plain lines for pipes, logs and CI (stdout not a TTY): one line per host event, then a summary.
  * Status folds hosts that answered the same into one line, ClusterShell-style. What a host sent
- * back (error messages, output tails) is sanitised like everywhere else: plain output may well be
- * a terminal too.
+ * back (error messages, output tails) is sanitised like everywhere else, tabs kept: plain output
+ * may well be a terminal too.
  */
 import type { CommandName, HostResult, MatrixCell, RunEnd, RunEvents, RunStart } from '../vocabulary.js';
 import { foldResults } from './text/fold.js';
@@ -22,7 +22,7 @@ function label(host: { id: number; name: string }): string {
 }
 
 function indent(text: string, prefix = '    | '): string {
-  return sanitizeLines(text)
+  return sanitizeLines(text, 'keep')
     .map((l) => `${prefix}${l}`)
     .join('\n');
 }
@@ -43,7 +43,7 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
     onHostDone: (r) => {
       if (options.command === 'status') return;
       write(`${label(r.host)} ${outcomeLine(r)}`);
-      if (r.status === 'planned' || (r.status === 'changed' && options.stages)) for (const reason of r.reasons) write(`    - ${sanitizeLine(reason)}`);
+      if (r.status === 'planned' || (r.status === 'changed' && options.stages)) for (const reason of r.reasons) write(`    - ${sanitizeLine(reason, 'keep')}`);
       if (r.error?.stderrTail) write(indent(r.error.stderrTail));
       if (r.planText) {
         write('    script that would run as root on the host:');
@@ -67,9 +67,9 @@ export function outcomeLine(r: HostResult): string {
   switch (r.status) {
     case 'failed':
     case 'unreachable':
-      return `${r.status} at ${r.error?.stage ?? 'connect'} (${meta}): ${sanitizeLine(r.error?.message ?? r.reasons[0] ?? '')}`;
+      return `${r.status} at ${r.error?.stage ?? 'connect'} (${meta}): ${sanitizeLine(r.error?.message ?? r.reasons[0] ?? '', 'keep')}`;
     case 'drift':
-      return `drift (${meta}): ${sanitizeLine(r.reasons.join('; '))}`;
+      return `drift (${meta}): ${sanitizeLine(r.reasons.join('; '), 'keep')}`;
     case 'changed':
     case 'planned':
       return `${r.status} (${meta}): ${r.reasons.length} change${r.reasons.length === 1 ? '' : 's'}`;
@@ -80,13 +80,13 @@ export function outcomeLine(r: HostResult): string {
 
 export function cellLine(c: MatrixCell): string {
   const mark = c.ok === true ? 'ok  ' : c.ok === false ? 'FAIL' : 'skip';
-  return `${mark} ${c.method} ${c.from.host}/${c.from.iface} (${c.from.ip}) → ${c.to.host}/${c.to.iface} (${c.to.ip}): ${sanitizeLine(c.detail)}`;
+  return `${mark} ${c.method} ${c.from.host}/${c.from.iface} (${c.from.ip}) → ${c.to.host}/${c.to.iface} (${c.to.ip}): ${sanitizeLine(c.detail, 'keep')}`;
 }
 
 /** Hosts with the same status and reasons become one line (`16,34: ok`), what needs attention first. */
 export function foldedStatusLines(results: readonly HostResult[]): string[] {
   const groups = foldResults(
-    results.map((r) => ({ id: r.host.id, status: r.status, reasons: (r.status === 'unreachable' || r.status === 'failed' ? [r.error?.message ?? ''] : r.reasons).map(sanitizeLine) })),
+    results.map((r) => ({ id: r.host.id, status: r.status, reasons: (r.status === 'unreachable' || r.status === 'failed' ? [r.error?.message ?? ''] : r.reasons).map((reason) => sanitizeLine(reason, 'keep')) })),
   );
   const lines: string[] = [];
   for (const g of groups) {

@@ -24,11 +24,11 @@ function end(results: readonly HostResult[], durationMs = 4200): RunEnd {
 const HOSTILE = 'line one \u001b]0;pwned\u0007\u001b[2J\u001b[31mred\u001b[0m\u0007 beep\r\nline\ttwo\u0000\n';
 
 describe('plain output sanitises what hosts send back', () => {
-  it("a failed host's stderr tail and message: no escape sequence, control characters shown as ?", () => {
+  it("a failed host's stderr tail and message: no escape sequence, control characters shown as ?, tabs kept", () => {
     const { events, text } = capture('deploy');
     events.onHostDone!(result(mem34, 'failed', { reasons: ['boom'], error: { stage: 'apply', message: 'applying failed (exit 1): \u001b[2Jcleared', stderrTail: HOSTILE, exitCode: 1 } }));
     expect(text()).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
-    expect(text()).toBe('[34 memserver34] failed at apply (4.2s): applying failed (exit 1): cleared\n    | line one red? beep\n    | line  two?\n');
+    expect(text()).toBe('[34 memserver34] failed at apply (4.2s): applying failed (exit 1): cleared\n    | line one red? beep\n    | line\ttwo?\n');
   });
 
   it('a dry run\'s plan text is shown line by line, sanitised', () => {

@@ -46,5 +46,5 @@ export function formatCheatSheetText(sheet: CheatSheet): string {
     server.clients.forEach((c, i) => lines.push(`    ${padEnd(i === 0 ? `on ${c.on}:` : '', onWidth)}${padEnd(c.command, mark(c) ? clientWidth : 0)}${mark(c)}`));
   }
   if (sheet.notes.length > 0) lines.push('', ...sheet.notes.map((n) => `note: ${n}`));
-  return `${lines.map(sanitizeLine).join('\n')}\n`;
+  return `${lines.map((line) => sanitizeLine(line, 'keep')).join('\n')}\n`;
 }

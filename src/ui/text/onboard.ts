@@ -19,7 +19,7 @@ export function formatDiscoveryLines(d: HostDiscovery, host: HostRef): string[] 
   const nics = d.nics.map((n) => `NIC ${n.nic} ${n.iface} ${n.address}/${n.prefixLength}`);
   const manager = d.manager ? `${d.manager} (${d.managerSource === 'detected' ? 'detected' : `from ${d.managerSource === 'flag' ? `--${d.role}-manager` : 'the inventory'}`})` : undefined;
   const found = [d.os ?? 'unknown OS', ...(manager ? [manager] : []), ...nics].join(' · ');
-  return [`${label} ${d.role}: ${found}`, ...d.problems.map((p) => `${label} REFUSED: ${p}`)].map(sanitizeLine);
+  return [`${label} ${d.role}: ${found}`, ...d.problems.map((p) => `${label} REFUSED: ${p}`)].map((line) => sanitizeLine(line, 'keep'));
 }
 
 /** What was added to the inventory, line by line; undefined when nothing was written. */

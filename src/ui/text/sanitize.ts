@@ -9,14 +9,18 @@ const ANSI_SEQUENCE = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
-/** Escape sequences stripped, other control characters shown as `?`, tabs expanded. */
-export function sanitizeLine(text: string): string {
-  return text.replace(ANSI_SEQUENCE, '').replace(/\t/g, '  ').replace(/\r$/, '').replace(CONTROL, '?');
+/**
+ * Escape sequences stripped, other control characters shown as `?`. Tabs are expanded for the TUI,
+ * which must know every line's width; plain lines keep them (a terminal only moves to the next stop).
+ */
+export function sanitizeLine(text: string, tabs: 'expand' | 'keep' = 'expand'): string {
+  const stripped = text.replace(ANSI_SEQUENCE, '');
+  return (tabs === 'expand' ? stripped.replace(/\t/g, '  ') : stripped).replace(/\r$/, '').replace(CONTROL, '?');
 }
 
 /** Every line of a block of text, sanitised, without the block's trailing blank lines. */
-export function sanitizeLines(text: string): string[] {
-  return text.trimEnd().split('\n').map(sanitizeLine);
+export function sanitizeLines(text: string, tabs: 'expand' | 'keep' = 'expand'): string[] {
+  return text.trimEnd().split('\n').map((line) => sanitizeLine(line, tabs));
 }
 
 /** Collapses any text to one line for a row: first non-empty line, whitespace squeezed. */
