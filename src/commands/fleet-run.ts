@@ -32,14 +32,15 @@ export async function prepareRun(io: Io, cmd: Command, selection: string | undef
   }
   const ids = new Set(parseHostSelection(selection ?? 'all', fleet));
   const hosts = fleet.hosts.filter((h) => ids.has(h.id));
-  const transport = await buildTransport(io, globals, fleet, raw.askSudoPass === true);
-  return { globals, fleet, hosts, interrupt: io.interruptSignal(), transport };
+  const interrupt = io.interruptSignal();
+  const transport = await buildTransport(io, globals, fleet, raw.askSudoPass === true, interrupt);
+  return { globals, fleet, hosts, interrupt, transport };
 }
 
 /** The ssh2 transport for `fleet` with the global options; with -K the sudo password is asked once, up front. */
-export async function buildTransport(io: Io, globals: GlobalOptions, fleet: Fleet, askSudoPass: boolean): Promise<Transport> {
+export async function buildTransport(io: Io, globals: GlobalOptions, fleet: Fleet, askSudoPass: boolean, interrupt?: AbortSignal): Promise<Transport> {
   let password: Promise<string> | undefined;
-  const sudoPassword = askSudoPass ? () => (password ??= askSecret(io, 'sudo password for the selected hosts: ')) : undefined;
+  const sudoPassword = askSudoPass ? () => (password ??= askSecret(io, 'sudo password for the selected hosts: ', interrupt)) : undefined;
   if (sudoPassword) await sudoPassword();
   const { sshTransport } = await import('../runner/ssh-transport.js');
   return sshTransport({

@@ -54,14 +54,15 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
     const playbook = await readPlaybook(undefined, io);
     const inventory = inventoryFile(globals.inventory, io.cwd);
     const say = (line: string) => void (globals.json ? undefined : io.stdout.write(`${line}\n`));
+    const interrupt = io.interruptSignal();
     const report = await runOnboard({
       request: opts,
       inventory,
       playbook,
-      transport: (fleet) => buildTransport(io, globals, fleet, opts.askSudoPass),
+      transport: (fleet) => buildTransport(io, globals, fleet, opts.askSudoPass, interrupt),
       concurrency: globals.concurrency,
       timeoutMs: globals.timeout * 1000,
-      interrupt: io.interruptSignal(),
+      interrupt,
       events: {
         onStart: (hosts) => say(onboardStartLine(opts.owner, hosts, globals.inventory)),
         onDiscovered: (d, host) => formatDiscoveryLines(d, host).forEach(say),

@@ -1,7 +1,8 @@
 /**
  * Asking for a secret: hidden on a terminal, one line from stdin otherwise. Never echoed or logged.
  * Giving up is an interrupt like any other (exit 130): Ctrl-C, which a terminal in raw mode hands
- * over as the character ETX instead of a signal, or an input that ends before anything was typed.
+ * over as the character ETX instead of a signal, Ctrl-C as a signal (`interrupt`), or an input that
+ * ends before anything was typed.
  */
 import { InterruptedError } from '../errors.js';
 import type { Io } from './context.js';
@@ -10,7 +11,7 @@ const ETX = '\u0003';
 /** Ctrl-D in raw mode: the end of input, as the terminal would say it outside raw mode. */
 const EOT = '\u0004';
 
-export function askSecret(io: Io, prompt: string): Promise<string> {
+export function askSecret(io: Io, prompt: string, interrupt?: AbortSignal): Promise<string> {
   const stdin = io.stdin as NodeJS.ReadStream;
   io.stderr.write(prompt);
   return new Promise((resolve, reject) => {
@@ -21,6 +22,7 @@ export function askSecret(io: Io, prompt: string): Promise<string> {
     const finish = (error?: Error) => {
       stdin.removeListener('data', onData);
       stdin.removeListener('end', onEnd);
+      interrupt?.removeEventListener('abort', onInterrupt);
       if (tty) stdin.setRawMode(false);
       stdin.pause();
       io.stderr.write('\n');
@@ -39,6 +41,9 @@ export function askSecret(io: Io, prompt: string): Promise<string> {
       }
     };
     const onEnd = () => endOfInput();
+    const onInterrupt = () => finish(new InterruptedError());
+    if (interrupt?.aborted) return onInterrupt();
+    interrupt?.addEventListener('abort', onInterrupt, { once: true });
     stdin.on('data', onData);
     stdin.on('end', onEnd);
     stdin.resume();

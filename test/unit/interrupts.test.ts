@@ -42,9 +42,14 @@ describe('the -K sudo password prompt', () => {
     });
   }
 
-  it('askSecret rejects with InterruptedError on ETX, and keeps a piped secret that has no final newline', async () => {
+  it('askSecret rejects with InterruptedError on ETX and on Ctrl-C as a signal, and keeps a piped secret that has no final newline', async () => {
     await expect(askSecret(fakeIo(Readable.from(['abc\u0003'])).io, '? ')).rejects.toBeInstanceOf(InterruptedError);
     await expect(askSecret(fakeIo(Readable.from(['s3cret'])).io, '? ')).resolves.toBe('s3cret');
+    const stdin = new PassThrough();
+    const ctrlC = new AbortController();
+    const asked = askSecret(fakeIo(stdin).io, '? ', ctrlC.signal);
+    ctrlC.abort();
+    await expect(asked).rejects.toBeInstanceOf(InterruptedError);
     await expect(askSecret(fakeIo(Readable.from(['s3c', 'ret\nrest'])).io, '? ')).resolves.toBe('s3cret');
     await expect(askSecret(fakeIo(Readable.from(['s3cx\u007fret\n'])).io, '? ')).resolves.toBe('s3cret');
   });
