@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Manager } from '../inventory/model.js';
-import { REPAIR_UNIT_PATHS, SYSCTL_PATH } from '../render/paths.js';
+import { REPAIR_PATHS, SYSCTL_PATH } from '../render/paths.js';
 import { VERSION } from '../version.js';
 import { HOST_BOOT_DIR, TIMER_RUNNER_PATH } from './manager-boot.js';
 import { MGMT_IFACE } from './names.js';
@@ -101,7 +101,8 @@ export const MANAGED_TREES: readonly string[] = [
   // The machine's enabled timers (apt-daily, ...) are not the host's: the lab's timer runner starts
   // what a host enables here, and nothing else.
   '/etc/systemd/system/timers.target.wants',
-  ...REPAIR_UNIT_PATHS,
+  '/etc/systemd/system/timers.target.d',
+  ...REPAIR_PATHS,
   '/etc/ibfleet',
   SYSCTL_PATH,
 ];

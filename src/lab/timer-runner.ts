@@ -2,7 +2,8 @@
  * The lab's only stand-in: systemd's timers, for hosts that run no systemd (a network namespace has
  * no init). Real hosts all run systemd, and ibfleet's periodic repair is a systemd timer; in the lab
  * this bash program starts what a host *enables* — timers linked in
- * /etc/systemd/system/timers.target.wants — as systemd would: the service named by `Unit=` (or the
+ * /etc/systemd/system/timers.target.wants or named by a `Wants=` of a timers.target.d drop-in (how
+ * ibfleet enables its repair timer) — as systemd would: the service named by `Unit=` (or the
  * timer's own name) `OnBootSec=` after boot and `OnUnitActiveSec=` after each start, running its
  * `ExecStart=` and logging to HOST_BOOT_DIR/timers.log. AccuracySec is taken as the poll interval.
  * Only what ibfleet's units use is read: a unit using more fails loudly in the log. It forks nothing
@@ -19,6 +20,7 @@ export function renderTimerRunner(): string {
 set -u
 units=/etc/systemd/system
 wants=$units/timers.target.wants
+dropins=$units/timers.target.d
 state=${HOST_BOOT_DIR}/timers
 log=${HOST_BOOT_DIR}/timers.log
 mkdir -p "$state"
@@ -96,10 +98,30 @@ run() {
 	say "$unit: exit $?"
 }
 
+# enabled: the enabled timers' files, in ENABLED.
+enabled() {
+	local f line unit
+	ENABLED=()
+	for f in "$wants"/*.timer; do
+		[[ -f $f ]] && ENABLED+=("$f")
+	done
+	for f in "$dropins"/*.conf; do
+		[[ -f $f ]] || continue
+		while IFS= read -r line || [[ -n $line ]]; do
+			[[ $line == Wants=* ]] || continue
+			# shellcheck disable=SC2086 # Wants= is a list of unit names
+			for unit in \${line#Wants=}; do
+				[[ $unit == *.timer && -f $units/$unit ]] && ENABLED+=("$units/$unit")
+			done
+		done <"$f"
+	done
+}
+
 while :; do
 	printf -v now '%(%s)T' -1
-	for timer in "$wants"/*.timer; do
-		[[ -f $timer ]] && run "$timer" "$now"
+	enabled
+	for timer in "\${ENABLED[@]}"; do
+		run "$timer" "$now"
 	done
 	read -rt ${TIMER_POLL_S} -u 3 || true
 done

@@ -6,7 +6,8 @@
 import { MANAGERS, type Fleet, type Host, type Manager, type Nic } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
 import type { RenderedFile } from '../render/files.js';
-import { HOOK_PATHS } from '../render/paths.js';
+import { HOOK_PATHS, REPAIR_PATHS } from '../render/paths.js';
+import { REPAIR_TIMER_UNIT } from '../render/repair.js';
 import { SYSCTL_KEYS } from '../render/routing-script.js';
 import { sha256 } from './digest.js';
 import type { HostFacts } from './facts.js';
@@ -91,12 +92,28 @@ export function assessHost(input: AssessInput): Assessment {
     const found = facts.files.get(file.path) ?? null;
     const want = { sha256: sha256(file.content), mode: file.mode };
     const id = `file ${file.path}`;
-    const label = file.role === 'hook' ? `hook ${file.path}` : file.path;
+    const label = file.role === 'hook' ? `hook ${file.path}` : file.role === 'repair' ? `repair unit ${file.path}` : file.path;
     if (!found) findings.push({ id, ok: false, detail: `${label} is missing`, fix: `install ${file.path} (${file.mode.toString(8)})` });
     else if (found.sha256 !== want.sha256) findings.push({ id, ok: false, detail: `${label} was modified (content differs from the rendered file)`, fix: `replace ${file.path} (content differs)` });
     else if (found.mode !== want.mode || found.uid !== 0) {
       findings.push({ id, ok: false, detail: `${label} has mode ${found.mode.toString(8)} owner uid ${found.uid}, want ${want.mode.toString(8)} root`, fix: `reinstall ${file.path} as root ${want.mode.toString(8)}` });
     } else findings.push({ id, ok: true, detail: `${label} intact`, fix: undefined });
+  }
+  // Where systemd runs, the repair timer installed must also be running (the lab has no systemd:
+  // its timer runner reads the files, which the file findings above check).
+  if (files.some((f) => f.role === 'repair') && facts.repairTimer !== undefined) {
+    const active = facts.repairTimer === 'active';
+    findings.push({
+      id: 'repair-timer',
+      ok: active,
+      detail: active ? `repair timer ${REPAIR_TIMER_UNIT} active` : `repair timer ${REPAIR_TIMER_UNIT} is ${facts.repairTimer}, not active`,
+      fix: active ? undefined : `start ${REPAIR_TIMER_UNIT}`,
+    });
+  }
+  if (!files.some((f) => f.role === 'repair')) {
+    for (const path of REPAIR_PATHS.filter((p) => facts.files.get(p))) {
+      findings.push({ id: `stale ${path}`, ok: false, detail: `stale repair unit ${path} (the playbook has no repair timer)`, fix: `remove ${path} (the playbook has no repair timer)` });
+    }
   }
   for (const other of MANAGERS.filter((m) => m !== manager)) {
     const path = HOOK_PATHS[other];

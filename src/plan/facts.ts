@@ -34,6 +34,8 @@ export interface HostFacts {
   readonly dirs: ReadonlySet<string>;
   /** Interfaces ifupdown has recorded as configured in /run/network/ifstate*. */
   readonly ifstate: ReadonlySet<string>;
+  /** `systemctl is-active` of the repair timer (`active`, `inactive`, ...); undefined where systemd does not run. */
+  readonly repairTimer: string | undefined;
   readonly tools: ReadonlySet<string>;
   /** False when the output stopped before the end marker (connection dropped, probe killed). */
   readonly complete: boolean;
@@ -204,6 +206,7 @@ export function parseProbe(output: string): HostFacts {
         return fromName ? [fromName] : fromContent;
       }),
     ),
+    repairTimer: runtime.flatMap((l) => (l.startsWith('repair-timer') ? [l.slice('repair-timer'.length).trim() || 'unknown'] : []))[0],
     tools: new Set(get('tools').map((l) => l.trim()).filter(Boolean)),
     complete: sections.has('end'),
   };

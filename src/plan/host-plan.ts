@@ -9,7 +9,7 @@ import type { Fleet, Host, Manager } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { AFTER_MARK } from '../render/apply-script.js';
 import { renderHostFiles, type RenderedFile } from '../render/files.js';
-import { HOOK_PATHS } from '../render/paths.js';
+import { HOOK_PATHS, REPAIR_PATHS } from '../render/paths.js';
 import type { Check } from '../vocabulary.js';
 import { assessHost, failingFindings, plannedChanges, type Assessment } from './assess.js';
 import { detectManager, managerPrerequisite } from './detect-manager.js';
@@ -51,7 +51,7 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
     files,
     assessment,
     write: files.filter((f) => failing.has(`file ${f.path}`)),
-    remove: Object.values(HOOK_PATHS).filter((p) => failing.has(`stale ${p}`)),
+    remove: [...Object.values(HOOK_PATHS), ...REPAIR_PATHS].filter((p) => failing.has(`stale ${p}`)),
     changes: plannedChanges(assessment),
   };
 }

@@ -27,10 +27,23 @@ const fabricSysctlSchema = z.strictObject({
 
 const emptySchema = z.strictObject({});
 
+/**
+ * The hooks run on the events a manager announces; some change the routing without any (an admin
+ * link flap inside NetworkManager's carrier grace, a DHCP renewal). A systemd timer re-applies the
+ * routing script every repairEvery seconds (idempotent: it changes nothing when the state is
+ * right), which bounds how long such drift lasts. 0 installs no timer.
+ */
+const persistSchema = z.strictObject({
+  repairEvery: z
+    .int({ error: 'repairEvery is whole seconds, 0 (no timer) or 5..3600' })
+    .refine((v) => v === 0 || (v >= 5 && v <= 3600), { error: 'repairEvery is 0 (no timer) or 5..3600 seconds' })
+    .default(30),
+});
+
 const STEP_SCHEMAS = {
   'policy-routing': policyRoutingSchema,
   'fabric-sysctl': fabricSysctlSchema,
-  persist: emptySchema,
+  persist: persistSchema,
   'verify-routes': emptySchema,
 } as const;
 
@@ -45,6 +58,8 @@ export interface Playbook {
   /** Absent when the playbook has no fabric-sysctl step. */
   readonly fabricSysctl: FabricSysctlParams | undefined;
   readonly persist: boolean;
+  /** Seconds between the periodic repair's runs; 0 (or no persist step): no repair timer. */
+  readonly repairEvery: number;
   readonly verifyRoutes: boolean;
 }
 
@@ -118,6 +133,7 @@ export function loadPlaybook(text: string, file: string): Playbook {
     policyRouting: params['policy-routing'] as PolicyRoutingParams,
     fabricSysctl: params['fabric-sysctl'] as FabricSysctlParams | undefined,
     persist: steps.includes('persist'),
+    repairEvery: (params.persist as z.infer<typeof persistSchema> | undefined)?.repairEvery ?? 0,
     verifyRoutes: steps.includes('verify-routes'),
   };
 }

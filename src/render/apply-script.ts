@@ -8,8 +8,9 @@
 import { BugError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import type { RenderedFile } from './files.js';
-import { FINISHED_PATH, LOCK_DIR, LOCK_PATH, PREVIOUS_DIR, ROUTING_SCRIPT_PATH } from './paths.js';
+import { FINISHED_PATH, LOCK_DIR, LOCK_PATH, PREVIOUS_DIR, REPAIR_PATHS, REPAIR_TIMER_PATH, ROUTING_SCRIPT_PATH } from './paths.js';
 import { renderProbeBody, TRACKED_PATHS } from './probe-script.js';
+import { REPAIR_TIMER_UNIT } from './repair.js';
 import { SYSCTL_KEYS } from './routing-script.js';
 import { shellQuote } from './shell.js';
 
@@ -156,6 +157,25 @@ export interface ApplyPlan {
   readonly remove: readonly string[];
 }
 
+/**
+ * Where systemd runs (/run/systemd/system, as sd_booted checks), it reads unit files only when told,
+ * and the timer must run now, not from the next boot on. Hosts without systemd (the lab) read the
+ * files themselves. Nothing is run when the units are unchanged and the timer is active.
+ */
+function repairActivation(plan: ApplyPlan): string[] {
+  const changed = plan.write.some((f) => f.role === 'repair') || plan.remove.some((p) => REPAIR_PATHS.includes(p));
+  const timer = shellQuote(REPAIR_TIMER_UNIT);
+  return [
+    'if [ -d /run/systemd/system ]; then',
+    ...(changed ? ['	systemctl daemon-reload || status=1'] : []),
+    `	if [ -f ${shellQuote(REPAIR_TIMER_PATH)} ]; then`,
+    changed ? `		systemctl restart ${timer} || status=1` : `		systemctl is-active --quiet ${timer} || systemctl start ${timer} || status=1`,
+    ...(plan.remove.includes(REPAIR_TIMER_PATH) ? ['	else', `		systemctl stop ${timer} 2>/dev/null`] : []),
+    '	fi',
+    'fi',
+  ];
+}
+
 export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, runId: string = DRY_RUN_ID): string {
   return [
     `# ibfleet deploy: host ${host.id} (${host.name})`,
@@ -167,6 +187,7 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
     `if [ "$status" -eq 0 ]; then`,
     `\t${ROUTING_SCRIPT_PATH} || status=$?`,
     'fi',
+    ...repairActivation(plan),
     afterProbe(host, fleet),
     finishLine(runId),
     'exit "$status"',
@@ -186,7 +207,9 @@ export function renderRollbackScript(host: Host, fleet: Fleet, runId: string = D
     `# ibfleet rollback: host ${host.id} (${host.name})`,
     renderPrelude('rollback', runId),
     'status=0',
+    `[ ! -d /run/systemd/system ] || systemctl stop ${shellQuote(REPAIR_TIMER_UNIT)} 2>/dev/null`,
     ...TRACKED_PATHS.map((p) => `retire ${shellQuote(p)} || status=1`),
+    '[ ! -d /run/systemd/system ] || systemctl daemon-reload || status=1',
     'unroute() {',
     '\tiface=$1 addr=$2 table=$3',
     '\tn=0',

@@ -2,7 +2,8 @@
 import type { Fleet, Host, Manager } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { hookPath, renderHook } from './hooks.js';
-import { ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
+import { REPAIR_DROP_IN_PATH, REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
+import { renderRepairDropIn, renderRepairService, renderRepairTimer } from './repair.js';
 import { renderRoutingScript } from './routing-script.js';
 import { renderSysctlConf } from './sysctl.js';
 
@@ -13,7 +14,7 @@ export interface RenderedFile {
   readonly mode: number;
   readonly content: string;
   /** What the file is for, one line. */
-  readonly role: 'routing-script' | 'hook' | 'sysctl';
+  readonly role: 'routing-script' | 'hook' | 'repair' | 'sysctl';
   /** For hooks: which manager runs it. */
   readonly manager?: Manager;
 }
@@ -21,6 +22,13 @@ export interface RenderedFile {
 export function renderHostFiles(host: Host, fleet: Fleet, playbook: Playbook, manager: Manager): RenderedFile[] {
   const files: RenderedFile[] = [{ path: ROUTING_SCRIPT_PATH, mode: 0o755, content: renderRoutingScript(host, fleet, playbook), role: 'routing-script' }];
   if (playbook.persist) files.push({ path: hookPath(manager), mode: 0o755, content: renderHook(manager, host, playbook), role: 'hook', manager });
+  if (playbook.persist && playbook.repairEvery > 0) {
+    files.push(
+      { path: REPAIR_SERVICE_PATH, mode: 0o644, content: renderRepairService(host, playbook), role: 'repair' },
+      { path: REPAIR_TIMER_PATH, mode: 0o644, content: renderRepairTimer(host, playbook), role: 'repair' },
+      { path: REPAIR_DROP_IN_PATH, mode: 0o644, content: renderRepairDropIn(host, playbook), role: 'repair' },
+    );
+  }
   if (playbook.fabricSysctl) files.push({ path: SYSCTL_PATH, mode: 0o644, content: renderSysctlConf(host, playbook, playbook.fabricSysctl), role: 'sysctl' });
   return files;
 }

@@ -1,14 +1,18 @@
 /**
  * Persistence hooks: small wrappers that each network manager runs when an interface comes up, and
- * that call the routing script for that one interface. They exit 0 for every interface and event
- * that is not a fabric NIC coming up — a failing if-up.d hook makes `ifup` itself fail, and a
- * failing dispatcher script only spams the journal — and they log, not fail, when the script does.
+ * that call the routing script for every fabric NIC that is up — not only the one announced:
+ * systemd-networkd drops every routing rule it did not make when it reconfigures any one link
+ * (`networkctl reconfigure ib0`, `netplan apply`), and announces only that link. NICs not up yet are
+ * skipped, not failed (at boot the second NIC comes up after the first one's hook). The hooks exit
+ * 0 for every event that is not an interface coming up, and always — a failing if-up.d hook makes
+ * `ifup` itself fail, a failing dispatcher script only spams the journal — and they log, not fail,
+ * when the script does.
  */
 import type { Host, Manager } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { renderHeader } from './header.js';
 import { HOOK_PATHS, ROUTING_SCRIPT_PATH } from './paths.js';
-import { shellQuote } from './shell.js';
+import { REPAIR_COMMAND } from './repair.js';
 
 interface HookShape {
   /** How this runner hands over the interface and event. */
@@ -48,17 +52,14 @@ export function hookPath(manager: Manager): string {
 export function renderHook(manager: Manager, host: Host, playbook: Playbook): string {
   const shape = SHAPES[manager];
   const path = HOOK_PATHS[manager];
-  const fabricIfaces = host.nics.map((n) => shellQuote(n.iface)).join(' | ');
   return `#!/bin/sh
 ${renderHeader(host, playbook, path)}
 #
 ${shape.contract}
-# This hook re-applies per-NIC policy routing (${ROUTING_SCRIPT_PATH}) when a fabric NIC comes up.
+# This hook re-applies per-NIC policy routing (${ROUTING_SCRIPT_PATH}) to every fabric NIC that is up
+# whenever an interface comes up: a manager that reconfigures one link may drop the rules of all.
 ${shape.selectEvent}
-case $iface in
-	${fabricIfaces}) ;;
-	*) exit 0 ;;
-esac
+case $iface in '' | lo) exit 0 ;; esac
 
 log() {
 	printf 'ibfleet-routes hook: %s\\n' "$*" >&2
@@ -70,7 +71,7 @@ if [ ! -x ${ROUTING_SCRIPT_PATH} ]; then
 	log "$iface: ${ROUTING_SCRIPT_PATH} is missing; run ibfleet deploy"
 	exit 0
 fi
-${ROUTING_SCRIPT_PATH} "$iface" || log "$iface: routing script failed (exit $?)"
+${REPAIR_COMMAND} || log "$iface: routing script failed (exit $?)"
 exit 0
 `;
 }

@@ -27,10 +27,10 @@ export const HOOK_PATHS: Readonly<Record<Manager, string>> = {
 };
 
 /**
- * The periodic repair that backs up the hooks (persist step): a systemd service that runs the
- * routing script, the timer that starts it, and the link `systemctl enable` makes for the timer.
+ * The periodic repair behind the hooks (src/render/repair.ts): a systemd service that runs the
+ * routing script, its timer, and the drop-in that makes timers.target want the timer (enables it).
  */
 export const REPAIR_SERVICE_PATH = '/etc/systemd/system/ibfleet-routes-repair.service';
 export const REPAIR_TIMER_PATH = '/etc/systemd/system/ibfleet-routes-repair.timer';
-export const REPAIR_TIMER_LINK_PATH = '/etc/systemd/system/timers.target.wants/ibfleet-routes-repair.timer';
-export const REPAIR_UNIT_PATHS: readonly string[] = [REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH];
+export const REPAIR_DROP_IN_PATH = '/etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf';
+export const REPAIR_PATHS: readonly string[] = [REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH, REPAIR_DROP_IN_PATH];

@@ -6,7 +6,8 @@
  */
 import { deriveNicAddress } from '../inventory/derive.js';
 import { MANAGERS, type Fleet, type Host } from '../inventory/model.js';
-import { HOOK_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
+import { HOOK_PATHS, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
+import { REPAIR_TIMER_UNIT } from './repair.js';
 import { SYSCTL_KEYS } from './routing-script.js';
 import { shellQuote } from './shell.js';
 
@@ -19,7 +20,7 @@ export const PROBE_VERSION = 3;
 export const CONTENT_PREFIX = '|';
 
 /** Every path whose state ibfleet tracks on a host: its own files and every manager's hook. */
-export const TRACKED_PATHS: readonly string[] = [ROUTING_SCRIPT_PATH, ...MANAGERS.map((m) => HOOK_PATHS[m]), SYSCTL_PATH];
+export const TRACKED_PATHS: readonly string[] = [ROUTING_SCRIPT_PATH, ...MANAGERS.map((m) => HOOK_PATHS[m]), ...REPAIR_PATHS, SYSCTL_PATH];
 
 /** A fabric address that is not this host's, for `ip route get` (no packet is sent). */
 export function probePeerAddress(fleet: Fleet, host: Host, nicIndex: number): string {
@@ -111,6 +112,8 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
         ]
       : []),
     `\ts runtime; for d in ${EVIDENCE_DIRS.join(' ')}; do [ -d "$d" ] && echo "dir $d"; done`,
+    // Only where systemd runs (sd_booted: /run/systemd/system): whether the repair timer is active.
+    `\t[ ! -d /run/systemd/system ] || echo "repair-timer $(systemctl is-active ${REPAIR_TIMER_UNIT} 2>/dev/null)"`,
     '\tfor f in /run/network/ifstate*; do [ -f "$f" ] || continue; v=; while IFS= read -r l || [ -n "$l" ]; do v="$v$l "; done <"$f"; echo "ifstate $f $v"; done',
     '\ts tools; for t in flock sha256sum stat networkd-dispatcher NetworkManager nmcli ifup; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done',
     '\ts end',

@@ -45,15 +45,31 @@ ${renderHeader(host, playbook, ROUTING_SCRIPT_PATH)}
 # NIC in the main table and only ever uses the first, so traffic from NIC 2 leaves through NIC 1
 # and the peer rejects it (rping: RDMA_CM_EVENT_REJECTED; ping fails under strict rp_filter).
 #
-# Usage: ibfleet-routes [IFACE...]      (no argument: every fabric NIC of this host)
+# Usage: ibfleet-routes [--up-only] [--quiet] [IFACE...]   (no IFACE: every fabric NIC of this host)
+#   --up-only  skip, without failing, a NIC that is not up with its address yet: the hooks and the
+#              repair timer run it while NICs come up one by one at boot
+#   --quiet    print only what changed
 # Idempotent: it changes only what differs, so running it any number of times leaves one rule per
-# address. Exit status: 0 when every named NIC is in the desired state, 1 otherwise.
+# address. Exit status: 0 when every named NIC (with --up-only: every one that is up) is in the
+# desired state, 1 otherwise.
 set -u
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 
 SUBNET=${shellQuote(fleet.fabric.subnetText)}
 MAIN_ROUTES=${playbook.policyRouting.mainRoutes}
+UP_ONLY=0
+QUIET=0
+while [ "$#" -gt 0 ]; do
+	case $1 in
+	--up-only) UP_ONLY=1 ;;
+	--quiet) QUIET=1 ;;
+	--) shift; break ;;
+	-*) printf 'ibfleet-routes: unknown option %s (known: --up-only, --quiet)\n' "$1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+	shift
+done
 
 say() {
 	printf 'ibfleet-routes: %s\\n' "$*"
@@ -68,6 +84,10 @@ ${sysctl ? SET_SYSCTL_FUNCTION : ''}# configure IFACE ADDRESS TABLE PRIORITY
 configure() {
 	iface=$1 addr=$2 table=$3 prio=$4
 	nic_changed=0
+	if [ "$UP_ONLY" -eq 1 ] && ! ip -4 -o addr show dev "$iface" up 2>/dev/null | grep -q " inet $addr/"; then
+		[ "$QUIET" -eq 1 ] || say "$iface: not up with $addr yet; left for its own up event"
+		return 0
+	fi
 	if ! ip link show dev "$iface" >/dev/null 2>&1; then
 		say "$iface: no such interface"
 		return 1
@@ -125,7 +145,7 @@ ${sysctlLines}
 	if [ "$nic_changed" -eq 1 ]; then
 		ip neigh flush dev "$iface" 2>/dev/null
 		say "$iface: configured"
-	else
+	elif [ "$QUIET" -eq 0 ]; then
 		say "$iface: unchanged"
 	fi
 	return 0

@@ -112,6 +112,8 @@ export function deployedProbe(host: Host, fleet: Fleet, playbook: Playbook, mana
   let text = fixture('netplan-deployed.txt');
   for (const file of renderHostFiles(host, fleet, playbook, manager)) {
     const section = `@@ibfleet file ${file.path}\n`;
+    // Files the fixture predates (the repair units) get their section before the netplan one.
+    if (!text.includes(section)) text = text.replace('@@ibfleet netplan\n', `${section}missing\n@@ibfleet netplan\n`);
     const at = text.indexOf(section);
     const end = text.indexOf('\n', at + section.length);
     text = `${text.slice(0, at + section.length)}${file.mode.toString(8)} 0 ${sha256(file.content)}${text.slice(end)}`;

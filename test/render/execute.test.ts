@@ -329,17 +329,40 @@ function runHook(lab: Fabric, installed: { etc: string; hook: string }, event: H
 }
 
 describe.runIf(CAN_RUN)('the persistence hooks, run as each network manager runs them', () => {
-  it.each(['netplan', 'ifupdown', 'networkmanager'] as const)('%s: ib1 coming up configures ib1, and only ib1', (manager) => {
+  // systemd-networkd drops every rule it did not make when it reconfigures one link, and announces
+  // only that link: whichever interface comes up, the hook restores every fabric NIC.
+  it.each(['netplan', 'ifupdown', 'networkmanager'] as const)('%s: ib1 coming up restores every fabric NIC, ib0 included', (manager) => {
     const lab = labFor(memserver34);
     const result = runHook(lab, installHook(manager, memserver34, seeds), IB1_UP[manager]);
     expect(result.status).toBe(0);
+    expect(result.stdout).toContain('ibfleet-routes: ib0: configured');
     expect(result.stdout).toContain('ibfleet-routes: ib1: configured');
-    expect(rules(lab)).toEqual([KERNEL_RULES.local, '942: from 172.16.34.2 lookup 942', KERNEL_RULES.main, KERNEL_RULES.default]);
-    expect(table(lab, 942)).toEqual([tableRoute('ib1', '172.16.34.2')]);
+    expectConfigured(lab, memserver34);
     expect(routeGet(lab, '172.16.34.2')).toBe(`${PEER} from 172.16.34.2 dev ib1 table 942 uid 0`);
-    expect(mainFabricRoutes(lab)).toEqual([tableRoute('ib0', '172.16.34.1')]);
-    expect(sysctls(lab, 'ib1')).toEqual(SEEDS_SYSCTLS);
-    expect(sysctls(lab, 'ib0')).toEqual(UNTOUCHED_SYSCTLS);
+  });
+
+  it.each(['netplan', 'ifupdown', 'networkmanager'] as const)('%s: a NIC not up yet (boot: ib1 comes up after ib0\'s hook) is left for its own event, and the hook succeeds', (manager) => {
+    const lab = labFor(memserver34, { unaddressed: ['ib1'] });
+    const event = manager === 'networkmanager' ? { args: ['ib0', 'up'] } : { env: { ...IB1_UP[manager].env, IFACE: 'ib0' } };
+    const result = runHook(lab, installHook(manager, memserver34, seeds), event);
+    expect(result.status).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(rules(lab)).toEqual([KERNEL_RULES.local, '941: from 172.16.34.1 lookup 941', KERNEL_RULES.main, KERNEL_RULES.default]);
+    expect(sysctls(lab, 'ib0')).toEqual(SEEDS_SYSCTLS);
+    expect(sysctls(lab, 'ib1')).toEqual(UNTOUCHED_SYSCTLS);
+  });
+
+  it.each([
+    ['netplan', { env: { IFACE: 'eth0', STATE: 'routable' } }],
+    ['ifupdown', { env: { IFACE: 'eth0', MODE: 'start', PHASE: 'post-up' } }],
+    ['ifupdown', { env: { IFACE: '--all', MODE: 'start', PHASE: 'post-up' } }],
+    ['networkmanager', { args: ['eth0', 'up'] }],
+    ['networkmanager', { args: ['ib0', 'reapply'] }],
+    ['networkmanager', { args: ['ib0', 'dhcp4-change'] }],
+  ] as const)('%s: %j also restores every fabric NIC (another link reconfigured may have cost them their rules)', (manager, event) => {
+    const lab = labFor(memserver34);
+    expect(runHook(lab, installHook(manager, memserver34, seeds), event).status).toBe(0);
+    expectConfigured(lab, memserver34);
   });
 
   it.each(['netplan', 'ifupdown', 'networkmanager'] as const)('%s: every fabric NIC coming up, again and again, ends in the full desired state', (manager) => {
@@ -353,17 +376,13 @@ describe.runIf(CAN_RUN)('the persistence hooks, run as each network manager runs
   });
 
   const NOT_FABRIC_UP: readonly (readonly [Manager, string, HookEvent])[] = [
-    ['netplan', 'eth0 routable', { env: { IFACE: 'eth0', STATE: 'routable' } }],
     ['netplan', 'lo routable', { env: { IFACE: 'lo', STATE: 'routable' } }],
     ['netplan', 'ib0 degraded', { env: { IFACE: 'ib0', STATE: 'degraded' } }],
     ['netplan', 'ib0 carrier', { env: { IFACE: 'ib0', STATE: 'carrier' } }],
     ['netplan', 'ib0 off', { env: { IFACE: 'ib0', STATE: 'off' } }],
     ['netplan', 'no IFACE at all', { env: { STATE: 'routable' } }],
-    ['ifupdown', 'eth0 up', { env: { IFACE: 'eth0', MODE: 'start', PHASE: 'post-up' } }],
     ['ifupdown', 'lo up', { env: { IFACE: 'lo', MODE: 'start', PHASE: 'post-up' } }],
-    ['ifupdown', 'IFACE=--all after ifup -a', { env: { IFACE: '--all', MODE: 'start', PHASE: 'post-up' } }],
     ['ifupdown', 'ib0 going down (MODE=stop)', { env: { IFACE: 'ib0', MODE: 'stop', PHASE: 'post-down' } }],
-    ['networkmanager', 'eth0 up', { args: ['eth0', 'up'] }],
     ['networkmanager', 'lo up', { args: ['lo', 'up'] }],
     ['networkmanager', 'hostname (interface "none")', { args: ['none', 'hostname'] }],
     ['networkmanager', 'hostname (empty interface)', { args: ['', 'hostname'] }],
@@ -373,7 +392,7 @@ describe.runIf(CAN_RUN)('the persistence hooks, run as each network manager runs
     ['networkmanager', 'no arguments', { args: [] }],
   ];
 
-  it.each(NOT_FABRIC_UP)('%s: %s → exit 0 and nothing changed', (manager, _, event) => {
+  it.each(NOT_FABRIC_UP)('%s: %s (not an interface coming up) → exit 0 and nothing changed', (manager, _, event) => {
     const lab = labFor(memserver34);
     const before = snapshot(lab, memserver34);
     const result = runHook(lab, installHook(manager, memserver34, seeds), event);
@@ -383,10 +402,12 @@ describe.runIf(CAN_RUN)('the persistence hooks, run as each network manager runs
   });
 
   it.each(['netplan', 'ifupdown', 'networkmanager'] as const)('%s: exits 0 and logs the reason when the routing script fails (a failing if-up.d hook would fail ifup)', (manager) => {
-    const lab = labFor(memserver34, { unaddressed: ['ib1'] });
-    const result = runHook(lab, installHook(manager, memserver34, seeds), IB1_UP[manager]);
+    const lab = labFor(memserver34);
+    const installed = installHook(manager, memserver34, seeds);
+    writeFileSync(join(installed.etc, 'ibfleet-routes'), '#!/bin/sh\necho "ibfleet-routes: ib1: cannot add rule from 172.16.34.2 lookup 942"\nexit 1\n');
+    const result = runHook(lab, installed, IB1_UP[manager]);
     expect(result.status).toBe(0);
-    expect(result.stdout).toContain('ibfleet-routes: ib1: does not carry 172.16.34.2');
+    expect(result.stdout).toContain('ibfleet-routes: ib1: cannot add rule');
     expect(result.stderr).toContain('ibfleet-routes hook: ib1: routing script failed (exit 1)');
   });
 

@@ -95,14 +95,17 @@ describe('ibfleet hosts (the shipped example inventory/fleet.yaml: the seeds\' t
 });
 
 describe('ibfleet render', () => {
-  it('--hosts 34 lists the three files host 34 receives, each with its remote path, owner and mode', async () => {
+  it('--hosts 34 lists the files host 34 receives, each with its remote path, owner and mode', async () => {
     const { code, stdout, stderr } = await ibfleet(['render', '--hosts', '34']);
     expect(code).toBe(0);
     expect(stderr).toBe('');
     expect(stdout.split('\n').filter((l) => l.startsWith('==> ') || l.startsWith('--- '))).toEqual([
-      '==> host 34 (memserver34) · manager netplan · 3 files',
+      '==> host 34 (memserver34) · manager netplan · 6 files',
       '--- /etc/ibfleet/ibfleet-routes  (root:root 0755, routing-script)',
       '--- /etc/networkd-dispatcher/routable.d/50-ibfleet-routes  (root:root 0755, hook, netplan)',
+      '--- /etc/systemd/system/ibfleet-routes-repair.service  (root:root 0644, repair)',
+      '--- /etc/systemd/system/ibfleet-routes-repair.timer  (root:root 0644, repair)',
+      '--- /etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf  (root:root 0644, repair)',
       '--- /etc/sysctl.d/60-ibfleet-fabric.conf  (root:root 0644, sysctl)',
     ]);
   });
@@ -121,6 +124,9 @@ describe('ibfleet render', () => {
     expect(doc.hosts[0].files.map((f: { path: string; mode: string; role: string }) => [f.path, f.mode, f.role])).toEqual([
       ['/etc/ibfleet/ibfleet-routes', '0755', 'routing-script'],
       ['/etc/NetworkManager/dispatcher.d/50-ibfleet-routes', '0755', 'hook'],
+      ['/etc/systemd/system/ibfleet-routes-repair.service', '0644', 'repair'],
+      ['/etc/systemd/system/ibfleet-routes-repair.timer', '0644', 'repair'],
+      ['/etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf', '0644', 'repair'],
       ['/etc/sysctl.d/60-ibfleet-fabric.conf', '0644', 'sysctl'],
     ]);
     expect(doc.hosts[0].files[0].content).toContain('ibs5f1) configure ibs5f1 172.16.16.2 942 942');
@@ -137,7 +143,7 @@ describe('ibfleet render', () => {
       expect(readFileSync(target, 'utf8')).toBe(file.content);
       expect(statSync(target).mode & 0o777).toBe(file.mode);
     }
-    expect(expected.map((f) => f.mode)).toEqual([0o755, 0o755, 0o644]);
+    expect(expected.map((f) => f.mode)).toEqual([0o755, 0o755, 0o644, 0o644, 0o644, 0o644]);
     expect(stdout.trimEnd().split('\n')).toEqual(expected.map((f) => `wrote ${join(out, 'memserver34', f.path)} (${f.mode === 0o755 ? '0755' : '0644'})`));
   });
 
