@@ -1,4 +1,4 @@
-/** `ibfleet lab up | down | reboot`: the local rehearsal lab (src/lab/). */
+/** `ibfleet lab up | down | reboot | flap | exec`: the local rehearsal lab (src/lab/). */
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -20,6 +20,8 @@ async function load() {
     }),
     down: z.object({ name: z.string().optional(), all: z.boolean().default(false) }),
     reboot: z.object({ name: z.string().default('default') }),
+    flap: z.object({ name: z.string().default('default'), for: context.decimalInteger('--for is whole seconds, e.g. 1') }),
+    exec: z.object({ name: z.string().default('default') }),
   };
   return { schemas, ...context };
 }
@@ -82,7 +84,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
 
   lab
     .command('reboot')
-    .description('return hosts to boot state (rules and tables gone, addresses re-added), then run their hooks as their manager would')
+    .description('boot hosts\' networking again: their manager and D-Bus stopped, /run and the kernel state as at boot, the manager started; it brings the NICs up and runs the hooks itself')
     .argument('<hosts>', 'host numbers and ranges, e.g. 34 or 16,34')
     .option('--name <name>', 'lab name', 'default')
     .action(async (hosts: string, raw: unknown, cmd: Command) => {
@@ -99,6 +101,73 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
       if (globals.json) writeJson(io, rebootJson(results));
       else io.stdout.write(formatRebootText(results));
       done({ verdict: results.every((r) => r.ok) ? 'ok' : 'failed' });
+    });
+
+  lab
+    .command('flap')
+    .description('take a fabric NIC\'s carrier down and up again (its switch port), as a cable or port flap does; the host\'s manager reacts as on a real link')
+    .argument('<host>', 'host number, e.g. 16')
+    .argument('<nic>', 'the NIC\'s interface name, e.g. ibs5f0')
+    .option('--name <name>', 'lab name', 'default')
+    .option('--for <seconds>', 'how long the carrier stays down', '1')
+    .action(async (host: string, nic: string, raw: unknown, cmd: Command) => {
+      const { schemas, parseGlobals, parseOptions, writeJson } = await load();
+      const globals = parseGlobals(cmd.optsWithGlobals(), io);
+      const opts = parseOptions(schemas.flap, raw);
+      const [{ labFlap }, { parseLabHosts }, { requireRoot }] = await Promise.all([import('../lab/flap.js'), import('../lab/options.js'), import('../lab/preflight.js')]);
+      const [id] = parseLabHosts(host, 'lab flap');
+      requireRoot('lab flap');
+      const result = await labFlap(opts.name, id!, nic, opts.for * 1000);
+      if (globals.json) writeJson(io, { command: 'lab flap', ok: true, ...result });
+      else io.stdout.write(`host ${result.id}: ${result.iface} carrier down for ${opts.for} s, then up${result.settled ? '' : '; hooks still running after 20 s'}\n`);
+      done({ verdict: 'ok' });
+    });
+
+  lab
+    .command('restart')
+    .description('restart a host\'s network manager as systemctl restart would (NetworkManager, systemd-networkd; ifupdown: ifdown + ifup of each NIC)')
+    .argument('<host>', 'host number, e.g. 16')
+    .option('--name <name>', 'lab name', 'default')
+    .action(async (host: string, raw: unknown, cmd: Command) => {
+      const { schemas, parseGlobals, parseOptions, writeJson } = await load();
+      const globals = parseGlobals(cmd.optsWithGlobals(), io);
+      const opts = parseOptions(schemas.exec, raw);
+      const [{ labRestartManager }, { parseLabHosts }, { requireRoot }] = await Promise.all([import('../lab/restart.js'), import('../lab/options.js'), import('../lab/preflight.js')]);
+      const [id] = parseLabHosts(host, 'lab restart');
+      requireRoot('lab restart');
+      const r = await labRestartManager(opts.name, id!);
+      if (globals.json) writeJson(io, { command: 'lab restart', ok: r.ok, host: r.id, manager: r.manager, exitCode: r.result.code, output: r.result.stdout + r.result.stderr });
+      else io.stdout.write(`host ${r.id}: ${r.manager} restarted${r.ok ? '' : ` — FAILED (exit ${r.result.code}${r.settled ? '' : ', hooks still running after 20 s'})\n${r.result.stdout}${r.result.stderr}`}\n`);
+      done({ verdict: r.ok ? 'ok' : 'failed' });
+    });
+
+  lab
+    .command('exec')
+    .description('run a command inside a lab host (its network, /etc, /run and D-Bus), e.g. lab exec 16 -- nmcli device reapply ibs5f0')
+    .argument('<host>', 'host number, e.g. 16')
+    .argument('<command...>', 'the command and its arguments (put -- before them)')
+    .option('--name <name>', 'lab name', 'default')
+    .action(async (host: string, argv: string[], raw: unknown, cmd: Command) => {
+      const { schemas, parseGlobals, parseOptions, writeJson } = await load();
+      const globals = parseGlobals(cmd.optsWithGlobals(), io);
+      const opts = parseOptions(schemas.exec, raw);
+      const [{ labExec }, { parseLabHosts }, { requireRoot }, { requireLab }] = await Promise.all([
+        import('../lab/exec.js'),
+        import('../lab/options.js'),
+        import('../lab/preflight.js'),
+        import('../lab/state.js'),
+      ]);
+      const [id] = parseLabHosts(host, 'lab exec');
+      requireRoot('lab exec');
+      await requireLab(opts.name);
+      const result = await labExec(opts.name, id!, argv);
+      if (globals.json) writeJson(io, { command: 'lab exec', ok: result.code === 0, host: id, argv, exitCode: result.code, stdout: result.stdout, stderr: result.stderr });
+      else {
+        io.stdout.write(result.stdout);
+        io.stderr.write(result.stderr);
+        if (result.code !== 0) io.stderr.write(`ibfleet: lab exec: ${argv[0]} exited with ${result.code}\n`);
+      }
+      done({ verdict: result.code === 0 ? 'ok' : 'failed' });
     });
 }
 

@@ -77,32 +77,63 @@ await() {
 const DBUS = `mkdir -p /run/dbus
 dbus-daemon --system --fork --print-pid >"$B/dbus-daemon.pid" 2>>"$B/dbus-daemon.log"`;
 
-function networkManagerBoot(): string {
-  return `${DBUS}
-# As NetworkManager.service runs it; --debug only keeps it in the foreground, logging to its file.
+const START_NETWORK_MANAGER = `# As NetworkManager.service runs it; --debug only keeps it in the foreground, logging to its file.
 start NetworkManager NetworkManager --no-daemon --debug
 # NetworkManager-wait-online: startup is complete once every managed device is activated.
 await NetworkManager nm-online -s -q -t ${BOOT_WAIT_S} || status=1
 `;
+
+const START_NETWORKD = `start systemd-networkd /lib/systemd/systemd-networkd
+await systemd-networkd sh -c 'dbus-send --system --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner string:org.freedesktop.network1 | grep -q true' || status=1
+`;
+
+function networkManagerBoot(): string {
+  return `${DBUS}
+${START_NETWORK_MANAGER}`;
+}
+
+function awaitRoutable(host: LabHost): string {
+  return host.nics.map((n) => `await "${n.iface} routable" sh -c ${shellQuote(`networkctl status ${n.iface} | grep -q "State: routable"`)} || status=1`).join('\n');
 }
 
 function netplanBoot(host: LabHost): string {
-  const routable = host.nics.map((n) => `await "${n.iface} routable" sh -c ${shellQuote(`networkctl status ${n.iface} | grep -q "State: routable"`)} || status=1`);
   return `# netplan's systemd generator, as at every boot: /etc/netplan → /run/systemd/network.
 netplan generate
 rm -f /run/systemd/network/10-netplan-${MGMT_IFACE}.network
+# The generator also links units for systemd under /run/systemd/system; no systemd runs in a lab
+# host, and that directory is what tells a program (sd_booted, ibfleet's probe) that one does.
+rm -rf /run/systemd/system
 mkdir -p /run/systemd/netif
 chown systemd-network:systemd-network /run/systemd/netif
 ${DBUS}
-start systemd-networkd /lib/systemd/systemd-networkd
-await systemd-networkd sh -c 'dbus-send --system --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner string:org.freedesktop.network1 | grep -q true' || status=1
-# networkd-dispatcher.service: Debian's arguments from /etc/default/networkd-dispatcher.
+${START_NETWORKD}# networkd-dispatcher.service: Debian's arguments from /etc/default/networkd-dispatcher.
 networkd_dispatcher_args=--run-startup-triggers
 # shellcheck source=/dev/null
 [ ! -f /etc/default/networkd-dispatcher ] || . /etc/default/networkd-dispatcher
 # shellcheck disable=SC2086 # the arguments are a word list
 start networkd-dispatcher networkd-dispatcher $networkd_dispatcher_args
-${routable.join('\n')}
+${awaitRoutable(host)}
+`;
+}
+
+/** The daemon `systemctl restart` would restart on each host: what `lab restart` stops by PID and starts here. */
+export const MANAGER_DAEMON: Readonly<Record<Exclude<LabHost['manager'], 'ifupdown'>, string>> = { networkmanager: 'NetworkManager', netplan: 'systemd-networkd' };
+
+/**
+ * `lab restart`, once the manager's daemon is stopped: started again over the /run it left, as
+ * `systemctl restart NetworkManager` / `systemctl restart systemd-networkd` do — D-Bus, the
+ * dispatchers and the kernel state stay. ifupdown has no daemon: `ifdown` and `ifup` every fabric NIC.
+ */
+export function renderManagerRestartScript(host: LabHost): string {
+  const head = `set -u
+status=0
+${DIRS}
+`;
+  if (host.manager === 'ifupdown') return `${head}${host.nics.map((n) => `ifdown ${n.iface} 2>&1 || status=$?\nifup -v ${n.iface} 2>&1 || status=$?`).join('\n')}\nexit "$status"\n`;
+  const start = host.manager === 'networkmanager' ? START_NETWORK_MANAGER : `${START_NETWORKD}${awaitRoutable(host)}\n`;
+  return `${head}${START}
+${AWAIT}
+${start}exit "$status"
 `;
 }
 
