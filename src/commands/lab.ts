@@ -17,6 +17,7 @@ async function load() {
       mgmtSubnet: z.string().optional(),
       manager: z.array(z.string()).default([]),
       interfaces: z.array(z.string()).default([]),
+      managers: z.boolean().default(true),
     }),
     down: z.object({ name: z.string().optional(), all: z.boolean().default(false) }),
     reboot: z.object({ name: z.string().default('default') }),
@@ -39,6 +40,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
     .option('--mgmt-subnet <cidr>', 'management network of the lab hosts (host H = network + H; default 198.18.0.0/24)')
     .option('--manager <hosts=manager>', 'emulated network manager, e.g. 40=ifupdown or 40-47=networkmanager (repeatable; default: 16 networkmanager, others netplan)', collect, [])
     .option('--interfaces <hosts=names>', 'NIC interface names, e.g. 40=eth0,eth1 (repeatable; default: the inventory\'s, else ib0,ib1)', collect, [])
+    .option('--no-managers', 'run no network manager in the hosts (the lab adds the fabric addresses itself; no reboot): for labs too big for a daemon per host')
     .action(async (raw: unknown, cmd: Command) => {
       const { schemas, parseGlobals, parseOptions, writeJson } = await load();
       const globals = parseGlobals(cmd.optsWithGlobals(), io);
@@ -53,6 +55,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
         fleet,
         managers: parseManagerAssignments(opts.manager),
         interfaces: parseInterfaceAssignments(opts.interfaces),
+        networkDaemons: opts.managers,
         ...(opts.hosts !== undefined ? { hosts: parseLabHosts(opts.hosts) } : {}),
         ...(opts.mgmtSubnet !== undefined ? { mgmtSubnet: opts.mgmtSubnet } : {}),
         ...(globals.json ? {} : { onStep: (text: string) => void io.stderr.write(`lab ${opts.name}: ${text}\n`) }),

@@ -40,7 +40,8 @@ export function formatLabUpText(info: LabInfo, elapsedMs: number): string {
     'Next:',
     `  ibfleet deploy -i ${info.inventoryPath} --hosts ${ids}`,
     `  ssh -i ${info.identityPath} -o UserKnownHostsFile=${info.knownHostsPath} root@${a.address}`,
-    `  ibfleet lab reboot ${a.id}${nameOption(info.name)}    # boot state again, then the installed hooks run`,
+    `  ibfleet lab exec ${a.id}${nameOption(info.name)} -- ${a.manager === 'networkmanager' ? 'nmcli device' : a.manager === 'netplan' ? 'networkctl' : 'ip -4 addr'}    # inside the host, with its real ${a.manager === 'ifupdown' ? 'ifupdown' : a.manager === 'netplan' ? 'systemd-networkd' : 'NetworkManager'}`,
+    `  ibfleet lab reboot ${a.id}${nameOption(info.name)}    # a real boot of its networking: the manager brings the NICs up, its dispatcher runs the hooks`,
     `  ibfleet lab down${nameOption(info.name)}`,
     '',
   ];

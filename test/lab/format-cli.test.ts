@@ -28,7 +28,8 @@ describe('what lab up prints', () => {
       Next:
         ibfleet deploy -i /run/ibfleet-lab/demo/inventory.yaml --hosts 16,34
         ssh -i /run/ibfleet-lab/demo/id_ed25519 -o UserKnownHostsFile=/run/ibfleet-lab/demo/known_hosts root@198.18.0.16
-        ibfleet lab reboot 16 --name demo    # boot state again, then the installed hooks run
+        ibfleet lab exec 16 --name demo -- nmcli device    # inside the host, with its real NetworkManager
+        ibfleet lab reboot 16 --name demo    # a real boot of its networking: the manager brings the NICs up, its dispatcher runs the hooks
         ibfleet lab down --name demo
       "
     `);

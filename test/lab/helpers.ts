@@ -26,6 +26,8 @@ export const TEST_LAB_OCTETS = {
   'e2e-onboard': 100,
   'e2e-lab-clash': 110,
   'bench-smoke': 120,
+  'e2e-managers-nm': 130,
+  'e2e-managers-netplan': 140,
   'e2e-hostile': 170,
 } as const;
 

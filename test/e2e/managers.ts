@@ -1,0 +1,76 @@
+/**
+ * What the per-manager end-to-end files share: a lab whose hosts run one real network manager, the
+ * built CLI against it, and the checks every scenario step ends with — status ok and the full
+ * matrix passing, or, once persistence is gone, drift and failing cells.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect } from 'vitest';
+import { labExec, type LabInfo } from '../../src/lab/index.js';
+import { ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
+
+/** The repair timer's interval in these tests: the shipped 30 s, shortened so a test waits seconds. */
+export const REPAIR_EVERY_S = 5;
+/** The bound the tests hold the repair to: the interval, the lab timer runner's 1 s poll, and slack for a loaded CI machine. */
+export const REPAIR_BOUND_MS = (REPAIR_EVERY_S + 1) * 1000 + 6000;
+
+export interface ManagerLab {
+  readonly run: (...args: string[]) => ReturnType<typeof ibfleet>;
+  readonly sh: (id: number, script: string) => Promise<string>;
+  /** The shipped playbook with repairEvery shortened; and one with the same routing but no persist step. */
+  readonly persisted: string;
+  readonly unpersisted: string;
+  /** Status against `playbook`: the host → status map and every host's drift reasons. */
+  readonly status: (playbook?: string) => Promise<{ statuses: Record<number, string>; reasons: string[] }>;
+  /** The full matrix of the lab: the cells that failed. */
+  readonly failingCells: () => Promise<string[]>;
+  /** Status ok and every cell passing. */
+  readonly expectHealthy: (step: string) => Promise<void>;
+  /** Polls status until every host is ok; the milliseconds it took, or throws after `timeoutMs`. */
+  readonly untilOk: (timeoutMs: number) => Promise<number>;
+}
+
+export function managerLab(lab: () => LabInfo): ManagerLab {
+  const work = mkdtempSync(join(tmpdir(), 'ibfleet-e2e-managers-'));
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  const shipped = readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8');
+  const persisted = join(work, 'repair-fast.yaml');
+  writeFileSync(persisted, shipped.replace(/^ {2}- persist$/m, `  - persist:\n      repairEvery: ${REPAIR_EVERY_S}`));
+  const unpersisted = join(work, 'no-persist.yaml');
+  writeFileSync(unpersisted, shipped.replace(/^ {2}- persist$/m, '').replace('name: dual-ib-routing', 'name: no-persist'));
+
+  const run = (...args: string[]) => ibfleet(['-i', lab().inventoryPath, ...args]);
+  const status = async (playbook = persisted) => {
+    const doc = json(await run('status', '--playbook', playbook, '--json'));
+    return { statuses: statuses(doc), reasons: doc.hosts.flatMap((h) => (h.reasons ?? []).map((r) => `${h.id}: ${r}`)) };
+  };
+  const failingCells = async () => {
+    const doc = json<JsonRun>(await run('verify', '--no-rping', '--json'));
+    return doc.matrix!.filter((c) => !c.ok).map((c) => `${c.from.host}.${c.from.nic} → ${c.to.host}.${c.to.nic}: ${c.detail}`);
+  };
+  const allOk = (s: Record<number, string>) => Object.values(s).every((v) => v === 'ok');
+  return {
+    run,
+    sh: async (id, script) => (await labExec(lab().name, id, ['sh', '-c', script])).stdout.trim(),
+    persisted,
+    unpersisted,
+    status,
+    failingCells,
+    expectHealthy: async (step) => {
+      const s = await status();
+      expect(s.reasons, `status after ${step}`).toEqual([]);
+      expect(allOk(s.statuses), `status after ${step}`).toBe(true);
+      expect(await failingCells(), `matrix after ${step}`).toEqual([]);
+    },
+    untilOk: async (timeoutMs) => {
+      const started = Date.now();
+      for (;;) {
+        const s = await status();
+        if (allOk(s.statuses)) return Date.now() - started;
+        if (Date.now() - started > timeoutMs) throw new Error(`still drifting after ${timeoutMs} ms: ${s.reasons.join('; ')}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    },
+  };
+}
