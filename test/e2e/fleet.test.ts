@@ -31,7 +31,18 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     return r.stdout.trim();
   };
   const rules = (id: number) => sh(id, 'ip -4 rule show');
-  const run = (...args: string[]) => ibfleet(['-i', inv(), ...args]);
+  // These scenarios make drift on purpose and expect to find it: the repair timer (tested in
+  // test/e2e/managers-*.test.ts) would race them, so deploy and status here use the shipped
+  // playbook without it (repairEvery: 0).
+  const shipped = readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8');
+  const noRepair = join(work, 'no-repair.yaml');
+  writeFileSync(noRepair, shipped.replace(/^ {2}- persist$/m, '  - persist:\n      repairEvery: 0'));
+  const ib = (args: readonly string[], options?: Parameters<typeof ibfleet>[1]) => {
+    const at = args.findIndex((a) => a === 'deploy' || a === 'status');
+    const withPlaybook = at < 0 || args.includes('--playbook') ? args : [...args.slice(0, at + 1), '--playbook', noRepair, ...args.slice(at + 1)];
+    return ibfleet(withPlaybook, options);
+  };
+  const run = (...args: string[]) => ib(['-i', inv(), ...args]);
   const logins = (id: number) => readFileSync(lab().hosts.find((h) => h.id === id)!.sshdLog, 'utf8').split('\n').filter((l) => l.includes('Accepted publickey')).length;
   /** A copy of the lab inventory (its ssh: paths made absolute) with one line edited. */
   const variant = (file: string, edit: (text: string) => string) => {
@@ -103,7 +114,7 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
 
   it('policy routing alone satisfies strict reverse-path filtering (rp_filter=1 on every fabric NIC)', async () => {
     const strict = join(work, 'strict.yaml');
-    writeFileSync(strict, readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8').replace('rp_filter: 2', 'rp_filter: 1').replace('name: dual-ib-routing', 'name: strict-rp'));
+    writeFileSync(strict, readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8').replace('rp_filter: 2', 'rp_filter: 1').replace('name: dual-ib-routing', 'name: strict-rp').replace(/^ {2}- persist$/m, '  - persist:\n      repairEvery: 0'));
     const deployed = await run('deploy', '--hosts', 'all', '--playbook', strict, '--json');
     expect(deployed.code, deployed.stdout).toBe(0);
     expect(await sh(34, 'cat /proc/sys/net/ipv4/conf/all/rp_filter /proc/sys/net/ipv4/conf/ib0/rp_filter /proc/sys/net/ipv4/conf/ib1/rp_filter')).toBe('1\n1\n1');
@@ -190,7 +201,7 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     const knownFile = join(work, 'known_hosts.changed');
     writeFileSync(knownFile, known);
     const loginsBefore = logins(40);
-    const changed = json(await ibfleet(['-i', variant('inv-changed.yaml', (t) => t), '--known-hosts', knownFile, 'deploy', '--hosts', '34,40', '--json']));
+    const changed = json(await ib(['-i', variant('inv-changed.yaml', (t) => t), '--known-hosts', knownFile, 'deploy', '--hosts', '34,40', '--json']));
     expect(changed.hosts.find((h) => h.id === 40)).toMatchObject({ status: 'failed', error: expect.stringContaining(`WARNING: HOST KEY OF ${LAB.address(40)} HAS CHANGED`) });
     expect(changed.hosts.find((h) => h.id === 34)!.status).toBe('unchanged');
     expect(await rules(40)).toBe(before);
@@ -198,9 +209,9 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
 
     const emptyKnown = join(work, 'known_hosts.empty');
     writeFileSync(emptyKnown, '');
-    const unknown = json(await ibfleet(['-i', inv(), '--known-hosts', emptyKnown, 'status', '--hosts', '40', '--json']));
+    const unknown = json(await ib(['-i', inv(), '--known-hosts', emptyKnown, 'status', '--hosts', '40', '--json']));
     expect(unknown.hosts[0]!.error).toMatch(new RegExp(`host key of ${LAB.addressPattern}\\.40 is not in .*known_hosts\\.empty .*--accept-new`));
-    const accepted = await ibfleet(['-i', inv(), '--known-hosts', emptyKnown, '--accept-new', 'deploy', '--hosts', '40', '--json']);
+    const accepted = await ib(['-i', inv(), '--known-hosts', emptyKnown, '--accept-new', 'deploy', '--hosts', '40', '--json']);
     expect(json(accepted).hosts[0]!.status).toBe('changed');
     expect(readFileSync(emptyKnown, 'utf8')).toMatch(new RegExp(`^${LAB.addressPattern}\\.40 ssh-ed25519 AAAA`));
   });
@@ -217,11 +228,11 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
       ].join(' && '),
     );
     const opsInventory = variant('inv-ops.yaml', (t) => t.replace(new RegExp(`^( {2}41: \\{name: node41, address: ${LAB.addressPattern}\\.41),`, 'm'), '$1, user: ops,'));
-    const withoutPassword = json(await ibfleet(['-i', opsInventory, 'deploy', '--hosts', '41', '--json']));
+    const withoutPassword = json(await ib(['-i', opsInventory, 'deploy', '--hosts', '41', '--json']));
     expect(withoutPassword.hosts[0]!.error).toContain(`sudo on ops@${LAB.address(41)} asks for a password; run again with -K`);
-    const wrong = json(await ibfleet(['-i', opsInventory, 'deploy', '--hosts', '41', '-K', '--json'], { input: 'not-it\n' }));
+    const wrong = json(await ib(['-i', opsInventory, 'deploy', '--hosts', '41', '-K', '--json'], { input: 'not-it\n' }));
     expect(wrong.hosts[0]!.error).toContain(`sudo on ops@${LAB.address(41)} rejected the password`);
-    const right = await ibfleet(['-i', opsInventory, 'deploy', '--hosts', '41', '-K', '--json'], { input: 's3cret-pass\n' });
+    const right = await ib(['-i', opsInventory, 'deploy', '--hosts', '41', '-K', '--json'], { input: 's3cret-pass\n' });
     expect(json(right).hosts[0]).toMatchObject({ status: 'changed', reasons: ['ib1: rule 942: from 172.16.41.2 lookup 942'] });
     expect(right.stdout + right.stderr).not.toContain('s3cret-pass');
     expect(readFileSync(lab().hosts.find((h) => h.id === 41)!.sshdLog, 'utf8')).toContain('Accepted publickey for ops');
@@ -229,7 +240,7 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
 
   it('an inventory whose interface does not exist on the host is a clear error, nothing changed', async () => {
     const wrong = variant('inv-iface.yaml', (t) => t.replace(/^( {2}34: .*)interfaces: \[ib0, ib1\]/m, '$1interfaces: [ib0, ib9]'));
-    const doc = json(await ibfleet(['-i', wrong, 'deploy', '--hosts', '34', '--json']));
+    const doc = json(await ib(['-i', wrong, 'deploy', '--hosts', '34', '--json']));
     expect(doc.hosts[0]).toMatchObject({ status: 'failed', error: expect.stringMatching(/^plan: interface ib9 \(NIC 2\) not found; the host has mgmt0, ib1, ib0/) });
   });
 
@@ -250,7 +261,7 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
 
   it('Ctrl-C during a deploy: the host being changed finishes, no other host is touched, exit 130', async () => {
     // One host at a time, so that when the first reaches apply the others have not started.
-    const child = spawn(process.execPath, [CLI, '-i', inv(), '-c', '1', 'deploy', '--hosts', 'all'], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, '-i', inv(), '-c', '1', 'deploy', '--playbook', noRepair, '--hosts', 'all'], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

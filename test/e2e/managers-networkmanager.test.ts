@@ -100,7 +100,8 @@ describe.skipIf(!IS_ROOT)('NetworkManager hosts: the routing survives what Netwo
     await m.sh(16, `ip link set ${nic} down; ip link set ${nic} up; sleep 0.5`);
     const drift = await m.status();
     expect(drift.statuses[16]).toBe('drift');
-    expect(drift.reasons).toEqual(expect.arrayContaining([`16: ${nic}: table 941 is empty (missing table route)`, `16: ${nic}: main-table route to 172.16.0.0/16 is back`]));
+    // The kernel dropped the table route with the link; NetworkManager puts its own main-table route back (soon after).
+    expect(drift.reasons).toEqual(expect.arrayContaining([`16: ${nic}: table 941 is empty (missing table route)`]));
     const took = await m.untilOk(REPAIR_BOUND_MS);
     expect(took).toBeLessThan(REPAIR_BOUND_MS);
     await m.expectHealthy('the repair');

