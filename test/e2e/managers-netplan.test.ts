@@ -28,19 +28,20 @@ describe.skipIf(!IS_ROOT)('netplan and ifupdown hosts: the routing survives what
   it('a boot: networkd brings the NICs up, networkd-dispatcher and ifup run the hooks', async () => {
     const reboots = await labReboot(LAB.name, HOSTS);
     expect(reboots.map((r) => [r.id, r.ok])).toEqual(HOSTS.map((id) => [id, true]));
+    await m.untilOk(30_000);
     await m.expectHealthy('reboot');
   });
 
   it('a carrier flap of each NIC', async () => {
     for (const id of [34, 40]) for (const nic of ['ib0', 'ib1']) expect((await labFlap(LAB.name, id, nic)).settled).toBe(true);
-    await m.untilOk(10_000);
+    await m.untilOk(30_000);
     await m.expectHealthy('flaps');
   });
 
   it('networkctl reconfigure of one NIC drops both NICs\' rules; the hook, run for that one NIC, restores both', async () => {
     for (const nic of ['ib0', 'ib1']) {
       await m.sh(34, `networkctl reconfigure ${nic}`);
-      await m.untilOk(10_000);
+      await m.untilOk(30_000);
     }
     await m.expectHealthy('networkctl reconfigure');
   });
@@ -48,7 +49,7 @@ describe.skipIf(!IS_ROOT)('netplan and ifupdown hosts: the routing survives what
   it('a restart of systemd-networkd, and ifdown + ifup on the ifupdown host', async () => {
     expect((await labRestartManager(LAB.name, 34)).ok).toBe(true);
     expect((await labRestartManager(LAB.name, 40)).ok).toBe(true);
-    await m.untilOk(10_000);
+    await m.untilOk(30_000);
     await m.expectHealthy('restart');
   });
 

@@ -10,8 +10,11 @@ import { afterAll, expect } from 'vitest';
 import { labExec, type LabInfo } from '../../src/lab/index.js';
 import { ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
 
-/** The repair timer's interval in these tests: the shipped 30 s, shortened so a test waits seconds. */
-export const REPAIR_EVERY_S = 5;
+/**
+ * The repair timer's interval in these tests: the shipped 30 s, shortened so a test waits seconds —
+ * but long enough that a status run on a loaded CI machine fits between two repairs.
+ */
+export const REPAIR_EVERY_S = 15;
 /** The bound the tests hold the repair to: the interval, the lab timer runner's 1 s poll, and slack for a loaded CI machine. */
 export const REPAIR_BOUND_MS = (REPAIR_EVERY_S + 1) * 1000 + 6000;
 
