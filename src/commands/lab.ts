@@ -1,4 +1,4 @@
-/** `ibfleet lab up | down | reboot | flap | exec`: the local rehearsal lab (src/lab/). */
+/** `ibfleet lab up | down | list | reboot | flap | restart | exec`: the local rehearsal lab (src/lab/). */
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -48,6 +48,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
       const { labUp } = await import('../lab/up.js');
       const { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments } = await import('../lab/options.js');
       const { formatLabUpText, labUpJson } = await import('../lab/format.js');
+      const { selfCommand } = await import('./self-command.js');
       const fleet = await sourceFleet(cmd, io);
       const started = performance.now();
       const info = await labUp({
@@ -62,7 +63,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
       });
       const elapsed = performance.now() - started;
       if (globals.json) writeJson(io, labUpJson(info, elapsed));
-      else io.stdout.write(formatLabUpText(info, elapsed));
+      else io.stdout.write(formatLabUpText(info, elapsed, selfCommand(io.env)));
       done({ verdict: 'ok' });
     });
 
@@ -78,28 +79,49 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
       const { labDown, labDownAll } = await import('../lab/down.js');
       const { requireRoot } = await import('../lab/preflight.js');
       const { formatLabDownText } = await import('../lab/format.js');
+      const { describeLabsUp, labSummaries } = await import('../lab/state.js');
       requireRoot('lab down');
       const results = opts.all ? await labDownAll() : [await labDown(opts.name ?? 'default')];
       if (globals.json) writeJson(io, { command: 'lab down', ok: true, labs: results });
-      else io.stdout.write(formatLabDownText(results, opts.all ? undefined : (opts.name ?? 'default')));
+      else {
+        io.stdout.write(formatLabDownText(results, opts.all ? undefined : (opts.name ?? 'default')));
+        // Nothing was there: perhaps the user meant another lab.
+        if (results.every((r) => !r.found) && !opts.all) io.stdout.write(`${describeLabsUp(await labSummaries())}\n`);
+      }
+      done({ verdict: 'ok' });
+    });
+
+  lab
+    .command('list')
+    .description('the labs on this machine: name, hosts, management subnet, inventory')
+    .action(async (_raw: unknown, cmd: Command) => {
+      const { parseGlobals, writeJson } = await load();
+      const globals = parseGlobals(cmd.optsWithGlobals(), io);
+      const { requireRoot } = await import('../lab/preflight.js');
+      const { labSummaries } = await import('../lab/state.js');
+      const { formatLabListText, labListJson } = await import('../lab/format.js');
+      // A lab's state directory is root's alone (it holds the lab's private key).
+      requireRoot('lab list');
+      const labs = await labSummaries();
+      if (globals.json) writeJson(io, labListJson(labs));
+      else io.stdout.write(formatLabListText(labs));
       done({ verdict: 'ok' });
     });
 
   lab
     .command('reboot')
     .description('boot hosts\' networking again: their manager and D-Bus stopped, /run and the kernel state as at boot, the manager started; it brings the NICs up and runs the hooks itself')
-    .argument('<hosts>', 'host numbers and ranges, e.g. 34 or 16,34')
+    .argument('<hosts>', 'hosts as for --hosts: 34, 16,34, 16-40, memserver34, @cpu, pair:alice or all')
     .option('--name <name>', 'lab name', 'default')
     .action(async (hosts: string, raw: unknown, cmd: Command) => {
       const { schemas, parseGlobals, parseOptions, writeJson } = await load();
       const globals = parseGlobals(cmd.optsWithGlobals(), io);
       const opts = parseOptions(schemas.reboot, raw);
       const { labReboot } = await import('../lab/reboot.js');
-      const { parseLabHosts } = await import('../lab/options.js');
       const { requireRoot } = await import('../lab/preflight.js');
       const { formatRebootText, rebootJson } = await import('../lab/format.js');
-      const ids = parseLabHosts(hosts, 'lab reboot');
       requireRoot('lab reboot');
+      const ids = await selectLabHosts(opts.name, hosts);
       const results = await labReboot(opts.name, ids);
       if (globals.json) writeJson(io, rebootJson(results));
       else io.stdout.write(formatRebootText(results));
@@ -172,6 +194,20 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
       }
       done({ verdict: result.code === 0 ? 'ok' : 'failed' });
     });
+}
+
+/** A `--hosts` selection against the lab's own inventory: numbers, ranges, names, roles, pairs, all. */
+async function selectLabHosts(name: string, expression: string): Promise<number[]> {
+  const [{ requireLab }, { labPaths }, { loadInventory }, { parseHostSelection }, { readFile }] = await Promise.all([
+    import('../lab/state.js'),
+    import('../lab/names.js'),
+    import('../inventory/load.js'),
+    import('../inventory/select.js'),
+    import('node:fs/promises'),
+  ]);
+  await requireLab(name);
+  const file = labPaths(name).inventory;
+  return parseHostSelection(expression, loadInventory(await readFile(file, 'utf8'), file));
 }
 
 /**

@@ -3,15 +3,17 @@ import { foldHosts } from '../inventory/select.js';
 import { emulationLabel } from './emulation.js';
 import type { LabInfo } from './info.js';
 import type { LabDownResult } from './down.js';
+import { labNameOption } from './names.js';
 import type { HostReboot } from './reboot.js';
+import type { LabSummary } from './state.js';
 
 const SHOWN_HOSTS = 12;
 
-function nameOption(name: string): string {
-  return name === 'default' ? '' : ` --name ${name}`;
-}
-
-export function formatLabUpText(info: LabInfo, elapsedMs: number): string {
+/**
+ * `ibfleet` is how the next commands are printed; the caller passes the full `node …/cli.js` instead
+ * when no `ibfleet` on PATH is this one, so every printed line runs as printed.
+ */
+export function formatLabUpText(info: LabInfo, elapsedMs: number, ibfleet = 'ibfleet'): string {
   const ids = foldHosts(info.hosts.map((h) => h.id));
   const shown = info.hosts.slice(0, SHOWN_HOSTS);
   const width = (texts: string[]) => Math.max(...texts.map((t) => t.length));
@@ -38,11 +40,12 @@ export function formatLabUpText(info: LabInfo, elapsedMs: number): string {
     ...(nic2 ? [`  ip netns exec ${a.namespace} ping -c1 -W1 -I ${nic2.iface} ${peer.address}    # fails until deploy`] : []),
     '',
     'Next:',
-    `  ibfleet deploy -i ${info.inventoryPath} --hosts ${ids}`,
+    `  ${ibfleet} deploy -i ${info.inventoryPath} --hosts ${ids}`,
+    `  ${ibfleet} status -i ${info.inventoryPath}`,
     `  ssh -i ${info.identityPath} -o UserKnownHostsFile=${info.knownHostsPath} root@${a.address}`,
-    `  ibfleet lab exec ${a.id}${nameOption(info.name)} -- ${a.manager === 'networkmanager' ? 'nmcli device' : a.manager === 'netplan' ? 'networkctl' : 'ip -4 addr'}    # inside the host, with its real ${a.manager === 'ifupdown' ? 'ifupdown' : a.manager === 'netplan' ? 'systemd-networkd' : 'NetworkManager'}`,
-    `  ibfleet lab reboot ${a.id}${nameOption(info.name)}    # a real boot of its networking: the manager brings the NICs up, its dispatcher runs the hooks`,
-    `  ibfleet lab down${nameOption(info.name)}`,
+    `  ${ibfleet} lab exec ${a.id}${labNameOption(info.name)} -- ${a.manager === 'networkmanager' ? 'nmcli device' : a.manager === 'netplan' ? 'networkctl' : 'ip -4 addr'}    # inside the host, with its real ${a.manager === 'ifupdown' ? 'ifupdown' : a.manager === 'netplan' ? 'systemd-networkd' : 'NetworkManager'}`,
+    `  ${ibfleet} lab reboot ${a.id}${labNameOption(info.name)}    # a real boot of its networking: the manager brings the NICs up, its dispatcher runs the hooks`,
+    `  ${ibfleet} lab down${labNameOption(info.name)}`,
     '',
   ];
   return lines.join('\n');
@@ -71,6 +74,21 @@ const DAEMONS: Readonly<Record<HostReboot['manager'], string>> = {
   netplan: 'netplan generate, systemd-networkd, networkd-dispatcher',
   ifupdown: 'ifup -a',
 };
+
+/** `lab list`: one row per lab, with what a user needs to reach it. */
+export function formatLabListText(labs: readonly LabSummary[]): string {
+  if (labs.length === 0) return 'no lab is up on this machine (start one with: ibfleet lab up)\n';
+  const rows = labs.map((l) => [l.name, l.status, foldHosts(l.hosts), l.mgmtSubnet, l.inventory]);
+  const header = ['NAME', 'STATUS', 'HOSTS', 'SUBNET', 'INVENTORY'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+  const crashed = labs.filter((l) => l.status !== 'up').map((l) => `lab ${l.name} did not finish starting; remove it with: ibfleet lab down${labNameOption(l.name)}\n`);
+  return `${[header, ...rows].map(line).join('\n')}\n${crashed.join('')}`;
+}
+
+export function labListJson(labs: readonly LabSummary[]) {
+  return { command: 'lab list', ok: true, labs: labs.map(({ rootLink: _link, ...l }) => ({ ...l, hostSet: foldHosts(l.hosts) })) };
+}
 
 export function formatRebootText(results: readonly HostReboot[]): string {
   const out: string[] = [];

@@ -27,6 +27,11 @@ export function checkLabName(name: string): string {
   return name;
 }
 
+/** ` --name NAME` as printed in a command line; nothing for the default lab. */
+export function labNameOption(name: string): string {
+  return name === DEFAULT_LAB_NAME ? '' : ` --name ${name}`;
+}
+
 export function labDir(name: string): string {
   return `${LAB_ROOT}/${name}`;
 }

@@ -167,6 +167,12 @@ export function fabricTables(plan: LabPlan): number[] {
 }
 
 /** Routes of the machine (as `ip -j route` lists them) that the lab's management route would clash with. */
+/** Do two networks written as CIDR share an address? False for anything that is not a network. */
+export function subnetsOverlap(a: string, b: string): boolean {
+  const [x, y] = [parseCidr(a), parseCidr(b)];
+  return x !== undefined && y !== undefined && cidrsOverlap(x.cidr, y.cidr);
+}
+
 export function conflictingRoutes(routes: readonly { dst?: string; dev?: string }[], mgmtSubnet: string): string[] {
   const mgmt = parseMgmtSubnet(mgmtSubnet);
   const out: string[] = [];

@@ -1,7 +1,9 @@
 /** The lab's state file: the plan `lab up` built from, so `down` and `reboot` act on exactly that. */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
-import { checkLabName, labPaths } from './names.js';
+import { foldHosts } from '../inventory/select.js';
+import { LAB_ROOT, checkLabName, isLabName, labNameOption, labPaths } from './names.js';
 import type { LabPlan } from './plan.js';
 
 export interface LabState {
@@ -25,11 +27,45 @@ export async function writeLabState(state: LabState): Promise<void> {
   await rename(`${file}.tmp`, file);
 }
 
-/** The plan of a lab that is up, or a usage error saying how to start it. */
+/** One lab on this machine as `lab list` shows it. */
+export interface LabSummary {
+  readonly name: string;
+  readonly status: LabState['status'];
+  readonly hosts: readonly number[];
+  readonly mgmtSubnet: string;
+  /** The lab's one link in the machine's namespace, which carries the route to its subnet. */
+  readonly rootLink: string;
+  readonly inventory: string;
+  readonly knownHosts: string;
+  readonly identity: string;
+}
+
+/** Every lab with a state file, by name; a lab whose `up` crashed shows as `starting`. */
+export async function labSummaries(): Promise<LabSummary[]> {
+  const names = existsSync(LAB_ROOT) ? (await readdir(LAB_ROOT)).filter(isLabName).sort() : [];
+  const states = await Promise.all(names.map(readLabState));
+  return states
+    .filter((s): s is LabState => s !== undefined)
+    .map(({ status, plan }) => {
+      const paths = labPaths(plan.name);
+      return { name: plan.name, status, hosts: plan.hosts.map((h) => h.id), mgmtSubnet: plan.mgmtSubnet, rootLink: plan.rootLink, inventory: paths.inventory, knownHosts: paths.knownHosts, identity: paths.identity };
+    });
+}
+
+/** "labs up here: demo (hosts 16,34,40, 198.18.0.0/24)…", or that there are none: said whenever a named lab is not there. */
+export function describeLabsUp(labs: readonly LabSummary[]): string {
+  const up = labs.filter((l) => l.status === 'up');
+  if (up.length === 0) return 'no lab is up on this machine';
+  return `labs up here: ${up.map((l) => `${l.name} (hosts ${foldHosts(l.hosts)}, ${l.mgmtSubnet})`).join(', ')}`;
+}
+
+/** The plan of a lab that is up, or a usage error naming the labs that are and how to start this one. */
 export async function requireLab(name: string): Promise<LabPlan> {
   checkLabName(name);
   const state = await readLabState(name);
-  if (!state) throw new UsageError(`lab ${name} is not up (no ${labPaths(name).state}); start it with: ibfleet lab up${name === 'default' ? '' : ` --name ${name}`}`);
-  if (state.status !== 'up') throw new UsageError(`lab ${name} did not finish starting; remove it with: ibfleet lab down${name === 'default' ? '' : ` --name ${name}`}`);
+  if (!state) {
+    throw new UsageError(`lab ${name} is not up (${describeLabsUp(await labSummaries())}); start it with: ibfleet lab up${labNameOption(name)}`);
+  }
+  if (state.status !== 'up') throw new UsageError(`lab ${name} did not finish starting; remove it with: ibfleet lab down${labNameOption(name)}`);
   return state.plan;
 }

@@ -10,16 +10,17 @@ import pLimit from 'p-limit';
 import { HostError, UsageError, tail } from '../errors.js';
 import { loadInventory } from '../inventory/load.js';
 import type { Fleet, Manager } from '../inventory/model.js';
+import { foldHosts } from '../inventory/select.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { labDown } from './down.js';
 import { HOST_KEY_VIEW_PATH, renderHostView } from './emulation.js';
 import { labInfo, type LabInfo } from './info.js';
 import { renderKnownHosts, renderLabInventory } from './lab-inventory.js';
-import { LAB_ROOT, NETNS_DIR, backingPath, hostPaths, isLabNamespace, labPaths } from './names.js';
-import { conflictingRoutes, planLab, type LabPlan } from './plan.js';
+import { LAB_ROOT, NETNS_DIR, backingPath, hostPaths, isLabNamespace, labNameOption, labPaths } from './names.js';
+import { conflictingRoutes, planLab, subnetsOverlap, type LabPlan } from './plan.js';
 import { checkPreflight, type LabTools, type PreflightProbe } from './preflight.js';
 import { renderCreateBatch, renderHostStartScript, renderRootLinkBatch, renderSwitchScript } from './scripts.js';
-import { writeLabState } from './state.js';
+import { labSummaries, writeLabState } from './state.js';
 import { run, runOk } from './system.js';
 
 type HostMap<T> = ReadonlyMap<number, T> | Readonly<Record<number, T>>;
@@ -87,9 +88,9 @@ export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
 }
 
 async function refuseLeftovers(plan: LabPlan): Promise<void> {
-  const down = `ibfleet lab down${plan.name === 'default' ? '' : ` --name ${plan.name}`}`;
+  const down = `ibfleet lab down${labNameOption(plan.name)}`;
   if (existsSync(plan.dir)) {
-    throw new UsageError(`lab ${plan.name} already exists (${plan.dir}); use it (inventory: ${labPaths(plan.name).inventory}) or remove it first with: ${down}`);
+    throw new UsageError(`lab ${plan.name} already exists (${plan.dir}); use it (inventory: ${labPaths(plan.name).inventory}) or, if it is yours, remove it first with: ${down}`);
   }
   const namespaces = existsSync(NETNS_DIR) ? (await readdir(NETNS_DIR)).filter((ns) => isLabNamespace(plan.name, ns)) : [];
   const leftovers = [...namespaces, ...(existsSync(`/sys/class/net/${plan.rootLink}`) ? [`link ${plan.rootLink}`] : [])];
@@ -99,11 +100,26 @@ async function refuseLeftovers(plan: LabPlan): Promise<void> {
   }
 }
 
+/**
+ * The management subnet must be free: no other lab holds it (by its state, or by the route on its
+ * link) and no real network is routed there. A lab in the way is named with the command that removes it.
+ */
 async function refuseRouteConflict(plan: LabPlan): Promise<void> {
   const listed = await runOk('lab up: read routes', ['ip', '-j', '-4', 'route', 'show', 'table', 'main']);
-  const clashes = conflictingRoutes(JSON.parse(listed.stdout || '[]') as { dst?: string; dev?: string }[], plan.mgmtSubnet);
+  const routes = JSON.parse(listed.stdout || '[]') as { dst?: string; dev?: string }[];
+  const clashes = conflictingRoutes(routes, plan.mgmtSubnet);
+  const labs = (await labSummaries()).filter((l) => l.name !== plan.name);
+  const clashingLinks = new Set(routes.filter((r) => conflictingRoutes([r], plan.mgmtSubnet).length > 0).map((r) => r.dev));
+  const holder = labs.find((l) => subnetsOverlap(l.mgmtSubnet, plan.mgmtSubnet)) ?? labs.find((l) => clashingLinks.has(l.rootLink));
+  const another = `198.18.${(Number(plan.mgmtSubnet.split('.')[2]) + 1) % 256}.0/24`;
+  if (holder) {
+    throw new UsageError(
+      `the management subnet ${plan.mgmtSubnet} is held by lab ${holder.name} (${holder.status}, hosts ${foldHosts(holder.hosts)}, ${holder.mgmtSubnet}, inventory ${holder.inventory}); ` +
+        `pick another with --mgmt-subnet, e.g. ${another}, or if that lab is yours remove it with: ibfleet lab down${labNameOption(holder.name)}`,
+    );
+  }
   if (clashes.length) {
-    throw new UsageError(`the management subnet ${plan.mgmtSubnet} is already routed on this machine (${clashes.join('; ')}): another lab or a real network uses it; pick another with --mgmt-subnet, e.g. 198.18.${(Number(plan.mgmtSubnet.split('.')[2]) + 1) % 256}.0/24`);
+    throw new UsageError(`the management subnet ${plan.mgmtSubnet} is already routed on this machine (${clashes.join('; ')}): another lab or a real network uses it; pick another with --mgmt-subnet, e.g. ${another}`);
   }
 }
 

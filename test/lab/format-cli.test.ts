@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
 import type { Io } from '../../src/commands/context.js';
-import { formatLabDownText, formatLabUpText, formatRebootText } from '../../src/lab/format.js';
+import { formatLabDownText, formatLabListText, formatLabUpText, formatRebootText, labListJson } from '../../src/lab/format.js';
 import { labInfo } from '../../src/lab/info.js';
 import { planLab } from '../../src/lab/plan.js';
 import type { HostReboot } from '../../src/lab/reboot.js';
@@ -27,6 +27,7 @@ describe('what lab up prints', () => {
 
       Next:
         ibfleet deploy -i /run/ibfleet-lab/demo/inventory.yaml --hosts 16,34
+        ibfleet status -i /run/ibfleet-lab/demo/inventory.yaml
         ssh -i /run/ibfleet-lab/demo/id_ed25519 -o UserKnownHostsFile=/run/ibfleet-lab/demo/known_hosts root@198.18.0.16
         ibfleet lab exec 16 --name demo -- nmcli device    # inside the host, with its real NetworkManager
         ibfleet lab reboot 16 --name demo    # a real boot of its networking: the manager brings the NICs up, its dispatcher runs the hooks
@@ -35,11 +36,57 @@ describe('what lab up prints', () => {
     `);
   });
 
+  it('prints the next commands with the full path of this ibfleet when PATH has none', () => {
+    const text = formatLabUpText(labInfo(planLab({ fleet: seedsFleet(), name: 'x' })), 1000, 'node /opt/ibfleet/dist/cli.js');
+    expect(text.split('Next:\n')[1]!.split('\n').filter((l) => l.includes('cli.js'))).toEqual([
+      '  node /opt/ibfleet/dist/cli.js deploy -i /run/ibfleet-lab/x/inventory.yaml --hosts 16,34',
+      '  node /opt/ibfleet/dist/cli.js status -i /run/ibfleet-lab/x/inventory.yaml',
+      '  node /opt/ibfleet/dist/cli.js lab reboot 16 --name x    # boot state again, then the installed hooks run',
+      '  node /opt/ibfleet/dist/cli.js lab down --name x',
+    ]);
+  });
+
   it('folds large labs to a dozen rows', () => {
     const info = labInfo(planLab({ fleet: seedsFleet(), hosts: Array.from({ length: 254 }, (_, i) => i + 1) }));
     const text = formatLabUpText(info, 9000);
     expect(text).toContain('lab default is up: 254 host(s) 1-254 in 9.0 s');
     expect(text).toContain('  … and 242 more (see the inventory)');
+  });
+});
+
+describe('what lab list prints', () => {
+  const summary = (name: string, status: 'up' | 'starting', hosts: number[], octet: number) => ({
+    name,
+    status,
+    hosts,
+    mgmtSubnet: `198.18.${octet}.0/24`,
+    rootLink: `ibfl-${name}`,
+    inventory: `/run/ibfleet-lab/${name}/inventory.yaml`,
+    knownHosts: `/run/ibfleet-lab/${name}/known_hosts`,
+    identity: `/run/ibfleet-lab/${name}/id_ed25519`,
+  });
+
+  it('a row per lab: name, status, hosts folded, subnet, inventory; a crashed one with its remedy', () => {
+    expect(formatLabListText([summary('demo', 'up', [16, 34, 40], 0), summary('alice-x', 'starting', [1, 2, 3, 7], 21)])).toBe(
+      [
+        'NAME     STATUS    HOSTS     SUBNET          INVENTORY',
+        'demo     up        16,34,40  198.18.0.0/24   /run/ibfleet-lab/demo/inventory.yaml',
+        'alice-x  starting  1-3,7     198.18.21.0/24  /run/ibfleet-lab/alice-x/inventory.yaml',
+        'lab alice-x did not finish starting; remove it with: ibfleet lab down --name alice-x',
+        '',
+      ].join('\n'),
+    );
+    expect(formatLabListText([])).toBe('no lab is up on this machine (start one with: ibfleet lab up)\n');
+    expect(labListJson([summary('demo', 'up', [16, 34], 0)]).labs[0]).toEqual({
+      name: 'demo',
+      status: 'up',
+      hosts: [16, 34],
+      hostSet: '16,34',
+      mgmtSubnet: '198.18.0.0/24',
+      inventory: '/run/ibfleet-lab/demo/inventory.yaml',
+      knownHosts: '/run/ibfleet-lab/demo/known_hosts',
+      identity: '/run/ibfleet-lab/demo/id_ed25519',
+    });
   });
 });
 
@@ -93,7 +140,7 @@ describe('ibfleet lab on the command line', () => {
     [['lab', 'up', '--manager', '34=systemd'], /unknown manager "systemd"/],
     [['lab', 'up', '--mgmt-subnet', '198.18.0.0/28'], /between \/8 and \/24/],
     [['lab', 'up', '--name', 'Bad'], /lab name "Bad" is not allowed/],
-    [['lab', 'reboot', '0'], /1\.\.254/],
+    [['lab', 'reboot', '0', '--name', 'no-such-lab'], /lab no-such-lab is not up \((no lab is up on this machine|labs up here: .*)\); start it with: ibfleet lab up --name no-such-lab/],
   ])('%j is a usage error (exit 2, nothing created)', async (argv, message) => {
     const result = await ibfleet(argv);
     expect(result.code).toBe(2);

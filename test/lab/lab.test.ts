@@ -12,6 +12,7 @@ import { loadInventory } from '../../src/inventory/load.js';
 import { labDown, labExec, labReboot, labUp } from '../../src/lab/index.js';
 import { hostPaths } from '../../src/lab/names.js';
 import { run } from '../../src/lab/system.js';
+import { ibfleet } from '../helpers/cli.js';
 import { IS_ROOT, labSsh, noteIfNotRoot, testLab, useLab } from './helpers.js';
 
 const LAB = testLab('e2e-lab');
@@ -114,8 +115,45 @@ describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
 
   it('refuses a second lab of the same name, or on a management subnet already in use', async () => {
     await expect(labUp({ name: NAME, mgmtSubnet: CLASH.mgmtSubnet, hosts: [1] })).rejects.toThrow(`lab ${NAME} already exists`);
-    await expect(labUp({ name: CLASH.name, mgmtSubnet: SUBNET, hosts: [1] })).rejects.toThrow(`${SUBNET} is already routed on this machine`);
+    // The lab that holds the subnet is named, with the command that removes it.
+    await expect(labUp({ name: CLASH.name, mgmtSubnet: SUBNET, hosts: [1] })).rejects.toThrow(
+      new RegExp(`management subnet ${SUBNET} is held by lab ${NAME} \\(up, hosts 16,34,40, ${SUBNET}, inventory ${lab().inventoryPath}\\).* ibfleet lab down --name ${NAME}$`),
+    );
     expect(existsSync(`/run/ibfleet-lab/${CLASH.name}`)).toBe(false);
+  });
+
+  it('lab list shows it; lab reboot takes --hosts selections; a lab that is not up names the ones that are', async () => {
+    const listed = await ibfleet(['lab', 'list', '--json']);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout).labs).toContainEqual(
+      expect.objectContaining({ name: NAME, status: 'up', hosts: [16, 34, 40], hostSet: '16,34,40', mgmtSubnet: SUBNET, inventory: lab().inventoryPath }),
+    );
+    const text = await ibfleet(['lab', 'list']);
+    expect(text.stdout).toMatch(new RegExp(`^NAME +STATUS +HOSTS +SUBNET +INVENTORY\n(.*\n)*${NAME} +up +16,34,40 +${SUBNET.replace(/\./g, '\\.')} +${lab().inventoryPath}\n`));
+
+    const rebooted = await ibfleet(['lab', 'reboot', 'memserver34,node40', '--name', NAME, '--json']);
+    expect(rebooted.code).toBe(0);
+    expect(JSON.parse(rebooted.stdout).hosts.map((h: { id: number }) => h.id)).toEqual([34, 40]);
+    const byRole = await ibfleet(['lab', 'reboot', '@cpu', '--name', NAME, '--json']);
+    expect(JSON.parse(byRole.stdout).hosts.map((h: { id: number }) => h.id)).toEqual([16]);
+    const unknown = await ibfleet(['lab', 'reboot', 'memserver43', '--name', NAME]);
+    expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringMatching(/memserver43.*memserver34/)]);
+
+    // The demo never takes down a lab it finds: it refuses, naming it and how to remove it.
+    const demo = (...args: string[]) => run(['bash', join(process.cwd(), 'scripts/demo'), ...args], { timeoutMs: 60_000, env: { PATH: process.env.PATH!, NO_COLOR: '1' } });
+    const sameName = await demo('--name', NAME, '--mgmt-subnet', CLASH.mgmtSubnet);
+    expect(sameName.code).toBe(1);
+    expect(sameName.stderr).toContain(`lab ${NAME} already exists (/run/ibfleet-lab/${NAME}); use it (inventory: ${lab().inventoryPath}) or, if it is yours, remove it first with: ibfleet lab down --name ${NAME}`);
+    const sameSubnet = await demo('--name', CLASH.name, '--mgmt-subnet', SUBNET);
+    expect(sameSubnet.code).toBe(1);
+    expect(sameSubnet.stderr).toContain(`is held by lab ${NAME}`);
+    expect(sameSubnet.stderr).toContain('npm run demo -- --name mine --mgmt-subnet 198.18.7.0/24');
+    expect(existsSync(`/run/ibfleet-lab/${CLASH.name}`)).toBe(false);
+    expect((await labSsh(lab(), 34, 'true')).code).toBe(0);
+
+    const notUp = await ibfleet(['lab', 'reboot', 'all', '--name', CLASH.name]);
+    expect(notUp.code).toBe(2);
+    expect(notUp.stderr).toMatch(new RegExp(`lab ${CLASH.name} is not up \\(labs up here: .*${NAME} \\(hosts 16,34,40, ${SUBNET}\\).*\\); start it with: ibfleet lab up --name ${CLASH.name}`));
   });
 
   it('reboot restores boot state, then runs the installed hook the way each manager would', async () => {
