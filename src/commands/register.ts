@@ -1,5 +1,6 @@
 /** The command table: each command file registers itself; heavy modules load only inside actions. */
 import type { Command } from 'commander';
+import { registerCompletion } from './completion.js';
 import type { CommandResult, Io } from './context.js';
 import { registerDeploy } from './deploy.js';
 import { registerHosts } from './hosts.js';
@@ -19,4 +20,5 @@ export function registerCommands(program: Command, io: Io, done: (r: CommandResu
   registerRollback(program, io, done);
   registerVerify(program, io, done);
   registerOnboard(program, io, done);
+  registerCompletion(program, io, done);
 }
