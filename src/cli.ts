@@ -9,7 +9,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { CommandResult, Io } from './commands/context.js';
 import { registerCommands } from './commands/register.js';
-import { BugError, HostError, InterruptedError, InventoryError, UsageError } from './errors.js';
+import { BugError, clipInput, HostError, InterruptedError, InventoryError, UsageError } from './errors.js';
 import type { RunVerdict } from './vocabulary.js';
 import { VERSION } from './version.js';
 
@@ -75,10 +75,15 @@ function reportError(error: unknown, io: Io): number {
     return EXIT.failed;
   }
   const what = error instanceof BugError ? 'bug' : 'unexpected error';
-  // The build is minified: a stack names source lines only with source maps on.
-  const mapped = process.execArgv.includes('--enable-source-maps') || (io.env.NODE_OPTIONS ?? '').includes('--enable-source-maps');
-  const readable = mapped ? '' : ' (run it again with NODE_OPTIONS=--enable-source-maps for a readable stack)';
-  io.stderr.write(`ibfleet: ${what}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\nThis is a defect in ibfleet; please report it with the command you ran${readable}.\n`);
+  const text = error instanceof Error ? `${error.name !== 'Error' && !(error instanceof BugError) ? `${error.name}: ` : ''}${error.message}` : String(error);
+  if (io.env.IBFLEET_DEBUG) {
+    // The build is minified: a stack names source lines only with source maps on.
+    const mapped = process.execArgv.includes('--enable-source-maps') || (io.env.NODE_OPTIONS ?? '').includes('--enable-source-maps');
+    io.stderr.write(`ibfleet: ${what}: ${error instanceof Error ? (error.stack ?? text) : text}\n${mapped ? '' : 'ibfleet: NODE_OPTIONS=--enable-source-maps names the source lines\n'}`);
+  } else {
+    // One line: what happened and where the details are, not a stack trace the user cannot act on.
+    io.stderr.write(`ibfleet: ${what}: ${clipInput(text.split('\n')[0]!, 200)} (a defect in ibfleet: run it again with IBFLEET_DEBUG=1 for the stack trace, and report it with the command you ran)\n`);
+  }
   return EXIT.failed;
 }
 

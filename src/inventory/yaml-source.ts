@@ -2,7 +2,7 @@
  * YAML with positions: parse a document once, then find the line and column of any path in it so
  * every validation problem can name file:line:col. Shared by the inventory and the playbooks.
  */
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type Pair } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Alias, type Document, type Node, type Pair } from 'yaml';
 import { clipInput, InventoryError, type InventoryProblem, type SourcePosition } from '../errors.js';
 
 export type YamlPath = readonly (string | number)[];
@@ -15,10 +15,17 @@ export type YamlPath = readonly (string | number)[];
 // eslint-disable-next-line no-control-regex
 const NOT_YAML_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u0084\u0086-\u009f]/;
 
+/**
+ * Aliased nodes a document may expand to in all. Aliases of aliases multiply ("billion laughs"):
+ * a few lines can stand for billions of nodes, so expansion stops here and the file is refused.
+ */
+export const MAX_ALIAS_NODES = 100;
+
 export class YamlSource {
   readonly file: string;
   readonly doc: Document.Parsed;
   private readonly lines: LineCounter;
+  private js: unknown;
 
   private constructor(file: string, doc: Document.Parsed, lines: LineCounter) {
     this.file = file;
@@ -37,7 +44,9 @@ export class YamlSource {
       throw new InventoryError([{ position: { file, line, column }, message: `not a YAML text file: it contains the control character ${code}`, hint: 'is it a binary file? give the YAML file itself' }]);
     }
     const lines = new LineCounter();
-    const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+    // logLevel error: the library's warnings (a map key that is itself a map) would go to the
+    // process's stderr; the schema reports such keys where they are.
+    const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, logLevel: 'error' });
     const source = new YamlSource(file, doc, lines);
     if (doc.errors.length > 0) {
       throw new InventoryError(
@@ -53,7 +62,61 @@ export class YamlSource {
         }),
       );
     }
+    const proto = source.findKey('__proto__');
+    if (proto) throw new InventoryError([{ position: proto, message: 'key __proto__ is not allowed', hint: 'it names no setting; remove it' }]);
+    // Converted once, here, so every error of the conversion is a problem with a position too.
+    try {
+      source.js = doc.toJS({ maxAliasCount: MAX_ALIAS_NODES });
+    } catch (error) {
+      throw new InventoryError([source.conversionProblem(error)]);
+    }
     return source;
+  }
+
+  /** Where a map key with this text first appears, anywhere in the document. */
+  private findKey(text: string): SourcePosition | undefined {
+    let found: SourcePosition | undefined;
+    visit(this.doc, {
+      Pair: (_, pair) => {
+        const key = pair.key as Node | null;
+        if (keyText(key) !== text) return undefined;
+        found = this.positionAt(key?.range?.[0] ?? 0);
+        return visit.BREAK;
+      },
+    });
+    return found;
+  }
+
+  /**
+   * The library throws plain errors while it expands aliases: an alias with no anchor before it,
+   * or aliases that expand too far (the alias bomb). Each becomes a problem at the alias to blame.
+   */
+  private conversionProblem(error: unknown): InventoryProblem {
+    const aliases: Alias[] = [];
+    visit(this.doc, { Alias: (_, node) => void aliases.push(node) });
+    const at = (node: Alias | undefined) => this.positionAt(node?.range?.[0] ?? 0);
+    const message = error instanceof Error ? error.message : String(error);
+    const unresolved = /^Unresolved alias[^:]*: (.*)$/.exec(message);
+    if (unresolved) {
+      const alias = aliases.find((a) => a.source === unresolved[1]);
+      return { position: at(alias), message: `alias *${clipInput(unresolved[1]!)} names no anchor before it`, hint: `set &${clipInput(unresolved[1]!)} on a node above, or write the value out` };
+    }
+    if (/Excessive alias count/.test(message)) {
+      // Blame the first alias of a node that itself holds aliases: that is where expansion multiplies.
+      const nested = aliases.find((a) => {
+        const target = a.resolve(this.doc);
+        let inner = false;
+        if (target && !isAlias(target)) visit(target as Node, { Alias: () => ((inner = true), visit.BREAK) });
+        return inner;
+      });
+      const alias = nested ?? aliases[0];
+      return {
+        position: at(alias),
+        message: `alias *${clipInput(alias?.source ?? '?')} expands into too many nodes: aliases of aliases multiply (a "billion laughs"), and ibfleet expands at most ${MAX_ALIAS_NODES}`,
+        hint: 'write the repeated values out, or alias only small nodes without aliases in them',
+      };
+    }
+    return { position: { file: this.file, line: 1, column: 1 }, message: `cannot read the YAML: ${clipInput(message.split('\n')[0]!, 120)}`, hint: 'fix the document; a YAML linter shows the same spot' };
   }
 
   /**
@@ -143,8 +206,9 @@ export class YamlSource {
       : { position: this.position(path, options), message, hint };
   }
 
+  /** The document as plain data, converted once when it was parsed. */
   toJS(): unknown {
-    return this.doc.toJS({ maxAliasCount: 100 });
+    return this.js;
   }
 }
 

@@ -71,7 +71,8 @@ function hashedMatches(field: string, name: string): boolean {
 
 function wildcardMatch(pattern: string, text: string): boolean {
   if (!pattern.includes('*') && !pattern.includes('?')) return pattern === text;
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  // Runs of * are one: a hostile or mistyped pattern of many stars must not make matching exponential.
+  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*+/g, '.*').replace(/\?/g, '.')}$`);
   return re.test(text);
 }
 

@@ -6,7 +6,7 @@
 import SSHConfig from 'ssh-config';
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { UsageError } from '../errors.js';
+import { clipInput, InventoryError, UsageError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 
 export interface SshEndpoint {
@@ -43,8 +43,29 @@ export function defaultSshEnvironment(env: Readonly<Record<string, string | unde
   return { home: env.HOME ?? homedir(), localUser };
 }
 
-export function parseSshConfig(text: string): SSHConfig {
-  return SSHConfig.parse(text);
+/**
+ * Parses an ssh config. The library throws plain errors without a position (an unclosed quote, a
+ * Match without its value); the problem is reported at its line, found by parsing line by line,
+ * so a broken config is an input error (exit 2) like a broken inventory.
+ */
+export function parseSshConfig(text: string, file = 'ssh config'): SSHConfig {
+  try {
+    return SSHConfig.parse(text);
+  } catch (error) {
+    const lines = text.split('\n');
+    const index = lines.findIndex((line) => {
+      try {
+        SSHConfig.parse(line);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    const line = index < 0 ? 1 : index + 1;
+    const column = index < 0 ? 1 : lines[index]!.search(/\S|$/) + 1;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new InventoryError([{ position: { file, line, column }, message: `cannot parse this ssh config line: ${clipInput(reason, 80)}`, hint: 'close its quotes and give every keyword its value; see ssh_config(5)' }]);
+  }
 }
 
 const DEFAULT_IDENTITIES = ['id_ed25519', 'id_ecdsa', 'id_rsa'];

@@ -5,10 +5,11 @@
  * failure means); ssh-session.ts runs scripts over them. Together with ssh-identities.ts they are
  * the only code that touches ssh2.
  */
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ssh2 from 'ssh2';
 import type { ConnectConfig, ParsedKey } from 'ssh2';
+import { UsageError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { knownHostsName, knownKeyTypes } from './known-hosts.js';
 import { KnownHostsStore } from './known-hosts-store.js';
@@ -41,23 +42,31 @@ const HOST_KEY_ALGORITHMS: Readonly<Record<string, readonly string[]>> = {
 };
 const DEFAULT_HOST_KEY_ORDER = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'];
 
+function readSshConfig(configFile: string, home: string): ReturnType<typeof parseSshConfig> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(configFile.replace(/^~(?=\/)/, home), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new UsageError(`cannot read ssh config ${configFile}: ${(error as Error).message}`);
+  }
+  return parseSshConfig(text, configFile);
+}
+
 export function sshTransport(options: SshTransportOptions): Transport {
   const env: SshEnvironment = defaultSshEnvironment(options.env);
   const knownHostsFile = options.knownHostsFile ?? options.fleet.ssh.knownHosts ?? join(env.home, '.ssh', 'known_hosts');
   const knownHosts = new KnownHostsStore(knownHostsFile.replace(/^~(?=\/)/, env.home));
+  // Read and checked now, before any host is contacted: a broken config is the user's input error
+  // (exit 2, with its line), not a failure repeated on every host.
+  const sshConfig = readSshConfig(options.fleet.ssh.config ?? join(env.home, '.ssh', 'config'), env.home);
   let prepared: Promise<ReturnType<typeof parseSshConfig> | undefined> | undefined;
   let sudoPassword: Promise<string | undefined> | undefined;
 
   const prepare = () =>
     (prepared ??= (async () => {
       await knownHosts.load();
-      const configFile = options.fleet.ssh.config ?? join(env.home, '.ssh', 'config');
-      try {
-        return parseSshConfig(await readFile(configFile.replace(/^~(?=\/)/, env.home), 'utf8'));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-        throw new ConnectError(`cannot read ssh config ${configFile}: ${(error as Error).message}`, false);
-      }
+      return sshConfig;
     })());
 
   const loadIdentity = identityLoader();
