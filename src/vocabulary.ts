@@ -13,7 +13,8 @@ import type { Host, Manager } from './inventory/model.js';
 export type CommandName = 'deploy' | 'status' | 'rollback' | 'verify' | 'onboard';
 
 /** Stages a host moves through, in order; not every command uses every stage. */
-export const STAGES = ['connect', 'probe', 'plan', 'push', 'apply', 'verify', 'check'] as const;
+/** `wait`: another ibfleet run holds the host's lock, and this one waits for it (deploy, rollback). */
+export const STAGES = ['connect', 'wait', 'probe', 'plan', 'push', 'apply', 'verify', 'check'] as const;
 export type Stage = (typeof STAGES)[number];
 
 export type HostStatus = 'changed' | 'unchanged' | 'planned' | 'failed' | 'unreachable' | 'ok' | 'drift';

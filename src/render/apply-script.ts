@@ -8,14 +8,14 @@
 import { BugError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import type { RenderedFile } from './files.js';
-import { FINISHED_PATH, LOCK_DIR, LOCK_PATH, PREVIOUS_DIR, REPAIR_PATHS, REPAIR_TIMER_PATH, ROUTING_SCRIPT_PATH } from './paths.js';
+import { renderTakeLock, type LockKind } from './host-lock.js';
+import { FINISHED_PATH, PREVIOUS_DIR, REPAIR_PATHS, REPAIR_TIMER_PATH, ROUTING_SCRIPT_PATH } from './paths.js';
 import { renderProbeBody, TRACKED_PATHS } from './probe-script.js';
 import { REPAIR_TIMER_UNIT } from './repair.js';
 import { SYSCTL_KEYS } from './routing-script.js';
-import { shellQuote } from './shell.js';
+import { receivedWhole, shellQuote } from './shell.js';
 
-/** Exit status when another ibfleet run holds the host lock (EX_TEMPFAIL). */
-export const LOCKED_EXIT = 75;
+export { LOCKED_EXIT } from './host-lock.js';
 /** Marks the start of the post-change probe in the output. */
 export const AFTER_MARK = '@@ibfleet-after';
 
@@ -24,7 +24,6 @@ export const AFTER_MARK = '@@ibfleet-after';
  * lock, and FINISHED_PATH receives it when the change ran to its end, so a controller cut off from
  * a change can tell, on a new connection, whether that change has ended (settle-script.ts).
  */
-const RUN_ID = /^[0-9a-z-]{1,40}$/;
 /** The id shown in --dry-run's script; a real run draws its own. */
 export const DRY_RUN_ID = 'dry-run';
 
@@ -34,35 +33,17 @@ export function finishLine(runId: string): string {
 }
 
 /**
- * Every change script's start: finish whatever happens, hold the host lock, keep/retire helpers.
- * The lock's directory is root's alone (0700), so only root can hold the lock; whoever holds it is
- * named only as far as the script can tell — an ibfleet run writes its kind and shell pid into the
- * lock file, and a holder that did not (a process of root's) is not blamed on ibfleet.
+ * Every change script's start: finish whatever happens, hold the host lock (render/host-lock.ts;
+ * already held when the change continues the probe that took it), keep/retire helpers.
  */
-export function renderPrelude(kind: 'deploy' | 'rollback' | 'restore', runId: string): string {
-  if (!RUN_ID.test(runId)) throw new BugError(`run id ${JSON.stringify(runId)} is not a plain word`);
-  const dir = shellQuote(LOCK_DIR);
-  const lock = shellQuote(LOCK_PATH);
+export function renderPrelude(kind: LockKind, runId: string): string {
   return `set -u
 export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # Finish what was started even if the connection drops or the user presses Ctrl-C: a host is
 # never left half-changed. Once the controller is gone every echo fails; no step's success may
 # depend on one.
 trap '' HUP INT TERM PIPE
-[ -d ${dir} ] || mkdir -m 0700 ${dir} 2>/dev/null
-if [ -L ${dir} ] || [ ! -d ${dir} ] || [ ! -O ${dir} ]; then
-	echo "ibfleet: ${LOCK_DIR} is not a directory of root's; refusing to use the lock in it" >&2
-	exit 70
-fi
-exec 9>>${lock} || exit 70
-if ! flock -n 9; then
-	holder=
-	IFS=' ' read -r tag what pid _ <${lock} 2>/dev/null || true
-	[ "\${tag:-}" = ibfleet ] && [ -n "\${pid:-}" ] && [ -d "/proc/\${pid}" ] && holder="another ibfleet \${what} (its shell is pid \${pid})"
-	echo "ibfleet: the host lock ${LOCK_PATH} is held by \${holder:-a process that is not an ibfleet run (find it with: fuser -v ${LOCK_PATH})}; try again when it is free" >&2
-	exit ${LOCKED_EXIT}
-fi
-printf 'ibfleet %s %s %s\\n' ${kind} "$$" ${runId} >${lock}
+${renderTakeLock(kind, 0, runId)}
 PREVIOUS=${shellQuote(PREVIOUS_DIR)}
 
 # keep PATH...: copy the current versions under $PREVIOUS, without execute bits so no dispatcher runs them.
@@ -177,7 +158,7 @@ function repairActivation(plan: ApplyPlan): string[] {
 }
 
 export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, runId: string = DRY_RUN_ID): string {
-  return [
+  return receivedWhole('__ibfleet_apply_main', [
     `# ibfleet deploy: host ${host.id} (${host.name})`,
     renderPrelude('deploy', runId),
     'status=0',
@@ -191,8 +172,7 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
     afterProbe(host, fleet),
     finishLine(runId),
     'exit "$status"',
-    '',
-  ].join('\n');
+  ].join('\n'));
 }
 
 /**
@@ -203,7 +183,7 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
 export function renderRollbackScript(host: Host, fleet: Fleet, runId: string = DRY_RUN_ID): string {
   const subnet = shellQuote(fleet.fabric.subnetText);
   const nics = host.nics.map((n) => [n.iface, n.address, n.table].map(shellQuote).join(' '));
-  return [
+  return receivedWhole('__ibfleet_rollback_main', [
     `# ibfleet rollback: host ${host.id} (${host.name})`,
     renderPrelude('rollback', runId),
     'status=0',
@@ -233,6 +213,5 @@ export function renderRollbackScript(host: Host, fleet: Fleet, runId: string = D
     afterProbe(host, fleet),
     finishLine(runId),
     'exit "$status"',
-    '',
-  ].join('\n');
+  ].join('\n'));
 }

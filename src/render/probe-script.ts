@@ -9,7 +9,8 @@ import { MANAGERS, type Fleet, type Host } from '../inventory/model.js';
 import { HOOK_PATHS, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
 import { REPAIR_TIMER_UNIT } from './repair.js';
 import { SYSCTL_KEYS } from './routing-script.js';
-import { shellQuote } from './shell.js';
+import { renderTakeLock, type LockKind } from './host-lock.js';
+import { receivedWhole, shellQuote } from './shell.js';
 
 export const SECTION_MARK = '@@ibfleet';
 /** The probe's last line: once it is out, the facts are complete and a change can be decided. */
@@ -122,7 +123,13 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
   ].join('\n');
 }
 
-/** The probe as a standalone script. */
-export function renderProbeScript(host: Host, fleet: Fleet, options: Partial<ProbeOptions> = {}): string {
-  return ['set -u', 'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin', renderProbeBody(host, fleet, { managerEvidence: true, ...options }), ''].join('\n');
+/**
+ * The probe as a standalone script (run whole or not at all). With `lock` it first takes the host
+ * lock, waiting that long for another run to finish, and the shell keeps it for the change that
+ * follows in the same conversation (deploy, rollback); status and dry runs take no lock.
+ */
+export function renderProbeScript(host: Host, fleet: Fleet, options: Partial<ProbeOptions> & { lock?: { kind: LockKind; waitSeconds: number; runId: string } } = {}): string {
+  const { lock, ...probe } = options;
+  const takeLock = lock === undefined ? [] : [renderTakeLock(lock.kind, lock.waitSeconds, lock.runId)];
+  return receivedWhole('__ibfleet_probe_main', ['set -u', 'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin', ...takeLock, renderProbeBody(host, fleet, { managerEvidence: true, ...probe })].join('\n'));
 }

@@ -10,7 +10,7 @@
  */
 import type { Fleet, Host } from '../inventory/model.js';
 import { afterProbe, finishLine, renderPrelude } from './apply-script.js';
-import { shellQuote } from './shell.js';
+import { receivedWhole, shellQuote } from './shell.js';
 
 export interface RestoreSpec {
   /** Rules whose source is a NIC's address or whose table is a NIC's, as `ip rule` printed them before. */
@@ -94,5 +94,5 @@ export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec,
   // Deepest first; one that is not empty (someone else's files) stays.
   if (spec.createdDirs.length) lines.push(`rmdir ${[...spec.createdDirs].reverse().map(shellQuote).join(' ')} 2>/dev/null`);
   lines.push(afterProbe(host, fleet), finishLine(runId), 'exit "$status"', '');
-  return lines.join('\n');
+  return receivedWhole('__ibfleet_restore_main', lines.join('\n'));
 }

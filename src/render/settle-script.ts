@@ -9,12 +9,12 @@
 import type { Fleet, Host } from '../inventory/model.js';
 import { afterProbe, LOCKED_EXIT } from './apply-script.js';
 import { FINISHED_PATH, LOCK_PATH } from './paths.js';
-import { shellQuote } from './shell.js';
+import { receivedWhole, shellQuote } from './shell.js';
 
 export function renderSettleProbe(host: Host, fleet: Fleet, runId: string, waitSeconds: number): string {
   const lock = shellQuote(LOCK_PATH);
   const seconds = Math.max(1, Math.floor(waitSeconds));
-  return [
+  return receivedWhole('__ibfleet_settle_main', [
     `# ibfleet: wait for change ${runId}, cut off from the controller, to end; then probe: host ${host.id} (${host.name})`,
     'set -u',
     'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin',
@@ -39,6 +39,5 @@ export function renderSettleProbe(host: Host, fleet: Fleet, runId: string, waitS
     `\tif [ "$n" -ge ${seconds} ]; then echo "ibfleet: change ${runId} has not ended after ${seconds} s" >&2; exit ${LOCKED_EXIT}; fi`,
     'done',
     afterProbe(host, fleet),
-    '',
-  ].join('\n');
+  ].join('\n'));
 }

@@ -12,3 +12,31 @@ export function shellQuote(value: string | number): string {
 export function shellCommand(argv: readonly (string | number)[]): string {
   return argv.map(shellQuote).join(' ');
 }
+
+/**
+ * A script sent on stdin to `sh -s` runs nothing unless it arrived whole. sh reads and runs its
+ * input command by command, so a connection that dies mid-transfer would leave the shell running
+ * the part it received. Here the whole body is one function definition — one compound command the
+ * shell parses completely, to its closing brace, before it runs anything — and the last line
+ * calls it: a cut anywhere before that call leaves a syntax error or a name not found. `entry`
+ * must be a name none of whose prefixes is a command (a cut inside the last line runs that
+ * prefix) nor another script's entry (a conversation defines several in one shell): hence the
+ * `__ibfleet_` start and the `_main` end.
+ */
+export function receivedWhole(entry: ScriptEntry, body: string): string {
+  return `${entry}() {\n${body.replace(/\n+$/, '')}\n}\n${entry}\n`;
+}
+
+/** The entry functions of the scripts ibfleet sends; none is a prefix of another. */
+export const SCRIPT_ENTRIES = [
+  '__ibfleet_probe_main',
+  '__ibfleet_apply_main',
+  '__ibfleet_rollback_main',
+  '__ibfleet_restore_main',
+  '__ibfleet_settle_main',
+  '__ibfleet_caps_main',
+  '__ibfleet_ping_main',
+  '__ibfleet_rping_server_main',
+  '__ibfleet_rping_client_main',
+] as const;
+export type ScriptEntry = (typeof SCRIPT_ENTRIES)[number];

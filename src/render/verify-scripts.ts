@@ -5,7 +5,7 @@
  * src/plan/verify-output.ts.
  */
 import type { CellSpec } from '../vocabulary.js';
-import { shellCommand } from './shell.js';
+import { receivedWhole, shellCommand } from './shell.js';
 import { pingArgv, rpingClientArgv, rpingServerArgv } from './verify-commands.js';
 
 export const CELL_MARK = '@@cell';
@@ -21,12 +21,12 @@ const PRELUDE = ['set -u', 'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin',
 
 /** What the host can check: an RDMA device and rping. */
 export function renderCapabilityScript(): string {
-  return [
+  return receivedWhole('__ibfleet_caps_main', [
     'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin',
     'printf "rdma-devices="; ls /sys/class/infiniband 2>/dev/null | tr "\\n" " "; echo',
     'printf "rping="; command -v rping || echo',
     'printf "ping="; command -v ping || echo',
-  ].join('\n');
+  ].join('\n'));
 }
 
 function batches<T>(items: readonly T[], size: number): T[][] {
@@ -57,7 +57,7 @@ function batchedJobs(jobs: readonly { id: number; command: string }[]): string[]
 
 /** Every ping cell whose source is one host; `ids` are the cells' indexes in the run. */
 export function renderPingScript(cells: readonly { id: number; cell: CellSpec }[]): string {
-  return [...PRELUDE, ...batchedJobs(cells.map(({ id, cell }) => ({ id, command: shellCommand(pingArgv(cell.from, cell.to)) })))].join('\n');
+  return receivedWhole('__ibfleet_ping_main', [...PRELUDE, ...batchedJobs(cells.map(({ id, cell }) => ({ id, command: shellCommand(pingArgv(cell.from, cell.to)) })))].join('\n'));
 }
 
 /**
@@ -66,7 +66,7 @@ export function renderPingScript(cells: readonly { id: number; cell: CellSpec }[
  * has ended (after its client's pings, or after RPING_SERVER_SECONDS).
  */
 export function renderRpingServerScript(servers: readonly { id: number; cell: CellSpec; port: number }[]): string {
-  return [
+  return receivedWhole('__ibfleet_rping_server_main', [
     ...PRELUDE,
     ...servers.map(({ id, cell, port }) => `timeout ${RPING_SERVER_SECONDS} ${shellCommand(rpingServerArgv(cell.to, port))} >"$dir/${id}" 2>&1 & pid_${id}=$!`),
     // rping prints nothing when it starts listening; give rdma_listen a moment before clients dial.
@@ -74,11 +74,12 @@ export function renderRpingServerScript(servers: readonly { id: number; cell: Ce
     `echo ${READY_MARK}`,
     ...servers.map(({ id }) => `wait "$pid_${id}"; echo $? >"$dir/${id}.rc"`),
     `for id in ${servers.map((s) => s.id).join(' ')}; do printf '${CELL_MARK} %s %s\\n' "$id" "$(cat "$dir/$id.rc")"; cat "$dir/$id"; echo; echo ${CELL_END_MARK}; done`,
-  ].join('\n');
+  ].join('\n'));
 }
 
 export function renderRpingClientScript(clients: readonly { id: number; cell: CellSpec; port: number }[]): string {
-  return [...PRELUDE, ...batchedJobs(clients.map(({ id, cell, port }) => ({ id, command: `timeout ${RPING_CLIENT_SECONDS} ${shellCommand(rpingClientArgv(cell.from, cell.to, port))}` })))].join(
-    '\n',
+  return receivedWhole(
+    '__ibfleet_rping_client_main',
+    [...PRELUDE, ...batchedJobs(clients.map(({ id, cell, port }) => ({ id, command: `timeout ${RPING_CLIENT_SECONDS} ${shellCommand(rpingClientArgv(cell.from, cell.to, port))}` })))].join('\n'),
   );
 }

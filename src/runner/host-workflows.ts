@@ -9,7 +9,8 @@ import { osName, parseProbe, type HostFacts } from '../plan/facts.js';
 import { assessStatus, checksOf, lockedMessage, needsChange, planDeploy, readChangeOutput, reassessDeploy, rollbackReasons, verification } from '../plan/host-plan.js';
 import { assessRollback } from '../plan/rollback.js';
 import type { Playbook } from '../playbook/playbook.js';
-import { AFTER_MARK, LOCKED_EXIT, renderApplyScript, renderRollbackScript } from '../render/apply-script.js';
+import { AFTER_MARK, renderApplyScript, renderRollbackScript } from '../render/apply-script.js';
+import { LOCK_TAKEN_MARK, LOCK_WAIT_MARK, LOCKED_EXIT } from '../render/host-lock.js';
 import { PROBE_END, renderProbeScript } from '../render/probe-script.js';
 import type { Stage } from '../vocabulary.js';
 import { cutOffReason, newRunId, restoreAfterFailure, settleCutOffChange } from './after-change.js';
@@ -69,11 +70,28 @@ interface Decided<D> {
 }
 
 /**
+ * The host gives up waiting for another run's lock this long before the run's own deadline, so the
+ * failure names the lock rather than a timeout somewhere in the probe.
+ */
+const LOCK_GIVE_UP_MARGIN_MS = 1500;
+
+/**
  * Probe, decide (pure, src/plan), and run the change the decision calls for. With a session that can
  * converse, the change runs in the shell that ran the probe: one channel per host instead of two,
  * which spares each host a session (sshd's fork, a login shell). Otherwise two channels.
+ *
+ * With `lock` (deploy, rollback), that shell first takes the host lock — waiting, within the host's
+ * time left, for a run that holds it — and keeps it until the change has run: the probe, the
+ * decision and the change all happen under one lock, so two runs started together queue, and the
+ * second decides from what the first left (usually: nothing to do).
  */
-async function probeThen<D>(task: HostTask, session: Session, ctx: WorkflowContext, decide: (facts: HostFacts) => Decided<D>): Promise<{ facts: HostFacts; decision: D; result: ExecResult | undefined }> {
+async function probeThen<D>(
+  task: HostTask,
+  session: Session,
+  ctx: WorkflowContext,
+  decide: (facts: HostFacts) => Decided<D>,
+  options: { readonly lock?: { readonly kind: 'deploy' | 'rollback'; readonly runId: string } },
+): Promise<{ facts: HostFacts; decision: D; result: ExecResult | undefined }> {
   const fleet = ctx.fleet;
   const probed = ctx.probed?.(task.host);
   if (probed) {
@@ -98,9 +116,10 @@ async function probeThen<D>(task: HostTask, session: Session, ctx: WorkflowConte
     return { facts, decision, result: await session.run(change.script, change.options) };
   }
   task.stage('probe');
+  const lock = options.lock && { ...options.lock, waitSeconds: Math.floor((task.remainingMs() - LOCK_GIVE_UP_MARGIN_MS) / 1000) };
   let decided: (Decided<D> & { facts: HostFacts }) | undefined;
   const conversation = await session.converse(
-    renderProbeScript(task.host, fleet),
+    renderProbeScript(task.host, fleet, lock ? { lock } : {}),
     PROBE_END,
     (output) => {
       const facts = parseProbe(output);
@@ -108,8 +127,15 @@ async function probeThen<D>(task: HostTask, session: Session, ctx: WorkflowConte
       if (decided.change) task.stage(decided.change.stage);
       return decided.change;
     },
-    { signal: task.signal },
+    {
+      signal: task.signal,
+      onLine: (line) => {
+        if (line === LOCK_WAIT_MARK) task.stage('wait');
+        else if (line === LOCK_TAKEN_MARK) task.stage('probe');
+      },
+    },
   );
+  if (!decided && conversation.code === LOCKED_EXIT) throw new HostError('wait', lockedMessage(conversation.stderr), { exitCode: LOCKED_EXIT });
   // Drowned in output before it ended, or the end marker never came: the probe was cut short.
   if (conversation.cut && !conversation.cut.afterTurn) requireWhole('probe', 'the probe', conversation, 'nothing was changed');
   if (!decided) throw scriptFailed('probe', 'probe', conversation);
@@ -142,7 +168,7 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
             },
           },
         };
-      });
+      }, options.dryRun ? {} : { lock: { kind: 'deploy', runId } });
       const os = osName(facts);
       const base = { manager: plan.manager, ...(os ? { os } : {}) };
 
@@ -202,7 +228,7 @@ export function rollbackHost(ctx: WorkflowContext) {
             options: { signal: task.hardSignal, onLine: (line) => line === AFTER_MARK && task.stage('verify') },
           },
         };
-      });
+      }, { lock: { kind: 'rollback', runId } });
       const os = osName(before);
       const base = os ? { os } : {};
       if (!result) return { ...base, status: 'unchanged', reasons: [], checks: checksOf(initial) } as const;

@@ -6,7 +6,7 @@
  */
 import type { CommandName, HostResult, MatrixCell, RunEnd, RunEvents, RunStart } from '../vocabulary.js';
 import { foldResults } from './text/fold.js';
-import { formatCounts, formatDuration } from './text/format.js';
+import { formatCounts, formatDuration, STAGE_NOTES } from './text/format.js';
 import { runHeading, runHeadingParts } from './text/header.js';
 import { sanitizeLine, sanitizeLines } from './text/sanitize.js';
 import type { OutStream } from './stream.js';
@@ -38,7 +38,7 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
   return {
     onRunStart: (e: RunStart) => write(plainHeaderLine(e)),
     onStage: (host, stage) => {
-      if (options.stages) write(`${label(host)} ${stage}`);
+      if (options.stages) write(`${label(host)} ${STAGE_NOTES[stage] ?? stage}`);
     },
     onHostDone: (r) => {
       if (options.command === 'status') return;

@@ -157,13 +157,17 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     expect(statuses(fixed)).toEqual({ 16: 'unchanged', 34: 'changed', 40: 'unchanged', 41: 'unchanged' });
   });
 
-  it('a host whose lock is held stops that host only, and the message blames no ibfleet run it cannot name', async () => {
+  it('a host whose lock is held past --timeout stops that host only; the message names the lock and blames no ibfleet run it cannot name', async () => {
     await sh(41, 'ip -4 rule del from 172.16.41.1 lookup 941');
     // Held by a process of root's that is not an ibfleet run: the message must not say it is one.
-    const holder = labExec(NAME, 41, ['sh', '-c', `mkdir -p -m 0700 ${LOCK_DIR}; exec flock ${LOCK_PATH} sleep 4`]);
+    const holder = labExec(NAME, 41, ['sh', '-c', `mkdir -p -m 0700 ${LOCK_DIR}; exec flock ${LOCK_PATH} sleep 8`]);
     await new Promise((r) => setTimeout(r, 300));
-    const doc = json(await run('deploy', '--hosts', '34,41', '--json'));
-    expect(doc.hosts.find((h) => h.id === 41)).toMatchObject({ status: 'failed', error: `push: ibfleet: the host lock ${LOCK_PATH} is held by a process that is not an ibfleet run (find it with: fuser -v ${LOCK_PATH}); try again when it is free` });
+    const doc = json(await run('deploy', '--hosts', '34,41', '--timeout', '5', '--json'));
+    const failed = doc.hosts.find((h) => h.id === 41)!;
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatch(
+      new RegExp(`^wait: ibfleet: the host lock ${LOCK_PATH} is held by a process that is not an ibfleet run \\(find it with: fuser -v ${LOCK_PATH}\\); waited [1-3] s for it \\(--timeout\\); nothing was changed$`),
+    );
     expect(doc.hosts.find((h) => h.id === 34)!.status).toBe('unchanged');
     expect(await rules(41)).not.toContain('from 172.16.41.1 lookup 941');
     await holder;

@@ -28,6 +28,7 @@ export const TEST_LAB_OCTETS = {
   'bench-smoke': 120,
   'e2e-managers-nm': 130,
   'e2e-managers-netplan': 140,
+  'e2e-concurrent': 150,
   'e2e-hostile': 170,
 } as const;
 

@@ -37,6 +37,11 @@ export function stageLabel(stage: Stage | undefined): string {
   return stage ?? 'starting';
 }
 
+/** What a stage means to a reader where its name alone would not say it. */
+export const STAGE_NOTES: Readonly<Partial<Record<Stage, string>>> = {
+  wait: 'waiting for another ibfleet run (the host lock)',
+};
+
 /** `16/ibs5f0`: host number and interface, how a NIC is named in the matrix. */
 export function endLabel(end: Pick<CellEnd, 'host' | 'iface'>): string {
   return `${end.host}/${end.iface}`;

@@ -5,7 +5,7 @@
 import { STAGES, type HostStatus } from '../../vocabulary.js';
 import { foldHosts } from '../../inventory/select.js';
 import type { HostGroup } from '../text/fold.js';
-import { formatDuration, padEnd, padStart, pluralize, stageLabel, STATUS_ORDER } from '../text/format.js';
+import { formatDuration, padEnd, padStart, pluralize, STAGE_NOTES, stageLabel, STATUS_ORDER } from '../text/format.js';
 import { runHeadingParts } from '../text/header.js';
 import { MANAGER_WIDTH, STATUS_LOOK, STATUS_WIDTH, type Tone } from './format.js';
 import { spinnerGlyph } from './spinner.js';
@@ -58,7 +58,7 @@ export function runningRowParts(host: RunningHost, now: number, frame: number, l
     host: formatHostColumns(host.host.id, host.host.name, layout),
     status: padEnd(stageLabel(host.stage), STATUS_WIDTH),
     meta: padStart(formatDuration(now - host.startedAt), DURATION_WIDTH),
-    reason: '',
+    reason: host.stage === undefined ? '' : (STAGE_NOTES[host.stage] ?? ''),
   };
 }
 

@@ -1,0 +1,93 @@
+/**
+ * Two admins, or a retry while the first run still works: runs that meet on a host queue on its
+ * lock. The built CLI, the real ssh2 transport, real sshd in lab hosts, real flock; kernel state
+ * read back from inside the hosts.
+ */
+import { describe, expect, it } from 'vitest';
+import { labExec } from '../../src/lab/index.js';
+import { HOOK_PATHS, LOCK_DIR, LOCK_PATH } from '../../src/render/paths.js';
+import { ibfleet, json, statuses } from '../helpers/cli.js';
+import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
+
+const LAB = testLab('e2e-concurrent');
+
+noteIfNotRoot('test/e2e/concurrent.test.ts (deploys that meet on a host queue on its lock)');
+
+describe.skipIf(!IS_ROOT)('concurrent runs queue on the host lock (needs root)', () => {
+  const lab = useLab({ name: LAB.name, mgmtSubnet: LAB.mgmtSubnet, hosts: [16, 34], managers: { 16: 'networkmanager', 34: 'netplan' } });
+  const sh = async (id: number, script: string) => (await labExec(LAB.name, id, ['sh', '-c', script])).stdout;
+  const run = (...args: string[]) => ibfleet(['-i', lab().inventoryPath, ...args]);
+  /** Holds the lock on a host the way another run would, for `seconds`; resolves when it lets go. */
+  const holdLock = (id: number, seconds: number) => labExec(LAB.name, id, ['sh', '-c', `mkdir -p -m 0700 ${LOCK_DIR}; exec flock ${LOCK_PATH} sleep ${seconds}`]);
+  /** Until the lock on a host is taken (a non-blocking flock there fails). */
+  const lockTaken = async (id: number) => {
+    for (let i = 0; i < 100; i++) {
+      if ((await labExec(LAB.name, id, ['sh', '-c', `[ -e ${LOCK_PATH} ] && flock -n ${LOCK_PATH} true`])).code === 1) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`the lock on host ${id} was never taken`);
+  };
+
+  it('two deploys started together both exit 0: one changes each host, the other waits, probes again and finds it unchanged; one rule per address, hooks intact', async () => {
+    // Both runs start while the lock is held, so both must wait — and then one waits for the other.
+    const holder = holdLock(16, 3);
+    await lockTaken(16);
+    const [a, b] = await Promise.all([run('deploy', '--hosts', 'all'), run('deploy', '--hosts', 'all', '--json')]);
+    await holder;
+    expect([a.code, b.code], `${a.stderr}\n${b.stderr}`).toEqual([0, 0]);
+
+    // The plain run said it was waiting, on the host whose lock was held.
+    expect(a.stdout).toContain('[16 cpuserver16] waiting for another ibfleet run');
+    const plainStatus = (id: number) => (new RegExp(`^\\[${id} \\S+\\] (changed|unchanged) `, 'm').exec(a.stdout) ?? [])[1];
+    const jsonStatus = statuses(json(b));
+    for (const id of [16, 34]) expect([plainStatus(id), jsonStatus[id]].sort(), `host ${id}`).toEqual(['changed', 'unchanged']);
+
+    for (const h of lab().hosts) {
+      const rules = await sh(h.id, 'ip -4 rule show');
+      for (const nic of h.nics) expect(rules.split('\n').filter((l) => l.includes(`from ${nic.address} lookup`)), `host ${h.id} ${nic.iface}`).toHaveLength(1);
+    }
+    expect(await sh(16, `stat -c '%a %U' ${HOOK_PATHS.networkmanager}`)).toBe('755 root\n');
+    expect(await sh(34, `stat -c '%a %U' ${HOOK_PATHS.netplan}`)).toBe('755 root\n');
+    expect((await run('status')).code).toBe(0);
+  });
+
+  it('a rollback and a deploy started together both succeed, one after the other: the host ends fully deployed or fully rolled back', async () => {
+    await sh(34, 'ip -4 rule del from 172.16.34.2 lookup 942');
+    const holder = holdLock(34, 2);
+    await lockTaken(34);
+    const [deploy, rollback] = await Promise.all([run('deploy', '--hosts', '34', '--json'), run('rollback', '--hosts', '34', '--json')]);
+    await holder;
+    expect([deploy.code, rollback.code], `${deploy.stderr}\n${rollback.stderr}`).toEqual([0, 0]);
+    // Whichever took the lock first, the other found something to do after it.
+    expect([statuses(json(deploy))[34], statuses(json(rollback))[34]]).toEqual(['changed', 'changed']);
+    const deployed = (await run('status', '--hosts', '34')).code === 0;
+    const rules = await sh(34, 'ip -4 rule show');
+    if (deployed) for (const address of ['172.16.34.1', '172.16.34.2']) expect(rules.split('\n').filter((l) => l.includes(`from ${address} lookup`))).toHaveLength(1);
+    else {
+      expect(rules).not.toMatch(/lookup 94[12]/);
+      expect(await sh(34, `test -e ${HOOK_PATHS.netplan} || echo gone`)).toBe('gone\n');
+    }
+  });
+
+  it('a lock held past --timeout fails that host clearly, naming the lock; status and dry runs take no lock', async () => {
+    let released = false;
+    const holder = holdLock(16, 12).then(() => (released = true));
+    await lockTaken(16);
+    try {
+      const result = await run('deploy', '--hosts', 'all', '--timeout', '5', '--json');
+      expect(result.code).toBe(1);
+      const doc = json(result);
+      const host16 = doc.hosts.find((h) => h.id === 16)!;
+      expect(host16.status).toBe('failed');
+      expect(host16.error).toContain(`wait: ibfleet: the host lock ${LOCK_PATH} is held by a process that is not an ibfleet run`);
+      expect(host16.error).toMatch(/waited [1-3] s for it \(--timeout\); nothing was changed$/);
+      expect(['changed', 'unchanged']).toContain(doc.hosts.find((h) => h.id === 34)!.status);
+      // Read-only runs do not queue behind a change: they answer while the lock is still held.
+      expect(['ok', 'drift']).toContain(statuses(json(await run('status', '--hosts', '16', '--json')))[16]);
+      expect(['planned', 'unchanged']).toContain(statuses(json(await run('deploy', '--hosts', '16', '--dry-run', '--json')))[16]);
+      expect(released).toBe(false);
+    } finally {
+      await holder;
+    }
+  });
+});

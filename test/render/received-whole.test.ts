@@ -1,0 +1,159 @@
+/**
+ * "A script sent to a host runs nothing unless it arrived whole" (SPEC). Every script ibfleet sends
+ * on stdin to `sh -s` is cut at many byte offsets — every offset of a small one, a dense sample of
+ * a large one (each line end and its neighbours, both ends byte by byte, every few bytes between) —
+ * and each piece is fed to dash (Debian's and Ubuntu's /bin/sh) and bash with xtrace on. No piece
+ * may run a command: the only traced line allowed is the cut call of the entry function itself,
+ * which the shell does not find. The pieces run in a sandbox (own mount, network and pid
+ * namespaces, with /etc, /run, /var, /root and /tmp on empty tmpfs) so that a piece which did run
+ * could change nothing real; a control proves the check sees commands run when a script is not
+ * wrapped.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadInventory } from '../../src/inventory/load.js';
+import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { loadPlaybook } from '../../src/playbook/playbook.js';
+import { renderApplyScript, renderRollbackScript } from '../../src/render/apply-script.js';
+import { renderHostFiles } from '../../src/render/files.js';
+import { renderProbeScript } from '../../src/render/probe-script.js';
+import { renderRestoreScript } from '../../src/render/restore-script.js';
+import { renderSettleProbe } from '../../src/render/settle-script.js';
+import { receivedWhole, SCRIPT_ENTRIES } from '../../src/render/shell.js';
+import { renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../../src/render/verify-scripts.js';
+
+const IS_ROOT = process.getuid?.() === 0;
+if (!IS_ROOT) console.warn('NOTE: test/render/received-whole.test.ts skipped: the sandbox needs root (unshare, tmpfs mounts); run the tests as root to include it');
+
+const fleet = loadInventory(readFileSync(join(PACKAGE_ROOT, 'test/fixtures/seeds.yaml'), 'utf8'), 'seeds.yaml');
+const playbook = loadPlaybook(readFileSync(join(PACKAGE_ROOT, 'playbooks/dual-ib-routing.yaml'), 'utf8'), 'dual-ib-routing.yaml');
+const [h16, h34] = [fleet.hosts[0]!, fleet.hosts[1]!];
+const nic = (host: typeof h16, index: number) => ({ host: host.id, name: host.name, nic: index, iface: host.nics[index - 1]!.iface, ip: host.nics[index - 1]!.address });
+const cell = { from: nic(h16, 2), to: nic(h34, 2), method: 'ping' as const };
+
+/** Every script a run sends, as sent. */
+const SCRIPTS: Record<string, string> = {
+  probe: renderProbeScript(h34, fleet),
+  'probe under the lock': renderProbeScript(h34, fleet, { lock: { kind: 'deploy', waitSeconds: 30, runId: 'c0ffee' } }),
+  apply: renderApplyScript(h34, fleet, { write: renderHostFiles(h34, fleet, playbook, 'netplan'), remove: ['/etc/network/if-up.d/ibfleet-routes'] }, 'c0ffee'),
+  rollback: renderRollbackScript(h16, fleet, 'c0ffee'),
+  settle: renderSettleProbe(h34, fleet, 'c0ffee', 30),
+  restore: renderRestoreScript(h34, fleet, {
+    rules: [{ priority: 941, text: 'from 172.16.34.1 lookup 941' }],
+    tables: [{ table: 941, routes: ['172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1'] }],
+    mainRoutes: ['172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1'],
+    sysctls: [{ iface: 'ib0', key: 'rp_filter', value: '1' }],
+    files: [{ path: '/etc/ibfleet/ibfleet-routes', before: null }],
+    createdDirs: ['/etc/ibfleet'],
+  }, 'c0ffee-restore'),
+  capabilities: renderCapabilityScript(),
+  ping: renderPingScript([{ id: 0, cell }]),
+  'rping server': renderRpingServerScript([{ id: 1, cell, port: 7174 }]),
+  'rping client': renderRpingClientScript([{ id: 1, cell, port: 7174 }]),
+};
+
+/**
+ * Offsets to cut at: every one of a small script; of a large one both ends byte by byte, each line
+ * end and the byte after it, and every 23rd byte. The last byte (the final newline) is left out:
+ * a piece missing only that has arrived whole, and the shell runs a last line without newline.
+ */
+function offsets(text: string): number[] {
+  const last = text.length - 1;
+  if (last <= 2500) return Array.from({ length: last }, (_, i) => i);
+  const set = new Set<number>();
+  for (let i = 0; i < 100; i++) set.add(i).add(last - 1 - i);
+  for (let i = 0; i < last; i += 23) set.add(i);
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) set.add(i).add(i + 1);
+  return [...set].filter((k) => k >= 0 && k < last).sort((a, b) => a - b);
+}
+
+const work = mkdtempSync(join(tmpdir(), 'ibfleet-cut-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/**
+ * Feeds `script` cut at each offset to each shell inside the sandbox; returns, per cut, the
+ * commands the trace shows ran (`shell@offset: + command`).
+ */
+function tracedCommands(name: string, script: string, shells: readonly string[], cuts: readonly number[]): string[] {
+  // bash, slower to start, takes every third cut; dash (the hosts' /bin/sh) takes every one.
+  const file = join(work, `${name.replace(/\W/g, '_')}.sh`);
+  writeFileSync(file, script);
+  writeFileSync(`${file}.cuts`, `${cuts.join('\n')}\n`);
+  const driver = `
+    set -u
+    # The work directory stays reachable as the current directory once /tmp is covered.
+    cd "$1" || exit 3
+    for d in /etc /run /var /root /tmp; do mount -t tmpfs ibfleet-cut "$d" || exit 3; done
+    script=$2
+    for sh in ${shells.join(' ')}; do
+      n=0
+      while read -r k; do
+        n=$((n + 1))
+        [ "$sh" = dash ] || [ $((n % 3)) -eq 0 ] || continue
+        head -c "$k" "$script" | PATH=/usr/bin:/bin "$sh" -x -s >/dev/null 2>trace
+        while IFS= read -r line; do case $line in +*) echo "$sh@$k: $line" ;; esac; done <trace
+      done <"$script.cuts"
+    done
+    exit 0`;
+  const out = execFileSync('unshare', ['--mount', '--net', '--pid', '--fork', '--propagation', 'private', 'sh', '-c', driver, 'driver', work, basename(file)], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  return out.split('\n').filter(Boolean);
+}
+
+/**
+ * The one traced line a cut piece may show: the shell trying to run a cut-off call of the entry
+ * function, or its name alone from the first line — not defined (yet), so not found, nothing run.
+ */
+function isCutCall(line: string, script: string): boolean {
+  const command = line.replace(/^[^:]+: \++ /, '');
+  const entry = SCRIPT_ENTRIES.find((e) => script.endsWith(`\n${e}\n`))!;
+  return command.length > 0 && entry.startsWith(command);
+}
+
+const shells = ['dash', 'bash'].filter((sh) => spawnSync('sh', ['-c', `command -v ${sh}`]).status === 0);
+
+describe.skipIf(!IS_ROOT)('every script ibfleet sends runs nothing unless it arrived whole', () => {
+  it('every entry function has a name no prefix of which is a command, a shell builtin or another entry', () => {
+    for (const entry of SCRIPT_ENTRIES) {
+      for (let n = 1; n < entry.length; n++) {
+        const prefix = entry.slice(0, n);
+        for (const sh of shells) expect(spawnSync(sh, ['-c', `command -v -- '${prefix}'`]).status, `${sh}: ${prefix}`).not.toBe(0);
+        expect(SCRIPT_ENTRIES.filter((other) => other !== entry && other.startsWith(entry))).toEqual([]);
+      }
+    }
+  });
+
+  it.each(Object.keys(SCRIPTS))('%s: cut anywhere, nothing runs', (name) => {
+    const script = SCRIPTS[name]!;
+    expect(script.endsWith('\n')).toBe(true);
+    const traced = tracedCommands(name, script, shells, offsets(script));
+    // A piece whose trace shows more than the cut call ran something.
+    const cutsThatRan = new Set(traced.filter((line) => !isCutCall(line, script)).map((line) => line.split(':')[0]));
+    expect(traced.filter((line) => cutsThatRan.has(line.split(':')[0]))).toEqual([]);
+  });
+
+  it('the check sees commands run when a script is not wrapped (control)', () => {
+    const body = 'set -u\necho first\nmkdir -p /etc/ibfleet-control\n';
+    const plain = tracedCommands('control-plain', body, shells.slice(0, 1), [body.indexOf('mkdir')]);
+    expect(plain.some((line) => line.includes('echo first'))).toBe(true);
+    const wrapped = receivedWhole('__ibfleet_probe_main', body);
+    expect(tracedCommands('control-wrapped', wrapped, shells.slice(0, 1), [wrapped.indexOf('mkdir')]).filter((l) => !isCutCall(l, wrapped))).toEqual([]);
+    // And whole, it runs: the trace shows the call and the body.
+    const whole = tracedCommands('control-whole', wrapped, shells.slice(0, 1), [wrapped.length]);
+    expect(whole.some((line) => line.includes('echo first'))).toBe(true);
+  });
+});
+
+describe('the conversation still works: the probe, then the change written to the same shell', () => {
+  it('a wrapped probe followed by a wrapped change runs both, in order, in one sh -s; a cut change runs nothing of the change', () => {
+    const first = receivedWhole('__ibfleet_probe_main', 'held=yes\necho probed');
+    const second = receivedWhole('__ibfleet_apply_main', 'echo "applied with held=$held"');
+    const both = spawnSync('sh', ['-s'], { input: first + second, encoding: 'utf8' });
+    expect(both.stdout).toBe('probed\napplied with held=yes\n');
+    const cut = spawnSync('sh', ['-s'], { input: first + second.slice(0, second.length - 3), encoding: 'utf8' });
+    expect(cut.stdout).toBe('probed\n');
+  });
+});
+
