@@ -70,8 +70,9 @@ describe.skipIf(!IS_ROOT)('concurrent runs queue on the host lock (needs root)',
   });
 
   it('a lock held past --timeout fails that host clearly, naming the lock; status and dry runs take no lock', async () => {
-    let released = false;
-    const holder = holdLock(16, 12).then(() => (released = true));
+    // Held until killed: a run that queued behind it would wait out its whole --timeout and fail.
+    const pidFile = '/run/ibfleet-test-holder.pid';
+    const holder = labExec(LAB.name, 16, ['sh', '-c', `mkdir -p -m 0700 ${LOCK_DIR}; exec 9>>${LOCK_PATH}; flock 9; echo $$ >${pidFile}; exec sleep 600`]);
     await lockTaken(16);
     try {
       const result = await run('deploy', '--hosts', 'all', '--timeout', '5', '--json');
@@ -82,11 +83,11 @@ describe.skipIf(!IS_ROOT)('concurrent runs queue on the host lock (needs root)',
       expect(host16.error).toContain(`wait: ibfleet: the host lock ${LOCK_PATH} is held by a process that is not an ibfleet run`);
       expect(host16.error).toMatch(/waited [1-3] s for it \(--timeout\); nothing was changed$/);
       expect(['changed', 'unchanged']).toContain(doc.hosts.find((h) => h.id === 34)!.status);
-      // Read-only runs do not queue behind a change: they answer while the lock is still held.
+      // Read-only runs do not queue behind a change: they answer while the lock is held.
       expect(['ok', 'drift']).toContain(statuses(json(await run('status', '--hosts', '16', '--json')))[16]);
       expect(['planned', 'unchanged']).toContain(statuses(json(await run('deploy', '--hosts', '16', '--dry-run', '--json')))[16]);
-      expect(released).toBe(false);
     } finally {
+      await sh(16, `kill "$(cat ${pidFile})"; rm -f ${pidFile}`);
       await holder;
     }
   });

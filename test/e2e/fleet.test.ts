@@ -161,7 +161,7 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     await sh(41, 'ip -4 rule del from 172.16.41.1 lookup 941');
     // Held by a process of root's that is not an ibfleet run: the message must not say it is one.
     const holder = labExec(NAME, 41, ['sh', '-c', `mkdir -p -m 0700 ${LOCK_DIR}; exec flock ${LOCK_PATH} sleep 8`]);
-    await new Promise((r) => setTimeout(r, 300));
+    for (let i = 0; i < 50 && (await labExec(NAME, 41, ['sh', '-c', `[ -e ${LOCK_PATH} ] && flock -n ${LOCK_PATH} true`])).code !== 1; i++) await new Promise((r) => setTimeout(r, 100));
     const doc = json(await run('deploy', '--hosts', '34,41', '--timeout', '5', '--json'));
     const failed = doc.hosts.find((h) => h.id === 41)!;
     expect(failed.status).toBe('failed');
