@@ -30,7 +30,7 @@ describe.skipIf(!IS_ROOT)('concurrent runs queue on the host lock (needs root)',
 
   it('two deploys started together both exit 0: one changes each host, the other waits, probes again and finds it unchanged; one rule per address, hooks intact', async () => {
     // Both runs start while the lock is held, so both must wait — and then one waits for the other.
-    const holder = holdLock(16, 3);
+    const holder = holdLock(16, 6);
     await lockTaken(16);
     const [a, b] = await Promise.all([run('deploy', '--hosts', 'all'), run('deploy', '--hosts', 'all', '--json')]);
     await holder;

@@ -109,7 +109,7 @@ describe('deploy on one host (fake transport)', () => {
     expect(results[0]).toMatchObject({ status: 'changed', connections: 2 });
     expect(results[0]!.reasons[0]).toBe('the connection was lost during the change; the host finished the change on its own (checked on a new connection)');
     const settle = transport.log.scripts.get(34)![0]!;
-    const runId = /^# ibfleet: wait for change ([0-9a-f]{16}),/.exec(settle)![1];
+    const runId = /^# ibfleet: wait for change ([0-9a-f]{16}),/m.exec(settle)![1];
     expect(settle).toContain(`[ "$finished" = ${runId} ] && break`);
   });
 
