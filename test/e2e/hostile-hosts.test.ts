@@ -152,9 +152,10 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
   });
 
   it('a session killed mid-change: the host finishes the change on its own, and the run looks again on a new connection and says so', async () => {
-    // A slow step inside the change — flock, in this host's own mount namespace only — keeps it
-    // running long enough to kill the connection under it (the host's sshd process for it).
-    await sh(34, "cp /usr/bin/flock /run/real-flock && printf '#!/bin/sh\\nsleep 2\\nexec /run/real-flock \"$@\"\\n' >/run/slow-flock && chmod 755 /run/slow-flock && mount --bind /run/slow-flock /usr/bin/flock");
+    // A slow step inside the change — chmod of the staged files, in this host's own mount namespace
+    // only — keeps it running long enough to kill the connection under it (the host's sshd process
+    // for it). Not flock: deploy takes the lock before it probes, so the change no longer runs it.
+    await sh(34, "cp /usr/bin/chmod /run/real-chmod && printf '#!/bin/sh\\nsleep 2\\nexec /run/real-chmod \"$@\"\\n' >/run/slow-chmod && /run/real-chmod 755 /run/slow-chmod && mount --bind /run/slow-chmod /usr/bin/chmod");
     try {
       const run = await runUntil(['-i', inv(), '--timeout', '40', 'deploy', '--hosts', '34'], /^\[34 [^\]]*\] push$/m, async () => {
         await sh(34, 'for p in $(pgrep -P "$(cat /run/sshd.pid)"); do [ "$(cat /proc/$p/comm)" = sshd ] && kill -9 "$p"; done; true');
@@ -163,7 +164,7 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       expect(run.stdout).toMatch(/^\[34 [^\]]*\] changed/m);
       expect(run.stdout).toContain('    - the connection was lost during the change; the host finished the change on its own (checked on a new connection)');
     } finally {
-      await sh(34, 'umount /usr/bin/flock; rm -f /run/slow-flock /run/real-flock');
+      await sh(34, 'umount /usr/bin/chmod; rm -f /run/slow-chmod /run/real-chmod');
     }
     expect(json(await ibfleet(['-i', inv(), 'status', '--hosts', '34', '--json'])).hosts[0]!.status).toBe('ok');
   });
