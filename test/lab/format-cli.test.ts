@@ -41,7 +41,8 @@ describe('what lab up prints', () => {
     expect(text.split('Next:\n')[1]!.split('\n').filter((l) => l.includes('cli.js'))).toEqual([
       '  node /opt/ibfleet/dist/cli.js deploy -i /run/ibfleet-lab/x/inventory.yaml --hosts 16,34',
       '  node /opt/ibfleet/dist/cli.js status -i /run/ibfleet-lab/x/inventory.yaml',
-      '  node /opt/ibfleet/dist/cli.js lab reboot 16 --name x    # boot state again, then the installed hooks run',
+      '  node /opt/ibfleet/dist/cli.js lab exec 16 --name x -- nmcli device    # inside the host, with its real NetworkManager',
+      '  node /opt/ibfleet/dist/cli.js lab reboot 16 --name x    # a real boot of its networking: the manager brings the NICs up, its dispatcher runs the hooks',
       '  node /opt/ibfleet/dist/cli.js lab down --name x',
     ]);
   });
