@@ -11,9 +11,14 @@ as_root() {
     echo "$me: needs root (network namespaces, apt) and sudo is not installed: run it as root" >&2
     exit 2
   fi
-  # sudo resets the environment: keep the caller's PATH (node may be on it only, e.g. from nvm),
-  # ibfleet's own variables and the ones that shape output, and say who asked (SUDO_USER is set by sudo).
-  local keep=("PATH=$PATH")
+  # sudo resets the environment: keep the caller's PATH (node may be on it only, e.g. from nvm) with
+  # root's sbin directories after it (a user's PATH lacks them: runuser, sshd), ibfleet's own
+  # variables and the ones that shape output. sudo itself says who asked (SUDO_USER).
+  local path=$PATH dir
+  for dir in /usr/local/sbin /usr/sbin /sbin; do
+    case ":$path:" in *":$dir:"*) ;; *) path=$path:$dir ;; esac
+  done
+  local keep=("PATH=$path")
   local name
   for name in $(compgen -e); do
     case $name in IBFLEET_* | CI | NO_COLOR | FORCE_COLOR | TERM | COLUMNS | LINES) keep+=("$name=${!name}") ;; esac

@@ -56,12 +56,12 @@ describe.skipIf(!IS_ROOT)('as_root: sudo only when not root (needs root to becom
     expect(() => readFileSync(log)).toThrow();
   });
 
-  it('a user runs the script again through sudo, keeping PATH and IBFLEET_* and nothing else of theirs', () => {
+  it('a user runs the script again through sudo, keeping PATH (root sbin directories added) and IBFLEET_* and nothing else of theirs', () => {
     rmSync(log, { force: true });
-    const path = `${stubs}:/usr/bin:/bin`;
+    const path = `${stubs}:/usr/bin:/sbin:/bin`;
     const result = run(true, path);
     expect(result.stderr).toContain('not root; running it through sudo');
-    expect(readFileSync(log, 'utf8').split('\n')).toEqual(['--', 'env', `PATH=${path}`, 'IBFLEET_TEST_SLOT=7', 'bash', probe, 'a b', 'c', '']);
+    expect(readFileSync(log, 'utf8').split('\n')).toEqual(['--', 'env', `PATH=${path}:/usr/local/sbin:/usr/sbin`, 'IBFLEET_TEST_SLOT=7', 'bash', probe, 'a b', 'c', '']);
   });
 
   it('a user without sudo is told to run it as root (exit 2)', () => {
