@@ -4,6 +4,9 @@
  * one; `env -u CI` because Ink draws no live frames when CI is set.
  */
 import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec } from '../../src/lab/index.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
@@ -12,11 +15,13 @@ import { CLI } from '../helpers/cli.js';
 const LAB = testLab('e2e-tui');
 const NAME = LAB.name;
 const SESSION = `ibfleet-e2e-tui-${process.pid}`;
+/** A tmux server of this file's own: another suite's tmux on the machine can neither see nor end it. */
+const SOCKET = join(tmpdir(), `ibfleet-e2e-tui-${process.pid}.tmux`);
 
 noteIfNotRoot('test/e2e/tui.test.ts (the TUI in tmux against lab hosts)');
 
 function tmux(...args: string[]): string {
-  return execFileSync('tmux', args, { encoding: 'utf8' });
+  return execFileSync('tmux', ['-S', SOCKET, ...args], { encoding: 'utf8' });
 }
 
 /**
@@ -53,10 +58,11 @@ describe.skipIf(!IS_ROOT)('the TUI in a real terminal (tmux, lab hosts; needs ro
   const lab = useLab({ name: NAME, mgmtSubnet: LAB.mgmtSubnet, hosts: [16, 34, 40], managers: { 40: 'ifupdown' } });
   afterAll(() => {
     try {
-      tmux('kill-session', '-t', SESSION);
+      tmux('kill-server');
     } catch {
       // already gone
     }
+    rmSync(SOCKET, { force: true });
   });
 
   it('deploy: a header, one finished row per host with outcome and manager, the summary, exit 0', async () => {
