@@ -17,7 +17,11 @@ export type CommandName = 'deploy' | 'status' | 'rollback' | 'verify' | 'onboard
 export const STAGES = ['connect', 'wait', 'probe', 'plan', 'push', 'apply', 'verify', 'check'] as const;
 export type Stage = (typeof STAGES)[number];
 
-export type HostStatus = 'changed' | 'unchanged' | 'planned' | 'failed' | 'unreachable' | 'ok' | 'drift';
+/**
+ * `not-run`: the host never started, or was stopped before it did its work (Ctrl-C): not a failure of
+ * the host, and not a success either; the run as a whole ends as interrupted (exit 130).
+ */
+export type HostStatus = 'changed' | 'unchanged' | 'planned' | 'failed' | 'unreachable' | 'ok' | 'drift' | 'not-run';
 
 /** Outcome → verdict contribution: these statuses make the run fail. */
 export const FAILING_STATUSES: ReadonlySet<HostStatus> = new Set(['failed', 'unreachable', 'drift']);
@@ -27,10 +31,18 @@ export interface HostRef {
   readonly name: string;
   /** The SSH target as given (address or name). */
   readonly target: string;
+  /** Its fabric NICs: displays read a plan's texts with them (hosts alike but for their addresses fold together). */
+  readonly nics?: readonly NicRef[];
+}
+
+export interface NicRef {
+  readonly index: number;
+  readonly iface: string;
+  readonly address: string;
 }
 
 export function hostRef(host: Host): HostRef {
-  return { id: host.id, name: host.name, target: host.target };
+  return { id: host.id, name: host.name, target: host.target, nics: host.nics.map((n) => ({ index: n.index, iface: n.iface, address: n.address })) };
 }
 
 export interface RunStart {
@@ -40,6 +52,8 @@ export interface RunStart {
   readonly inventory: string;
   readonly playbook?: string;
   readonly dryRun?: boolean;
+  /** --dry-run --show-scripts: displays show each host's exact script, not only the plan. */
+  readonly showScripts?: boolean;
   /** Epoch milliseconds. */
   readonly startedAt: number;
 }
@@ -51,6 +65,23 @@ export interface HostFailure {
   /** The last lines of the remote command's output, if any. */
   readonly stderrTail: string;
   readonly exitCode?: number;
+}
+
+/**
+ * What a change touches. Displays summarise a host's changes by kind (`+2 rules +2 table routes
+ * −2 main routes, hook installed`) and fold hosts whose plans are alike; a kind they do not know
+ * is still counted, so new kinds of change slot in without touching the displays.
+ */
+export type ChangeKind = 'rule' | 'table-route' | 'main-route' | 'sysctl' | 'script' | 'hook' | 'sysctl-file' | 'timer' | 'file';
+export type ChangeAction = 'add' | 'remove' | 'replace' | 'set' | 'reset' | 'install' | 'start' | 'reorder';
+
+export interface Change {
+  readonly kind: ChangeKind;
+  readonly action: ChangeAction;
+  /** What it applies to: an interface (`ib1`) or a path. */
+  readonly subject: string;
+  /** One line, e.g. `ib1: rule 942: from 172.16.34.2 lookup 942`. */
+  readonly text: string;
 }
 
 export interface Check {
@@ -71,6 +102,8 @@ export interface HostResult {
    * for failures a copy of error.message.
    */
   readonly reasons: readonly string[];
+  /** deploy and rollback: the changes made or planned, each with its kind (their texts are among `reasons`). */
+  readonly changes?: readonly Change[];
   readonly error?: HostFailure;
   /** Checks run on the host after apply (deploy) or during status. */
   readonly checks?: readonly Check[];
@@ -99,9 +132,13 @@ export interface CellSpec {
   readonly method: CellMethod;
 }
 
+/** How a cell ended; `not-run`: the run was interrupted before the cell was checked. */
+export type CellState = 'passed' | 'failed' | 'skipped' | 'not-run';
+
 export interface MatrixCell extends CellSpec {
-  /** true passed, false failed, null skipped (e.g. no RDMA device) — never counted as passed. */
+  /** true passed, false failed, null skipped (e.g. no RDMA device) or not run — never counted as passed. */
   readonly ok: boolean | null;
+  readonly state: CellState;
   /** "3/3 replies, 0.05 ms", "REJECTED", "skipped: no RDMA device on host 34". */
   readonly detail: string;
   /** The exact command(s) to run by hand to see this cell's result. */

@@ -15,6 +15,13 @@ import { plainHandler } from '../ui/plain.js';
 import { parseGlobals, readFleet, writeJson, type GlobalOptions, type Io } from './context.js';
 import { askSecret } from './prompt.js';
 
+/** What a run's header says besides the command and the inventory. */
+export interface RunExtra {
+  readonly playbook?: string;
+  readonly dryRun?: boolean;
+  readonly showScripts?: boolean;
+}
+
 export interface FleetRunSetup {
   readonly globals: GlobalOptions;
   readonly fleet: Fleet;
@@ -53,7 +60,7 @@ export async function buildTransport(io: Io, globals: GlobalOptions, fleet: Flee
   });
 }
 
-export async function chooseDisplay(io: Io, globals: GlobalOptions, command: CommandName, extra: { playbook?: string; dryRun?: boolean } = {}): Promise<RunDisplay> {
+export async function chooseDisplay(io: Io, globals: GlobalOptions, command: CommandName, extra: RunExtra = {}): Promise<RunDisplay> {
   if (globals.json) {
     return {
       events: {},
@@ -61,7 +68,8 @@ export async function chooseDisplay(io: Io, globals: GlobalOptions, command: Com
     };
   }
   if (io.stdout.isTTY && io.env.IBFLEET_PLAIN !== '1') return loadTui(io, command);
-  const plain = plainHandler(io.stdout, { command, stages: command === 'deploy' || command === 'rollback' || command === 'onboard' });
+  // A dry run's stages (connect, probe, plan) say nothing the plan at the end does not.
+  const plain = plainHandler(io.stdout, { command, stages: (command === 'deploy' && !extra.dryRun) || command === 'rollback' || command === 'onboard' });
   return { events: plain, finish: async () => undefined };
 }
 
@@ -88,7 +96,7 @@ export async function runDisplayed(
   io: Io,
   run: FleetRunSetup,
   command: CommandName,
-  extra: { playbook?: string; dryRun?: boolean },
+  extra: RunExtra,
   body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[] }>,
 ): Promise<RunVerdict> {
   const display = await chooseDisplay(io, run.globals, command, extra);
@@ -97,7 +105,7 @@ export async function runDisplayed(
 }
 
 /** deploy, status, rollback: `work` on every selected host, in parallel. */
-export function runPerHost(io: Io, run: FleetRunSetup, command: CommandName, extra: { playbook?: string; dryRun?: boolean }, work: (task: HostTask) => Promise<HostOutcome>): Promise<RunVerdict> {
+export function runPerHost(io: Io, run: FleetRunSetup, command: CommandName, extra: RunExtra, work: (task: HostTask) => Promise<HostOutcome>): Promise<RunVerdict> {
   return runDisplayed(io, run, command, extra, async (events) => ({ results: await runHosts(run.hosts, fanoutOptions(run, events), work) }));
 }
 

@@ -8,6 +8,7 @@ import type { Playbook } from '../playbook/playbook.js';
 import type { RenderedFile } from '../render/files.js';
 import { HOOK_PATHS, REPAIR_PATHS } from '../render/paths.js';
 import { REPAIR_TIMER_UNIT } from '../render/repair.js';
+import type { Change, ChangeAction, ChangeKind } from '../vocabulary.js';
 import { SYSCTL_KEYS } from '../render/routing-script.js';
 import { sha256 } from './digest.js';
 import type { HostFacts } from './facts.js';
@@ -20,7 +21,27 @@ export interface Finding {
   /** The state found, phrased as drift when not ok ("ib1: main-table route to 172.16.0.0/16 is back"). */
   readonly detail: string;
   /** What deploy changes to fix it; undefined for checks only verification can confirm. */
-  readonly fix: string | undefined;
+  readonly fix: Change | undefined;
+}
+
+export function change(kind: ChangeKind, action: ChangeAction, subject: string, text: string): Change {
+  return { kind, action, subject, text };
+}
+
+/** The kind of change a file of each role is, for summaries (`hook installed`). */
+export function fileKind(role: RenderedFile['role'] | undefined): ChangeKind {
+  switch (role) {
+    case 'routing-script':
+      return 'script';
+    case 'hook':
+      return 'hook';
+    case 'sysctl':
+      return 'sysctl-file';
+    case 'repair':
+      return 'timer';
+    default:
+      return 'file';
+  }
 }
 
 export interface Assessment {
@@ -93,10 +114,11 @@ export function assessHost(input: AssessInput): Assessment {
     const want = { sha256: sha256(file.content), mode: file.mode };
     const id = `file ${file.path}`;
     const label = file.role === 'hook' ? `hook ${file.path}` : file.role === 'repair' ? `repair unit ${file.path}` : file.path;
-    if (!found) findings.push({ id, ok: false, detail: `${label} is missing`, fix: `install ${file.path} (${file.mode.toString(8)})` });
-    else if (found.sha256 !== want.sha256) findings.push({ id, ok: false, detail: `${label} was modified (content differs from the rendered file)`, fix: `replace ${file.path} (content differs)` });
+    const kind = fileKind(file.role);
+    if (!found) findings.push({ id, ok: false, detail: `${label} is missing`, fix: change(kind, 'install', file.path, `install ${file.path} (${file.mode.toString(8)})`) });
+    else if (found.sha256 !== want.sha256) findings.push({ id, ok: false, detail: `${label} ${modifiedWhy(facts.contents.get(file.path)?.text, host)}`, fix: change(kind, 'replace', file.path, `replace ${file.path} (content differs)`) });
     else if (found.mode !== want.mode || found.uid !== 0) {
-      findings.push({ id, ok: false, detail: `${label} has mode ${found.mode.toString(8)} owner uid ${found.uid}, want ${want.mode.toString(8)} root`, fix: `reinstall ${file.path} as root ${want.mode.toString(8)}` });
+      findings.push({ id, ok: false, detail: `${label} has mode ${found.mode.toString(8)} owner uid ${found.uid}, want ${want.mode.toString(8)} root`, fix: change(kind, 'replace', file.path, `reinstall ${file.path} as root ${want.mode.toString(8)}`) });
     } else findings.push({ id, ok: true, detail: `${label} intact`, fix: undefined });
   }
   // Where systemd runs, the repair timer installed must also be running (the lab has no systemd:
@@ -107,18 +129,18 @@ export function assessHost(input: AssessInput): Assessment {
       id: 'repair-timer',
       ok: active,
       detail: active ? `repair timer ${REPAIR_TIMER_UNIT} active` : `repair timer ${REPAIR_TIMER_UNIT} is ${facts.repairTimer}, not active`,
-      fix: active ? undefined : `start ${REPAIR_TIMER_UNIT}`,
+      fix: active ? undefined : change('timer', 'start', REPAIR_TIMER_UNIT, `start ${REPAIR_TIMER_UNIT}`),
     });
   }
   if (!files.some((f) => f.role === 'repair')) {
     for (const path of REPAIR_PATHS.filter((p) => facts.files.get(p))) {
-      findings.push({ id: `stale ${path}`, ok: false, detail: `stale repair unit ${path} (the playbook has no repair timer)`, fix: `remove ${path} (the playbook has no repair timer)` });
+      findings.push({ id: `stale ${path}`, ok: false, detail: `stale repair unit ${path} (the playbook has no repair timer)`, fix: change('timer', 'remove', path, `remove ${path} (the playbook has no repair timer)`) });
     }
   }
   for (const other of MANAGERS.filter((m) => m !== manager)) {
     const path = HOOK_PATHS[other];
     if (playbook.persist && facts.files.get(path)) {
-      findings.push({ id: `stale ${path}`, ok: false, detail: `stale ${other} hook ${path} (this host uses ${manager})`, fix: `remove ${path} (hook for ${other}; this host uses ${manager})` });
+      findings.push({ id: `stale ${path}`, ok: false, detail: `stale ${other} hook ${path} (this host uses ${manager})`, fix: change('hook', 'remove', path, `remove ${path} (hook for ${other}; this host uses ${manager})`) });
     }
   }
   return { blockers, findings };
@@ -138,7 +160,7 @@ function assessNic(input: AssessInput, nic: Nic): Finding[] {
         id: `sysctl ${iface} ${key}`,
         ok: have === want,
         detail: have === want ? `${iface}: ${key}=${want}` : `${iface}: ${key} is ${have || 'unreadable'}, want ${want}`,
-        fix: have === want ? undefined : `${iface}: set ${key} ${have || '?'} → ${want}`,
+        fix: have === want ? undefined : change('sysctl', 'set', iface, `${iface}: ${key} ${have || '?'} → ${want}`),
       });
     }
   }
@@ -150,7 +172,7 @@ function assessNic(input: AssessInput, nic: Nic): Finding[] {
     id: `table ${iface}`,
     ok: tableOk,
     detail: tableOk ? `${iface}: table ${nic.table} routes ${fleet.fabric.subnetText} via ${iface}` : table.length === 0 ? `${iface}: table ${nic.table} is empty (missing table route)` : `${iface}: table ${nic.table} holds ${table.join('; ')}`,
-    fix: tableOk ? undefined : `${iface}: table ${nic.table} ← ${want}${flushNote(table.filter((r) => r !== want))}`,
+    fix: tableOk ? undefined : change('table-route', 'add', iface, `${iface}: table ${nic.table} ← ${fleet.fabric.subnetText} src ${nic.address}${flushNote(table.filter((r) => r !== want))}`),
   });
 
   const related = facts.rules.filter((r) => r.from === nic.address || r.table === String(nic.table));
@@ -164,7 +186,7 @@ function assessNic(input: AssessInput, nic: Nic): Finding[] {
       : related.length > 1 && related.every((r) => r.from === nic.address && r.table === String(nic.table))
         ? `${iface}: ${related.length} duplicate rules from ${nic.address} (${related.map((r) => r.priority).join(', ')})`
         : `${iface}: rules for ${nic.address} / table ${nic.table} are ${related.map(ruleText).join('; ')}`;
-  out.push({ id: `rule ${iface}`, ok: rulesOk, detail: ruleDetail, fix: rulesOk ? undefined : `${iface}: rule ${wantRule}${related.length ? ` (replacing ${related.length})` : ''}` });
+  out.push({ id: `rule ${iface}`, ok: rulesOk, detail: ruleDetail, fix: rulesOk ? undefined : change('rule', related.length ? 'replace' : 'add', iface, `${iface}: rule ${wantRule}${related.length ? ` (replacing ${related.length})` : ''}`) });
 
   if (playbook.policyRouting.mainRoutes === 'remove') {
     const inMain = (facts.routes.get('main') ?? []).filter((r) => r.dst === fleet.fabric.subnetText && r.dev === iface);
@@ -172,7 +194,7 @@ function assessNic(input: AssessInput, nic: Nic): Finding[] {
       id: `main ${iface}`,
       ok: inMain.length === 0,
       detail: inMain.length === 0 ? `${iface}: no main-table route to ${fleet.fabric.subnetText}` : `${iface}: main-table route to ${fleet.fabric.subnetText} is back`,
-      fix: inMain.length === 0 ? undefined : `${iface}: remove main-table route ${fleet.fabric.subnetText} dev ${iface}`,
+      fix: inMain.length === 0 ? undefined : change('main-route', 'remove', iface, `${iface}: remove main-table route ${fleet.fabric.subnetText} dev ${iface}`),
     });
   }
 
@@ -189,6 +211,26 @@ function assessNic(input: AssessInput, nic: Nic): Finding[] {
   return out;
 }
 
+/** `Generated by ibfleet 0.1.0 for host 34 (memserver34), playbook …` in a generated file's header. */
+const GENERATED = /^# Generated by ibfleet (\S+) for host (\d+) \(([^)]*)\)/m;
+
+export function generatedFor(text: string | undefined): { version: string; id: number; name: string } | undefined {
+  const match = text === undefined ? null : GENERATED.exec(text);
+  return match ? { version: match[1]!, id: Number(match[2]), name: match[3]! } : undefined;
+}
+
+/**
+ * Why a file's content differs, as far as its header tells: generated for another host name or
+ * number (the inventory renamed the host since the last deploy), or edited on the host.
+ */
+function modifiedWhy(text: string | undefined, host: Host): string {
+  const made = generatedFor(text);
+  if (made && (made.id !== host.id || made.name !== host.name)) {
+    return `was generated for host ${made.id} (${made.name}), not ${host.id} (${host.name}): the inventory renamed the host since the last deploy; deploy regenerates it (not a hand edit)`;
+  }
+  return 'was modified (content differs from the rendered file)';
+}
+
 /**
  * The routing script flushes a NIC's table before it adds the route: routes someone else put
  * there go, and the plan must say so rather than read as a plain addition.
@@ -200,8 +242,8 @@ function flushNote(foreign: readonly string[]): string {
   return ` (flushes the table first, removing ${foreign.length === 1 ? 'the route' : `${foreign.length} routes`} found there: ${shown}${more})`;
 }
 
-/** Failing findings deploy can change, as one-line planned changes. */
-export function plannedChanges(assessment: Assessment): string[] {
+/** Failing findings deploy can change, as planned changes. */
+export function plannedChanges(assessment: Assessment): Change[] {
   return assessment.findings.filter((f) => !f.ok && f.fix !== undefined).map((f) => f.fix!);
 }
 

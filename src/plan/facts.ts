@@ -25,6 +25,8 @@ export interface HostFacts {
   readonly sysctl: ReadonlyMap<string, Readonly<Record<string, string>>>;
   /** Path → file facts, or null when missing. */
   readonly files: ReadonlyMap<string, FileFact | null>;
+  /** Path → what the probe read of the file: its first lines, or all of it (probe option fileContents). */
+  readonly contents: ReadonlyMap<string, { readonly text: string; readonly whole: boolean }>;
   readonly netplan: readonly { readonly file: string; readonly text: string }[];
   /** `interface-name=` lines of NetworkManager keyfiles: file → interface. */
   readonly nmConnections: readonly { readonly file: string; readonly iface: string }[];
@@ -140,6 +142,7 @@ export function parseProbe(output: string): HostFacts {
   const routeGet = new Map<string, RouteGetFact>();
   const sysctl = new Map<string, Record<string, string>>();
   const files = new Map<string, FileFact | null>(sections.has('files') ? parseFileSection(sections.get('files')!) : []);
+  const contents = new Map<string, { text: string; whole: boolean }>();
   if (ip) {
     // The kernel's own `local` table (addresses of this host, broadcasts) says nothing ibfleet uses.
     for (const [table, lines] of ip.routes) if (table !== 'local') routes.set(table, lines.map(parseRoute));
@@ -163,6 +166,10 @@ export function parseProbe(output: string): HostFacts {
       }
       sysctl.set(arg, values);
     } else if (kind === 'file') files.set(arg, parseFile(lines));
+    else if (kind === 'head' || kind === 'content') {
+      const text = lines.flatMap((l) => (l.startsWith(CONTENT_PREFIX) ? [`${l.slice(CONTENT_PREFIX.length)}\n`] : [])).join('');
+      contents.set(arg, { text, whole: kind === 'content' });
+    }
   }
   const versionKey = [...sections.keys()].find((k) => k.startsWith('probe '));
   const version = versionKey ? Number(versionKey.slice('probe '.length)) || 1 : 1;
@@ -178,6 +185,7 @@ export function parseProbe(output: string): HostFacts {
     routeGet,
     sysctl,
     files,
+    contents,
     netplan: parseNetplan(get('netplan'), version),
     nmConnections: get('nm-connections').flatMap((l) => {
       const m = /^([^:]+):\s*interface-name\s*=\s*(\S+)\s*$/.exec(l);

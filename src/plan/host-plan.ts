@@ -10,7 +10,7 @@ import type { Playbook } from '../playbook/playbook.js';
 import { AFTER_MARK } from '../render/apply-script.js';
 import { renderHostFiles, type RenderedFile } from '../render/files.js';
 import { HOOK_PATHS, REPAIR_PATHS } from '../render/paths.js';
-import type { Check } from '../vocabulary.js';
+import type { Change, Check } from '../vocabulary.js';
 import { assessHost, failingFindings, plannedChanges, type Assessment } from './assess.js';
 import { detectManager, managerPrerequisite } from './detect-manager.js';
 import { parseProbe, type HostFacts } from './facts.js';
@@ -32,8 +32,8 @@ export interface DeployPlan {
   readonly assessment: Assessment;
   readonly write: readonly RenderedFile[];
   readonly remove: readonly string[];
-  /** One line per change, in the order the assessment found them; empty: nothing to do. */
-  readonly changes: readonly string[];
+  /** The changes, in the order the assessment found them; empty: nothing to do. */
+  readonly changes: readonly Change[];
 }
 
 /** Deploy's plan for a host, or a HostError at stage `plan` saying why it cannot be deployed. */
@@ -87,9 +87,9 @@ export function needsChange(assessment: Assessment): boolean {
   return assessment.blockers.length > 0 || failingFindings(assessment).length > 0;
 }
 
-/** The one-line reasons a rollback gives: what each failing finding's fix does. */
-export function rollbackReasons(assessment: Assessment): string[] {
-  return failingFindings(assessment).map((f) => f.fix ?? f.detail);
+/** What a rollback changes: each failing finding's fix. */
+export function rollbackChanges(assessment: Assessment): Change[] {
+  return failingFindings(assessment).flatMap((f) => (f.fix ? [f.fix] : []));
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import type { Host } from '../inventory/model.js';
 import { reproduceCommand, RPING_COUNT } from '../render/verify-commands.js';
-import type { CellEnd, CellMethod, CellSpec, HostResult, MatrixCell } from '../vocabulary.js';
+import type { CellEnd, CellMethod, CellSpec, CellState, HostResult, MatrixCell } from '../vocabulary.js';
 
 export type MatrixMode = 'full' | 'ring';
 
@@ -45,13 +45,24 @@ export function chooseCells(hosts: readonly Host[], mode: MatrixMode, rping: Rpi
   return [...ping, ...rpings.filter((c) => canRping(c.from.host) && canRping(c.to.host))];
 }
 
-/** How a reachable host did in verify: failed when a cell from it failed (skipped cells do not count). */
+/**
+ * How a reachable host did in verify: failed when a cell from it failed (skipped cells do not
+ * count); not-run when, without a failure, some of its cells were never checked (interrupted).
+ */
 export function sourceVerdict(host: Pick<Host, 'id' | 'name'>, cells: readonly MatrixCell[]): Pick<HostResult, 'status' | 'reasons' | 'error'> {
   const mine = cells.filter((cell) => cell.from.host === host.id);
-  const failed = mine.filter((cell) => cell.ok === false);
-  if (failed.length === 0) return { status: 'ok', reasons: [] };
-  const message = `${failed.length} of ${mine.length} cells from ${host.name} failed`;
-  return { status: 'failed', reasons: [message], error: { stage: 'check', message, stderrTail: '' } };
+  const failed = mine.filter((cell) => cell.state === 'failed');
+  const notRun = mine.filter((cell) => cell.state === 'not-run');
+  const unrun = notRun.length > 0 ? `, ${notRun.length} not run (interrupted)` : '';
+  if (failed.length > 0) {
+    const message = `${failed.length} of ${mine.length} cells from ${host.name} failed${unrun}`;
+    return { status: 'failed', reasons: [message], error: { stage: 'check', message, stderrTail: '' } };
+  }
+  if (notRun.length > 0) {
+    const ran = mine.length - notRun.length;
+    return { status: 'not-run', reasons: [`interrupted: ${notRun.length} of ${mine.length} cells from ${host.name} not run${ran > 0 ? `; the ${ran} that ran passed or were skipped` : ''}`] };
+  }
+  return { status: 'ok', reasons: [] };
 }
 
 export interface ToolVerdict {
@@ -111,6 +122,13 @@ export function cellKey(cell: Pick<CellSpec, 'from' | 'to' | 'method'>): string 
   return `${cell.method}:${cell.from.host}/${cell.from.nic}>${cell.to.host}/${cell.to.nic}`;
 }
 
-export function finishCell(spec: CellSpec, verdict: { ok: boolean | null; detail: string }, port?: number): MatrixCell {
-  return { ...spec, ok: verdict.ok, detail: verdict.detail, reproduce: reproduceCommand(spec, port) };
+/** A cell's result; `notRun`: never checked because the run was interrupted (neither passed nor failed). */
+export function finishCell(spec: CellSpec, verdict: { ok: boolean | null; detail: string; notRun?: boolean }, port?: number): MatrixCell {
+  const state: CellState = verdict.notRun ? 'not-run' : verdict.ok === true ? 'passed' : verdict.ok === false ? 'failed' : 'skipped';
+  return { ...spec, ok: verdict.notRun ? null : verdict.ok, state, detail: verdict.detail, reproduce: reproduceCommand(spec, port) };
+}
+
+/** A cell the run never checked: interrupted before it ran. */
+export function notRunCell(spec: CellSpec): MatrixCell {
+  return finishCell(spec, { ok: null, detail: 'not run: interrupted', notRun: true });
 }

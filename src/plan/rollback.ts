@@ -6,35 +6,43 @@
 import type { Fleet, Host } from '../inventory/model.js';
 import { SYSCTL_KEYS } from '../render/routing-script.js';
 import { TRACKED_PATHS } from '../render/probe-script.js';
-import type { Assessment, Finding } from './assess.js';
+import { HOOK_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from '../render/paths.js';
+import type { ChangeKind } from '../vocabulary.js';
+import { change, type Assessment, type Finding } from './assess.js';
+
+function trackedKind(path: string): ChangeKind {
+  if (path === ROUTING_SCRIPT_PATH) return 'script';
+  if (path === SYSCTL_PATH) return 'sysctl-file';
+  return Object.values(HOOK_PATHS).includes(path) ? 'hook' : 'file';
+}
 import type { HostFacts } from './facts.js';
 
 export function assessRollback(host: Host, fleet: Fleet, facts: HostFacts): Assessment {
   const findings: Finding[] = [];
   for (const path of TRACKED_PATHS) {
     const present = facts.files.get(path);
-    findings.push({ id: `file ${path}`, ok: !present, detail: present ? `${path} is still installed` : `${path} absent`, fix: present ? `remove ${path}` : undefined });
+    findings.push({ id: `file ${path}`, ok: !present, detail: present ? `${path} is still installed` : `${path} absent`, fix: present ? change(trackedKind(path), 'remove', path, `remove ${path}`) : undefined });
   }
   const subnet = fleet.fabric.subnetText;
   const main = (facts.routes.get('main') ?? []).filter((r) => r.dst === subnet);
   const defaults = facts.sysctl.get('default') ?? {};
   for (const nic of host.nics) {
     const rules = facts.rules.filter((r) => r.from === nic.address || r.table === String(nic.table));
-    findings.push({ id: `rule ${nic.iface}`, ok: rules.length === 0, detail: rules.length ? `${nic.iface}: ${rules.length} rule(s) for ${nic.address} / table ${nic.table} remain` : `${nic.iface}: no rules`, fix: rules.length ? `${nic.iface}: delete rules from ${nic.address} / lookup ${nic.table}` : undefined });
+    findings.push({ id: `rule ${nic.iface}`, ok: rules.length === 0, detail: rules.length ? `${nic.iface}: ${rules.length} rule(s) for ${nic.address} / table ${nic.table} remain` : `${nic.iface}: no rules`, fix: rules.length ? change('rule', 'remove', nic.iface, `${nic.iface}: delete rules from ${nic.address} / lookup ${nic.table}`) : undefined });
     const table = facts.routes.get(String(nic.table)) ?? [];
-    findings.push({ id: `table ${nic.iface}`, ok: table.length === 0, detail: table.length ? `${nic.iface}: table ${nic.table} still holds routes` : `${nic.iface}: table ${nic.table} empty`, fix: table.length ? `${nic.iface}: flush table ${nic.table}` : undefined });
+    findings.push({ id: `table ${nic.iface}`, ok: table.length === 0, detail: table.length ? `${nic.iface}: table ${nic.table} still holds routes` : `${nic.iface}: table ${nic.table} empty`, fix: table.length ? change('table-route', 'remove', nic.iface, `${nic.iface}: flush table ${nic.table}`) : undefined });
     const hasAddress = facts.addresses.some((a) => a.iface === nic.iface && a.address === nic.address);
     if (hasAddress) {
       const back = main.some((r) => r.dev === nic.iface && r.src === nic.address);
-      findings.push({ id: `main ${nic.iface}`, ok: back, detail: back ? `${nic.iface}: main-table route present` : `${nic.iface}: main-table route to ${subnet} missing`, fix: back ? undefined : `${nic.iface}: restore main-table route ${subnet} dev ${nic.iface}` });
+      findings.push({ id: `main ${nic.iface}`, ok: back, detail: back ? `${nic.iface}: main-table route present` : `${nic.iface}: main-table route to ${subnet} missing`, fix: back ? undefined : change('main-route', 'add', nic.iface, `${nic.iface}: restore main-table route ${subnet} dev ${nic.iface}`) });
     }
     const values = facts.sysctl.get(nic.iface) ?? {};
     const off = SYSCTL_KEYS.filter((k) => defaults[k] !== undefined && values[k] !== undefined && values[k] !== defaults[k]);
-    findings.push({ id: `sysctl ${nic.iface}`, ok: off.length === 0, detail: off.length ? `${nic.iface}: ${off.map((k) => `${k}=${values[k]}`).join(', ')} differ from the kernel defaults` : `${nic.iface}: sysctls at defaults`, fix: off.length ? `${nic.iface}: reset ${off.join(', ')} to conf/default` : undefined });
+    findings.push({ id: `sysctl ${nic.iface}`, ok: off.length === 0, detail: off.length ? `${nic.iface}: ${off.map((k) => `${k}=${values[k]}`).join(', ')} differ from the kernel defaults` : `${nic.iface}: sysctls at defaults`, fix: off.length ? change('sysctl', 'reset', nic.iface, `${nic.iface}: reset ${off.join(', ')} to conf/default`) : undefined });
   }
   const order = main.map((r) => r.dev);
   const expected = host.nics.map((n) => n.iface).filter((i) => order.includes(i));
   const inOrder = order.filter((d) => d !== undefined && expected.includes(d)).join(',') === expected.join(',');
-  findings.push({ id: 'main order', ok: inOrder, detail: inOrder ? 'main-table routes in NIC order' : `main-table routes to ${subnet} are in order ${order.join(', ')}, the kernel's is ${expected.join(', ')}`, fix: inOrder ? undefined : 'reorder main-table routes' });
+  findings.push({ id: 'main order', ok: inOrder, detail: inOrder ? 'main-table routes in NIC order' : `main-table routes to ${subnet} are in order ${order.join(', ')}, the kernel's is ${expected.join(', ')}`, fix: inOrder ? undefined : change('main-route', 'reorder', 'main', 'reorder main-table routes') });
   return { blockers: [], findings };
 }

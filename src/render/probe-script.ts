@@ -59,7 +59,16 @@ export interface ProbeOptions {
    * from that same probe.
    */
   readonly everyInterface?: boolean;
+  /**
+   * The whole text of ibfleet's files on the host, for `status --diff` / `render --diff`. Without
+   * it the probe reads only each file's first lines: the header names the host and the ibfleet
+   * version it was generated for, which tells a renamed host's file from a hand edit.
+   */
+  readonly fileContents?: boolean;
 }
+
+/** Lines of each file's header the probe reads (path, generator line, warning). */
+export const HEADER_LINES = 4;
 
 export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions = { managerEvidence: true }): string {
   const gets = host.nics.map((n) => ({ iface: n.iface, peer: probePeerAddress(fleet, host, n.index), from: n.address }));
@@ -104,6 +113,9 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     '\tset --',
     `\tfor p in ${TRACKED_PATHS.map(shellQuote).join(' ')}; do [ -f "$p" ] && set -- "$@" "$p"; done`,
     '\ts files; if [ "$#" -gt 0 ]; then stat -c \'%a %u %n\' -- "$@"; sha256sum -- "$@"; fi',
+    options.fileContents
+      ? '\tfor p in "$@"; do s content "$p"; rd "$p"; done'
+      : `\tfor p in "$@"; do s head "$p"; n=0; [ -r "$p" ] && while [ "$n" -lt ${HEADER_LINES} ] && IFS= read -r l; do printf '${CONTENT_PREFIX}%s\\n' "$l"; n=$((n + 1)); done <"$p"; done`,
     ...(options.managerEvidence
       ? [
           '\ts netplan; for f in /lib/netplan/*.yaml /etc/netplan/*.yaml /run/netplan/*.yaml; do [ -f "$f" ] && printf \'#file %s\\n\' "$f" && rd "$f"; done',

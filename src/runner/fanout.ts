@@ -103,9 +103,7 @@ export async function runHosts(hosts: readonly Host[], options: FanoutOptions, w
     hosts.map((host) =>
       limit(async (): Promise<HostResult> => {
         const ref = hostRef(host);
-        if (options.interrupt.aborted) {
-          return { host: ref, status: 'failed', durationMs: 0, reasons: ['not started: interrupted'], error: { stage: 'connect', message: 'not started: interrupted', stderrTail: '' } };
-        }
+        if (options.interrupt.aborted) return { host: ref, status: 'not-run', durationMs: 0, reasons: ['not started: interrupted'] };
         const started = now();
         options.events.onHostStart?.(ref, started);
         const deadline = options.deadlines?.start(host.id, started) ?? new Deadline(options.timeoutMs, options.interrupt, started);
@@ -144,7 +142,8 @@ async function runOne(host: Host, ref: HostRef, deadline: Deadline, options: Fan
     if (outcome === TIMED_OUT) throw timeoutError(host, current, deadline.timeoutMs);
     return { host: ref, durationMs: durationMs(), ...outcome };
   } catch (error) {
-    return { host: ref, durationMs: durationMs(), ...failureOutcome(error, current, options.interrupt.aborted) };
+    const interrupted = options.interrupt.aborted && !deadline.hardSignal.aborted;
+    return { host: ref, durationMs: durationMs(), ...failureOutcome(error, current, interrupted) };
   }
 }
 
@@ -154,7 +153,15 @@ function timeoutError(host: Host, stage: Stage, timeoutMs: number): HostError {
   return stage === 'connect' ? new ConnectError(`no answer from ${host.target} within ${limit} (--timeout)`, true) : new HostError(stage, `timed out after ${limit} during ${stage}`);
 }
 
+/**
+ * Stages that only read: a host stopped in one of them by Ctrl-C did not fail, it did not get to
+ * run (changes are never cut by Ctrl-C: they run under the deadline's hard signal alone).
+ */
+const READING_STAGES: ReadonlySet<Stage> = new Set(['connect', 'probe', 'check']);
+
 export function failureOutcome(error: unknown, stage: Stage, interrupted = false): HostOutcome {
+  const at = error instanceof HostError ? (error.stage as Stage) : stage;
+  if (interrupted && READING_STAGES.has(at) && READING_STAGES.has(stage)) return { status: 'not-run', reasons: [`interrupted during ${stage}`] };
   const failure: HostFailure =
     error instanceof HostError
       ? { stage: error.stage as Stage, message: error.message, stderrTail: error.stderrTail, ...(error.exitCode === undefined ? {} : { exitCode: error.exitCode }) }
@@ -169,6 +176,7 @@ export interface RunHeader {
   readonly inventory: string;
   readonly playbook?: string;
   readonly dryRun?: boolean;
+  readonly showScripts?: boolean;
 }
 
 export interface AnnounceOptions {

@@ -6,7 +6,7 @@
 import { HostError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { osName, parseProbe, type HostFacts } from '../plan/facts.js';
-import { assessStatus, checksOf, lockedMessage, needsChange, planDeploy, readChangeOutput, reassessDeploy, rollbackReasons, verification } from '../plan/host-plan.js';
+import { assessStatus, checksOf, lockedMessage, needsChange, planDeploy, readChangeOutput, reassessDeploy, rollbackChanges, verification } from '../plan/host-plan.js';
 import { assessRollback } from '../plan/rollback.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { AFTER_MARK, renderApplyScript, renderRollbackScript } from '../render/apply-script.js';
@@ -174,7 +174,7 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
 
       if (options.dryRun) {
         const planText = plan.changes.length ? renderApplyScript(task.host, ctx.fleet, plan) : '';
-        return { ...base, status: plan.changes.length ? 'planned' : 'unchanged', reasons: [...plan.changes], checks: checksOf(plan.assessment), planText } as const;
+        return { ...base, status: plan.changes.length ? 'planned' : 'unchanged', reasons: plan.changes.map((c) => c.text), changes: plan.changes, checks: checksOf(plan.assessment), planText } as const;
       }
       if (!result) {
         task.stage('verify');
@@ -194,7 +194,7 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
       const assessment = reassessDeploy(task.host, ctx.fleet, ctx.playbook, plan, after);
       const check = verification(assessment);
       const told = cutOff ? [`${cutOff}; the host finished the change on its own (checked on a new connection)`] : [];
-      if ((cutOff || result.code === 0) && check.ok) return { ...base, status: 'changed', reasons: [...told, ...plan.changes], checks: checksOf(assessment) } as const;
+      if ((cutOff || result.code === 0) && check.ok) return { ...base, status: 'changed', reasons: [...told, ...plan.changes.map((c) => c.text)], changes: plan.changes, checks: checksOf(assessment) } as const;
       const failure = !cutOff && result.code !== 0 ? scriptFailed('apply', 'applying the change', result) : new HostError('verify', check.ok ? 'verification failed' : check.message);
       const message = await restoreAfterFailure(task, live, ctx.fleet, { runId, before: facts, after, written: plan.write, changeOutput }, [...told, failure.message].join('; '));
       throw new HostError(failure.stage, message, { ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }), stderrTail: changeOutput.trim().split('\n').slice(-8).join('\n') });
@@ -242,6 +242,7 @@ export function rollbackHost(ctx: WorkflowContext) {
       const check = verification(assessment);
       const told = cutOff ? [`${cutOff}; the host finished the rollback on its own (checked on a new connection)`] : [];
       if (!check.ok) throw new HostError('verify', [...told, check.message].join('; '));
-      return { ...base, status: 'changed', reasons: [...told, ...rollbackReasons(initial)], checks: checksOf(assessment) } as const;
+      const changes = rollbackChanges(initial);
+      return { ...base, status: 'changed', reasons: [...told, ...changes.map((c) => c.text)], changes, checks: checksOf(assessment) } as const;
     });
 }

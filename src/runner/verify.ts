@@ -8,7 +8,7 @@
  */
 import pLimit from 'p-limit';
 import type { Host } from '../inventory/model.js';
-import { cellKey, chooseCells, finishCell, parsePing, rpingCellVerdict, sourceVerdict, type MatrixMode, type RpingMode } from '../plan/matrix.js';
+import { cellKey, chooseCells, finishCell, notRunCell, parsePing, rpingCellVerdict, sourceVerdict, type MatrixMode, type RpingMode } from '../plan/matrix.js';
 import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable, type Capabilities, type CellOutput } from '../plan/verify-output.js';
 import { RPING_BASE_PORT } from '../render/verify-commands.js';
 import { READY_MARK, renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../render/verify-scripts.js';
@@ -93,6 +93,7 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
     const a = connected.get(spec.from.host)!;
     const b = connected.get(spec.to.host)!;
     const down = a.failure ?? b.failure;
+    if (down?.status === 'not-run') return finish(notRunCell(spec));
     if (down) return finish(finishCell(spec, { ok: false, detail: `host ${down.host.id} ${down.status}: ${down.error?.message ?? ''}` }));
     if (spec.method === 'rping') {
       const why = rpingUnavailable(spec.from.name, a.caps!) ?? rpingUnavailable(spec.to.name, b.caps!);
@@ -105,7 +106,7 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
   const rpingCells = runnable.filter((c) => c.spec.method === 'rping');
   await Promise.all([...groupBy(rpingCells, (c) => c.spec.to.host)].map(([dest, cells]) => limit(() => rpingInto(dest, cells, connected, options, finish))));
 
-  for (const { spec } of runnable) if (!done.has(cellKey(spec))) finish(finishCell(spec, { ok: false, detail: options.interrupt.aborted ? 'not run: interrupted' : 'no result from the host' }));
+  for (const { spec } of runnable) if (!done.has(cellKey(spec))) finish(options.interrupt.aborted ? notRunCell(spec) : finishCell(spec, { ok: false, detail: 'no result from the host' }));
   return specs.map((s) => done.get(cellKey(s))!);
 }
 
@@ -139,7 +140,7 @@ async function pingFrom(source: Connected, cells: readonly { id: number; spec: C
   try {
     requireWhole('check', 'the ping run', await source.session!.run(renderPingScript(cells.map(({ id, spec }) => ({ id, cell: spec }))), { signal: source.deadline!.signal, onLine: (l) => stream.push(l) }));
   } catch (error) {
-    for (const { spec } of cells) finish(finishCell(spec, { ok: false, detail: `ping on ${source.host.name} failed: ${(error as Error).message}` }));
+    for (const { spec } of cells) finish(options.interrupt.aborted ? notRunCell(spec) : finishCell(spec, { ok: false, detail: `ping on ${source.host.name} failed: ${(error as Error).message}` }));
   }
 }
 
@@ -184,6 +185,9 @@ async function rpingInto(
   );
   clearTimeout(serverTimer);
   for (const { id, cell, port } of withPorts) {
-    finish(finishCell(cell, rpingCellVerdict(clientOutputs.get(id), serverOutputs.get(id)?.output), port));
+    const client = clientOutputs.get(id);
+    // A client the interrupt stopped (or never started) did not check its cell.
+    if (options.interrupt.aborted && (client === undefined || client.exitCode === null)) finish(notRunCell(cell));
+    else finish(finishCell(cell, rpingCellVerdict(client, serverOutputs.get(id)?.output), port));
   }
 }

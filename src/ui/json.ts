@@ -35,10 +35,11 @@ export function runDocument(input: RunSummaryInput) {
       os: r.os ?? null,
       durationMs: Math.round(r.durationMs),
       reasons: r.reasons,
+      ...(r.changes ? { changes: r.changes } : {}),
       ...(r.checks ? { checks: r.checks } : {}),
       ...(r.planText ? { plan: r.planText } : {}),
       ...(r.connections !== undefined ? { ssh: { connections: r.connections, channels: r.channels ?? 0 } } : {}),
     })),
-    ...(input.cells ? { matrix: cells.map((c) => ({ from: { host: c.from.host, nic: c.from.nic, iface: c.from.iface, ip: c.from.ip }, to: { host: c.to.host, nic: c.to.nic, iface: c.to.iface, ip: c.to.ip }, ok: c.ok, method: c.method, detail: c.detail, reproduce: c.reproduce })) } : {}),
+    ...(input.cells ? { matrix: cells.map((c) => ({ from: { host: c.from.host, nic: c.from.nic, iface: c.from.iface, ip: c.from.ip }, to: { host: c.to.host, nic: c.to.nic, iface: c.to.iface, ip: c.to.ip }, ok: c.ok, state: c.state, method: c.method, detail: c.detail, reproduce: c.reproduce })) } : {}),
   };
 }

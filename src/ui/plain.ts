@@ -5,7 +5,9 @@
  * may well be a terminal too.
  */
 import type { CommandName, HostResult, MatrixCell, RunEnd, RunEvents, RunStart } from '../vocabulary.js';
+import { summarizeChanges } from './text/changes.js';
 import { foldResults } from './text/fold.js';
+import { formatPlanLines } from './text/plan.js';
 import { formatCounts, formatDuration, STAGE_NOTES } from './text/format.js';
 import { runHeading, runHeadingParts } from './text/header.js';
 import { sanitizeLine, sanitizeLines } from './text/sanitize.js';
@@ -35,17 +37,20 @@ export function plainHeaderLine(start: RunStart): string {
 
 export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
   const write = (line: string) => void out.write(`${line}\n`);
+  let start: RunStart | undefined;
   return {
-    onRunStart: (e: RunStart) => write(plainHeaderLine(e)),
+    onRunStart: (e: RunStart) => {
+      start = e;
+      write(plainHeaderLine(e));
+    },
     onStage: (host, stage) => {
       if (options.stages) write(`${label(host)} ${STAGE_NOTES[stage] ?? stage}`);
     },
     onHostDone: (r) => {
       if (options.command === 'status') return;
       write(`${label(r.host)} ${outcomeLine(r)}`);
-      if (r.status === 'planned' || (r.status === 'changed' && options.stages)) for (const reason of r.reasons) write(`    - ${sanitizeLine(reason, 'keep')}`);
       if (r.error?.stderrTail) write(indent(r.error.stderrTail));
-      if (r.planText) {
+      if (r.planText && start?.showScripts) {
         write('    script that would run as root on the host:');
         write(indent(r.planText));
       }
@@ -53,12 +58,22 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
     onCell: (cell: MatrixCell) => write(cellLine(cell)),
     onRunEnd: (e: RunEnd) => {
       if (options.command === 'status') for (const line of foldedStatusLines(e.results)) write(line);
-      const failedCells = e.cells.filter((c) => c.ok === false);
+      // Lines came in finishing order; the recap is in host order, hosts alike folded.
+      else if ((options.command === 'deploy' || options.command === 'rollback') && e.results.length > 1) for (const line of foldedOutcomeLines(e.results)) write(line);
+      if (start?.dryRun) for (const line of formatPlanLines(e.results, { scriptsHint: start.showScripts ? undefined : 'the exact scripts: --show-scripts' })) write(line);
+      const failedCells = e.cells.filter((c) => c.state === 'failed');
       for (const c of failedCells) write(`  reproduce ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.reproduce}`);
-      const cells = e.cells.length ? ` · matrix ${e.cells.filter((c) => c.ok === true).length}/${e.cells.length} passed${e.cells.some((c) => c.ok === null) ? `, ${e.cells.filter((c) => c.ok === null).length} skipped` : ''}` : '';
-      write(`summary: ${formatCounts(e.results)}${cells} · ${formatDuration(e.durationMs)}${e.interrupted ? ' · interrupted' : ''}`);
+      write(`summary: ${formatCounts(e.results)}${matrixCounts(e.cells)} · ${formatDuration(e.durationMs)}${e.interrupted ? ' · interrupted' : ''}`);
     },
   };
+}
+
+/** ` · matrix 20/24 passed, 2 skipped, 2 not run`, or '' without a matrix. */
+function matrixCounts(cells: readonly MatrixCell[]): string {
+  if (cells.length === 0) return '';
+  const count = (state: MatrixCell['state']) => cells.filter((c) => c.state === state).length;
+  const extra = (['failed', 'skipped', 'not-run'] as const).filter((s) => count(s) > 0 && s !== 'failed').map((s) => `${count(s)} ${s === 'not-run' ? 'not run' : s}`);
+  return ` · matrix ${count('passed')}/${cells.length} passed${extra.length ? `, ${extra.join(', ')}` : ''}`;
 }
 
 /** One line saying how a host ended. */
@@ -72,15 +87,37 @@ export function outcomeLine(r: HostResult): string {
       return `drift (${meta}): ${sanitizeLine(r.reasons.join('; '), 'keep')}`;
     case 'changed':
     case 'planned':
-      return `${r.status} (${meta}): ${r.reasons.length} change${r.reasons.length === 1 ? '' : 's'}`;
+      return `${r.status} (${meta}): ${changesText(r)}`;
+    case 'not-run':
+      return `not run (${meta}): ${sanitizeLine(r.reasons.join('; '), 'keep')}`;
     default:
       return `${r.status} (${meta})`;
   }
 }
 
+/** What a host changed, by kind; a result without kinds (an older caller) says how many. */
+function changesText(r: HostResult): string {
+  if (r.changes && r.changes.length > 0) return summarizeChanges(r.changes);
+  return `${r.reasons.length} change${r.reasons.length === 1 ? '' : 's'}`;
+}
+
+const CELL_MARK: Readonly<Record<MatrixCell['state'], string>> = { passed: 'ok  ', failed: 'FAIL', skipped: 'skip', 'not-run': 'not run' };
+
 export function cellLine(c: MatrixCell): string {
-  const mark = c.ok === true ? 'ok  ' : c.ok === false ? 'FAIL' : 'skip';
+  const mark = CELL_MARK[c.state];
   return `${mark} ${c.method} ${c.from.host}/${c.from.iface} (${c.from.ip}) → ${c.to.host}/${c.to.iface} (${c.to.ip}): ${sanitizeLine(c.detail, 'keep')}`;
+}
+
+/** deploy and rollback's recap: hosts with the same outcome and the same changes by kind on one line. */
+export function foldedOutcomeLines(results: readonly HostResult[]): string[] {
+  const groups = foldResults(
+    results.map((r) => ({
+      id: r.host.id,
+      status: r.status,
+      reasons: [r.status === 'failed' || r.status === 'unreachable' ? `${r.error?.stage ?? 'connect'}: ${r.error?.message ?? ''}` : r.changes?.length ? summarizeChanges(r.changes) : r.reasons.join('; ')].map((x) => sanitizeLine(x, 'keep')).filter((x) => x !== ''),
+    })),
+  );
+  return groups.map((g) => `${g.hostSet}: ${g.status === 'not-run' ? 'not run' : g.status}${g.reasons[0] ? `: ${g.reasons[0]}` : ''}`);
 }
 
 /** Hosts with the same status and reasons become one line (`16,34: ok`), what needs attention first. */

@@ -69,7 +69,7 @@ describe.skipIf(!IS_ROOT)('the TUI in a real terminal (tmux, lab hosts; needs ro
     const { screen, exit } = await inTerminal(`node ${CLI} -i ${lab().inventoryPath} deploy --hosts all`);
     expect(exit).toBe(0);
     expect(screen).toMatch(/^ibfleet deploy · 3 hosts \(16,34,40\) · playbook dual-ib-routing/m);
-    expect(screen).toMatch(/✓ 16 cpuserver16 +changed +networkmanager +\d+\.\ds +ibs5f0: /);
+    expect(screen).toMatch(/✓ 16 cpuserver16 +changed +networkmanager +\d+\.\ds +\+2 rules \+2 table routes −2 main routes/);
     expect(screen).toMatch(/✓ 34 memserver34 +changed +netplan +\d+\.\ds/);
     expect(screen).toMatch(/✓ 40 node40 +changed +ifupdown +\d+\.\ds/);
     expect(screen).toMatch(/deploy finished in \d+\.\ds: 3 changed/);

@@ -14,11 +14,11 @@ const host = fleet.hosts[0]!;
 
 function plan(probe: string): string[] {
   const facts = parseProbe(probe);
-  return plannedChanges(assessHost({ host, fleet, playbook, manager: 'netplan', facts, files: renderHostFiles(host, fleet, playbook, 'netplan') }));
+  return plannedChanges(assessHost({ host, fleet, playbook, manager: 'netplan', facts, files: renderHostFiles(host, fleet, playbook, 'netplan') })).map((c) => c.text);
 }
 
 describe('the plan line for a NIC table', () => {
-  const want = '172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1';
+  const want = '172.16.0.0/16 src 172.16.34.1';
 
   it('an empty table: the route is added, nothing else said', () => {
     expect(plan(fixture('netplan-boot.txt'))).toContain(`ib0: table 941 ← ${want}`);

@@ -5,8 +5,8 @@ import { initialRunState, reduceRun, type RunAction, type RunState } from '../..
 /** A fixed epoch for every test clock: 2025-01-01T12:00:00Z. */
 export const T0 = Date.UTC(2025, 0, 1, 12, 0, 0);
 
-export function host(id: number, name = `host${id}`): HostRef {
-  return { id, name, target: `10.208.130.${id}` };
+export function host(id: number, name = `host${id}`, ifaces?: readonly string[]): HostRef {
+  return { id, name, target: `10.208.130.${id}`, ...(ifaces ? { nics: ifaces.map((iface, i) => ({ index: i + 1, iface, address: `172.16.${id}.${i + 1}` })) } : {}) };
 }
 
 export const cpu16 = host(16, 'cpuserver16');
@@ -55,6 +55,7 @@ export function cell(from: CellEnd, to: CellEnd, ok: boolean | null, over: Parti
     to,
     method,
     ok,
+    state: ok === true ? 'passed' : ok === false ? 'failed' : 'skipped',
     detail: ok === true ? '3/3 replies' : ok === false ? '0/3 replies' : 'skipped: no RDMA device',
     reproduce: `ssh root@10.208.130.${from.host} ping -c 3 -I ${from.ip} ${to.ip}`,
     ...over,

@@ -71,16 +71,34 @@ describe('deploy frames', () => {
     );
   });
 
-  it('dry run: planned, with what would change and what would run', () => {
+  it('dry run: the plan by kind, hosts folded, the scripts one option away', () => {
     expect(frame(scenario.dryRunOne)).toBe(
       [
         'ibfleet deploy --dry-run · 1 host (34) · playbook playbooks/dual-ib-routing.yaml · inventory',
         'inventory/fleet.yaml · concurrency 32 · dry run: nothing is changed',
-        '~ 34 memserver34  planned      netplan           1.9s  add route 172.16.0.0/16 dev ib1 table 942;',
-        '                                                       add rule from 172.16.34.2 lookup 942',
+        '~ planned      1 host: 34  +1 rule +1 table route',
+        'plan: 1 host to change (the exact scripts: --show-scripts)',
+        '34 memserver34 (netplan): +1 rule +1 table route',
+        '  + ib1: rule 942: from 172.16.34.2 lookup 942',
+        '  + ib1: table 942 ← 172.16.0.0/16 src 172.16.34.2',
+        '✓ deploy finished in 2.0s: 1 planned',
+      ].join('\n'),
+    );
+  });
+
+  it('dry run --show-scripts: each host\'s row with the exact script under it, then the plan', () => {
+    expect(frame(scenario.dryRunScripts)).toBe(
+      [
+        'ibfleet deploy --dry-run · 1 host (34) · playbook playbooks/dual-ib-routing.yaml · inventory',
+        'inventory/fleet.yaml · concurrency 32 · dry run: nothing is changed',
+        '~ 34 memserver34  planned      netplan           1.9s  +1 rule +1 table route',
         '     would run:',
         '       ip -4 route replace 172.16.0.0/16 dev ib1 src 172.16.34.2 table 942',
         '       ip -4 rule add from 172.16.34.2 lookup 942 priority 942',
+        'plan: 1 host to change',
+        '34 memserver34 (netplan): +1 rule +1 table route',
+        '  + ib1: rule 942: from 172.16.34.2 lookup 942',
+        '  + ib1: table 942 ← 172.16.0.0/16 src 172.16.34.2',
         '✓ deploy finished in 2.0s: 1 planned',
       ].join('\n'),
     );

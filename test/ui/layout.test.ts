@@ -1,7 +1,7 @@
 /** The live area always fits the terminal, keeps failures and running hosts in view, counts the rest. */
 import { describe, expect, it } from 'vitest';
 import { MAX_COMPACT_RUNNING, planLiveArea } from '../../src/ui/tui/layout.js';
-import { fold } from './fixtures.js';
+import { fold, mem34 as mem34Ref, result as resultOf } from './fixtures.js';
 import * as scenario from './scenarios.js';
 
 describe('planLiveArea', () => {
@@ -25,10 +25,12 @@ describe('planLiveArea', () => {
     expect(plan.running.map((r) => r.host.id)).toEqual(Array.from({ length: expected.running }, (_, i) => 201 + i));
   });
 
-  it('a small fleet shows every running host and no counted lines', () => {
+  it('a small fleet shows every host in host order, running or finished, and no counted lines', () => {
     const plan = planLiveArea(fold(scenario.runningTwo), { rows: 24, columns: 100 });
     expect(plan).toMatchObject({ hiddenRunning: [], moreRunning: false, failing: false, progress: false, height: 3 });
-    expect(plan.running.map((r) => r.host.id)).toEqual([16, 34]);
+    expect(plan.rows.map((r) => ('running' in r ? `${r.running.host.id} running` : `${r.finished.host.id} ${r.finished.status}`))).toEqual(['16 running', '34 running']);
+    const oneDone = fold([...scenario.runningTwo, { type: 'hostDone', result: resultOf(mem34Ref, 'changed') }]);
+    expect(planLiveArea(oneDone, { rows: 24, columns: 100 }).rows.map((r) => ('running' in r ? `${r.running.host.id} running` : `${r.finished.host.id} ${r.finished.status}`))).toEqual(['16 running', '34 changed']);
   });
 
   it('after the run only the summary is live (the rest is frozen above)', () => {

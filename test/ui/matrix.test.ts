@@ -9,7 +9,7 @@ describe('matrix model', () => {
   it('orders ends by host then NIC, whatever the announcement order', () => {
     const m = createMatrix([...allPairs()].reverse());
     expect(m.ends.map((e) => `${e.host}/${e.iface}`)).toEqual(['16/ibs5f0', '16/ibs5f1', '34/ib0', '34/ib1']);
-    expect(m.counts).toEqual({ pending: 12, passed: 0, failed: 0, skipped: 0 });
+    expect(m.counts).toEqual({ pending: 12, passed: 0, failed: 0, skipped: 0, 'not-run': 0 });
     expect(m.grids.get('ping')![0]![0]).toBeUndefined(); // a NIC and itself: no cell
   });
 
@@ -26,7 +26,7 @@ describe('matrix model', () => {
 
   it('a cell reported again replaces its first result everywhere', () => {
     const m = applyCells(createMatrix(allPairs()), [cell(a, c, false), cell(a, c, true)]);
-    expect(m.counts).toEqual({ pending: 11, passed: 1, failed: 0, skipped: 0 });
+    expect(m.counts).toEqual({ pending: 11, passed: 1, failed: 0, skipped: 0, 'not-run': 0 });
     expect(m.failures).toEqual([]);
   });
 
@@ -42,7 +42,7 @@ describe('matrix model', () => {
     const extra = nic({ id: 40, name: 'host40', target: 'x' }, 1, 'ib0');
     const wide = applyCells(m, [cell(a, extra, false)]);
     expect(wide.ends.map((e) => e.host)).toEqual([16, 16, 34, 34, 40]);
-    expect(wide.counts).toEqual({ pending: 11, passed: 1, failed: 1, skipped: 0 });
+    expect(wide.counts).toEqual({ pending: 11, passed: 1, failed: 1, skipped: 0, 'not-run': 0 });
     expect(widenMatrix(wide, [{ from: d, to: a, method: 'rping' }]).methods).toEqual(['ping', 'rping']);
   });
 

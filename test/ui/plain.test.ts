@@ -8,7 +8,7 @@ import { formatSummary } from '../../src/ui/tui/lines.js';
 import { statusGroups } from '../../src/ui/tui/state.js';
 import { plainHandler } from '../../src/ui/plain.js';
 import type { CommandName, HostResult, RunEnd } from '../../src/vocabulary.js';
-import { cpu16, fold, host, mem34, result, start, T0 } from './fixtures.js';
+import { cpu16, fold, host, mem34, result, runStart, start, T0 } from './fixtures.js';
 
 function capture(command: CommandName, stages = command === 'deploy') {
   let text = '';
@@ -31,10 +31,34 @@ describe('plain output sanitises what hosts send back', () => {
     expect(text()).toBe('[34 memserver34] failed at apply (4.2s): applying failed (exit 1): cleared\n    | line one red? beep\n    | line\ttwo?\n');
   });
 
-  it('a dry run\'s plan text is shown line by line, sanitised', () => {
+  it('a dry run\'s script (--show-scripts) is shown line by line, sanitised', () => {
     const { events, text } = capture('deploy');
+    events.onRunStart!(runStart([cpu16], { dryRun: true, showScripts: true }));
     events.onHostDone!(result(cpu16, 'planned', { reasons: ['ib1: rule 942'], planText: 'ip rule add from 172.16.16.2 lookup 942\n\u001b[1mbold\u001b[0m\n' }));
-    expect(text()).toBe('[16 cpuserver16] planned (4.2s): 1 change\n    - ib1: rule 942\n    script that would run as root on the host:\n    | ip rule add from 172.16.16.2 lookup 942\n    | bold\n');
+    expect(text().split('\n').slice(1).join('\n')).toBe('[16 cpuserver16] planned (4.2s): 1 change\n    script that would run as root on the host:\n    | ip rule add from 172.16.16.2 lookup 942\n    | bold\n');
+  });
+
+  it('a dry run without --show-scripts: one line per host by kind, then the plan folded across hosts', () => {
+    const { events, text } = capture('deploy', false);
+    const plan = (h: typeof cpu16) => result(h, 'planned', {
+      manager: 'netplan',
+      changes: [{ kind: 'rule', action: 'add', subject: 'ib1', text: `ib1: rule 942: from 172.16.${h.id}.2 lookup 942` }],
+      planText: 'script',
+    });
+    const hosts = [host(40, 'node40', ['ib0', 'ib1']), host(41, 'node41', ['ib0', 'ib1'])];
+    events.onRunStart!(runStart(hosts, { dryRun: true }));
+    for (const h of hosts) events.onHostDone!(plan(h));
+    events.onRunEnd!(end(hosts.map(plan)));
+    expect(text().split('\n').slice(1)).toEqual([
+      '[40 node40] planned (netplan, 4.2s): +1 rule',
+      '[41 node41] planned (netplan, 4.2s): +1 rule',
+      '40-41: planned: +1 rule',
+      'plan: 2 hosts to change, all alike (the exact scripts: --show-scripts)',
+      '40-41 (2 hosts, netplan): +1 rule',
+      '  + ib1: rule 942: from 172.16.H.2 lookup 942',
+      'summary: 2 planned · 4.2s',
+      '',
+    ]);
   });
 
   it('drift reasons and status lines too', () => {

@@ -164,19 +164,20 @@ export function verifyComplete(): RunAction[] {
 }
 
 /** --dry-run on one host: what would change and the script that would run. */
-export const dryRunOne: readonly RunAction[] = [
-  start('deploy', [mem34], { dryRun: true }),
-  {
-    type: 'hostDone',
-    result: result(mem34, 'planned', {
-      manager: 'netplan',
-      durationMs: 1900,
-      reasons: ['add route 172.16.0.0/16 dev ib1 table 942', 'add rule from 172.16.34.2 lookup 942'],
-      planText: 'ip -4 route replace 172.16.0.0/16 dev ib1 src 172.16.34.2 table 942\nip -4 rule add from 172.16.34.2 lookup 942 priority 942\n',
-    }),
-  },
-  end(2000),
-];
+const PLAN_34: Partial<HostResult> = {
+  manager: 'netplan',
+  durationMs: 1900,
+  reasons: ['ib1: table 942 ← 172.16.0.0/16 src 172.16.34.2', 'ib1: rule 942: from 172.16.34.2 lookup 942'],
+  changes: [
+    { kind: 'table-route', action: 'add', subject: 'ib1', text: 'ib1: table 942 ← 172.16.0.0/16 src 172.16.34.2' },
+    { kind: 'rule', action: 'add', subject: 'ib1', text: 'ib1: rule 942: from 172.16.34.2 lookup 942' },
+  ],
+  planText: 'ip -4 route replace 172.16.0.0/16 dev ib1 src 172.16.34.2 table 942\nip -4 rule add from 172.16.34.2 lookup 942 priority 942\n',
+};
+
+export const dryRunOne: readonly RunAction[] = [start('deploy', [mem34], { dryRun: true }), { type: 'hostDone', result: result(mem34, 'planned', PLAN_34) }, end(2000)];
+
+export const dryRunScripts: readonly RunAction[] = [start('deploy', [mem34], { dryRun: true, showScripts: true }), { type: 'hostDone', result: result(mem34, 'planned', PLAN_34) }, end(2000)];
 
 /** Ctrl-C while 34 is still pushing: the TUI is unmounted before the run ends. */
 export const interruptedTwo: readonly RunAction[] = [

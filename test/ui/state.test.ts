@@ -1,6 +1,6 @@
 /** The reducer as a specification: events in, view model out. */
 import { describe, expect, it } from 'vitest';
-import type { HostStatus } from '../../src/vocabulary.js';
+import type { HostResult, HostStatus } from '../../src/vocabulary.js';
 import {
   failingHostSets,
   freezesRow,
@@ -27,6 +27,7 @@ describe('header', () => {
       playbook: 'playbooks/dual-ib-routing.yaml',
       concurrency: 8,
       dryRun: true,
+      showScripts: false,
     });
     expect(state.staticItems.map((i) => i.kind)).toEqual(['header']);
     expect(state.hosts.map((h) => h.id)).toEqual([16, 34]);
@@ -168,8 +169,9 @@ describe('display mode and what is frozen', () => {
   });
 
   it.each([
-    ['deploy', 'rows', 'changed', true],
-    ['deploy', 'rows', 'failed', true],
+    // Rows mode keeps every host live, in host order, and freezes them in that order at the end.
+    ['deploy', 'rows', 'changed', false],
+    ['deploy', 'rows', 'failed', false],
     ['deploy', 'compact', 'changed', false],
     ['deploy', 'compact', 'unchanged', false],
     ['deploy', 'compact', 'failed', true],
@@ -193,6 +195,22 @@ describe('display mode and what is frozen', () => {
     ]);
   });
 
+  it('rows deploy: rows frozen at the end in host order, whatever order the hosts finished in', () => {
+    const state = fold([start('deploy', [cpu16, mem34, host(40)]), { type: 'hostDone', result: result(host(40), 'changed') }, { type: 'hostDone', result: result(mem34, 'failed', { error: { stage: 'apply', message: 'boom', stderrTail: '' } }) }, { type: 'hostDone', result: result(cpu16, 'unchanged') }, { type: 'runEnd', event: { results: [], cells: [], durationMs: 1, interrupted: false } }]);
+    expect(state.staticItems.map((i) => i.key)).toEqual(['header', 'host-16', 'host-34', 'host-40']);
+  });
+
+  it('compact deploy: successes fold by outcome and by what changed', () => {
+    const changes = (n: number): HostResult['changes'] => Array.from({ length: n }, (_, i) => ({ kind: 'rule', action: 'add', subject: `ib${i}`, text: `ib${i}: rule` }));
+    const hosts = Array.from({ length: 30 }, (_, i) => host(i + 1));
+    const state = fold([start('deploy', hosts), ...hosts.map((h) => ({ type: 'hostDone' as const, result: result(h, 'changed', { changes: changes(h.id <= 10 ? 1 : 2) }) })), { type: 'runEnd', event: { results: [], cells: [], durationMs: 1, interrupted: false } }]);
+    const outcomes = state.staticItems.find((i) => i.key === 'outcomes')!;
+    expect(outcomes.kind === 'groups' && outcomes.groups.map((g) => [g.hostSet, g.reasons])).toEqual([
+      ['1-10', ['+1 rule']],
+      ['11-30', ['+2 rules']],
+    ]);
+  });
+
   it('status: nothing frozen per host, one folded view at the end', () => {
     const state = fold(scenario.statusFolding, { command: 'status' });
     expect(state.staticItems.map((i) => i.kind)).toEqual(['header', 'groups']);
@@ -202,10 +220,10 @@ describe('display mode and what is frozen', () => {
 describe('matrix cells', () => {
   it('starts all pending, fills in as cells arrive, keeps failures for the report', () => {
     const half = fold(scenario.verifyHalf(), { command: 'verify' });
-    expect(half.matrix?.counts).toEqual({ pending: 6, passed: 5, failed: 1, skipped: 0 });
+    expect(half.matrix?.counts).toEqual({ pending: 6, passed: 5, failed: 1, skipped: 0, 'not-run': 0 });
     expect(half.matrix?.failures.map((c) => `${c.from.iface}>${c.to.iface}`)).toEqual(['ibs5f1>ib1']);
     const full = fold(scenario.verifyComplete(), { command: 'verify' });
-    expect(full.matrix?.counts).toEqual({ pending: 0, passed: 10, failed: 2, skipped: 0 });
+    expect(full.matrix?.counts).toEqual({ pending: 0, passed: 10, failed: 2, skipped: 0, 'not-run': 0 });
     expect(full.staticItems.map((i) => i.kind)).toEqual(['header', 'groups', 'matrix']);
   });
 

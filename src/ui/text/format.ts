@@ -15,7 +15,7 @@ export function formatDuration(ms: number): string {
 }
 
 /** The order outcomes are counted and listed in: what needs attention first. */
-export const STATUS_ORDER: readonly HostStatus[] = ['failed', 'unreachable', 'drift', 'planned', 'changed', 'unchanged', 'ok'];
+export const STATUS_ORDER: readonly HostStatus[] = ['failed', 'unreachable', 'drift', 'not-run', 'planned', 'changed', 'unchanged', 'ok'];
 
 export function countStatuses(results: readonly Pick<HostResult, 'status'>[]): Map<HostStatus, number> {
   const counts = new Map<HostStatus, number>();

@@ -12,6 +12,8 @@ export interface RunHeading {
   readonly playbook: string | undefined;
   readonly concurrency: number;
   readonly dryRun: boolean;
+  /** --dry-run --show-scripts: the exact scripts are shown under each host. */
+  readonly showScripts: boolean;
 }
 
 export function runHeading(start: RunStart): RunHeading {
@@ -23,6 +25,7 @@ export function runHeading(start: RunStart): RunHeading {
     playbook: start.playbook,
     concurrency: start.concurrency,
     dryRun: start.dryRun ?? false,
+    showScripts: start.showScripts ?? false,
   };
 }
 

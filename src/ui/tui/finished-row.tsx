@@ -12,8 +12,9 @@ export interface FinishedRowProps {
 /**
  * A host that has finished: outcome, manager, duration and a one-line reason; under a failure
  * the tail of its error output, under a dry-run plan what would run. Frozen in <Static> (never
- * redrawn). A success stays one line (its reason cut at the edge: --json has them all); the
- * reason of a host that needs attention (or of a dry-run plan) wraps: that is what gets read.
+ * redrawn). A success or a plan stays one line (its summary cut at the edge: the dry-run plan
+ * that follows, the run log and --json have everything); the reason of a host that needs
+ * attention wraps: that is what gets read.
  */
 export function FinishedRow({ row, layout }: FinishedRowProps) {
   const parts = finishedRowParts(row, layout);
@@ -29,7 +30,7 @@ export function FinishedRow({ row, layout }: FinishedRowProps) {
         </Box>
         {parts.reason ? (
           <Box marginLeft={2} flexShrink={1}>
-            <Text wrap={FAILING_STATUSES.has(row.status) || row.status === 'planned' ? 'wrap' : 'truncate-end'}>{parts.reason}</Text>
+            <Text wrap={FAILING_STATUSES.has(row.status) ? 'wrap' : 'truncate-end'}>{parts.reason}</Text>
           </Box>
         ) : null}
       </Box>

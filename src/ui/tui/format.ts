@@ -17,6 +17,7 @@ export const STATUS_LOOK: Readonly<Record<HostStatus, { readonly symbol: string;
   drift: { symbol: '!', tone: 'warning' },
   failed: { symbol: '✗', tone: 'error' },
   unreachable: { symbol: '✗', tone: 'error' },
+  'not-run': { symbol: '○', tone: 'muted' },
 };
 
 /** Width of the widest status word (`unreachable`), so columns line up across frozen rows. */

@@ -9,8 +9,8 @@
  */
 import { foldResults, type HostGroup } from '../text/fold.js';
 import { matrixGeometry } from './matrix.js';
-import type { RunningHost, RunState } from './state.js';
-import { failingHostSets, freezesRow } from './state.js';
+import type { FinishedHost, RunningHost, RunState } from './state.js';
+import { failingHostSets, freezesRow, keepsRowsLive } from './state.js';
 
 export interface Viewport {
   readonly rows: number;
@@ -33,6 +33,11 @@ export interface LivePlan {
   readonly progress: boolean;
   /** Compact mode: `failed 40,77 · unreachable 100-102` — failures stay on screen after their frozen rows scroll away. */
   readonly failing: boolean;
+  /**
+   * Rows mode (deploy, rollback): every started host in host order, finished ones with their
+   * outcome; `running` is then empty. Hosts that did not fit are counted in `hiddenRunning`.
+   */
+  readonly rows: readonly ({ readonly running: RunningHost } | { readonly finished: FinishedHost })[];
   /** Lines the plan takes, summary included (always < rows). */
   readonly height: number;
 }
@@ -43,6 +48,7 @@ export const DEFAULT_COLUMNS = 80;
 export const MAX_COMPACT_RUNNING = 16;
 
 const EMPTY: Omit<LivePlan, 'height'> = {
+  rows: [],
   running: [],
   hiddenRunning: [],
   moreRunning: false,
@@ -73,7 +79,8 @@ export function planLiveArea(state: RunState, viewport: Viewport): LivePlan {
   const compact = state.mode === 'compact';
   const failing = compact && failingHostSets(state).length > 0 && take(1);
   const liveGroups = state.command === 'status' && !compact;
-  const progress = !liveGroups && state.finished.some((f) => !freezesRow(state, f.status)) && take(1);
+  const rowsLive = keepsRowsLive(state);
+  const progress = !liveGroups && !rowsLive && state.finished.some((f) => !freezesRow(state, f.status)) && take(1);
 
   const running = [...state.running.values()];
   // Keep one line for "… N running" so running hosts are never invisible.
@@ -89,6 +96,16 @@ export function planLiveArea(state: RunState, viewport: Viewport): LivePlan {
     } else if (take(1)) {
       matrix = 'counts';
     }
+  }
+
+  if (rowsLive) {
+    const all = [...state.finished.map((finished) => ({ id: finished.host.id, entry: { finished } })), ...running.map((r) => ({ id: r.host.id, entry: { running: r } }))].sort((a, b) => a.id - b.id);
+    const fit = all.length <= budget ? all.length : Math.max(0, budget - 1);
+    take(fit);
+    const hiddenRows = all.slice(fit).flatMap(({ entry }) => ('running' in entry ? [entry.running] : []));
+    const moreRunning = all.length > fit && take(1);
+    const used = Math.max(1, rows - 1) - budget;
+    return { ...EMPTY, rows: all.slice(0, fit).map(({ entry }) => entry), hiddenRunning: hiddenRows, moreRunning, matrix, progress, failing, height: used };
   }
 
   // Compact mode shows at most half a screen (and never more than 16) of running hosts: the rest
@@ -124,5 +141,5 @@ export function planLiveArea(state: RunState, viewport: Viewport): LivePlan {
   }
 
   const used = Math.max(1, rows - 1) - budget;
-  return { running: shown, hiddenRunning: hidden, moreRunning, groups, hiddenGroups, moreGroups, matrix, progress, failing, height: used };
+  return { rows: [], running: shown, hiddenRunning: hidden, moreRunning, groups, hiddenGroups, moreGroups, matrix, progress, failing, height: used };
 }

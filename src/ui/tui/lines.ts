@@ -118,8 +118,7 @@ export function formatCountedGroupText(group: HostGroup): string {
 }
 
 export function formatMatrixCountsText(matrix: MatrixModel): string {
-  const { passed, failed, skipped, pending } = matrix.counts;
-  const total = passed + failed + skipped + pending;
+  const total = Object.values(matrix.counts).reduce((sum, n) => sum + n, 0);
   return `matrix ${matrix.ends.length}x${matrix.ends.length} NICs, ${pluralize(total, 'cell')}: ${formatCellCounts(matrix)}`;
 }
 
@@ -127,12 +126,13 @@ function formatCellCounts(matrix: MatrixModel): string {
   const { passed, failed, skipped, pending } = matrix.counts;
   const parts = [`${passed} passed`, `${failed} failed`];
   if (skipped > 0) parts.push(`${skipped} skipped`);
+  if (matrix.counts['not-run'] > 0) parts.push(`${matrix.counts['not-run']} not run`);
   if (pending > 0) parts.push(`${pending} pending`);
   return parts.join(', ');
 }
 
 export function formatLegendText(matrix: MatrixModel): string {
-  return `rows: from, columns: to · ✓ reachable  ✗ failed  · pending  – skipped · method ${matrix.methods.join(', ') || '-'}`;
+  return `rows: from, columns: to · ✓ reachable  ✗ failed  · pending  – skipped${matrix.counts['not-run'] > 0 ? '  ○ not run' : ''} · method ${matrix.methods.join(', ') || '-'}`;
 }
 
 export interface SummaryText {

@@ -1,7 +1,7 @@
 import { Box } from 'ink';
 import type { LivePlan } from './layout.js';
 import { formatFailingText, formatMatrixCountsText, formatMoreRunningText, formatProgressText } from './lines.js';
-import { RunningRow } from './running-row.js';
+import { LiveFinishedRow, RunningRow } from './running-row.js';
 import type { RunState } from './state.js';
 import { failingHostSets } from './state.js';
 import { StatusView } from './status-view.js';
@@ -24,6 +24,13 @@ export function LiveArea({ state, plan, now, frame, columns }: LiveAreaProps) {
       {plan.groups.length > 0 || plan.moreGroups ? (
         <StatusView groups={plan.groups} detailed hidden={plan.moreGroups ? plan.hiddenGroups : []} truncate />
       ) : null}
+      {plan.rows.map((entry) =>
+        'running' in entry ? (
+          <RunningRow key={entry.running.host.id} host={entry.running} layout={state.layout} now={now} frame={frame} />
+        ) : (
+          <LiveFinishedRow key={entry.finished.host.id} row={entry.finished} layout={state.layout} />
+        ),
+      )}
       {plan.running.map((host) => (
         <RunningRow key={host.host.id} host={host} layout={state.layout} now={now} frame={frame} />
       ))}

@@ -6,7 +6,7 @@
 import type { CellEnd, CellMethod, MatrixCell } from '../../vocabulary.js';
 import { endLabel } from '../text/format.js';
 
-export type CellMark = 'pending' | 'passed' | 'failed' | 'skipped';
+export type CellMark = 'pending' | 'passed' | 'failed' | 'skipped' | 'not-run';
 type Grid = readonly (readonly (CellMark | undefined)[])[];
 
 export interface MatrixModel {
@@ -46,10 +46,10 @@ export function createMatrix(cells: readonly Position[]): MatrixModel {
     if (row[column] === undefined) pending++;
     row[column] = 'pending';
   }
-  return { methods, ends, index, grids, counts: { pending, passed: 0, failed: 0, skipped: 0 }, failures: [], skips: [] };
+  return { methods, ends, index, grids, counts: { pending, passed: 0, failed: 0, skipped: 0, 'not-run': 0 }, failures: [], skips: [] };
 }
 
-const markOf = (cell: MatrixCell): CellMark => (cell.ok === true ? 'passed' : cell.ok === false ? 'failed' : 'skipped');
+const markOf = (cell: MatrixCell): CellMark => cell.state;
 
 /** Records results; cells outside the announced matrix widen it rather than being dropped. */
 export function applyCells(model: MatrixModel | undefined, cells: readonly MatrixCell[]): MatrixModel {
@@ -118,7 +118,7 @@ export function widenMatrix(model: MatrixModel, extra: readonly Position[]): Mat
   return { ...wide, grids, counts, failures: model.failures, skips: model.skips };
 }
 
-export const MARK_GLYPH: Readonly<Record<CellMark, string>> = { passed: '✓', failed: '✗', pending: '·', skipped: '–' };
+export const MARK_GLYPH: Readonly<Record<CellMark, string>> = { passed: '✓', failed: '✗', pending: '·', skipped: '–', 'not-run': '○' };
 
 export interface MatrixGeometry {
   readonly labels: readonly string[];

@@ -1,6 +1,6 @@
-import { runningRowParts } from './lines.js';
+import { finishedRowParts, joinRowParts, runningRowParts } from './lines.js';
 import { LiveLine } from './live-line.js';
-import type { RowLayout, RunningHost } from './state.js';
+import type { FinishedHost, RowLayout, RunningHost } from './state.js';
 
 export interface RunningRowProps {
   readonly host: RunningHost;
@@ -16,6 +16,21 @@ export function RunningRow({ host, layout, now, frame }: RunningRowProps) {
   return (
     <LiveLine glyph={parts.symbol} tone="info">
       {`${parts.host}  ${parts.status}  ${parts.meta}`}
+    </LiveLine>
+  );
+}
+
+export interface LiveFinishedRowProps {
+  readonly row: FinishedHost;
+  readonly layout: RowLayout;
+}
+
+/** A finished host waiting in the live area for the run's end (rows come out in host order): one line. */
+export function LiveFinishedRow({ row, layout }: LiveFinishedRowProps) {
+  const parts = finishedRowParts(row, layout);
+  return (
+    <LiveLine glyph={parts.symbol} tone={parts.tone}>
+      {joinRowParts({ ...parts, symbol: '' }).slice(1)}
     </LiveLine>
   );
 }

@@ -22,6 +22,8 @@ import { foldHosts } from '../../inventory/select.js';
 import { foldResults, type HostGroup } from '../text/fold.js';
 import { STATUS_ORDER } from '../text/format.js';
 import { runHeading, type RunHeading } from '../text/header.js';
+import { summarizeChanges } from '../text/changes.js';
+import { formatPlanLines } from '../text/plan.js';
 import { oneLine, sanitizeLines, tailLines } from '../text/sanitize.js';
 import { outcomeReason } from './format.js';
 import { applyCells, createMatrix, widenMatrix, type MatrixModel } from './matrix.js';
@@ -81,6 +83,8 @@ export type StaticItem =
   | { readonly kind: 'host'; readonly key: string; readonly row: FinishedHost }
   | { readonly kind: 'groups'; readonly key: string; readonly groups: readonly HostGroup[]; readonly detailed: boolean }
   | { readonly kind: 'matrix'; readonly key: string; readonly matrix: MatrixModel }
+  /** --dry-run: the plan, folded across hosts (src/ui/text/plan.ts). */
+  | { readonly kind: 'plan'; readonly key: string; readonly lines: readonly string[] }
   /** Hosts that were still working when the run was interrupted, and where they were. */
   | { readonly kind: 'interrupted'; readonly key: string; readonly hosts: readonly RunningHost[] };
 
@@ -102,6 +106,8 @@ export interface RunState {
   /** Append-only: what <Static> has printed or will print, in order. */
   readonly staticItems: readonly StaticItem[];
   readonly end: { readonly durationMs: number; readonly interrupted: boolean } | undefined;
+  /** Every host's result as it came (the dry-run plan is folded from them at the end). */
+  readonly results: readonly HostResult[];
 }
 
 /** Lines kept free around the hosts when deciding whether a run fits on one screen. */
@@ -125,29 +131,41 @@ export function initialRunState(options: { readonly command: CommandName; readon
     matrix: undefined,
     staticItems: [],
     end: undefined,
+    results: [],
   };
 }
 
-export function toFinishedHost(result: HostResult): FinishedHost {
+export function toFinishedHost(result: HostResult, options: { readonly showScripts?: boolean } = {}): FinishedHost {
   const failing = result.status === 'failed' || result.status === 'unreachable';
-  const reasons = failing && result.error ? [outcomeReason(result)] : result.reasons.map(oneLine).filter((r) => r !== '');
+  const summary = result.changes && result.changes.length > 0 ? summarizeChanges(result.changes) : undefined;
+  // A plan or change is told by kind, so that hosts alike but for their addresses fold together.
+  const reasons = failing && result.error ? [outcomeReason(result)] : summary ? [summary] : result.reasons.map(oneLine).filter((r) => r !== '');
   return {
     host: result.host,
     status: result.status,
     manager: result.manager,
     durationMs: result.durationMs,
-    reason: outcomeReason(result),
+    reason: summary ?? outcomeReason(result),
     reasons,
     errorTail: failing && result.error ? tailLines(result.error.stderrTail, ERROR_TAIL_LINES) : [],
-    planLines: result.status === 'planned' && result.planText ? sanitizeLines(result.planText) : [],
+    planLines: options.showScripts && result.status === 'planned' && result.planText ? sanitizeLines(result.planText) : [],
   };
 }
 
-/** Whether a finished host is frozen above the live area as soon as it finishes. */
+/**
+ * Whether a finished host is frozen above the live area as soon as it finishes. In `rows` mode
+ * none is: every host keeps its row in the live area, in host order, and the rows are frozen in
+ * that order when the run ends (frozen rows could only come in finishing order).
+ */
 export function freezesRow(state: Pick<RunState, 'command' | 'mode'>, status: HostStatus): boolean {
   if (state.command === 'status') return false; // status shows folded groups instead
   if (state.command === 'verify') return FAILING_STATUSES.has(status); // the matrix is the result
-  return state.mode === 'rows' || FAILING_STATUSES.has(status);
+  return state.mode === 'compact' && FAILING_STATUSES.has(status);
+}
+
+/** Rows mode for deploy and rollback: finished hosts stay in the live area, in host order, until the end. */
+export function keepsRowsLive(state: Pick<RunState, 'command' | 'mode'>): boolean {
+  return state.mode === 'rows' && state.command !== 'status' && state.command !== 'verify';
 }
 
 /** Folds a batch of events into a new state; the input state is never modified. */
@@ -159,6 +177,7 @@ export function reduceRun(state: RunState, actions: readonly RunAction[]): RunSt
     finished: [...state.finished],
     counts: { ...state.counts },
     staticItems: [...state.staticItems],
+    results: [...state.results],
     pendingCells: [],
   };
   for (const action of actions) {
@@ -172,8 +191,9 @@ export function reduceRun(state: RunState, actions: readonly RunAction[]): RunSt
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** A state being built from one batch: its collections are private copies, safe to mutate. */
-interface Draft extends Mutable<Omit<RunState, 'running' | 'finished' | 'counts' | 'staticItems'>> {
+interface Draft extends Mutable<Omit<RunState, 'running' | 'finished' | 'counts' | 'staticItems' | 'results'>> {
   running: Map<number, RunningHost>;
+  results: HostResult[];
   finished: FinishedHost[];
   counts: Record<HostStatus, number>;
   staticItems: StaticItem[];
@@ -244,7 +264,8 @@ function isFinished(d: Draft, id: number): boolean {
 function finishHost(d: Draft, result: HostResult): void {
   if (isFinished(d, result.host.id)) return;
   d.running.delete(result.host.id);
-  const row = toFinishedHost(result);
+  d.results.push(result);
+  const row = toFinishedHost(result, { showScripts: d.header?.showScripts ?? false });
   d.finished.push(row);
   d.counts[row.status]++;
   if (freezesRow(d, row.status)) d.staticItems.push({ kind: 'host', key: `host-${row.host.id}`, row });
@@ -255,9 +276,16 @@ function endRun(d: Draft, durationMs: number, interrupted: boolean): Draft {
     if (d.finished.length > 0) d.staticItems.push({ kind: 'groups', key: 'status', groups: statusGroups(d.finished), detailed: true });
   } else {
     const unfrozen = d.finished.filter((f) => !freezesRow(d, f.status));
-    if (unfrozen.length > 0) {
-      d.staticItems.push({ kind: 'groups', key: 'outcomes', groups: foldResults(unfrozen.map(foldInput), { ignoreReasons: true }), detailed: false });
-    }
+    // Rows mode freezes its rows now, in host order; a dry run keeps only the failures as rows (the plan says the rest).
+    const rows = keepsRowsLive(d) ? unfrozen.filter((f) => !d.header?.dryRun || d.header.showScripts || FAILING_STATUSES.has(f.status)) : [];
+    for (const row of [...rows].sort((a, b) => a.host.id - b.host.id)) d.staticItems.push({ kind: 'host', key: `host-${row.host.id}`, row });
+    // Successes fold by outcome and by what changed (`changed 16,34,40-57: +2 rules …`).
+    const folded = unfrozen.filter((f) => !rows.includes(f));
+    if (folded.length > 0) d.staticItems.push({ kind: 'groups', key: 'outcomes', groups: foldResults(folded.map(foldInput)), detailed: false });
+  }
+  if (d.header?.dryRun && d.command === 'deploy') {
+    const lines = formatPlanLines(d.results, { scriptsHint: d.header.showScripts ? undefined : 'the exact scripts: --show-scripts' });
+    if (lines.length > 0) d.staticItems.push({ kind: 'plan', key: 'plan', lines });
   }
   const matrix = d.pendingCells.length > 0 ? applyCells(d.matrix, d.pendingCells) : d.matrix;
   d.pendingCells = [];

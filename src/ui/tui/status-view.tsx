@@ -25,7 +25,8 @@ export function StatusView({ groups, detailed, hidden = [], truncate = false }: 
     <Box flexDirection="column">
       {groups.map((group) => {
         const look = STATUS_LOOK[group.status];
-        const inline = detailed && group.status !== 'drift' && group.reasons.length > 0 ? group.reasons.join('; ') : '';
+        // Folded successes keep what they changed (`+2 rules …`): hosts fold only when that is the same.
+        const inline = group.status !== 'drift' && group.reasons.length > 0 && (detailed || group.reasons.length === 1) ? group.reasons.join('; ') : '';
         const below = detailed && group.status === 'drift' ? group.reasons : [];
         const text = `${look.symbol} ${detailed ? formatGroupText(group) : formatCountedGroupText(group)}`;
         return (
@@ -37,7 +38,7 @@ export function StatusView({ groups, detailed, hidden = [], truncate = false }: 
                   <Styled tone={look.tone}>{text}</Styled>
                 </Box>
                 <Box marginLeft={2} flexShrink={1}>
-                  <Text wrap={wrap}>{inline}</Text>
+                  <Text wrap={truncate ? 'truncate-end' : 'wrap'}>{inline}</Text>
                 </Box>
               </Box>
             ) : (

@@ -56,6 +56,14 @@ function FrozenItem({ item, state, columns }: FrozenItemProps) {
       return <FinishedRow row={item.row} layout={state.layout} />;
     case 'groups':
       return <StatusView groups={item.groups} detailed={item.detailed} />;
+    case 'plan':
+      return (
+        <Box flexDirection="column">
+          {item.lines.map((line, i) => (
+            <Text key={i}>{line}</Text>
+          ))}
+        </Box>
+      );
     case 'matrix':
       return <VerifyMatrix matrix={item.matrix} columns={columns} final />;
     case 'interrupted':

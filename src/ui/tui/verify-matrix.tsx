@@ -8,7 +8,7 @@ import { formatLegendText, formatMatrixCountsText } from './lines.js';
 import { centreIn, MARK_GLYPH, MATRIX_CORNER, matrixGeometry, type CellMark, type MatrixGeometry, type MatrixModel } from './matrix.js';
 import { Styled } from './styled.js';
 
-const MARK_TONE: Readonly<Record<CellMark, Tone>> = { passed: 'success', failed: 'error', pending: 'muted', skipped: 'warning' };
+const MARK_TONE: Readonly<Record<CellMark, Tone>> = { passed: 'success', failed: 'error', pending: 'muted', skipped: 'warning', 'not-run': 'muted' };
 
 export interface VerifyMatrixProps {
   readonly matrix: MatrixModel;
