@@ -237,13 +237,77 @@ describe('verify frames (2 hosts × 2 NICs, ping)', () => {
   });
 });
 
+function fleetMatrix(ids: readonly number[], ok: (from: { host: number; nic: number }, to: { host: number; nic: number }) => boolean | 'not-run') {
+  const hosts = ids.map((id) => host(id));
+  const ends = hosts.flatMap((h) => [nic(h, 1, 'ib0'), nic(h, 2, 'ib1')]);
+  const pairs = ends.flatMap((from) => ends.filter((to) => to.host !== from.host).map((to) => ({ from, to, method: 'ping' as const })));
+  const cells = pairs.map((p) => {
+    const verdict = ok(p.from, p.to);
+    return verdict === 'not-run' ? cell(p.from, p.to, null, { state: 'not-run', detail: 'not run: interrupted' }) : cell(p.from, p.to, verdict);
+  });
+  return { hosts, pairs, cells };
+}
+
+/** The lab of issue 17: 20 hosts, 2 NICs each. */
+const LAB_20 = [16, 34, ...Array.from({ length: 18 }, (_, i) => 40 + i)];
+
+describe('verify at fleet scale, 80×24', () => {
+  function frame80(actions: readonly RunAction[]): string[] {
+    const state = fold(actions, { command: 'verify', rows: 24 });
+    const { lastFrame } = render(<TuiApp state={state} now={T0 + 3400} frame={0} rows={24} columns={80} color={false} />);
+    return plain(lastFrame()).split('\n');
+  }
+
+  it('20 hosts: the NIC grid (40 columns) does not fit, the host×host grid does, every line within 80 columns', () => {
+    const { hosts, pairs, cells } = fleetMatrix(LAB_20, (from, to) => !(to.host === 50 && to.nic === 2 && from.nic === 2));
+    const text = frame80([
+      start('verify', hosts, { playbook: undefined }),
+      { type: 'matrix', cells: pairs },
+      ...cells.map((c): RunAction => ({ type: 'cell', cell: c })),
+      { type: 'runEnd', event: { results: hosts.map((h) => result(h, 'ok')), cells: [], durationMs: 8000, interrupted: false } },
+    ]);
+    const grid = text.slice(text.findIndex((l) => l.startsWith('from\\to')));
+    expect(grid[0]).toBe('from\\to 16 34 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57');
+    expect(grid[1]).toBe('     16     ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  3  ✓  ✓  ✓  ✓  ✓  ✓  ✓');
+    expect(grid[13]).toBe('     50  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓     ✓  ✓  ✓  ✓  ✓  ✓  ✓');
+    expect(grid[21]).toBe('host×host, 4 cells each: ✓ all passed  3 = 3 passed  ✗ none · ping');
+    expect(grid[22]).toBe('✗ 16/ib1 → 50/ib1 (ping 172.16.16.2 → 172.16.50.2): 0/3 replies');
+    expect(text.every((l) => l.length <= 80)).toBe(true);
+  });
+
+  it('20 hosts while running: the live host grid and the summary fit 24 rows', () => {
+    const { hosts, pairs, cells } = fleetMatrix(LAB_20, () => true);
+    const text = frame80([start('verify', hosts, { playbook: undefined }), ...hosts.map((h): RunAction => ({ type: 'stage', host: h, stage: 'check', at: T0 })), { type: 'matrix', cells: pairs }, ...cells.slice(0, 700).map((c): RunAction => ({ type: 'cell', cell: c }))]);
+    // Above the live area: the frozen header (2 lines at 80 columns), which scrolls away; the live area stays within 23 lines.
+    expect(text.slice(0, 2).join(' ')).toMatch(/^ibfleet verify · 20 hosts/);
+    expect(text.length - 2).toBeLessThanOrEqual(23);
+    expect(text.find((l) => l.startsWith('     57'))).toBe('     57  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·');
+    expect(text.at(-1)).toBe('⠋ verify 3.4s: 0/20 done, 20 running, cells 700 passed, 0 failed, 820 pending');
+  });
+
+  it('interrupted: cells that never ran are not run (○), not failed, in the grid and the summary', () => {
+    const { hosts, pairs, cells } = fleetMatrix(LAB_20, (from) => (from.host <= 34 ? true : 'not-run'));
+    const text = frame80([
+      start('verify', hosts, { playbook: undefined }),
+      { type: 'matrix', cells: pairs },
+      ...cells.map((c): RunAction => ({ type: 'cell', cell: c })),
+      { type: 'runEnd', event: { results: hosts.map((h) => result(h, h.id <= 34 ? 'ok' : 'not-run')), cells: [], durationMs: 2000, interrupted: true } },
+    ]);
+    expect(text.find((l) => l.startsWith('     34'))).toBe('     34  ✓     ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓');
+    expect(text.find((l) => l.startsWith('     40'))).toBe('     40  ○  ○     ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○');
+    expect(text.some((l) => l.startsWith('✗ ') && l.includes('→'))).toBe(false);
+    expect(text.at(-1)).toBe('✗ verify interrupted after 2.0s: 18 not-run, 2 ok, cells 152 passed, 0 failed, 1368 not run');
+  });
+});
+
 describe('verify on a fleet too big for a grid', () => {
   it('shows counts instead of a grid, and lists the first 20 failing cells with their commands', () => {
-    const hosts = Array.from({ length: 12 }, (_, i) => host(i + 1));
+    // 40 hosts: neither the NIC grid nor the host grid (40 columns of 3) fits 100 columns.
+    const hosts = Array.from({ length: 40 }, (_, i) => host(i + 1));
     const ends = hosts.flatMap((h) => [nic(h, 1, 'ib0'), nic(h, 2, 'ib1')]);
     const pairs = ends.flatMap((from) => ends.filter((to) => to !== from).map((to) => ({ from, to, method: 'ping' as const })));
-    // Every cell to 12/ib1 fails (23 cells); everything else passes.
-    const cells = pairs.map((p) => cell(p.from, p.to, !(p.to.host === 12 && p.to.nic === 2)));
+    // Every cell to 40/ib1 fails (79 cells); everything else passes.
+    const cells = pairs.map((p) => cell(p.from, p.to, !(p.to.host === 40 && p.to.nic === 2)));
     const text = frame(
       [
         start('verify', hosts, { playbook: undefined }),
@@ -253,9 +317,9 @@ describe('verify on a fleet too big for a grid', () => {
       ],
       { command: 'verify' },
     ).split('\n');
-    expect(text[2]).toBe('matrix 24x24 NICs, 552 cells: 529 passed, 23 failed');
-    expect(text.slice(3, 5)).toEqual(['✗ 1/ib0 → 12/ib1 (ping 172.16.1.1 → 172.16.12.2): 0/3 replies', '    ssh root@10.208.130.1 ping -c 3 -I 172.16.1.1 172.16.12.2']);
+    expect(text[2]).toBe('matrix 80x80 NICs, 6320 cells: 6241 passed, 79 failed');
+    expect(text.slice(3, 5)).toEqual(['✗ 1/ib0 → 40/ib1 (ping 172.16.1.1 → 172.16.40.2): 0/3 replies', '    ssh root@10.208.130.1 ping -c 3 -I 172.16.1.1 172.16.40.2']);
     expect(text.filter((l) => l.startsWith('✗ ') && l.includes('→'))).toHaveLength(20);
-    expect(text.slice(-2)).toEqual(['✗ … and 3 more failing cells (--json lists every cell)', '✗ verify finished in 8.0s: 12 ok, cells 529 passed, 23 failed']);
+    expect(text.slice(-2)).toEqual(['✗ … and 59 more failing cells (--json lists every cell)', '✗ verify finished in 8.0s: 40 ok, cells 6241 passed, 79 failed']);
   });
 });

@@ -39,9 +39,10 @@ describe('planLiveArea', () => {
 
   it('the verify grid is live when it fits, else one line of counts', () => {
     const half = fold(scenario.verifyHalf(), { command: 'verify' });
-    expect(planLiveArea(half, { rows: 24, columns: 100 }).matrix).toBe('grid');
-    expect(planLiveArea(half, { rows: 24, columns: 30 }).matrix).toBe('counts');
-    expect(planLiveArea(half, { rows: 6, columns: 100 }).matrix).toBe('counts');
+    expect(planLiveArea(half, { rows: 24, columns: 100 }).matrix?.kind).toBe('nic');
+    expect(planLiveArea(half, { rows: 24, columns: 30 }).matrix?.kind).toBe('hosts');
+    expect(planLiveArea(half, { rows: 24, columns: 12 }).matrix?.kind).toBe('counts');
+    expect(planLiveArea(half, { rows: 3, columns: 100 }).matrix?.kind).toBe('counts');
   });
 
   it('status groups are windowed, failing groups first, the rest counted', () => {

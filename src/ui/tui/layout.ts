@@ -8,7 +8,7 @@
  * matrix, then detail. Whatever does not fit is counted, never silently dropped.
  */
 import { foldResults, type HostGroup } from '../text/fold.js';
-import { matrixGeometry } from './matrix.js';
+import { chooseMatrixView, type MatrixView } from './matrix.js';
 import type { FinishedHost, RunningHost, RunState } from './state.js';
 import { failingHostSets, freezesRow, keepsRowsLive } from './state.js';
 
@@ -27,8 +27,8 @@ export interface LivePlan {
   readonly groups: readonly HostGroup[];
   readonly hiddenGroups: readonly HostGroup[];
   readonly moreGroups: boolean;
-  /** Verify: the grid if it fits, else one line of counts. */
-  readonly matrix: 'grid' | 'counts' | 'none';
+  /** Verify: the NIC grid or the host grid if one fits, else one line of counts. */
+  readonly matrix: MatrixView | undefined;
   /** Compact mode: `… 212 more finished: …`. */
   readonly progress: boolean;
   /** Compact mode: `failed 40,77 · unreachable 100-102` — failures stay on screen after their frozen rows scroll away. */
@@ -55,7 +55,7 @@ const EMPTY: Omit<LivePlan, 'height'> = {
   groups: [],
   hiddenGroups: [],
   moreGroups: false,
-  matrix: 'none',
+  matrix: undefined,
   progress: false,
   failing: false,
 };
@@ -86,16 +86,12 @@ export function planLiveArea(state: RunState, viewport: Viewport): LivePlan {
   // Keep one line for "… N running" so running hosts are never invisible.
   const runningFloor = running.length > 0 ? 1 : 0;
 
-  let matrix: LivePlan['matrix'] = 'none';
+  let matrix: MatrixView | undefined;
   if (state.matrix) {
-    const geometry = matrixGeometry(state.matrix);
-    const gridHeight = geometry.height + 1; // + legend
-    if (geometry.width <= viewport.columns && gridHeight + runningFloor <= budget) {
-      take(gridHeight);
-      matrix = 'grid';
-    } else if (take(1)) {
-      matrix = 'counts';
-    }
+    // With room for a line of running hosts if possible; else the summary line counts them.
+    let view = chooseMatrixView(state.matrix, viewport.columns, budget - runningFloor);
+    if (view.kind === 'counts') view = chooseMatrixView(state.matrix, viewport.columns, budget);
+    if (take(view.height)) matrix = view;
   }
 
   if (rowsLive) {

@@ -131,6 +131,15 @@ function formatCellCounts(matrix: MatrixModel): string {
   return parts.join(', ');
 }
 
+/** `host × host: ✓ all 4 NIC pairs passed  3 = 3 of 4 passed  ✗ none  · pending · method ping`. */
+export function formatHostLegendText(matrix: MatrixModel, perPair: number): string {
+  const marks = ['✓ all passed', '3 = 3 passed', '✗ none'];
+  if (matrix.counts.pending > 0) marks.push('· pending');
+  if (matrix.counts.skipped > 0) marks.push('– skipped');
+  if (matrix.counts['not-run'] > 0) marks.push('○ not run');
+  return `host×host, ${perPair} cells each: ${marks.join('  ')} · ${matrix.methods.join(', ') || '-'}`;
+}
+
 export function formatLegendText(matrix: MatrixModel): string {
   return `rows: from, columns: to · ✓ reachable  ✗ failed  · pending  – skipped${matrix.counts['not-run'] > 0 ? '  ○ not run' : ''} · method ${matrix.methods.join(', ') || '-'}`;
 }

@@ -39,8 +39,8 @@ export function LiveArea({ state, plan, now, frame, columns }: LiveAreaProps) {
           {formatMoreRunningText(plan.hiddenRunning)}
         </LiveLine>
       ) : null}
-      {plan.matrix === 'grid' && state.matrix ? <VerifyMatrix matrix={state.matrix} columns={columns} final={false} /> : null}
-      {plan.matrix === 'counts' && state.matrix ? (
+      {plan.matrix && plan.matrix.kind !== 'counts' && state.matrix ? <VerifyMatrix matrix={state.matrix} view={plan.matrix} final={false} /> : null}
+      {plan.matrix?.kind === 'counts' && state.matrix ? (
         <LiveLine glyph="·" tone="muted">
           {formatMatrixCountsText(state.matrix)}
         </LiveLine>

@@ -146,3 +146,96 @@ export function centreIn(text: string, width: number): string {
   const left = Math.floor((width - text.length) / 2);
   return ' '.repeat(Math.max(0, left)) + text + ' '.repeat(Math.max(0, width - text.length - left));
 }
+
+/** The cells between two hosts (every NIC pair, every method), counted by how they ended. */
+export interface HostPairCounts {
+  readonly total: number;
+  readonly passed: number;
+  readonly failed: number;
+  readonly skipped: number;
+  readonly pending: number;
+  readonly notRun: number;
+}
+
+/**
+ * The matrix at host scale, for fleets whose NIC×NIC grid does not fit: rows are source hosts,
+ * columns destination hosts, each cell the NIC pairs between them.
+ */
+export interface HostGrid {
+  readonly hosts: readonly number[];
+  /** cells[from][to], undefined where the matrix has no cell (a host and itself). */
+  readonly cells: readonly (readonly (HostPairCounts | undefined)[])[];
+  /** The most cells one host pair has (NICs × NICs × methods), for the legend. */
+  readonly perPair: number;
+}
+
+export function hostGrid(model: MatrixModel): HostGrid {
+  const hosts = [...new Set(model.ends.map((e) => e.host))];
+  const at = new Map(hosts.map((h, i) => [h, i] as const));
+  const counts = hosts.map(() => hosts.map((): { total: number; passed: number; failed: number; skipped: number; pending: number; notRun: number } | undefined => undefined));
+  for (const grid of model.grids.values()) {
+    grid.forEach((row, i) =>
+      row.forEach((mark, j) => {
+        if (mark === undefined) return;
+        const from = at.get(model.ends[i]!.host)!;
+        const to = at.get(model.ends[j]!.host)!;
+        const cell = (counts[from]![to] ??= { total: 0, passed: 0, failed: 0, skipped: 0, pending: 0, notRun: 0 });
+        cell.total++;
+        if (mark === 'not-run') cell.notRun++;
+        else cell[mark]++;
+      }),
+    );
+  }
+  const perPair = Math.max(0, ...counts.flatMap((row) => row.map((c) => c?.total ?? 0)));
+  return { hosts, cells: counts, perPair };
+}
+
+/**
+ * A host pair in one or two characters: ✓ every cell that ran passed (skipped ones aside), ✗ none
+ * passed, else how many passed (`3`: 3 of the pair's cells); · while any is pending, ○ not run.
+ */
+export function hostCellGlyph(c: HostPairCounts | undefined): { readonly text: string; readonly mark: CellMark | undefined } {
+  if (!c) return { text: '', mark: undefined };
+  if (c.failed > 0) return c.passed === 0 ? { text: MARK_GLYPH.failed, mark: 'failed' } : { text: String(c.passed), mark: 'failed' };
+  if (c.pending > 0) return { text: MARK_GLYPH.pending, mark: 'pending' };
+  if (c.notRun > 0) return { text: MARK_GLYPH['not-run'], mark: 'not-run' };
+  if (c.passed > 0) return { text: MARK_GLYPH.passed, mark: 'passed' };
+  return { text: MARK_GLYPH.skipped, mark: 'skipped' };
+}
+
+export const HOST_GRID_CORNER = 'from\\to';
+
+export interface HostGridGeometry {
+  readonly labelWidth: number;
+  /** Every column is as wide as the widest host number (or count); one space before each. */
+  readonly columnWidth: number;
+  readonly width: number;
+  /** The header line and one line per source host. */
+  readonly height: number;
+}
+
+/** The host grid's size, from the matrix alone (the grid itself is built only when it fits). */
+export function hostGridGeometry(model: MatrixModel): HostGridGeometry {
+  const hosts = [...new Set(model.ends.map((e) => e.host))];
+  const nicsPerHost = Math.max(1, ...hosts.map((h) => model.ends.filter((e) => e.host === h).length));
+  const perPair = nicsPerHost * nicsPerHost * Math.max(1, model.methods.length);
+  const columnWidth = Math.max(1, ...hosts.map((h) => String(h).length), String(perPair).length);
+  const labelWidth = Math.max(HOST_GRID_CORNER.length, ...hosts.map((h) => String(h).length));
+  return { labelWidth, columnWidth, width: labelWidth + hosts.length * (1 + columnWidth), height: hosts.length + 1 };
+}
+
+/** How the matrix is drawn: the NIC×NIC grid, the host×host grid, or one line of counts. */
+export type MatrixView = { readonly kind: 'nic' | 'hosts'; readonly legend: boolean; readonly height: number } | { readonly kind: 'counts'; readonly height: 1 };
+
+/**
+ * The most detailed view that fits `columns` × `lines`: the NIC grid, else the host grid (its
+ * legend left out before the grid is), else counts. The failing cells are listed under any of them.
+ */
+export function chooseMatrixView(model: MatrixModel, columns: number, lines: number): MatrixView {
+  const nic = matrixGeometry(model);
+  if (nic.width <= columns && nic.height + 1 <= lines) return { kind: 'nic', legend: true, height: nic.height + 1 };
+  const hosts = hostGridGeometry(model);
+  if (hosts.width <= columns && hosts.height + 1 <= lines) return { kind: 'hosts', legend: true, height: hosts.height + 1 };
+  if (hosts.width <= columns && hosts.height <= lines) return { kind: 'hosts', legend: false, height: hosts.height };
+  return { kind: 'counts', height: 1 };
+}

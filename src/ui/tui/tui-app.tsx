@@ -5,6 +5,7 @@ import { Header } from './header.js';
 import { planLiveArea } from './layout.js';
 import { formatInterruptedText } from './lines.js';
 import { LiveArea } from './live-area.js';
+import { chooseMatrixView } from './matrix.js';
 import type { RunState, StaticItem } from './state.js';
 import { StatusView } from './status-view.js';
 import { ColorContext, Styled } from './styled.js';
@@ -32,7 +33,7 @@ export function TuiApp({ state, now, frame, rows, columns, color }: TuiAppProps)
     <ColorContext.Provider value={color}>
       {/* Static is absolutely positioned: without a width its rows would size the box, not the terminal. */}
       <Static items={state.staticItems as StaticItem[]} style={{ width: columns }}>
-        {(item) => <FrozenItem key={item.key} item={item} state={state} columns={columns} />}
+        {(item) => <FrozenItem key={item.key} item={item} state={state} columns={columns} rows={rows} />}
       </Static>
       <Box flexDirection="column">
         <LiveArea state={state} plan={plan} now={now} frame={frame} columns={columns} />
@@ -46,9 +47,10 @@ interface FrozenItemProps {
   readonly item: StaticItem;
   readonly state: RunState;
   readonly columns: number;
+  readonly rows: number;
 }
 
-function FrozenItem({ item, state, columns }: FrozenItemProps) {
+function FrozenItem({ item, state, columns, rows }: FrozenItemProps) {
   switch (item.kind) {
     case 'header':
       return <Header header={item.header} />;
@@ -65,7 +67,8 @@ function FrozenItem({ item, state, columns }: FrozenItemProps) {
         </Box>
       );
     case 'matrix':
-      return <VerifyMatrix matrix={item.matrix} columns={columns} final />;
+      // Frozen, the grid may be as tall as the screen (less the summary): then it can be read whole.
+      return <VerifyMatrix matrix={item.matrix} view={chooseMatrixView(item.matrix, columns, Math.max(1, rows - 2))} final />;
     case 'interrupted':
       return (
         <Text>

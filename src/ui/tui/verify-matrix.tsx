@@ -4,41 +4,76 @@ import type { CellMethod } from '../../vocabulary.js';
 import { endLabel } from '../text/format.js';
 import { sanitizeLine } from '../text/sanitize.js';
 import type { Tone } from './format.js';
-import { formatLegendText, formatMatrixCountsText } from './lines.js';
-import { centreIn, MARK_GLYPH, MATRIX_CORNER, matrixGeometry, type CellMark, type MatrixGeometry, type MatrixModel } from './matrix.js';
+import { formatHostLegendText, formatLegendText, formatMatrixCountsText } from './lines.js';
+import { centreIn, HOST_GRID_CORNER, hostCellGlyph, hostGrid, hostGridGeometry, MARK_GLYPH, MATRIX_CORNER, matrixGeometry, type CellMark, type MatrixGeometry, type MatrixModel, type MatrixView } from './matrix.js';
 import { Styled } from './styled.js';
 
 const MARK_TONE: Readonly<Record<CellMark, Tone>> = { passed: 'success', failed: 'error', pending: 'muted', skipped: 'warning', 'not-run': 'muted' };
 
 export interface VerifyMatrixProps {
   readonly matrix: MatrixModel;
-  readonly columns: number;
+  /** Which view fits the terminal (chooseMatrixView). */
+  readonly view: MatrixView;
   /** The finished matrix also lists every failing cell with the command that reproduces it. */
   readonly final: boolean;
 }
 
 /**
- * NIC×NIC reachability: rows are source host/NIC, columns destination host/NIC, ✓ ✗ · –.
- * Too wide for the terminal, it becomes one line of counts (the failures are still listed).
+ * NIC×NIC reachability: rows are source host/NIC, columns destination host/NIC, ✓ ✗ · –. A fleet
+ * too big for that grid gets the host×host grid (each cell the NIC pairs of two hosts), and one
+ * too big for that a line of counts; the failing cells are listed under any of them.
  */
-export function VerifyMatrix({ matrix, columns, final }: VerifyMatrixProps) {
-  const geometry = matrixGeometry(matrix);
-  const fits = geometry.width <= columns;
+export function VerifyMatrix({ matrix, view, final }: VerifyMatrixProps) {
   return (
     <Box flexDirection="column">
-      {fits ? (
+      {view.kind === 'nic' ? (
         <>
           {matrix.methods.map((method) => (
-            <MatrixGrid key={method} matrix={matrix} method={method} geometry={geometry} />
+            <MatrixGrid key={method} matrix={matrix} method={method} geometry={matrixGeometry(matrix)} />
           ))}
           <Text wrap="truncate-end">
             <Styled tone="muted">{formatLegendText(matrix)}</Styled>
           </Text>
         </>
+      ) : view.kind === 'hosts' ? (
+        <HostMatrixGrid matrix={matrix} legend={view.legend} />
       ) : (
         <Text wrap="truncate-end">{formatMatrixCountsText(matrix)}</Text>
       )}
       {final ? <CellProblems matrix={matrix} /> : null}
+    </Box>
+  );
+}
+
+function HostMatrixGrid({ matrix, legend }: { readonly matrix: MatrixModel; readonly legend: boolean }) {
+  const grid = hostGrid(matrix);
+  const geometry = hostGridGeometry(matrix);
+  const pad = (text: string, width: number) => ' '.repeat(Math.max(0, width - text.length)) + text;
+  return (
+    <Box flexDirection="column">
+      <Text wrap="truncate-end">
+        {HOST_GRID_CORNER.padEnd(geometry.labelWidth)}
+        {grid.hosts.map((h) => ` ${pad(String(h), geometry.columnWidth)}`).join('')}
+      </Text>
+      {grid.cells.map((row, i) => (
+        <Text key={grid.hosts[i]} wrap="truncate-end">
+          {pad(String(grid.hosts[i]), geometry.labelWidth)}
+          {row.map((counts, j) => {
+            const glyph = hostCellGlyph(counts);
+            return (
+              <Fragment key={j}>
+                {' '.repeat(1 + geometry.columnWidth - glyph.text.length)}
+                {glyph.mark === undefined ? glyph.text : <Styled tone={MARK_TONE[glyph.mark]}>{glyph.text}</Styled>}
+              </Fragment>
+            );
+          })}
+        </Text>
+      ))}
+      {legend ? (
+        <Text wrap="truncate-end">
+          <Styled tone="muted">{formatHostLegendText(matrix, grid.perPair)}</Styled>
+        </Text>
+      ) : null}
     </Box>
   );
 }
