@@ -8,6 +8,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { CommandResult, Io } from './commands/context.js';
+import { addHelpFooters, optionDescription } from './commands/help.js';
 import { registerCommands } from './commands/register.js';
 import { BugError, clipInput, HostError, InterruptedError, InventoryError, UsageError } from './errors.js';
 import type { RunVerdict } from './vocabulary.js';
@@ -18,30 +19,40 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
 /** A request refused before anything changed is the user's to fix, like a usage error. */
 const VERDICT_EXIT: Readonly<Record<RunVerdict, number>> = { ok: EXIT.ok, failed: EXIT.failed, refused: EXIT.usage, interrupted: EXIT.interrupted };
 
-export function buildProgram(io: Io, done: (r: CommandResult) => void): Command {
+/** Options that take a value: a word after one of them is its value, not a command or a host. */
+const VALUE_OPTIONS = new Set(['-i', '--inventory', '-c', '--concurrency', '--timeout', '--known-hosts', '--log']);
+
+export function buildProgram(io: Io, done: (r: CommandResult) => void, errors: { message?: string } = {}): Command {
   const program = new Command('ibfleet')
     .description('Per-NIC policy routing for lab servers with two InfiniBand NICs in one subnet:\nderive, render, deploy over SSH, verify.')
     .version(VERSION, '-V, --version')
-    .option('-i, --inventory <file>', 'inventory file (default: inventory/fleet.yaml or $IBFLEET_INVENTORY)')
-    .option('-c, --concurrency <n>', 'hosts worked on at once', '32')
-    .option('--timeout <seconds>', 'per-host time limit', '60')
-    .option('--json', 'print one JSON document on stdout instead of text or the TUI')
+    .option('-i, --inventory <file>', 'inventory file (default: inventory/fleet.yaml, or $IBFLEET_INVENTORY)')
+    .option('-c, --concurrency <n>', 'hosts worked on at once (default: 32)')
+    .option('--timeout <seconds>', 'time limit per host (default: 60)')
+    .option('--json', 'print one JSON document on stdout instead of text or the TUI; errors too')
     .option('--known-hosts <file>', 'known_hosts file to check host keys against (default: ~/.ssh/known_hosts)')
     .addOption(new Option('--accept-new', 'record unknown host keys (like StrictHostKeyChecking=accept-new); changed keys are still refused'))
-    .showHelpAfterError('(run with --help for usage)')
+    .option('--log <file>', 'write the run log to FILE (default: $XDG_STATE_HOME/ibfleet/runs/, i.e. ~/.local/state/ibfleet/runs/)')
+    .option('--no-log', 'keep no run log')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => void io.stdout.write(s),
       writeErr: (s) => void io.stderr.write(s),
+      // Commander's own parse errors are reported by reportError(), in the run's format (text or JSON).
+      outputError: (message) => void (errors.message = message.trim().replace(/^error: /, '')),
     });
+  const help = program.createHelp();
+  program.configureHelp({ showGlobalOptions: true, optionDescription: (option) => optionDescription(option, help, help.optionDescription) });
   registerCommands(program, io, done);
-  for (const sub of program.commands) sub.exitOverride().showHelpAfterError('(run with --help for usage)');
+  for (const sub of program.commands) sub.exitOverride();
+  addHelpFooters(program);
   return program;
 }
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   let result: CommandResult | undefined;
-  const program = buildProgram(io, (r) => (result = r));
+  const errors: { message?: string } = {};
+  const program = buildProgram(io, (r) => (result = r), errors);
   try {
     if (argv.length === 0) {
       program.outputHelp();
@@ -50,41 +61,99 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     await program.parseAsync(argv as string[], { from: 'user' });
     return result ? VERDICT_EXIT[result.verdict] : EXIT.ok;
   } catch (error) {
-    return reportError(error, io);
+    return reportError(error, io, { argv, commandNames: program.commands.map((c) => c.name()), commanderMessage: errors.message });
   }
 }
 
-function reportError(error: unknown, io: Io): number {
+interface ErrorContext {
+  readonly argv: readonly string[];
+  readonly commandNames: readonly string[];
+  /** What commander said about its parse error (kept from its output, not printed by it). */
+  readonly commanderMessage: string | undefined;
+}
+
+/** The command the words name (`deploy`, `lab up`), skipping global options and their values. */
+function commandOf(argv: readonly string[], names: readonly string[]): { name: string | undefined; rest: string[] } {
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (VALUE_OPTIONS.has(word)) i++;
+    else if (!word.startsWith('-')) {
+      if (!names.includes(word)) return { name: undefined, rest: [] };
+      const sub = word === 'lab' && argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('-') ? `lab ${argv[i + 1]}` : word;
+      return { name: sub, rest: argv.slice(i + 1) as string[] };
+    }
+  }
+  return { name: undefined, rest: [] };
+}
+
+/** `ibfleet deploy 16`: a host set given as a word, as ssh-style tools take it. */
+function positionalHint(command: string | undefined, rest: readonly string[]): string | undefined {
+  if (!command || !['hosts', 'render', 'deploy', 'status', 'rollback', 'verify'].includes(command)) return undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const word = rest[i]!;
+    if (word.startsWith('-')) {
+      if (!word.includes('=') && !['--dry-run', '-n', '--show-scripts', '--diff', '--rping', '--no-rping', '--ring', '--json', '--accept-new', '-K', '--ask-sudo-pass', '--no-log'].includes(word)) i++;
+      continue;
+    }
+    return `${command} takes hosts as --hosts, not as a word: did you mean ibfleet ${command} --hosts ${word}?`;
+  }
+  return undefined;
+}
+
+interface ReportedError {
+  readonly kind: 'usage' | 'inventory' | 'interrupted' | 'host' | 'bug';
+  readonly message: string;
+  readonly exit: number;
+  /** The text for stderr (without --json: the whole report). */
+  readonly text: string;
+  readonly problems?: readonly { file: string; line: number; column: number; message: string; hint: string | null }[];
+}
+
+function describeError(error: unknown, io: Io, context: ErrorContext): ReportedError | 'help' {
+  const { name, rest } = commandOf(context.argv, context.commandNames);
   if (error instanceof CommanderError) {
-    return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help' ? EXIT.ok : EXIT.usage;
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 'help';
+    const said = context.commanderMessage ?? error.message.replace(/^error: /, '');
+    const message = (error.code === 'commander.excessArguments' ? positionalHint(name, rest) : undefined) ?? said;
+    return { kind: 'usage', message, exit: EXIT.usage, text: `ibfleet: ${message}\n(run ibfleet ${name ?? ''}${name ? ' ' : ''}--help for usage)\n` };
   }
   if (error instanceof InventoryError) {
-    io.stderr.write(`${error.message}\nibfleet: ${error.total === 1 ? 'this problem' : `these ${error.total} problems`} must be fixed first; nothing was contacted\n`);
-    return EXIT.usage;
+    const message = `${error.total === 1 ? 'this problem' : `these ${error.total} problems`} must be fixed first; nothing was contacted`;
+    const problems = error.problems.map((p) => ({ file: p.position.file, line: p.position.line, column: p.position.column, message: p.message, hint: p.hint ?? null }));
+    return { kind: 'inventory', message: `${error.message}\n${message}`, exit: EXIT.usage, text: `${error.message}\nibfleet: ${message}\n`, problems };
   }
-  if (error instanceof UsageError) {
-    io.stderr.write(`ibfleet: ${error.message}\n`);
-    return EXIT.usage;
-  }
-  if (error instanceof InterruptedError) {
-    io.stderr.write('ibfleet: interrupted\n');
-    return EXIT.interrupted;
-  }
-  if (error instanceof HostError) {
-    io.stderr.write(`ibfleet: ${error.stage}: ${error.message}\n${error.stderrTail}\n`);
-    return EXIT.failed;
-  }
+  if (error instanceof UsageError) return { kind: 'usage', message: error.message, exit: EXIT.usage, text: `ibfleet: ${error.message}\n` };
+  if (error instanceof InterruptedError) return { kind: 'interrupted', message: 'interrupted', exit: EXIT.interrupted, text: 'ibfleet: interrupted\n' };
+  if (error instanceof HostError) return { kind: 'host', message: `${error.stage}: ${error.message}`, exit: EXIT.failed, text: `ibfleet: ${error.stage}: ${error.message}\n${error.stderrTail}\n` };
   const what = error instanceof BugError ? 'bug' : 'unexpected error';
   const text = error instanceof Error ? `${error.name !== 'Error' && !(error instanceof BugError) ? `${error.name}: ` : ''}${error.message}` : String(error);
   if (io.env.IBFLEET_DEBUG) {
     // The build is minified: a stack names source lines only with source maps on.
     const mapped = process.execArgv.includes('--enable-source-maps') || (io.env.NODE_OPTIONS ?? '').includes('--enable-source-maps');
-    io.stderr.write(`ibfleet: ${what}: ${error instanceof Error ? (error.stack ?? text) : text}\n${mapped ? '' : 'ibfleet: NODE_OPTIONS=--enable-source-maps names the source lines\n'}`);
-  } else {
-    // One line: what happened and where the details are, not a stack trace the user cannot act on.
-    io.stderr.write(`ibfleet: ${what}: ${clipInput(text.split('\n')[0]!, 200)} (a defect in ibfleet: run it again with IBFLEET_DEBUG=1 for the stack trace, and report it with the command you ran)\n`);
+    const stack = `ibfleet: ${what}: ${error instanceof Error ? (error.stack ?? text) : text}\n${mapped ? '' : 'ibfleet: NODE_OPTIONS=--enable-source-maps names the source lines\n'}`;
+    return { kind: 'bug', message: `${what}: ${text}`, exit: EXIT.failed, text: stack };
   }
-  return EXIT.failed;
+  // One line: what happened and where the details are, not a stack trace the user cannot act on.
+  const line = `${what}: ${clipInput(text.split('\n')[0]!, 200)}`;
+  return { kind: 'bug', message: line, exit: EXIT.failed, text: `ibfleet: ${line} (a defect in ibfleet: run it again with IBFLEET_DEBUG=1 for the stack trace, and report it with the command you ran)\n` };
+}
+
+/**
+ * Every error as the run would have said it: text on stderr, and with --json also one document on
+ * stdout (`{"command", "ok": false, "error": {"kind", "message"}}`) so a script reading stdout
+ * always gets JSON. The exit code is the same either way.
+ */
+function reportError(error: unknown, io: Io, context: ErrorContext): number {
+  const described = describeError(error, io, context);
+  if (described === 'help') return EXIT.ok;
+  io.stderr.write(described.text);
+  const { name } = commandOf(context.argv, context.commandNames);
+  const json = context.argv.includes('--json');
+  if (json) {
+    const doc = { command: name ?? null, ok: false, error: { kind: described.kind, message: described.message, ...(described.problems ? { problems: described.problems } : {}) } };
+    io.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+  }
+  return described.exit;
 }
 
 function processIo(): Io {

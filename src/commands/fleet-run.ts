@@ -14,6 +14,7 @@ import { runDocument } from '../ui/json.js';
 import { plainHandler } from '../ui/plain.js';
 import { parseGlobals, readFleet, writeJson, type GlobalOptions, type Io } from './context.js';
 import { askSecret } from './prompt.js';
+import { hostsRequired } from './run-options.js';
 
 /** What a run's header says besides the command and the inventory. */
 export interface RunExtra {
@@ -35,7 +36,7 @@ export async function prepareRun(io: Io, cmd: Command, selection: string | undef
   const globals = parseGlobals(raw, io);
   const fleet = await readFleet(globals, io);
   if (selection === undefined && required) {
-    throw new UsageError(`${cmd.name()} changes hosts, so it needs --hosts (e.g. --hosts 16,34, --hosts pair:alice or --hosts all)`);
+    throw new UsageError(hostsRequired(cmd.name()));
   }
   const ids = new Set(parseHostSelection(selection ?? 'all', fleet));
   const hosts = fleet.hosts.filter((h) => ids.has(h.id));
@@ -68,8 +69,7 @@ export async function chooseDisplay(io: Io, globals: GlobalOptions, command: Com
     };
   }
   if (io.stdout.isTTY && io.env.IBFLEET_PLAIN !== '1') return loadTui(io, command);
-  // A dry run's stages (connect, probe, plan) say nothing the plan at the end does not.
-  const plain = plainHandler(io.stdout, { command, stages: (command === 'deploy' && !extra.dryRun) || command === 'rollback' || command === 'onboard' });
+  const plain = plainHandler(io.stdout, { command, stages: command === 'deploy' || command === 'rollback' || command === 'onboard' });
   return { events: plain, finish: async () => undefined };
 }
 

@@ -3,16 +3,19 @@ import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { formatMode } from '../render/files.js';
 import type { HostRender } from '../render/host-render.js';
+import { UsageError } from '../errors.js';
 import type { CommandResult, Io } from './context.js';
+import { hostsRequired } from './run-options.js';
 
 export function registerRender(program: Command, io: Io, done: (r: CommandResult) => void): void {
   program
     .command('render')
     .description('print (or write under --out) the exact files each host would receive; no SSH')
-    .requiredOption('--hosts <set>', 'hosts to render: 16,34 16-20 memserver34 @cpu pair:alice all')
+    .option('--hosts <set>', 'hosts to render: 16,34 16-20 memserver34 @cpu pair:alice all')
     .option('--playbook <file>', 'playbook to render (default: the built-in dual-ib-routing)')
     .option('--out <dir>', 'write DIR/<host name>/<remote path> instead of printing')
-    .action(async (opts: { hosts: string; playbook?: string; out?: string }, cmd: Command) => {
+    .action(async (opts: { hosts?: string; playbook?: string; out?: string }, cmd: Command) => {
+      if (opts.hosts === undefined) throw new UsageError(hostsRequired('render'));
       const [{ parseGlobals, readFleet, readPlaybook, writeJson }, { parseHostSelection }, { renderForDisplay }, { formatRenderText, renderJson }] = await Promise.all([
         import('./context.js'),
         import('../inventory/select.js'),
@@ -22,7 +25,7 @@ export function registerRender(program: Command, io: Io, done: (r: CommandResult
       const globals = parseGlobals(cmd.optsWithGlobals(), io);
       const fleet = await readFleet(globals, io);
       const playbook = await readPlaybook(opts.playbook, io);
-      const ids = new Set(parseHostSelection(opts.hosts, fleet));
+      const ids = new Set(parseHostSelection(opts.hosts!, fleet));
       const renders = fleet.hosts.filter((h) => ids.has(h.id)).map((h) => renderForDisplay(h, fleet, playbook));
       if (opts.out !== undefined) {
         const written = await writeRenders(opts.out, io.cwd, renders);

@@ -14,7 +14,7 @@ interface VerifyFlags {
 }
 
 export function registerVerify(program: Command, io: Io, done: (r: CommandResult) => void): void {
-  addRunOptions(
+  const verify = addRunOptions(
     program
       .command('verify')
       .description('prove connectivity: ping (and rping where there is RDMA) from every NIC to every NIC of the other hosts')
@@ -23,10 +23,16 @@ export function registerVerify(program: Command, io: Io, done: (r: CommandResult
       .option('--rping', 'require the RDMA check: rping cells for every pair (skipped with the reason where a host has no RDMA device)')
       .option('--no-rping', 'ping only, even where the hosts have RDMA devices')
       .option('--ring', 'each host to the next one only (all NIC pairs), instead of every host to every other')
-      .option('--rping-port <port>', 'first rping port; each server on a host gets the next one', '7174'),
-  ).action(async (opts: VerifyFlags, cmd: Command) => {
+      .option('--rping-port <port>', 'first rping port; each server on a host gets the next one (default: 7174)'),
+  );
+  // --rping and --no-rping set one value, the last one winning; both given is a contradiction, not a choice.
+  const said = new Set<string>();
+  verify.on('option:rping', () => said.add('--rping'));
+  verify.on('option:no-rping', () => said.add('--no-rping'));
+  verify.action(async (opts: VerifyFlags, cmd: Command) => {
+    if (said.size > 1) throw new UsageError('--rping and --no-rping contradict each other: give one (--rping: every pair must pass rping; --no-rping: ping only)');
     if (opts.hosts !== undefined && opts.pair !== undefined) throw new UsageError('give --hosts or --pair, not both');
-    const basePort = Number(opts.rpingPort);
+    const basePort = Number(opts.rpingPort ?? '7174');
     if (!Number.isInteger(basePort) || basePort < 1024 || basePort > 65000) throw new UsageError('--rping-port must be a whole number 1024..65000');
     // commander turns --rping / --no-rping into one boolean; neither given means "where possible".
     const rping: RpingMode = cmd.getOptionValueSource('rping') === 'cli' ? (opts.rping ? 'on' : 'off') : 'auto';

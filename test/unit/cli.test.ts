@@ -205,7 +205,7 @@ describe('exit codes and messages', () => {
   it('render without --hosts: exit 2', async () => {
     const { code, stderr } = await ibfleet(['render']);
     expect(code).toBe(2);
-    expect(stderr).toContain("required option '--hosts <set>' not specified");
+    expect(stderr).toBe('ibfleet: render renders files for chosen hosts, so it needs --hosts (e.g. --hosts 16,34, --hosts pair:alice or --hosts all)\n');
   });
 
   it('a bad --playbook: exit 2 with its position', async () => {
@@ -240,6 +240,68 @@ describe('exit codes and messages', () => {
     const { code, stdout } = await ibfleet(['--version']);
     expect(code).toBe(0);
     expect(stdout.trim()).toBe(VERSION);
+  });
+
+  it.each(['hosts', 'render', 'deploy', 'status', 'rollback', 'verify', 'onboard', 'lab up'])('%s --help: examples, the exit codes and the global options', async (command) => {
+    const { code, stdout } = await ibfleet([...command.split(' '), '--help']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/\nExamples:\n {2}ibfleet /);
+    expect(stdout).toContain('Exit codes:\n  0    every selected host succeeded / complies\n  1    a host failed');
+    expect(stdout).toContain('130  interrupted (Ctrl-C)');
+    expect(stdout).toMatch(/Global Options:[\s\S]*-i, --inventory <file>[\s\S]*--json/);
+  });
+
+  it('defaults read one way: (default: X), never quoted, never an empty list', async () => {
+    const outputs = await Promise.all(['--help', 'hosts --help', 'verify --help', 'lab up --help', 'lab reboot --help'].map((a) => ibfleet(a.split(' '))));
+    const text = outputs.map((o) => o.stdout).join('\n');
+    expect(text).toContain('(default: 32)');
+    expect(text).toContain('(default: 7174)');
+    expect(text).toContain('(default: all)');
+    expect(text).not.toMatch(/\(default: "/);
+    expect(text).not.toContain('(default: [])');
+  });
+
+  it('a host set given as a word: "did you mean --hosts 16?", exit 2', async () => {
+    const { code, stdout, stderr } = await ibfleet(['deploy', '16']);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toBe('ibfleet: deploy takes hosts as --hosts, not as a word: did you mean ibfleet deploy --hosts 16?\n(run ibfleet deploy --help for usage)\n');
+    expect((await ibfleet(['-i', 'inventory/fleet.yaml', 'status', '--playbook', 'x.yaml', '34'])).stderr).toContain('did you mean ibfleet status --hosts 34?');
+  });
+
+  it('--rping --no-rping: refused as a contradiction, exit 2, nothing contacted', async () => {
+    const { code, stderr } = await ibfleet(['verify', '--hosts', '16,34', '--rping', '--no-rping']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--rping and --no-rping contradict each other');
+  });
+
+  it('--show-scripts without --dry-run: refused, exit 2', async () => {
+    const { code, stderr } = await ibfleet(['deploy', '--hosts', '34', '--show-scripts']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--show-scripts goes with --dry-run');
+  });
+
+  it.each([
+    ['a usage error from the parser', ['--json', 'deploy', '16'], 'deploy', 'usage', /did you mean ibfleet deploy --hosts 16\?/],
+    ['an unknown option', ['hosts', '--bogus', '--json'], 'hosts', 'usage', /unknown option '--bogus'/],
+    ['an unknown command', ['--json', 'bogus'], null, 'usage', /unknown command 'bogus'/],
+    ['a usage error from a command', ['--json', 'render'], 'render', 'usage', /needs --hosts/],
+    ['an unknown host', ['--json', 'render', '--hosts', '99'], 'render', 'usage', /host 99 is not in/],
+    ['a missing inventory', ['--json', '-i', 'nowhere.yaml', 'status'], 'status', 'usage', /cannot read inventory nowhere\.yaml/],
+  ] as const)('--json: %s is one JSON document on stdout, exit 2', async (_name, argv, command, kind, message) => {
+    const { code, stdout } = await ibfleet(argv);
+    expect(code).toBe(2);
+    const doc = JSON.parse(stdout) as { command: string | null; ok: boolean; error: { kind: string; message: string } };
+    expect(doc).toMatchObject({ command, ok: false, error: { kind } });
+    expect(doc.error.message).toMatch(message);
+  });
+
+  it('--json: an invalid inventory is one JSON document with every problem at its position', async () => {
+    const path = join(scratch, 'bad-json.yaml');
+    writeFileSync(path, 'fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  0: { name: a }\n');
+    const { code, stdout } = await ibfleet(['--json', '-i', path, 'hosts']);
+    expect(code).toBe(2);
+    expect(JSON.parse(stdout)).toMatchObject({ command: 'hosts', ok: false, error: { kind: 'inventory', problems: [{ file: path, line: 3, column: 3 }] } });
   });
 
   it('no arguments: the help, and exit 2 (a usage error)', async () => {

@@ -137,7 +137,10 @@ export function initialRunState(options: { readonly command: CommandName; readon
 
 export function toFinishedHost(result: HostResult, options: { readonly showScripts?: boolean } = {}): FinishedHost {
   const failing = result.status === 'failed' || result.status === 'unreachable';
-  const summary = result.changes && result.changes.length > 0 ? summarizeChanges(result.changes) : undefined;
+  const told = new Set((result.changes ?? []).map((c) => c.text));
+  const notes = result.reasons.filter((r) => !told.has(r)).map(oneLine);
+  // What changed by kind, after what the kinds do not say (a connection lost and looked at again).
+  const summary = result.changes && result.changes.length > 0 ? [...notes, summarizeChanges(result.changes)].join('; ') : undefined;
   // A plan or change is told by kind, so that hosts alike but for their addresses fold together.
   const reasons = failing && result.error ? [outcomeReason(result)] : summary ? [summary] : result.reasons.map(oneLine).filter((r) => r !== '');
   return {
