@@ -157,6 +157,8 @@ export interface RunEvents {
   onRunStart?(event: RunStart): void;
   onHostStart?(host: HostRef, at: number): void;
   onStage?(host: HostRef, stage: Stage, at: number): void;
+  /** What was sent to a host or what it printed, for the run log (`apply script`, `apply output`). */
+  onOutput?(host: HostRef, label: string, text: string): void;
   onHostDone?(result: HostResult): void;
   /** Verify: the cells of the matrix to be filled, once, before any onCell. */
   onMatrix?(cells: readonly CellSpec[]): void;

@@ -60,6 +60,8 @@ export const globalOptionsSchema = z.object({
   json: z.boolean().default(false),
   knownHosts: z.string().optional(),
   acceptNew: z.boolean().default(false),
+  /** --log FILE, or false with --no-log; undefined: a new log in the default directory. */
+  log: z.union([z.string().min(1, { error: '--log needs a file name' }), z.literal(false)]).optional(),
 });
 
 export type GlobalOptions = z.infer<typeof globalOptionsSchema> & { readonly inventory: string };

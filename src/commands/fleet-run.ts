@@ -13,6 +13,7 @@ import type { Transport } from '../runner/transport.js';
 import { runDocument } from '../ui/json.js';
 import { plainHandler } from '../ui/plain.js';
 import { parseGlobals, readFleet, writeJson, type GlobalOptions, type Io } from './context.js';
+import { openRunLog, type RunLog } from '../runner/run-log-file.js';
 import { askSecret } from './prompt.js';
 import { hostsRequired } from './run-options.js';
 
@@ -29,6 +30,8 @@ export interface FleetRunSetup {
   readonly hosts: readonly Host[];
   readonly interrupt: AbortSignal;
   readonly transport: Transport;
+  /** What the run log must never contain (the -K password once asked). */
+  readonly secrets: () => readonly string[];
 }
 
 export async function prepareRun(io: Io, cmd: Command, selection: string | undefined, required: boolean): Promise<FleetRunSetup> {
@@ -41,14 +44,23 @@ export async function prepareRun(io: Io, cmd: Command, selection: string | undef
   const ids = new Set(parseHostSelection(selection ?? 'all', fleet));
   const hosts = fleet.hosts.filter((h) => ids.has(h.id));
   const interrupt = io.interruptSignal();
-  const transport = await buildTransport(io, globals, fleet, raw.askSudoPass === true, interrupt);
-  return { globals, fleet, hosts, interrupt, transport };
+  const secrets: string[] = [];
+  const transport = await buildTransport(io, globals, fleet, raw.askSudoPass === true, interrupt, secrets);
+  return { globals, fleet, hosts, interrupt, transport, secrets: () => secrets };
 }
 
-/** The ssh2 transport for `fleet` with the global options; with -K the sudo password is asked once, up front. */
-export async function buildTransport(io: Io, globals: GlobalOptions, fleet: Fleet, askSudoPass: boolean, interrupt?: AbortSignal): Promise<Transport> {
+/**
+ * The ssh2 transport for `fleet` with the global options; with -K the sudo password is asked once,
+ * up front, and also put in `secrets` (the run log takes it out of anything it writes).
+ */
+export async function buildTransport(io: Io, globals: GlobalOptions, fleet: Fleet, askSudoPass: boolean, interrupt?: AbortSignal, secrets: string[] = []): Promise<Transport> {
   let password: Promise<string> | undefined;
-  const sudoPassword = askSudoPass ? () => (password ??= askSecret(io, 'sudo password for the selected hosts: ', interrupt)) : undefined;
+  const ask = async () => {
+    const value = await askSecret(io, 'sudo password for the selected hosts: ', interrupt);
+    secrets.push(value);
+    return value;
+  };
+  const sudoPassword = askSudoPass ? () => (password ??= ask()) : undefined;
   if (sudoPassword) await sudoPassword();
   const { sshTransport } = await import('../runner/ssh-transport.js');
   return sshTransport({
@@ -61,11 +73,11 @@ export async function buildTransport(io: Io, globals: GlobalOptions, fleet: Flee
   });
 }
 
-export async function chooseDisplay(io: Io, globals: GlobalOptions, command: CommandName, extra: RunExtra = {}): Promise<RunDisplay> {
+export async function chooseDisplay(io: Io, globals: GlobalOptions, command: CommandName, extra: RunExtra = {}, log?: RunLog): Promise<RunDisplay> {
   if (globals.json) {
     return {
       events: {},
-      finish: async (end) => writeJson(io, runDocument({ command, inventory: globals.inventory, ...extra, ...end })),
+      finish: async (end) => writeJson(io, { ...runDocument({ command, inventory: globals.inventory, ...extra, ...end }), log: log?.path ?? null }),
     };
   }
   if (io.stdout.isTTY && io.env.IBFLEET_PLAIN !== '1') return loadTui(io, command);
@@ -99,9 +111,51 @@ export async function runDisplayed(
   extra: RunExtra,
   body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[] }>,
 ): Promise<RunVerdict> {
-  const display = await chooseDisplay(io, run.globals, command, extra);
+  const log = startRunLog(io, run.globals, command, run.secrets);
+  const display = withRunLog(io, run.globals, await chooseDisplay(io, run.globals, command, extra, log), log);
   const header = { command, inventory: run.globals.inventory, ...extra };
   return runVerdict(await announceRun(run.hosts, { header, concurrency: run.globals.concurrency, interrupt: run.interrupt }, display, body));
+}
+
+/**
+ * The run's log (src/runner/run-log-file.ts), or none with --no-log. A log that cannot be opened
+ * is said once on stderr and the run goes on: the record matters less than the work.
+ */
+export function startRunLog(io: Io, globals: GlobalOptions, command: string, secrets: () => readonly string[]): RunLog | undefined {
+  try {
+    return openRunLog({ env: io.env, cwd: io.cwd, file: globals.log, command, secrets });
+  } catch (error) {
+    io.stderr.write(`ibfleet: no run log: ${(error as Error).message} (--log FILE to write it elsewhere, --no-log for none)\n`);
+    return undefined;
+  }
+}
+
+/** `display`, with every event also written to `log`, which is closed and named once the display is done. */
+export function withRunLog(io: Io, globals: GlobalOptions, display: RunDisplay, log: RunLog | undefined, options: { readonly close?: boolean } = {}): RunDisplay {
+  if (!log) return display;
+  return {
+    events: teeEvents(display.events, log.events),
+    finish: async (end) => {
+      await display.finish(end);
+      if (options.close === false) return;
+      log.close();
+      if (!globals.json) io.stdout.write(`run log: ${log.path}\n`);
+    },
+  };
+}
+
+/** Both handlers get every event, `first` first. */
+export function teeEvents(first: RunEvents, second: RunEvents): RunEvents {
+  const names = [...new Set([...Object.keys(first), ...Object.keys(second)])] as (keyof RunEvents)[];
+  return Object.fromEntries(
+    names.map((name) => [
+      name,
+      (...args: unknown[]) => {
+        (first[name] as ((...a: unknown[]) => void) | undefined)?.(...args);
+        (second[name] as ((...a: unknown[]) => void) | undefined)?.(...args);
+      },
+    ]),
+  ) as RunEvents;
 }
 
 /** deploy, status, rollback: `work` on every selected host, in parallel. */

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { MANAGERS } from '../inventory/model.js';
 import type { CommandResult, Io } from './context.js';
+import type { RunLog } from '../runner/run-log-file.js';
 import { addRunOptions } from './run-options.js';
 
 /** The options as a schema; built on demand so `ibfleet --help` never loads zod. */
@@ -40,7 +41,7 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
       .option('--cpu-manager <manager>', `network manager of the CPU server when it cannot be detected (${MANAGERS.join(', ')})`)
       .option('--mem-manager <manager>', `network manager of the memory server when it cannot be detected (${MANAGERS.join(', ')})`),
   ).action(async (raw: Record<string, unknown>, cmd: Command) => {
-    const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport }, { runOnboard }, { inventoryFile }, { formatCheatSheetText }, { onboardDocument }, { formatDiscoveryLines, inventoryChangeText, onboardStartLine }] = await Promise.all([
+    const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport, startRunLog, withRunLog }, { runOnboard }, { inventoryFile }, { formatCheatSheetText }, { onboardDocument }, { formatDiscoveryLines, inventoryChangeText, onboardStartLine }] = await Promise.all([
       import('./context.js'),
       import('./fleet-run.js'),
       import('../runner/onboard.js'),
@@ -55,18 +56,29 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
     const inventory = inventoryFile(globals.inventory, io.cwd);
     const say = (line: string) => void (globals.json ? undefined : io.stdout.write(`${line}\n`));
     const interrupt = io.interruptSignal();
+    const secrets: string[] = [];
+    // The log starts once the request passed every check that needs no machine: with the first contact.
+    let log: RunLog | undefined;
     const report = await runOnboard({
       request: opts,
       inventory,
       playbook,
-      transport: (fleet) => buildTransport(io, globals, fleet, opts.askSudoPass, interrupt),
+      transport: (fleet) => buildTransport(io, globals, fleet, opts.askSudoPass, interrupt, secrets),
       concurrency: globals.concurrency,
       timeoutMs: globals.timeout * 1000,
       interrupt,
       events: {
-        onStart: (hosts) => say(onboardStartLine(opts.owner, hosts, globals.inventory)),
+        onStart: (hosts) => {
+          log = startRunLog(io, globals, 'onboard', () => secrets);
+          say(onboardStartLine(opts.owner, hosts, globals.inventory));
+        },
+        discovery: { onHostStart: (...a) => log?.events.onHostStart?.(...a), onStage: (...a) => log?.events.onStage?.(...a), onHostDone: (...a) => log?.events.onHostDone?.(...a) },
         onDiscovered: (d, host) => formatDiscoveryLines(d, host).forEach(say),
-        phase: globals.json ? undefined : (name) => chooseDisplay(io, globals, name, name === 'deploy' ? { playbook: playbook.name } : {}),
+        phase: async (name) => {
+          const extra = name === 'deploy' ? { playbook: playbook.name } : {};
+          const display = globals.json ? { events: {}, finish: async () => undefined } : await chooseDisplay(io, globals, name, extra);
+          return withRunLog(io, globals, display, log, { close: false });
+        },
         onInventory: (change) => {
           const text = inventoryChangeText(change);
           if (text !== undefined) say(text);
@@ -74,8 +86,10 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
       },
     });
 
-    if (globals.json) writeJson(io, onboardDocument(report, globals.inventory));
+    log?.close();
+    if (globals.json) writeJson(io, { ...onboardDocument(report, globals.inventory), log: log?.path ?? null });
     else if (report.cheatSheet) say(`\n${formatCheatSheetText(report.cheatSheet)}`);
+    if (log) say(`run log: ${log.path}`);
     if (report.outcome === 'ok') say(`onboard ok: ${report.summary}`);
     else io.stderr.write(`ibfleet onboard: ${report.summary}\n`);
     done({ verdict: report.outcome === 'ok' || report.outcome === 'refused' || report.outcome === 'interrupted' ? report.outcome : 'failed' });

@@ -22,6 +22,8 @@ export interface HostTask {
   readonly hardSignal: AbortSignal;
   /** Milliseconds left of the host's deadline (0 once it has passed). */
   remainingMs(): number;
+  /** Keeps what was sent to the host or what it printed, for the run log. */
+  record(label: string, text: string): void;
 }
 
 /** What a host's work returns; the fan-out adds the host, the duration and failure handling. */
@@ -135,6 +137,7 @@ async function runOne(host: Host, ref: HostRef, deadline: Deadline, options: Fan
     signal: deadline.signal,
     hardSignal: deadline.hardSignal,
     remainingMs: () => Math.max(0, deadline.timeoutMs - (now() - deadline.startedAt)),
+    record: (label, text) => options.events.onOutput?.(ref, label, text),
   };
   const durationMs = () => now() - deadline.startedAt;
   try {

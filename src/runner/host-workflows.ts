@@ -142,6 +142,13 @@ async function probeThen<D>(
   return { facts: decided.facts, decision: decided.decision, result: decided.change ? conversation : undefined };
 }
 
+/** For the run log: the script a change sent, what it printed before its closing probe, and its exit. */
+function recordChange(task: HostTask, what: string, script: string, result: ExecResult): void {
+  task.record(`${what} script (sent on stdin to sh -s as root)`, script);
+  task.record(`${what} output (exit ${result.code ?? `signal ${result.signal ?? '?'}`})`, readChangeOutput(result.stdout).changeOutput);
+  if (result.stderr.trim() !== '') task.record(`${what} stderr`, result.stderr);
+}
+
 export interface DeployOptions {
   readonly dryRun: boolean;
 }
@@ -150,15 +157,17 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
   return (task: HostTask): Promise<HostOutcome> =>
     withSession(task, ctx.transport, async (session, reconnect) => {
       const runId = newRunId();
+      let sent = '';
       const { facts, decision: plan, result } = await probeThen(task, session, ctx, (probed) => {
         task.stage('plan');
         const planned = planDeploy(task.host, ctx.fleet, ctx.playbook, probed);
         if (options.dryRun || planned.changes.length === 0) return { decision: planned };
+        sent = renderApplyScript(task.host, ctx.fleet, planned, runId);
         return {
           decision: planned,
           change: {
             stage: 'push',
-            script: renderApplyScript(task.host, ctx.fleet, planned, runId),
+            script: sent,
             options: {
               signal: task.hardSignal,
               onLine: (line) => {
@@ -183,6 +192,7 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
         return { ...base, status: 'unchanged', reasons: [], checks: checksOf(plan.assessment) } as const;
       }
 
+      recordChange(task, 'apply', sent, result);
       if (result.code === LOCKED_EXIT) throw new HostError('push', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
       const { changeOutput } = readChangeOutput(result.stdout);
       let { after } = readChangeOutput(result.stdout);
@@ -216,15 +226,17 @@ export function rollbackHost(ctx: WorkflowContext) {
   return (task: HostTask): Promise<HostOutcome> =>
     withSession(task, ctx.transport, async (session, reconnect) => {
       const runId = newRunId();
+      let sent = '';
       const { facts: before, decision: initial, result } = await probeThen(task, session, ctx, (probed) => {
         task.stage('plan');
         const assessment = assessRollback(task.host, ctx.fleet, probed);
         if (!needsChange(assessment)) return { decision: assessment };
+        sent = renderRollbackScript(task.host, ctx.fleet, runId);
         return {
           decision: assessment,
           change: {
             stage: 'apply',
-            script: renderRollbackScript(task.host, ctx.fleet, runId),
+            script: sent,
             options: { signal: task.hardSignal, onLine: (line) => line === AFTER_MARK && task.stage('verify') },
           },
         };
@@ -232,6 +244,7 @@ export function rollbackHost(ctx: WorkflowContext) {
       const os = osName(before);
       const base = os ? { os } : {};
       if (!result) return { ...base, status: 'unchanged', reasons: [], checks: checksOf(initial) } as const;
+      recordChange(task, 'rollback', sent, result);
       if (result.code === LOCKED_EXIT) throw new HostError('apply', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
       let { after } = readChangeOutput(result.stdout);
       const cutOff = cutOffReason(result, 'the rollback');

@@ -51,7 +51,7 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
       write(`${label(r.host)} ${outcomeLine(r)}`);
       // What the changes by kind do not say (a connection lost and looked at again, a login banner's note).
       const told = new Set((r.changes ?? []).map((c) => c.text));
-      if (r.status === 'changed' || r.status === 'planned') for (const note of r.reasons.filter((x) => !told.has(x))) write(`    - ${sanitizeLine(note, 'keep')}`);
+      if ((r.status === 'changed' || r.status === 'planned') && told.size > 0) for (const note of r.reasons.filter((x) => !told.has(x))) write(`    - ${sanitizeLine(note, 'keep')}`);
       if (r.error?.stderrTail) write(indent(r.error.stderrTail));
       if (r.planText && start?.showScripts) {
         write('    script that would run as root on the host:');

@@ -239,6 +239,12 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     const right = await ib(['-i', opsInventory, 'deploy', '--hosts', '41', '-K', '--json'], { input: 's3cret-pass\n' });
     expect(json(right).hosts[0]).toMatchObject({ status: 'changed', reasons: ['ib1: rule 942: from 172.16.41.2 lookup 942'] });
     expect(right.stdout + right.stderr).not.toContain('s3cret-pass');
+    // The run log holds the script, its output and the checks of this sudo run, and never the password.
+    const logPath = (json(right) as unknown as { log: string }).log;
+    const logText = readFileSync(logPath, 'utf8');
+    expect(logText).toMatch(/^== host 41 node41 .* · changed · netplan/m);
+    expect(logText).toContain('apply output (exit 0):');
+    expect(logText).not.toContain('s3cret-pass');
     expect(readFileSync(lab().hosts.find((h) => h.id === 41)!.sshdLog, 'utf8')).toContain('Accepted publickey for ops');
   });
 

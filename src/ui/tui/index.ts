@@ -31,6 +31,7 @@ export async function createTui(io: TuiIo, options: TuiOptions): Promise<Tui> {
     onHostStart: later('onHostStart'),
     onStage: later('onStage'),
     onHostDone: later('onHostDone'),
+    onOutput: later('onOutput'),
     onMatrix: later('onMatrix'),
     onCell: later('onCell'),
     onRunEnd: later('onRunEnd'),

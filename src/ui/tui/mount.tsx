@@ -70,6 +70,8 @@ export function mountTui(io: TuiIo, options: TuiOptions): Tui {
     onHostStart: (host, at) => push({ type: 'hostStart', host, at }),
     onStage: (host, stage, at) => push({ type: 'stage', host, stage, at }),
     onHostDone: (result) => push({ type: 'hostDone', result }),
+    // Scripts and their output are for the run log; the screen shows outcomes.
+    onOutput: () => undefined,
     onMatrix: (cells) => push({ type: 'matrix', cells }),
     onCell: (cell) => push({ type: 'cell', cell }),
     onRunEnd: (event) => close({ type: 'runEnd', event }),

@@ -1,0 +1,149 @@
+/**
+ * The run log on disk. Every command that contacts hosts keeps one: by default a new file under
+ * `$XDG_STATE_HOME/ibfleet/runs/` (`~/.local/state/ibfleet/runs/` without it), or the file `--log`
+ * names. It is a handler of the run's events like any display, written as hosts finish, so a run
+ * cut short still leaves what it saw.
+ *
+ * Bounds: a log stops growing at MAX_LOG_BYTES (the end line is still written), and the default
+ * directory keeps the KEEP_LOGS newest logs — older ones are removed when a new run starts. Secrets
+ * (the -K sudo password) are taken out of every line before it is written, whatever printed them.
+ */
+import { closeSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { runLogCellLine, runLogEnd, runLogHeader, runLogHostBlock, type HostTranscript } from '../ui/text/run-log.js';
+import type { HostRef, MatrixCell, RunEnd, RunEvents, RunStart, Stage } from '../vocabulary.js';
+
+/** A log past this stops taking host blocks and cells: a 254-host matrix is ~260 000 cells. */
+export const MAX_LOG_BYTES = 8 * 1024 * 1024;
+/** How many logs the default directory keeps. */
+export const KEEP_LOGS = 50;
+/** One transcript entry (a script, its output) is cut at this size in the log. */
+export const MAX_ENTRY_BYTES = 256 * 1024;
+const REDACTED = '[secret removed]';
+
+export interface RunLogOptions {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /** --log FILE; false: --no-log; undefined: a new file in the default directory. */
+  readonly file: string | false | undefined;
+  readonly command: string;
+  /** Values never to be written (the sudo password), asked for at each write. */
+  readonly secrets: () => readonly string[];
+  readonly now?: () => Date;
+}
+
+export interface RunLog {
+  readonly path: string;
+  readonly events: RunEvents;
+  /** Closes the file; the events write nothing after. Idempotent. */
+  close(): void;
+}
+
+/** `$XDG_STATE_HOME/ibfleet/runs`, else `~/.local/state/ibfleet/runs` (XDG Base Directory spec: relative XDG paths are ignored). */
+export function defaultLogDir(env: Readonly<Record<string, string | undefined>>): string {
+  const xdg = env.XDG_STATE_HOME;
+  const base = xdg && xdg.startsWith('/') ? xdg : join(env.HOME || homedir(), '.local', 'state');
+  return join(base, 'ibfleet', 'runs');
+}
+
+/** Removes the oldest `*.log` files of `dir` beyond `keep`, by name (names start with the time). */
+export function pruneLogs(dir: string, keep: number): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith('.log')).sort();
+  } catch {
+    return;
+  }
+  for (const name of names.slice(0, Math.max(0, names.length - keep))) {
+    try {
+      unlinkSync(join(dir, name));
+    } catch {
+      // another run removed it first
+    }
+  }
+}
+
+function fileName(command: string, when: Date): string {
+  const stamp = when.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${command.replace(/[^a-z-]/g, '')}-${process.pid}.log`;
+}
+
+/**
+ * Opens the run's log, or returns undefined with --no-log. A log that cannot be written is not a
+ * reason to stop the run: the caller says so and goes on without one.
+ */
+export function openRunLog(options: RunLogOptions): RunLog | undefined {
+  if (options.file === false) return undefined;
+  const now = options.now ?? (() => new Date());
+  let path: string;
+  if (options.file !== undefined) path = resolve(options.cwd, options.file);
+  else {
+    const dir = defaultLogDir(options.env);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    pruneLogs(dir, KEEP_LOGS - 1);
+    path = join(dir, fileName(options.command, now()));
+  }
+  const fd = openSync(path, 'w', 0o600);
+  let written = 0;
+  let full = false;
+  const redact = (text: string) => options.secrets().reduce((t, secret) => (secret === '' ? t : t.split(secret).join(REDACTED)), text);
+  const write = (lines: readonly string[], always = false) => {
+    if (full && !always) return;
+    const text = redact(`${lines.join('\n')}\n`);
+    if (!always && written + Buffer.byteLength(text) > MAX_LOG_BYTES) {
+      full = true;
+      writeSync(fd, `# the log stops here: it reached ${MAX_LOG_BYTES / (1024 * 1024)} MiB (--json has every host and cell)\n`);
+      return;
+    }
+    written += writeSync(fd, text);
+  };
+
+  let start: RunStart | undefined;
+  const transcripts = new Map<number, { stages: { stage: Stage; at: number }[]; entries: { label: string; text: string }[] }>();
+  const of = (host: HostRef) => {
+    let t = transcripts.get(host.id);
+    if (!t) transcripts.set(host.id, (t = { stages: [], entries: [] }));
+    return t;
+  };
+  const cells: MatrixCell[] = [];
+  let closed = false;
+  const events: RunEvents = {
+    onRunStart: (event) => {
+      start ??= event;
+      write(runLogHeader(event, now()));
+    },
+    onHostStart: (host, at) => void of(host).stages.push({ stage: 'connect', at }),
+    onStage: (host, stage, at) => {
+      const stages = of(host).stages;
+      if (stages.at(-1)?.stage !== stage) stages.push({ stage, at });
+    },
+    onOutput: (host, label, text) => {
+      const cut = Buffer.byteLength(text) > MAX_ENTRY_BYTES ? `${text.slice(0, MAX_ENTRY_BYTES)}\n[… cut at ${MAX_ENTRY_BYTES / 1024} KiB]` : text;
+      of(host).entries.push({ label, text: cut });
+    },
+    onHostDone: (result) => {
+      const transcript: HostTranscript | undefined = transcripts.get(result.host.id);
+      transcripts.delete(result.host.id);
+      write(runLogHostBlock(result, transcript, transcript?.stages[0]?.at));
+    },
+    onCell: (cell) => void cells.push(cell),
+    onRunEnd: (end: RunEnd) => {
+      const all = end.cells.length > 0 ? end.cells : cells.splice(0);
+      if (all.length > 0) write(['== matrix', ...all.map(runLogCellLine), '']);
+      write(runLogEnd(end, all), true);
+    },
+  };
+  // A phase of a longer command (onboard's deploy, then verify) is a run of its own: every event
+  // is written in order, and the file closes once, at the end.
+  const guarded = Object.fromEntries(Object.entries(events).map(([name, handler]) => [name, (...args: unknown[]) => (closed ? undefined : (handler as (...a: unknown[]) => void)(...args))])) as RunEvents;
+  return {
+    path,
+    events: guarded,
+    close: () => {
+      if (closed) return;
+      closed = true;
+      closeSync(fd);
+    },
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * The run log as text: a header saying what ran, one block per host as it finishes (its timings,
+ * changes, checks, the script it was sent and what that printed, its error), the matrix's cells,
+ * and the outcome. Written for a person reading it after the fact (`less`, `grep '^== host 34'`).
+ * Pure: src/runner/run-log-file.ts writes it, bounded and with secrets taken out.
+ */
+import { VERSION } from '../../version.js';
+import type { HostRef, HostResult, MatrixCell, RunEnd, RunStart, Stage } from '../../vocabulary.js';
+import { byKind, summarizeChanges } from './changes.js';
+import { formatCounts, formatDuration } from './format.js';
+import { runHeading, runHeadingParts } from './header.js';
+import { sanitizeLine } from './sanitize.js';
+
+export interface HostTranscript {
+  readonly stages: readonly { readonly stage: Stage; readonly at: number }[];
+  /** What was sent to the host and what it printed, labelled (`apply script`, `apply output`). */
+  readonly entries: readonly { readonly label: string; readonly text: string }[];
+}
+
+const quote = (text: string, prefix = '  | ') =>
+  text
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((l) => `${prefix}${sanitizeLine(l, 'keep')}`);
+
+export function runLogHeader(start: RunStart, when: Date): string[] {
+  const { title, details } = runHeadingParts(runHeading(start));
+  return [`# ${title}`, `# ibfleet ${VERSION} · ${when.toISOString()}`, ...details.map((d) => `# ${d}`), ''];
+}
+
+function timings(host: HostRef, startedAt: number | undefined, transcript: HostTranscript | undefined, result: HostResult): string {
+  const stages = transcript?.stages ?? [];
+  const zero = startedAt ?? stages[0]?.at;
+  if (zero === undefined || stages.length === 0) return `timings: ${formatDuration(result.durationMs)} in all`;
+  const seconds = (at: number) => `+${((at - zero) / 1000).toFixed(2)}s`;
+  return `timings: ${stages.map((s) => `${s.stage} ${seconds(s.at)}`).join(', ')}, done after ${formatDuration(result.durationMs)}`;
+}
+
+/** One host's block, written when it finishes. */
+export function runLogHostBlock(result: HostResult, transcript: HostTranscript | undefined, startedAt: number | undefined): string[] {
+  const h = result.host;
+  const about = [result.status, result.manager, result.os].filter(Boolean).join(' · ');
+  const lines = [`== host ${h.id} ${h.name} (${h.target}) · ${about}`, timings(h, startedAt, transcript, result)];
+  if (result.error) {
+    lines.push(`error at ${result.error.stage}${result.error.exitCode !== undefined ? ` (exit ${result.error.exitCode})` : ''}: ${sanitizeLine(result.error.message, 'keep')}`);
+    if (result.error.stderrTail.trim() !== '') lines.push(...quote(result.error.stderrTail));
+  }
+  const changes = result.changes ?? [];
+  if (changes.length > 0) {
+    lines.push(`changes (${summarizeChanges(changes)}):`);
+    for (const c of byKind(changes)) lines.push(`  ${c.kind} ${c.action}: ${sanitizeLine(c.text, 'keep')}`);
+  }
+  const told = new Set(changes.map((c) => c.text));
+  const notes = result.reasons.filter((r) => !told.has(r) && r !== result.error?.message);
+  if (notes.length > 0) lines.push('notes:', ...notes.map((n) => `  ${sanitizeLine(n, 'keep')}`));
+  if (result.checks && result.checks.length > 0) {
+    lines.push(`checks (${result.checks.filter((c) => c.ok).length}/${result.checks.length} hold):`);
+    for (const c of result.checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${sanitizeLine(c.detail, 'keep')}`);
+  }
+  if (result.planText) lines.push('script that would run (dry run):', ...quote(result.planText));
+  for (const entry of transcript?.entries ?? []) lines.push(`${entry.label}:`, ...(entry.text.trim() === '' ? ['  (nothing)'] : quote(entry.text)));
+  if (result.connections !== undefined) lines.push(`ssh: ${result.connections} connection(s), ${result.channels ?? 0} channel(s)`);
+  lines.push('');
+  return lines;
+}
+
+const CELL_WORD: Readonly<Record<MatrixCell['state'], string>> = { passed: 'ok     ', failed: 'FAILED ', skipped: 'skipped', 'not-run': 'not run' };
+
+export function runLogCellLine(c: MatrixCell): string {
+  return `${CELL_WORD[c.state]} ${c.method} ${c.from.host}/${c.from.iface} (${c.from.ip}) → ${c.to.host}/${c.to.iface} (${c.to.ip}): ${sanitizeLine(c.detail, 'keep')}${c.state === 'failed' ? `  # ${c.reproduce.replace(/\n/g, '; ')}` : ''}`;
+}
+
+export function runLogEnd(end: RunEnd, matrix: readonly MatrixCell[] = end.cells): string[] {
+  const cells = matrix.length > 0 ? ` · cells ${matrix.filter((c) => c.state === 'passed').length}/${matrix.length} passed` : '';
+  return [`# ${end.interrupted ? 'interrupted' : 'finished'} after ${formatDuration(end.durationMs)}: ${formatCounts(end.results)}${cells}`];
+}

@@ -1,0 +1,99 @@
+/**
+ * The run log on disk: where it goes, what a host's block holds, that it is bounded, that old logs
+ * are removed beyond the newest KEEP_LOGS, and that a secret never reaches it whatever printed it.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { defaultLogDir, KEEP_LOGS, MAX_LOG_BYTES, openRunLog } from '../../src/runner/run-log-file.js';
+import type { RunEvents } from '../../src/vocabulary.js';
+import { cell, cpu16, mem34, NICS, result, runStart, T0 } from '../ui/fixtures.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'ibfleet-runlog-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+function drive(events: RunEvents, hosts = [cpu16, mem34], output = 'ok\n') {
+  events.onRunStart!(runStart(hosts));
+  for (const h of hosts) {
+    events.onHostStart!(h, T0);
+    events.onStage!(h, 'probe', T0 + 120);
+    events.onStage!(h, 'apply', T0 + 900);
+    events.onOutput!(h, 'apply script (sent on stdin to sh -s as root)', 'ip rule add from 172.16.34.2 lookup 942\n');
+    events.onOutput!(h, 'apply output (exit 0)', output);
+    events.onHostDone!(
+      result(h, 'changed', {
+        manager: 'netplan',
+        changes: [{ kind: 'rule', action: 'add', subject: 'ib1', text: 'ib1: rule 942: from 172.16.34.2 lookup 942' }],
+        reasons: ['ib1: rule 942: from 172.16.34.2 lookup 942'],
+        checks: [{ name: 'rule ib1', ok: true, detail: 'ib1: rule 942: from 172.16.34.2 lookup 942' }],
+      }),
+    );
+  }
+  events.onCell!(cell(NICS[0]!, NICS[2]!, false));
+  events.onRunEnd!({ results: [], cells: [], durationMs: 2500, interrupted: false });
+}
+
+describe('the run log', () => {
+  it('lives under $XDG_STATE_HOME/ibfleet/runs, else ~/.local/state/ibfleet/runs (a relative XDG path is ignored)', () => {
+    expect(defaultLogDir({ XDG_STATE_HOME: '/var/x', HOME: '/home/a' })).toBe('/var/x/ibfleet/runs');
+    expect(defaultLogDir({ HOME: '/home/a' })).toBe('/home/a/.local/state/ibfleet/runs');
+    expect(defaultLogDir({ XDG_STATE_HOME: 'rel', HOME: '/home/a' })).toBe('/home/a/.local/state/ibfleet/runs');
+  });
+
+  it('per host: its timings, changes by kind, checks, the script sent and what it printed; then the matrix and the outcome', () => {
+    const log = openRunLog({ env: { XDG_STATE_HOME: join(scratch, 'state') }, cwd: scratch, file: undefined, command: 'deploy', secrets: () => [] })!;
+    expect(log.path).toMatch(/\/state\/ibfleet\/runs\/\d{8}T\d{6}Z-deploy-\d+\.log$/);
+    drive(log.events);
+    log.close();
+    const text = readFileSync(log.path, 'utf8');
+    expect(statSync(log.path).mode & 0o777).toBe(0o600);
+    expect(text).toContain('# ibfleet deploy\n');
+    expect(text).toContain('== host 34 memserver34 (10.208.130.34) · changed · netplan\ntimings: connect +0.00s, probe +0.12s, apply +0.90s, done after 4.2s\nchanges (+1 rule):\n  rule add: ib1: rule 942: from 172.16.34.2 lookup 942\n');
+    expect(text).toContain('checks (1/1 hold):\n  ok   ib1: rule 942');
+    expect(text).toContain('apply script (sent on stdin to sh -s as root):\n  | ip rule add from 172.16.34.2 lookup 942\napply output (exit 0):\n  | ok\n');
+    expect(text).toContain('== matrix\nFAILED  ping 16/ibs5f0 (172.16.16.1) → 34/ib0 (172.16.34.1): 0/3 replies  # ssh root@');
+    expect(text.trimEnd().split('\n').at(-1)).toBe('# finished after 2.5s: no hosts · cells 0/1 passed');
+  });
+
+  it('never holds a secret, whatever printed it (a host echoing the sudo password, a hostile .bashrc)', () => {
+    const file = join(scratch, 'secret.log');
+    const log = openRunLog({ env: {}, cwd: scratch, file, command: 'deploy', secrets: () => ['s3cret-pass'] })!;
+    drive(log.events, [mem34], 'Welcome\n[sudo] password: s3cret-pass\nline with s3cret-pass twice s3cret-pass\n');
+    log.close();
+    const text = readFileSync(file, 'utf8');
+    expect(text).not.toContain('s3cret-pass');
+    expect(text).toContain('[sudo] password: [secret removed]');
+  });
+
+  it(`is bounded: past ${MAX_LOG_BYTES / 1024 / 1024} MiB it says it stops, and still ends with the outcome`, () => {
+    const file = join(scratch, 'big.log');
+    const log = openRunLog({ env: {}, cwd: scratch, file, command: 'deploy', secrets: () => [] })!;
+    const hosts = Array.from({ length: 60 }, (_, i) => ({ id: i + 1, name: `h${i + 1}`, target: `10.0.0.${i + 1}` }));
+    drive(log.events, hosts, `${'x'.repeat(200)}\n`.repeat(1000));
+    log.close();
+    const size = statSync(file).size;
+    expect(size).toBeLessThan(MAX_LOG_BYTES + 4096);
+    const text = readFileSync(file, 'utf8');
+    expect(text).toContain('# the log stops here: it reached 8 MiB');
+    expect(text.trimEnd().split('\n').at(-1)).toMatch(/^# finished after/);
+  });
+
+  it(`keeps the ${KEEP_LOGS} newest logs of its directory: older ones go when a run starts`, () => {
+    const state = join(scratch, 'prune');
+    const dir = join(state, 'ibfleet', 'runs');
+    mkdirSync(dir, { recursive: true });
+    for (let i = 0; i < KEEP_LOGS + 5; i++) writeFileSync(join(dir, `20250101T0000${String(i).padStart(2, '0')}Z-status-1.log`), 'old\n');
+    writeFileSync(join(dir, 'notes.txt'), 'not a log\n');
+    const log = openRunLog({ env: { XDG_STATE_HOME: state }, cwd: scratch, file: undefined, command: 'status', secrets: () => [] })!;
+    log.close();
+    const logs = readdirSync(dir).filter((n) => n.endsWith('.log')).sort();
+    expect(logs).toHaveLength(KEEP_LOGS);
+    expect(logs[0]).toBe('20250101T000006Z-status-1.log');
+    expect(readdirSync(dir)).toContain('notes.txt');
+  });
+
+  it('--no-log keeps none', () => {
+    expect(openRunLog({ env: {}, cwd: scratch, file: false, command: 'status', secrets: () => [] })).toBeUndefined();
+  });
+});
