@@ -4,6 +4,7 @@
  */
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { isMap, isScalar } from 'yaml';
+import type { z } from 'zod';
 import { clipInput, InventoryError, type InventoryProblem } from '../errors.js';
 import { MAIN_RULE_PRIORITY, MAX_HOST, MIN_HOST, RESERVED_TABLES, deriveNicAddress, deriveRulePriority, deriveTable, nicAddressInSubnet } from './derive.js';
 import { formatCidr, parseCidr, parseIpv4, type Cidr } from './ipv4.js';
@@ -34,9 +35,60 @@ export function loadInventory(text: string, file: string, baseDir: string = dirn
   if (!isMap(source.doc.contents)) {
     throw new InventoryError([source.problem([], 'an inventory is a YAML map with fabric, defaults, hosts and pairs', 'start from inventory/fleet.yaml')]);
   }
-  const parsed = inventorySchema.safeParse(source.toJS());
-  if (!parsed.success) throw new InventoryError(inFileOrder(issuesToProblems(parsed.error.issues, source, allowedKeys)));
-  return buildFleet(parsed.data, source, baseDir);
+  const raw = source.toJS();
+  const parsed = inventorySchema.safeParse(raw);
+  if (parsed.success) {
+    const built = buildFleet(parsed.data, source, baseDir, new Set());
+    if (built.fleet) return built.fleet;
+    throw new InventoryError(inFileOrder(built.problems));
+  }
+  // Every independent problem in one pass: what the schema refused is set aside (unknown keys
+  // dropped, a refused host or pair left out but still known by its number), and the rest is
+  // checked as usual, so an unknown key does not hide a pair naming a missing host.
+  const problems = issuesToProblems(parsed.error.issues, source, allowedKeys);
+  const rest = setAside(raw, parsed.error.issues);
+  const reparsed = rest && inventorySchema.safeParse(rest.input);
+  if (rest && reparsed?.success) problems.push(...buildFleet(reparsed.data, source, baseDir, rest.refusedHosts).problems);
+  throw new InventoryError(inFileOrder(unique(problems)));
+}
+
+function unique(problems: readonly InventoryProblem[]): InventoryProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const key = `${p.position.line}:${p.position.column}:${p.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
+ * The document without what the schema refused: unknown keys removed, hosts and pairs with a
+ * refused field left out (the numbers of such hosts are kept: a pair naming one is not "unknown").
+ * Undefined when a refusal is in fabric, defaults or ssh: every host depends on those.
+ */
+function setAside(raw: unknown, issues: readonly z.core.$ZodIssue[]): { input: unknown; refusedHosts: Set<number> } | undefined {
+  if (raw === null || typeof raw !== 'object') return undefined;
+  const input = structuredClone(raw) as Record<string, unknown>;
+  const refusedHosts = new Set<number>();
+  const droppedPairs = new Set<number>();
+  for (const issue of issues) {
+    const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+    if (issue.code === 'unrecognized_keys') {
+      const parent = path.reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string | number, unknown>)[key] : undefined), input);
+      if (parent !== null && typeof parent === 'object') for (const key of issue.keys) delete (parent as Record<string, unknown>)[key];
+      continue;
+    }
+    const [top, second] = path;
+    const hosts = input.hosts;
+    if (top === 'hosts' && second !== undefined && hosts !== null && typeof hosts === 'object') {
+      delete (hosts as Record<string, unknown>)[String(second)];
+      if (/^[0-9]+$/.test(String(second))) refusedHosts.add(Number(second));
+    } else if (top === 'pairs' && typeof second === 'number') droppedPairs.add(second);
+    else return undefined;
+  }
+  if (Array.isArray(input.pairs)) input.pairs = input.pairs.filter((_, i) => !droppedPairs.has(i));
+  return { input, refusedHosts };
 }
 
 /** Problems are found schema-first, check by check; the user reads them top to bottom. */
@@ -44,7 +96,11 @@ function inFileOrder(problems: readonly InventoryProblem[]): InventoryProblem[] 
   return [...problems].sort((a, b) => a.position.line - b.position.line || a.position.column - b.position.column);
 }
 
-function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string): Fleet {
+/**
+ * The fleet, or every problem found. `refusedHosts`: host numbers whose entries the schema already
+ * refused (reported there), still known to the checks that name hosts.
+ */
+function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string, refusedHosts: ReadonlySet<number>): { fleet?: Fleet; problems: InventoryProblem[] } {
   const problems: InventoryProblem[] = [];
   const fabric = checkFabric(input, source, problems);
 
@@ -78,18 +134,22 @@ function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string):
   }
   hosts.sort((a, b) => a.id - b.id);
   checkAcrossHosts(hosts, hostEntries, source, problems);
-  const pairs = checkPairs(input.pairs, new Set(hosts.map((h) => h.id)), source, problems);
+  // A pair names hosts by number: a host whose entry has problems of its own is still there (its
+  // problems are reported at the entry, once), so the pair is checked against every host given.
+  const declared = new Set([...Object.keys(input.hosts).map(Number).filter(Number.isInteger), ...refusedHosts]);
+  const pairs = checkPairs(input.pairs, declared, source, problems);
 
-  if (problems.length > 0 || !fabric) throw new InventoryError(inFileOrder(problems));
+  if (problems.length > 0 || !fabric) return { problems };
   const base = resolve(baseDir);
   const rel = (p: string | undefined) => (p === undefined ? undefined : expandRelative(p, base));
-  return {
+  const fleet: Fleet = {
     file: source.file,
     fabric,
     hosts: hosts.map((h) => ({ ...h, identityFile: rel(h.identityFile) })),
     pairs,
     ssh: { knownHosts: rel(input.ssh.knownHosts), identityFile: rel(input.ssh.identityFile), config: rel(input.ssh.config) },
   };
+  return { fleet, problems };
 }
 
 /** Host numbers as written: plain decimal digits (`016` is 16). */

@@ -308,3 +308,32 @@ describe('a bad inventory is refused with file:line:col, the offending value and
     }
   });
 });
+
+describe('each problem once, at its cause; independent problems all in one pass', () => {
+  const lines = (text: string) => problemsOf(text).map((p) => `${p.position.line}:${p.position.column}: ${p.message}`);
+
+  it('a host with the same interface twice: that problem alone, not also "its pair names a host that is not in hosts"', () => {
+    const text = yaml(...FABRIC, 'hosts:', '  16: { name: a, interfaces: [ib0, ib0] }', '  34: { name: b }', 'pairs:', '  - { owner: alice, cpu: 16, mem: 34 }');
+    expect(lines(text)).toEqual(['4:30: host 16 lists interface ib0 twice']);
+  });
+
+  it('a host the schema refuses (a bad interface name) is still a host its pair may name', () => {
+    const text = yaml(...FABRIC, 'hosts:', '  16: { name: a, interfaces: ["ib 0", ib1] }', '  34: { name: b }', 'pairs:', '  - { owner: alice, cpu: 16, mem: 34 }');
+    expect(lines(text)).toEqual(['4:31: hosts.16.interfaces[0] = "ib 0": not a valid Linux interface name (1-15 characters of A-Z a-z 0-9 _ . -, not starting with -, not "." or "..")']);
+  });
+
+  it('an unknown key does not hide a cross-reference error: both are reported', () => {
+    const text = yaml(...FABRIC, 'hosts:', '  16: { name: a, nmae: x }', '  34: { name: b }', 'pairs:', '  - { owner: alice, cpu: 16, mem: 35 }');
+    expect(lines(text)).toEqual(['4:18: hosts.16.nmae: unknown key "nmae"', '7:35: pair of alice: mem host 35 is not in hosts']);
+  });
+
+  it('an unknown top-level key, a repeated management address and an unknown pair host: all three', () => {
+    const text = yaml(...FABRIC, 'hosts:', '  16: { name: a, address: 10.0.0.1 }', '  34: { name: b, address: 10.0.0.1 }', 'pairs:', '  - { owner: alice, cpu: 16, mem: 40 }', 'extra: 1');
+    expect(lines(text)).toEqual(["5:27: host 34: address 10.0.0.1 is also host 16's", '7:35: pair of alice: mem host 40 is not in hosts', '8:1: extra: unknown key "extra"']);
+  });
+
+  it('a broken fabric stops there: every host depends on it, so nothing else would be worth reading', () => {
+    const text = yaml('fabric:', '  subnet: 172.16.0.0/16', '  nics: nine', 'hosts:', '  16: { name: a, nmae: x }', 'pairs:', '  - { owner: alice, cpu: 16, mem: 35 }');
+    expect(lines(text)).toEqual(['3:9: fabric.nics = "nine": nics is a whole number 1..4', '5:18: hosts.16.nmae: unknown key "nmae"']);
+  });
+});
