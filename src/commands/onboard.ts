@@ -7,7 +7,7 @@ import { addRunOptions } from './run-options.js';
 
 /** The options as a schema; built on demand so `ibfleet --help` never loads zod. */
 async function optionsSchema() {
-  const [{ z }, { OWNER_NAME, USER_NAME }] = await Promise.all([import('zod'), import('../inventory/schema.js')]);
+  const [{ z }, { HOST_NAME, OWNER_NAME, USER_NAME }] = await Promise.all([import('zod'), import('../inventory/schema.js')]);
   const hostNumber = (flag: string) => {
     const error = `${flag} is a host number 1..254 (the third octet of the machine's 172.16 addresses)`;
     return z.string({ error }).regex(/^[0-9]+$/, { error }).transform(Number).pipe(z.number().min(1, { error }).max(254, { error }));
@@ -23,6 +23,8 @@ async function optionsSchema() {
     user: z.string().regex(USER_NAME, { error: '--user is a Unix user name' }).optional(),
     cpuManager: manager('--cpu-manager'),
     memManager: manager('--mem-manager'),
+    cpuName: z.string().regex(HOST_NAME, { error: '--cpu-name is a host name: letters, digits, dots and dashes' }).optional(),
+    memName: z.string().regex(HOST_NAME, { error: '--mem-name is a host name: letters, digits, dots and dashes' }).optional(),
     askSudoPass: z.boolean().default(false),
   });
 }
@@ -39,7 +41,9 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
       .option('--mem-address <addr>', "memory server's SSH (management) address; default: the inventory's")
       .option('--user <user>', 'SSH user on both machines (default: the inventory\'s, else root); non-root users work through sudo')
       .option('--cpu-manager <manager>', `network manager of the CPU server when it cannot be detected (${MANAGERS.join(', ')})`)
-      .option('--mem-manager <manager>', `network manager of the memory server when it cannot be detected (${MANAGERS.join(', ')})`),
+      .option('--mem-manager <manager>', `network manager of the memory server when it cannot be detected (${MANAGERS.join(', ')})`)
+      .option('--cpu-name <name>', "the CPU server's name in the inventory (default: the inventory's, else the machine's own hostname)")
+      .option('--mem-name <name>', "the memory server's name in the inventory (default: the inventory's, else the machine's own hostname)"),
   ).action(async (raw: Record<string, unknown>, cmd: Command) => {
     const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport, startRunLog, withRunLog }, { runOnboard }, { inventoryFile }, { formatCheatSheetText }, { onboardDocument }, { formatDiscoveryLines, inventoryChangeText, onboardStartLine }] = await Promise.all([
       import('./context.js'),

@@ -39,6 +39,8 @@ export interface HostFacts {
   /** `systemctl is-active` of the repair timer (`active`, `inactive`, ...); undefined where systemd does not run. */
   readonly repairTimer: string | undefined;
   readonly tools: ReadonlySet<string>;
+  /** The kernel's hostname (/proc/sys/kernel/hostname), as the machine calls itself. */
+  readonly hostname: string | undefined;
   /** False when the output stopped before the end marker (connection dropped, probe killed). */
   readonly complete: boolean;
 }
@@ -216,6 +218,7 @@ export function parseProbe(output: string): HostFacts {
     ),
     repairTimer: runtime.flatMap((l) => (l.startsWith('repair-timer') ? [l.slice('repair-timer'.length).trim() || 'unknown'] : []))[0],
     tools: new Set(get('tools').map((l) => l.trim()).filter(Boolean)),
+    hostname: get('hostname').flatMap((l) => contentLine(l, version) ?? [])[0]?.trim() || undefined,
     complete: sections.has('end'),
   };
 }

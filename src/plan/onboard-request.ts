@@ -6,7 +6,7 @@
 import { UsageError } from '../errors.js';
 import type { InventoryAddition } from '../inventory/entry.js';
 import { hostById, type Fleet, type Manager } from '../inventory/model.js';
-import { ONBOARD_ROLES, onboardEntry, type HostDiscovery, type OnboardRole } from './onboard.js';
+import { chooseName, ONBOARD_ROLES, onboardEntry, onboardName, type HostDiscovery, type OnboardRole } from './onboard.js';
 
 export interface OnboardRequest {
   readonly owner: string;
@@ -18,6 +18,21 @@ export interface OnboardRequest {
   readonly user?: string | undefined;
   readonly cpuManager?: Manager | undefined;
   readonly memManager?: Manager | undefined;
+  /** --cpu-name / --mem-name: the inventory name, instead of the machine's own hostname. */
+  readonly cpuName?: string | undefined;
+  readonly memName?: string | undefined;
+}
+
+function roleNameFlag(request: OnboardRequest, role: OnboardRole): string | undefined {
+  return role === 'cpu' ? request.cpuName : request.memName;
+}
+
+/** The name onboard writes for a host (chooseName), from what is known so far. */
+function nameFor(request: OnboardRequest, role: OnboardRole, fleet: Fleet, hostname: string | undefined): string {
+  const id = roleId(request, role);
+  const other = roleId(request, role === 'cpu' ? 'mem' : 'cpu');
+  const taken = new Set(fleet.hosts.filter((h) => h.id !== id && h.id !== other).map((h) => h.name));
+  return chooseName({ flag: roleNameFlag(request, role), inventory: hostById(fleet, id)?.name, hostname, taken, role, id });
 }
 
 export function roleId(request: OnboardRequest, role: OnboardRole): number {
@@ -51,15 +66,27 @@ export function provisionalAddition(request: OnboardRequest, fleet: Fleet, file:
     if (!hostById(fleet, id) && address === undefined) {
       throw new UsageError(`host ${id} is not in ${file}, so onboard needs its SSH address: add --${role}-address ADDRESS (the management address, not a 172.16 fabric one)`);
     }
-    return onboardEntry({ id, role, owner: request.owner, address, user: request.user, managerFlag: roleManagerFlag(request, role), discovery: undefined });
+    return onboardEntry({ id, role, owner: request.owner, name: nameFor(request, role, fleet, undefined), address, user: request.user, managerFlag: roleManagerFlag(request, role), discovery: undefined });
   });
+  if (request.cpuName !== undefined && request.cpuName === request.memName) throw new UsageError(`--cpu-name and --mem-name are both ${request.cpuName}; host names are unique`);
   return { hosts, pair: pairOf(request) };
 }
 
-/** The pair as discovery found it: the entries onboard writes. */
-export function discoveredAddition(request: OnboardRequest, discovered: readonly HostDiscovery[]): InventoryAddition {
+/** The pair as discovery found it: the entries onboard writes, named as the machines call themselves unless told otherwise. */
+export function discoveredAddition(request: OnboardRequest, discovered: readonly HostDiscovery[], fleet: Fleet): InventoryAddition {
   const hosts = discovered.map((d) =>
-    onboardEntry({ id: d.id, role: d.role, owner: request.owner, address: roleAddress(request, d.role), user: request.user, managerFlag: roleManagerFlag(request, d.role), discovery: d }),
+    onboardEntry({
+      id: d.id,
+      role: d.role,
+      owner: request.owner,
+      name: nameFor(request, d.role, fleet, d.hostname),
+      address: roleAddress(request, d.role),
+      user: request.user,
+      managerFlag: roleManagerFlag(request, d.role),
+      discovery: d,
+    }),
   );
+  // Two machines that call themselves the same: the second keeps the lab's name.
+  if (hosts.length === 2 && hosts[0]!.name === hosts[1]!.name) hosts[1] = { ...hosts[1]!, name: onboardName(discovered[1]!.role, hosts[1]!.id) };
   return { hosts, pair: pairOf(request) };
 }

@@ -9,6 +9,7 @@ import { deriveNicAddress } from '../inventory/derive.js';
 import type { HostEntry } from '../inventory/entry.js';
 import { cidrContains, parseIpv4 } from '../inventory/ipv4.js';
 import type { Fabric, Host, Manager, ManagerSetting } from '../inventory/model.js';
+import { HOST_NAME } from '../inventory/schema.js';
 import { detectManager, managerPrerequisite } from './detect-manager.js';
 import { osName, type HostFacts } from './facts.js';
 import type { AddressFact, RouteGetFact } from './ip-facts.js';
@@ -16,9 +17,21 @@ import type { AddressFact, RouteGetFact } from './ip-facts.js';
 export const ONBOARD_ROLES = ['cpu', 'mem'] as const;
 export type OnboardRole = (typeof ONBOARD_ROLES)[number];
 
-/** The lab's naming, from the seeds: cpuserver16, memserver34. */
+/** The lab's naming, from the seeds: cpuserver16, memserver34 (when nothing better is known). */
 export function onboardName(role: OnboardRole, id: number): string {
   return `${role}server${id}`;
+}
+
+/**
+ * The name a host gets in the inventory: the one given with --cpu-name / --mem-name; else the
+ * inventory's own entry for it; else what the machine calls itself (unless another host already
+ * has that name); else the lab's cpuserverN / memserverN.
+ */
+export function chooseName(options: { readonly flag: string | undefined; readonly inventory: string | undefined; readonly hostname: string | undefined; readonly taken: ReadonlySet<string>; readonly role: OnboardRole; readonly id: number }): string {
+  if (options.flag !== undefined) return options.flag;
+  if (options.inventory !== undefined) return options.inventory;
+  if (options.hostname !== undefined && !options.taken.has(options.hostname)) return options.hostname;
+  return onboardName(options.role, options.id);
 }
 
 export interface DiscoveredNic {
@@ -34,6 +47,8 @@ export interface HostDiscovery {
   readonly id: number;
   readonly role: OnboardRole;
   readonly os: string | undefined;
+  /** What the machine calls itself, when that is a name the inventory accepts. */
+  readonly hostname: string | undefined;
   /** NICs found where the convention puts them (all of them when `problems` is empty). */
   readonly nics: readonly DiscoveredNic[];
   readonly manager: Manager | undefined;
@@ -124,7 +139,8 @@ export function withInterfaces(host: Host, nics: readonly DiscoveredNic[]): Host
 export function discoverHost(input: DiscoveryInput): HostDiscovery {
   const { fabric, host, role, facts } = input;
   const { nics, problems } = discoverFabricNics(fabric, host.id, facts.addresses);
-  const base = { id: host.id, role, os: osName(facts), nics };
+  const hostname = facts.hostname !== undefined && HOST_NAME.test(facts.hostname) ? facts.hostname : undefined;
+  const base = { id: host.id, role, os: osName(facts), hostname, nics };
   if (problems.length > 0) return { ...base, manager: undefined, managerSource: undefined, evidence: [], problems };
 
   const real = withInterfaces(host, nics);
@@ -154,6 +170,8 @@ export interface EntryInput {
   readonly id: number;
   readonly role: OnboardRole;
   readonly owner: string;
+  /** The name to write: --cpu-name / --mem-name, the inventory's, or the discovered hostname (chooseName). */
+  readonly name: string;
   /** --cpu-address / --mem-address; undefined keeps the inventory's. */
   readonly address: string | undefined;
   readonly user: string | undefined;
@@ -173,7 +191,7 @@ export function onboardEntry(input: EntryInput): HostEntry {
   const comment = d ? `${input.owner}'s ${input.role} server${d.os ? `: ${d.os}` : ''}${d.manager ? `, ${d.manager}${d.managerSource === 'detected' ? ' (detected)' : ''}` : ''}` : undefined;
   return {
     id: input.id,
-    name: onboardName(input.role, input.id),
+    name: input.name,
     address: input.address,
     role: input.role,
     interfaces: d?.nics.map((n) => n.iface),

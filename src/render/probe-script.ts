@@ -100,6 +100,8 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     'probe_output=$(',
     `\ts probe ${PROBE_VERSION}`,
     '\ts uid; while read -r k _ e _; do [ "$k" = Uid: ] && { echo "$e"; break; }; done </proc/self/status',
+    // The machine's own name: onboard writes it to the inventory unless told another.
+    `\ts hostname; rd /proc/sys/kernel/hostname`,
     '\ts os; rd /etc/os-release',
     '\ts ip; ip -o -4 -force -batch - <<\'IBFLEET_IP\'',
     ...batch,

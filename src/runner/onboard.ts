@@ -111,7 +111,7 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     note({ discovered });
     const refusals = discovered.flatMap((d) => d.problems.map((p) => `${d.role} ${d.id}: ${p}`));
     if (refusals.length > 0) return finish({ outcome: 'refused', problems: refusals });
-    const addition = discoveredAddition(request, discovered);
+    const addition = discoveredAddition(request, discovered, loadInventory(original, file, inventory.baseDir));
     const planned = planInventoryAddition(original, file, inventory.baseDir, addition);
     if (!planned.ok) return finish({ outcome: 'refused', problems: planned.conflicts });
     const hosts = pairHosts(planned.fleet);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import type { Host, Manager } from '../../src/inventory/model.js';
 import { parseProbe } from '../../src/plan/facts.js';
-import { conventionOf, discoverHost, onboardEntry, onboardName, type HostDiscovery, type OnboardRole } from '../../src/plan/onboard.js';
+import { chooseName, conventionOf, discoverHost, onboardEntry, onboardName, type HostDiscovery, type OnboardRole } from '../../src/plan/onboard.js';
 import { fixture } from '../helpers/fake-transport.js';
 
 const boot = fixture('netplan-boot.txt');
@@ -126,6 +126,7 @@ describe('onboardEntry: what onboard asks the inventory to hold for a host', () 
     id: 50,
     role: 'cpu',
     os: 'Ubuntu 20.04.6 LTS',
+    hostname: 'gpu-node-7',
     nics: [
       { nic: 1, iface: 'ibs5f0', address: '172.16.50.1', prefixLength: 16 },
       { nic: 2, iface: 'ibs5f1', address: '172.16.50.2', prefixLength: 16 },
@@ -135,9 +136,9 @@ describe('onboardEntry: what onboard asks the inventory to hold for a host', () 
     evidence: [],
     problems: [],
   };
-  const base = { id: 50, role: 'cpu' as const, owner: 'alice', address: '10.0.0.50', user: undefined, managerFlag: undefined };
+  const base = { id: 50, role: 'cpu' as const, owner: 'alice', name: 'cpuserver50', address: '10.0.0.50', user: undefined, managerFlag: undefined };
 
-  it('the lab name, the role, the real interface names, and a comment saying what was found; a detected manager is not written', () => {
+  it('the name given, the role, the real interface names, and a comment saying what was found; a detected manager is not written', () => {
     expect(onboardEntry({ ...base, discovery: d })).toEqual({
       id: 50,
       name: 'cpuserver50',
@@ -167,7 +168,22 @@ describe('conventions', () => {
     ['10.0.0.1', undefined],
   ])('conventionOf(%s)', (address, expected) => expect(conventionOf(fleet.fabric, address)).toEqual(expected));
 
-  it('names follow the seeds: cpuserver16, memserver34', () => {
+  it('names follow the seeds when nothing better is known: cpuserver16, memserver34', () => {
     expect([onboardName('cpu', 16), onboardName('mem', 34)]).toEqual(['cpuserver16', 'memserver34']);
+  });
+
+  it.each([
+    ['the machine\'s own hostname', { flag: undefined, inventory: undefined, hostname: 'gpu-node-7' }, 'gpu-node-7'],
+    ['--cpu-name over everything', { flag: 'alice-cpu', inventory: 'old16', hostname: 'gpu-node-7' }, 'alice-cpu'],
+    ['the inventory\'s entry over the hostname', { flag: undefined, inventory: 'old16', hostname: 'gpu-node-7' }, 'old16'],
+    ['the lab name when the hostname is another host\'s', { flag: undefined, inventory: undefined, hostname: 'memserver34' }, 'cpuserver16'],
+    ['the lab name without a usable hostname', { flag: undefined, inventory: undefined, hostname: undefined }, 'cpuserver16'],
+  ])('chooseName: %s', (_name, given, expected) => {
+    expect(chooseName({ ...given, taken: new Set(['memserver34']), role: 'cpu', id: 16 })).toBe(expected);
+  });
+
+  it('a hostname the inventory would refuse (a space, a slash) is not used', () => {
+    const facts = { ...parseProbe(fixture('netplan-boot.txt')), hostname: 'bad name/x' };
+    expect(discoverHost({ fabric: fleet.fabric, host: host(34), role: 'mem', facts, persist: true }).hostname).toBeUndefined();
   });
 });

@@ -38,8 +38,8 @@ function asHost(text: string, id: number, ifaces: readonly [string, string]): st
 }
 
 /** The host as the inventory will describe it once onboarded, for the deployed-state fixture. */
-function finalHost(id: number, ifaces: readonly [string, string]): { host: Host; fleet: ReturnType<typeof loadInventory> } {
-  const fleet = loadInventory(`fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  ${id}: { name: ${id === 16 ? 'cpuserver16' : 'memserver34'}, address: 10.0.0.${id}, interfaces: [${ifaces.join(', ')}] }\n`, 'x.yaml');
+function finalHost(id: number, ifaces: readonly [string, string], name = id === 16 ? 'cpuserver16' : 'memserver34'): { host: Host; fleet: ReturnType<typeof loadInventory> } {
+  const fleet = loadInventory(`fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  ${id}: { name: ${name}, address: 10.0.0.${id}, interfaces: [${ifaces.join(', ')}] }\n`, 'x.yaml');
   return { host: fleet.hosts[0]!, fleet };
 }
 
@@ -51,12 +51,14 @@ interface MachineOptions {
   readonly connectError?: Error;
   /** The manager whose hook the deployed state carries. */
   readonly manager?: Manager;
+  /** The name the inventory will give it (its deployed files' headers carry it). */
+  readonly name?: string;
 }
 
 /** A machine that answers onboard's scripts: probe, apply (with the state after), capabilities, pings. */
 function machine(id: number, ifaces: readonly [string, string], options: MachineOptions = {}): FakeHost {
   const before = (options.probe ?? ((t) => t))(asHost(boot, id, ifaces));
-  const { host, fleet } = finalHost(id, ifaces);
+  const { host, fleet } = finalHost(id, ifaces, options.name);
   const deployed = deployedProbe(host, fleet, playbook, options.manager ?? 'netplan');
   // Only the chosen manager's hook is installed.
   const after = asHost(options.manager && options.manager !== 'netplan' ? deployed.replace(/(@@ibfleet file \/etc\/networkd-dispatcher\/routable\.d\/50-ibfleet-routes\n).*\n/, '$1missing\n') : deployed, id, ifaces);
@@ -145,6 +147,18 @@ async function onboard(machines: Record<number, FakeHost>, options: { file?: Ret
 const cpuMachine = (o: MachineOptions = {}) => machine(16, ['ibs5f0', 'ibs5f1'], o);
 const memMachine = (o: MachineOptions = {}) => machine(34, ['ib0', 'ib1'], o);
 
+describe('onboard names a machine as it calls itself', () => {
+  // The fixture is a version-1 probe, whose file contents come bare (version 3 puts '|' before each line).
+  const withHostname = (name: string) => (t: string) => t.replace('@@ibfleet uid\n', `@@ibfleet hostname\n${name}\n@@ibfleet uid\n`);
+
+  it('the discovered hostname, unless --cpu-name / --mem-name say otherwise', async () => {
+    const { report, file } = await onboard({ 16: cpuMachine({ probe: withHostname('gpu-a7'), name: 'gpu-a7' }), 34: memMachine({ probe: withHostname('mem-b2'), name: 'alice-mem' }) }, { request: { memName: 'alice-mem' } });
+    expect(report.outcome, report.problems.join('\n')).toBe('ok');
+    expect(file.text).toContain('  16: { name: gpu-a7, address: 10.0.0.16, role: cpu');
+    expect(file.text).toContain('  34: { name: alice-mem, address: 10.0.0.34, role: mem }');
+  });
+});
+
 describe('onboard: two fresh machines', () => {
   it('discovers, deploys over one connection per machine, adds both hosts and the pair, verifies, and gives the cheat sheet', async () => {
     const { report, file, transport, scripts } = await onboard({ 16: cpuMachine(), 34: memMachine() });
@@ -228,7 +242,8 @@ describe('onboard: refusals (exit 2), before anything changes', () => {
   it.each<[string, Partial<OnboardRequest>, string | undefined, RegExp]>([
     ['cpu and mem the same host', { mem: 16 }, undefined, /^--cpu and --mem are both host 16; a pair is two different machines$/],
     ['a host that is not in the inventory and has no address', { cpuAddress: undefined }, undefined, /^host 16 is not in inventory\/lab\.yaml, so onboard needs its SSH address: add --cpu-address ADDRESS/],
-    ['a host number that is in the inventory with other data', { mem: 40, memAddress: '10.0.0.99' }, undefined, /^onboard refused:\n {2}- host 40 is already in inventory\/lab\.yaml \(line 6\) with other data: name node40 \(onboard would write memserver40\), address 10\.0\.0\.40 \(onboard would write 10\.0\.0\.99\), role \(none\) \(onboard would write mem\)/],
+    ['a host number that is in the inventory with other data', { mem: 40, memAddress: '10.0.0.99' }, undefined, /^onboard refused:\n {2}- host 40 is already in inventory\/lab\.yaml \(line 6\) with other data: address 10\.0\.0\.40 \(onboard would write 10\.0\.0\.99\), role \(none\) \(onboard would write mem\)/],
+    ['--mem-name that differs from the inventory\'s name for the host', { mem: 40, memName: 'alice-mem' }, undefined, /with other data: name node40 \(onboard would write alice-mem\), address .*, role \(none\)/],
     ['an owner who has another pair', {}, `${INVENTORY}  16: { name: cpuserver16 }\n  17: { name: cpuserver17 }\npairs:\n  - { owner: alice, cpu: 17, mem: 40 }\n`, /alice already has a pair in inventory\/lab\.yaml \(cpu 17, mem 40\)/],
   ])('%s: nothing is contacted', async (_, change, text, message) => {
     const file = memoryFile(text ?? INVENTORY);
