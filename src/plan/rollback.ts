@@ -6,13 +6,14 @@
 import type { Fleet, Host } from '../inventory/model.js';
 import { SYSCTL_KEYS } from '../render/routing-script.js';
 import { TRACKED_PATHS } from '../render/probe-script.js';
-import { HOOK_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from '../render/paths.js';
+import { HOOK_PATHS, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from '../render/paths.js';
 import type { ChangeKind } from '../vocabulary.js';
 import { change, type Assessment, type Finding } from './assess.js';
 
 function trackedKind(path: string): ChangeKind {
   if (path === ROUTING_SCRIPT_PATH) return 'script';
   if (path === SYSCTL_PATH) return 'sysctl-file';
+  if (REPAIR_PATHS.includes(path)) return 'timer';
   return Object.values(HOOK_PATHS).includes(path) ? 'hook' : 'file';
 }
 import type { HostFacts } from './facts.js';
