@@ -54,6 +54,8 @@ export interface RunStart {
   readonly dryRun?: boolean;
   /** --dry-run --show-scripts: displays show each host's exact script, not only the plan. */
   readonly showScripts?: boolean;
+  /** status --diff: displays show each differing file as a diff. */
+  readonly diff?: boolean;
   /** Epoch milliseconds. */
   readonly startedAt: number;
 }
@@ -84,6 +86,15 @@ export interface Change {
   readonly text: string;
 }
 
+/** One of ibfleet's files that differs on a host from what deploy would install (`status --diff`). */
+export interface FileDiff {
+  readonly path: string;
+  /** missing: not on the host; differs: other content; mode: same content, other mode or owner. */
+  readonly state: 'missing' | 'differs' | 'mode';
+  /** A unified diff from the host's copy to the rendered one (or, for mode, one line). */
+  readonly diff: string;
+}
+
 export interface Check {
   readonly name: string;
   readonly ok: boolean;
@@ -105,6 +116,8 @@ export interface HostResult {
   /** deploy and rollback: the changes made or planned, each with its kind (their texts are among `reasons`). */
   readonly changes?: readonly Change[];
   readonly error?: HostFailure;
+  /** status --diff: each of ibfleet's files that differs from what deploy would install. */
+  readonly diffs?: readonly FileDiff[];
   /** Checks run on the host after apply (deploy) or during status. */
   readonly checks?: readonly Check[];
   /** For --dry-run: the exact files and commands that would run. */

@@ -22,6 +22,7 @@ export interface RunExtra {
   readonly playbook?: string;
   readonly dryRun?: boolean;
   readonly showScripts?: boolean;
+  readonly diff?: boolean;
 }
 
 export interface FleetRunSetup {

@@ -5,17 +5,28 @@ import { formatMode } from '../render/files.js';
 import type { HostRender } from '../render/host-render.js';
 import { UsageError } from '../errors.js';
 import type { CommandResult, Io } from './context.js';
-import { hostsRequired } from './run-options.js';
+import { addRunOptions, hostsRequired } from './run-options.js';
 
 export function registerRender(program: Command, io: Io, done: (r: CommandResult) => void): void {
-  program
+  addRunOptions(
+    program
     .command('render')
     .description('print (or write under --out) the exact files each host would receive; no SSH')
     .option('--hosts <set>', 'hosts to render: 16,34 16-20 memserver34 @cpu pair:alice all')
     .option('--playbook <file>', 'playbook to render (default: the built-in dual-ib-routing)')
     .option('--out <dir>', 'write DIR/<host name>/<remote path> instead of printing')
-    .action(async (opts: { hosts?: string; playbook?: string; out?: string }, cmd: Command) => {
+    .option('--diff', 'compare with the hosts instead (read-only SSH, as status --diff): each file that differs as a unified diff'),
+  ).action(async (opts: { hosts?: string; playbook?: string; out?: string; diff?: boolean }, cmd: Command) => {
       if (opts.hosts === undefined) throw new UsageError(hostsRequired('render'));
+      if (opts.diff && opts.out !== undefined) throw new UsageError('--diff compares with the hosts; --out writes files here: give one');
+      if (opts.diff) {
+        // The files a host would get, against what it has: the manager is known only by asking the host.
+        const [{ readPlaybook }, { prepareRun, runPerHost }, { statusHost }] = await Promise.all([import('./context.js'), import('./fleet-run.js'), import('../runner/host-workflows.js')]);
+        const playbook = await readPlaybook(opts.playbook, io);
+        const run = await prepareRun(io, cmd, opts.hosts, true);
+        done({ verdict: await runPerHost(io, run, 'status', { playbook: playbook.name, diff: true }, statusHost({ fleet: run.fleet, playbook, transport: run.transport }, { diff: true })) });
+        return;
+      }
       const [{ parseGlobals, readFleet, readPlaybook, writeJson }, { parseHostSelection }, { renderForDisplay }, { formatRenderText, renderJson }] = await Promise.all([
         import('./context.js'),
         import('../inventory/select.js'),

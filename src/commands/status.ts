@@ -9,8 +9,9 @@ export function registerStatus(program: Command, io: Io, done: (r: CommandResult
       .command('status')
       .description('read-only: which hosts comply with the playbook and what drifted')
       .option('--hosts <set>', 'hosts to check (default: all)')
-      .option('--playbook <file>', 'playbook to check against (default: the built-in dual-ib-routing)'),
-  ).action(async (opts: { hosts?: string; playbook?: string }, cmd: Command) => {
+      .option('--playbook <file>', 'playbook to check against (default: the built-in dual-ib-routing)')
+      .option('--diff', "show each of ibfleet's files that differs on a host as a unified diff (host's copy → what deploy installs)"),
+  ).action(async (opts: { hosts?: string; playbook?: string; diff?: boolean }, cmd: Command) => {
     const [{ readPlaybook }, { prepareRun, runPerHost }, { statusHost }] = await Promise.all([
       import('./context.js'),
       import('./fleet-run.js'),
@@ -18,6 +19,7 @@ export function registerStatus(program: Command, io: Io, done: (r: CommandResult
     ]);
     const playbook = await readPlaybook(opts.playbook, io);
     const run = await prepareRun(io, cmd, opts.hosts, false);
-    done({ verdict: await runPerHost(io, run, 'status', { playbook: playbook.name }, statusHost({ fleet: run.fleet, playbook, transport: run.transport })) });
+    const diff = opts.diff === true;
+    done({ verdict: await runPerHost(io, run, 'status', { playbook: playbook.name, diff }, statusHost({ fleet: run.fleet, playbook, transport: run.transport }, { diff })) });
   });
 }

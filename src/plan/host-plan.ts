@@ -10,7 +10,8 @@ import type { Playbook } from '../playbook/playbook.js';
 import { AFTER_MARK } from '../render/apply-script.js';
 import { renderHostFiles, type RenderedFile } from '../render/files.js';
 import { HOOK_PATHS, REPAIR_PATHS } from '../render/paths.js';
-import type { Change, Check } from '../vocabulary.js';
+import type { Change, Check, FileDiff } from '../vocabulary.js';
+import { fileDiffs } from './file-diff.js';
 import { assessHost, failingFindings, plannedChanges, type Assessment } from './assess.js';
 import { detectManager, managerPrerequisite } from './detect-manager.js';
 import { parseProbe, type HostFacts } from './facts.js';
@@ -67,8 +68,8 @@ export function verification(assessment: Assessment): { ok: true } | { ok: false
   return { ok: false, message: `verification failed: ${[...assessment.blockers, ...failing.map((f) => f.detail)].join('; ')}` };
 }
 
-/** Status's finding for a host: ok, or drift with the reasons. */
-export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts): { status: 'ok' | 'drift'; reasons: string[]; manager?: Manager; checks?: Check[] } {
+/** Status's finding for a host: ok, or drift with the reasons (and with `diff`, each differing file as a diff). */
+export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts, options: { readonly diff?: boolean } = {}): { status: 'ok' | 'drift'; reasons: string[]; manager?: Manager; checks?: Check[]; diffs?: FileDiff[] } {
   let chosen = chooseManager(host, facts);
   if ('error' in chosen) {
     // The hook that is installed tells which manager a previous deploy chose.
@@ -79,7 +80,7 @@ export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts
   const files = renderHostFiles(host, fleet, playbook, chosen.manager);
   const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files });
   const reasons = [...assessment.blockers, ...failingFindings(assessment).map((f) => f.detail)];
-  return { status: reasons.length ? 'drift' : 'ok', reasons, manager: chosen.manager, checks: checksOf(assessment) };
+  return { status: reasons.length ? 'drift' : 'ok', reasons, manager: chosen.manager, checks: checksOf(assessment), ...(options.diff ? { diffs: fileDiffs(files, facts) } : {}) };
 }
 
 /** Whether an assessment finds anything to change (rollback: anything of ibfleet's left). */

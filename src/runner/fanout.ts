@@ -180,6 +180,7 @@ export interface RunHeader {
   readonly playbook?: string;
   readonly dryRun?: boolean;
   readonly showScripts?: boolean;
+  readonly diff?: boolean;
 }
 
 export interface AnnounceOptions {

@@ -55,9 +55,9 @@ async function withSession<T>(task: HostTask, transport: Transport, fn: (session
   }
 }
 
-async function probe(task: HostTask, session: Session, fleet: Fleet): Promise<HostFacts> {
+async function probe(task: HostTask, session: Session, fleet: Fleet, options: { readonly fileContents?: boolean } = {}): Promise<HostFacts> {
   task.stage('probe');
-  const result = requireWhole('probe', 'the probe', await session.run(renderProbeScript(task.host, fleet), { signal: task.signal }));
+  const result = requireWhole('probe', 'the probe', await session.run(renderProbeScript(task.host, fleet, options), { signal: task.signal }));
   const facts = parseProbe(result.stdout);
   if (!facts.complete) throw scriptFailed('probe', 'probe', result);
   return facts;
@@ -211,14 +211,14 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
     });
 }
 
-/** Read-only: ok when everything deploy would leave is in place, else drift with the reasons. */
-export function statusHost(ctx: WorkflowContext) {
+/** Read-only: ok when everything deploy would leave is in place, else drift with the reasons; with `diff`, the differing files as diffs. */
+export function statusHost(ctx: WorkflowContext, options: { readonly diff?: boolean } = {}) {
   return (task: HostTask): Promise<HostOutcome> =>
     withSession(task, ctx.transport, async (session) => {
-      const facts = await probe(task, session, ctx.fleet);
+      const facts = await probe(task, session, ctx.fleet, { fileContents: options.diff === true });
       task.stage('check');
       const os = osName(facts);
-      return { ...assessStatus(task.host, ctx.fleet, ctx.playbook, facts), ...(os ? { os } : {}) };
+      return { ...assessStatus(task.host, ctx.fleet, ctx.playbook, facts, options), ...(os ? { os } : {}) };
     });
 }
 

@@ -37,6 +37,7 @@ export function runDocument(input: RunSummaryInput) {
       reasons: r.reasons,
       ...(r.changes ? { changes: r.changes } : {}),
       ...(r.checks ? { checks: r.checks } : {}),
+      ...(r.diffs ? { diffs: r.diffs } : {}),
       ...(r.planText ? { plan: r.planText } : {}),
       ...(r.connections !== undefined ? { ssh: { connections: r.connections, channels: r.channels ?? 0 } } : {}),
     })),

@@ -6,6 +6,7 @@
  */
 import type { CommandName, HostResult, MatrixCell, RunEnd, RunEvents, RunStart } from '../vocabulary.js';
 import { summarizeChanges } from './text/changes.js';
+import { formatDiffLines } from './text/diffs.js';
 import { foldResults } from './text/fold.js';
 import { formatPlanLines } from './text/plan.js';
 import { formatCounts, formatDuration, STAGE_NOTES } from './text/format.js';
@@ -63,6 +64,7 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
       if (options.command === 'status') for (const line of foldedStatusLines(e.results)) write(line);
       // Lines came in finishing order; the recap is in host order, hosts alike folded.
       else if ((options.command === 'deploy' || options.command === 'rollback') && e.results.length > 1) for (const line of foldedOutcomeLines(e.results)) write(line);
+      if (start?.diff) for (const line of formatDiffLines(e.results)) write(line);
       if (start?.dryRun) for (const line of formatPlanLines(e.results, { scriptsHint: start.showScripts ? undefined : 'the exact scripts: --show-scripts' })) write(line);
       const failedCells = e.cells.filter((c) => c.state === 'failed');
       for (const c of failedCells) write(`  reproduce ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.reproduce}`);

@@ -275,6 +275,12 @@ describe('exit codes and messages', () => {
     expect(stderr).toContain('--rping and --no-rping contradict each other');
   });
 
+  it('render --diff --out: refused (one compares with the hosts, the other writes files here), exit 2', async () => {
+    const { code, stderr } = await ibfleet(['render', '--hosts', '34', '--diff', '--out', join(scratch, 'never')]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--diff compares with the hosts; --out writes files here: give one');
+  });
+
   it('--show-scripts without --dry-run: refused, exit 2', async () => {
     const { code, stderr } = await ibfleet(['deploy', '--hosts', '34', '--show-scripts']);
     expect(code).toBe(2);

@@ -14,6 +14,7 @@ export interface RunHeading {
   readonly dryRun: boolean;
   /** --dry-run --show-scripts: the exact scripts are shown under each host. */
   readonly showScripts: boolean;
+  readonly diff: boolean;
 }
 
 export function runHeading(start: RunStart): RunHeading {
@@ -26,6 +27,7 @@ export function runHeading(start: RunStart): RunHeading {
     concurrency: start.concurrency,
     dryRun: start.dryRun ?? false,
     showScripts: start.showScripts ?? false,
+    diff: start.diff ?? false,
   };
 }
 
@@ -34,5 +36,5 @@ export function runHeadingParts(heading: RunHeading): { readonly title: string; 
   const details = [`${pluralize(heading.hostCount, 'host')}${heading.hostCount > 0 ? ` (${heading.hostSet})` : ''}`];
   if (heading.playbook !== undefined) details.push(`playbook ${heading.playbook}`);
   details.push(`inventory ${heading.inventory}`, `concurrency ${heading.concurrency}`);
-  return { title: `ibfleet ${heading.command}${heading.dryRun ? ' --dry-run' : ''}`, details };
+  return { title: `ibfleet ${heading.command}${heading.dryRun ? ' --dry-run' : ''}${heading.diff ? ' --diff' : ''}`, details };
 }

@@ -23,6 +23,7 @@ import { foldResults, type HostGroup } from '../text/fold.js';
 import { STATUS_ORDER } from '../text/format.js';
 import { runHeading, type RunHeading } from '../text/header.js';
 import { summarizeChanges } from '../text/changes.js';
+import { formatDiffLines } from '../text/diffs.js';
 import { formatPlanLines } from '../text/plan.js';
 import { oneLine, sanitizeLines, tailLines } from '../text/sanitize.js';
 import { outcomeReason } from './format.js';
@@ -83,7 +84,7 @@ export type StaticItem =
   | { readonly kind: 'host'; readonly key: string; readonly row: FinishedHost }
   | { readonly kind: 'groups'; readonly key: string; readonly groups: readonly HostGroup[]; readonly detailed: boolean }
   | { readonly kind: 'matrix'; readonly key: string; readonly matrix: MatrixModel }
-  /** --dry-run: the plan, folded across hosts (src/ui/text/plan.ts). */
+  /** Text frozen after the outcomes: the dry-run plan folded across hosts (src/ui/text/plan.ts), status --diff's diffs. */
   | { readonly kind: 'plan'; readonly key: string; readonly lines: readonly string[] }
   /** Hosts that were still working when the run was interrupted, and where they were. */
   | { readonly kind: 'interrupted'; readonly key: string; readonly hosts: readonly RunningHost[] };
@@ -285,6 +286,10 @@ function endRun(d: Draft, durationMs: number, interrupted: boolean): Draft {
     // Successes fold by outcome and by what changed (`changed 16,34,40-57: +2 rules …`).
     const folded = unfrozen.filter((f) => !rows.includes(f));
     if (folded.length > 0) d.staticItems.push({ kind: 'groups', key: 'outcomes', groups: foldResults(folded.map(foldInput)), detailed: false });
+  }
+  if (d.header?.diff) {
+    const lines = formatDiffLines(d.results);
+    if (lines.length > 0) d.staticItems.push({ kind: 'plan', key: 'diffs', lines });
   }
   if (d.header?.dryRun && d.command === 'deploy') {
     const lines = formatPlanLines(d.results, { scriptsHint: d.header.showScripts ? undefined : 'the exact scripts: --show-scripts' });
