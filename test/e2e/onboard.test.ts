@@ -82,8 +82,8 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
     const after = readFileSync(inv, 'utf8');
     expect(doc.inventoryChange).toMatchObject({ change: 'written', addedHosts: [50, 51], addedPair: true });
     const added = doc.inventoryChange.addedLines;
-    expect(added[0]).toMatch(new RegExp(`^ {2}50: \\{name: cpuserver50, address: ${LAB.addressPattern}\\.50, role: cpu, interfaces: \\[ibp1s0, ibp2s0\\]\\} # alice's cpu server: Ubuntu [\\d.]+ LTS, netplan \\(detected\\)$`));
-    expect(added[1]).toMatch(new RegExp(`^ {2}51: \\{name: memserver51, address: ${LAB.addressPattern}\\.51, role: mem\\} # alice's mem server: .*, networkmanager \\(detected\\)$`));
+    expect(added[0]).toMatch(new RegExp(`^ {2}50: \\{name: node50, address: ${LAB.addressPattern}\\.50, role: cpu, interfaces: \\[ibp1s0, ibp2s0\\]\\} # alice's cpu server: Ubuntu [\\d.]+ LTS, netplan \\(detected\\)$`));
+    expect(added[1]).toMatch(new RegExp(`^ {2}51: \\{name: node51, address: ${LAB.addressPattern}\\.51, role: mem\\} # alice's mem server: .*, networkmanager \\(detected\\)$`));
     expect(after.split('\n').filter((l) => !added.includes(l)).join('\n')).toBe(before);
     expect(after).toContain('# lab inventory kept by the admins — onboard must keep this comment\n');
     const fleet = loadInventory(after, inv);
@@ -96,7 +96,7 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
     expect(ping).toHaveLength(8);
     expect(ping.every((c) => c.ok === true)).toBe(true);
     expect(rping).toHaveLength(8);
-    for (const c of rping) expect(c).toMatchObject({ ok: null, detail: expect.stringMatching(/^skipped: no RDMA device on (cpuserver50|memserver51)/) });
+    for (const c of rping) expect(c).toMatchObject({ ok: null, detail: expect.stringMatching(/^skipped: no RDMA device on (node50|node51)/) });
 
     // The kernel state: one rule per NIC address, in its own table, on both machines.
     expect(await rules(50)).toContain('941:\tfrom 172.16.50.1 lookup 941\n942:\tfrom 172.16.50.2 lookup 942');
@@ -104,19 +104,19 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
     expect(await sh(51, 'ip -4 route show table 942')).toBe('172.16.0.0/16 dev ib1 proto kernel scope link src 172.16.51.2');
 
     // The cheat sheet: the seeds' command forms, with the real interface names.
-    expect(doc.cheatSheet.ping.filter((c) => c.on === 'cpuserver50').map((c) => c.command)).toEqual([
+    expect(doc.cheatSheet.ping.filter((c) => c.on === 'node50').map((c) => c.command)).toEqual([
       'ping -I ibp1s0 172.16.51.1',
       'ping -I ibp1s0 172.16.51.2',
       'ping -I ibp2s0 172.16.51.1',
       'ping -I ibp2s0 172.16.51.2',
     ]);
     expect(doc.cheatSheet.ping.every((c) => c.checked === 'ok')).toBe(true);
-    expect(doc.cheatSheet.rping[0]).toMatchObject({ on: 'memserver51', command: 'rping -s -a 172.16.51.1 -p 7174 -v', clients: [{ on: 'cpuserver50', command: 'rping -c -I 172.16.50.1 -a 172.16.51.1 -p 7174 -C 10 -v' }, {}] });
+    expect(doc.cheatSheet.rping[0]).toMatchObject({ on: 'node51', command: 'rping -s -a 172.16.51.1 -p 7174 -v', clients: [{ on: 'node50', command: 'rping -c -I 172.16.50.1 -a 172.16.51.1 -p 7174 -C 10 -v' }, {}] });
     expect(doc.cheatSheet.notes[0]).toMatch(/^rping could not be checked here: no RDMA device/);
 
     // Every ping command on the sheet works by hand, as the student would type it.
     for (const c of doc.cheatSheet.ping) {
-      const id = c.on === 'cpuserver50' ? 50 : 51;
+      const id = c.on === 'node50' ? 50 : 51;
       const out = await labExec(NAME, id, ['sh', '-c', `${c.command.replace(/^ping /, 'ping -c 1 -W 1 ')}`]);
       expect(out.code, `${c.on}: ${c.command}\n${out.stdout}${out.stderr}`).toBe(0);
     }
@@ -130,19 +130,19 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
     expect(readFileSync(inv).equals(before)).toBe(true);
     expect(result.stdout).toContain('inventory: ');
     expect(result.stdout).toMatch(/already lists both hosts and the pair; unchanged/);
-    expect(result.stdout).toContain(`alice's machine pair\n  cpu  50  cpuserver50  ${address(50)}`);
+    expect(result.stdout).toContain(`alice's machine pair\n  cpu  50  node50  ${address(50)}`);
     expect(result.stdout).toContain('    ping -I ibp2s0 172.16.51.2\n');
-    expect(result.stdout).toContain('on memserver51:  rping -s -a 172.16.51.2 -p 7174 -v');
-    expect(result.stdout).toMatch(/onboard ok: alice's pair cpuserver50 \(50\) and memserver51 \(51\) is deployed and verified/);
+    expect(result.stdout).toContain('on node51:  rping -s -a 172.16.51.2 -p 7174 -v');
+    expect(result.stdout).toMatch(/onboard ok: alice's pair node50 \(50\) and node51 \(51\) is deployed and verified/);
   });
 
   it('a host number already in the inventory with other data: refused (exit 2), inventory byte-identical, nothing deployed', async () => {
     const rulesBefore = [await rules(52), await rules(53)];
 
-    // Known without contacting anyone: 52 is node52 in the inventory, onboard would name it cpuserver52.
+    // Known without contacting anyone: 52 is node52 in the inventory, --cpu-name asks for cpuserver52.
     const inv = studentInventory('conflict.yaml');
     const before = readFileSync(inv);
-    const named = await ibfleet(['-i', inv, 'onboard', '--cpu', '52', '--mem', '53', '--owner', 'bob', '--mem-address', address(53)]);
+    const named = await ibfleet(['-i', inv, 'onboard', '--cpu', '52', '--mem', '53', '--owner', 'bob', '--mem-address', address(53), '--cpu-name', 'cpuserver52']);
     expect(named.code).toBe(2);
     expect(named.stderr).toMatch(/onboard refused:\n {2}- host 52 is already in .*conflict\.yaml \(line \d+\) with other data: name node52 \(onboard would write cpuserver52\), role \(none\) \(onboard would write cpu\)/);
     expect(named.stderr).toContain('Nothing was contacted');
