@@ -54,8 +54,8 @@ describe('foldPlans: hosts whose plans differ only in their own addresses and na
       '+ ib1: table 942 ← 172.16.0.0/16 src 172.16.H.2',
       '− ib0: remove main-table route 172.16.0.0/16 dev ib0',
       '− ib1: remove main-table route 172.16.0.0/16 dev ib1',
-      '~ ib0: arp_ignore 1 → 2, rp_filter 1 → 2',
-      '~ ib1: arp_ignore 1 → 2, rp_filter 1 → 2',
+      '~ ib0: arp_ignore 1→2, rp_filter 1→2',
+      '~ ib1: arp_ignore 1→2, rp_filter 1→2',
       '+ install /etc/ibfleet/ibfleet-routes (755)',
       '+ install /etc/hook (755)',
     ]);

@@ -76,7 +76,7 @@ describe('deploy frames', () => {
       [
         'ibfleet deploy --dry-run · 1 host (34) · playbook playbooks/dual-ib-routing.yaml · inventory',
         'inventory/fleet.yaml · concurrency 32 · dry run: nothing is changed',
-        '~ planned      1 host: 34  +1 rule +1 table route',
+        '~ planned      1 host: 34',
         'plan: 1 host to change (the exact scripts: --show-scripts)',
         '34 memserver34 (netplan): +1 rule +1 table route',
         '  + ib1: rule 942: from 172.16.34.2 lookup 942',

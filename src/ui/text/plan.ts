@@ -56,20 +56,32 @@ function fill(text: string, hosts: readonly HostRef[]): string {
   });
 }
 
-/** One line per change; a subject's sysctls (one per key) share a line. */
+/**
+ * One line per change, except where several say one thing: a NIC's sysctls (one change per key)
+ * share a line (`ib0: arp_ignore 1→2, rp_filter 1→2`), and so do the files of one kind installed
+ * together (the repair timer's units).
+ */
 function changeLines(changes: readonly Change[], host: HostRef): string[] {
-  const lines: { key: string; mark: string; subject: string; texts: string[] }[] = [];
+  const lines: { key: string; mark: string; texts: string[] }[] = [];
   for (const c of byKind(changes)) {
     const text = generic(sanitizeLine(c.text), host);
     const subject = generic(c.subject, host);
     const last = lines.at(-1);
-    if (c.kind === 'sysctl' && last && last.key === `${c.kind} ${c.action} ${subject}`) {
-      last.texts.push(text.startsWith(`${subject}: `) ? text.slice(subject.length + 2) : text);
+    if (c.kind === 'sysctl' && last?.key === `${c.kind} ${c.action} ${subject}`) {
+      last.texts.push(compactArrow(text.startsWith(`${subject}: `) ? text.slice(subject.length + 2) : text));
+    } else if (c.kind === 'timer' && c.action === 'install' && last?.key === 'timer install') {
+      last.texts.push(text.replace(/^install /, ''));
     } else {
-      lines.push({ key: `${c.kind} ${c.action} ${subject}`, mark: MARK[c.action] ?? '~', subject, texts: [text] });
+      const key = c.kind === 'timer' && c.action === 'install' ? 'timer install' : `${c.kind} ${c.action} ${subject}`;
+      lines.push({ key, mark: MARK[c.action] ?? '~', texts: [c.kind === 'sysctl' ? compactArrow(text) : text] });
     }
   }
   return lines.map((l) => `${l.mark} ${l.texts.join(', ')}`);
+}
+
+/** `1 → 2` as `1→2`: four sysctls of a NIC fit one line of 80 columns. */
+function compactArrow(text: string): string {
+  return text.replace(/ → /g, '→');
 }
 
 /** Planned hosts grouped by identical plans (manager included: it decides the hook). */

@@ -285,7 +285,9 @@ function endRun(d: Draft, durationMs: number, interrupted: boolean): Draft {
     for (const row of [...rows].sort((a, b) => a.host.id - b.host.id)) d.staticItems.push({ kind: 'host', key: `host-${row.host.id}`, row });
     // Successes fold by outcome and by what changed (`changed 16,34,40-57: +2 rules …`).
     const folded = unfrozen.filter((f) => !rows.includes(f));
-    if (folded.length > 0) d.staticItems.push({ kind: 'groups', key: 'outcomes', groups: foldResults(folded.map(foldInput)), detailed: false });
+    // A dry run's plan follows, folded by what would change: the outcomes need only say which hosts.
+    const byOutcomeOnly = d.header?.dryRun === true && d.command === 'deploy';
+    if (folded.length > 0) d.staticItems.push({ kind: 'groups', key: 'outcomes', groups: foldResults(folded.map(foldInput), { ignoreReasons: byOutcomeOnly }), detailed: false });
   }
   if (d.header?.diff) {
     const lines = formatDiffLines(d.results);
