@@ -28,6 +28,7 @@ describe('header', () => {
       concurrency: 8,
       dryRun: true,
       showScripts: false,
+      diff: false,
     });
     expect(state.staticItems.map((i) => i.kind)).toEqual(['header']);
     expect(state.hosts.map((h) => h.id)).toEqual([16, 34]);

@@ -5,7 +5,7 @@ import { Header } from './header.js';
 import { planLiveArea } from './layout.js';
 import { formatInterruptedText } from './lines.js';
 import { LiveArea } from './live-area.js';
-import { chooseMatrixView } from './matrix.js';
+import { chooseMatrixView, type MatrixModel } from './matrix.js';
 import type { RunState, StaticItem } from './state.js';
 import { StatusView } from './status-view.js';
 import { ColorContext, Styled } from './styled.js';
@@ -68,7 +68,7 @@ function FrozenItem({ item, state, columns, rows }: FrozenItemProps) {
       );
     case 'matrix':
       // Frozen, the grid may be as tall as the screen (less the summary): then it can be read whole.
-      return <VerifyMatrix matrix={item.matrix} view={chooseMatrixView(item.matrix, columns, Math.max(1, rows - 2))} final />;
+      return <FinalMatrix matrix={item.matrix} columns={columns} rows={rows} />;
     case 'interrupted':
       return (
         <Text>
@@ -76,4 +76,14 @@ function FrozenItem({ item, state, columns, rows }: FrozenItemProps) {
         </Text>
       );
   }
+}
+
+/**
+ * The frozen matrix: the most detailed grid that fits the screen, and as many failing cells under
+ * it (two lines each) as keep grid, failures and the summary on one screen — at least 3.
+ */
+function FinalMatrix({ matrix, columns, rows }: { readonly matrix: MatrixModel; readonly columns: number; readonly rows: number }) {
+  const view = chooseMatrixView(matrix, columns, Math.max(1, rows - 2));
+  const room = rows - view.height - 3; // the summary, the "… and N more" line, and one to spare
+  return <VerifyMatrix matrix={matrix} view={view} final maxFailures={Math.max(3, Math.floor(room / 2))} />;
 }

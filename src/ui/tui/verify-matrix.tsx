@@ -16,6 +16,11 @@ export interface VerifyMatrixProps {
   readonly view: MatrixView;
   /** The finished matrix also lists every failing cell with the command that reproduces it. */
   readonly final: boolean;
+  /**
+   * Failing cells listed at most (each takes two lines): as many as leave the grid on the screen
+   * with them, at least 3; the run log and --json have every one.
+   */
+  readonly maxFailures?: number;
 }
 
 /**
@@ -23,7 +28,7 @@ export interface VerifyMatrixProps {
  * too big for that grid gets the host×host grid (each cell the NIC pairs of two hosts), and one
  * too big for that a line of counts; the failing cells are listed under any of them.
  */
-export function VerifyMatrix({ matrix, view, final }: VerifyMatrixProps) {
+export function VerifyMatrix({ matrix, view, final, maxFailures = MAX_LISTED_FAILURES }: VerifyMatrixProps) {
   return (
     <Box flexDirection="column">
       {view.kind === 'nic' ? (
@@ -40,7 +45,7 @@ export function VerifyMatrix({ matrix, view, final }: VerifyMatrixProps) {
       ) : (
         <Text wrap="truncate-end">{formatMatrixCountsText(matrix)}</Text>
       )}
-      {final ? <CellProblems matrix={matrix} /> : null}
+      {final ? <CellProblems matrix={matrix} max={maxFailures} /> : null}
     </Box>
   );
 }
@@ -121,13 +126,13 @@ function MatrixGrid({ matrix, method, geometry }: MatrixGridProps) {
  */
 export const MAX_LISTED_FAILURES = 20;
 
-function CellProblems({ matrix }: { readonly matrix: MatrixModel }) {
+function CellProblems({ matrix, max }: { readonly matrix: MatrixModel; readonly max: number }) {
   const skipped = new Map<string, number>();
   for (const cell of matrix.skips) {
     const key = `${cell.method}: ${sanitizeLine(cell.detail)}`;
     skipped.set(key, (skipped.get(key) ?? 0) + 1);
   }
-  const listed = matrix.failures.slice(0, MAX_LISTED_FAILURES);
+  const listed = matrix.failures.slice(0, Math.min(max, MAX_LISTED_FAILURES));
   const unlisted = matrix.failures.length - listed.length;
   return (
     <Box flexDirection="column">
@@ -148,7 +153,7 @@ function CellProblems({ matrix }: { readonly matrix: MatrixModel }) {
       ))}
       {unlisted > 0 ? (
         <Text>
-          <Styled tone="error">✗</Styled> … and {unlisted} more failing cell{unlisted === 1 ? '' : 's'} (--json lists every cell)
+          <Styled tone="error">✗</Styled> … and {unlisted} more failing cell{unlisted === 1 ? '' : 's'} (the run log and --json list every cell)
         </Text>
       ) : null}
       {[...skipped].map(([reason, count]) => (
