@@ -45,7 +45,9 @@ function bullets(lines: readonly string[]): string {
 /** What happened, and the next step, in words a student can act on. */
 export function summarize(report: Omit<OnboardReport, 'durationMs' | 'summary'>, file: string): string {
   const { request } = report;
-  const names = `${onboardName('cpu', request.cpu)} (${request.cpu}) and ${onboardName('mem', request.mem)} (${request.mem})`;
+  // The names the hosts have (or will have) in the inventory: the one given, the inventory's, or the machine's own.
+  const nameOf = (role: 'cpu' | 'mem', id: number) => report.hosts.find((h) => h.id === id)?.name ?? onboardName(role, id);
+  const names = `${nameOf('cpu', request.cpu)} (${request.cpu}) and ${nameOf('mem', request.mem)} (${request.mem})`;
   const problems = report.problems.join('; ');
   const again = 'then run the same onboard command again';
   switch (report.outcome) {
