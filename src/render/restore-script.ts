@@ -10,6 +10,8 @@
  */
 import type { Fleet, Host } from '../inventory/model.js';
 import { afterProbe, finishLine, renderPrelude } from './apply-script.js';
+import { REPAIR_PATHS, REPAIR_TIMER_PATH } from './paths.js';
+import { REPAIR_TIMER_UNIT } from './repair.js';
 import { receivedWhole, shellQuote } from './shell.js';
 
 export interface RestoreSpec {
@@ -93,6 +95,24 @@ export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec,
   }
   // Deepest first; one that is not empty (someone else's files) stays.
   if (spec.createdDirs.length) lines.push(`rmdir ${[...spec.createdDirs].reverse().map(shellQuote).join(' ')} 2>/dev/null`);
+  if (spec.files.some((f) => REPAIR_PATHS.includes(f.path))) lines.push(...repairUnitsAsRestored());
   lines.push(afterProbe(host, fleet), finishLine(runId), 'exit "$status"', '');
   return receivedWhole('__ibfleet_restore_main', lines.join('\n'));
+}
+
+/**
+ * systemd reads unit files only when told (where it runs: /run/systemd/system, as sd_booted checks),
+ * so after the repair units went back it must reload them, and the timer must run exactly when its
+ * file is there again: restarted from the restored file, or stopped when the change had added it.
+ */
+function repairUnitsAsRestored(): string[] {
+  const timer = shellQuote(REPAIR_TIMER_UNIT);
+  return [
+    '',
+    '# The repair timer as the restored unit files say.',
+    'if [ -d /run/systemd/system ]; then',
+    '\tsystemctl daemon-reload || status=1',
+    `\tif [ -f ${shellQuote(REPAIR_TIMER_PATH)} ]; then systemctl restart ${timer} || status=1; else systemctl stop ${timer} 2>/dev/null; fi`,
+    'fi',
+  ];
 }

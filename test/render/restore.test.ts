@@ -5,6 +5,7 @@
  * rp_filter) is put back exactly after the routing script changed it. Needs root for the run.
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,8 @@ import { planRestore, stateDifferences } from '../../src/plan/restore.js';
 import { AFTER_MARK, renderApplyScript, renderRollbackScript } from '../../src/render/apply-script.js';
 import { renderHostFiles } from '../../src/render/files.js';
 import { renderProbeScript } from '../../src/render/probe-script.js';
-import { renderRestoreScript } from '../../src/render/restore-script.js';
+import { REPAIR_TIMER_PATH } from '../../src/render/paths.js';
+import { renderRestoreScript, type RestoreSpec } from '../../src/render/restore-script.js';
 import { renderRoutingScript } from '../../src/render/routing-script.js';
 import { renderSettleProbe } from '../../src/render/settle-script.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
@@ -127,5 +129,35 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
     expect(kernel(lab)).toEqual(snapshot);
     const after = parseProbe(restore.stdout.slice(restore.stdout.indexOf(AFTER_MARK)));
     expect(stateDifferences(host, seeds, before, after)).toEqual([]);
+  });
+
+  it('tells systemd about the repair units it put back: reloads them, stops a timer the change added, restarts one it restored', () => {
+    const lab = (fabric = createFabric({ nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })), peerCidr: '172.16.35.1/16' }));
+    const timer = '[Timer]\nOnUnitActiveSec=30s\n';
+    const sha256 = createHash('sha256').update(timer).digest('hex');
+    const empty: RestoreSpec = { rules: [], tables: [], mainRoutes: [], sysctls: [], files: [], createdDirs: [] };
+    /** The restore where systemd "runs": a private /run with /run/systemd/system, a private unit directory holding the timer, systemctl recording its calls. */
+    const restoreUnder = (files: RestoreSpec['files']) => {
+      const log = join(work, `systemctl-${Math.random().toString(36).slice(2)}.log`);
+      const fake = join(work, 'systemctl');
+      writeFileSync(fake, `#!/bin/sh\necho "$*" >>${log}\n`, { mode: 0o755 });
+      const unitDir = REPAIR_TIMER_PATH.slice(0, REPAIR_TIMER_PATH.lastIndexOf('/'));
+      const script = join(work, `restore-${Math.random().toString(36).slice(2)}.sh`);
+      writeFileSync(script, renderRestoreScript(host, seeds, { ...empty, files }, 'restore-units'));
+      const setup = [
+        'mount -t tmpfs ibfleet-test /run && mkdir -p /run/systemd/system',
+        `mount -t tmpfs ibfleet-test ${unitDir} && printf '%s' "$1" >${REPAIR_TIMER_PATH}`,
+        `mount --bind ${fake} "$(command -v systemctl)"`,
+        'exec sh "$0"',
+      ].join(' && ');
+      const result = lab.exec(['unshare', '--mount', '--propagation', 'private', 'sh', '-c', setup, script, timer]);
+      expect(result.status, result.stderr).toBe(0);
+      // The probe after the restore asks systemd too (is-active, is-enabled): only what changes its state counts here.
+      return readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((call) => call !== '' && !call.startsWith('is-'));
+    };
+    expect(restoreUnder([{ path: REPAIR_TIMER_PATH, before: null }])).toEqual(['daemon-reload', 'stop ibfleet-routes-repair.timer']);
+    expect(restoreUnder([{ path: REPAIR_TIMER_PATH, before: { mode: 0o644, sha256 } }])).toEqual(['daemon-reload', 'restart ibfleet-routes-repair.timer']);
   });
 });
