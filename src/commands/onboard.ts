@@ -45,7 +45,7 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
       .option('--cpu-name <name>', "the CPU server's name in the inventory (default: the inventory's, else the machine's own hostname)")
       .option('--mem-name <name>', "the memory server's name in the inventory (default: the inventory's, else the machine's own hostname)"),
   ).action(async (raw: Record<string, unknown>, cmd: Command) => {
-    const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport, startRunLog, withRunLog }, { runOnboard }, { inventoryFile }, { formatCheatSheetText }, { onboardDocument }, { formatDiscoveryLines, inventoryChangeText, onboardStartLine }] = await Promise.all([
+    const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport, startRunLog, withRunLog }, { runOnboard }, { inventoryFile }, { formatCheatSheetText }, { onboardDocument }, { discoveryWaitLine, formatDiscoveryLines, inventoryChangeText, onboardStartLine }] = await Promise.all([
       import('./context.js'),
       import('./fleet-run.js'),
       import('../runner/onboard.js'),
@@ -76,7 +76,14 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
           log = startRunLog(io, globals, 'onboard', () => secrets);
           say(onboardStartLine(opts.owner, hosts, globals.inventory));
         },
-        discovery: { onHostStart: (...a) => log?.events.onHostStart?.(...a), onStage: (...a) => log?.events.onStage?.(...a), onHostDone: (...a) => log?.events.onHostDone?.(...a) },
+        discovery: {
+          onHostStart: (...a) => log?.events.onHostStart?.(...a),
+          onStage: (host, stage, at) => {
+            if (stage === 'wait') say(discoveryWaitLine(host));
+            log?.events.onStage?.(host, stage, at);
+          },
+          onHostDone: (...a) => log?.events.onHostDone?.(...a),
+        },
         onDiscovered: (d, host) => formatDiscoveryLines(d, host).forEach(say),
         phase: async (name) => {
           const extra = name === 'deploy' ? { playbook: playbook.name } : {};

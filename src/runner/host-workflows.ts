@@ -33,6 +33,8 @@ export interface Probed {
    * change's result, or undefined when the shell was gone before the change could be sent.
    */
   readonly shell?: (change: Continuation | undefined) => Promise<ExecResult | undefined>;
+  /** The run id under which that shell holds the host lock: the change it runs is that run's. */
+  readonly runId?: string;
 }
 
 /**
@@ -75,6 +77,19 @@ interface Decided<D> {
  */
 const LOCK_GIVE_UP_MARGIN_MS = 1500;
 
+/** The host lock for a changing run, waited for within what is left of the host's time. */
+export function lockWithin(task: HostTask, kind: 'deploy' | 'rollback', runId: string): { kind: 'deploy' | 'rollback'; runId: string; waitSeconds: number } {
+  return { kind, runId, waitSeconds: Math.floor((task.remainingMs() - LOCK_GIVE_UP_MARGIN_MS) / 1000) };
+}
+
+/** The lock's marks in a probe's output, as the host's stage: waiting for another run, then probing. */
+export function lockProgress(task: HostTask): (line: string) => void {
+  return (line) => {
+    if (line === LOCK_WAIT_MARK) task.stage('wait');
+    else if (line === LOCK_TAKEN_MARK) task.stage('probe');
+  };
+}
+
 /**
  * Probe, decide (pure, src/plan), and run the change the decision calls for. With a session that can
  * converse, the change runs in the shell that ran the probe: one channel per host instead of two,
@@ -116,7 +131,7 @@ async function probeThen<D>(
     return { facts, decision, result: await session.run(change.script, change.options) };
   }
   task.stage('probe');
-  const lock = options.lock && { ...options.lock, waitSeconds: Math.floor((task.remainingMs() - LOCK_GIVE_UP_MARGIN_MS) / 1000) };
+  const lock = options.lock && lockWithin(task, options.lock.kind, options.lock.runId);
   let decided: (Decided<D> & { facts: HostFacts }) | undefined;
   const conversation = await session.converse(
     renderProbeScript(task.host, fleet, lock ? { lock } : {}),
@@ -127,13 +142,7 @@ async function probeThen<D>(
       if (decided.change) task.stage(decided.change.stage);
       return decided.change;
     },
-    {
-      signal: task.signal,
-      onLine: (line) => {
-        if (line === LOCK_WAIT_MARK) task.stage('wait');
-        else if (line === LOCK_TAKEN_MARK) task.stage('probe');
-      },
-    },
+    { signal: task.signal, onLine: lockProgress(task) },
   );
   if (!decided && conversation.code === LOCKED_EXIT) throw new HostError('wait', lockedMessage(conversation.stderr), { exitCode: LOCKED_EXIT });
   // Drowned in output before it ended, or the end marker never came: the probe was cut short.
@@ -156,7 +165,7 @@ export interface DeployOptions {
 export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
   return (task: HostTask): Promise<HostOutcome> =>
     withSession(task, ctx.transport, async (session, reconnect) => {
-      const runId = newRunId();
+      const runId = ctx.probed?.(task.host)?.runId ?? newRunId();
       let sent = '';
       const { facts, decision: plan, result } = await probeThen(task, session, ctx, (probed) => {
         task.stage('plan');

@@ -10,7 +10,7 @@
  * failed deploy leaves the file byte for byte as it was. The runner never prints: displays are
  * handlers of its events, and the report says what happened and what to do next.
  */
-import { UsageError } from '../errors.js';
+import { HostError, UsageError } from '../errors.js';
 import { planInventoryAddition, type InventoryEdit } from '../inventory/edit.js';
 import type { InventoryAddition } from '../inventory/entry.js';
 import { loadInventory } from '../inventory/load.js';
@@ -18,14 +18,17 @@ import { hostById, type Fleet, type Host } from '../inventory/model.js';
 import { parseProbe, type HostFacts } from '../plan/facts.js';
 import { discoverHost, factsUnderFoundNames, ONBOARD_ROLES, type HostDiscovery } from '../plan/onboard.js';
 import { discoveredAddition, provisionalAddition, roleId, roleManagerFlag, type OnboardRequest } from '../plan/onboard-request.js';
+import { lockedMessage } from '../plan/host-plan.js';
 import { refusedBeforeContact, summarize, type InventoryChange, type OnboardOutcome, type OnboardReport } from '../plan/onboard-summary.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { buildCheatSheet } from '../render/cheat-sheet.js';
+import { LOCKED_EXIT } from '../render/host-lock.js';
 import { PROBE_END, renderProbeScript } from '../render/probe-script.js';
 import { hostRef, type HostRef, type HostResult, type MatrixCell, type RunDisplay, type RunEnd, type RunEvents } from '../vocabulary.js';
 import { announceRun, runHosts } from './fanout.js';
 import type { InventoryFile } from './files.js';
-import { deployHost, type Probed } from './host-workflows.js';
+import { newRunId } from './after-change.js';
+import { deployHost, lockProgress, lockWithin, type Probed } from './host-workflows.js';
 import { sharedSessions } from './shared-sessions.js';
 import { requireWhole, scriptFailed, type Continuation, type ExecResult, type Session, type Transport } from './transport.js';
 import { runVerify } from './verify.js';
@@ -122,7 +125,7 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     const probed = (host: Host): Probed | undefined => {
       const seen = found.get(host.id);
       const probedAs = provisionalHosts.find((h) => h.id === host.id);
-      return seen && probedAs ? { facts: factsUnderFoundNames(seen.facts, probedAs, host), shell: seen.shell } : undefined;
+      return seen && probedAs ? { facts: factsUnderFoundNames(seen.facts, probedAs, host), shell: seen.shell, ...(seen.runId ? { runId: seen.runId } : {}) } : undefined;
     };
     const deploy = await inPhase(events, 'deploy', hosts, options, (phaseEvents) =>
       runHosts(hosts, fanout(options, phaseEvents), deployHost({ fleet: planned.fleet, playbook, transport, probed }, { dryRun: false })).then((results) => ({ results })),
@@ -169,6 +172,7 @@ function fanout(options: OnboardOptions, events: RunEvents) {
 interface Discovered {
   readonly facts: HostFacts;
   readonly shell: Probed['shell'];
+  readonly runId?: string;
 }
 
 /**
@@ -183,8 +187,15 @@ async function discover(hosts: readonly Host[], fleet: Fleet, transport: Transpo
     task.stage('connect');
     const session = await transport.connect(task.host, task.signal);
     task.stage('probe');
-    const script = renderProbeScript(task.host, fleet, { everyInterface: true });
-    found.set(task.host.id, session.converse ? await probeKeepingShell(session, script, task.signal) : await probeOnce(session, script, task.signal));
+    if (!session.converse) {
+      found.set(task.host.id, await probeOnce(session, renderProbeScript(task.host, fleet, { everyInterface: true }), task.signal));
+    } else {
+      // The shell that discovers is the one the change runs in: it takes the host lock first, so
+      // onboard queues behind another run on the machine and decides from what that run left.
+      const runId = newRunId();
+      const script = renderProbeScript(task.host, fleet, { everyInterface: true, lock: lockWithin(task, 'deploy', runId) });
+      found.set(task.host.id, { ...(await probeKeepingShell(session, script, task.signal, lockProgress(task))), runId });
+    }
     return { status: 'ok', reasons: [...session.notes], connections: 1, channels: session.channels };
   });
   return { discovery, found };
@@ -197,7 +208,7 @@ async function probeOnce(session: Session, script: string, signal: AbortSignal):
   return { facts, shell: undefined };
 }
 
-async function probeKeepingShell(session: Session, script: string, signal: AbortSignal): Promise<Discovered> {
+async function probeKeepingShell(session: Session, script: string, signal: AbortSignal, onLine: (line: string) => void): Promise<Discovered> {
   let decide!: (change: Continuation | undefined) => void;
   const decision = new Promise<Continuation | undefined>((resolve) => (decide = resolve));
   let heard!: (output: string) => void;
@@ -210,7 +221,7 @@ async function probeKeepingShell(session: Session, script: string, signal: Abort
       heard(output);
       return decision;
     },
-    { signal },
+    { signal, onLine },
   );
   const settle = () => void (ended = true);
   conversation.then(settle, settle);
@@ -218,6 +229,7 @@ async function probeKeepingShell(session: Session, script: string, signal: Abort
     probed,
     conversation.then((c) => {
       if (c.cut && !c.cut.afterTurn) requireWhole('probe', 'the discovery probe', c, 'nothing was changed');
+      if (c.first === undefined && c.code === LOCKED_EXIT) throw new HostError('wait', lockedMessage(c.stderr), { exitCode: LOCKED_EXIT });
       if (c.first === undefined) throw scriptFailed('probe', 'discovery probe', c);
       return c.first;
     }),

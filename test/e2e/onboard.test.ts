@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { labExec } from '../../src/lab/index.js';
+import { LOCK_DIR, LOCK_PATH } from '../../src/render/paths.js';
 import { ibfleet, type CliResult } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 
@@ -134,6 +135,20 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
     expect(result.stdout).toContain('    ping -I ibp2s0 172.16.51.2\n');
     expect(result.stdout).toContain('on node51:  rping -s -a 172.16.51.2 -p 7174 -v');
     expect(result.stdout).toMatch(/onboard ok: alice's pair node50 \(50\) and node51 \(51\) is deployed and verified/);
+  });
+
+  it('a run holding a machine\'s lock: onboard waits for it, says so, then decides from what it left (exit 0, one rule per address)', async () => {
+    const inv = join(work, 'fresh.yaml');
+    await sh(51, 'ip -4 rule del from 172.16.51.2 lookup 942');
+    // Another run's change, as the host sees it: the lock held for a while, the routing repaired meanwhile.
+    const other = labExec(NAME, 51, ['sh', '-c', `mkdir -p -m 0700 ${LOCK_DIR}; exec 9>>${LOCK_PATH}; flock 9; sleep 3; ip -4 rule add from 172.16.51.2 lookup 942 priority 942`]);
+    for (let i = 0; i < 100 && (await labExec(NAME, 51, ['sh', '-c', `flock -n ${LOCK_PATH} true`])).code !== 1; i++) await new Promise((r) => setTimeout(r, 50));
+    const result = await ibfleet(['-i', inv, 'onboard', '--cpu', '50', '--mem', '51', '--owner', 'alice']);
+    await other;
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('[51 node51] waiting for another ibfleet run');
+    expect(result.stdout).toMatch(/^\[51 node51\] unchanged /m);
+    expect((await rules(51)).split('\n').filter((l) => l.includes('from 172.16.51.2 lookup'))).toHaveLength(1);
   });
 
   it('a host number already in the inventory with other data: refused (exit 2), inventory byte-identical, nothing deployed', async () => {
