@@ -12,6 +12,8 @@ export const PREVIOUS_DIR = '/etc/ibfleet/previous';
  */
 export const LOCK_DIR = '/run/ibfleet';
 export const LOCK_PATH = `${LOCK_DIR}/lock`;
+/** The routing script's own lock: its runs (hooks, the repair timer, a deploy) take turns. */
+export const ROUTES_LOCK_PATH = `${LOCK_DIR}/routes.lock`;
 /** The run id of the last change that ran to its end; the lock file names the one holding it. */
 export const FINISHED_PATH = `${LOCK_DIR}/finished`;
 

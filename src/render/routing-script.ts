@@ -5,7 +5,7 @@
 import type { Fleet, Host } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { renderHeader } from './header.js';
-import { ROUTING_SCRIPT_PATH } from './paths.js';
+import { LOCK_DIR, ROUTES_LOCK_PATH, ROUTING_SCRIPT_PATH } from './paths.js';
 import { shellQuote } from './shell.js';
 
 /** Sysctl keys in the order they are applied and persisted. */
@@ -150,6 +150,18 @@ ${sysctlLines}
 	fi
 	return 0
 }
+
+# One run at a time: a hook, the repair timer and a deploy can start this script together, and two
+# runs that both find a rule missing would both add it (the second fails: File exists). The wait is
+# bounded, so a stuck run never blocks boot; flock is util-linux's, and without it runs overlap.
+if command -v flock >/dev/null 2>&1; then
+	# A run started at the same moment may make the directory first: test it again, whoever made it.
+	[ -d ${shellQuote(LOCK_DIR)} ] || mkdir -m 0700 ${shellQuote(LOCK_DIR)} 2>/dev/null
+	if [ -d ${shellQuote(LOCK_DIR)} ] && [ -w ${shellQuote(LOCK_DIR)} ]; then
+		exec 8>>${shellQuote(ROUTES_LOCK_PATH)}
+		flock -w 30 8 || say "another run still holds ${ROUTES_LOCK_PATH} after 30 s; going on"
+	fi
+fi
 
 [ "$#" -gt 0 ] || set -- ${ifaces.join(' ')}
 status=0

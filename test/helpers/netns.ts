@@ -121,7 +121,10 @@ export function createFabric(options: FabricOptions): Fabric {
     throw error;
   }
 
-  const exec = (argv: readonly string[], env: Readonly<Record<string, string>> = {}) => run(['ip', 'netns', 'exec', ns, ...argv], env);
+  // A /run of its own: what the scripts keep there (the host lock, the routing script's lock) is
+  // the namespace host's, never the machine's.
+  const exec = (argv: readonly string[], env: Readonly<Record<string, string>> = {}) =>
+    run(['ip', 'netns', 'exec', ns, 'unshare', '--mount', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs ibfleet-test /run && exec "$@"', 'sh', ...argv], env);
   return {
     ns,
     peerNs,

@@ -166,6 +166,16 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
     expectConfigured(lab, memserver34);
   });
 
+  it('runs started together (hooks, the repair timer, a deploy) wait for each other: every one exits 0, one rule per address', () => {
+    const lab = labFor(memserver34);
+    const script = writeScript(renderRoutingScript(memserver34, seeds, defaultPlaybook));
+    // Eight at once, each reporting its own exit status: two that both find a rule missing would both add it.
+    const result = lab.exec(['sh', '-c', 'for i in 1 2 3 4 5 6 7 8; do { sh "$0" --quiet; echo "exit $?"; } & done; wait', script]);
+    expect(lines(result.stdout).filter((l) => l.startsWith('exit ')), result.stdout + result.stderr).toEqual(Array(8).fill('exit 0'));
+    expect(result.stderr).not.toContain('File exists');
+    expectConfigured(lab, memserver34);
+  });
+
   it('per IFACE: a run for ib1 touches only ib1; a run for ib0 then completes the host; a repeat changes nothing', () => {
     const lab = labFor(memserver34);
     expect(runRoutingScript(lab, memserver34, seeds, defaultPlaybook, ['ib1']).status).toBe(0);
