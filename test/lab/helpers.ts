@@ -19,6 +19,7 @@ export const IS_ROOT = process.getuid?.() === 0;
  * each other's labs (useLab removes a leftover lab of its own name before it starts).
  */
 export const TEST_LAB_OCTETS = {
+  'e2e-demo': 50,
   'e2e-fleet': 60,
   'e2e-lab': 70,
   'e2e-crashed': 80,
