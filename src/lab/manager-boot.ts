@@ -51,11 +51,23 @@ mkdir -p "$B" /run/lock /run/network
 chmod 1777 /run/lock`;
 
 const START = `# start NAME CMD...: CMD as a daemon of this host (own session, no terminal), its pid in $B/NAME.pid.
+# It returns once the daemon runs its own program, not this shell or setsid on the way there (at
+# most 5 s): whoever lists the host's daemons right after boot sees each as it is.
 start() {
 	name=$1
 	shift
 	setsid "$@" </dev/null >>"$B/$name.log" 2>&1 &
-	echo $! >"$B/$name.pid"
+	pid=$!
+	echo "$pid" >"$B/$name.pid"
+	shell_exe=$(readlink /proc/$$/exe)
+	setsid_exe=$(readlink -f "$(command -v setsid)")
+	n=0
+	while [ "$n" -lt 500 ]; do
+		exe=$(readlink "/proc/$pid/exe") || break
+		[ "$exe" = "$shell_exe" ] || [ "$exe" = "$setsid_exe" ] || break
+		n=$((n + 1))
+		sleep 0.01
+	done
 }`;
 
 const AWAIT = `# await WHAT CMD...: until CMD succeeds, at most ${BOOT_WAIT_S} s.
