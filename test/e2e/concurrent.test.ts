@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { labExec } from '../../src/lab/index.js';
+import { hostProcesses } from '../../src/lab/processes.js';
 import { HOOK_PATHS, LOCK_DIR, LOCK_PATH } from '../../src/render/paths.js';
 import { ibfleet, json, statuses } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
@@ -17,8 +18,24 @@ describe.skipIf(!IS_ROOT)('concurrent runs queue on the host lock (needs root)',
   const lab = useLab({ name: LAB.name, mgmtSubnet: LAB.mgmtSubnet, hosts: [16, 34], managers: { 16: 'networkmanager', 34: 'netplan' } });
   const sh = async (id: number, script: string) => (await labExec(LAB.name, id, ['sh', '-c', script])).stdout;
   const run = (...args: string[]) => ibfleet(['-i', lab().inventoryPath, ...args]);
-  /** Holds the lock on a host the way another run would, for `seconds`; resolves when it lets go. */
-  const holdLock = (id: number, seconds: number) => labExec(LAB.name, id, ['sh', '-c', `mkdir -p -m 0700 ${LOCK_DIR}; exec flock ${LOCK_PATH} sleep ${seconds}`]);
+  /**
+   * Holds the lock on a host the way another run would, until `release()` (at most 90 s): a test
+   * lets go only once the runs it started are seen queuing, however slowly a loaded machine starts them.
+   */
+  const holdLock = (id: number) => {
+    const flag = '/run/ibfleet-test-release';
+    const wait = `i=0; while [ ! -e ${flag} ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done; rm -f ${flag}`;
+    const done = labExec(LAB.name, id, ['sh', '-c', `rm -f ${flag}; mkdir -p -m 0700 ${LOCK_DIR}; exec flock ${LOCK_PATH} sh -c '${wait}'`]);
+    return { done, release: () => sh(id, `touch ${flag}`) };
+  };
+  /** Until `count` runs wait for the lock on a host (their `flock -w` is running there). */
+  const queued = async (id: number, count: number) => {
+    for (let i = 0; i < 600; i++) {
+      if ((await hostProcesses(LAB.name, id)).filter((p) => p.command.startsWith('flock -w ')).length >= count) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${count} runs never queued on host ${id}'s lock`);
+  };
   /** Until the lock on a host is taken (a non-blocking flock there fails). */
   const lockTaken = async (id: number) => {
     for (let i = 0; i < 100; i++) {
@@ -30,10 +47,12 @@ describe.skipIf(!IS_ROOT)('concurrent runs queue on the host lock (needs root)',
 
   it('two deploys started together both exit 0: one changes each host, the other waits, probes again and finds it unchanged; one rule per address, hooks intact', async () => {
     // Both runs start while the lock is held, so both must wait — and then one waits for the other.
-    const holder = holdLock(16, 6);
+    const holder = holdLock(16);
     await lockTaken(16);
-    const [a, b] = await Promise.all([run('deploy', '--hosts', 'all'), run('deploy', '--hosts', 'all', '--json')]);
-    await holder;
+    const runs = Promise.all([run('deploy', '--hosts', 'all'), run('deploy', '--hosts', 'all', '--json')]);
+    await queued(16, 2).finally(holder.release);
+    const [a, b] = await runs;
+    await holder.done;
     expect([a.code, b.code], `${a.stderr}\n${b.stderr}`).toEqual([0, 0]);
 
     // The plain run said it was waiting, on the host whose lock was held.
@@ -53,10 +72,12 @@ describe.skipIf(!IS_ROOT)('concurrent runs queue on the host lock (needs root)',
 
   it('a rollback and a deploy started together both succeed, one after the other: the host ends fully deployed or fully rolled back', async () => {
     await sh(34, 'ip -4 rule del from 172.16.34.2 lookup 942');
-    const holder = holdLock(34, 2);
+    const holder = holdLock(34);
     await lockTaken(34);
-    const [deploy, rollback] = await Promise.all([run('deploy', '--hosts', '34', '--json'), run('rollback', '--hosts', '34', '--json')]);
-    await holder;
+    const runs = Promise.all([run('deploy', '--hosts', '34', '--json'), run('rollback', '--hosts', '34', '--json')]);
+    await queued(34, 2).finally(holder.release);
+    const [deploy, rollback] = await runs;
+    await holder.done;
     expect([deploy.code, rollback.code], `${deploy.stderr}\n${rollback.stderr}`).toEqual([0, 0]);
     // Whichever took the lock first, the other found something to do after it.
     expect([statuses(json(deploy))[34], statuses(json(rollback))[34]]).toEqual(['changed', 'changed']);

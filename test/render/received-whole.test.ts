@@ -132,7 +132,8 @@ describe.skipIf(!IS_ROOT)('every script ibfleet sends runs nothing unless it arr
     // A piece whose trace shows more than the cut call ran something.
     const cutsThatRan = new Set(traced.filter((line) => !isCutCall(line, script)).map((line) => line.split(':')[0]));
     expect(traced.filter((line) => cutsThatRan.has(line.split(':')[0]))).toEqual([]);
-  });
+    // Hundreds of shells per script: a few seconds alone, over a minute on a machine busy with other suites.
+  }, 240_000);
 
   it('the check sees commands run when a script is not wrapped (control)', () => {
     const body = 'set -u\necho first\nmkdir -p /etc/ibfleet-control\n';
