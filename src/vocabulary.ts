@@ -101,6 +101,35 @@ export interface Check {
   readonly detail: string;
 }
 
+/**
+ * What the probe found about one fabric NIC's RDMA side (the playbook's fabric-health step): the
+ * device and port behind the interface (ibdev2netdev), the port's attributes as ibstat shows them,
+ * the IPoIB mode and MTU. null where the host has nothing to read (no RDMA device, not IPoIB).
+ */
+export interface NicFabric {
+  readonly nic: number;
+  readonly iface: string;
+  readonly device: string | null;
+  readonly port: number | null;
+  /** `ACTIVE`, `DOWN`, `INIT`, `ARMED`. */
+  readonly state: string | null;
+  /** `LinkUp`, `Polling`, `Disabled`, … */
+  readonly physState: string | null;
+  /** `100 Gb/sec (4X EDR)`. */
+  readonly rate: string | null;
+  /** `InfiniBand` or `Ethernet` (RoCE). */
+  readonly linkLayer: string | null;
+  readonly lid: number | null;
+  readonly smLid: number | null;
+  /** IPoIB `datagram` or `connected`. */
+  readonly mode: string | null;
+  readonly mtu: number | null;
+  /** The interface is administratively up. */
+  readonly up: boolean;
+  /** Ethernet link layer: index of the RoCE v2 GID carrying the NIC's address, or null. */
+  readonly roceV2Gid: number | null;
+}
+
 export interface HostResult {
   readonly host: HostRef;
   readonly status: HostStatus;
@@ -118,6 +147,10 @@ export interface HostResult {
   readonly error?: HostFailure;
   /** status --diff: each of ibfleet's files that differs from what deploy would install. */
   readonly diffs?: readonly FileDiff[];
+  /** Things worth knowing that do not make the host fail (status: a degraded link, a small neighbour table). */
+  readonly warnings?: readonly string[];
+  /** Status: each fabric NIC's RDMA device and port (empty with `fabric.rdma: false`). */
+  readonly fabric?: readonly NicFabric[];
   /** Checks run on the host after apply (deploy) or during status. */
   readonly checks?: readonly Check[];
   /** For --dry-run: the exact files and commands that would run. */
@@ -161,6 +194,8 @@ export interface MatrixCell extends CellSpec {
 export interface RunEnd {
   readonly results: readonly HostResult[];
   readonly cells: readonly MatrixCell[];
+  /** Findings about the selected hosts together (status: odd IPoIB modes, ports below the fleet's rate). */
+  readonly warnings?: readonly string[];
   readonly durationMs: number;
   readonly interrupted: boolean;
 }

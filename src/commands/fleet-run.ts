@@ -110,7 +110,7 @@ export async function runDisplayed(
   run: FleetRunSetup,
   command: CommandName,
   extra: RunExtra,
-  body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[] }>,
+  body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[]; readonly warnings?: readonly string[] }>,
 ): Promise<RunVerdict> {
   const log = startRunLog(io, run.globals, command, run.secrets);
   const display = withRunLog(io, run.globals, await chooseDisplay(io, run.globals, command, extra, log), log);
@@ -159,9 +159,22 @@ export function teeEvents(first: RunEvents, second: RunEvents): RunEvents {
   ) as RunEvents;
 }
 
-/** deploy, status, rollback: `work` on every selected host, in parallel. */
-export function runPerHost(io: Io, run: FleetRunSetup, command: CommandName, extra: RunExtra, work: (task: HostTask) => Promise<HostOutcome>): Promise<RunVerdict> {
-  return runDisplayed(io, run, command, extra, async (events) => ({ results: await runHosts(run.hosts, fanoutOptions(run, events), work) }));
+/**
+ * deploy, status, rollback: `work` on every selected host, in parallel; `across` adds what only the
+ * hosts together show (status: odd IPoIB modes, degraded links).
+ */
+export function runPerHost(
+  io: Io,
+  run: FleetRunSetup,
+  command: CommandName,
+  extra: RunExtra,
+  work: (task: HostTask) => Promise<HostOutcome>,
+  across?: (results: readonly HostResult[]) => string[],
+): Promise<RunVerdict> {
+  return runDisplayed(io, run, command, extra, async (events) => {
+    const results = await runHosts(run.hosts, fanoutOptions(run, events), work);
+    return { results, warnings: across?.(results) ?? [] };
+  });
 }
 
 /** The fan-out's options from the command line's, reporting to `events`. */

@@ -182,7 +182,7 @@ function expandRelative(path: string, base: string): string {
 }
 
 function checkFabric(input: InventoryInput, source: YamlSource, problems: InventoryProblem[]): Fleet['fabric'] | undefined {
-  const { subnet: subnetText, nics, tableBase } = input.fabric;
+  const { subnet: subnetText, nics, tableBase, rdma } = input.fabric;
   let subnet: Cidr | undefined;
   const parsed = parseCidr(subnetText);
   if (!parsed) {
@@ -214,7 +214,7 @@ function checkFabric(input: InventoryInput, source: YamlSource, problems: Invent
       ),
     );
   }
-  return subnet ? { subnet, subnetText, nics, tableBase } : undefined;
+  return subnet ? { subnet, subnetText, nics, tableBase, rdma } : undefined;
 }
 
 function buildHost(

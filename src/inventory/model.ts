@@ -47,6 +47,8 @@ export interface Fabric {
   readonly subnetText: string;
   readonly nics: number;
   readonly tableBase: number;
+  /** false: plain Ethernet NICs (no RDMA device); status skips the fabric-health checks. */
+  readonly rdma: boolean;
 }
 
 /** SSH settings an inventory may carry (the lab's inventory points at its own key and known_hosts). */

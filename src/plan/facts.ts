@@ -3,7 +3,8 @@
  * like; what iproute2 printed is read by ip-facts.ts.
  */
 import { CONTENT_PREFIX, SECTION_MARK, TRACKED_PATHS } from '../render/probe-script.js';
-import { parseAddresses, parseLinks, parseRoute, parseRouteGet, parseRule, splitIpBatch, type AddressFact, type RouteFact, type RouteGetFact, type RuleFact } from './ip-facts.js';
+import { parseAddresses, parseLinks, parseRoute, parseRouteGet, parseRule, splitIpBatch, type AddressFact, type LinkFact, type RouteFact, type RouteGetFact, type RuleFact } from './ip-facts.js';
+import { parseRdmaSection, type RdmaFacts } from './rdma-facts.js';
 
 export interface FileFact {
   readonly mode: number;
@@ -14,7 +15,7 @@ export interface FileFact {
 export interface HostFacts {
   readonly uid: number | undefined;
   readonly os: Readonly<Record<string, string>>;
-  readonly links: ReadonlyMap<string, { readonly up: boolean }>;
+  readonly links: ReadonlyMap<string, LinkFact>;
   readonly addresses: readonly AddressFact[];
   readonly rules: readonly RuleFact[];
   /** Table name or number → routes. */
@@ -41,6 +42,10 @@ export interface HostFacts {
   readonly tools: ReadonlySet<string>;
   /** The kernel's hostname (/proc/sys/kernel/hostname), as the machine calls itself. */
   readonly hostname: string | undefined;
+  /** The fabric's RDMA devices and ports; undefined when the probe did not look (older probe, closing probe). */
+  readonly rdma: RdmaFacts | undefined;
+  /** net.ipv4.neigh.default.gc_thresh1..3; empty when the probe did not look. */
+  readonly neigh: Readonly<Record<string, string>>;
   /** False when the output stopped before the end marker (connection dropped, probe killed). */
   readonly complete: boolean;
 }
@@ -219,6 +224,13 @@ export function parseProbe(output: string): HostFacts {
     repairTimer: runtime.flatMap((l) => (l.startsWith('repair-timer') ? [l.slice('repair-timer'.length).trim() || 'unknown'] : []))[0],
     tools: new Set(get('tools').map((l) => l.trim()).filter(Boolean)),
     hostname: get('hostname').flatMap((l) => contentLine(l, version) ?? [])[0]?.trim() || undefined,
+    rdma: sections.has('rdma') ? parseRdmaSection(sections.get('rdma')!) : undefined,
+    neigh: Object.fromEntries(
+      get('neigh').flatMap((l) => {
+        const m = /\/(gc_thresh\d):(\d*)\s*$/.exec(l);
+        return m ? [[m[1]!, m[2]!]] : [];
+      }),
+    ),
     complete: sections.has('end'),
   };
 }

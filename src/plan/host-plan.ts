@@ -10,10 +10,12 @@ import type { Playbook } from '../playbook/playbook.js';
 import { AFTER_MARK } from '../render/apply-script.js';
 import { renderHostFiles, type RenderedFile } from '../render/files.js';
 import { HOOK_PATHS, REPAIR_PATHS } from '../render/paths.js';
-import type { Change, Check, FileDiff } from '../vocabulary.js';
+import type { Change, Check, FileDiff, NicFabric } from '../vocabulary.js';
 import { fileDiffs } from './file-diff.js';
 import { assessHost, failingFindings, plannedChanges, type Assessment } from './assess.js';
 import { detectManager, managerPrerequisite } from './detect-manager.js';
+import { fabricProblems, nicFabric } from './fabric-health.js';
+import { neighbourWarning } from './fabric-fleet.js';
 import { parseProbe, type HostFacts } from './facts.js';
 
 /** The inventory's manager, or the one the host's configuration shows. */
@@ -68,19 +70,47 @@ export function verification(assessment: Assessment): { ok: true } | { ok: false
   return { ok: false, message: `verification failed: ${[...assessment.blockers, ...failing.map((f) => f.detail)].join('; ')}` };
 }
 
-/** Status's finding for a host: ok, or drift with the reasons (and with `diff`, each differing file as a diff). */
-export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts, options: { readonly diff?: boolean } = {}): { status: 'ok' | 'drift'; reasons: string[]; manager?: Manager; checks?: Check[]; diffs?: FileDiff[] } {
+export interface StatusFinding {
+  readonly status: 'ok' | 'drift';
+  readonly reasons: string[];
+  readonly manager?: Manager;
+  readonly checks?: Check[];
+  readonly warnings?: string[];
+  readonly fabric?: NicFabric[];
+  /** With `diff`: each of ibfleet's files that differs, as a diff. */
+  readonly diffs?: FileDiff[];
+}
+
+/**
+ * Status's finding for a host: ok, or drift with the reasons — the routing the playbook leaves,
+ * and with its fabric-health step each fabric NIC's RDMA port (unless the inventory says
+ * `fabric.rdma: false`): a port that cannot carry RDMA makes the host not ok too. With `diff`, each
+ * differing file as a diff.
+ */
+export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts, options: { readonly diff?: boolean } = {}): StatusFinding {
+  const health = fabricHealth(host, fleet, playbook, facts);
   let chosen = chooseManager(host, facts);
   if ('error' in chosen) {
     // The hook that is installed tells which manager a previous deploy chose.
     const installed = (Object.entries(HOOK_PATHS) as [Manager, string][]).filter(([, p]) => facts.files.get(p));
     if (installed.length === 1) chosen = { manager: installed[0]![0] };
-    else return { status: 'drift', reasons: [chosen.error] };
+    else return { status: 'drift', reasons: [chosen.error, ...health.problems], ...health.extra };
   }
   const files = renderHostFiles(host, fleet, playbook, chosen.manager);
   const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files });
-  const reasons = [...assessment.blockers, ...failingFindings(assessment).map((f) => f.detail)];
-  return { status: reasons.length ? 'drift' : 'ok', reasons, manager: chosen.manager, checks: checksOf(assessment), ...(options.diff ? { diffs: fileDiffs(files, facts) } : {}) };
+  // A port that is ACTIVE behind an interface that is down says more than "the interface is down".
+  const told = new Set(health.fabric.filter((n) => n.state === 'ACTIVE' && !n.up).map((n) => n.iface));
+  const blockers = assessment.blockers.filter((b) => ![...told].some((iface) => b.startsWith(`${iface} is down`)));
+  const reasons = [...blockers, ...failingFindings(assessment).map((f) => f.detail), ...health.problems];
+  return { status: reasons.length ? 'drift' : 'ok', reasons, manager: chosen.manager, checks: checksOf(assessment), ...health.extra, ...(options.diff ? { diffs: fileDiffs(files, facts) } : {}) };
+}
+
+function fabricHealth(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts): { fabric: NicFabric[]; problems: string[]; extra: { warnings?: string[]; fabric?: NicFabric[] } } {
+  const neigh = playbook.fabricSysctl ? neighbourWarning(fleet, facts.neigh) : undefined;
+  const warnings = neigh ? [neigh] : [];
+  if (!playbook.fabricHealth || !fleet.fabric.rdma || !facts.rdma) return { fabric: [], problems: [], extra: warnings.length ? { warnings } : {} };
+  const fabric = host.nics.map((nic) => nicFabric(nic, facts));
+  return { fabric, problems: fabricProblems(host, fabric, facts), extra: { fabric, ...(warnings.length ? { warnings } : {}) } };
 }
 
 /** Whether an assessment finds anything to change (rollback: anything of ibfleet's left). */

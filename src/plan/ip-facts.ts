@@ -69,12 +69,22 @@ export function parseAddresses(lines: readonly string[]): AddressFact[] {
   return out;
 }
 
-export function parseLinks(lines: readonly string[]): Map<string, { up: boolean }> {
+export interface LinkFact {
+  /** Administratively up (the UP flag). */
+  readonly up: boolean;
+  /** Carrier (LOWER_UP): an IPoIB interface has it only while its port is ACTIVE. */
+  readonly lowerUp: boolean;
+  readonly mtu: number | undefined;
+}
+
+export function parseLinks(lines: readonly string[]): Map<string, LinkFact> {
   // `3: ib0@if4: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 ... state UP ...`
-  const out = new Map<string, { up: boolean }>();
+  const out = new Map<string, LinkFact>();
   for (const line of lines) {
-    const match = /^\d+:\s+([^:@\s]+)(?:@\S+)?:\s+<([^>]*)>/.exec(line);
-    if (match) out.set(match[1]!, { up: match[2]!.split(',').includes('UP') });
+    const match = /^\d+:\s+([^:@\s]+)(?:@\S+)?:\s+<([^>]*)>(?:\s+mtu\s+(\d+))?/.exec(line);
+    if (!match) continue;
+    const flags = match[2]!.split(',');
+    out.set(match[1]!, { up: flags.includes('UP'), lowerUp: flags.includes('LOWER_UP'), mtu: match[3] ? Number(match[3]) : undefined });
   }
   return out;
 }

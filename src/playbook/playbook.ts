@@ -7,7 +7,7 @@ import { clipInput, InventoryError, type InventoryProblem } from '../errors.js';
 import { YamlSource } from '../inventory/yaml-source.js';
 import { issuesToProblems } from '../inventory/zod-problems.js';
 
-export const STEP_NAMES = ['policy-routing', 'fabric-sysctl', 'persist', 'verify-routes'] as const;
+export const STEP_NAMES = ['policy-routing', 'fabric-sysctl', 'persist', 'verify-routes', 'fabric-health'] as const;
 export type StepName = (typeof STEP_NAMES)[number];
 
 const policyRoutingSchema = z.strictObject({
@@ -45,6 +45,7 @@ const STEP_SCHEMAS = {
   'fabric-sysctl': fabricSysctlSchema,
   persist: persistSchema,
   'verify-routes': emptySchema,
+  'fabric-health': emptySchema,
 } as const;
 
 export type PolicyRoutingParams = z.infer<typeof policyRoutingSchema>;
@@ -61,6 +62,8 @@ export interface Playbook {
   /** Seconds between the periodic repair's runs; 0 (or no persist step): no repair timer. */
   readonly repairEvery: number;
   readonly verifyRoutes: boolean;
+  /** Status reads each fabric NIC's RDMA port (read-only; skipped with `fabric.rdma: false`). */
+  readonly fabricHealth: boolean;
 }
 
 const TOP_KEYS = ['name', 'description', 'steps'];
@@ -135,5 +138,6 @@ export function loadPlaybook(text: string, file: string): Playbook {
     persist: steps.includes('persist'),
     repairEvery: (params.persist as z.infer<typeof persistSchema> | undefined)?.repairEvery ?? 0,
     verifyRoutes: steps.includes('verify-routes'),
+    fabricHealth: steps.includes('fabric-health'),
   };
 }

@@ -128,7 +128,7 @@ function writeFiles(files: readonly RenderedFile[]): string[] {
 
 /** The probe again after a change, behind AFTER_MARK: verification reads the state the change left. */
 export function afterProbe(host: Host, fleet: Fleet): string {
-  return `echo ${AFTER_MARK}\n${renderProbeBody(host, fleet, { managerEvidence: false })}`;
+  return `echo ${AFTER_MARK}\n${renderProbeBody(host, fleet, { managerEvidence: false, fabric: false })}`;
 }
 
 export interface ApplyPlan {

@@ -7,6 +7,7 @@
 import { deriveNicAddress } from '../inventory/derive.js';
 import { MANAGERS, type Fleet, type Host } from '../inventory/model.js';
 import { HOOK_PATHS, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
+import { renderRdmaProbe } from './probe-rdma.js';
 import { REPAIR_TIMER_UNIT } from './repair.js';
 import { SYSCTL_KEYS } from './routing-script.js';
 import { renderTakeLock, type LockKind } from './host-lock.js';
@@ -17,6 +18,8 @@ export const SECTION_MARK = '@@ibfleet';
 export const PROBE_END = `${SECTION_MARK} end`;
 /** Probe output format: 3 prints file contents line by line behind CONTENT_PREFIX. */
 export const PROBE_VERSION = 3;
+/** The neighbour table's garbage-collection thresholds (net.ipv4.neigh.default.*), read by the probe. */
+export const NEIGH_KEYS = ['gc_thresh1', 'gc_thresh2', 'gc_thresh3'] as const;
 /** Marks a line of a file's content in the probe's output (version 3 on). */
 export const CONTENT_PREFIX = '|';
 
@@ -65,6 +68,11 @@ export interface ProbeOptions {
    * version it was generated for, which tells a renamed host's file from a hand edit.
    */
   readonly fileContents?: boolean;
+  /**
+   * The fabric's RDMA ports (fabric-health) and the neighbour table limits. Default true; the probe
+   * closing a change leaves them out: a change touches neither.
+   */
+  readonly fabric?: boolean;
 }
 
 /** Lines of each file's header the probe reads (path, generator line, warning). */
@@ -112,6 +120,10 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     ...routeGetRetries,
     '\tfi',
     ...sysctls,
+    ...(options.fabric === false ? [] : [
+    // One grep: the shell's read takes a byte at a time, and /proc/sys answers only the first.
+    `\ts neigh; grep -s -H . ${NEIGH_KEYS.map((k) => `/proc/sys/net/ipv4/neigh/default/${k}`).join(' ')}`,
+    ...renderRdmaProbe(host, options.everyInterface ? undefined : host.nics.map((n) => n.iface))]),
     '\tset --',
     `\tfor p in ${TRACKED_PATHS.map(shellQuote).join(' ')}; do [ -f "$p" ] && set -- "$@" "$p"; done`,
     '\ts files; if [ "$#" -gt 0 ]; then stat -c \'%a %u %n\' -- "$@"; sha256sum -- "$@"; fi',
@@ -130,7 +142,7 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     // Only where systemd runs (sd_booted: /run/systemd/system): whether the repair timer is active.
     `\t[ ! -d /run/systemd/system ] || echo "repair-timer $(systemctl is-active ${REPAIR_TIMER_UNIT} 2>/dev/null)"`,
     '\tfor f in /run/network/ifstate*; do [ -f "$f" ] || continue; v=; while IFS= read -r l || [ -n "$l" ]; do v="$v$l "; done <"$f"; echo "ifstate $f $v"; done',
-    '\ts tools; for t in flock sha256sum stat networkd-dispatcher NetworkManager nmcli ifup; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done',
+    '\ts tools; for t in flock sha256sum stat networkd-dispatcher NetworkManager nmcli ifup ping rping; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done',
     '\ts end',
     ')',
     'printf \'%s\\n\' "$probe_output"',

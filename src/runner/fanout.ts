@@ -199,13 +199,13 @@ export async function announceRun(
   hosts: readonly Host[],
   options: AnnounceOptions,
   display: RunDisplay,
-  body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[] }>,
+  body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[]; readonly warnings?: readonly string[] }>,
 ): Promise<RunEnd> {
   const now = options.now ?? Date.now;
   const startedAt = now();
   display.events.onRunStart?.({ ...options.header, hosts: hosts.map(hostRef), concurrency: options.concurrency, startedAt });
-  const { results, cells = [] } = await body(display.events);
-  const end: RunEnd = { results, cells, durationMs: now() - startedAt, interrupted: options.interrupt.aborted };
+  const { results, cells = [], warnings } = await body(display.events);
+  const end: RunEnd = { results, cells, ...(warnings?.length ? { warnings } : {}), durationMs: now() - startedAt, interrupted: options.interrupt.aborted };
   display.events.onRunEnd?.(end);
   await display.finish(end);
   return end;

@@ -9,6 +9,7 @@ export interface RunSummaryInput {
   readonly dryRun?: boolean;
   readonly results: readonly HostResult[];
   readonly cells?: readonly MatrixCell[];
+  readonly warnings?: readonly string[];
   readonly durationMs: number;
   readonly interrupted: boolean;
 }
@@ -24,6 +25,7 @@ export function runDocument(input: RunSummaryInput) {
     interrupted: input.interrupted,
     durationMs: Math.round(input.durationMs),
     summary: Object.fromEntries(countStatuses(input.results)),
+    ...(input.warnings?.length ? { warnings: input.warnings } : {}),
     hosts: input.results.map((r) => ({
       id: r.host.id,
       name: r.host.name,
@@ -36,6 +38,8 @@ export function runDocument(input: RunSummaryInput) {
       durationMs: Math.round(r.durationMs),
       reasons: r.reasons,
       ...(r.changes ? { changes: r.changes } : {}),
+      ...(r.warnings?.length ? { warnings: r.warnings } : {}),
+      ...(r.fabric ? { fabric: r.fabric } : {}),
       ...(r.checks ? { checks: r.checks } : {}),
       ...(r.diffs ? { diffs: r.diffs } : {}),
       ...(r.planText ? { plan: r.planText } : {}),

@@ -7,6 +7,7 @@
 import type { CommandName, HostResult, MatrixCell, RunEnd, RunEvents, RunStart } from '../vocabulary.js';
 import { summarizeChanges } from './text/changes.js';
 import { formatDiffLines } from './text/diffs.js';
+import { foldedFabricLines, foldedWarningLines } from './text/fabric.js';
 import { foldResults } from './text/fold.js';
 import { formatPlanLines } from './text/plan.js';
 import { formatCounts, formatDuration, STAGE_NOTES } from './text/format.js';
@@ -61,9 +62,13 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
     },
     onCell: (cell: MatrixCell) => write(cellLine(cell)),
     onRunEnd: (e: RunEnd) => {
-      if (options.command === 'status') for (const line of foldedStatusLines(e.results)) write(line);
+      if (options.command === 'status') {
+        for (const line of foldedStatusLines(e.results)) write(line);
+        for (const line of foldedFabricLines(e.results)) write(`fabric ${sanitizeLine(line)}`);
+      }
       // Lines came in finishing order; the recap is in host order, hosts alike folded.
       else if ((options.command === 'deploy' || options.command === 'rollback') && e.results.length > 1) for (const line of foldedOutcomeLines(e.results)) write(line);
+      for (const line of foldedWarningLines(e.results, e.warnings)) write(`warning ${sanitizeLine(line)}`);
       if (start?.diff) for (const line of formatDiffLines(e.results)) write(line);
       if (start?.dryRun) for (const line of formatPlanLines(e.results, { scriptsHint: start.showScripts ? undefined : 'the exact scripts: --show-scripts' })) write(line);
       const failedCells = e.cells.filter((c) => c.state === 'failed');

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Fleet, Host } from '../../src/inventory/model.js';
 import { MANAGERS } from '../../src/inventory/model.js';
 import { renderHostFiles } from '../../src/render/files.js';
+import { renderProbeScript } from '../../src/render/probe-script.js';
 import type { Playbook } from '../../src/playbook/playbook.js';
 import { loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 
@@ -66,6 +67,9 @@ function scriptsOf(subject: Subject): { name: string; content: string }[] {
       if (hook) seen.set(`hook-${manager}`, hook.content);
     }
   }
+  // The read-only probe, with its fabric section: for the inventory's names, and for every interface (onboard).
+  seen.set('probe', renderProbeScript(subject.host, subject.fleet));
+  seen.set('probe-every-interface', renderProbeScript(subject.host, subject.fleet, { everyInterface: true }));
   return [...seen].map(([name, content]) => ({ name, content }));
 }
 

@@ -81,8 +81,13 @@ describe('deriving each NIC from the lab convention (NIC n of host h is 172.16.h
 
   it('fabric.nics and tableBase default to 2 and 940; interfaces default to ib0, ib1, …', () => {
     const fleet = loadInventory(yaml(...FABRIC, 'hosts:', '  5: { name: a }'), FILE);
-    expect(fleet.fabric).toMatchObject({ nics: 2, tableBase: 940 });
+    expect(fleet.fabric).toMatchObject({ nics: 2, tableBase: 940, rdma: true });
     expect(nicsOf(fleet, 5).map((n) => n.iface)).toEqual(['ib0', 'ib1']);
+  });
+
+  it('fabric.rdma: false marks plain Ethernet NICs (status then skips the RDMA checks)', () => {
+    const fleet = loadInventory(yaml(...FABRIC, '  rdma: false', 'hosts:', '  5: { name: a }'), FILE);
+    expect(fleet.fabric.rdma).toBe(false);
   });
 
   it('four NICs per host get .1 to .4 and tables tableBase+1 to tableBase+4', () => {
@@ -215,7 +220,8 @@ const BAD: readonly BadCase[] = [
 
   // Unknown keys, at every level, name what is allowed there.
   { name: 'an unknown top-level key', text: yaml(...FABRIC, 'hosts:', '  16: { name: a }', 'extra: 1'), at: '5:1', says: ['unknown key "extra"', 'allowed here: fabric, defaults, hosts, pairs, ssh'] },
-  { name: 'an unknown fabric key', text: yaml(...FABRIC, '  mtu: 2044', 'hosts:', '  16: { name: a }'), at: '3:3', says: ['fabric.mtu: unknown key "mtu"', 'allowed here: subnet, nics, tableBase'] },
+  { name: 'fabric.rdma that is not a boolean', text: yaml(...FABRIC, '  rdma: maybe', 'hosts:', '  16: { name: a }'), at: '3:9', says: ['fabric.rdma', 'rdma is true', 'false (plain Ethernet'] },
+  { name: 'an unknown fabric key', text: yaml(...FABRIC, '  mtu: 2044', 'hosts:', '  16: { name: a }'), at: '3:3', says: ['fabric.mtu: unknown key "mtu"', 'allowed here: subnet, nics, rdma, tableBase'] },
   { name: 'an unknown host key (a typo)', text: host16(', nmae: b'), at: '4:18', says: ['hosts.16.nmae: unknown key "nmae"', 'allowed here: role, user, port, sudo, interfaces, manager, identityFile, name, address'] },
   { name: 'an unknown defaults key', text: yaml(...FABRIC, 'defaults:', '  usr: root', 'hosts:', '  16: { name: a }'), at: '4:3', says: ['defaults.usr: unknown key "usr"', 'allowed here: role, user, port, sudo, interfaces, manager, identityFile'] },
   { name: 'an unknown pair key', text: withPairs('{ owner: alice, cpu: 16, mem: 34, gpu: 1 }'), at: '7:39', says: ['pairs[0].gpu: unknown key "gpu"', 'allowed here: owner, cpu, mem'] },

@@ -20,9 +20,9 @@ describe('the default playbook, playbooks/dual-ib-routing.yaml', () => {
   const text = readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8');
   const playbook = loadPlaybook(text, 'playbooks/dual-ib-routing.yaml');
 
-  it('runs policy-routing, fabric-sysctl, persist and verify-routes, in that order', () => {
+  it('runs policy-routing, fabric-sysctl, persist, verify-routes and fabric-health, in that order', () => {
     expect(playbook.name).toBe('dual-ib-routing');
-    expect(playbook.steps).toEqual(['policy-routing', 'fabric-sysctl', 'persist', 'verify-routes']);
+    expect(playbook.steps).toEqual(['policy-routing', 'fabric-sysctl', 'persist', 'verify-routes', 'fabric-health']);
     expect(playbook.persist).toBe(true);
     expect(playbook.verifyRoutes).toBe(true);
   });
@@ -60,8 +60,8 @@ describe('steps and their parameters', () => {
     expect(playbook).toMatchObject({ steps: ['policy-routing'], fabricSysctl: undefined, persist: false, verifyRoutes: false, file: FILE });
   });
 
-  it('knows exactly the four built-in steps', () => {
-    expect(STEP_NAMES).toEqual(['policy-routing', 'fabric-sysctl', 'persist', 'verify-routes']);
+  it('knows exactly the five built-in steps', () => {
+    expect(STEP_NAMES).toEqual(['policy-routing', 'fabric-sysctl', 'persist', 'verify-routes', 'fabric-health']);
   });
 });
 
