@@ -40,7 +40,7 @@ export function registerVerify(program: Command, io: Io, done: (r: CommandResult
     const run = await prepareRun(io, cmd, opts.pair !== undefined ? `pair:${opts.pair}` : opts.hosts, false);
     if (run.hosts.length < 2) throw new UsageError(`verify needs at least two hosts; the selection has ${run.hosts.length}`);
     const verdict = await runDisplayed(io, run, 'verify', {}, (events) =>
-      runVerify({ ...fanoutOptions(run, events), hosts: run.hosts, mode: opts.ring ? 'ring' : 'full', rping, transport: run.transport, basePort }),
+      runVerify({ ...fanoutOptions(run, events), fleet: run.fleet, hosts: run.hosts, mode: opts.ring ? 'ring' : 'full', rping, transport: run.transport, basePort }),
     );
     done({ verdict });
   });

@@ -4,7 +4,9 @@
  * markers, so parallel output never interleaves. Pure string builders; their output is read by
  * src/plan/verify-output.ts.
  */
+import type { Fleet, Host } from '../inventory/model.js';
 import type { CellSpec } from '../vocabulary.js';
+import { renderProbeBody } from './probe-script.js';
 import { receivedWhole, shellCommand } from './shell.js';
 import { pingArgv, rpingClientArgv, rpingServerArgv } from './verify-commands.js';
 
@@ -19,13 +21,17 @@ export const RPING_CLIENT_SECONDS = 15;
 
 const PRELUDE = ['set -u', 'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin', 'dir=$(mktemp -d "${TMPDIR:-/tmp}/ibfleet-verify.XXXXXX") || exit 70', "trap 'rm -rf \"$dir\"' EXIT"];
 
-/** What the host can check: an RDMA device and rping. */
-export function renderCapabilityScript(): string {
+/**
+ * What the host can check (an RDMA device, rping) and, from the probe, the state a failed cell is
+ * explained by: links, rules, tables, `route get` per NIC, the RDMA ports.
+ */
+export function renderCapabilityScript(host: Host, fleet: Fleet): string {
   return receivedWhole('__ibfleet_caps_main', [
     'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin',
     'printf "rdma-devices="; ls /sys/class/infiniband 2>/dev/null | tr "\\n" " "; echo',
     'printf "rping="; command -v rping || echo',
     'printf "ping="; command -v ping || echo',
+    renderProbeBody(host, fleet, { managerEvidence: false }),
   ].join('\n'));
 }
 

@@ -148,7 +148,7 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     // 5. Verify the pair: ping everywhere; rping cells for every NIC pair, skipped with the
     // reason where a machine has no RDMA device (never counted as passed).
     const verify = await inPhase(events, 'verify', hosts, options, (phaseEvents) =>
-      runVerify({ ...fanout(options, phaseEvents), hosts, mode: 'full', rping: 'on', transport, ...(options.rpingPort ? { basePort: options.rpingPort } : {}) }),
+      runVerify({ ...fanout(options, phaseEvents), fleet: planned.fleet, hosts, mode: 'full', rping: 'on', transport, ...(options.rpingPort ? { basePort: options.rpingPort } : {}) }),
     );
     const failedCells = verify.cells.filter((c) => c.ok === false);
     return finish({

@@ -7,7 +7,9 @@
  * own port.
  */
 import pLimit from 'p-limit';
-import type { Host } from '../inventory/model.js';
+import type { Fleet, Host } from '../inventory/model.js';
+import { cellCauses, explainFailure } from '../plan/cell-causes.js';
+import { parseProbe, type HostFacts } from '../plan/facts.js';
 import { cellKey, chooseCells, finishCell, notRunCell, parsePing, rpingCellVerdict, sourceVerdict, type MatrixMode, type RpingMode } from '../plan/matrix.js';
 import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable, type Capabilities, type CellOutput } from '../plan/verify-output.js';
 import { RPING_BASE_PORT } from '../render/verify-commands.js';
@@ -17,6 +19,8 @@ import { Deadlines, runHosts, type Deadline } from './fanout.js';
 import { requireWhole, type Session, type Transport } from './transport.js';
 
 export interface VerifyOptions {
+  /** The inventory the hosts come from: a failed cell is explained from its NICs' derived state. */
+  readonly fleet: Fleet;
   readonly hosts: readonly Host[];
   readonly mode: MatrixMode;
   readonly rping: RpingMode;
@@ -34,6 +38,8 @@ interface Connected {
   readonly host: Host;
   readonly session: Session | undefined;
   readonly caps: Capabilities | undefined;
+  /** What the host's probe found as it connected (links, rules, tables, RDMA ports). */
+  readonly facts: HostFacts | undefined;
   readonly failure: HostResult | undefined;
   /** Its one deadline, running on from the connect phase through every cell it takes part in. */
   readonly deadline: Deadline | undefined;
@@ -42,7 +48,7 @@ interface Connected {
 export async function runVerify(options: VerifyOptions): Promise<{ results: HostResult[]; cells: MatrixCell[] }> {
   const now = options.now ?? Date.now;
   const deadlines = new Deadlines(options.timeoutMs, options.interrupt);
-  const sessions = new Map<number, { session: Session; caps?: Capabilities }>();
+  const sessions = new Map<number, { session: Session; caps?: Capabilities; facts?: HostFacts }>();
   try {
     // Hosts end (onHostDone) only once their cells have: the connect phase reports starts and stages.
     const events: RunEvents = { onHostStart: (h, at) => options.events.onHostStart?.(h, at), onStage: (h, stage, at) => options.events.onStage?.(h, stage, at) };
@@ -51,8 +57,8 @@ export async function runVerify(options: VerifyOptions): Promise<{ results: Host
       const session = await options.transport.connect(task.host, task.signal);
       sessions.set(task.host.id, { session });
       task.stage('probe');
-      const result = requireWhole('probe', 'the capability check', await session.run(renderCapabilityScript(), { signal: task.signal }));
-      sessions.set(task.host.id, { session, caps: parseCapabilities(result.stdout) });
+      const result = requireWhole('probe', 'the capability check', await session.run(renderCapabilityScript(task.host, options.fleet), { signal: task.signal }));
+      sessions.set(task.host.id, { session, caps: parseCapabilities(result.stdout), facts: parseProbe(result.stdout) });
       return { status: 'ok', reasons: [] };
     });
     const connected = new Map<number, Connected>(
@@ -60,7 +66,7 @@ export async function runVerify(options: VerifyOptions): Promise<{ results: Host
         const host = options.hosts.find((h) => h.id === r.host.id)!;
         const reachedHost = sessions.get(host.id);
         const failure = r.status === 'ok' ? undefined : r;
-        return [host.id, { host, session: reachedHost?.session, caps: reachedHost?.caps, failure, deadline: deadlines.of(host.id) }];
+        return [host.id, { host, session: reachedHost?.session, caps: reachedHost?.caps, facts: reachedHost?.facts, failure, deadline: deadlines.of(host.id) }];
       }),
     );
     const cells = await runMatrix(options, connected);
@@ -81,8 +87,11 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
   const specs = chooseCells(options.hosts, options.mode, options.rping, canRping);
   options.events.onMatrix?.(specs);
   const done = new Map<string, MatrixCell>();
-  const finish = (cell: MatrixCell) => {
-    if (done.has(cellKey(cell))) return;
+  const factsOf = (id: number) => connected.get(id)?.facts;
+  const finish = (result: MatrixCell) => {
+    if (done.has(cellKey(result))) return;
+    // A failed cell says why when the hosts' state can tell (a port down, the routing missing).
+    const cell = result.ok === false ? { ...result, detail: explainFailure(result.detail, cellCauses(options.fleet, result, factsOf)) } : result;
     done.set(cellKey(cell), cell);
     options.events.onCell?.(cell);
   };

@@ -11,11 +11,11 @@ const sample = (name: string) => readFileSync(new URL(`../fixtures/tool-output/$
 const fleet = loadInventory('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpuserver16, address: a16, interfaces: [ibs5f0, ibs5f1] }\n  34: { name: memserver34, address: a34 }\n', 't.yaml');
 
 /** A host that answers verify's scripts: `works(from, to)` decides each cell's outcome. */
-function host(opts: { rdma: boolean; works: (fromIp: string, toIp: string) => boolean }): FakeHost {
+function host(opts: { rdma: boolean; works: (fromIp: string, toIp: string) => boolean; probe?: string }): FakeHost {
   const frame = (id: string, code: number, text: string) => `@@cell ${id} ${code}\n${text}\n@@cell-end\n`;
   return {
     respond: (script) => {
-      if (script.includes('rdma-devices')) return ok(`rdma-devices=${opts.rdma ? 'mlx5_0' : ''}\nrping=/usr/bin/rping\nping=/usr/bin/ping\n`);
+      if (script.includes('rdma-devices')) return ok(`rdma-devices=${opts.rdma ? 'mlx5_0' : ''}\nrping=/usr/bin/rping\nping=/usr/bin/ping\n${opts.probe ?? ''}`);
       if (script.includes('rping -s')) {
         const servers = [...script.matchAll(/rping -s -a \S+ -p \d+ -C 3 -v >"\$dir\/(\d+)"/g)].map((m) => m[1]!);
         return ok(`@@rping-ready\n${servers.map((id) => frame(id, 0, sample('rping-server-ok.txt'))).join('')}`);
@@ -41,7 +41,7 @@ async function verify(hosts: Record<number, FakeHost>, rping: RpingMode) {
   const cells: MatrixCell[] = [];
   let announced = 0;
   const events: RunEvents = { onCell: (c) => cells.push(c), onMatrix: (m) => (announced = m.length) };
-  const out = await runVerify({ hosts: fleet.hosts, mode: 'full', rping, transport, concurrency: 4, timeoutMs: 5000, interrupt: new AbortController().signal, events });
+  const out = await runVerify({ fleet, hosts: fleet.hosts, mode: 'full', rping, transport, concurrency: 4, timeoutMs: 5000, interrupt: new AbortController().signal, events });
   return { ...out, streamed: cells, announced, transport };
 }
 
@@ -67,6 +67,21 @@ describe('verify (fake transport)', () => {
     const failed = cells.find((c) => c.from.iface === 'ibs5f1' && c.to.iface === 'ib1')!;
     expect(failed).toMatchObject({ ok: false, detail: '0/3 replies', reproduce: 'on cpuserver16: ping -n -c 3 -i 0.2 -W 1 -I ibs5f1 172.16.34.2' });
     expect(results[0]).toMatchObject({ status: 'failed', reasons: ['3 of 4 cells from cpuserver16 failed'] });
+  });
+
+  it('a failed cell says why when the probe can tell: the port down at the destination, the routing missing at the source', async () => {
+    const links = (a: string, b: string) => `@@ibfleet ip\n2: ${a}: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 2044\n3: ${b}: <BROADCAST,MULTICAST,UP> mtu 2044\n`;
+    const port = (dev: string, state: string) => `port ${dev} 1 ${state}|100 Gb/sec (4X EDR)|InfiniBand|0x3|0x1`;
+    const rdma = (a: string, b: string, second: string) => `@@ibfleet rdma\ndevices mlx5_0 mlx5_1\nnic ${a}|datagram|0|0x0|mlx5_0\nnic ${b}|datagram|0|0x0|mlx5_1\n${port('mlx5_0', '4: ACTIVE|5: LinkUp')}\n${port('mlx5_1', second)}\n`;
+    const probe = (a: string, b: string, second: string) => `@@ibfleet probe 3\n${links(a, b)}${rdma(a, b, second)}@@ibfleet end\n`;
+    const { cells } = await verify(
+      { 16: host({ rdma: true, works: nic1Only, probe: probe('ibs5f0', 'ibs5f1', '4: ACTIVE|5: LinkUp') }), 34: host({ rdma: true, works: nic1Only, probe: probe('ib0', 'ib1', '1: DOWN|2: Polling') }) },
+      'off',
+    );
+    const into = cells.find((c) => c.from.iface === 'ibs5f0' && c.to.iface === 'ib1')!;
+    expect(into.ok).toBe(false);
+    expect(into.detail).toContain('0/3 replies — likely: 16/ibs5f0: no rule from 172.16.16.1, table 941 empty (per-NIC routing not deployed: ibfleet deploy --hosts 16)');
+    expect(into.detail).toContain('34/ib1: port mlx5_1/1 is DOWN (Polling)');
   });
 
   it('rping where both ends have RDMA: servers on the destination on distinct ports, REJECTED reported', async () => {

@@ -1,0 +1,52 @@
+/**
+ * Why a matrix cell failed, when the hosts' own state can tell: a port that is not ACTIVE at
+ * either end, an interface that is down, a NIC's source rule or table missing (the per-NIC routing
+ * not deployed), traffic from the source address leaving through another NIC, no route at all.
+ * Read from the probe verify runs on every host as it connects. Pure.
+ */
+import type { Fleet, Nic } from '../inventory/model.js';
+import type { CellEnd, CellSpec } from '../vocabulary.js';
+import type { HostFacts } from './facts.js';
+import { nicFabric, portLabel } from './fabric-health.js';
+
+function nicOf(fleet: Fleet, end: CellEnd): Nic | undefined {
+  return fleet.hosts.find((h) => h.id === end.host)?.nics.find((n) => n.index === end.nic);
+}
+
+/** What is wrong at one end of a cell, phrased with the end's name (`34/ib1: …`). */
+function endCauses(fleet: Fleet, end: CellEnd, facts: HostFacts | undefined, role: 'source' | 'destination'): string[] {
+  const nic = nicOf(fleet, end);
+  if (!facts?.complete || !nic) return [];
+  const at = `${end.host}/${end.iface}`;
+  const causes: string[] = [];
+  const link = facts.links.get(nic.iface);
+  if (!link) return [`${at} does not exist`];
+  if (!link.up) causes.push(`${at} is down`);
+  if (fleet.fabric.rdma && facts.rdma) {
+    const fabric = nicFabric(nic, facts);
+    if (fabric.device === null) causes.push(`${at} has no RDMA device`);
+    else if (fabric.state !== 'ACTIVE') causes.push(`${at}: port ${portLabel(fabric)} is ${fabric.state ?? 'unknown'}${fabric.physState && fabric.physState !== 'LinkUp' ? ` (${fabric.physState})` : ''}`);
+    else if (fabric.linkLayer === 'InfiniBand' && (fabric.smLid ?? 0) === 0) causes.push(`${at}: port ${portLabel(fabric)} has no subnet manager`);
+  } else if (link.up && !link.lowerUp) causes.push(`${at} has no carrier`);
+  const hasRule = facts.rules.some((r) => r.from === nic.address && r.table === String(nic.table));
+  const table = facts.routes.get(String(nic.table)) ?? [];
+  if (!hasRule || table.length === 0) {
+    const missing = [!hasRule ? `no rule from ${nic.address}` : '', table.length === 0 ? `table ${nic.table} empty` : ''].filter(Boolean).join(', ');
+    causes.push(`${at}: ${missing} (per-NIC routing not deployed: ibfleet deploy --hosts ${end.host})`);
+  } else if (role === 'source') {
+    const got = facts.routeGet.get(nic.iface);
+    if (got && !got.dev) causes.push(`${at}: no route from ${nic.address} (${got.text})`);
+    else if (got?.dev && got.dev !== nic.iface) causes.push(`${at}: traffic from ${nic.address} leaves through ${got.dev}`);
+  }
+  return causes;
+}
+
+/** The likely causes of a failed cell, source end first; empty when nothing found explains it. */
+export function cellCauses(fleet: Fleet, cell: CellSpec, factsOf: (host: number) => HostFacts | undefined): string[] {
+  return [...endCauses(fleet, cell.from, factsOf(cell.from.host), 'source'), ...endCauses(fleet, cell.to, factsOf(cell.to.host), 'destination')];
+}
+
+/** A failed cell's detail with its causes: `0/3 replies — likely: 34/ib1: port mlx5_1/1 is DOWN`. */
+export function explainFailure(detail: string, causes: readonly string[]): string {
+  return causes.length ? `${detail} — likely: ${causes.slice(0, 3).join('; ')}` : detail;
+}
