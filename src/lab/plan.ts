@@ -35,6 +35,11 @@ export interface LabHost {
   readonly namespace: string;
   readonly mgmtPort: string;
   readonly nics: readonly LabNic[];
+  /**
+   * false: the host shows no RDMA device (no /sys/class/infiniband entry, no rping), as a machine
+   * without driver or rdma-core. Absent in the state of labs brought up before RDMA was emulated.
+   */
+  readonly rdma?: boolean;
 }
 
 export interface LabPlan {
@@ -70,6 +75,8 @@ export interface LabPlanInput {
   readonly fleet: Fleet;
   /** Default true: each host runs its real network manager. */
   readonly networkDaemons?: boolean;
+  /** Hosts that get no emulated RDMA device. */
+  readonly noRdma?: readonly number[];
 }
 
 /**
@@ -89,6 +96,8 @@ export function planLab(input: LabPlanInput): LabPlan {
   if (ids.length === 0) throw new UsageError(`no lab hosts: ${fleet.file} has none; pass --hosts, e.g. --hosts 16,34`);
 
   checkMgmtSubnet(mgmt, controller, fleet, ids);
+  const strayNoRdma = (input.noRdma ?? []).filter((id) => !ids.includes(id));
+  if (strayNoRdma.length) throw new UsageError(`--no-rdma names host${strayNoRdma.length > 1 ? 's' : ''} ${foldHosts(strayNoRdma)}, not in the lab (--hosts ${foldHosts(ids)})`);
   for (const [option, map] of [['--manager', input.managers], ['--interfaces', input.interfaces]] as const) {
     const stray = [...(map?.keys() ?? [])].filter((id) => !ids.includes(id));
     if (stray.length) throw new UsageError(`${option} names host${stray.length > 1 ? 's' : ''} ${foldHosts(stray)}, which ${stray.length > 1 ? 'are' : 'is'} not in the lab (--hosts ${foldHosts(ids)})`);
@@ -126,6 +135,7 @@ export function planLab(input: LabPlanInput): LabPlan {
         table: deriveTable(fleet.fabric.tableBase, i + 1),
         port: fabricPortName(id, i + 1),
       })),
+      rdma: !(input.noRdma ?? []).includes(id),
     };
   });
 

@@ -7,7 +7,7 @@
 import type { Fleet, Host } from '../inventory/model.js';
 import type { CellSpec } from '../vocabulary.js';
 import { renderProbeBody } from './probe-script.js';
-import { receivedWhole, shellCommand } from './shell.js';
+import { receivedWhole, shellCommand, shellQuote } from './shell.js';
 import { pingArgv, rpingClientArgv, rpingServerArgv } from './verify-commands.js';
 
 export const CELL_MARK = '@@cell';
@@ -28,7 +28,7 @@ const PRELUDE = ['set -u', 'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin',
 export function renderCapabilityScript(host: Host, fleet: Fleet): string {
   return receivedWhole('__ibfleet_caps_main', [
     'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin',
-    'printf "rdma-devices="; ls /sys/class/infiniband 2>/dev/null | tr "\\n" " "; echo',
+    'printf "rdma-devices="; for d in /sys/class/infiniband/*; do [ -e "$d" ] && printf \'%s \' "${d##*/}"; done; echo',
     'printf "rping="; command -v rping || echo',
     'printf "ping="; command -v ping || echo',
     renderProbeBody(host, fleet, { managerEvidence: false }),
@@ -66,26 +66,89 @@ export function renderPingScript(cells: readonly { id: number; cell: CellSpec }[
   return receivedWhole('__ibfleet_ping_main', [...PRELUDE, ...batchedJobs(cells.map(({ id, cell }) => ({ id, command: shellCommand(pingArgv(cell.from, cell.to)) })))].join('\n'));
 }
 
+/** A server's port, once it listens: `@@rping-port <cell> <port>`. */
+export const PORT_MARK = '@@rping-port';
+/** The client script's last line: every cell it ran has been printed. */
+export const CLIENTS_DONE_MARK = '@@rping-clients-done';
+/** What the controller sends a server script once the clients are done. */
+export const STOP_SERVERS = 'stop';
+/** A server whose port is taken tries the one this far up, at most PORT_TRIES times. */
+export const PORT_STRIDE = 100;
+const PORT_TRIES = 3;
+
 /**
- * rping servers on the destination host, one per cell on its own port. They start in the
- * background, the script says when they are listening, and prints each server's output when it
- * has ended (after its client's pings, or after RPING_SERVER_SECONDS).
+ * How a script knows its run is over. `input`: it holds the shell's input open (a conversation)
+ * and ends what it started as soon as the controller says so or its input closes — Ctrl-C, a
+ * timeout, a lost controller all close it — so nothing it started outlives the run. `exit`: a
+ * transport that cannot converse; servers end on their own (their client's disconnect, or
+ * RPING_SERVER_SECONDS), clients within RPING_CLIENT_SECONDS.
  */
-export function renderRpingServerScript(servers: readonly { id: number; cell: CellSpec; port: number }[]): string {
+export type RpingHold = 'input' | 'exit';
+
+function frames(ids: readonly number[]): string {
+  return `for id in ${ids.join(' ')}; do printf '${CELL_MARK} %s %s\\n' "$id" "$(cat "$dir/$id.rc")"; cat "$dir/$id"; echo; echo ${CELL_END_MARK}; done`;
+}
+
+/**
+ * rping servers on the destination host, one per cell, each bound to the cell's destination
+ * address. A server whose port is taken (its output says so at once) moves PORT_STRIDE up, so the
+ * clients are told the port each one really listens on. Then READY_MARK; the servers are ended
+ * (those whose client never came) when the controller says STOP_SERVERS or the input closes, and
+ * each server's output is printed.
+ */
+export function renderRpingServerScript(servers: readonly { id: number; cell: CellSpec; port: number }[], hold: RpingHold = 'input'): string {
+  // The port is the shell's variable: it moves up when taken.
+  const command = (cell: CellSpec, port: string) => {
+    const argv = rpingServerArgv(cell.to, 0);
+    const at = argv.indexOf('-p') + 1;
+    return argv.map((arg, i) => (i === at ? port : shellQuote(arg))).join(' ');
+  };
+  const start = (id: number, cell: CellSpec, port: string) => `timeout ${RPING_SERVER_SECONDS} ${command(cell, port)} >"$dir/${id}" 2>&1 & pid_${id}=$!`;
+  const ids = servers.map((s) => s.id);
+  const pids = ids.map((id) => `"$pid_${id}"`).join(' ');
   return receivedWhole('__ibfleet_rping_server_main', [
     ...PRELUDE,
-    ...servers.map(({ id, cell, port }) => `timeout ${RPING_SERVER_SECONDS} ${shellCommand(rpingServerArgv(cell.to, port))} >"$dir/${id}" 2>&1 & pid_${id}=$!`),
+    ...servers.map(({ id, cell, port }) => `port_${id}=${port}; ${start(id, cell, `"$port_${id}"`)}`),
     // rping prints nothing when it starts listening; give rdma_listen a moment before clients dial.
     'sleep 0.5',
+    ...servers.flatMap(({ id, cell }) => [
+      'tries=0',
+      `while [ "$tries" -lt ${PORT_TRIES} ] && ! kill -0 "$pid_${id}" 2>/dev/null && grep -q 'already in use' "$dir/${id}"; do`,
+      `\ttries=$((tries + 1)); port_${id}=$((port_${id} + ${PORT_STRIDE}))`,
+      `\t${start(id, cell, `"$port_${id}"`)}`,
+      '\tsleep 0.3',
+      'done',
+      `echo "${PORT_MARK} ${id} $port_${id}"`,
+    ]),
     `echo ${READY_MARK}`,
-    ...servers.map(({ id }) => `wait "$pid_${id}"; echo $? >"$dir/${id}.rc"`),
-    `for id in ${servers.map((s) => s.id).join(' ')}; do printf '${CELL_MARK} %s %s\\n' "$id" "$(cat "$dir/$id.rc")"; cat "$dir/$id"; echo; echo ${CELL_END_MARK}; done`,
+    ...(hold === 'input'
+      ? [
+          // Until the controller says stop, or its connection (and with it this input) goes.
+          'read -r _ || true',
+          'n=0',
+          `while [ "$n" -lt 10 ] && { ${ids.map((id) => `kill -0 "$pid_${id}" 2>/dev/null`).join(' || ')}; }; do sleep 0.1; n=$((n + 1)); done`,
+          `kill ${pids} 2>/dev/null`,
+        ]
+      : []),
+    ...ids.map((id) => `wait "$pid_${id}"; echo $? >"$dir/${id}.rc"`),
+    frames(ids),
   ].join('\n'));
 }
 
-export function renderRpingClientScript(clients: readonly { id: number; cell: CellSpec; port: number }[]): string {
-  return receivedWhole(
-    '__ibfleet_rping_client_main',
-    [...PRELUDE, ...batchedJobs(clients.map(({ id, cell, port }) => ({ id, command: `timeout ${RPING_CLIENT_SECONDS} ${shellCommand(rpingClientArgv(cell.from, cell.to, port))}` })))].join('\n'),
-  );
+/**
+ * rping clients on the source host, all at once, each bound to its cell's source address. With
+ * `input` hold a watcher ends them if the script's input closes before they are done.
+ */
+export function renderRpingClientScript(clients: readonly { id: number; cell: CellSpec; port: number }[], hold: RpingHold = 'input'): string {
+  const ids = clients.map((c) => c.id);
+  const pids = ids.map((id) => `"$pid_${id}"`).join(' ');
+  return receivedWhole('__ibfleet_rping_client_main', [
+    ...PRELUDE,
+    ...clients.map(({ id, cell, port }) => `timeout ${RPING_CLIENT_SECONDS} ${shellCommand(rpingClientArgv(cell.from, cell.to, port))} >"$dir/${id}" 2>&1 & pid_${id}=$!`),
+    ...(hold === 'input' ? ['exec 3<&0', `(read -r _ <&3; kill ${pids} 2>/dev/null) &`, 'watch=$!'] : []),
+    ...ids.map((id) => `wait "$pid_${id}"; echo $? >"$dir/${id}.rc"`),
+    ...(hold === 'input' ? ['kill "$watch" 2>/dev/null'] : []),
+    frames(ids),
+    `echo ${CLIENTS_DONE_MARK}`,
+  ].join('\n'));
 }

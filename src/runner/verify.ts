@@ -13,10 +13,10 @@ import { parseProbe, type HostFacts } from '../plan/facts.js';
 import { cellKey, chooseCells, finishCell, notRunCell, parsePing, rpingCellVerdict, sourceVerdict, type MatrixMode, type RpingMode } from '../plan/matrix.js';
 import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable, type Capabilities, type CellOutput } from '../plan/verify-output.js';
 import { RPING_BASE_PORT } from '../render/verify-commands.js';
-import { READY_MARK, renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../render/verify-scripts.js';
+import { CELLS_PER_BATCH, CLIENTS_DONE_MARK, PORT_MARK, READY_MARK, STOP_SERVERS, renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../render/verify-scripts.js';
 import { hostRef, type CellSpec, type HostResult, type MatrixCell, type RunEvents } from '../vocabulary.js';
 import { Deadlines, runHosts, type Deadline } from './fanout.js';
-import { requireWhole, type Session, type Transport } from './transport.js';
+import { requireWhole, type ExecResult, type Session, type Transport } from './transport.js';
 
 export interface VerifyOptions {
   /** The inventory the hosts come from: a failed cell is explained from its NICs' derived state. */
@@ -153,50 +153,86 @@ async function pingFrom(source: Connected, cells: readonly { id: number; spec: C
   }
 }
 
-async function rpingInto(
-  dest: number,
-  cells: readonly { id: number; spec: CellSpec }[],
-  connected: ReadonlyMap<number, Connected>,
-  options: VerifyOptions,
-  finish: (c: MatrixCell) => void,
-): Promise<void> {
+/** Ports as the server script printed them (`@@rping-port <cell> <port>`). */
+function parsePorts(output: string): Map<number, number> {
+  const ports = new Map<number, number>();
+  for (const m of output.matchAll(new RegExp(`^${PORT_MARK} (\\d+) (\\d+)$`, 'gm'))) ports.set(Number(m[1]), Number(m[2]));
+  return ports;
+}
+
+/**
+ * The rping cells into one host, CELLS_PER_BATCH at a time (each cell is a server and a client
+ * process). Ports count up from the base, one per cell into this host, so concurrent servers on it
+ * never collide with each other; one taken by something else moves up (the script says where).
+ */
+async function rpingInto(dest: number, cells: readonly { id: number; spec: CellSpec }[], connected: ReadonlyMap<number, Connected>, options: VerifyOptions, finish: (c: MatrixCell) => void): Promise<void> {
   const base = options.basePort ?? RPING_BASE_PORT;
-  // One port per cell into this host: concurrent servers on one host never collide.
-  const withPorts = cells.map((c, i) => ({ id: c.id, cell: c.spec, port: base + i }));
+  const numbered = cells.map((c, i) => ({ id: c.id, cell: c.spec, port: base + i }));
+  for (let i = 0; i < numbered.length; i += CELLS_PER_BATCH) await rpingBatch(dest, numbered.slice(i, i + CELLS_PER_BATCH), connected, options, finish);
+}
+
+/**
+ * One batch: the servers start on the destination and say their ports; the clients run on their
+ * source hosts in parallel; then the servers are told to stop. Both sides run in conversations
+ * that hold their input open, so a closed connection — Ctrl-C, a host's timeout, a controller that
+ * dies — ends every server and client at once: nothing is left running on a host.
+ */
+async function rpingBatch(dest: number, batch: readonly { id: number; cell: CellSpec; port: number }[], connected: ReadonlyMap<number, Connected>, options: VerifyOptions, finish: (c: MatrixCell) => void): Promise<void> {
   const server = connected.get(dest)!;
-  const stopServers = new AbortController();
-  let markReady!: () => void;
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
-  const serverRun = server.session!.run(renderRpingServerScript(withPorts), {
-    signal: AbortSignal.any([server.deadline!.signal, stopServers.signal]),
-    onLine: (line) => line === READY_MARK && markReady(),
-  });
-  serverRun.then(markReady, markReady);
-  await ready;
+  const session = server.session!;
+  const signal = server.deadline!.signal;
+  let clientsDone!: () => void;
+  const done = new Promise<void>((resolve) => (clientsDone = resolve));
+  let announce!: (ports: Map<number, number> | undefined) => void;
+  const listening = new Promise<Map<number, number> | undefined>((resolve) => (announce = resolve));
+  const serverRun: Promise<ExecResult> = session.converse
+    ? session.converse(
+        renderRpingServerScript(batch, 'input'),
+        READY_MARK,
+        async (first) => {
+          announce(parsePorts(first));
+          await done;
+          return { script: `${STOP_SERVERS}\n`, options: { signal } };
+        },
+        { signal },
+      )
+    : session.run(renderRpingServerScript(batch, 'exit'), { signal, onLine: (line) => line === READY_MARK && announce(undefined) });
+  serverRun.then(
+    () => announce(undefined),
+    () => announce(undefined),
+  );
+  const announced = await listening;
+  const ports = announced ?? new Map(batch.map((b) => [b.id, b.port]));
 
   const clientOutputs = new Map<number, CellOutput>();
   await Promise.all(
-    [...groupBy(withPorts, (c) => c.cell.from.host)].map(async ([source, group]) => {
+    [...groupBy(batch, (c) => c.cell.from.host)].map(async ([source, group]) => {
+      const client = connected.get(source)!;
+      const withPorts = group.filter((c) => ports.has(c.id)).map((c) => ({ ...c, port: ports.get(c.id)! }));
+      for (const c of group) if (!ports.has(c.id)) clientOutputs.set(c.id, { id: c.id, exitCode: null, output: `no rping server listened on host ${dest}` });
+      if (withPorts.length === 0) return;
       try {
-        const client = connected.get(source)!;
-        const result = requireWhole('check', 'the rping client run', await client.session!.run(renderRpingClientScript(group), { signal: client.deadline!.signal }));
-        for (const [id, out] of parseCellOutput(result.stdout)) clientOutputs.set(id, out);
+        const clientSession = client.session!;
+        const result = clientSession.converse
+          ? await clientSession.converse(renderRpingClientScript(withPorts, 'input'), CLIENTS_DONE_MARK, () => undefined, { signal: client.deadline!.signal })
+          : await clientSession.run(renderRpingClientScript(withPorts, 'exit'), { signal: client.deadline!.signal });
+        requireWhole('check', 'the rping client run', result);
+        const output = 'first' in result && typeof result.first === 'string' ? result.first : result.stdout;
+        for (const [id, out] of parseCellOutput(output)) clientOutputs.set(id, out);
       } catch (error) {
-        for (const c of group) clientOutputs.set(c.id, { id: c.id, exitCode: null, output: `rping client on host ${source} failed: ${(error as Error).message}` });
+        for (const c of withPorts) clientOutputs.set(c.id, { id: c.id, exitCode: null, output: `rping client on host ${source} failed: ${(error as Error).message}` });
       }
     }),
   );
-  // Servers whose client never connected would wait out their timeout; the clients are done.
-  const serverTimer = setTimeout(() => stopServers.abort(), 3000);
+  clientsDone();
   const serverOutputs = await serverRun.then(
     (r) => parseCellOutput(r.stdout),
     () => new Map<number, CellOutput>(),
   );
-  clearTimeout(serverTimer);
-  for (const { id, cell, port } of withPorts) {
+  for (const { id, cell } of batch) {
     const client = clientOutputs.get(id);
     // A client the interrupt stopped (or never started) did not check its cell.
     if (options.interrupt.aborted && (client === undefined || client.exitCode === null)) finish(notRunCell(cell));
-    else finish(finishCell(cell, rpingCellVerdict(client, serverOutputs.get(id)?.output), port));
+    else finish(finishCell(cell, rpingCellVerdict(client, serverOutputs.get(id)?.output), ports.get(id)));
   }
 }

@@ -17,10 +17,10 @@ function host(opts: { rdma: boolean; works: (fromIp: string, toIp: string) => bo
     respond: (script) => {
       if (script.includes('rdma-devices')) return ok(`rdma-devices=${opts.rdma ? 'mlx5_0' : ''}\nrping=/usr/bin/rping\nping=/usr/bin/ping\n${opts.probe ?? ''}`);
       if (script.includes('rping -s')) {
-        const servers = [...script.matchAll(/rping -s -a \S+ -p \d+ -C 3 -v >"\$dir\/(\d+)"/g)].map((m) => m[1]!);
+        const servers = [...new Set([...script.matchAll(/rping -s -a \S+ -p "\$port_\d+" -C 3 -v >"\$dir\/(\d+)"/g)].map((m) => m[1]!))];
         return ok(`@@rping-ready\n${servers.map((id) => frame(id, 0, sample('rping-server-ok.txt'))).join('')}`);
       }
-      const jobs = [...script.matchAll(/^job (\d+) (.*) &$/gm)].map((m) => ({ id: m[1]!, command: m[2]! }));
+      const jobs = [...script.matchAll(/^job (\d+) (.*) &$/gm), ...[...script.matchAll(/^timeout \d+ (rping -c .*) >"\$dir\/(\d+)" 2>&1 & pid_\d+=\$!$/gm)].map((m) => [m[0], m[2], m[1]])].map((m) => ({ id: m[1]!, command: m[2]! }));
       return ok(
         jobs
           .map(({ id, command }) => {
@@ -91,9 +91,10 @@ describe('verify (fake transport)', () => {
     expect(rping.find((c) => c.from.ip === '172.16.16.1' && c.to.ip === '172.16.34.1')).toMatchObject({ ok: true, detail: '3/3 rdma pings' });
     expect(rping.find((c) => c.from.ip === '172.16.16.2' && c.to.ip === '172.16.34.2')).toMatchObject({ ok: false, detail: 'REJECTED (error 8)' });
     const serverScript = transport.log.scripts.get(34)!.find((s) => s.includes('rping -s'))!;
-    const ports = [...serverScript.matchAll(/-p (\d+)/g)].map((m) => Number(m[1]));
+    const ports = [...serverScript.matchAll(/^port_\d+=(\d+);/gm)].map((m) => Number(m[1]));
+    expect(ports).toHaveLength(4);
     expect(new Set(ports).size).toBe(ports.length);
-    expect(serverScript).toMatch(/^timeout 20 rping -s/m);
+    expect(serverScript).toMatch(/^port_\d+=\d+; timeout 20 rping -s -a 172\.16\.34\.\d -p "\$port_\d+" -C 3 -v/m);
   });
 
   it('rping is skipped, never passed, where a host has no RDMA device', async () => {

@@ -1,0 +1,138 @@
+/**
+ * What each lab host shows under /sys for its RDMA side: a device per NIC under
+ * /sys/class/infiniband with its ports, the interface's `device` link to it, `dev_port`/`dev_id`
+ * and the IPoIB `mode` — the very files the product's probe and `ibdev2netdev` read. The tree is the
+ * upper layer of a read-only overlay on the host's own sysfs (mounted in its mount namespace at
+ * boot: the machine's /sys is untouched), so /sys/class/net/IF keeps every real attribute of the
+ * host's veth and gains the ones an IPoIB interface has. Pure: paths relative to the layer's root.
+ *
+ * NetworkManager hosts (the seeds' cpuserver16) carry a dual-port ConnectX-3: one device, mlx4_0,
+ * whose ports 1 and 2 are NIC 1 and NIC 2 (told apart by dev_port, as on the real card); the others
+ * a ConnectX-5 per NIC (mlx5_0, mlx5_1: port 1 each). Nothing is assumed to sit on port 1.
+ */
+import type { LabHost, LabNic } from './plan.js';
+
+export interface RdmaNicLayout {
+  readonly iface: string;
+  readonly device: string;
+  readonly port: number;
+  /** The PCI function the device and the interface hang off. */
+  readonly pci: string;
+}
+
+/** Where the emulated devices live, beside the kernel's own /sys/devices/*. */
+export const LAB_DEVICE_ROOT = 'devices/ibfleet-lab';
+
+export function dualPort(host: LabHost): boolean {
+  return host.manager === 'networkmanager';
+}
+
+export function rdmaLayout(host: LabHost): RdmaNicLayout[] {
+  return host.nics.map((nic, i) =>
+    dualPort(host)
+      ? { iface: nic.iface, device: 'mlx4_0', port: i + 1, pci: '0000:81:00.0' }
+      : { iface: nic.iface, device: `mlx5_${i}`, port: 1, pci: `0000:81:00.${i}` },
+  );
+}
+
+export const PORT_STATES = ['active', 'down', 'init', 'polling', 'no-sm'] as const;
+export type PortStateName = (typeof PORT_STATES)[number];
+
+export const IPOIB_MODES = ['datagram', 'connected'] as const;
+export type IpoibMode = (typeof IPOIB_MODES)[number];
+
+/** IPoIB's MTU per mode: 2048-byte IB MTU less the 4-byte IPoIB header; connected mode's maximum. */
+export const IPOIB_MTU: Readonly<Record<IpoibMode, number>> = { datagram: 2044, connected: 65520 };
+
+export const DEFAULT_RATE = { mlx4: '40 Gb/sec (4X QDR)', mlx5: '100 Gb/sec (4X EDR)' } as const;
+
+function lid(host: LabHost, nic: LabNic): string {
+  return `0x${(host.id * 4 + nic.index).toString(16)}`;
+}
+
+/**
+ * A port's attribute files in a state: ACTIVE with a subnet manager (SM LID 1, as opensm on the
+ * fabric's first port); DOWN with the port disabled; Polling (no link partner); INIT (link up, no
+ * SM has configured it: no LID, SM LID 0); no-sm (ACTIVE, but the SM is gone: SM LID 0).
+ */
+export function portFiles(host: LabHost, nic: LabNic, state: PortStateName): Record<'state' | 'phys_state' | 'lid' | 'sm_lid', string> {
+  switch (state) {
+    case 'active':
+      return { state: '4: ACTIVE', phys_state: '5: LinkUp', lid: lid(host, nic), sm_lid: '0x1' };
+    case 'no-sm':
+      return { state: '4: ACTIVE', phys_state: '5: LinkUp', lid: lid(host, nic), sm_lid: '0x0' };
+    case 'init':
+      return { state: '2: INIT', phys_state: '5: LinkUp', lid: '0x0', sm_lid: '0x0' };
+    case 'polling':
+      return { state: '1: DOWN', phys_state: '2: Polling', lid: '0x0', sm_lid: '0x0' };
+    case 'down':
+      return { state: '1: DOWN', phys_state: '3: Disabled', lid: '0x0', sm_lid: '0x0' };
+  }
+}
+
+/** Whether the IPoIB interface has carrier in that state: only an ACTIVE port gives it one. */
+export function carrierIn(state: PortStateName): boolean {
+  return state === 'active' || state === 'no-sm';
+}
+
+export interface SysfsTree {
+  readonly dirs: readonly string[];
+  readonly files: readonly { readonly path: string; readonly content: string }[];
+  readonly links: readonly { readonly path: string; readonly target: string }[];
+}
+
+function guid(host: LabHost, device: string, port: number): string {
+  const hex = (host.id * 256 + Number(device.slice(-1)) * 16 + port).toString(16).padStart(4, '0');
+  return `fe80:0000:0000:0000:0002:c903:00${hex.slice(0, 2)}:${hex.slice(2)}01`;
+}
+
+/** The whole layer for a host at boot: every port ACTIVE, IPoIB in datagram mode. */
+export function renderSysfsTree(host: LabHost): SysfsTree {
+  const dirs: string[] = ['class/infiniband'];
+  const files: { path: string; content: string }[] = [];
+  const links: { path: string; target: string }[] = [];
+  const layout = rdmaLayout(host);
+  const devices = new Set<string>();
+  layout.forEach((l, i) => {
+    const nic = host.nics[i]!;
+    const pciDir = `${LAB_DEVICE_ROOT}/${l.pci}`;
+    const deviceDir = `${pciDir}/infiniband/${l.device}`;
+    const portDir = `${deviceDir}/ports/${l.port}`;
+    if (!devices.has(l.device)) {
+      devices.add(l.device);
+      dirs.push(`${deviceDir}/ports`, `${pciDir}/net`);
+      const ca = l.device.startsWith('mlx4') ? { type: 'MT4099', board: 'MT_1090120019', fw: '2.42.5000' } : { type: 'MT4119', board: 'MT_0000000008', fw: '16.35.2000' };
+      files.push(
+        { path: `${deviceDir}/node_type`, content: '1: CA' },
+        { path: `${deviceDir}/hca_type`, content: ca.type },
+        { path: `${deviceDir}/board_id`, content: ca.board },
+        { path: `${deviceDir}/fw_ver`, content: ca.fw },
+        { path: `${deviceDir}/node_guid`, content: guid(host, l.device, 0).slice(20) },
+      );
+      links.push({ path: `class/infiniband/${l.device}`, target: `../../${deviceDir}` });
+    }
+    dirs.push(`${portDir}/gids`, `devices/virtual/net/${l.iface}`);
+    const attributes = portFiles(host, nic, 'active');
+    files.push(
+      { path: `${portDir}/state`, content: attributes.state },
+      { path: `${portDir}/phys_state`, content: attributes.phys_state },
+      { path: `${portDir}/lid`, content: attributes.lid },
+      { path: `${portDir}/sm_lid`, content: attributes.sm_lid },
+      { path: `${portDir}/rate`, content: l.device.startsWith('mlx4') ? DEFAULT_RATE.mlx4 : DEFAULT_RATE.mlx5 },
+      { path: `${portDir}/link_layer`, content: 'InfiniBand' },
+      { path: `${portDir}/lid_mask_count`, content: '0' },
+      { path: `${portDir}/gids/0`, content: guid(host, l.device, l.port) },
+      { path: `devices/virtual/net/${l.iface}/mode`, content: 'datagram' },
+      { path: `devices/virtual/net/${l.iface}/dev_port`, content: String(l.port - 1) },
+      { path: `devices/virtual/net/${l.iface}/dev_id`, content: `0x${(l.port - 1).toString(16)}` },
+    );
+    links.push({ path: `devices/virtual/net/${l.iface}/device`, target: `../../../ibfleet-lab/${l.pci}` }, { path: `${pciDir}/net/${l.iface}`, target: `../../../virtual/net/${l.iface}` });
+  });
+  return { dirs, files, links };
+}
+
+/** The port directory of a NIC inside the layer. */
+export function portDir(host: LabHost, iface: string): string | undefined {
+  const l = rdmaLayout(host).find((x) => x.iface === iface);
+  return l && `${LAB_DEVICE_ROOT}/${l.pci}/infiniband/${l.device}/ports/${l.port}`;
+}
