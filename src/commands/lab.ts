@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Fleet } from '../inventory/model.js';
 import type { CommandResult, Io } from './context.js';
+import { registerLabPort } from './lab-port.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -18,6 +19,7 @@ async function load() {
       manager: z.array(z.string()).default([]),
       interfaces: z.array(z.string()).default([]),
       managers: z.boolean().default(true),
+      withoutRdma: z.string().optional(),
     }),
     down: z.object({ name: z.string().optional(), all: z.boolean().default(false) }),
     reboot: z.object({ name: z.string().default('default') }),
@@ -41,6 +43,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
     .option('--manager <hosts=manager>', 'emulated network manager, e.g. 40=ifupdown or 40-47=networkmanager (repeatable; default: 16 networkmanager, others netplan)', collect, [])
     .option('--interfaces <hosts=names>', 'NIC interface names, e.g. 40=eth0,eth1 (repeatable; default: the inventory\'s, else ib0,ib1)', collect, [])
     .option('--no-managers', 'run no network manager in the hosts (the lab adds the fabric addresses itself; no reboot): for labs too big for a daemon per host')
+    .option('--without-rdma <hosts>', 'hosts that show no RDMA device (no /sys/class/infiniband entry, no rping), as a machine without driver or rdma-core')
     .action(async (raw: unknown, cmd: Command) => {
       const { schemas, parseGlobals, parseOptions, writeJson } = await load();
       const globals = parseGlobals(cmd.optsWithGlobals(), io);
@@ -59,6 +62,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
         networkDaemons: opts.managers,
         ...(opts.hosts !== undefined ? { hosts: parseLabHosts(opts.hosts) } : {}),
         ...(opts.mgmtSubnet !== undefined ? { mgmtSubnet: opts.mgmtSubnet } : {}),
+        ...(opts.withoutRdma !== undefined ? { noRdma: parseLabHosts(opts.withoutRdma, '--without-rdma') } : {}),
         ...(globals.json ? {} : { onStep: (text: string) => void io.stderr.write(`lab ${opts.name}: ${text}\n`) }),
       });
       const elapsed = performance.now() - started;
@@ -194,6 +198,8 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
       }
       done({ verdict: result.code === 0 ? 'ok' : 'failed' });
     });
+
+  registerLabPort(lab, io, done);
 }
 
 /** A `--hosts` selection against the lab's own inventory: numbers, ranges, names, roles, pairs, all. */

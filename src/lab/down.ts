@@ -8,6 +8,7 @@ import { readdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
 import { HostError, tail } from '../errors.js';
 import { LAB_ROOT, NETNS_DIR, checkLabName, hostPaths, isLabName, isLabNamespace, labDir, labOfNamespace, rootLinkName } from './names.js';
 import { pidsIn, signal, waitUntil } from './processes.js';
+import { releaseNeighbourTable } from './neigh.js';
 import { readLabState } from './state.js';
 import { run } from './system.js';
 
@@ -47,6 +48,7 @@ export async function labDown(name: string): Promise<LabDownResult> {
     await run(['ip', 'link', 'delete', rootLink]);
   }
   await rm(dir, { recursive: true, force: true });
+  await releaseNeighbourTable(name);
   await rmdir(LAB_ROOT).catch(() => undefined);
 
   const leftovers = [...(await labNamespaces(name)), ...mountPointsUnder(dir), ...(existsSync(`/sys/class/net/${rootLink}`) ? [rootLink] : []), ...(existsSync(dir) ? [dir] : [])];

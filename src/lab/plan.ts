@@ -97,7 +97,7 @@ export function planLab(input: LabPlanInput): LabPlan {
 
   checkMgmtSubnet(mgmt, controller, fleet, ids);
   const strayNoRdma = (input.noRdma ?? []).filter((id) => !ids.includes(id));
-  if (strayNoRdma.length) throw new UsageError(`--no-rdma names host${strayNoRdma.length > 1 ? 's' : ''} ${foldHosts(strayNoRdma)}, not in the lab (--hosts ${foldHosts(ids)})`);
+  if (strayNoRdma.length) throw new UsageError(`--without-rdma names host${strayNoRdma.length > 1 ? 's' : ''} ${foldHosts(strayNoRdma)}, not in the lab (--hosts ${foldHosts(ids)})`);
   for (const [option, map] of [['--manager', input.managers], ['--interfaces', input.interfaces]] as const) {
     const stray = [...(map?.keys() ?? [])].filter((id) => !ids.includes(id));
     if (stray.length) throw new UsageError(`${option} names host${stray.length > 1 ? 's' : ''} ${foldHosts(stray)}, which ${stray.length > 1 ? 'are' : 'is'} not in the lab (--hosts ${foldHosts(ids)})`);

@@ -44,7 +44,8 @@ export type IpoibMode = (typeof IPOIB_MODES)[number];
 /** IPoIB's MTU per mode: 2048-byte IB MTU less the 4-byte IPoIB header; connected mode's maximum. */
 export const IPOIB_MTU: Readonly<Record<IpoibMode, number>> = { datagram: 2044, connected: 65520 };
 
-export const DEFAULT_RATE = { mlx4: '40 Gb/sec (4X QDR)', mlx5: '100 Gb/sec (4X EDR)' } as const;
+/** An FDR fabric: the ConnectX-3 and ConnectX-5 ports alike link at 4X FDR. */
+export const DEFAULT_RATE = '56 Gb/sec (4X FDR)';
 
 function lid(host: LabHost, nic: LabNic): string {
   return `0x${(host.id * 4 + nic.index).toString(16)}`;
@@ -118,7 +119,7 @@ export function renderSysfsTree(host: LabHost): SysfsTree {
       { path: `${portDir}/phys_state`, content: attributes.phys_state },
       { path: `${portDir}/lid`, content: attributes.lid },
       { path: `${portDir}/sm_lid`, content: attributes.sm_lid },
-      { path: `${portDir}/rate`, content: l.device.startsWith('mlx4') ? DEFAULT_RATE.mlx4 : DEFAULT_RATE.mlx5 },
+      { path: `${portDir}/rate`, content: DEFAULT_RATE },
       { path: `${portDir}/link_layer`, content: 'InfiniBand' },
       { path: `${portDir}/lid_mask_count`, content: '0' },
       { path: `${portDir}/gids/0`, content: guid(host, l.device, l.port) },

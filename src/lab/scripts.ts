@@ -7,7 +7,8 @@ import { shellCommand, shellQuote } from '../render/shell.js';
 import { HOST_KEY_VIEW_PATH, MANAGED_TREES } from './emulation.js';
 import { FABRIC_BRIDGE, LAB_ROOT, MGMT_BRIDGE, MGMT_IFACE, NETNS_DIR, SWITCH_UPLINK, hostPaths } from './names.js';
 import type { LabHost, LabPlan } from './plan.js';
-import { disableIpv6, renderNetworkBootScript } from './manager-boot.js';
+import { disableIpv6, HOST_BOOT_DIR, renderNetworkBootScript } from './manager-boot.js';
+import { IPOIB_MTU } from './rdma-emulation.js';
 
 export const HOOK_PATH_ENV = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -20,7 +21,9 @@ export function renderCreateBatch(plan: LabPlan): string {
     lines.push(`link add ${MGMT_IFACE} netns ${h.namespace} type veth peer name ${h.mgmtPort} netns ${sw}`);
     // NIC 2 before NIC 1: systemd-networkd 252 configures links in descending ifindex order, so on
     // netplan hosts NIC 1's subnet route then comes first in main — as on the seeds' machines.
-    for (const n of [...h.nics].reverse()) lines.push(`link add ${n.iface} netns ${h.namespace} type veth peer name ${n.port} netns ${sw}`);
+    // IPoIB in datagram mode carries 2044 bytes (a 2048-byte IB MTU less its 4-byte header).
+    const mtu = h.rdma !== false ? ` mtu ${IPOIB_MTU.datagram}` : '';
+    for (const n of [...h.nics].reverse()) lines.push(`link add ${n.iface} netns ${h.namespace}${mtu} type veth peer name ${n.port} netns ${sw}${mtu}`);
   }
   // Created last and only once the switch exists: the pair's far end lives in the switch namespace,
   // so deleting that namespace removes this link from the machine too.
@@ -100,7 +103,9 @@ for t in ${MANAGED_TREES.map(shellQuote).join(' ')} /etc/ssh/ssh_host_*; do
 	if [ -e "$t" ] || [ -L "$t" ]; then prune "$t"; fi
 done
 mount --bind ${shellQuote(p.root)} /root
-${host.manager === 'networkmanager' && plan.networkDaemons ? `mount --bind ${shellQuote(p.nmState)} /var/lib/NetworkManager\n` : ''}# Last: the lab's paths under the machine's /run are out of sight after it.
+${host.rdma !== false ? `# rping: the lab's stand-in (src/lab/rping-standin.py), on the PATH of this host alone.
+mount -t overlay ibfleet-lab-bin -o ${shellQuote(`ro,lowerdir=${plan.dir}/bin:/usr/bin`)} /usr/bin
+` : ''}${host.manager === 'networkmanager' && plan.networkDaemons ? `mount --bind ${shellQuote(p.nmState)} /var/lib/NetworkManager\n` : ''}# Last: the lab's paths under the machine's /run are out of sight after it.
 mount --bind ${shellQuote(p.run)} /run
 `;
 }
@@ -133,7 +138,9 @@ END {
  */
 export function renderBootScript(plan: LabPlan, host: LabHost, sshd: string): string {
   const batch = ['link set lo up', `address add ${host.address}/${plan.mgmtPrefixLength} dev ${MGMT_IFACE}`, `link set ${MGMT_IFACE} up`, `route add ${plan.controllerAddress}/32 dev ${MGMT_IFACE}`];
-  return `mount -t sysfs -o ro,nosuid,nodev,noexec sysfs /sys
+  // The emulated RDMA devices (rdma-emulation.ts) lie over it, read-only as well.
+  const rdma = host.rdma !== false ? `\nmount -t overlay ibfleet-lab-sys -o ro,lowerdir=${HOST_BOOT_DIR}/sys:/sys /sys` : '';
+  return `mount -t sysfs -o ro,nosuid,nodev,noexec sysfs /sys${rdma}
 ${disableIpv6()}
 ip -batch - <<'EOF'
 ${batch.join('\n')}

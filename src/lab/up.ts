@@ -20,6 +20,8 @@ import { LAB_ROOT, NETNS_DIR, backingPath, hostPaths, isLabNamespace, labNameOpt
 import { conflictingRoutes, planLab, subnetsOverlap, type LabPlan } from './plan.js';
 import { checkPreflight, type LabTools, type PreflightProbe } from './preflight.js';
 import { renderCreateBatch, renderHostStartScript, renderRootLinkBatch, renderSwitchScript } from './scripts.js';
+import { raiseNeighbourTable } from './neigh.js';
+import { hasRdma, writeRpingStandIn, writeSysfsLayer } from './rdma.js';
 import { labSummaries, writeLabState } from './state.js';
 import { run, runOk } from './system.js';
 
@@ -42,6 +44,8 @@ export interface LabUpOptions {
    * daemon per host (the benchmark's): the lab then adds the fabric addresses itself.
    */
   readonly networkDaemons?: boolean;
+  /** Hosts that show no RDMA device (no /sys/class/infiniband entry, no rping). */
+  readonly noRdma?: readonly number[];
   /** Hosts started at once (default 8: the work is mostly short processes waiting on the kernel). */
   readonly concurrency?: number;
   readonly probe?: PreflightProbe;
@@ -72,6 +76,7 @@ export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
     managers: toMap(options.managers),
     interfaces: toMap(options.interfaces),
     ...(options.networkDaemons !== undefined ? { networkDaemons: options.networkDaemons } : {}),
+    ...(options.noRdma ? { noRdma: options.noRdma } : {}),
   });
   const managers = plan.networkDaemons ? [...new Set(plan.hosts.map((h) => h.manager))] : [];
   const tools = checkPreflight({ managers }, options.probe);
@@ -150,8 +155,14 @@ async function build(plan: LabPlan, tools: LabTools, options: LabUpOptions): Pro
   await runOk('lab up: lab key', ['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', `ibfleet-lab-${plan.name}`, '-f', paths.identity]);
   const publicKey = await readFile(`${paths.identity}.pub`, 'utf8');
 
+  // Every namespace's neighbour entries count against the machine's one table.
+  const neigh = await raiseNeighbourTable(plan);
+  if (neigh) step(`neighbour table limits for the labs up: gc_thresh1/2/3 ${neigh.gc_thresh1}/${neigh.gc_thresh2}/${neigh.gc_thresh3} (put back by the last lab down)`);
+
   step(`writing the /etc, /root and /run of ${plan.hosts.length} host(s)`);
   await Promise.all(plan.hosts.map((h) => writeHostFiles(plan, h.id, publicKey)));
+  if (plan.hosts.some(hasRdma)) await writeRpingStandIn(plan);
+  await Promise.all(plan.hosts.filter(hasRdma).map((h) => writeSysfsLayer(plan, h)));
 
   step(`creating ${plan.hosts.length + 1} network namespaces and their links`);
   await runOk('lab up: namespaces and links', ['ip', '-batch', '-'], { input: renderCreateBatch(plan) });

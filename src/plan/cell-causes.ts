@@ -28,6 +28,8 @@ function endCauses(fleet: Fleet, end: CellEnd, facts: HostFacts | undefined, rol
     else if (fabric.state !== 'ACTIVE') causes.push(`${at}: port ${portLabel(fabric)} is ${fabric.state ?? 'unknown'}${fabric.physState && fabric.physState !== 'LinkUp' ? ` (${fabric.physState})` : ''}`);
     else if (fabric.linkLayer === 'InfiniBand' && (fabric.smLid ?? 0) === 0) causes.push(`${at}: port ${portLabel(fabric)} has no subnet manager`);
   } else if (link.up && !link.lowerUp) causes.push(`${at} has no carrier`);
+  // A port or link that is down explains the cell; the routing it took with it is a consequence.
+  if (causes.length > 0) return causes;
   const hasRule = facts.rules.some((r) => r.from === nic.address && r.table === String(nic.table));
   const table = facts.routes.get(String(nic.table)) ?? [];
   if (!hasRule || table.length === 0) {

@@ -57,7 +57,7 @@ export function renderRdmaProbe(host: Host, ifaces: readonly string[] | undefine
     '\t\t\t[ -d "$p" ] || continue; st=; ph=; ra=; ll=; li=; sm=',
     '\t\t\tread -r st 2>/dev/null <"$p/state"; read -r ph 2>/dev/null <"$p/phys_state"; read -r ra 2>/dev/null <"$p/rate"',
     '\t\t\tread -r ll 2>/dev/null <"$p/link_layer"; read -r li 2>/dev/null <"$p/lid"; read -r sm 2>/dev/null <"$p/sm_lid"',
-    '\t\t\tprintf \'port %s %s|%s|%s|%s|%s|%s|%s\\n\' "$d" "${p##*/}" "$st" "$ph" "$ra" "$ll" "$li" "$sm"',
+    '\t\t\tprintf \'port %s %s %s|%s|%s|%s|%s|%s\\n\' "$d" "${p##*/}" "$st" "$ph" "$ra" "$ll" "$li" "$sm"',
     '\t\t\t[ "$ll" = Ethernet ] || continue',
     '\t\t\tfor g in "$p"/gids/*; do',
     '\t\t\t\tv=; read -r v 2>/dev/null <"$g" || continue',

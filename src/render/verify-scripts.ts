@@ -85,6 +85,14 @@ const PORT_TRIES = 3;
  */
 export type RpingHold = 'input' | 'exit';
 
+/**
+ * A connection closed early makes the next write fail: with SIGPIPE ignored the script carries on to
+ * the end of its input and ends what it started, instead of dying and orphaning it. (The shell has
+ * read the whole script before it runs — receivedWhole — so what it reads from its input later, the
+ * stop word or the end of input, is never a line of the script.)
+ */
+const IGNORE_SIGPIPE = "trap '' PIPE";
+
 function frames(ids: readonly number[]): string {
   return `for id in ${ids.join(' ')}; do printf '${CELL_MARK} %s %s\\n' "$id" "$(cat "$dir/$id.rc")"; cat "$dir/$id"; echo; echo ${CELL_END_MARK}; done`;
 }
@@ -107,6 +115,7 @@ export function renderRpingServerScript(servers: readonly { id: number; cell: Ce
   const ids = servers.map((s) => s.id);
   const pids = ids.map((id) => `"$pid_${id}"`).join(' ');
   return receivedWhole('__ibfleet_rping_server_main', [
+    IGNORE_SIGPIPE,
     ...PRELUDE,
     ...servers.map(({ id, cell, port }) => `port_${id}=${port}; ${start(id, cell, `"$port_${id}"`)}`),
     // rping prints nothing when it starts listening; give rdma_listen a moment before clients dial.
@@ -130,7 +139,7 @@ export function renderRpingServerScript(servers: readonly { id: number; cell: Ce
           `kill ${pids} 2>/dev/null`,
         ]
       : []),
-    ...ids.map((id) => `wait "$pid_${id}"; echo $? >"$dir/${id}.rc"`),
+    ...ids.map((id) => `wait "$pid_${id}" 2>/dev/null; echo $? >"$dir/${id}.rc"`),
     frames(ids),
   ].join('\n'));
 }
@@ -143,6 +152,7 @@ export function renderRpingClientScript(clients: readonly { id: number; cell: Ce
   const ids = clients.map((c) => c.id);
   const pids = ids.map((id) => `"$pid_${id}"`).join(' ');
   return receivedWhole('__ibfleet_rping_client_main', [
+    IGNORE_SIGPIPE,
     ...PRELUDE,
     ...clients.map(({ id, cell, port }) => `timeout ${RPING_CLIENT_SECONDS} ${shellCommand(rpingClientArgv(cell.from, cell.to, port))} >"$dir/${id}" 2>&1 & pid_${id}=$!`),
     ...(hold === 'input' ? ['exec 3<&0', `(read -r _ <&3; kill ${pids} 2>/dev/null) &`, 'watch=$!'] : []),

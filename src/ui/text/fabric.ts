@@ -9,7 +9,7 @@ export function formatNicFabric(n: NicFabric): string {
   if (n.device === null) return `${n.iface} → no RDMA device`;
   const rate = n.rate ? n.rate.replace(/\s*\(.*\)\s*$/, '') : '';
   const ipoib = n.mode ? `${n.mode} MTU ${n.mtu ?? '?'}` : n.mtu !== null ? `MTU ${n.mtu}` : '';
-  const noSm = n.linkLayer === 'InfiniBand' && (n.smLid ?? 0) === 0 ? ' no SM' : '';
+  const noSm = n.linkLayer === 'InfiniBand' && (n.state === 'ACTIVE' || n.state === 'INIT') && (n.smLid ?? 0) === 0 ? ' no SM' : '';
   const roce = n.linkLayer === 'Ethernet' ? (n.roceV2Gid !== null ? ` RoCE v2 GID ${n.roceV2Gid}` : ' no RoCE v2 GID') : '';
   const down = n.up ? '' : `, ${n.iface} down`;
   return `${n.iface} → ${n.device}/${n.port} ${[n.state, n.physState, rate, n.linkLayer].filter(Boolean).join(' ')}${noSm}${roce}${ipoib ? `, ${ipoib}` : ''}${down}`;
