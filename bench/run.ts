@@ -276,11 +276,11 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
       record(ibfleetRecord(ROWS.deployAgain, round, again, ids, ['unchanged']));
       const status = await ibfleet(['status', '--hosts', 'all']);
       record(ibfleetRecord(ROWS.status, round, status, ids, ['ok']));
-      const ring = await ibfleet(['verify', '--ring', '--hosts', 'all']);
+      const ring = await ibfleet(['verify', '--ring', '--no-rping', '--hosts', 'all']);
       record(ibfleetRecord(ROWS.ring, round, ring, ids, ['ok']));
       if (fullHosts >= 2) {
         const selection = ids.slice(0, fullHosts);
-        const full = await ibfleet(['verify', '--hosts', `1-${fullHosts}`], selection);
+        const full = await ibfleet(['verify', '--no-rping', '--hosts', `1-${fullHosts}`], selection);
         record(ibfleetRecord(ROWS.full, round, full, selection, ['ok']));
       }
       const rollback = await ibfleet(['rollback', '--hosts', 'all']);

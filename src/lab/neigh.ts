@@ -13,12 +13,20 @@ import { mkdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/pro
 import { LAB_ROOT } from './names.js';
 import type { LabPlan } from './plan.js';
 
-const NEIGH = '/proc/sys/net/ipv4/neigh/default';
 const KEYS = ['gc_thresh1', 'gc_thresh2', 'gc_thresh3'] as const;
 type Thresholds = Record<(typeof KEYS)[number], number>;
 
-export const NEIGH_RECORD = `${LAB_ROOT}/.neigh.json`;
-const LOCK = `${LAB_ROOT}/.neigh.lock`;
+/** Where the limits and the record live; tests point them at a directory of their own. */
+export interface NeighPlaces {
+  /** The directory holding gc_thresh1..3. */
+  readonly neigh: string;
+  /** The directory holding the record and its lock. */
+  readonly root: string;
+}
+
+export const MACHINE: NeighPlaces = { neigh: '/proc/sys/net/ipv4/neigh/default', root: LAB_ROOT };
+const recordOf = (at: NeighPlaces) => `${at.root}/.neigh.json`;
+const lockOf = (at: NeighPlaces) => `${at.root}/.neigh.lock`;
 
 interface NeighRecord {
   /** What the machine had before the first lab raised anything. */
@@ -45,20 +53,21 @@ export function thresholdsFor(entries: number): Thresholds {
   return { gc_thresh1: third / 8, gc_thresh2: third / 2, gc_thresh3: third };
 }
 
-async function readThresholds(): Promise<Thresholds> {
+async function readThresholds(at: NeighPlaces): Promise<Thresholds> {
   const out = {} as Thresholds;
-  for (const key of KEYS) out[key] = Number((await readFile(`${NEIGH}/${key}`, 'utf8')).trim());
+  for (const key of KEYS) out[key] = Number((await readFile(`${at.neigh}/${key}`, 'utf8')).trim());
   return out;
 }
 
 /** gc_thresh3 first when raising, last when lowering: the kernel wants 1 ≤ 2 ≤ 3 at every step. */
-async function writeThresholds(values: Thresholds, raising: boolean): Promise<void> {
-  for (const key of raising ? [...KEYS].reverse() : KEYS) await writeFile(`${NEIGH}/${key}`, String(values[key]));
+async function writeThresholds(at: NeighPlaces, values: Thresholds, raising: boolean): Promise<void> {
+  for (const key of raising ? [...KEYS].reverse() : KEYS) await writeFile(`${at.neigh}/${key}`, String(values[key]));
 }
 
 /** A lock directory: mkdir is atomic; one left by a crashed process is taken over after 30 s. */
-async function locked<T>(fn: () => Promise<T>): Promise<T> {
-  await mkdir(LAB_ROOT, { recursive: true, mode: 0o755 });
+async function locked<T>(at: NeighPlaces, fn: () => Promise<T>): Promise<T> {
+  const LOCK = lockOf(at);
+  await mkdir(at.root, { recursive: true, mode: 0o755 });
   for (let attempt = 0; ; attempt++) {
     try {
       await mkdir(LOCK);
@@ -77,30 +86,30 @@ async function locked<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-async function readRecord(): Promise<NeighRecord | undefined> {
+async function readRecord(at: NeighPlaces): Promise<NeighRecord | undefined> {
   try {
-    return JSON.parse(await readFile(NEIGH_RECORD, 'utf8')) as NeighRecord;
+    return JSON.parse(await readFile(recordOf(at), 'utf8')) as NeighRecord;
   } catch {
     return undefined;
   }
 }
 
-async function writeRecord(record: NeighRecord): Promise<void> {
-  await writeFile(`${NEIGH_RECORD}.tmp`, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
-  await rename(`${NEIGH_RECORD}.tmp`, NEIGH_RECORD);
+async function writeRecord(at: NeighPlaces, record: NeighRecord): Promise<void> {
+  await writeFile(`${recordOf(at)}.tmp`, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  await rename(`${recordOf(at)}.tmp`, recordOf(at));
 }
 
 /** Raises the machine's thresholds for every lab up, this one included; returns what they are now. */
-export async function raiseNeighbourTable(plan: Pick<LabPlan, 'name' | 'hosts' | 'fabric'>): Promise<Thresholds | undefined> {
-  if (!existsSync(NEIGH)) return undefined;
-  return locked(async () => {
-    const current = await readThresholds();
-    const record = (await readRecord()) ?? { original: current, labs: {}, set: current };
+export async function raiseNeighbourTable(plan: Pick<LabPlan, 'name' | 'hosts' | 'fabric'>, at: NeighPlaces = MACHINE): Promise<Thresholds | undefined> {
+  if (!existsSync(at.neigh)) return undefined;
+  return locked(at, async () => {
+    const current = await readThresholds(at);
+    const record = (await readRecord(at)) ?? { original: current, labs: {}, set: current };
     const labs = { ...record.labs, [plan.name]: labNeighbourEntries(plan) };
     const want = thresholdsFor(Object.values(labs).reduce((a, b) => a + b, 0));
     const next = Object.fromEntries(KEYS.map((k) => [k, Math.max(current[k], want[k])])) as Thresholds;
-    if (KEYS.some((k) => next[k] !== current[k])) await writeThresholds(next, true);
-    await writeRecord({ original: record.original, labs, set: next });
+    if (KEYS.some((k) => next[k] !== current[k])) await writeThresholds(at, next, true);
+    await writeRecord(at, { original: record.original, labs, set: next });
     return next;
   });
 }
@@ -109,16 +118,16 @@ export async function raiseNeighbourTable(plan: Pick<LabPlan, 'name' | 'hosts' |
  * This lab no longer needs a raise. The last lab to go puts back the machine's original values —
  * for each value still at what the labs set (one changed by someone else since is theirs).
  */
-export async function releaseNeighbourTable(name: string): Promise<void> {
-  if (!existsSync(NEIGH_RECORD)) return;
-  await locked(async () => {
-    const record = await readRecord();
+export async function releaseNeighbourTable(name: string, at: NeighPlaces = MACHINE): Promise<void> {
+  if (!existsSync(recordOf(at))) return;
+  await locked(at, async () => {
+    const record = await readRecord(at);
     if (!record || !(name in record.labs)) return;
     const labs = Object.fromEntries(Object.entries(record.labs).filter(([lab]) => lab !== name));
-    if (Object.keys(labs).length > 0) return void (await writeRecord({ ...record, labs }));
-    const current = await readThresholds();
+    if (Object.keys(labs).length > 0) return void (await writeRecord(at, { ...record, labs }));
+    const current = await readThresholds(at);
     const back = Object.fromEntries(KEYS.map((k) => [k, current[k] === record.set[k] ? record.original[k] : current[k]])) as Thresholds;
-    await writeThresholds(back, false);
-    await rm(NEIGH_RECORD, { force: true });
+    await writeThresholds(at, back, false);
+    await rm(recordOf(at), { force: true });
   });
 }

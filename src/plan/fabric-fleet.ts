@@ -5,7 +5,7 @@
  * a neighbour table too small for the fabric. Warnings, not failures: each names the odd ones. Pure.
  */
 import type { Fleet } from '../inventory/model.js';
-import { neighThresholds } from '../render/sysctl.js';
+import { neighThresholds } from '../render/neigh.js';
 import { NEIGH_KEYS } from '../render/probe-script.js';
 import type { HostResult, NicFabric } from '../vocabulary.js';
 import { rateGbps } from './rdma-facts.js';

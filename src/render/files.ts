@@ -29,7 +29,7 @@ export function renderHostFiles(host: Host, fleet: Fleet, playbook: Playbook, ma
       { path: REPAIR_DROP_IN_PATH, mode: 0o644, content: renderRepairDropIn(host, playbook), role: 'repair' },
     );
   }
-  if (playbook.fabricSysctl) files.push({ path: SYSCTL_PATH, mode: 0o644, content: renderSysctlConf(host, playbook, playbook.fabricSysctl), role: 'sysctl' });
+  if (playbook.fabricSysctl) files.push({ path: SYSCTL_PATH, mode: 0o644, content: renderSysctlConf(host, fleet, playbook, playbook.fabricSysctl), role: 'sysctl' });
   return files;
 }
 

@@ -7,6 +7,7 @@ import type { Playbook } from '../playbook/playbook.js';
 import { renderHeader } from './header.js';
 import { LOCK_DIR, ROUTES_LOCK_PATH, ROUTING_SCRIPT_PATH } from './paths.js';
 import { shellQuote } from './shell.js';
+import { raisedNeighThresholds } from './neigh.js';
 
 /** Sysctl keys in the order they are applied and persisted. */
 export const SYSCTL_KEYS = ['arp_ignore', 'arp_announce', 'rp_filter', 'accept_local'] as const;
@@ -27,8 +28,26 @@ set_sysctl() {
 
 `;
 
+/**
+ * Only for a fleet whose neighbour table must exceed the kernel's defaults: /proc/sys answers a
+ * byte-at-a-time read with its first byte only, hence cat. A limit already higher (an admin's, the
+ * lab's) stays; a host whose network namespace has no such file (a container) is left alone.
+ */
+const RAISE_NEIGH_FUNCTION = `# raise_neigh KEY VALUE — the neighbour table limit raised to what the fleet needs, never lowered.
+raise_neigh() {
+	file=/proc/sys/net/ipv4/neigh/default/$1
+	current=$(cat "$file" 2>/dev/null) || return 0
+	[ "$current" -ge "$2" ] 2>/dev/null && return 0
+	printf '%s\\n' "$2" >"$file" 2>/dev/null && say "neighbour table: $1 $current -> $2"
+	return 0
+}
+
+`;
+
 export function renderRoutingScript(host: Host, fleet: Fleet, playbook: Playbook): string {
   const sysctl = playbook.fabricSysctl;
+  const neigh = sysctl ? raisedNeighThresholds(fleet) : undefined;
+  const raiseNeigh = neigh ? `${(['gc_thresh3', 'gc_thresh2', 'gc_thresh1'] as const).map((k) => `raise_neigh ${k} ${neigh[k]}`).join('\n')}\n` : '';
   const ifaces = host.nics.map((n) => shellQuote(n.iface));
   const nicCases = host.nics
     .map((n) => `\t\t${shellQuote(n.iface)}) configure ${[n.iface, n.address, n.table, n.priority].map(shellQuote).join(' ')} || status=1 ;;`)
@@ -80,7 +99,7 @@ normalize() {
 	sed -e 's/[[:space:]][[:space:]]*/ /g' -e 's/ linkdown//' -e 's/ $//'
 }
 
-${sysctl ? SET_SYSCTL_FUNCTION : ''}# configure IFACE ADDRESS TABLE PRIORITY
+${sysctl ? SET_SYSCTL_FUNCTION : ''}${neigh ? RAISE_NEIGH_FUNCTION : ''}# configure IFACE ADDRESS TABLE PRIORITY
 configure() {
 	iface=$1 addr=$2 table=$3 prio=$4
 	nic_changed=0
@@ -163,7 +182,7 @@ if command -v flock >/dev/null 2>&1; then
 	fi
 fi
 
-[ "$#" -gt 0 ] || set -- ${ifaces.join(' ')}
+${raiseNeigh}[ "$#" -gt 0 ] || set -- ${ifaces.join(' ')}
 status=0
 for iface in "$@"; do
 	case $iface in

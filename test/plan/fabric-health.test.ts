@@ -5,7 +5,7 @@ import { fleetFabricWarnings, neighbourWarning } from '../../src/plan/fabric-fle
 import { parseProbe } from '../../src/plan/facts.js';
 import { parseRdmaSection, rdmaPortOf } from '../../src/plan/rdma-facts.js';
 import { ipv4MappedGid } from '../../src/render/probe-rdma.js';
-import { neighThresholds } from '../../src/render/sysctl.js';
+import { neighThresholds } from '../../src/render/neigh.js';
 import { formatNicFabric } from '../../src/ui/text/fabric.js';
 import type { HostResult, NicFabric } from '../../src/vocabulary.js';
 

@@ -213,7 +213,7 @@ describe('no inventory value reaches a script unquoted', () => {
   });
 
   it('the sysctl file uses the slash form for a name with a dot, so the dot is not read as a separator', () => {
-    const conf = renderSysctlConf(pkeyhost7, playbook, playbook.fabricSysctl!);
+    const conf = renderSysctlConf(pkeyhost7, odd, playbook, playbook.fabricSysctl!);
     expect(conf).toContain('\nnet/ipv4/conf/ib0.8001/arp_ignore = 2\nnet/ipv4/conf/ib0.8001/arp_announce = 2\nnet/ipv4/conf/ib0.8001/rp_filter = 2\nnet/ipv4/conf/ib0.8001/accept_local = 1\n');
     expect(conf).toContain('\nnet.ipv4.conf.ib_fab-2.rp_filter = 2\n');
     expect(conf).not.toContain('net.ipv4.conf.ib0.8001');
