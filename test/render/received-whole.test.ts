@@ -49,7 +49,7 @@ const SCRIPTS: Record<string, string> = {
     files: [{ path: '/etc/ibfleet/ibfleet-routes', before: null }],
     createdDirs: ['/etc/ibfleet'],
   }, 'c0ffee-restore'),
-  capabilities: renderCapabilityScript(),
+  capabilities: renderCapabilityScript(h34, fleet),
   ping: renderPingScript([{ id: 0, cell }]),
   'rping server': renderRpingServerScript([{ id: 1, cell, port: 7174 }]),
   'rping client': renderRpingClientScript([{ id: 1, cell, port: 7174 }]),

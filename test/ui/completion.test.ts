@@ -42,7 +42,7 @@ describe('what completes where (the engine)', () => {
   it.each([
     ['ibfleet ', ['hosts', 'render', 'lab', 'deploy', 'status', 'rollback', 'verify', 'onboard', 'completion']],
     ['ibfleet de', ['deploy']],
-    ['ibfleet lab ', ['up', 'down', 'list', 'reboot', 'flap', 'restart', 'exec']],
+    ['ibfleet lab ', ['up', 'down', 'list', 'reboot', 'flap', 'restart', 'exec', 'port']],
     ['ibfleet deploy --d', ['--dry-run']],
     ['ibfleet deploy --hosts ', ['all', '16', '34', 'cpuserver16', 'memserver34', '@cpu', '@mem', 'pair:alice']],
     ['ibfleet deploy --hosts m', ['memserver34']],
