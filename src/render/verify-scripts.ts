@@ -75,6 +75,8 @@ export const STOP_SERVERS = 'stop';
 /** A server whose port is taken tries the one this far up, at most PORT_TRIES times. */
 export const PORT_STRIDE = 100;
 const PORT_TRIES = 3;
+/** How long a server may take to start listening, in 50 ms ticks: a loaded host starts slowly. */
+const LISTEN_WAIT_TICKS = 200;
 
 /**
  * How a script knows its run is over. `input`: it holds the shell's input open (a conversation)
@@ -105,27 +107,31 @@ function frames(ids: readonly number[]): string {
  * each server's output is printed.
  */
 export function renderRpingServerScript(servers: readonly { id: number; cell: CellSpec; port: number }[], hold: RpingHold = 'input'): string {
-  // The port is the shell's variable: it moves up when taken.
+  // The port is the shell's variable: it moves up when taken. -d makes rping say `rdma_listen` as it
+  // starts listening (and stdbuf flushes that line to the file at once): the clients dial only then.
   const command = (cell: CellSpec, port: string) => {
-    const argv = rpingServerArgv(cell.to, 0);
+    const argv = [...rpingServerArgv(cell.to, 0), '-d'];
     const at = argv.indexOf('-p') + 1;
     return argv.map((arg, i) => (i === at ? port : shellQuote(arg))).join(' ');
   };
-  const start = (id: number, cell: CellSpec, port: string) => `timeout ${RPING_SERVER_SECONDS} ${command(cell, port)} >"$dir/${id}" 2>&1 & pid_${id}=$!`;
+  const start = (id: number, cell: CellSpec, port: string) => `timeout ${RPING_SERVER_SECONDS} stdbuf -oL ${command(cell, port)} >"$dir/${id}" 2>&1 & pid_${id}=$!`;
   const ids = servers.map((s) => s.id);
   const pids = ids.map((id) => `"$pid_${id}"`).join(' ');
   return receivedWhole('__ibfleet_rping_server_main', [
     IGNORE_SIGPIPE,
     ...PRELUDE,
     ...servers.map(({ id, cell, port }) => `port_${id}=${port}; ${start(id, cell, `"$port_${id}"`)}`),
-    // rping prints nothing when it starts listening; give rdma_listen a moment before clients dial.
-    'sleep 0.5',
+    // Each server listening (or ended), within LISTEN_WAIT_TICKS; one whose port was taken moves up.
+    'listening() {',
+    `	n=0; while [ "$n" -lt ${LISTEN_WAIT_TICKS} ] && kill -0 "$1" 2>/dev/null && ! grep -q rdma_listen "$2"; do sleep 0.05; n=$((n + 1)); done`,
+    '}',
     ...servers.flatMap(({ id, cell }) => [
+      `listening "$pid_${id}" "$dir/${id}"`,
       'tries=0',
       `while [ "$tries" -lt ${PORT_TRIES} ] && ! kill -0 "$pid_${id}" 2>/dev/null && grep -q 'already in use' "$dir/${id}"; do`,
-      `\ttries=$((tries + 1)); port_${id}=$((port_${id} + ${PORT_STRIDE}))`,
-      `\t${start(id, cell, `"$port_${id}"`)}`,
-      '\tsleep 0.3',
+      `	tries=$((tries + 1)); port_${id}=$((port_${id} + ${PORT_STRIDE}))`,
+      `	${start(id, cell, `"$port_${id}"`)}`,
+      `	listening "$pid_${id}" "$dir/${id}"`,
       'done',
       `echo "${PORT_MARK} ${id} $port_${id}"`,
     ]),

@@ -202,7 +202,9 @@ async function rpingBatch(dest: number, batch: readonly { id: number; cell: Cell
     () => announce(undefined),
   );
   const announced = await listening;
-  const ports = announced ?? new Map(batch.map((b) => [b.id, b.port]));
+  // Without a conversation the script cannot say its ports: the planned ones. A conversation that
+  // ended before READY_MARK started no server: its cells fail without a client.
+  const ports = announced ?? (session.converse ? new Map<number, number>() : new Map(batch.map((b) => [b.id, b.port])));
 
   const clientOutputs = new Map<number, CellOutput>();
   await Promise.all(

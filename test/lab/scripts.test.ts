@@ -19,10 +19,10 @@ const [h16, h34, h40] = plan.hosts as [(typeof plan.hosts)[0], (typeof plan.host
 describe('creating the lab', () => {
   const batch = renderCreateBatch(plan).trimEnd().split('\n');
 
-  it('creates each veth end directly in its namespace, so nothing of the fabric is ever in the machine\'s namespace', () => {
-    expect(batch).toContain('link add ibs5f1 netns ibfl-demo-h16 type veth peer name f16n2 netns ibfl-demo-sw');
+  it('creates each veth end directly in its namespace, so nothing of the fabric is ever in the machine\'s namespace; IPoIB datagram MTU 2044', () => {
+    expect(batch).toContain('link add ibs5f1 netns ibfl-demo-h16 mtu 2044 type veth peer name f16n2 netns ibfl-demo-sw mtu 2044');
     // NIC 2 first: networkd configures the higher ifindex first, and NIC 1's route must come first in main.
-    expect(batch.indexOf('link add ibs5f1 netns ibfl-demo-h16 type veth peer name f16n2 netns ibfl-demo-sw')).toBeLessThan(batch.indexOf('link add ibs5f0 netns ibfl-demo-h16 type veth peer name f16n1 netns ibfl-demo-sw'));
+    expect(batch.indexOf('link add ibs5f1 netns ibfl-demo-h16 mtu 2044 type veth peer name f16n2 netns ibfl-demo-sw mtu 2044')).toBeLessThan(batch.indexOf('link add ibs5f0 netns ibfl-demo-h16 mtu 2044 type veth peer name f16n1 netns ibfl-demo-sw mtu 2044'));
     expect(batch).toContain('link add mgmt0 netns ibfl-demo-h34 type veth peer name m34 netns ibfl-demo-sw');
     expect(batch).toContain('link add br-fabric netns ibfl-demo-sw type bridge');
     expect(batch.filter((l) => l.startsWith('link add') && !l.split(' type ')[0]!.includes(' netns '))).toEqual(['link add ibfl-demo type veth peer name up0 netns ibfl-demo-sw']);

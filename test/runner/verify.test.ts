@@ -17,7 +17,7 @@ function host(opts: { rdma: boolean; works: (fromIp: string, toIp: string) => bo
     respond: (script) => {
       if (script.includes('rdma-devices')) return ok(`rdma-devices=${opts.rdma ? 'mlx5_0' : ''}\nrping=/usr/bin/rping\nping=/usr/bin/ping\n${opts.probe ?? ''}`);
       if (script.includes('rping -s')) {
-        const servers = [...new Set([...script.matchAll(/rping -s -a \S+ -p "\$port_\d+" -C 3 -v >"\$dir\/(\d+)"/g)].map((m) => m[1]!))];
+        const servers = [...new Set([...script.matchAll(/rping -s -a \S+ -p "\$port_\d+" -C 3 -v -d >"\$dir\/(\d+)"/g)].map((m) => m[1]!))];
         return ok(`@@rping-ready\n${servers.map((id) => frame(id, 0, sample('rping-server-ok.txt'))).join('')}`);
       }
       const jobs = [...script.matchAll(/^job (\d+) (.*) &$/gm), ...[...script.matchAll(/^timeout \d+ (rping -c .*) >"\$dir\/(\d+)" 2>&1 & pid_\d+=\$!$/gm)].map((m) => [m[0], m[2], m[1]])].map((m) => ({ id: m[1]!, command: m[2]! }));
@@ -94,7 +94,7 @@ describe('verify (fake transport)', () => {
     const ports = [...serverScript.matchAll(/^port_\d+=(\d+);/gm)].map((m) => Number(m[1]));
     expect(ports).toHaveLength(4);
     expect(new Set(ports).size).toBe(ports.length);
-    expect(serverScript).toMatch(/^port_\d+=\d+; timeout 20 rping -s -a 172\.16\.34\.\d -p "\$port_\d+" -C 3 -v/m);
+    expect(serverScript).toMatch(/^port_\d+=\d+; timeout 20 stdbuf -oL rping -s -a 172\.16\.34\.\d -p "\$port_\d+" -C 3 -v -d/m);
   });
 
   it('rping is skipped, never passed, where a host has no RDMA device', async () => {

@@ -285,3 +285,13 @@ describe('robustness', () => {
     expect(state.staticItems[0]?.kind).toBe('header');
   });
 });
+
+describe('status: the fabric', () => {
+  it('at the end, each host\'s RDMA ports folded and the run\'s warnings follow the status groups', () => {
+    const nic = { nic: 2, iface: 'ib1', device: 'mlx5_1', port: 1, state: 'ACTIVE', physState: 'LinkUp', rate: '100 Gb/sec (4X EDR)', linkLayer: 'InfiniBand', lid: 4, smLid: 1, mode: 'datagram', mtu: 2044, up: true, roceV2Gid: null };
+    const results = [host(16), host(34)].map((h) => ({ ...result(h, 'ok'), fabric: [nic] }));
+    const state = fold([start('status', [host(16), host(34)]), { type: 'runEnd', event: { results, cells: [], warnings: ['IPoIB mode differs: 40/ib1 connected'], durationMs: 5, interrupted: false } }]);
+    expect(state.staticItems.map((i) => i.kind)).toEqual(['header', 'groups', 'notes']);
+    expect(state.staticItems[2]).toMatchObject({ fabric: ['fabric 16,34: ib1 → mlx5_1/1 ACTIVE LinkUp 100 Gb/sec InfiniBand, datagram MTU 2044'], warnings: ['warning IPoIB mode differs: 40/ib1 connected'] });
+  });
+});

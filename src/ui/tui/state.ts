@@ -19,6 +19,7 @@ import type {
 import { FAILING_STATUSES } from '../../vocabulary.js';
 import type { Manager } from '../../inventory/model.js';
 import { foldHosts } from '../../inventory/select.js';
+import { foldedFabricLines, foldedWarningLines } from '../text/fabric.js';
 import { foldResults, type HostGroup } from '../text/fold.js';
 import { STATUS_ORDER } from '../text/format.js';
 import { runHeading, type RunHeading } from '../text/header.js';
@@ -87,7 +88,9 @@ export type StaticItem =
   /** Text frozen after the outcomes: the dry-run plan folded across hosts (src/ui/text/plan.ts), status --diff's diffs. */
   | { readonly kind: 'plan'; readonly key: string; readonly lines: readonly string[] }
   /** Hosts that were still working when the run was interrupted, and where they were. */
-  | { readonly kind: 'interrupted'; readonly key: string; readonly hosts: readonly RunningHost[] };
+  | { readonly kind: 'interrupted'; readonly key: string; readonly hosts: readonly RunningHost[] }
+  /** status: each fabric NIC's RDMA port, folded (`fabric 16,34: ib0 → …`), and the run's warnings. */
+  | { readonly kind: 'notes'; readonly key: string; readonly fabric: readonly string[]; readonly warnings: readonly string[] };
 
 export interface RunState {
   readonly command: CommandName;
@@ -203,6 +206,8 @@ interface Draft extends Mutable<Omit<RunState, 'running' | 'finished' | 'counts'
   staticItems: StaticItem[];
   /** Cells are applied to the matrix once per batch (the matrix copies only the rows touched). */
   pendingCells: MatrixCell[];
+  /** status: the notes the run's end brings, frozen after the status groups. */
+  pendingNotes?: StaticItem | undefined;
 }
 
 function apply(d: Draft, action: RunAction): Draft {
@@ -237,6 +242,7 @@ function apply(d: Draft, action: RunAction): Draft {
     case 'runEnd':
       for (const result of action.event.results) finishHost(d, result);
       d.pendingCells.push(...action.event.cells);
+      if (d.command === 'status') noteFabric(d, action.event);
       return endRun(d, action.event.durationMs, action.event.interrupted);
     case 'detach':
       return endRun(d, d.startedAt === undefined ? 0 : action.at - d.startedAt, true);
@@ -275,9 +281,16 @@ function finishHost(d: Draft, result: HostResult): void {
   if (freezesRow(d, row.status)) d.staticItems.push({ kind: 'host', key: `host-${row.host.id}`, row });
 }
 
+function noteFabric(d: Draft, end: RunEnd): void {
+  const fabric = foldedFabricLines(end.results).map((l) => oneLine(`fabric ${l}`));
+  const warnings = foldedWarningLines(end.results, end.warnings).map((l) => oneLine(`warning ${l}`));
+  d.pendingNotes = fabric.length || warnings.length ? { kind: 'notes', key: 'notes', fabric, warnings } : undefined;
+}
+
 function endRun(d: Draft, durationMs: number, interrupted: boolean): Draft {
   if (d.command === 'status') {
     if (d.finished.length > 0) d.staticItems.push({ kind: 'groups', key: 'status', groups: statusGroups(d.finished), detailed: true });
+    if (d.pendingNotes) d.staticItems.push(d.pendingNotes);
   } else {
     const unfrozen = d.finished.filter((f) => !freezesRow(d, f.status));
     // Rows mode freezes its rows now, in host order; a dry run keeps only the failures as rows (the plan says the rest).

@@ -69,6 +69,21 @@ function FrozenItem({ item, state, columns, rows }: FrozenItemProps) {
     case 'matrix':
       // Frozen, the grid may be as tall as the screen (less the summary): then it can be read whole.
       return <FinalMatrix matrix={item.matrix} columns={columns} rows={rows} />;
+    case 'notes':
+      return (
+        <Box flexDirection="column">
+          {item.fabric.map((line, i) => (
+            <Text key={`f${i}`} wrap="truncate-end">
+              <Styled tone="muted">{line}</Styled>
+            </Text>
+          ))}
+          {item.warnings.map((line, i) => (
+            <Text key={`w${i}`} wrap="wrap">
+              <Styled tone="warning">{line}</Styled>
+            </Text>
+          ))}
+        </Box>
+      );
     case 'interrupted':
       return (
         <Text>
