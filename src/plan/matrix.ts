@@ -114,7 +114,9 @@ export function parseRping(output: string, exitCode: number | null, expected = R
 export function rpingCellVerdict(client: { output: string; exitCode: number | null } | undefined, serverOutput: string | undefined): ToolVerdict {
   const verdict = client ? parseRping(client.output, client.exitCode) : { ok: false, detail: 'no client result' };
   if (verdict.ok) return verdict;
-  const serverError = serverOutput && /rdma_bind_addr|Address already in use|rdma_listen/.exec(serverOutput) ? `; server: ${serverOutput.trim().split('\n')[0]}` : '';
+  // rping's own failure lines (perror: `rdma_bind_addr: Address already in use`), not its -d chatter.
+  const failed = serverOutput?.split('\n').find((l) => /^(rdma_bind_addr|rdma_listen): |Address already in use/.test(l.trim()));
+  const serverError = failed ? `; server: ${failed.trim()}` : '';
   return { ok: false, detail: `${verdict.detail}${serverError}` };
 }
 

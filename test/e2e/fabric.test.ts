@@ -93,15 +93,18 @@ describe.skipIf(!IS_ROOT)('the fabric: RDMA ports in status, lab port, rping end
     ['no-sm', /ib0 → mlx5_0\/1 has no subnet manager \(SM LID 0\): start one/],
   ] as const)('a port in %s makes the host not ok with the next step', async (state, says) => {
     await labPort(LAB.name, 40, 'ib0', { state });
-    const doc = await status();
-    expect(statuses(doc)[40]).toBe('drift');
-    expect(reasonsOf(doc, 40).some((r) => says.test(r)), reasonsOf(doc, 40).join('\n')).toBe(true);
-    if (state === 'no-sm') {
-      // RDMA CM asks the subnet administrator for a path: without an SM it cannot resolve the route.
-      const cells = json(await run('verify', '--rping', '--hosts', '34,40', '--json')).matrix!.filter((c) => c.method === 'rping' && c.from.host === 40 && c.from.nic === 1);
-      expect(cells.map((c) => c.detail.split(' — ')[0])).toEqual(['ROUTE_ERROR (error -110)', 'ROUTE_ERROR (error -110)']);
+    try {
+      const doc = await status();
+      expect(statuses(doc)[40]).toBe('drift');
+      expect(reasonsOf(doc, 40).some((r) => says.test(r)), reasonsOf(doc, 40).join('\n')).toBe(true);
+      if (state === 'no-sm') {
+        // RDMA CM asks the subnet administrator for a path: without an SM it cannot resolve the route.
+        const cells = json(await run('verify', '--rping', '--hosts', '34,40', '--json')).matrix!.filter((c) => c.method === 'rping' && c.from.host === 40 && c.from.nic === 1);
+        expect(cells.map((c) => c.detail.split(' — ')[0])).toEqual(['ROUTE_ERROR (error -110)', 'ROUTE_ERROR (error -110)']);
+      }
+    } finally {
+      await labPort(LAB.name, 40, 'ib0', { state: 'active' });
     }
-    await labPort(LAB.name, 40, 'ib0', { state: 'active' });
     expect(await settled(40)).toBe(true);
   });
 

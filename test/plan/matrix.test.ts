@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
-import { hostPairs, matrixCells, parsePing, parseRping } from '../../src/plan/matrix.js';
+import { hostPairs, matrixCells, parsePing, parseRping, rpingCellVerdict } from '../../src/plan/matrix.js';
 import { reproduceCommand } from '../../src/render/verify-commands.js';
 import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable } from '../../src/plan/verify-output.js';
 import { renderPingScript } from '../../src/render/verify-scripts.js';
@@ -92,5 +92,16 @@ describe('cell output framing', () => {
     for (const line of text.split('\n')) stream.push(line);
     expect(seen).toEqual([3, 7]);
     expect(parseCellOutput(text).get(3)).toMatchObject({ exitCode: 0 });
+  });
+});
+
+describe('an rping cell names the server\'s own failure, not its debug chatter', () => {
+  const rejected = { output: 'cma event RDMA_CM_EVENT_REJECTED, error 8\n', exitCode: 255 };
+  it.each([
+    ['bound to ib1 (mlx5_1/1)\nrdma_listen on 172.16.34.2:7175\n', 'REJECTED (error 8)'],
+    ['rdma_bind_addr: Address already in use\n', 'REJECTED (error 8); server: rdma_bind_addr: Address already in use'],
+    ['rdma_bind_addr successful\nrdma_bind_addr: Cannot assign requested address\n', 'REJECTED (error 8); server: rdma_bind_addr: Cannot assign requested address'],
+  ])('server said %j → %s', (server, detail) => {
+    expect(rpingCellVerdict(rejected, server)).toEqual({ ok: false, detail });
   });
 });
