@@ -81,7 +81,7 @@ export async function labPort(name: string, id: number, iface: string, change: P
   if (!nic) throw new UsageError(`host ${id} has no fabric NIC ${iface} (its NICs: ${host.nics.map((n) => n.iface).join(', ')})`);
   const root = sysfsLayer(plan, id);
   const port = portDir(host, iface)!;
-  if (!hasRdma(host) || !existsSync(join(root, port))) throw new UsageError(`host ${id} of lab ${name} has no emulated RDMA device (brought up with --no-rdma, or by an older ibfleet)`);
+  if (!hasRdma(host) || !existsSync(join(root, port))) throw new UsageError(`host ${id} of lab ${name} has no emulated RDMA device (brought up with lab up --without-rdma, or by an older ibfleet)`);
   const changed: string[] = [];
   if (change.state) {
     for (const [file, content] of Object.entries(portFiles(host, nic, change.state))) await rewrite(join(root, port, file), content);

@@ -14,7 +14,8 @@ function nicOf(fleet: Fleet, end: CellEnd): Nic | undefined {
 }
 
 /** What is wrong at one end of a cell, phrased with the end's name (`34/ib1: …`). */
-function endCauses(fleet: Fleet, end: CellEnd, facts: HostFacts | undefined, role: 'source' | 'destination'): string[] {
+function endCauses(fleet: Fleet, cell: CellSpec, role: 'source' | 'destination', facts: HostFacts | undefined): string[] {
+  const end = role === 'source' ? cell.from : cell.to;
   const nic = nicOf(fleet, end);
   if (!facts?.complete || !nic) return [];
   const at = `${end.host}/${end.iface}`;
@@ -22,10 +23,11 @@ function endCauses(fleet: Fleet, end: CellEnd, facts: HostFacts | undefined, rol
   const link = facts.links.get(nic.iface);
   if (!link) return [`${at} does not exist`];
   if (!link.up) causes.push(`${at} is down`);
-  if (fleet.fabric.rdma && facts.rdma) {
-    const fabric = nicFabric(nic, facts);
-    if (fabric.device === null) causes.push(`${at} has no RDMA device`);
-    else if (fabric.state !== 'ACTIVE') causes.push(`${at}: port ${portLabel(fabric)} is ${fabric.state ?? 'unknown'}${fabric.physState && fabric.physState !== 'LinkUp' ? ` (${fabric.physState})` : ''}`);
+  const fabric = fleet.fabric.rdma && facts.rdma ? nicFabric(nic, facts) : undefined;
+  // Ping needs no RDMA device; an rping cell cannot work without one.
+  if (fabric?.device === null && cell.method === 'rping') causes.push(`${at} has no RDMA device`);
+  if (fabric && fabric.device !== null) {
+    if (fabric.state !== 'ACTIVE') causes.push(`${at}: port ${portLabel(fabric)} is ${fabric.state ?? 'unknown'}${fabric.physState && fabric.physState !== 'LinkUp' ? ` (${fabric.physState})` : ''}`);
     else if (fabric.linkLayer === 'InfiniBand' && (fabric.smLid ?? 0) === 0) causes.push(`${at}: port ${portLabel(fabric)} has no subnet manager`);
   } else if (link.up && !link.lowerUp) causes.push(`${at} has no carrier`);
   // A port or link that is down explains the cell; the routing it took with it is a consequence.
@@ -45,7 +47,7 @@ function endCauses(fleet: Fleet, end: CellEnd, facts: HostFacts | undefined, rol
 
 /** The likely causes of a failed cell, source end first; empty when nothing found explains it. */
 export function cellCauses(fleet: Fleet, cell: CellSpec, factsOf: (host: number) => HostFacts | undefined): string[] {
-  return [...endCauses(fleet, cell.from, factsOf(cell.from.host), 'source'), ...endCauses(fleet, cell.to, factsOf(cell.to.host), 'destination')];
+  return [...endCauses(fleet, cell, 'source', factsOf(cell.from.host)), ...endCauses(fleet, cell, 'destination', factsOf(cell.to.host))];
 }
 
 /** A failed cell's detail with its causes: `0/3 replies — likely: 34/ib1: port mlx5_1/1 is DOWN`. */

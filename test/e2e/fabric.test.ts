@@ -88,15 +88,21 @@ describe.skipIf(!IS_ROOT)('the fabric: RDMA ports in status, lab port, rping end
   });
 
   it.each([
-    ['init', /ib0 → mlx5_0\/1 is INIT, no subnet manager \(SM LID 0\): .*opensm/],
-    ['polling', /ib0 → mlx5_0\/1 is DOWN \(Polling\): the port is looking for a link partner/],
-    ['no-sm', /ib0 → mlx5_0\/1 has no subnet manager \(SM LID 0\): start one/],
-  ] as const)('a port in %s makes the host not ok with the next step', async (state, says) => {
+    ['init', /ib0 → mlx5_0\/1 is INIT, no subnet manager \(SM LID 0\): .*opensm/, 'port mlx5_0/1 is INIT'],
+    ['polling', /ib0 → mlx5_0\/1 is DOWN \(Polling\): the port is looking for a link partner/, 'port mlx5_0/1 is DOWN (Polling)'],
+    ['no-sm', /ib0 → mlx5_0\/1 has no subnet manager \(SM LID 0\): start one/, undefined],
+  ] as const)('a port in %s makes the host not ok with the next step; verify names it', async (state, says, cause) => {
     await labPort(LAB.name, 40, 'ib0', { state });
     try {
       const doc = await status();
       expect(statuses(doc)[40]).toBe('drift');
       expect(reasonsOf(doc, 40).some((r) => says.test(r)), reasonsOf(doc, 40).join('\n')).toBe(true);
+      if (cause) {
+        // Without an ACTIVE port the interface has no carrier: ping from and to it fails, saying why.
+        const cells = json(await run('verify', '--no-rping', '--hosts', '34,40', '--json')).matrix!.filter((c) => c.from.host === 40 && c.from.nic === 1);
+        expect(cells).toHaveLength(2);
+        for (const c of cells) expect(c.ok === false && c.detail.includes(`likely: 40/ib0: ${cause}`), c.detail).toBe(true);
+      }
       if (state === 'no-sm') {
         // RDMA CM asks the subnet administrator for a path: without an SM it cannot resolve the route.
         const cells = json(await run('verify', '--rping', '--hosts', '34,40', '--json')).matrix!.filter((c) => c.method === 'rping' && c.from.host === 40 && c.from.nic === 1);

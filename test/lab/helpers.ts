@@ -32,7 +32,6 @@ export const TEST_LAB_OCTETS = {
   'e2e-concurrent': 150,
   'e2e-hostile': 170,
   'e2e-fabric': 190,
-  'e2e-fabric-scale': 200,
 } as const;
 
 export interface TestLab {
