@@ -106,7 +106,7 @@ function frames(ids: readonly number[]): string {
  * (those whose client never came) when the controller says STOP_SERVERS or the input closes, and
  * each server's output is printed.
  */
-export function renderRpingServerScript(servers: readonly { id: number; cell: CellSpec; port: number }[], hold: RpingHold = 'input'): string {
+export function renderRpingServerScript(servers: readonly { id: number; cell: CellSpec; port: number }[], hold: RpingHold = 'input', serverSeconds = RPING_SERVER_SECONDS): string {
   // The port is the shell's variable: it moves up when taken. -d makes rping say `rdma_listen` as it
   // starts listening (and stdbuf flushes that line to the file at once): the clients dial only then.
   const command = (cell: CellSpec, port: string) => {
@@ -114,7 +114,7 @@ export function renderRpingServerScript(servers: readonly { id: number; cell: Ce
     const at = argv.indexOf('-p') + 1;
     return argv.map((arg, i) => (i === at ? port : shellQuote(arg))).join(' ');
   };
-  const start = (id: number, cell: CellSpec, port: string) => `timeout ${RPING_SERVER_SECONDS} stdbuf -oL ${command(cell, port)} >"$dir/${id}" 2>&1 & pid_${id}=$!`;
+  const start = (id: number, cell: CellSpec, port: string) => `timeout ${serverSeconds} stdbuf -oL ${command(cell, port)} >"$dir/${id}" 2>&1 & pid_${id}=$!`;
   const ids = servers.map((s) => s.id);
   const pids = ids.map((id) => `"$pid_${id}"`).join(' ');
   return receivedWhole('__ibfleet_rping_server_main', [

@@ -13,7 +13,7 @@ import { parseProbe, type HostFacts } from '../plan/facts.js';
 import { cellKey, chooseCells, finishCell, notRunCell, parsePing, rpingCellVerdict, sourceVerdict, type MatrixMode, type RpingMode } from '../plan/matrix.js';
 import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable, type Capabilities, type CellOutput } from '../plan/verify-output.js';
 import { RPING_BASE_PORT } from '../render/verify-commands.js';
-import { CELLS_PER_BATCH, CLIENTS_DONE_MARK, PORT_MARK, READY_MARK, STOP_SERVERS, renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../render/verify-scripts.js';
+import { CELLS_PER_BATCH, CLIENTS_DONE_MARK, PORT_MARK, READY_MARK, RPING_SERVER_SECONDS, STOP_SERVERS, renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../render/verify-scripts.js';
 import { hostRef, type CellSpec, type HostResult, type MatrixCell, type RunEvents } from '../vocabulary.js';
 import { Deadlines, runHosts, type Deadline } from './fanout.js';
 import { requireWhole, type ExecResult, type Session, type Transport } from './transport.js';
@@ -90,8 +90,10 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
   const factsOf = (id: number) => connected.get(id)?.facts;
   const finish = (result: MatrixCell) => {
     if (done.has(cellKey(result))) return;
-    // A failed cell says why when the hosts' state can tell (a port down, the routing missing).
-    const cell = result.ok === false ? { ...result, detail: explainFailure(result.detail, cellCauses(options.fleet, result, factsOf)) } : result;
+    // A failed cell says why: cut off by an end's time limit, or what the hosts' state tells (a port down, the routing missing).
+    const cutOff = result.ok === false ? [result.from.host, result.to.host].find((id) => connected.get(id)?.deadline?.hardSignal.aborted) : undefined;
+    const causes = cutOff !== undefined ? [timedOut(cutOff, options.timeoutMs)] : cellCauses(options.fleet, result, factsOf);
+    const cell = result.ok === false ? { ...result, detail: explainFailure(result.detail, causes) } : result;
     done.set(cellKey(cell), cell);
     options.events.onCell?.(cell);
   };
@@ -117,6 +119,11 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
 
   for (const { spec } of runnable) if (!done.has(cellKey(spec))) finish(options.interrupt.aborted ? notRunCell(spec) : finishCell(spec, { ok: false, detail: 'no result from the host' }));
   return specs.map((s) => done.get(cellKey(s))!);
+}
+
+/** A cell cut off by a host's deadline, which runs through every cell the host takes part in. */
+function timedOut(host: number, timeoutMs: number): string {
+  return `host ${host}'s time limit ran out (--timeout ${timeoutMs / 1000}: it covers every cell the host takes part in; a matrix this size needs more)`;
 }
 
 /** Each host's result: how it failed to connect, or how the cells from it went. */
@@ -187,7 +194,10 @@ async function rpingBatch(dest: number, batch: readonly { id: number; cell: Cell
   const listening = new Promise<Map<number, number> | undefined>((resolve) => (announce = resolve));
   const serverRun: Promise<ExecResult> = session.converse
     ? session.converse(
-        renderRpingServerScript(batch, 'input'),
+        // A server gone before its client dials reads as REJECTED, the routing failure's own sign:
+        // on a loaded host a client may come late, so servers wait as long as the host's time
+        // limit; the stop word, or the input closing, ends them as soon as the clients are done.
+        renderRpingServerScript(batch, 'input', Math.max(RPING_SERVER_SECONDS, Math.ceil(options.timeoutMs / 1000))),
         READY_MARK,
         async (first) => {
           announce(parsePorts(first));

@@ -18,7 +18,8 @@ function host(opts: { rdma: boolean; works: (fromIp: string, toIp: string) => bo
       if (script.includes('rdma-devices')) return ok(`rdma-devices=${opts.rdma ? 'mlx5_0' : ''}\nrping=/usr/bin/rping\nping=/usr/bin/ping\n${opts.probe ?? ''}`);
       if (script.includes('rping -s')) {
         const servers = [...new Set([...script.matchAll(/rping -s -a \S+ -p "\$port_\d+" -C 3 -v -d >"\$dir\/(\d+)"/g)].map((m) => m[1]!))];
-        return ok(`@@rping-ready\n${servers.map((id) => frame(id, 0, sample('rping-server-ok.txt'))).join('')}`);
+        const ports = [...script.matchAll(/^port_(\d+)=(\d+);/gm)].map((m) => `@@rping-port ${m[1]} ${m[2]}\n`).join('');
+        return ok(`${ports}@@rping-ready\n${servers.map((id) => frame(id, 0, sample('rping-server-ok.txt'))).join('')}`);
       }
       const jobs = [...script.matchAll(/^job (\d+) (.*) &$/gm), ...[...script.matchAll(/^timeout \d+ (rping -c .*) >"\$dir\/(\d+)" 2>&1 & pid_\d+=\$!$/gm)].map((m) => [m[0], m[2], m[1]])].map((m) => ({ id: m[1]!, command: m[2]! }));
       return ok(
@@ -36,12 +37,12 @@ function host(opts: { rdma: boolean; works: (fromIp: string, toIp: string) => bo
   };
 }
 
-async function verify(hosts: Record<number, FakeHost>, rping: RpingMode) {
-  const transport = fakeTransport(hosts);
+async function verify(hosts: Record<number, FakeHost>, rping: RpingMode, timeoutMs = 5000, converse = false) {
+  const transport = fakeTransport(hosts, { converse });
   const cells: MatrixCell[] = [];
   let announced = 0;
   const events: RunEvents = { onCell: (c) => cells.push(c), onMatrix: (m) => (announced = m.length) };
-  const out = await runVerify({ fleet, hosts: fleet.hosts, mode: 'full', rping, transport, concurrency: 4, timeoutMs: 5000, interrupt: new AbortController().signal, events });
+  const out = await runVerify({ fleet, hosts: fleet.hosts, mode: 'full', rping, transport, concurrency: 4, timeoutMs, interrupt: new AbortController().signal, events });
   return { ...out, streamed: cells, announced, transport };
 }
 
@@ -84,6 +85,23 @@ describe('verify (fake transport)', () => {
     expect(into.detail).toContain('34/ib1: port mlx5_1/1 is DOWN (Polling)');
   });
 
+  it('a cell cut off by a host\'s time limit says so, and how to give a matrix this size more time', async () => {
+    const slowClients = (fake: FakeHost): FakeHost => ({
+      respond: async (script) => {
+        const answer = await fake.respond(script);
+        if (!script.includes('rping -c')) return answer;
+        // The clients outlive the host's deadline; the time limit ends them (killed: no replies).
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        return ok(answer.stdout.replace(/^@@cell (\d+) \d+\n[^@]*/gm, '@@cell $1 143\n'));
+      },
+    });
+    const { cells } = await verify({ 16: slowClients(host({ rdma: true, works: allWork })), 34: slowClients(host({ rdma: true, works: allWork })) }, 'on', 400);
+    const rping = cells.filter((c) => c.method === 'rping');
+    expect(rping).toHaveLength(8);
+    for (const c of rping) expect(c.detail).toMatch(/^0\/3 rdma pings.* — likely: host (16|34)'s time limit ran out \(--timeout 0.4: it covers every cell the host takes part in; a matrix this size needs more\)$/);
+    expect(cells.filter((c) => c.method === 'ping').every((c) => c.ok)).toBe(true);
+  });
+
   it('rping where both ends have RDMA: servers on the destination on distinct ports, REJECTED reported', async () => {
     const { cells, transport } = await verify({ 16: host({ rdma: true, works: nic1Only }), 34: host({ rdma: true, works: nic1Only }) }, 'auto');
     const rping = cells.filter((c) => c.method === 'rping');
@@ -95,6 +113,14 @@ describe('verify (fake transport)', () => {
     expect(ports).toHaveLength(4);
     expect(new Set(ports).size).toBe(ports.length);
     expect(serverScript).toMatch(/^port_\d+=\d+; timeout 20 stdbuf -oL rping -s -a 172\.16\.34\.\d -p "\$port_\d+" -C 3 -v -d/m);
+  });
+
+  it('in a conversation the servers wait as long as the host\'s time limit (a late client is no REJECTED) and are told to stop once the clients are done', async () => {
+    const { cells, transport } = await verify({ 16: host({ rdma: true, works: allWork }), 34: host({ rdma: true, works: allWork }) }, 'on', 90_000, true);
+    expect(cells.filter((c) => c.method === 'rping').map((c) => c.detail)).toEqual(Array(8).fill('3/3 rdma pings'));
+    const scripts = transport.log.scripts.get(34)!;
+    expect(scripts.find((s) => s.includes('rping -s'))).toMatch(/^port_\d+=\d+; timeout 90 stdbuf -oL rping -s /m);
+    expect(scripts).toContain('stop\n');
   });
 
   it('rping is skipped, never passed, where a host has no RDMA device', async () => {
