@@ -94,14 +94,15 @@ export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts
     // The hook that is installed tells which manager a previous deploy chose.
     const installed = (Object.entries(HOOK_PATHS) as [Manager, string][]).filter(([, p]) => facts.files.get(p));
     if (installed.length === 1) chosen = { manager: installed[0]![0] };
-    else return { status: 'drift', reasons: [chosen.error, ...health.problems], ...health.extra };
+    else return { status: 'drift', reasons: [...health.problems, chosen.error], ...health.extra };
   }
   const files = renderHostFiles(host, fleet, playbook, chosen.manager);
   const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files });
   // A port that is ACTIVE behind an interface that is down says more than "the interface is down".
   const told = new Set(health.fabric.filter((n) => n.state === 'ACTIVE' && !n.up).map((n) => n.iface));
   const blockers = assessment.blockers.filter((b) => ![...told].some((iface) => b.startsWith(`${iface} is down`)));
-  const reasons = [...blockers, ...failingFindings(assessment).map((f) => f.detail), ...health.problems];
+  // A port that cannot carry traffic comes first: the missing address or route it took with it is its consequence.
+  const reasons = [...health.problems, ...blockers, ...failingFindings(assessment).map((f) => f.detail)];
   return { status: reasons.length ? 'drift' : 'ok', reasons, manager: chosen.manager, checks: checksOf(assessment), ...health.extra, ...(options.diff ? { diffs: fileDiffs(files, facts) } : {}) };
 }
 
