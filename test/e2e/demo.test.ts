@@ -42,15 +42,19 @@ describe.skipIf(!IS_ROOT)('npm run demo (needs root)', () => {
     expect(demo.stdout).toContain(`lab down --name ${LAB.name}`);
   });
 
-  it('shows the failure first, then the fix: 2 of 8 cells before deploy, the full matrix after, nothing to change the second time', () => {
+  it('shows the failure first, then the fix: NIC 1 ↔ NIC 1 only before deploy (ping and rping), the full matrix after, nothing to change the second time', () => {
     const summaries = demo.stdout.split('\n').filter((line) => line.startsWith('summary:'));
     expect(summaries).toEqual([
-      expect.stringMatching(/^summary: 2 failed · matrix 2\/8 passed/),
+      expect.stringMatching(/^summary: 2 failed · matrix 4\/16 passed/),
       expect.stringMatching(/^summary: 3 changed · /),
-      expect.stringMatching(/^summary: 3 ok · matrix 24\/24 passed/),
+      expect.stringMatching(/^summary: 3 ok · matrix 48\/48 passed/),
       expect.stringMatching(/^summary: 3 unchanged · /),
       expect.stringMatching(/^summary: 3 ok · /),
     ]);
+  });
+
+  it('shows rping failing through NIC 2 before deploy with RDMA CM\'s event and the likely cause', () => {
+    expect(demo.stdout).toMatch(/^FAIL rping 16\/ibs5f1 \(172\.16\.16\.2\) → 34\/ib1 \(172\.16\.34\.2\): (REJECTED|UNREACHABLE|ADDR_ERROR) \(error -?\d+\) — likely: 16\/ibs5f1: no rule from 172\.16\.16\.2/m);
   });
 
   it('shows the real managers inside the hosts', () => {
