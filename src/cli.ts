@@ -22,7 +22,14 @@ const VERDICT_EXIT: Readonly<Record<RunVerdict, number>> = { ok: EXIT.ok, failed
 /** Options that take a value: a word after one of them is its value, not a command or a host. */
 const VALUE_OPTIONS = new Set(['-i', '--inventory', '-c', '--concurrency', '--timeout', '--known-hosts', '--log']);
 
-export function buildProgram(io: Io, done: (r: CommandResult) => void, errors: { message?: string } = {}): Command {
+/** What commander said while parsing: its parse error, and (under --json) the help or version it printed. */
+export interface CommanderSaid {
+  message?: string;
+  /** When set, help and version text are kept here instead of printed: --json prints them as a document. */
+  out?: string[];
+}
+
+export function buildProgram(io: Io, done: (r: CommandResult) => void, said: CommanderSaid = {}): Command {
   const program = new Command('ibfleet')
     .description('Per-NIC policy routing for lab servers with two InfiniBand NICs in one subnet:\nderive, render, deploy over SSH, verify.')
     .version(VERSION, '-V, --version')
@@ -36,10 +43,10 @@ export function buildProgram(io: Io, done: (r: CommandResult) => void, errors: {
     .option('--no-log', 'keep no run log')
     .exitOverride()
     .configureOutput({
-      writeOut: (s) => void io.stdout.write(s),
+      writeOut: (s) => void (said.out ? said.out.push(s) : io.stdout.write(s)),
       writeErr: (s) => void io.stderr.write(s),
       // Commander's own parse errors are reported by reportError(), in the run's format (text or JSON).
-      outputError: (message) => void (errors.message = message.trim().replace(/^error: /, '')),
+      outputError: (message) => void (said.message = message.trim().replace(/^error: /, '')),
     });
   const help = program.createHelp();
   program.configureHelp({ showGlobalOptions: true, optionDescription: (option) => optionDescription(option, help, help.optionDescription) });
@@ -51,8 +58,8 @@ export function buildProgram(io: Io, done: (r: CommandResult) => void, errors: {
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   let result: CommandResult | undefined;
-  const errors: { message?: string } = {};
-  const program = buildProgram(io, (r) => (result = r), errors);
+  const said: CommanderSaid = argv.includes('--json') ? { out: [] } : {};
+  const program = buildProgram(io, (r) => (result = r), said);
   try {
     if (argv.length === 0) {
       program.outputHelp();
@@ -61,7 +68,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     await program.parseAsync(argv as string[], { from: 'user' });
     return result ? VERDICT_EXIT[result.verdict] : EXIT.ok;
   } catch (error) {
-    return reportError(error, io, { argv, commandNames: program.commands.map((c) => c.name()), commanderMessage: errors.message });
+    return reportError(error, io, { argv, commandNames: program.commands.map((c) => c.name()), commanderMessage: said.message, commanderOut: said.out });
   }
 }
 
@@ -70,6 +77,8 @@ interface ErrorContext {
   readonly commandNames: readonly string[];
   /** What commander said about its parse error (kept from its output, not printed by it). */
   readonly commanderMessage: string | undefined;
+  /** The help or version text commander wrote, kept under --json. */
+  readonly commanderOut: readonly string[] | undefined;
 }
 
 /** The command the words name (`deploy`, `lab up`), skipping global options and their values. */
@@ -109,10 +118,16 @@ interface ReportedError {
   readonly problems?: readonly { file: string; line: number; column: number; message: string; hint: string | null }[];
 }
 
-function describeError(error: unknown, io: Io, context: ErrorContext): ReportedError | 'help' {
+function describeError(error: unknown, io: Io, context: ErrorContext): ReportedError | 'help' | 'version' {
   const { name, rest } = commandOf(context.argv, context.commandNames);
   if (error instanceof CommanderError) {
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 'help';
+    if (error.code === 'commander.version') return 'version';
+    // A command group without its subcommand (`ibfleet lab`): commander printed its help to stderr.
+    if (error.code === 'commander.help' && error.exitCode !== 0) {
+      const message = `${name ?? 'ibfleet'} needs one of its commands (listed above)`;
+      return { kind: 'usage', message, exit: EXIT.usage, text: `ibfleet: ${message}\n` };
+    }
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.help') return 'help';
     const said = context.commanderMessage ?? error.message.replace(/^error: /, '');
     const message = (error.code === 'commander.excessArguments' ? positionalHint(name, rest) : undefined) ?? said;
     return { kind: 'usage', message, exit: EXIT.usage, text: `ibfleet: ${message}\n(run ibfleet ${name ?? ''}${name ? ' ' : ''}--help for usage)\n` };
@@ -145,10 +160,15 @@ function describeError(error: unknown, io: Io, context: ErrorContext): ReportedE
  */
 function reportError(error: unknown, io: Io, context: ErrorContext): number {
   const described = describeError(error, io, context);
-  if (described === 'help') return EXIT.ok;
-  io.stderr.write(described.text);
   const { name } = commandOf(context.argv, context.commandNames);
   const json = context.argv.includes('--json');
+  if (described === 'help' || described === 'version') {
+    // Under --json, help and version are a document too: `{"command", "ok": true, "help": TEXT}`.
+    const text = (context.commanderOut ?? []).join('');
+    if (json) io.stdout.write(`${JSON.stringify({ command: name ?? null, ok: true, [described]: described === 'version' ? text.trim() : text }, null, 2)}\n`);
+    return EXIT.ok;
+  }
+  io.stderr.write(described.text);
   if (json) {
     const doc = { command: name ?? null, ok: false, error: { kind: described.kind, message: described.message, ...(described.problems ? { problems: described.problems } : {}) } };
     io.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);

@@ -294,6 +294,7 @@ describe('exit codes and messages', () => {
     ['a usage error from a command', ['--json', 'render'], 'render', 'usage', /needs --hosts/],
     ['an unknown host', ['--json', 'render', '--hosts', '99'], 'render', 'usage', /host 99 is not in/],
     ['a missing inventory', ['--json', '-i', 'nowhere.yaml', 'status'], 'status', 'usage', /cannot read inventory nowhere\.yaml/],
+    ['a command group without its command', ['--json', 'lab'], 'lab', 'usage', /lab needs one of its commands/],
   ] as const)('--json: %s is one JSON document on stdout, exit 2', async (_name, argv, command, kind, message) => {
     const { code, stdout } = await ibfleet(argv);
     expect(code).toBe(2);
@@ -308,6 +309,26 @@ describe('exit codes and messages', () => {
     const { code, stdout } = await ibfleet(['--json', '-i', path, 'hosts']);
     expect(code).toBe(2);
     expect(JSON.parse(stdout)).toMatchObject({ command: 'hosts', ok: false, error: { kind: 'inventory', problems: [{ file: path, line: 3, column: 3 }] } });
+  });
+
+  it('--json --help and --json --version: one JSON document on stdout holding the text, exit 0', async () => {
+    const help = await ibfleet(['--json', 'deploy', '--help']);
+    expect(help.code).toBe(0);
+    const doc = JSON.parse(help.stdout) as { command: string; ok: boolean; help: string };
+    expect(doc).toMatchObject({ command: 'deploy', ok: true });
+    expect(doc.help).toContain('Usage: ibfleet deploy [options]');
+    expect(doc.help).toContain('Exit codes:');
+    const version = await ibfleet(['--version', '--json']);
+    expect(version.code).toBe(0);
+    expect(JSON.parse(version.stdout)).toEqual({ command: null, ok: true, version: VERSION });
+  });
+
+  it('a command group without its command (ibfleet lab): its commands on stderr, exit 2', async () => {
+    const { code, stdout, stderr } = await ibfleet(['lab']);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/^\s+up \[options\]/m);
+    expect(stderr.trimEnd().split('\n').at(-1)).toBe('ibfleet: lab needs one of its commands (listed above)');
   });
 
   it('no arguments: the help, and exit 2 (a usage error)', async () => {
