@@ -15,6 +15,25 @@ import { fabricTables } from './plan.js';
 /** Inside a host: pid files and logs of the daemons the lab started, and the timer runner. */
 export const HOST_BOOT_DIR = '/run/ibfleet-lab-host';
 export const TIMER_RUNNER_PATH = `${HOST_BOOT_DIR}/timer-runner`;
+/** netplan hosts: the lab's netplan command, bind-mounted over the real one (renderNetplanWrapper). */
+export const NETPLAN_WRAPPER_PATH = `${HOST_BOOT_DIR}/netplan`;
+
+/**
+ * `netplan generate` (run by `netplan apply`, by ibfleet's native deploy, or by an admin) also
+ * writes units for systemd under /run/systemd/system. No systemd runs in a lab host, and that
+ * directory is what tells every program (sd_booted, ibfleet's probe) that one does: so on netplan
+ * hosts `netplan` is this wrapper, which runs the real netplan (what /usr/sbin/netplan runs) and
+ * then takes that directory away again, as the boot does after its own `netplan generate`.
+ */
+export function renderNetplanWrapper(): string {
+  return `#!/bin/sh
+# ibfleet lab: netplan for a host without systemd (see src/lab/manager-boot.ts).
+PYTHONPATH=/usr/share/netplan\${PYTHONPATH:+:\$PYTHONPATH} python3 -c 'import sys; sys.argv[0] = "netplan"; from netplan import Netplan; Netplan().main()' "$@"
+status=$?
+rm -rf /run/systemd/system
+exit "$status"
+`;
+}
 
 /**
  * Kernel settings of a freshly booted lab host, on all, default and every fabric NIC. Strict
@@ -40,6 +59,26 @@ export function sysctlLines(host: LabHost): string {
   const writes = Object.entries(BOOT_SYSCTLS).map(([key, value]) => `echo ${value} > "$d/${key}"`);
   return `for conf in ${targets.join(' ')}; do\n\td=/proc/sys/net/ipv4/conf/$conf\n\t${writes.join('; ')}\ndone`;
 }
+
+/**
+ * The lab's stand-in for udev, which lab hosts do not run. When a network interface appears,
+ * systemd's udev rule (99-systemd.rules) runs systemd-sysctl for it, so the /etc/sysctl.d keys of
+ * that interface — which can only be set once it exists — take effect before any manager configures
+ * it. A lab boot does not create the NICs again: it puts them back to a new interface's settings
+ * (sysctlLines) and then runs what that rule runs, with the same arguments, for each NIC.
+ */
+export function udevSysctlLines(host: LabHost): string {
+  const prefixes = (iface: string) => ['ipv4/conf', 'ipv4/neigh', 'ipv6/conf', 'ipv6/neigh'].map((k) => shellQuote(`--prefix=/net/${k}/${iface}`)).join(' ');
+  return [
+    "# udev's 99-systemd.rules, as each NIC appears: its keys from /etc/sysctl.d.",
+    `if [ -x ${UDEV_SYSCTL} ]; then`,
+    ...host.nics.map((n) => `\t${UDEV_SYSCTL} ${prefixes(n.iface)} || status=1`),
+    'fi',
+  ].join('\n');
+}
+
+/** What udev's rule runs (Debian's path; /lib is /usr/lib on merged-/usr systems). */
+const UDEV_SYSCTL = '/lib/systemd/systemd-sysctl';
 
 /** Fabric addresses in NIC order, so the main table lists NIC 1's subnet route first — the seeds' failure. */
 export function fabricUpBatch(host: LabHost): string[] {
@@ -150,7 +189,7 @@ ${start}exit "$status"
 }
 
 /**
- * A host's networking boot: boot sysctls, then its manager brings the fabric NICs up and runs the
+ * A host's networking boot: boot sysctls and the NICs' own from /etc/sysctl.d (udev's part), then its manager brings the fabric NICs up and runs the
  * hooks itself — NetworkManager with its D-Bus-activated dispatcher, netplan generate + systemd-
  * networkd + networkd-dispatcher, or ifupdown's `ifup -a` as networking.service runs it (-v names
  * each if-up.d script it runs). Then the timer runner. Without daemons (the benchmark's big labs)
@@ -167,6 +206,7 @@ ${sysctlLines(host)}
   const helpers = host.manager === 'ifupdown' ? START : `${START}\n${AWAIT}`;
   const manager = { networkmanager: networkManagerBoot(), netplan: netplanBoot(host), ifupdown: 'ifup -a -v 2>&1 || status=$?\n' }[host.manager];
   return `${head}status=0
+${udevSysctlLines(host)}
 ${helpers}
 ${manager}start timers bash ${TIMER_RUNNER_PATH}
 exit "$status"

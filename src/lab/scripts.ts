@@ -7,7 +7,7 @@ import { shellCommand, shellQuote } from '../render/shell.js';
 import { HOST_KEY_VIEW_PATH, MANAGED_TREES } from './emulation.js';
 import { FABRIC_BRIDGE, LAB_ROOT, MGMT_BRIDGE, MGMT_IFACE, NETNS_DIR, SWITCH_UPLINK, hostPaths } from './names.js';
 import type { LabHost, LabPlan } from './plan.js';
-import { disableIpv6, HOST_BOOT_DIR, renderNetworkBootScript } from './manager-boot.js';
+import { disableIpv6, HOST_BOOT_DIR, NETPLAN_WRAPPER_PATH, renderNetworkBootScript } from './manager-boot.js';
 import { IPOIB_MTU } from './rdma-emulation.js';
 
 export const HOOK_PATH_ENV = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -105,7 +105,7 @@ done
 mount --bind ${shellQuote(p.root)} /root
 ${host.rdma !== false ? `# rping: the lab's stand-in (src/lab/rping-standin.py), on the PATH of this host alone.
 mount -t overlay ibfleet-lab-bin -o ${shellQuote(`ro,lowerdir=${plan.dir}/bin:/usr/bin`)} /usr/bin
-` : ''}${host.manager === 'networkmanager' && plan.networkDaemons ? `mount --bind ${shellQuote(p.nmState)} /var/lib/NetworkManager\n` : ''}# Last: the lab's paths under the machine's /run are out of sight after it.
+` : ''}${host.manager === 'networkmanager' && plan.networkDaemons ? `mount --bind ${shellQuote(p.nmState)} /var/lib/NetworkManager\n` : ''}${host.manager === 'netplan' && plan.networkDaemons ? `mount --bind ${shellQuote(`${p.run}${NETPLAN_WRAPPER_PATH.slice('/run'.length)}`)} "$(readlink -f /usr/sbin/netplan)"\n` : ''}# Last: the lab's paths under the machine's /run are out of sight after it.
 mount --bind ${shellQuote(p.run)} /run
 `;
 }
