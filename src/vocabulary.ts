@@ -74,7 +74,8 @@ export interface HostFailure {
  * −2 main routes, hook installed`) and fold hosts whose plans are alike; a kind they do not know
  * is still counted, so new kinds of change slot in without touching the displays.
  */
-export type ChangeKind = 'rule' | 'table-route' | 'main-route' | 'sysctl' | 'script' | 'hook' | 'sysctl-file' | 'timer' | 'file';
+/** `nm-profile`: a NetworkManager connection profile's routing properties; `netplan-file`: ibfleet's netplan file (native persistence). */
+export type ChangeKind = 'rule' | 'table-route' | 'main-route' | 'sysctl' | 'nm-profile' | 'script' | 'hook' | 'sysctl-file' | 'netplan-file' | 'timer' | 'file';
 export type ChangeAction = 'add' | 'remove' | 'replace' | 'set' | 'reset' | 'install' | 'start' | 'reorder';
 
 export interface Change {

@@ -13,6 +13,8 @@ import { SYSCTL_KEYS } from '../render/routing-script.js';
 import { sha256 } from './digest.js';
 import type { HostFacts } from './facts.js';
 import { normalizeLine, type RuleFact } from './ip-facts.js';
+import { isManagedRule, isManagedTableRoute, nativeFindings } from './native-assess.js';
+import { HOOK, type Persistence } from './persistence.js';
 
 export interface Finding {
   /** Stable identifier, e.g. `rule ib0`, `file /etc/ibfleet/ibfleet-routes`. */
@@ -39,6 +41,8 @@ export function fileKind(role: RenderedFile['role'] | undefined): ChangeKind {
       return 'sysctl-file';
     case 'repair':
       return 'timer';
+    case 'netplan':
+      return 'netplan-file';
     default:
       return 'file';
   }
@@ -58,6 +62,8 @@ export interface AssessInput {
   readonly facts: HostFacts;
   /** The files deploy would install (renderHostFiles for the chosen manager). */
   readonly files: readonly RenderedFile[];
+  /** How the routing persists (plan/persistence.ts); the hook when not given. */
+  readonly persistence?: Persistence;
 }
 
 export function expectedTableRoute(fleet: Fleet, nic: Nic): string {
@@ -132,19 +138,25 @@ export function assessHost(input: AssessInput): Assessment {
       fix: active ? undefined : change('timer', 'start', REPAIR_TIMER_UNIT, `start ${REPAIR_TIMER_UNIT}`),
     });
   }
-  if (!files.some((f) => f.role === 'repair')) {
+  const persistence = input.persistence ?? HOOK;
+  if (!files.some((f) => f.role === 'repair') && persistence.kind === 'hook') {
     for (const path of REPAIR_PATHS.filter((p) => facts.files.get(p))) {
       findings.push({ id: `stale ${path}`, ok: false, detail: `stale repair unit ${path} (the playbook has no repair timer)`, fix: change('timer', 'remove', path, `remove ${path} (the playbook has no repair timer)`) });
     }
   }
   for (const other of MANAGERS.filter((m) => m !== manager)) {
     const path = HOOK_PATHS[other];
-    if (playbook.persist && facts.files.get(path)) {
+    if (playbook.persist && persistence.kind === 'hook' && facts.files.get(path)) {
       findings.push({ id: `stale ${path}`, ok: false, detail: `stale ${other} hook ${path} (this host uses ${manager})`, fix: change('hook', 'remove', path, `remove ${path} (hook for ${other}; this host uses ${manager})`) });
     }
   }
-  return { blockers, findings };
+  // A NIC's connection profile first: the kernel state follows from it.
+  const native = nativeFindings({ host, facts, persistence, persist: playbook.persist });
+  const profiles = native.filter((f) => f.id.startsWith('nm '));
+  return { blockers, findings: [...profiles, ...findings, ...native.filter((f) => !profiles.includes(f))] };
 }
+
+const MANAGER_NAME = { networkmanager: 'NetworkManager', netplan: 'systemd-networkd' } as const;
 
 function assessNic(input: AssessInput, nic: Nic): Finding[] {
   const { fleet, playbook, facts } = input;
@@ -165,20 +177,25 @@ function assessNic(input: AssessInput, nic: Nic): Finding[] {
     }
   }
 
+  const persistence = input.persistence ?? HOOK;
   const want = expectedTableRoute(fleet, nic);
-  const table = (facts.routes.get(String(nic.table)) ?? []).map((r) => r.text.replace(/ linkdown\b/, ''));
-  const tableOk = table.length === 1 && table[0] === want;
+  const routes = facts.routes.get(String(nic.table)) ?? [];
+  const table = routes.map((r) => r.text.replace(/ linkdown\b/, ''));
+  // A manager makes the route its own way (protocol, metric); the routing script makes exactly `want`.
+  const tableOk = table.length === 1 && (persistence.kind === 'hook' ? table[0] === want : isManagedTableRoute(routes[0]!, fleet, nic));
   out.push({
     id: `table ${iface}`,
     ok: tableOk,
     detail: tableOk ? `${iface}: table ${nic.table} routes ${fleet.fabric.subnetText} via ${iface}` : table.length === 0 ? `${iface}: table ${nic.table} is empty (missing table route)` : `${iface}: table ${nic.table} holds ${table.join('; ')}`,
-    fix: tableOk ? undefined : change('table-route', 'add', iface, `${iface}: table ${nic.table} ← ${fleet.fabric.subnetText} src ${nic.address}${flushNote(table.filter((r) => r !== want))}`),
+    fix: tableOk
+      ? undefined
+      : change('table-route', 'add', iface, `${iface}: table ${nic.table} ← ${fleet.fabric.subnetText} src ${nic.address}${persistence.kind === 'hook' ? flushNote(table.filter((r) => r !== want)) : `, by ${MANAGER_NAME[persistence.kind]}`}`),
   });
 
   const related = facts.rules.filter((r) => r.from === nic.address || r.table === String(nic.table));
   const ruleText = (r: RuleFact) => `${r.priority}: ${r.text}`;
   const wantRule = expectedRule(nic);
-  const rulesOk = related.length === 1 && normalizeLine(ruleText(related[0]!)) === wantRule;
+  const rulesOk = related.length === 1 && (persistence.kind === 'hook' ? normalizeLine(ruleText(related[0]!)) === wantRule : isManagedRule(related[0]!, nic));
   const ruleDetail = rulesOk
     ? `${iface}: rule ${wantRule}`
     : related.length === 0
@@ -188,7 +205,9 @@ function assessNic(input: AssessInput, nic: Nic): Finding[] {
         : `${iface}: rules for ${nic.address} / table ${nic.table} are ${related.map(ruleText).join('; ')}`;
   out.push({ id: `rule ${iface}`, ok: rulesOk, detail: ruleDetail, fix: rulesOk ? undefined : change('rule', related.length ? 'replace' : 'add', iface, `${iface}: rule ${wantRule}${related.length ? ` (replacing ${related.length})` : ''}`) });
 
-  if (playbook.policyRouting.mainRoutes === 'remove') {
+  // netplan cannot keep the kernel's route out of main; NetworkManager moves it to the NIC's table.
+  const checkMain = persistence.kind === 'netplan' ? false : persistence.kind === 'networkmanager' || playbook.policyRouting.mainRoutes === 'remove';
+  if (checkMain) {
     const inMain = (facts.routes.get('main') ?? []).filter((r) => r.dst === fleet.fabric.subnetText && r.dev === iface);
     out.push({
       id: `main ${iface}`,

@@ -7,16 +7,20 @@
  */
 import { parse } from 'yaml';
 import type { Host, Manager } from '../inventory/model.js';
+import { NETPLAN_FILE_PATH } from '../render/paths.js';
 import type { HostFacts } from './facts.js';
 
 export type Detection =
   | { readonly ok: true; readonly manager: Manager; readonly evidence: readonly string[] }
   | { readonly ok: false; readonly message: string; readonly evidence: readonly string[] };
 
-interface NetplanClaim {
+export interface NetplanClaim {
   readonly file: string;
   readonly iface: string;
   readonly renderer: string;
+  /** Where the file defines it: device type (`ethernets`, `bonds`, …) and id. */
+  readonly type: string;
+  readonly id: string;
 }
 
 const DEVICE_TYPES = ['ethernets', 'bonds', 'bridges', 'vlans', 'wifis', 'modems', 'tunnels', 'vrfs', 'dummy-devices', 'virtual-ethernets', 'nm-devices'];
@@ -66,7 +70,7 @@ function parseClaims(text: string): Omit<NetplanClaim, 'file'>[] {
       const d = device as { renderer?: unknown; 'set-name'?: unknown; match?: { name?: unknown } };
       const renderer = typeof d.renderer === 'string' ? d.renderer : sectionRenderer;
       const name = typeof d['set-name'] === 'string' ? d['set-name'] : typeof d.match?.name === 'string' ? d.match.name : id;
-      claims.push({ iface: name, renderer });
+      claims.push({ iface: name, renderer, type, id });
     }
   }
   return claims;
@@ -83,7 +87,8 @@ export function detectManager(host: Host, facts: HostFacts): Detection {
   const claims = new Map<Manager, string[]>();
   const claim = (m: Manager, why: string) => claims.set(m, [...(claims.get(m) ?? []), why]);
 
-  for (const c of netplanClaims(facts.netplan)) {
+  // ibfleet's own netplan file adds routing to NICs another file configures: it is no evidence.
+  for (const c of netplanClaims(facts.netplan.filter((f) => f.file !== NETPLAN_FILE_PATH))) {
     const hit = ifaces.find((i) => globMatch(c.iface, i));
     if (!hit) continue;
     if (c.renderer === 'NetworkManager') claim('networkmanager', `${c.file} hands ${hit} to NetworkManager (renderer: NetworkManager)`);

@@ -3,6 +3,7 @@
  * like; what iproute2 printed is read by ip-facts.ts.
  */
 import { CONTENT_PREFIX, SECTION_MARK, TRACKED_PATHS } from '../render/probe-script.js';
+import { parseNmSection, type NmFacts } from './nm-facts.js';
 import { parseAddresses, parseLinks, parseRoute, parseRouteGet, parseRule, splitIpBatch, type AddressFact, type LinkFact, type RouteFact, type RouteGetFact, type RuleFact } from './ip-facts.js';
 import { parseRdmaSection, type RdmaFacts } from './rdma-facts.js';
 
@@ -46,6 +47,8 @@ export interface HostFacts {
   readonly rdma: RdmaFacts | undefined;
   /** net.ipv4.neigh.default.gc_thresh1..3; empty when the probe did not look. */
   readonly neigh: Readonly<Record<string, string>>;
+  /** Where NetworkManager runs and answered: its version and the fabric NICs' active profiles. */
+  readonly nm: NmFacts | undefined;
   /** False when the output stopped before the end marker (connection dropped, probe killed). */
   readonly complete: boolean;
 }
@@ -231,6 +234,7 @@ export function parseProbe(output: string): HostFacts {
         return m ? [[m[1]!, m[2]!]] : [];
       }),
     ),
+    nm: parseNmSection(get('nm')),
     complete: sections.has('end'),
   };
 }

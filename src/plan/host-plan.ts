@@ -9,7 +9,9 @@ import type { Fleet, Host, Manager } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { AFTER_MARK } from '../render/apply-script.js';
 import { renderHostFiles, type RenderedFile } from '../render/files.js';
-import { HOOK_PATHS, REPAIR_PATHS } from '../render/paths.js';
+import type { NativeSteps } from '../render/native-apply.js';
+import { HOOK_PATHS } from '../render/paths.js';
+import { TRACKED_PATHS } from '../render/probe-script.js';
 import type { Change, Check, FileDiff, NicFabric } from '../vocabulary.js';
 import { fileDiffs } from './file-diff.js';
 import { assessHost, failingFindings, plannedChanges, type Assessment } from './assess.js';
@@ -17,6 +19,8 @@ import { detectManager, managerPrerequisite } from './detect-manager.js';
 import { fabricProblems, nicFabric } from './fabric-health.js';
 import { neighbourWarning } from './fabric-fleet.js';
 import { parseProbe, type HostFacts } from './facts.js';
+import { planNativeSteps } from './native-plan.js';
+import { choosePersistence, nativeFiles, type Persistence } from './persistence.js';
 
 /** The inventory's manager, or the one the host's configuration shows. */
 export function chooseManager(host: Host, facts: HostFacts): { manager: Manager } | { error: string } {
@@ -37,6 +41,13 @@ export interface DeployPlan {
   readonly remove: readonly string[];
   /** The changes, in the order the assessment found them; empty: nothing to do. */
   readonly changes: readonly Change[];
+  /** How the routing persists on this host, and what the plan says about that choice. */
+  readonly persistence: Persistence;
+  readonly notes: readonly string[];
+  /** What the network manager is told (native persistence, or taking it away). */
+  readonly native: NativeSteps | undefined;
+  /** False when the routing lives in the manager's configuration (no routing script). */
+  readonly routingScript: boolean;
 }
 
 /** Deploy's plan for a host, or a HostError at stage `plan` saying why it cannot be deployed. */
@@ -45,23 +56,31 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
   if ('error' in chosen) throw new HostError('plan', chosen.error);
   const prerequisite = playbook.persist ? managerPrerequisite(chosen.manager, facts) : undefined;
   if (prerequisite) throw new HostError('plan', prerequisite);
-  const files = renderHostFiles(host, fleet, playbook, chosen.manager);
-  const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files });
-  if (assessment.blockers.length > 0) throw new HostError('plan', assessment.blockers.join('; '));
+  const { persistence, notes, blockers } = choosePersistence(host, playbook, chosen.manager, facts);
+  const files = renderHostFiles(host, fleet, playbook, chosen.manager, nativeFiles(persistence));
+  const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files, persistence });
+  // Nothing is changed on a host that cannot take the whole change.
+  if (assessment.blockers.length > 0 || blockers.length > 0) throw new HostError('plan', [...assessment.blockers, ...blockers].join('; '));
   const failing = new Set(failingFindings(assessment).map((f) => f.id));
+  const write = files.filter((f) => failing.has(`file ${f.path}`));
+  const remove = TRACKED_PATHS.filter((p) => failing.has(`stale ${p}`));
   return {
     manager: chosen.manager,
     files,
     assessment,
-    write: files.filter((f) => failing.has(`file ${f.path}`)),
-    remove: [...Object.values(HOOK_PATHS), ...REPAIR_PATHS].filter((p) => failing.has(`stale ${p}`)),
+    write,
+    remove,
     changes: plannedChanges(assessment),
+    persistence,
+    notes,
+    native: planNativeSteps({ host, playbook, persistence, assessment, facts, write, remove }),
+    routingScript: persistence.kind === 'hook',
   };
 }
 
 /** The plan's assessment of the state a change left behind (the apply script's own probe). */
 export function reassessDeploy(host: Host, fleet: Fleet, playbook: Playbook, plan: DeployPlan, after: HostFacts): Assessment {
-  return assessHost({ host, fleet, playbook, manager: plan.manager, facts: after, files: plan.files });
+  return assessHost({ host, fleet, playbook, manager: plan.manager, facts: after, files: plan.files, persistence: plan.persistence });
 }
 
 export function verification(assessment: Assessment): { ok: true } | { ok: false; message: string } {
@@ -96,13 +115,14 @@ export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts
     if (installed.length === 1) chosen = { manager: installed[0]![0] };
     else return { status: 'drift', reasons: [...health.problems, chosen.error], ...health.extra };
   }
-  const files = renderHostFiles(host, fleet, playbook, chosen.manager);
-  const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files });
+  const { persistence, blockers: persistenceBlockers } = choosePersistence(host, playbook, chosen.manager, facts);
+  const files = renderHostFiles(host, fleet, playbook, chosen.manager, nativeFiles(persistence));
+  const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files, persistence });
   // A port that is ACTIVE behind an interface that is down says more than "the interface is down".
   const told = new Set(health.fabric.filter((n) => n.state === 'ACTIVE' && !n.up).map((n) => n.iface));
   const blockers = assessment.blockers.filter((b) => ![...told].some((iface) => b.startsWith(`${iface} is down`)));
   // A port that cannot carry traffic comes first: the missing address or route it took with it is its consequence.
-  const reasons = [...health.problems, ...blockers, ...failingFindings(assessment).map((f) => f.detail)];
+  const reasons = [...health.problems, ...blockers, ...persistenceBlockers, ...failingFindings(assessment).map((f) => f.detail)];
   return { status: reasons.length ? 'drift' : 'ok', reasons, manager: chosen.manager, checks: checksOf(assessment), ...health.extra, ...(options.diff ? { diffs: fileDiffs(files, facts) } : {}) };
 }
 

@@ -10,6 +10,9 @@ import { TRACKED_PATHS } from '../render/probe-script.js';
 import type { RestoreSpec } from '../render/restore-script.js';
 import { SYSCTL_KEYS } from '../render/routing-script.js';
 import type { HostFacts } from './facts.js';
+import type { NmProfile } from './nm-facts.js';
+import { NO_NATIVE_STEPS, type NativeSteps } from '../render/native-apply.js';
+import { NETPLAN_FILE_PATH } from '../render/paths.js';
 
 /** Everything of a host a deploy can change, as comparable text: one entry per aspect. */
 function touchable(host: Host, fleet: Fleet, facts: HostFacts): Map<string, string> {
@@ -26,7 +29,16 @@ function touchable(host: Host, fleet: Fleet, facts: HostFacts): Map<string, stri
     const f = facts.files.get(path);
     out.set(path, f ? `mode ${f.mode.toString(8)} uid ${f.uid} sha256 ${f.sha256.slice(0, 12)}` : 'absent');
   }
+  for (const nic of host.nics) {
+    const profile = activeProfile(facts, nic.iface);
+    if (profile) out.set(`${nic.iface} connection profile ${profile.name}`, `ipv4.route-table ${profile.routeTable}, ipv4.routing-rules ${profile.rules.join(', ') || '(none)'}`);
+  }
   return out;
+}
+
+function activeProfile(facts: HostFacts, iface: string): NmProfile | undefined {
+  const uuid = facts.nm?.active.get(iface);
+  return uuid === undefined ? undefined : facts.nm?.profiles.get(uuid);
 }
 
 /** `linkdown` comes and goes with the carrier; it is no part of what a restore puts back. */
@@ -51,7 +63,12 @@ export function stateDifferences(host: Host, fleet: Fleet, before: HostFacts, no
  * before, and the directories it created — only those it could have created, whatever else the
  * output says.
  */
-export function planRestore(host: Host, fleet: Fleet, before: HostFacts, written: readonly RenderedFile[], applyOutput: string): RestoreSpec {
+/**
+ * `native`: what the change told the network manager. The connection profiles it changed are set
+ * back to their properties before, and reapplied; a netplan file it wrote or removed is put back,
+ * and networkd reloaded, before the kernel state is restored (networkd drops rules it did not make).
+ */
+export function planRestore(host: Host, fleet: Fleet, before: HostFacts, written: readonly RenderedFile[], applyOutput: string, native?: NativeSteps): RestoreSpec {
   const possible = new Set(directoriesFor(written));
   const created = applyOutput.split('\n').flatMap((l) => (l.startsWith(CREATED_DIR_LINE) && possible.has(l.slice(CREATED_DIR_LINE.length)) ? [l.slice(CREATED_DIR_LINE.length)] : []));
   return {
@@ -67,7 +84,23 @@ export function planRestore(host: Host, fleet: Fleet, before: HostFacts, written
       return { path, before: f ? { mode: f.mode, sha256: f.sha256 } : null };
     }),
     createdDirs: directoriesFor(written).filter((d) => created.includes(d)),
+    native: nativeRestore(host, before, native),
   };
+}
+
+function nativeRestore(host: Host, before: HostFacts, native: NativeSteps | undefined): NativeSteps | undefined {
+  if (!native) return undefined;
+  const nmRestore = native.nmEdits.flatMap((edit) => {
+    const profile = before.nm?.profiles.get(edit.uuid);
+    return profile ? [{ iface: edit.iface, uuid: edit.uuid, routeTable: profile.routeTable, rules: profile.rules }] : [];
+  });
+  // A netplan file the change wrote or removed: networkd reloads it as it was, and the restore waits
+  // for networkd's rules to be back (the file was there) or gone (it was not).
+  const netplan = native.netplan?.reload ? { reload: true, reconfigure: host.nics.map((n) => n.iface) } : undefined;
+  const hadFile = Boolean(before.files.get(NETPLAN_FILE_PATH));
+  const nics = netplan ? host.nics.map((n) => ({ iface: n.iface, address: n.address, table: n.table, priority: n.priority })) : [];
+  if (nmRestore.length === 0 && !netplan) return undefined;
+  return { ...NO_NATIVE_STEPS, nmRestore, nmReapply: nmRestore.map((r) => r.iface), netplan, await: hadFile ? nics : [], awaitGone: hadFile ? [] : nics };
 }
 
 /**

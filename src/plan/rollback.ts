@@ -1,22 +1,26 @@
 /**
- * What "rolled back" means on a host: none of ibfleet's files, no rule or route of the fabric
+ * What "rolled back" means on a host: none of ibfleet's files, none of its properties on the NICs'
+ * connection profiles (the user's own rules there stay), no rule or route of the fabric
  * tables, per-interface sysctls at the kernel's defaults, and the main-table subnet routes back as
  * the kernel adds them (one per NIC that has its address, NIC 1 first). Pure.
  */
 import type { Fleet, Host } from '../inventory/model.js';
 import { SYSCTL_KEYS } from '../render/routing-script.js';
 import { TRACKED_PATHS } from '../render/probe-script.js';
-import { HOOK_PATHS, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from '../render/paths.js';
+import { nmRoutingRule } from '../render/native-nm.js';
+import { HOOK_PATHS, NETPLAN_FILE_PATH, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from '../render/paths.js';
 import type { ChangeKind } from '../vocabulary.js';
 import { change, type Assessment, type Finding } from './assess.js';
+import type { HostFacts } from './facts.js';
+import { ibfleetOnProfile } from './native-assess.js';
 
 function trackedKind(path: string): ChangeKind {
   if (path === ROUTING_SCRIPT_PATH) return 'script';
   if (path === SYSCTL_PATH) return 'sysctl-file';
+  if (path === NETPLAN_FILE_PATH) return 'netplan-file';
   if (REPAIR_PATHS.includes(path)) return 'timer';
   return Object.values(HOOK_PATHS).includes(path) ? 'hook' : 'file';
 }
-import type { HostFacts } from './facts.js';
 
 export function assessRollback(host: Host, fleet: Fleet, facts: HostFacts): Assessment {
   const findings: Finding[] = [];
@@ -40,6 +44,13 @@ export function assessRollback(host: Host, fleet: Fleet, facts: HostFacts): Asse
     const values = facts.sysctl.get(nic.iface) ?? {};
     const off = SYSCTL_KEYS.filter((k) => defaults[k] !== undefined && values[k] !== undefined && values[k] !== defaults[k]);
     findings.push({ id: `sysctl ${nic.iface}`, ok: off.length === 0, detail: off.length ? `${nic.iface}: ${off.map((k) => `${k}=${values[k]}`).join(', ')} differ from the kernel defaults` : `${nic.iface}: sysctls at defaults`, fix: off.length ? change('sysctl', 'reset', nic.iface, `${nic.iface}: reset ${off.join(', ')} to conf/default`) : undefined });
+  }
+  for (const nic of host.nics) {
+    const uuid = facts.nm?.active.get(nic.iface);
+    const profile = uuid === undefined ? undefined : facts.nm?.profiles.get(uuid);
+    const on = profile ? ibfleetOnProfile(profile, nic) : { table: false, rules: [] };
+    const left = [on.table ? `ipv4.route-table ${nic.table}` : undefined, on.rules.length ? `rule ${nmRoutingRule(nic)}` : undefined].filter(Boolean).join(', ');
+    if (left) findings.push({ id: `nm ${nic.iface}`, ok: false, detail: `${nic.iface}: connection profile ${profile!.name} still carries ${left}`, fix: change('nm-profile', 'reset', nic.iface, `${nic.iface}: nmcli: take ${left} off profile ${profile!.name}; reapply`) });
   }
   const order = main.map((r) => r.dev);
   const expected = host.nics.map((n) => n.iface).filter((i) => order.includes(i));

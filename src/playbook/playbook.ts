@@ -28,12 +28,18 @@ const fabricSysctlSchema = z.strictObject({
 const emptySchema = z.strictObject({});
 
 /**
+ * `mode: hook` installs a hook the network manager runs whenever a NIC comes up (it works with every
+ * manager version the seeds mention); `mode: native` writes the tables and rules into the manager's
+ * own configuration (NetworkManager connection properties, a netplan file) where the manager's
+ * version allows, and falls back to the hook with the reason where it does not (src/plan/persistence.ts).
+ *
  * The hooks run on the events a manager announces; some change the routing without any (an admin
  * link flap inside NetworkManager's carrier grace, a DHCP renewal). A systemd timer re-applies the
  * routing script every repairEvery seconds (idempotent: it changes nothing when the state is
  * right), which bounds how long such drift lasts. 0 installs no timer.
  */
 const persistSchema = z.strictObject({
+  mode: z.enum(['hook', 'native'], { error: 'mode is hook (a hook for the host\'s network manager, the default) or native (its own configuration)' }).default('hook'),
   repairEvery: z
     .int({ error: 'repairEvery is whole seconds, 0 (no timer) or 5..3600' })
     .refine((v) => v === 0 || (v >= 5 && v <= 3600), { error: 'repairEvery is 0 (no timer) or 5..3600 seconds' })
@@ -50,6 +56,7 @@ const STEP_SCHEMAS = {
 
 export type PolicyRoutingParams = z.infer<typeof policyRoutingSchema>;
 export type FabricSysctlParams = z.infer<typeof fabricSysctlSchema>;
+export type PersistMode = z.infer<typeof persistSchema>['mode'];
 
 export interface Playbook {
   readonly name: string;
@@ -59,6 +66,8 @@ export interface Playbook {
   /** Absent when the playbook has no fabric-sysctl step. */
   readonly fabricSysctl: FabricSysctlParams | undefined;
   readonly persist: boolean;
+  /** How the routing persists: a hook per manager, or the manager's own configuration. Hook without a persist step. */
+  readonly persistMode: PersistMode;
   /** Seconds between the periodic repair's runs; 0 (or no persist step): no repair timer. */
   readonly repairEvery: number;
   readonly verifyRoutes: boolean;
@@ -136,6 +145,7 @@ export function loadPlaybook(text: string, file: string): Playbook {
     policyRouting: params['policy-routing'] as PolicyRoutingParams,
     fabricSysctl: params['fabric-sysctl'] as FabricSysctlParams | undefined,
     persist: steps.includes('persist'),
+    persistMode: (params.persist as z.infer<typeof persistSchema> | undefined)?.mode ?? 'hook',
     repairEvery: (params.persist as z.infer<typeof persistSchema> | undefined)?.repairEvery ?? 0,
     verifyRoutes: steps.includes('verify-routes'),
     fabricHealth: steps.includes('fabric-health'),

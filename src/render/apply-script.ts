@@ -10,6 +10,8 @@ import type { Fleet, Host } from '../inventory/model.js';
 import type { RenderedFile } from './files.js';
 import { renderTakeLock, type LockKind } from './host-lock.js';
 import { FINISHED_PATH, PREVIOUS_DIR, REPAIR_PATHS, REPAIR_TIMER_PATH, ROUTING_SCRIPT_PATH } from './paths.js';
+import { renderNativeSteps, type NativeSteps } from './native-apply.js';
+import { renderNetplanValidation } from './native-netplan.js';
 import { renderProbeBody, TRACKED_PATHS } from './probe-script.js';
 import { REPAIR_TIMER_UNIT } from './repair.js';
 import { SYSCTL_KEYS } from './routing-script.js';
@@ -118,6 +120,8 @@ function writeFiles(files: readonly RenderedFile[]): string[] {
   // The script runs as root (directly or through sudo), so the files it creates are root's, as the
   // dispatchers require; the probe after the change checks the owner, so no chown is run for it.
   for (const [mode, paths] of byMode) lines.push(`[ "$status" -ne 0 ] || chmod ${mode.toString(8).padStart(4, '0')} ${paths.join(' ')} || status=1`);
+  // A netplan file is renamed into place only once netplan generate accepts it with the host's own.
+  files.forEach((f, i) => f.role === 'netplan' && lines.push(...renderNetplanValidation(staged[i]!)));
   lines.push(`[ "$status" -ne 0 ] || keep ${files.map((f) => shellQuote(f.path)).join(' ')} || status=1`);
   lines.push('if [ "$status" -eq 0 ]; then');
   files.forEach((f, i) => lines.push(`\tif mv -f ${staged[i]} ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: wrote ${f.path}`)}; else status=1; fi`));
@@ -136,6 +140,10 @@ export interface ApplyPlan {
   readonly write: readonly RenderedFile[];
   /** Paths of stale files to remove (another manager's hook). */
   readonly remove: readonly string[];
+  /** What the network manager is told (native persistence, or taking it away); none when absent. */
+  readonly native?: NativeSteps;
+  /** False when the routing lives in the manager's configuration: there is no routing script to run. */
+  readonly routingScript?: boolean;
 }
 
 /**
@@ -164,10 +172,10 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
     'status=0',
     ...writeFiles(plan.write),
     ...plan.remove.map((p) => `retire ${shellQuote(p)} || status=1`),
-    '# Apply now: the routing script sets sysctls, table routes and rules for every fabric NIC.',
-    `if [ "$status" -eq 0 ]; then`,
-    `\t${ROUTING_SCRIPT_PATH} || status=$?`,
-    'fi',
+    ...(plan.native ? ['if [ "$status" -eq 0 ]; then', ...renderNativeSteps(plan.native, fleet.fabric.subnetText).map((l) => `\t${l.replace(/\n(?=.)/g, '\n\t')}`), 'fi'] : []),
+    ...(plan.routingScript === false
+      ? []
+      : ['# Apply now: the routing script sets sysctls, table routes and rules for every fabric NIC.', `if [ "$status" -eq 0 ]; then`, `\t${ROUTING_SCRIPT_PATH} || status=$?`, 'fi']),
     ...repairActivation(plan),
     afterProbe(host, fleet),
     finishLine(runId),
@@ -176,11 +184,13 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
 }
 
 /**
- * Rollback: files removed (last versions kept), rules and fabric tables gone, the main-table
+ * Rollback: files removed (last versions kept), native persistence's configuration taken off the
+ * manager (`native`: ibfleet's connection-profile properties, networkd reloaded without ibfleet's
+ * netplan file), rules and fabric tables gone, the main-table
  * subnet routes back as the kernel adds them (NIC 1 first), per-interface sysctls back to the
  * kernel defaults a newly created interface gets (conf/default).
  */
-export function renderRollbackScript(host: Host, fleet: Fleet, runId: string = DRY_RUN_ID): string {
+export function renderRollbackScript(host: Host, fleet: Fleet, runId: string = DRY_RUN_ID, native?: NativeSteps): string {
   const subnet = shellQuote(fleet.fabric.subnetText);
   const nics = host.nics.map((n) => [n.iface, n.address, n.table].map(shellQuote).join(' '));
   return receivedWhole('__ibfleet_rollback_main', [
@@ -190,6 +200,7 @@ export function renderRollbackScript(host: Host, fleet: Fleet, runId: string = D
     `[ ! -d /run/systemd/system ] || systemctl stop ${shellQuote(REPAIR_TIMER_UNIT)} 2>/dev/null`,
     ...TRACKED_PATHS.map((p) => `retire ${shellQuote(p)} || status=1`),
     '[ ! -d /run/systemd/system ] || systemctl daemon-reload || status=1',
+    ...(native ? ['# Native persistence taken away first: the manager would otherwise put the rules back.', ...renderNativeSteps(native, fleet.fabric.subnetText)] : []),
     'unroute() {',
     '\tiface=$1 addr=$2 table=$3',
     '\tn=0',

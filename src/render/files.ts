@@ -2,7 +2,8 @@
 import type { Fleet, Host, Manager } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { hookPath, renderHook } from './hooks.js';
-import { REPAIR_DROP_IN_PATH, REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
+import { renderNetplanFile, type NetplanDevice } from './native-netplan.js';
+import { NETPLAN_FILE_PATH, REPAIR_DROP_IN_PATH, REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
 import { renderRepairDropIn, renderRepairService, renderRepairTimer } from './repair.js';
 import { renderRoutingScript } from './routing-script.js';
 import { renderSysctlConf } from './sysctl.js';
@@ -14,12 +15,25 @@ export interface RenderedFile {
   readonly mode: number;
   readonly content: string;
   /** What the file is for, one line. */
-  readonly role: 'routing-script' | 'hook' | 'repair' | 'sysctl';
+  readonly role: 'routing-script' | 'hook' | 'repair' | 'sysctl' | 'netplan';
   /** For hooks: which manager runs it. */
   readonly manager?: Manager;
 }
 
-export function renderHostFiles(host: Host, fleet: Fleet, playbook: Playbook, manager: Manager): RenderedFile[] {
+/**
+ * Native persistence (the playbook's `persist: { mode: native }`, where the host allows it): the
+ * routing lives in the manager's configuration, so no routing script, hook or repair timer is
+ * installed — on netplan hosts ibfleet's netplan file, for the NICs' devices as the host defines them.
+ */
+export type NativeFiles = { readonly kind: 'networkmanager' } | { readonly kind: 'netplan'; readonly devices: readonly NetplanDevice[] };
+
+export function renderHostFiles(host: Host, fleet: Fleet, playbook: Playbook, manager: Manager, native?: NativeFiles): RenderedFile[] {
+  if (native) {
+    const files: RenderedFile[] = [];
+    if (native.kind === 'netplan') files.push({ path: NETPLAN_FILE_PATH, mode: 0o600, content: renderNetplanFile(host, fleet, playbook, native.devices), role: 'netplan', manager });
+    if (playbook.fabricSysctl) files.push({ path: SYSCTL_PATH, mode: 0o644, content: renderSysctlConf(host, fleet, playbook, playbook.fabricSysctl, 'native'), role: 'sysctl' });
+    return files;
+  }
   const files: RenderedFile[] = [{ path: ROUTING_SCRIPT_PATH, mode: 0o755, content: renderRoutingScript(host, fleet, playbook), role: 'routing-script' }];
   if (playbook.persist) files.push({ path: hookPath(manager), mode: 0o755, content: renderHook(manager, host, playbook), role: 'hook', manager });
   if (playbook.persist && playbook.repairEvery > 0) {
@@ -29,7 +43,7 @@ export function renderHostFiles(host: Host, fleet: Fleet, playbook: Playbook, ma
       { path: REPAIR_DROP_IN_PATH, mode: 0o644, content: renderRepairDropIn(host, playbook), role: 'repair' },
     );
   }
-  if (playbook.fabricSysctl) files.push({ path: SYSCTL_PATH, mode: 0o644, content: renderSysctlConf(host, fleet, playbook, playbook.fabricSysctl), role: 'sysctl' });
+  if (playbook.fabricSysctl) files.push({ path: SYSCTL_PATH, mode: 0o644, content: renderSysctlConf(host, fleet, playbook, playbook.fabricSysctl, 'hook'), role: 'sysctl' });
   return files;
 }
 

@@ -3,6 +3,12 @@ import type { Manager } from '../inventory/model.js';
 
 export const ROUTING_SCRIPT_PATH = '/etc/ibfleet/ibfleet-routes';
 export const SYSCTL_PATH = '/etc/sysctl.d/60-ibfleet-fabric.conf';
+/**
+ * Native persistence on netplan hosts: ibfleet's own netplan file, merged by netplan with the
+ * files that configure the NICs (later files add to earlier ones: sequences such as routes are
+ * appended). Mode 0600: netplan warns about configuration others can read.
+ */
+export const NETPLAN_FILE_PATH = '/etc/netplan/60-ibfleet.yaml';
 /** Previous versions of replaced files, kept non-executable so no dispatcher ever runs them. */
 export const PREVIOUS_DIR = '/etc/ibfleet/previous';
 /**

@@ -1,12 +1,14 @@
 /**
  * The read-only probe: one POSIX sh script that prints, in marked sections, everything deploy,
  * status and rollback decide from — OS release, interfaces and addresses, rules, the fabric
- * tables, `ip route get` per NIC, sysctls, ibfleet's files, and the evidence of which network
- * manager configures the fabric NICs. Parsing lives in src/plan/facts.ts.
+ * tables, `ip route get` per NIC, sysctls, ibfleet's files, the evidence of which network
+ * manager configures the fabric NICs, and where NetworkManager runs, its version and the active
+ * connection profile of each fabric NIC with its routing properties. Parsing lives in src/plan/facts.ts.
  */
 import { deriveNicAddress } from '../inventory/derive.js';
 import { MANAGERS, type Fleet, type Host } from '../inventory/model.js';
-import { HOOK_PATHS, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
+import { renderNmProbe } from './native-nm.js';
+import { HOOK_PATHS, NETPLAN_FILE_PATH, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
 import { renderRdmaProbe } from './probe-rdma.js';
 import { REPAIR_TIMER_UNIT } from './repair.js';
 import { SYSCTL_KEYS } from './routing-script.js';
@@ -24,7 +26,7 @@ export const NEIGH_KEYS = ['gc_thresh1', 'gc_thresh2', 'gc_thresh3'] as const;
 export const CONTENT_PREFIX = '|';
 
 /** Every path whose state ibfleet tracks on a host: its own files and every manager's hook. */
-export const TRACKED_PATHS: readonly string[] = [ROUTING_SCRIPT_PATH, ...MANAGERS.map((m) => HOOK_PATHS[m]), ...REPAIR_PATHS, SYSCTL_PATH];
+export const TRACKED_PATHS: readonly string[] = [ROUTING_SCRIPT_PATH, ...MANAGERS.map((m) => HOOK_PATHS[m]), ...REPAIR_PATHS, NETPLAN_FILE_PATH, SYSCTL_PATH];
 
 /** A fabric address that is not this host's, for `ip route get` (no packet is sent). */
 export function probePeerAddress(fleet: Fleet, host: Host, nicIndex: number): string {
@@ -138,11 +140,12 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
           "\ts config; if [ \"$#\" -gt 0 ]; then grep -s -H -E '^[[:space:]]*interface-name[[:space:]]*=|^DEVICE=|^[[:space:]]*(auto|allow-[a-z-]+|iface)[[:space:]]' -- \"$@\"; fi",
         ]
       : []),
+    ...renderNmProbe(host),
     `\ts runtime; for d in ${EVIDENCE_DIRS.join(' ')}; do [ -d "$d" ] && echo "dir $d"; done`,
     // Only where systemd runs (sd_booted: /run/systemd/system): whether the repair timer is active.
     `\t[ ! -d /run/systemd/system ] || echo "repair-timer $(systemctl is-active ${REPAIR_TIMER_UNIT} 2>/dev/null)"`,
     '\tfor f in /run/network/ifstate*; do [ -f "$f" ] || continue; v=; while IFS= read -r l || [ -n "$l" ]; do v="$v$l "; done <"$f"; echo "ifstate $f $v"; done',
-    '\ts tools; for t in flock sha256sum stat networkd-dispatcher NetworkManager nmcli ifup ping rping; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done',
+    '\ts tools; for t in flock sha256sum stat networkd-dispatcher NetworkManager nmcli ifup netplan networkctl ping rping; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done',
     '\ts end',
     ')',
     'printf \'%s\\n\' "$probe_output"',

@@ -1,8 +1,9 @@
 /**
  * The restore a deploy sends when a host fails verification after its change (nmstate's
  * verify-and-rollback, netplan try): everything the change can touch goes back to what the probe
- * saw before it — the NICs' source rules, their tables, the fabric routes of the main table (in
- * their order), their sysctls, ibfleet's files (from the copies the change kept under
+ * saw before it — the NICs' connection profiles where the change set them (native persistence),
+ * their source rules, their tables, the fabric routes of the main table (in their order), their
+ * sysctls, ibfleet's files (from the copies the change kept under
  * PREVIOUS_DIR, checked against the checksums probed before) and the directories the change
  * created. Every step is unconditional and idempotent: the restore needs no trust in what the
  * change left. Pure; the state comes as the text the probe read (plan/restore.ts), and since that
@@ -12,6 +13,7 @@ import type { Fleet, Host } from '../inventory/model.js';
 import { afterProbe, finishLine, renderPrelude } from './apply-script.js';
 import { REPAIR_PATHS, REPAIR_TIMER_PATH } from './paths.js';
 import { REPAIR_TIMER_UNIT } from './repair.js';
+import { NO_NATIVE_STEPS, renderNativeSteps, type NativeSteps } from './native-apply.js';
 import { receivedWhole, shellQuote } from './shell.js';
 
 export interface RestoreSpec {
@@ -27,6 +29,8 @@ export interface RestoreSpec {
   readonly files: readonly { readonly path: string; readonly before: { readonly mode: number; readonly sha256: string } | null }[];
   /** Directories the change created, parents first. */
   readonly createdDirs: readonly string[];
+  /** What the network manager is told: the connection profiles the change changed, back as they were; networkd reloaded after a netplan file went back. */
+  readonly native?: NativeSteps | undefined;
 }
 
 /** Words `ip` prints about a route or rule but does not take back as input. */
@@ -68,7 +72,20 @@ set_back() {
 
 export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec, runId: string): string {
   const subnet = shellQuote(fleet.fabric.subnetText);
-  const lines: string[] = [`# ibfleet restore after a failed verification: host ${host.id} (${host.name})`, renderPrelude('restore', runId), FUNCTIONS, 'status=0', '', '# Source rules of the fabric NICs: all removed, then the ones found before put back.'];
+  const lines: string[] = [`# ibfleet restore after a failed verification: host ${host.id} (${host.name})`, renderPrelude('restore', runId), FUNCTIONS, 'status=0'];
+  // The manager's configuration first, files with it: a manager that applies it afterwards (networkd
+  // drops every rule it did not make) must not undo the kernel state put back below.
+  if (spec.native) {
+    const { netplan, await: awaitBack, awaitGone, ...profiles } = spec.native;
+    lines.push('', '# The connection profiles the change changed, as they were.', ...renderNativeSteps({ ...NO_NATIVE_STEPS, ...profiles }, fleet.fabric.subnetText));
+  }
+  lines.push('', "# ibfleet's files: as they were, or gone if they were not there.");
+  for (const f of spec.files) {
+    if (f.before === null) lines.push(`if [ -e ${shellQuote(f.path)} ] || [ -L ${shellQuote(f.path)} ]; then if rm -f ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: removed ${f.path}`)}; else status=1; fi; fi`);
+    else lines.push(`put_back ${shellQuote(f.path)} ${f.before.mode.toString(8).padStart(4, '0')} ${shellQuote(f.before.sha256)} || status=1`);
+  }
+  if (spec.native?.netplan) lines.push('', '# netplan configuration as it was, reloaded into systemd-networkd.', ...renderNativeSteps({ ...NO_NATIVE_STEPS, netplan: spec.native.netplan, await: spec.native.await, awaitGone: spec.native.awaitGone }, fleet.fabric.subnetText));
+  lines.push('', '# Source rules of the fabric NICs: all removed, then the ones found before put back.');
   for (const nic of host.nics) {
     const [addr, table] = [shellQuote(nic.address), shellQuote(nic.table)];
     lines.push(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del from ${addr} 2>/dev/null; do n=$((n + 1)); done`);
@@ -88,11 +105,6 @@ export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec,
   lines.push('', '# Per-interface sysctls, then neighbour entries learnt under the changed routing.');
   for (const s of spec.sysctls) lines.push(`set_back ${shellQuote(s.iface)} ${shellQuote(s.key)} ${shellQuote(s.value)} || status=1`);
   for (const nic of host.nics) lines.push(`ip neigh flush dev ${shellQuote(nic.iface)} 2>/dev/null`);
-  lines.push('', "# ibfleet's files: as they were, or gone if they were not there.");
-  for (const f of spec.files) {
-    if (f.before === null) lines.push(`if [ -e ${shellQuote(f.path)} ] || [ -L ${shellQuote(f.path)} ]; then if rm -f ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: removed ${f.path}`)}; else status=1; fi; fi`);
-    else lines.push(`put_back ${shellQuote(f.path)} ${f.before.mode.toString(8).padStart(4, '0')} ${shellQuote(f.before.sha256)} || status=1`);
-  }
   // Deepest first; one that is not empty (someone else's files) stays.
   if (spec.createdDirs.length) lines.push(`rmdir ${[...spec.createdDirs].reverse().map(shellQuote).join(' ')} 2>/dev/null`);
   if (spec.files.some((f) => REPAIR_PATHS.includes(f.path))) lines.push(...repairUnitsAsRestored());

@@ -21,7 +21,17 @@ export function sysctlKey(iface: string, key: string): string {
   return iface.includes('.') ? `net/ipv4/conf/${iface}/${key}` : `net.ipv4.conf.${iface}.${key}`;
 }
 
-export function renderSysctlConf(host: Host, fleet: Fleet, playbook: Playbook, params: FabricSysctlParams): string {
+/**
+ * Per-interface keys exist only while the interface does; systemd applies them when it appears (udev's
+ * 99-systemd.rules runs systemd-sysctl for each new network interface). With a hook, the hook also
+ * applies them on every up; with native persistence this file is all there is.
+ */
+const WHEN_APPLIED: Readonly<Record<'hook' | 'native', string>> = {
+  hook: '# Per-interface keys exist only while the interface does; the hook applies them again on every up.',
+  native: "# Per-interface keys exist only while the interface does: systemd applies them as it appears (udev's\n# 99-systemd.rules runs systemd-sysctl for every new network interface).",
+};
+
+export function renderSysctlConf(host: Host, fleet: Fleet, playbook: Playbook, params: FabricSysctlParams, persistence: 'hook' | 'native' = 'hook'): string {
   const neigh = raisedNeighThresholds(fleet);
   const neighBlock = neigh
     ? [
@@ -40,7 +50,7 @@ export function renderSysctlConf(host: Host, fleet: Fleet, playbook: Playbook, p
     '#',
     '# Kernel settings for several NICs in one subnet (librdmacm, libfabric verbs multi-NIC guide, Red Hat):',
     ...why,
-    '# Per-interface keys exist only while the interface does; the hook applies them again on every up.',
+    WHEN_APPLIED[persistence],
     '',
     blocks.join('\n\n'),
     ...neighBlock,

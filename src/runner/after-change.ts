@@ -13,6 +13,7 @@ import { planRestore, restoredMessage, stateDifferences } from '../plan/restore.
 import { LOCKED_EXIT } from '../render/apply-script.js';
 import { randomBytes } from 'node:crypto';
 import type { RenderedFile } from '../render/files.js';
+import type { NativeSteps } from '../render/native-apply.js';
 import { renderRestoreScript } from '../render/restore-script.js';
 import { renderSettleProbe } from '../render/settle-script.js';
 import type { HostTask } from './fanout.js';
@@ -59,6 +60,8 @@ export interface FailedChange {
   readonly written: readonly RenderedFile[];
   /** What the change printed before its closing probe (it names the directories it created). */
   readonly changeOutput: string;
+  /** What it told the network manager (connection profiles, the netplan configuration). */
+  readonly native?: NativeSteps | undefined;
 }
 
 /**
@@ -67,7 +70,7 @@ export interface FailedChange {
  */
 export async function restoreAfterFailure(task: HostTask, session: Session, fleet: Fleet, change: FailedChange, failure: string): Promise<string> {
   if (stateDifferences(task.host, fleet, change.before, change.after).length === 0) return restoredMessage(failure, { kind: 'unchanged' });
-  const spec = planRestore(task.host, fleet, change.before, change.written, change.changeOutput);
+  const spec = planRestore(task.host, fleet, change.before, change.written, change.changeOutput, change.native);
   const result = await session.run(renderRestoreScript(task.host, fleet, spec, `${change.runId}-restore`), { signal: task.hardSignal }).catch((error: Error) => error);
   if (result instanceof Error) return restoredMessage(failure, { kind: 'unfinished', why: result.message });
   if (result.code === LOCKED_EXIT) return restoredMessage(failure, { kind: 'unfinished', why: lockedMessage(result.stderr) });

@@ -7,6 +7,7 @@ import { HostError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { osName, parseProbe, type HostFacts } from '../plan/facts.js';
 import { assessStatus, checksOf, lockedMessage, needsChange, planDeploy, readChangeOutput, reassessDeploy, rollbackChanges, verification } from '../plan/host-plan.js';
+import { planNativeRollback } from '../plan/native-plan.js';
 import { assessRollback } from '../plan/rollback.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { AFTER_MARK, renderApplyScript, renderRollbackScript } from '../render/apply-script.js';
@@ -192,13 +193,13 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
 
       if (options.dryRun) {
         const planText = plan.changes.length ? renderApplyScript(task.host, ctx.fleet, plan) : '';
-        return { ...base, status: plan.changes.length ? 'planned' : 'unchanged', reasons: plan.changes.map((c) => c.text), changes: plan.changes, checks: checksOf(plan.assessment), planText } as const;
+        return { ...base, status: plan.changes.length ? 'planned' : 'unchanged', reasons: [...plan.notes, ...plan.changes.map((c) => c.text)], changes: plan.changes, checks: checksOf(plan.assessment), planText } as const;
       }
       if (!result) {
         task.stage('verify');
         const check = verification(plan.assessment);
         if (!check.ok) throw new HostError('verify', check.message);
-        return { ...base, status: 'unchanged', reasons: [], checks: checksOf(plan.assessment) } as const;
+        return { ...base, status: 'unchanged', reasons: [...plan.notes], checks: checksOf(plan.assessment) } as const;
       }
 
       recordChange(task, 'apply', sent, result);
@@ -213,9 +214,9 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
       const assessment = reassessDeploy(task.host, ctx.fleet, ctx.playbook, plan, after);
       const check = verification(assessment);
       const told = cutOff ? [`${cutOff}; the host finished the change on its own (checked on a new connection)`] : [];
-      if ((cutOff || result.code === 0) && check.ok) return { ...base, status: 'changed', reasons: [...told, ...plan.changes.map((c) => c.text)], changes: plan.changes, checks: checksOf(assessment) } as const;
+      if ((cutOff || result.code === 0) && check.ok) return { ...base, status: 'changed', reasons: [...told, ...plan.notes, ...plan.changes.map((c) => c.text)], changes: plan.changes, checks: checksOf(assessment) } as const;
       const failure = !cutOff && result.code !== 0 ? scriptFailed('apply', 'applying the change', result) : new HostError('verify', check.ok ? 'verification failed' : check.message);
-      const message = await restoreAfterFailure(task, live, ctx.fleet, { runId, before: facts, after, written: plan.write, changeOutput }, [...told, failure.message].join('; '));
+      const message = await restoreAfterFailure(task, live, ctx.fleet, { runId, before: facts, after, written: plan.write, changeOutput, native: plan.native }, [...told, failure.message].join('; '));
       throw new HostError(failure.stage, message, { ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }), stderrTail: changeOutput.trim().split('\n').slice(-8).join('\n') });
     });
 }
@@ -240,7 +241,7 @@ export function rollbackHost(ctx: WorkflowContext) {
         task.stage('plan');
         const assessment = assessRollback(task.host, ctx.fleet, probed);
         if (!needsChange(assessment)) return { decision: assessment };
-        sent = renderRollbackScript(task.host, ctx.fleet, runId);
+        sent = renderRollbackScript(task.host, ctx.fleet, runId, planNativeRollback(task.host, probed));
         return {
           decision: assessment,
           change: {

@@ -13,6 +13,7 @@ const COUNTED: Readonly<Partial<Record<ChangeKind, readonly [string, string]>>> 
   'table-route': ['table route', 'table routes'],
   'main-route': ['main route', 'main routes'],
   sysctl: ['sysctl', 'sysctls'],
+  'nm-profile': ['connection profile', 'connection profiles'],
 };
 
 /** Kinds that are files: named, with what happened to them (`hook installed`). */
@@ -20,12 +21,13 @@ const FILES: Readonly<Partial<Record<ChangeKind, readonly [string, string]>>> = 
   script: ['script', 'scripts'],
   hook: ['hook', 'hooks'],
   'sysctl-file': ['sysctl file', 'sysctl files'],
+  'netplan-file': ['netplan file', 'netplan files'],
   timer: ['timer unit', 'timer units'],
   file: ['file', 'files'],
 };
 
 /** The order kinds are told in: the fix itself first (rules and routes), then what makes it last. */
-const KIND_ORDER: readonly ChangeKind[] = ['rule', 'table-route', 'main-route', 'sysctl', 'script', 'hook', 'sysctl-file', 'timer', 'file'];
+const KIND_ORDER: readonly ChangeKind[] = ['nm-profile', 'rule', 'table-route', 'main-route', 'sysctl', 'script', 'hook', 'sysctl-file', 'netplan-file', 'timer', 'file'];
 
 const PAST: Readonly<Record<ChangeAction, string>> = {
   add: 'added',

@@ -1,0 +1,123 @@
+/**
+ * How a host's routing persists: the hook for its network manager, or — when the playbook asks for
+ * native persistence — the manager's own configuration, where the manager can hold it. Pure: decided
+ * from the probe, the same way for deploy and status, with the reasons said in the plan.
+ *
+ * - NetworkManager 1.18+: each fabric NIC's active connection profile (ipv4.route-table,
+ *   ipv4.routing-rules). Older versions have no routing-rules: the hook, with that reason. A NIC
+ *   without an active profile, or a profile already routing into another table, stops the deploy
+ *   before anything changes.
+ * - netplan: ibfleet's netplan file, when each fabric NIC has a netplan definition of its own that
+ *   systemd-networkd renders, and `netplan` and `networkctl` are there; else the hook, with the reason.
+ * - ifupdown: its if-up.d hook is ifupdown's own mechanism for this (README: native persistence).
+ */
+import type { Host, Manager, Nic } from '../inventory/model.js';
+import type { Playbook } from '../playbook/playbook.js';
+import type { NativeFiles } from '../render/files.js';
+import { NM_NATIVE_SINCE } from '../render/native-nm.js';
+import type { NetplanDevice } from '../render/native-netplan.js';
+import { NETPLAN_FILE_PATH } from '../render/paths.js';
+import { netplanClaims } from './detect-manager.js';
+import type { HostFacts } from './facts.js';
+import { versionAtLeast, type NmProfile } from './nm-facts.js';
+
+export interface NicProfile {
+  readonly nic: Nic;
+  readonly profile: NmProfile;
+}
+
+export type Persistence =
+  | { readonly kind: 'hook' }
+  | { readonly kind: 'networkmanager'; readonly profiles: readonly NicProfile[] }
+  | { readonly kind: 'netplan'; readonly devices: readonly NetplanDevice[] };
+
+export interface PersistenceChoice {
+  readonly persistence: Persistence;
+  /** Said with the plan: why a native playbook gets the hook here, what native mode cannot do here. */
+  readonly notes: readonly string[];
+  /** Why the host cannot be deployed as the playbook asks; nothing is changed. */
+  readonly blockers: readonly string[];
+}
+
+export const HOOK: Persistence = { kind: 'hook' };
+
+export const IFUPDOWN_NATIVE_NOTE =
+  "ifupdown: native persistence is ifupdown's own if-up.d hook, which ifup runs itself as it brings each NIC up (ifupdown has no setting for a rule or a table)";
+
+export function netplanMainRouteNote(host: Host): string {
+  return `netplan cannot keep the kernel's subnet route out of the main table, so mainRoutes: remove does not apply here; the source rules (priority ${host.nics.map((n) => n.priority).join(', ')}) come before main, so each NIC's traffic still leaves through it`;
+}
+
+export const NM_MAIN_ROUTE_NOTE = "NetworkManager puts each NIC's subnet route into the NIC's table, so main keeps none (mainRoutes: keep does not apply to native persistence)";
+
+/** The files a persistence installs besides the routing (render/files.ts): undefined for the hook's. */
+export function nativeFiles(persistence: Persistence): NativeFiles | undefined {
+  if (persistence.kind === 'networkmanager') return { kind: 'networkmanager' };
+  if (persistence.kind === 'netplan') return { kind: 'netplan', devices: persistence.devices };
+  return undefined;
+}
+
+export function choosePersistence(host: Host, playbook: Playbook, manager: Manager, facts: HostFacts): PersistenceChoice {
+  if (!playbook.persist || playbook.persistMode === 'hook') return { persistence: HOOK, notes: [], blockers: [] };
+  switch (manager) {
+    case 'ifupdown':
+      return { persistence: HOOK, notes: [IFUPDOWN_NATIVE_NOTE], blockers: [] };
+    case 'networkmanager':
+      return networkManagerNative(host, playbook, facts);
+    case 'netplan':
+      return netplanNative(host, playbook, facts);
+  }
+}
+
+function networkManagerNative(host: Host, playbook: Playbook, facts: HostFacts): PersistenceChoice {
+  const nm = facts.nm;
+  if (!nm) {
+    const why = facts.tools.has('nmcli') ? 'NetworkManager did not answer nmcli (is it running?)' : 'nmcli is not installed';
+    return { persistence: { kind: 'networkmanager', profiles: [] }, notes: [], blockers: [`${why}: native persistence reads and changes the NICs' connection profiles; start NetworkManager, or deploy the hook playbook`] };
+  }
+  if (!versionAtLeast(nm.version, NM_NATIVE_SINCE)) {
+    return {
+      persistence: HOOK,
+      notes: [`NetworkManager ${nm.version} has no ipv4.routing-rules (they came with ${NM_NATIVE_SINCE}): the routing persists with the dispatcher hook instead`],
+      blockers: [],
+    };
+  }
+  const blockers: string[] = [];
+  const profiles: NicProfile[] = [];
+  for (const nic of host.nics) {
+    const uuid = nm.active.get(nic.iface);
+    const profile = uuid === undefined ? undefined : nm.profiles.get(uuid);
+    if (uuid === undefined) {
+      blockers.push(`${nic.iface} has no active NetworkManager connection profile; native persistence sets ipv4.route-table and ipv4.routing-rules on the profile that brings the NIC up: activate it (nmcli connection up <profile>), or deploy the hook playbook`);
+    } else if (!profile) {
+      blockers.push(`NetworkManager did not show ${nic.iface}'s active connection profile ${uuid}`);
+    } else if (profile.routeTable !== '0' && profile.routeTable !== String(nic.table)) {
+      blockers.push(
+        `${nic.iface}'s connection profile ${profile.name} already routes into table ${profile.routeTable} (ipv4.route-table); ibfleet would move its routes to table ${nic.table}: set it to 0 (nmcli connection modify uuid ${uuid} ipv4.route-table 0), or deploy the hook playbook`,
+      );
+    } else profiles.push({ nic, profile });
+  }
+  const notes = playbook.policyRouting.mainRoutes === 'keep' ? [NM_MAIN_ROUTE_NOTE] : [];
+  // With blockers a deploy stops before any change; status still checks what it can of the rest.
+  return { persistence: { kind: 'networkmanager', profiles }, notes, blockers };
+}
+
+function netplanNative(host: Host, playbook: Playbook, facts: HostFacts): PersistenceChoice {
+  const hook = (why: string): PersistenceChoice => ({ persistence: HOOK, notes: [`${why}: the routing persists with the networkd-dispatcher hook instead`], blockers: [] });
+  for (const tool of ['netplan', 'networkctl']) if (!facts.tools.has(tool)) return hook(`${tool} is not installed`);
+  const claims = netplanClaims(facts.netplan.filter((f) => f.file !== NETPLAN_FILE_PATH));
+  const devices: NetplanDevice[] = [];
+  for (const nic of host.nics) {
+    // Its own definition: one that names this interface exactly (a glob or shared id would carry the
+    // other NIC's routes too), rendered by networkd.
+    const own = claims.filter((c) => c.iface === nic.iface);
+    const claim = own.find((c) => c.renderer === 'networkd');
+    if (!claim) return hook(own.length ? `netplan hands ${nic.iface} to ${own[0]!.renderer}, not systemd-networkd` : `${nic.iface} has no netplan definition of its own, so a netplan file cannot add its routing`);
+    if (claims.some((c) => c.type === claim.type && c.id === claim.id && c.iface !== nic.iface) || devices.some((d) => d.type === claim.type && d.id === claim.id)) {
+      return hook(`netplan's ${claim.type}.${claim.id} configures ${nic.iface} together with another interface, so it cannot carry ${nic.iface}'s own routes`);
+    }
+    devices.push({ iface: nic.iface, type: claim.type, id: claim.id });
+  }
+  const notes = playbook.policyRouting.mainRoutes === 'remove' ? [netplanMainRouteNote(host)] : [];
+  return { persistence: { kind: 'netplan', devices }, notes, blockers: [] };
+}
