@@ -8,27 +8,16 @@ import type { Playbook } from '../playbook/playbook.js';
 import type { RenderedFile } from '../render/files.js';
 import { HOOK_PATHS, REPAIR_PATHS } from '../render/paths.js';
 import { REPAIR_TIMER_UNIT } from '../render/repair.js';
-import type { Change, ChangeAction, ChangeKind } from '../vocabulary.js';
+import type { Change, ChangeKind } from '../vocabulary.js';
 import { SYSCTL_KEYS } from '../render/routing-script.js';
 import { sha256 } from './digest.js';
 import type { HostFacts } from './facts.js';
 import { normalizeLine, type RuleFact } from './ip-facts.js';
+import { change, type Finding } from './finding.js';
 import { isManagedRule, isManagedTableRoute, nativeFindings } from './native-assess.js';
 import { HOOK, type Persistence } from './persistence.js';
 
-export interface Finding {
-  /** Stable identifier, e.g. `rule ib0`, `file /etc/ibfleet/ibfleet-routes`. */
-  readonly id: string;
-  readonly ok: boolean;
-  /** The state found, phrased as drift when not ok ("ib1: main-table route to 172.16.0.0/16 is back"). */
-  readonly detail: string;
-  /** What deploy changes to fix it; undefined for checks only verification can confirm. */
-  readonly fix: Change | undefined;
-}
-
-export function change(kind: ChangeKind, action: ChangeAction, subject: string, text: string): Change {
-  return { kind, action, subject, text };
-}
+export { change, type Finding } from './finding.js';
 
 /** The kind of change a file of each role is, for summaries (`hook installed`). */
 export function fileKind(role: RenderedFile['role'] | undefined): ChangeKind {

@@ -9,7 +9,7 @@ import type { Fleet, Host, Nic } from '../inventory/model.js';
 import { nmRoutingRule } from '../render/native-nm.js';
 import { HOOK_PATHS, NETPLAN_FILE_PATH, REPAIR_PATHS, ROUTING_SCRIPT_PATH } from '../render/paths.js';
 import type { ChangeKind } from '../vocabulary.js';
-import { change, type Finding } from './assess.js';
+import { change, type Finding } from './finding.js';
 import type { HostFacts } from './facts.js';
 import { normalizeLine, type RouteFact, type RuleFact } from './ip-facts.js';
 import { normalizeNmRule, type NmProfile } from './nm-facts.js';

@@ -10,7 +10,7 @@ import type { Fleet, Host } from '../inventory/model.js';
 import type { RenderedFile } from './files.js';
 import { renderTakeLock, type LockKind } from './host-lock.js';
 import { FINISHED_PATH, PREVIOUS_DIR, REPAIR_PATHS, REPAIR_TIMER_PATH, ROUTING_SCRIPT_PATH } from './paths.js';
-import { renderNativeSteps, type NativeSteps } from './native-apply.js';
+import { RELEASE_ROUTING_LOCK, renderNativeSteps, TAKE_ROUTING_LOCK, type NativeSteps } from './native-apply.js';
 import { renderNetplanValidation } from './native-netplan.js';
 import { renderProbeBody, TRACKED_PATHS } from './probe-script.js';
 import { REPAIR_TIMER_UNIT } from './repair.js';
@@ -170,9 +170,10 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
     `# ibfleet deploy: host ${host.id} (${host.name})`,
     renderPrelude('deploy', runId),
     'status=0',
+    ...(plan.native ? [TAKE_ROUTING_LOCK] : []),
     ...writeFiles(plan.write),
     ...plan.remove.map((p) => `retire ${shellQuote(p)} || status=1`),
-    ...(plan.native ? ['if [ "$status" -eq 0 ]; then', ...renderNativeSteps(plan.native, fleet.fabric.subnetText).map((l) => `\t${l.replace(/\n(?=.)/g, '\n\t')}`), 'fi'] : []),
+    ...(plan.native ? ['if [ "$status" -eq 0 ]; then', ...renderNativeSteps(plan.native, fleet.fabric.subnetText).map((l) => `\t${l.replace(/\n(?=.)/g, '\n\t')}`), 'fi', RELEASE_ROUTING_LOCK] : []),
     ...(plan.routingScript === false
       ? []
       : ['# Apply now: the routing script sets sysctls, table routes and rules for every fabric NIC.', `if [ "$status" -eq 0 ]; then`, `\t${ROUTING_SCRIPT_PATH} || status=$?`, 'fi']),

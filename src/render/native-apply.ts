@@ -6,6 +6,7 @@
  * managers apply asynchronously and the probe that follows must see what they did. Pure.
  */
 import { renderNetplanApply } from './native-netplan.js';
+import { ROUTING_SCRIPT_PATH } from './paths.js';
 import { renderNmEdits, renderNmReapply, nmRestoreCommand, type NmProfileEdit, type NmProfileState } from './native-nm.js';
 import { shellQuote } from './shell.js';
 
@@ -63,19 +64,31 @@ await_routing() {
 }
 `;
 
-const AWAIT_GONE_FUNCTION = `# await_gone ADDR TABLE PRIORITY: until systemd-networkd has taken away the rule it made from
-# ibfleet's netplan file (it reconfigures asynchronously), at most ${WAIT_TENTHS / 10} s.
+const AWAIT_GONE_FUNCTION = `# await_gone IFACE ADDR TABLE PRIORITY: until systemd-networkd has taken away the rule it made from
+# ibfleet's netplan file and carries the NIC's address again (reconfiguring a link, it drops its
+# addresses and rules first and adds back what its configuration says), at most ${WAIT_TENTHS / 10} s.
 await_gone() {
 	n=0
 	while [ "$n" -lt ${WAIT_TENTHS / 2} ]; do
-		ip -4 rule show | sed 's/[[:space:]][[:space:]]*/ /g; s/ $//' | grep -q -x -F "$3: from $1 lookup $2 proto static" || return 0
+		if ! ip -4 rule show | sed 's/[[:space:]][[:space:]]*/ /g; s/ $//' | grep -q -x -F "$4: from $2 lookup $3 proto static" &&
+			ip -4 -o addr show dev "$1" 2>/dev/null | grep -q -F " inet $2/"; then
+			return 0
+		fi
 		sleep 0.2
 		n=$((n + 1))
 	done
-	echo "ibfleet: systemd-networkd still holds the rule from $1 after ${WAIT_TENTHS / 10} s" >&2
+	echo "ibfleet: $1: systemd-networkd did not finish configuring it without ibfleet's netplan file within ${WAIT_TENTHS / 10} s" >&2
 	return 1
 }
 `;
+
+/**
+ * The routing script holds a lock on itself (one run at a time). A change that tells a manager
+ * something holds that lock too: a hook or repair-timer run under way ends first, and one an event
+ * of this change starts waits until the change has made the state it wants (then finds nothing to do).
+ */
+export const TAKE_ROUTING_LOCK = `if [ -f ${ROUTING_SCRIPT_PATH} ] && exec 7<${ROUTING_SCRIPT_PATH}; then flock -w 30 7 || true; fi`;
+export const RELEASE_ROUTING_LOCK = 'exec 7<&-';
 
 export function renderNativeSteps(steps: NativeSteps, subnet: string): string[] {
   if (!hasNativeSteps(steps)) return [];
@@ -100,7 +113,7 @@ export function renderNativeSteps(steps: NativeSteps, subnet: string): string[] 
   }
   lines.push(...renderNmReapply(steps.nmReapply));
   if (steps.netplan) lines.push(...renderNetplanApply(steps.netplan.reload, steps.netplan.reconfigure));
-  for (const nic of steps.awaitGone) lines.push(`await_gone ${[nic.address, nic.table, nic.priority].map(shellQuote).join(' ')} || status=1`);
+  for (const nic of steps.awaitGone) lines.push(`await_gone ${[nic.iface, nic.address, nic.table, nic.priority].map(shellQuote).join(' ')} || status=1`);
   for (const nic of steps.await) lines.push(`await_routing ${[nic.iface, nic.address, nic.table, nic.priority].map(shellQuote).join(' ')} || status=1`);
   // Neighbour entries learnt under the old routing may point at the other NIC (see the routing script).
   for (const nic of steps.handOver) lines.push(`ip neigh flush dev ${shellQuote(nic.iface)} 2>/dev/null`);

@@ -13,7 +13,7 @@ import type { Fleet, Host } from '../inventory/model.js';
 import { afterProbe, finishLine, renderPrelude } from './apply-script.js';
 import { REPAIR_PATHS, REPAIR_TIMER_PATH } from './paths.js';
 import { REPAIR_TIMER_UNIT } from './repair.js';
-import { NO_NATIVE_STEPS, renderNativeSteps, type NativeSteps } from './native-apply.js';
+import { renderNativeSteps, TAKE_ROUTING_LOCK, type NativeSteps } from './native-apply.js';
 import { receivedWhole, shellQuote } from './shell.js';
 
 export interface RestoreSpec {
@@ -73,18 +73,18 @@ set_back() {
 export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec, runId: string): string {
   const subnet = shellQuote(fleet.fabric.subnetText);
   const lines: string[] = [`# ibfleet restore after a failed verification: host ${host.id} (${host.name})`, renderPrelude('restore', runId), FUNCTIONS, 'status=0'];
-  // The manager's configuration first, files with it: a manager that applies it afterwards (networkd
-  // drops every rule it did not make) must not undo the kernel state put back below.
-  if (spec.native) {
-    const { netplan, await: awaitBack, awaitGone, ...profiles } = spec.native;
-    lines.push('', '# The connection profiles the change changed, as they were.', ...renderNativeSteps({ ...NO_NATIVE_STEPS, ...profiles }, fleet.fabric.subnetText));
-  }
+  // Files first, then the manager's configuration, then the kernel state: a manager applying its
+  // configuration afterwards (networkd drops every rule it did not make) would undo what is put back.
   lines.push('', "# ibfleet's files: as they were, or gone if they were not there.");
   for (const f of spec.files) {
     if (f.before === null) lines.push(`if [ -e ${shellQuote(f.path)} ] || [ -L ${shellQuote(f.path)} ]; then if rm -f ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: removed ${f.path}`)}; else status=1; fi; fi`);
     else lines.push(`put_back ${shellQuote(f.path)} ${f.before.mode.toString(8).padStart(4, '0')} ${shellQuote(f.before.sha256)} || status=1`);
   }
-  if (spec.native?.netplan) lines.push('', '# netplan configuration as it was, reloaded into systemd-networkd.', ...renderNativeSteps({ ...NO_NATIVE_STEPS, netplan: spec.native.netplan, await: spec.native.await, awaitGone: spec.native.awaitGone }, fleet.fabric.subnetText));
+  // A manager told something below dispatches an event, and a hook put back above then runs the
+  // routing script; it holds a lock on itself, held here until the state is read, so it runs after
+  // and finds nothing to change.
+  lines.push(TAKE_ROUTING_LOCK);
+  if (spec.native) lines.push('', "# The manager's configuration as it was: connection profiles, netplan reloaded into networkd.", ...renderNativeSteps(spec.native, fleet.fabric.subnetText));
   lines.push('', '# Source rules of the fabric NICs: all removed, then the ones found before put back.');
   for (const nic of host.nics) {
     const [addr, table] = [shellQuote(nic.address), shellQuote(nic.table)];
