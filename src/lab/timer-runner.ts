@@ -1,7 +1,7 @@
 /**
- * The lab's only stand-in: systemd's timers, for hosts that run no systemd (a network namespace has
- * no init). Real hosts all run systemd, and ibfleet's periodic repair is a systemd timer; in the lab
- * this bash program starts what a host *enables* — timers linked in
+ * One of the lab's stand-ins (README: the stand-ins): systemd's timers, for hosts that run no
+ * systemd (a network namespace has no init). Real hosts all run systemd, and ibfleet's periodic
+ * repair is a systemd timer; in the lab this bash program starts what a host *enables* — timers linked in
  * /etc/systemd/system/timers.target.wants or named by a `Wants=` of a timers.target.d drop-in (how
  * ibfleet enables its repair timer) — as systemd would: the service named by `Unit=` (or the
  * timer's own name) `OnBootSec=` after boot and `OnUnitActiveSec=` after each start, running its

@@ -171,9 +171,9 @@ describe('telling the network manager apart', () => {
 
   it('files that differ only in their addresses claim the same, and a different renderer is not mixed up with them', () => {
     const text = (address: string, renderer: string) => `network:\n  version: 2\n  renderer: ${renderer}\n  ethernets:\n    ib0:\n      addresses: [${address}/16]\n`;
-    expect(netplanClaims([{ file: '/etc/netplan/a.yaml', text: text('172.16.7.1', 'networkd') }])).toEqual([{ file: '/etc/netplan/a.yaml', iface: 'ib0', renderer: 'networkd' }]);
-    expect(netplanClaims([{ file: '/etc/netplan/b.yaml', text: text('172.16.8.1', 'networkd') }])).toEqual([{ file: '/etc/netplan/b.yaml', iface: 'ib0', renderer: 'networkd' }]);
-    expect(netplanClaims([{ file: '/etc/netplan/c.yaml', text: text('172.16.9.1', 'NetworkManager') }])).toEqual([{ file: '/etc/netplan/c.yaml', iface: 'ib0', renderer: 'NetworkManager' }]);
+    expect(netplanClaims([{ file: '/etc/netplan/a.yaml', text: text('172.16.7.1', 'networkd') }])).toEqual([{ file: '/etc/netplan/a.yaml', iface: 'ib0', renderer: 'networkd', type: 'ethernets', id: 'ib0' }]);
+    expect(netplanClaims([{ file: '/etc/netplan/b.yaml', text: text('172.16.8.1', 'networkd') }])).toEqual([{ file: '/etc/netplan/b.yaml', iface: 'ib0', renderer: 'networkd', type: 'ethernets', id: 'ib0' }]);
+    expect(netplanClaims([{ file: '/etc/netplan/c.yaml', text: text('172.16.9.1', 'NetworkManager') }])).toEqual([{ file: '/etc/netplan/c.yaml', iface: 'ib0', renderer: 'NetworkManager', type: 'ethernets', id: 'ib0' }]);
   });
 
   it('reads renderers per section and per device', () => {

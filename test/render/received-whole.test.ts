@@ -39,6 +39,22 @@ const SCRIPTS: Record<string, string> = {
   probe: renderProbeScript(h34, fleet),
   'probe under the lock': renderProbeScript(h34, fleet, { lock: { kind: 'deploy', waitSeconds: 30, runId: 'c0ffee' } }),
   apply: renderApplyScript(h34, fleet, { write: renderHostFiles(h34, fleet, playbook, 'netplan'), remove: ['/etc/network/if-up.d/ibfleet-routes'] }, 'c0ffee'),
+  'apply, native persistence': renderApplyScript(h16, fleet, {
+    write: [],
+    remove: ['/etc/ibfleet/ibfleet-routes'],
+    routingScript: false,
+    native: {
+      nmEdits: [{ iface: 'ibs5f0', uuid: '6cf550b9-cd4c-4278-8bfd-2db27d64ca11', name: 'ibs5f0', routeTable: 941, removeRules: [], addRules: ['priority 941 from 172.16.16.1 table 941'] }],
+      nmRestore: [],
+      nmReapply: ['ibs5f0'],
+      netplan: { reload: true, reconfigure: ['ibs5f1'] },
+      handOver: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
+      removeMain: [],
+      sysctls: [{ iface: 'ibs5f0', key: 'rp_filter', value: '2' }],
+      await: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
+      awaitGone: [],
+    },
+  }, 'c0ffee'),
   rollback: renderRollbackScript(h16, fleet, 'c0ffee'),
   settle: renderSettleProbe(h34, fleet, 'c0ffee', 30),
   restore: renderRestoreScript(h34, fleet, {

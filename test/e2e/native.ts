@@ -1,0 +1,59 @@
+/**
+ * What the native-persistence end-to-end files share: the built CLI against a lab of real managers,
+ * the shipped hook and native playbooks, and the checks each scenario step ends with — status ok
+ * under the playbook deployed and the full matrix passing.
+ */
+import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
+import type { LabInfo } from '../../src/lab/index.js';
+import { ibfleet, json, type JsonRun } from '../helpers/cli.js';
+import { managerLab } from './managers.js';
+
+export const NATIVE = fileURLToPath(new URL('../../playbooks/dual-ib-routing-native.yaml', import.meta.url));
+export const HOOK = fileURLToPath(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url));
+
+/** How long a manager may take to set things right after an event, on a loaded CI machine. */
+export const SETTLE_MS = 30_000;
+
+export interface NativeLab {
+  readonly run: (...args: string[]) => ReturnType<typeof ibfleet>;
+  readonly deploy: (playbook: string, hosts?: string) => Promise<JsonRun & { code: number; text: string }>;
+  readonly sh: (id: number, script: string) => Promise<string>;
+  readonly status: (playbook: string) => Promise<{ statuses: Record<number, string>; reasons: string[] }>;
+  readonly failingCells: () => Promise<string[]>;
+  readonly expectHealthy: (step: string, playbook: string) => Promise<void>;
+  readonly untilOk: (playbook: string, timeoutMs?: number) => Promise<number>;
+  /** `nmcli -g ipv4.routing-rules,ipv4.route-table connection show <profile>`, as an admin checks it. */
+  readonly profile: (id: number, name: string) => Promise<string>;
+}
+
+export function nativeLab(lab: () => LabInfo): NativeLab {
+  const { run, sh, status, failingCells } = managerLab(lab);
+  const allOk = (s: Record<number, string>) => Object.values(s).every((v) => v === 'ok');
+  return {
+    run,
+    deploy: async (playbook, hosts = 'all') => {
+      const result = await run('deploy', '--hosts', hosts, '--playbook', playbook, '--json');
+      return { ...json(result), code: result.code, text: result.stdout + result.stderr };
+    },
+    sh,
+    status,
+    failingCells,
+    expectHealthy: async (step, playbook) => {
+      const s = await status(playbook);
+      expect(s.reasons, `status after ${step}`).toEqual([]);
+      expect(allOk(s.statuses), `status after ${step}`).toBe(true);
+      expect(await failingCells(), `matrix after ${step}`).toEqual([]);
+    },
+    untilOk: async (playbook, timeoutMs = SETTLE_MS) => {
+      const started = Date.now();
+      for (;;) {
+        const s = await status(playbook);
+        if (allOk(s.statuses)) return Date.now() - started;
+        if (Date.now() - started > timeoutMs) throw new Error(`still drifting after ${timeoutMs} ms: ${s.reasons.join('; ')}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    },
+    profile: (id, name) => sh(id, `nmcli -g ipv4.routing-rules,ipv4.route-table connection show ${name}`),
+  };
+}
