@@ -21,7 +21,7 @@ export const REPAIR_BOUND_MS = (REPAIR_EVERY_S + 1) * 1000 + 6000;
 export interface ManagerLab {
   readonly run: (...args: string[]) => ReturnType<typeof ibfleet>;
   readonly sh: (id: number, script: string) => Promise<string>;
-  /** The shipped playbook with repairEvery shortened; and one with the same routing but no persist step. */
+  /** The shipped playbook with repairEvery shortened; and one with the same routing but nothing persisted (no persist or fabric-sysctl step). */
   readonly persisted: string;
   readonly unpersisted: string;
   /** Status against `playbook`: the host → status map and every host's drift reasons. */
@@ -41,7 +41,9 @@ export function managerLab(lab: () => LabInfo): ManagerLab {
   const persisted = join(work, 'repair-fast.yaml');
   writeFileSync(persisted, shipped.replace(/^ {2}- persist$/m, `  - persist:\n      repairEvery: ${REPAIR_EVERY_S}`));
   const unpersisted = join(work, 'no-persist.yaml');
-  writeFileSync(unpersisted, shipped.replace(/^ {2}- persist$/m, '').replace('name: dual-ib-routing', 'name: no-persist'));
+  // Nothing persisted: no hook, and no sysctl file either — the lab's boot applies /etc/sysctl.d to
+  // each NIC as udev would, and loose rp_filter alone would let ping through the wrong NIC.
+  writeFileSync(unpersisted, shipped.replace(/^ {2}- persist$/m, '').replace(/^ {2}- fabric-sysctl:\n(?: {6}.*\n)+/m, '').replace('name: dual-ib-routing', 'name: no-persist'));
 
   const run = (...args: string[]) => ibfleet(['-i', lab().inventoryPath, ...args]);
   const status = async (playbook = persisted) => {
