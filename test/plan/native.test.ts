@@ -159,8 +159,8 @@ describe('deploy, status and rollback with native persistence', () => {
     ]);
     expect(plan.native?.nmReapply).toEqual(['ibs5f0', 'ibs5f1']);
     expect(plan.changes.slice(0, 2)).toEqual([
-      'ibs5f0: nmcli: profile ibs5f0 ipv4.route-table 941, ipv4.routing-rules + priority 941 from 172.16.16.1 table 941; reapply',
-      'ibs5f1: nmcli: profile ibs5f1 ipv4.route-table 942, ipv4.routing-rules + priority 942 from 172.16.16.2 table 942; reapply',
+      { kind: 'nm-profile', action: 'set', subject: 'ibs5f0', text: 'ibs5f0: nmcli: profile ibs5f0 ipv4.route-table 941, ipv4.routing-rules + priority 941 from 172.16.16.1 table 941; reapply' },
+      { kind: 'nm-profile', action: 'set', subject: 'ibs5f1', text: 'ibs5f1: nmcli: profile ibs5f1 ipv4.route-table 942, ipv4.routing-rules + priority 942 from 172.16.16.2 table 942; reapply' },
     ]);
     const script = renderApplyScript(nmHost, seeds, plan);
     expect(script).toContain(`nmcli connection modify uuid ${UUID0} ipv4.route-table 941 +ipv4.routing-rules 'priority 941 from 172.16.16.1 table 941'`);

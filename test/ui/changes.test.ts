@@ -29,6 +29,7 @@ describe('summarizeChanges', () => {
     ['rollback', [c('rule', 'remove'), c('table-route', 'remove'), c('main-route', 'add'), c('sysctl', 'reset'), c('script', 'remove', '/s')], '−1 rule −1 table route +1 main route, 1 sysctl reset, script removed'],
     ['a replaced rule is not an addition', [c('rule', 'replace')], '1 rule replaced'],
     ['timer units (the periodic repair)', [c('timer', 'install', '/a'), c('timer', 'install', '/b'), c('timer', 'start', 'unit')], '2 timer units installed, timer unit started'],
+    ['native persistence: profiles first, the netplan file with the other files', [c('sysctl-file', 'install', '/c'), c('nm-profile', 'set'), c('nm-profile', 'set', 'ib1'), c('netplan-file', 'install', '/n'), c('rule', 'add')], '+1 rule, 2 connection profiles set, sysctl file and netplan file installed'],
     ['a kind this table does not know is still counted', [c('rule', 'add'), { kind: 'nmcli-connection' as ChangeKind, action: 'set', subject: 'ib0', text: 'x' }], '+1 rule, 1 nmcli-connection change'],
   ])('%s', (_name, changes, text) => {
     expect(summarizeChanges(changes)).toBe(text);
@@ -79,6 +80,14 @@ describe('foldPlans: hosts whose plans differ only in their own addresses and na
     expect(lines[0]).toBe('plan: 2 hosts to change, all alike (the exact scripts: --show-scripts)');
     expect(lines[1]).toBe('34,40 (2 hosts, netplan): +2 rules +2 table routes −2 main routes, 4 sysctls set, script and hook installed');
     expect(lines.at(-1)).toBe('41: nothing to change');
+  });
+
+  it("what a plan says besides its changes (native persistence's limits) is told once per group, with the hosts' own values folded", () => {
+    const note = (h: HostRef) => `netplan cannot keep the kernel's subnet route out of the main table; the source rules (priority 941, 942) come before main, ${h.nics![0]!.address} included`;
+    const withNote = (h: HostRef) => result(h, 'planned', { manager: 'netplan', changes: deployChanges(h), reasons: [note(h), ...deployChanges(h).map((x) => x.text)] });
+    const lines = formatPlanLines([withNote(others[0]!), withNote(others[1]!), planned(others[2]!, 'netplan')]);
+    expect(lines.filter((l) => l.includes('note:'))).toEqual([`  note: netplan cannot keep the kernel's subnet route out of the main table; the source rules (priority 941, 942) come before main, 172.16.H.1 included`]);
+    expect(lines.filter((l) => /^\S/.test(l)).map((l) => l.split(':')[0])).toEqual(['plan', '34,40 (2 hosts, netplan)', '41 node41 (netplan)']);
   });
 
   it('20 hosts in 2 plans take 2 headings and 10 change lines each, whatever the fleet size', () => {

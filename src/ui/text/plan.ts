@@ -17,6 +17,8 @@ export interface PlanGroup {
   readonly summary: string;
   /** One line per change (a NIC's sysctls on one line), as the group's hosts share them. */
   readonly lines: readonly string[];
+  /** What the plan says besides its changes (why a host gets the hook, what native persistence cannot do there). */
+  readonly notes: readonly string[];
 }
 
 const MARK: Readonly<Record<ChangeAction, string>> = { add: '+', install: '+', start: '+', remove: '−', replace: '~', set: '~', reset: '~', reorder: '~' };
@@ -86,20 +88,22 @@ function compactArrow(text: string): string {
 
 /** Planned hosts grouped by identical plans (manager included: it decides the hook). */
 export function foldPlans(results: readonly HostResult[]): PlanGroup[] {
-  const groups = new Map<string, { hosts: HostRef[]; manager: string | undefined; generic: string[]; summary: string }>();
+  const groups = new Map<string, { hosts: HostRef[]; manager: string | undefined; generic: string[]; notes: string[]; summary: string }>();
   for (const r of results) {
     const changes = r.changes ?? [];
     if (r.status !== 'planned' || changes.length === 0) continue;
     const lines = changeLines(changes, r.host);
-    const key = [r.manager ?? '', ...lines].join('\n');
+    const texts = new Set(changes.map((c) => c.text));
+    const notes = r.reasons.filter((reason) => !texts.has(reason)).map((n) => generic(sanitizeLine(n), r.host));
+    const key = [r.manager ?? '', ...notes, ...lines].join('\n');
     const group = groups.get(key);
     if (group) group.hosts.push(r.host);
-    else groups.set(key, { hosts: [r.host], manager: r.manager, generic: lines, summary: summarizeChanges(changes) });
+    else groups.set(key, { hosts: [r.host], manager: r.manager, generic: lines, notes, summary: summarizeChanges(changes) });
   }
   return [...groups.values()]
     .map((g) => {
       const hosts = [...g.hosts].sort((a, b) => a.id - b.id);
-      return { ids: hosts.map((h) => h.id), hostSet: foldHosts(hosts.map((h) => h.id)), manager: g.manager, summary: g.summary, lines: g.generic.map((l) => fill(l, hosts)) };
+      return { ids: hosts.map((h) => h.id), hostSet: foldHosts(hosts.map((h) => h.id)), manager: g.manager, summary: g.summary, lines: g.generic.map((l) => fill(l, hosts)), notes: g.notes.map((n) => fill(n, hosts)) };
     })
     .sort((a, b) => a.ids[0]! - b.ids[0]!);
 }
@@ -129,6 +133,7 @@ export function formatPlanLines(results: readonly HostResult[], options: { reado
   }
   for (const group of groups) {
     lines.push(`${groupTitle(group, results)}: ${group.summary}`);
+    for (const note of group.notes) lines.push(`  note: ${note}`);
     for (const line of group.lines) lines.push(`  ${line}`);
   }
   if (unchanged.length > 0) lines.push(`${foldHosts(unchanged)}: nothing to change`);
