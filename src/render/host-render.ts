@@ -44,7 +44,7 @@ function nativeRender(host: Host, fleet: Fleet, playbook: Playbook, manager: Man
         files: renderHostFiles(host, fleet, playbook, manager, { kind: 'networkmanager' }),
         commands: [nmCommands(host)],
         notes: [
-          `native persistence: deploy sets each fabric NIC's active connection profile with the nmcli commands below (the uuid found on the host; ibfleet deploy --dry-run shows them exactly). NetworkManager before ${NM_NATIVE_SINCE} gets the hook files instead (ibfleet render with the hook playbook shows them).`,
+          `native persistence: deploy sets each fabric NIC's active connection profile with the nmcli commands below (the uuid found on the host; ibfleet deploy --dry-run --show-scripts shows them exactly). NetworkManager before ${NM_NATIVE_SINCE} gets the hook files instead (ibfleet render with the hook playbook shows them).`,
         ],
       };
     case 'netplan':
@@ -52,7 +52,7 @@ function nativeRender(host: Host, fleet: Fleet, playbook: Playbook, manager: Man
         files: renderHostFiles(host, fleet, playbook, manager, { kind: 'netplan', devices: [] }),
         commands: [],
         notes: [
-          `native persistence: ${NETPLAN_FILE_PATH} as shown when the host's netplan defines each NIC as ethernets.<interface>; deploy writes the device type and id the host's own netplan file gives each NIC (--dry-run shows it), or the hook files where netplan does not define a NIC by itself. netplan cannot keep the kernel's subnet route out of main: it stays, and the rules come first.`,
+          `native persistence: ${NETPLAN_FILE_PATH} as shown when the host's netplan defines each NIC as ethernets.<interface>; deploy writes the device type and id the host's own netplan file gives each NIC (deploy --dry-run --show-scripts shows it), or the hook files where netplan does not define a NIC by itself. netplan cannot keep the kernel's subnet route out of main: it stays, and the rules come first.`,
         ],
       };
     case 'ifupdown':

@@ -11,6 +11,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Fleet, Host, Manager } from '../../src/inventory/model.js';
 import type { Playbook } from '../../src/playbook/playbook.js';
 import { renderHook } from '../../src/render/hooks.js';
+import { RELEASE_ROUTING_LOCK, TAKE_ROUTING_LOCK } from '../../src/render/native-apply.js';
+import { LOCK_DIR, ROUTES_LOCK_PATH } from '../../src/render/paths.js';
 import { renderRoutingScript } from '../../src/render/routing-script.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 import { createFabric, destroyAllFabrics, type ExecResult, type Fabric } from '../helpers/netns.js';
@@ -173,6 +175,26 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
     const result = lab.exec(['sh', '-c', 'for i in 1 2 3 4 5 6 7 8; do { sh "$0" --quiet; echo "exit $?"; } & done; wait', script]);
     expect(lines(result.stdout).filter((l) => l.startsWith('exit ')), result.stdout + result.stderr).toEqual(Array(8).fill('exit 0'));
     expect(result.stderr).not.toContain('File exists');
+    expectConfigured(lab, memserver34);
+  });
+
+  it('a native change holds the same lock: a run a manager event starts meanwhile waits until the change lets go, then configures', () => {
+    const lab = labFor(memserver34);
+    const script = writeScript(renderRoutingScript(memserver34, seeds, defaultPlaybook));
+    const change = [
+      `mkdir -p ${LOCK_DIR}`, // the change script's host lock made it
+      TAKE_ROUTING_LOCK,
+      // Started as a manager's event starts it: without the change's open lock descriptor.
+      '{ sh "$0" --quiet; echo "routes exit $?"; } 7>&- &',
+      `if flock -n ${ROUTES_LOCK_PATH} true; then echo "lock free"; else echo "lock held"; fi`,
+      // Time enough for a run that did not wait to add its rules (one alone takes a fraction of that).
+      'sleep 2',
+      'echo "rules while held: $(ip -4 rule show | grep -c " lookup 94")"',
+      RELEASE_ROUTING_LOCK,
+      'wait',
+    ].join('\n');
+    const result = lab.exec(['sh', '-c', change, script]);
+    expect(lines(result.stdout).filter((l) => !l.startsWith('ibfleet-routes: ')), result.stderr).toEqual(['lock held', 'rules while held: 0', 'routes exit 0']);
     expectConfigured(lab, memserver34);
   });
 
