@@ -73,7 +73,7 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
     changes: plannedChanges(assessment),
     persistence,
     notes,
-    native: planNativeSteps({ host, playbook, persistence, assessment, facts, write, remove }),
+    native: planNativeSteps({ host, fleet, playbook, persistence, assessment, facts, write, remove }),
     routingScript: persistence.kind === 'hook',
   };
 }

@@ -4,11 +4,12 @@
  * configuration to reload and the NICs to reconfigure (netplan), and the sysctls to write; for the
  * hook, native persistence's configuration to take away first. A rollback takes it away too. Pure.
  */
-import type { Host, Nic } from '../inventory/model.js';
+import type { Fleet, Host, Nic } from '../inventory/model.js';
 import { NO_NATIVE_STEPS, hasNativeSteps, type NativeSteps, type NicRouting } from '../render/native-apply.js';
 import type { NmProfileEdit } from '../render/native-nm.js';
 import { nmRoutingRule } from '../render/native-nm.js';
 import type { RenderedFile } from '../render/files.js';
+import { raisedNeighThresholds } from '../render/neigh.js';
 import { NETPLAN_FILE_PATH } from '../render/paths.js';
 import { SYSCTL_KEYS } from '../render/routing-script.js';
 import type { Playbook } from '../playbook/playbook.js';
@@ -23,6 +24,7 @@ function routing(nic: Nic): NicRouting {
 
 export interface NativePlanInput {
   readonly host: Host;
+  readonly fleet: Fleet;
   readonly playbook: Playbook;
   readonly persistence: Persistence;
   readonly assessment: Assessment;
@@ -34,10 +36,11 @@ export interface NativePlanInput {
 /** Undefined when the manager need not be told anything. */
 export function planNativeSteps(input: NativePlanInput): NativeSteps | undefined {
   const { host, playbook, persistence, assessment, facts } = input;
+  const neigh = playbook.fabricSysctl && persistence.kind !== 'hook' ? neighToRaise(input.fleet, facts) : [];
   const failing = new Set(failingFindings(assessment).map((f) => f.id));
   const fails = (kind: string, nic: Nic) => failing.has(`${kind} ${nic.iface}`);
   const nmEdits: NmProfileEdit[] = [];
-  const steps = { ...NO_NATIVE_STEPS, nmEdits, nmReapply: [] as string[], handOver: [] as NicRouting[], removeMain: [] as string[], await: [] as NicRouting[] };
+  const steps = { ...NO_NATIVE_STEPS, neigh, nmEdits, nmReapply: [] as string[], handOver: [] as NicRouting[], removeMain: [] as string[], await: [] as NicRouting[] };
 
   if (persistence.kind === 'networkmanager') {
     for (const { nic, profile } of persistence.profiles) {
@@ -68,6 +71,16 @@ export function planNativeSteps(input: NativePlanInput): NativeSteps | undefined
     return finish(steps);
   }
   return finish({ ...steps, sysctls: sysctlsToSet(host, playbook, failing) });
+}
+
+/** Neighbour limits the fleet needs beyond the kernel's defaults that this host has below them (the hook raises them otherwise). */
+function neighToRaise(fleet: Fleet, facts: HostFacts): NativeSteps['neigh'] {
+  const want = raisedNeighThresholds(fleet);
+  if (!want) return [];
+  return (['gc_thresh3', 'gc_thresh2', 'gc_thresh1'] as const).flatMap((key) => {
+    const have = facts.neigh[key];
+    return have !== undefined && have !== '' && Number(have) < want[key] ? [{ key, value: want[key] }] : [];
+  });
 }
 
 function finish(steps: NativeSteps): NativeSteps | undefined {

@@ -36,9 +36,11 @@ export interface NativeSteps {
   readonly await: readonly NicRouting[];
   /** Wait until systemd-networkd has taken these NICs' rules away (ibfleet's netplan file is gone). */
   readonly awaitGone: readonly NicRouting[];
+  /** Neighbour table limits raised now, never lowered (the hook's routing script does it otherwise). */
+  readonly neigh: readonly { readonly key: string; readonly value: number }[];
 }
 
-export const NO_NATIVE_STEPS: NativeSteps = { nmEdits: [], nmRestore: [], nmReapply: [], netplan: undefined, handOver: [], removeMain: [], sysctls: [], await: [], awaitGone: [] };
+export const NO_NATIVE_STEPS: NativeSteps = { nmEdits: [], nmRestore: [], nmReapply: [], netplan: undefined, handOver: [], removeMain: [], sysctls: [], await: [], awaitGone: [], neigh: [] };
 
 export function hasNativeSteps(steps: NativeSteps): boolean {
   return Object.values(steps).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined));
@@ -96,6 +98,11 @@ export function renderNativeSteps(steps: NativeSteps, subnet: string): string[] 
   const lines: string[] = [];
   if (steps.await.length) lines.push(AWAIT_FUNCTION);
   if (steps.awaitGone.length) lines.push(AWAIT_GONE_FUNCTION);
+  for (const { key, value } of steps.neigh) {
+    const file = shellQuote(`/proc/sys/net/ipv4/neigh/default/${key}`);
+    // Never lowered: a limit already higher (an admin's) stays.
+    lines.push(`cur=$(cat ${file} 2>/dev/null) && { [ "$cur" -ge ${value} ] 2>/dev/null || { printf '%s\\n' ${value} >${file} && echo "ibfleet: neighbour table: ${key} $cur -> ${value}"; } || status=1; }`);
+  }
   for (const s of steps.sysctls) {
     const file = shellQuote(`/proc/sys/net/ipv4/conf/${s.iface}/${s.key}`);
     lines.push(`if printf '%s\\n' ${s.value} >${file}; then echo ${shellQuote(`ibfleet: ${s.iface}: ${s.key} ${s.value}`)}; else status=1; fi`);

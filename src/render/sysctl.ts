@@ -37,7 +37,7 @@ export function renderSysctlConf(host: Host, fleet: Fleet, playbook: Playbook, p
     ? [
         '',
         `# Neighbour table for ${fleet.hosts.length} hosts × ${fleet.fabric.nics} NICs: every NIC keeps an ARP entry per peer NIC; past`,
-        '# gc_thresh3 every send fails with "No buffer space available". Raised, never lowered, by the hook too.',
+        `# gc_thresh3 every send fails with "No buffer space available". Raised, never lowered, by ${persistence === 'hook' ? 'the hook' : 'deploy'} too.`,
         ...(['gc_thresh1', 'gc_thresh2', 'gc_thresh3'] as const).map((k) => `net.ipv4.neigh.default.${k} = ${neigh[k]}`),
       ]
     : [];

@@ -107,6 +107,7 @@ describe.skipIf(!has('shellcheck'))('every script that tells a manager something
     sysctls: [{ iface: 'ibs5f0', key: 'rp_filter', value: '2' }],
     await: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
     awaitGone: [{ iface: 'ibs5f1', address: '172.16.16.2', table: 942, priority: 942 }],
+    neigh: [{ key: 'gc_thresh3', value: 2048 }],
   };
   const netplanFiles = renderHostFiles(memserver34, seeds, native, 'netplan', { kind: 'netplan', devices: [] });
   it.each([

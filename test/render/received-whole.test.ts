@@ -53,6 +53,7 @@ const SCRIPTS: Record<string, string> = {
       sysctls: [{ iface: 'ibs5f0', key: 'rp_filter', value: '2' }],
       await: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
       awaitGone: [],
+      neigh: [{ key: 'gc_thresh3', value: 2048 }],
     },
   }, 'c0ffee'),
   rollback: renderRollbackScript(h16, fleet, 'c0ffee'),
