@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { labExec } from '../../src/lab/index.js';
-import { hostProcesses } from '../../src/lab/processes.js';
 import { HOOK_PATHS, LOCK_DIR, LOCK_PATH } from '../../src/render/paths.js';
 import { ibfleet, json, statuses } from '../helpers/cli.js';
+import { holdHostLock, lockTaken, runsQueued } from '../helpers/host-lock.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 
 const LAB = testLab('e2e-concurrent');
@@ -18,39 +18,11 @@ describe.skipIf(!IS_ROOT)('concurrent runs queue on the host lock (needs root)',
   const lab = useLab({ name: LAB.name, mgmtSubnet: LAB.mgmtSubnet, hosts: [16, 34], managers: { 16: 'networkmanager', 34: 'netplan' } });
   const sh = async (id: number, script: string) => (await labExec(LAB.name, id, ['sh', '-c', script])).stdout;
   const run = (...args: string[]) => ibfleet(['-i', lab().inventoryPath, ...args]);
-  /**
-   * Holds the lock on a host the way another run would, until `release()` (at most 90 s): a test
-   * lets go only once the runs it started are seen queuing, however slowly a loaded machine starts them.
-   */
-  const holdLock = (id: number) => {
-    const flag = '/run/ibfleet-test-release';
-    const wait = `i=0; while [ ! -e ${flag} ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done; rm -f ${flag}`;
-    const done = labExec(LAB.name, id, ['sh', '-c', `rm -f ${flag}; mkdir -p -m 0700 ${LOCK_DIR}; exec flock ${LOCK_PATH} sh -c '${wait}'`]);
-    return { done, release: () => sh(id, `touch ${flag}`) };
-  };
-  /** Until `count` runs wait for the lock on a host (their `flock -w` is running there). */
-  const queued = async (id: number, count: number) => {
-    for (let i = 0; i < 600; i++) {
-      if ((await hostProcesses(LAB.name, id)).filter((p) => p.command.startsWith('flock -w ')).length >= count) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`${count} runs never queued on host ${id}'s lock`);
-  };
-  /** Until the lock on a host is taken (a non-blocking flock there fails). */
-  const lockTaken = async (id: number) => {
-    for (let i = 0; i < 100; i++) {
-      if ((await labExec(LAB.name, id, ['sh', '-c', `[ -e ${LOCK_PATH} ] && flock -n ${LOCK_PATH} true`])).code === 1) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`the lock on host ${id} was never taken`);
-  };
-
   it('two deploys started together both exit 0: one changes each host, the other waits, probes again and finds it unchanged; one rule per address, hooks intact', async () => {
     // Both runs start while the lock is held, so both must wait — and then one waits for the other.
-    const holder = holdLock(16);
-    await lockTaken(16);
+    const holder = await holdHostLock(LAB.name, 16);
     const runs = Promise.all([run('deploy', '--hosts', 'all'), run('deploy', '--hosts', 'all', '--json')]);
-    await queued(16, 2).finally(holder.release);
+    await runsQueued(LAB.name, 16, 2).finally(holder.release);
     const [a, b] = await runs;
     await holder.done;
     expect([a.code, b.code], `${a.stderr}\n${b.stderr}`).toEqual([0, 0]);
@@ -72,10 +44,9 @@ describe.skipIf(!IS_ROOT)('concurrent runs queue on the host lock (needs root)',
 
   it('a rollback and a deploy started together both succeed, one after the other: the host ends fully deployed or fully rolled back', async () => {
     await sh(34, 'ip -4 rule del from 172.16.34.2 lookup 942');
-    const holder = holdLock(34);
-    await lockTaken(34);
+    const holder = await holdHostLock(LAB.name, 34);
     const runs = Promise.all([run('deploy', '--hosts', '34', '--json'), run('rollback', '--hosts', '34', '--json')]);
-    await queued(34, 2).finally(holder.release);
+    await runsQueued(LAB.name, 34, 2).finally(holder.release);
     const [deploy, rollback] = await runs;
     await holder.done;
     expect([deploy.code, rollback.code], `${deploy.stderr}\n${rollback.stderr}`).toEqual([0, 0]);
@@ -94,7 +65,7 @@ describe.skipIf(!IS_ROOT)('concurrent runs queue on the host lock (needs root)',
     // Held until killed: a run that queued behind it would wait out its whole --timeout and fail.
     const pidFile = '/run/ibfleet-test-holder.pid';
     const holder = labExec(LAB.name, 16, ['sh', '-c', `mkdir -p -m 0700 ${LOCK_DIR}; exec 9>>${LOCK_PATH}; flock 9; echo $$ >${pidFile}; exec sleep 600`]);
-    await lockTaken(16);
+    await lockTaken(LAB.name, 16);
     try {
       const result = await run('deploy', '--hosts', 'all', '--timeout', '5', '--json');
       expect(result.code).toBe(1);

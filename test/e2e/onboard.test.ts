@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { labExec } from '../../src/lab/index.js';
-import { LOCK_DIR, LOCK_PATH } from '../../src/render/paths.js';
 import { ibfleet, type CliResult } from '../helpers/cli.js';
+import { holdHostLock, runsQueued } from '../helpers/host-lock.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 
 const LAB = testLab('e2e-onboard');
@@ -141,11 +141,12 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
   it('a run holding a machine\'s lock: onboard waits for it, says so, then decides from what it left (exit 0, one rule per address)', async () => {
     const inv = join(work, 'fresh.yaml');
     await sh(51, 'ip -4 rule del from 172.16.51.2 lookup 942');
-    // Another run's change, as the host sees it: the lock held for a while, the routing repaired meanwhile.
-    const other = labExec(NAME, 51, ['sh', '-c', `mkdir -p -m 0700 ${LOCK_DIR}; exec 9>>${LOCK_PATH}; flock 9; sleep 3; ip -4 rule add from 172.16.51.2 lookup 942 priority 942`]);
-    for (let i = 0; i < 100 && (await labExec(NAME, 51, ['sh', '-c', `flock -n ${LOCK_PATH} true`])).code !== 1; i++) await new Promise((r) => setTimeout(r, 50));
-    const result = await ibfleet(['-i', inv, 'onboard', '--cpu', '50', '--mem', '51', '--owner', 'alice']);
-    await other;
+    // Another run's change, as the host sees it: the lock held until onboard waits on it, the routing repaired meanwhile.
+    const other = await holdHostLock(NAME, 51, 'ip -4 rule add from 172.16.51.2 lookup 942 priority 942');
+    const running = ibfleet(['-i', inv, 'onboard', '--cpu', '50', '--mem', '51', '--owner', 'alice']);
+    await runsQueued(NAME, 51, 1).finally(other.release);
+    const result = await running;
+    await other.done;
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('[51 node51] waiting for another ibfleet run');
     expect(result.stdout).toMatch(/^\[51 node51\] unchanged /m);
