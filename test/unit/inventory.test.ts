@@ -302,6 +302,14 @@ describe('a bad inventory is refused with file:line:col, the offending value and
     expect(problems.map((p) => `${p.position.line}:${p.position.column}`)).toEqual(['4:3', '7:33']);
   });
 
+  it('a pair naming a missing host lists only the numbers the hosts really have, not a null or empty key read as 0', () => {
+    for (const key of ['~', 'null', '""']) {
+      const problems = problemsOf(yaml(...FABRIC, 'hosts:', '  16: { name: a }', `  ${key}: { name: b }`, 'pairs:', '  - { owner: bob, cpu: 16, mem: 34 }'));
+      const pair = problems.map((p) => formatProblem(p)).find((m) => m.includes('mem host 34 is not in hosts'));
+      expect(pair, key).toContain('(known hosts: 16)');
+    }
+  });
+
   it('the error message is every problem on its own line, each starting with file:line:col', () => {
     try {
       loadInventory(yaml(...FABRIC, 'hosts:', '  0: { name: a }', '  300: { name: b }'), FILE);
