@@ -35,7 +35,7 @@ export function buildProgram(io: Io, done: (r: CommandResult) => void, said: Com
     .version(VERSION, '-V, --version')
     .option('-i, --inventory <file>', 'inventory file (default: inventory/fleet.yaml, or $IBFLEET_INVENTORY)')
     .option('-c, --concurrency <n>', 'hosts worked on at once (default: 32)')
-    .option('--timeout <seconds>', 'time limit per host (default: 60)')
+    .option('--timeout <seconds>', "time limit per host; in verify's matrix, the longest a host may go without finishing anything (default: 60)")
     .option('--json', 'print one JSON document on stdout instead of text or the TUI; errors too')
     .option('--known-hosts <file>', 'known_hosts file to check host keys against (default: ~/.ssh/known_hosts)')
     .addOption(new Option('--accept-new', 'record unknown host keys (like StrictHostKeyChecking=accept-new); changed keys are still refused'))

@@ -33,10 +33,20 @@ export type HostOutcome = Omit<HostResult, 'host' | 'durationMs'>;
  * One host's time limit, from the moment its work starts. A host's every step in the run — its own
  * work, and for verify the cells it takes part in after all hosts have connected — answers to the
  * same deadline, so `--timeout` bounds the host, not each command sent to it.
+ *
+ * verify's matrix uses it as a limit on silence: after its probe the host's time stops (`pause`);
+ * it runs again, afresh, while the host owes an answer (`owe`, for each script it runs, released
+ * when the answer is in), and each part the host finishes (`renew`) starts it over. So a host that
+ * stops answering is cut off within --timeout, a large matrix that keeps going runs to its end, and
+ * a host waiting on another host or for its turn is never the one blamed.
  */
 export class Deadline {
   private readonly hard = new AbortController();
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly fire: () => void;
+  private stopped = false;
+  /** Scripts the host is running whose answers are not in yet (verify's matrix). */
+  private owed = 0;
   /** Resolves when the time is up (never, once stopped first). */
   readonly expired: Promise<void>;
   /** Aborts on timeout or interrupt: for connecting and read-only commands. */
@@ -53,13 +63,45 @@ export class Deadline {
     this.signal = AbortSignal.any([interrupt, this.hard.signal]);
     let expire!: () => void;
     this.expired = new Promise((resolve) => (expire = resolve));
-    this.timer = setTimeout(() => {
+    this.fire = () => {
       this.hard.abort();
       expire();
-    }, timeoutMs);
+    };
+    this.timer = setTimeout(this.fire, timeoutMs);
+  }
+
+  private get running(): boolean {
+    return !this.stopped && !this.hard.signal.aborted;
+  }
+
+  private arm(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(this.fire, this.timeoutMs);
+  }
+
+  /** The host owes nothing now: its time stops until it is asked something again. */
+  pause(): void {
+    if (this.running && this.owed === 0) clearTimeout(this.timer);
+  }
+
+  /** The host is asked something: its time runs (afresh, if it had stopped) until the returned release. */
+  owe(): () => void {
+    if (this.owed++ === 0 && this.running) this.arm();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.owed === 0 && this.running) clearTimeout(this.timer);
+    };
+  }
+
+  /** The host finished a part of what it owes: its full time again, from now. */
+  renew(): void {
+    if (this.running && this.owed > 0) this.arm();
   }
 
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.timer);
   }
 }

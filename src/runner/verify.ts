@@ -2,9 +2,11 @@
  * verify: the NIC-to-NIC matrix. One SSH connection per host for the whole run (an rping cell needs
  * its server on one host while its client runs on another): the hosts connect through the fan-out
  * (runHosts), then the matrix runs over their sessions, each host under the one deadline it started
- * with. Ping cells run on their source host in parallel batches and stream back cell by cell; rping
- * cells start their servers on the destination host, then the clients on the sources, each on its
- * own port.
+ * with: in the matrix it runs while the host owes an answer and starts over with each part the host
+ * finishes (a dead host is cut off within --timeout; a large matrix that keeps going is not). Ping
+ * cells run on their source host in parallel batches and stream back cell by cell; rping cells
+ * start their servers on the destination host, then the clients on the sources, each on its own
+ * port.
  */
 import pLimit from 'p-limit';
 import type { Fleet, Host } from '../inventory/model.js';
@@ -41,7 +43,7 @@ interface Connected {
   /** What the host's probe found as it connected (links, rules, tables, RDMA ports). */
   readonly facts: HostFacts | undefined;
   readonly failure: HostResult | undefined;
-  /** Its one deadline, running on from the connect phase through every cell it takes part in. */
+  /** Its one deadline, from the connect phase through every cell it takes part in (see Deadline). */
   readonly deadline: Deadline | undefined;
 }
 
@@ -59,6 +61,8 @@ export async function runVerify(options: VerifyOptions): Promise<{ results: Host
       task.stage('probe');
       const result = requireWhole('probe', 'the capability check', await session.run(renderCapabilityScript(task.host, options.fleet), { signal: task.signal }));
       sessions.set(task.host.id, { session, caps: parseCapabilities(result.stdout), facts: parseProbe(result.stdout) });
+      // Its time stops until the matrix asks it something: waiting for the other hosts is not silence.
+      deadlines.of(task.host.id)?.pause();
       return { status: 'ok', reasons: [] };
     });
     const connected = new Map<number, Connected>(
@@ -121,9 +125,9 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
   return specs.map((s) => done.get(cellKey(s))!);
 }
 
-/** A cell cut off by a host's deadline, which runs through every cell the host takes part in. */
+/** A cell cut off by a host's deadline: the host owed an answer and finished nothing for --timeout. */
 function timedOut(host: number, timeoutMs: number): string {
-  return `host ${host}'s time limit ran out (--timeout ${timeoutMs / 1000}: it covers every cell the host takes part in; a matrix this size needs more)`;
+  return `host ${host}'s time limit ran out: it finished none of its cells for ${timeoutMs / 1000} s (--timeout)`;
 }
 
 /** Each host's result: how it failed to connect, or how the cells from it went. */
@@ -150,13 +154,17 @@ async function pingFrom(source: Connected, cells: readonly { id: number; spec: C
   options.events.onStage?.(hostRef(source.host), 'check', (options.now ?? Date.now)());
   const byId = new Map(cells.map((c) => [c.id, c.spec]));
   const stream = new CellStream((out: CellOutput) => {
+    source.deadline!.renew();
     const spec = byId.get(out.id);
     if (spec) finish(finishCell(spec, parsePing(out.output, out.exitCode)));
   });
+  const owed = source.deadline!.owe();
   try {
     requireWhole('check', 'the ping run', await source.session!.run(renderPingScript(cells.map(({ id, spec }) => ({ id, cell: spec }))), { signal: source.deadline!.signal, onLine: (l) => stream.push(l) }));
   } catch (error) {
     for (const { spec } of cells) finish(options.interrupt.aborted ? notRunCell(spec) : finishCell(spec, { ok: false, detail: `ping on ${source.host.name} failed: ${(error as Error).message}` }));
+  } finally {
+    owed();
   }
 }
 
@@ -192,6 +200,9 @@ async function rpingBatch(dest: number, batch: readonly { id: number; cell: Cell
   const done = new Promise<void>((resolve) => (clientsDone = resolve));
   let announce!: (ports: Map<number, number> | undefined) => void;
   const listening = new Promise<Map<number, number> | undefined>((resolve) => (announce = resolve));
+  // The destination owes its servers' start, then waits on the clients (not its silence), then owes their output.
+  let owed = server.deadline!.owe();
+  let serverEnded = false;
   const serverRun: Promise<ExecResult> = session.converse
     ? session.converse(
         // A server gone before its client dials reads as REJECTED, the routing failure's own sign:
@@ -200,16 +211,18 @@ async function rpingBatch(dest: number, batch: readonly { id: number; cell: Cell
         renderRpingServerScript(batch, 'input', Math.max(RPING_SERVER_SECONDS, Math.ceil(options.timeoutMs / 1000))),
         READY_MARK,
         async (first) => {
+          owed();
           announce(parsePorts(first));
           await done;
+          if (!serverEnded) owed = server.deadline!.owe();
           return { script: `${STOP_SERVERS}\n`, options: { signal } };
         },
         { signal },
       )
     : session.run(renderRpingServerScript(batch, 'exit'), { signal, onLine: (line) => line === READY_MARK && announce(undefined) });
   serverRun.then(
-    () => announce(undefined),
-    () => announce(undefined),
+    () => ((serverEnded = true), server.deadline!.renew(), owed(), announce(undefined)),
+    () => ((serverEnded = true), owed(), announce(undefined)),
   );
   const announced = await listening;
   // Without a conversation the script cannot say its ports: the planned ones. A conversation that
@@ -223,16 +236,20 @@ async function rpingBatch(dest: number, batch: readonly { id: number; cell: Cell
       const withPorts = group.filter((c) => ports.has(c.id)).map((c) => ({ ...c, port: ports.get(c.id)! }));
       for (const c of group) if (!ports.has(c.id)) clientOutputs.set(c.id, { id: c.id, exitCode: null, output: `no rping server listened on host ${dest}` });
       if (withPorts.length === 0) return;
+      const clientOwed = client.deadline!.owe();
       try {
         const clientSession = client.session!;
         const result = clientSession.converse
           ? await clientSession.converse(renderRpingClientScript(withPorts, 'input'), CLIENTS_DONE_MARK, () => undefined, { signal: client.deadline!.signal })
           : await clientSession.run(renderRpingClientScript(withPorts, 'exit'), { signal: client.deadline!.signal });
         requireWhole('check', 'the rping client run', result);
+        client.deadline!.renew();
         const output = 'first' in result && typeof result.first === 'string' ? result.first : result.stdout;
         for (const [id, out] of parseCellOutput(output)) clientOutputs.set(id, out);
       } catch (error) {
         for (const c of withPorts) clientOutputs.set(c.id, { id: c.id, exitCode: null, output: `rping client on host ${source} failed: ${(error as Error).message}` });
+      } finally {
+        clientOwed();
       }
     }),
   );

@@ -12,7 +12,8 @@ import type { Continuation, Conversation, ExecOptions, ExecResult, Session, Tran
 import { ConnectError } from '../../src/runner/transport.js';
 import type { Manager } from '../../src/inventory/model.js';
 
-export type Responder = (script: string) => ExecResult | Promise<ExecResult>;
+/** `signal`: the one the run was given (a responder may honour it, as a real host's channel ends). */
+export type Responder = (script: string, signal?: AbortSignal) => ExecResult | Promise<ExecResult>;
 
 export interface FakeHost {
   /** Throw this instead of connecting. */
@@ -68,7 +69,7 @@ export function fakeTransport(hosts: Record<number, FakeHost>, options: { conver
         async run(script: string, runOptions?: ExecOptions) {
           channels++;
           scripts.push(script);
-          const result = await fake.respond(script);
+          const result = await fake.respond(script, runOptions?.signal);
           if (runOptions?.onLine) for (const line of result.stdout.split('\n')) runOptions.onLine(line);
           return result;
         },
@@ -77,10 +78,10 @@ export function fakeTransport(hosts: Record<number, FakeHost>, options: { conver
         },
       };
       if (options.converse) {
-        session.converse = async (script: string, until: string, next: (output: string) => Continuation | undefined | Promise<Continuation | undefined>): Promise<Conversation> => {
+        session.converse = async (script: string, until: string, next: (output: string) => Continuation | undefined | Promise<Continuation | undefined>, conversation?: ExecOptions): Promise<Conversation> => {
           channels++;
           scripts.push(script);
-          const answer = await fake.respond(script);
+          const answer = await fake.respond(script, conversation?.signal);
           const lines = answer.stdout.split('\n');
           const end = lines.indexOf(until);
           if (end < 0) return { ...answer, first: undefined };
@@ -88,7 +89,7 @@ export function fakeTransport(hosts: Record<number, FakeHost>, options: { conver
           const continuation = await next(first);
           if (!continuation) return { code: answer.code, signal: answer.signal, stdout: '', stderr: answer.stderr, first };
           scripts.push(continuation.script);
-          const rest = await fake.respond(continuation.script);
+          const rest = await fake.respond(continuation.script, continuation.options?.signal ?? conversation?.signal);
           if (continuation.options?.onLine) for (const line of rest.stdout.split('\n')) continuation.options.onLine(line);
           return { ...rest, first };
         };

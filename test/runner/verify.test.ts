@@ -85,7 +85,7 @@ describe('verify (fake transport)', () => {
     expect(into.detail).toContain('34/ib1: port mlx5_1/1 is DOWN (Polling)');
   });
 
-  it('a cell cut off by a host\'s time limit says so, and how to give a matrix this size more time', async () => {
+  it('a cell cut off by a host\'s time limit says so: the host finished none of its cells for --timeout', async () => {
     const slowClients = (fake: FakeHost): FakeHost => ({
       respond: async (script) => {
         const answer = await fake.respond(script);
@@ -98,8 +98,59 @@ describe('verify (fake transport)', () => {
     const { cells } = await verify({ 16: slowClients(host({ rdma: true, works: allWork })), 34: slowClients(host({ rdma: true, works: allWork })) }, 'on', 400);
     const rping = cells.filter((c) => c.method === 'rping');
     expect(rping).toHaveLength(8);
-    for (const c of rping) expect(c.detail).toMatch(/^0\/3 rdma pings.* — likely: host (16|34)'s time limit ran out \(--timeout 0.4: it covers every cell the host takes part in; a matrix this size needs more\)$/);
+    for (const c of rping) expect(c.detail).toMatch(/^0\/3 rdma pings.* — likely: host (16|34)'s time limit ran out: it finished none of its cells for 0.4 s \(--timeout\)$/);
     expect(cells.filter((c) => c.method === 'ping').every((c) => c.ok)).toBe(true);
+  });
+
+  it('a host that keeps finishing cells runs past --timeout: the limit is renewed by each finished part, so a large matrix is not cut off', async () => {
+    // Every script takes 250 ms, and ends early as a real channel does if its signal aborts: each
+    // part finishes within the 400 ms limit, the whole (probe, pings, rping servers and clients)
+    // takes well over it.
+    const slow = (fake: FakeHost): FakeHost => ({
+      respond: async (script, signal) => {
+        await new Promise<void>((resolve, reject) => {
+          if (signal?.aborted) return reject(new Error('the channel was closed: time limit'));
+          const t = setTimeout(resolve, 250);
+          signal?.addEventListener('abort', () => (clearTimeout(t), reject(new Error('the channel was closed: time limit'))), { once: true });
+        });
+        return fake.respond(script);
+      },
+    });
+    const { cells, results } = await verify({ 16: slow(host({ rdma: true, works: allWork })), 34: slow(host({ rdma: true, works: allWork })) }, 'on', 400);
+    expect(cells).toHaveLength(16);
+    expect(cells.filter((c) => !c.ok).map((c) => c.detail)).toEqual([]);
+    expect(results.map((r) => r.status)).toEqual(['ok', 'ok']);
+    expect(Math.max(...results.map((r) => r.durationMs ?? 0))).toBeGreaterThan(400);
+  });
+
+  it('a host that stops answering mid-matrix is cut off within --timeout and blamed alone: hosts waiting on it are not', async () => {
+    const fleet3 = loadInventory('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpuserver16, address: a16 }\n  34: { name: memserver34, address: a34 }\n  40: { name: node40, address: a40 }\n', 't.yaml');
+    const after = (ms: number, signal?: AbortSignal) =>
+      new Promise<void>((resolve, reject) => {
+        if (signal?.aborted) return reject(new Error('the channel was closed'));
+        const t = setTimeout(resolve, ms);
+        signal?.addEventListener('abort', () => (clearTimeout(t), reject(new Error('the channel was closed'))), { once: true });
+      });
+    // Each script takes 150 ms (the whole run, well over the 400 ms limit); host 40 answers its probe, then nothing.
+    const working = (fake: FakeHost): FakeHost => ({ respond: async (script, signal) => (await after(150, signal), fake.respond(script)) });
+    let probed = false;
+    const lost = host({ rdma: true, works: allWork });
+    const silent: FakeHost = { respond: async (script, signal) => (probed ? (await after(60_000, signal), lost.respond(script)) : ((probed = true), lost.respond(script))) };
+    const transport = fakeTransport({ 16: working(host({ rdma: true, works: allWork })), 34: working(host({ rdma: true, works: allWork })), 40: silent }, { converse: true });
+    const cells: MatrixCell[] = [];
+    const started = Date.now();
+    const out = await runVerify({ fleet: fleet3, hosts: fleet3.hosts, mode: 'full', rping: 'on', transport, concurrency: 4, timeoutMs: 400, interrupt: new AbortController().signal, events: { onCell: (c) => cells.push(c) } });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    const without40 = out.cells.filter((c) => c.from.host !== 40 && c.to.host !== 40);
+    expect(without40).toHaveLength(16);
+    expect(without40.filter((c) => !c.ok).map((c) => c.detail)).toEqual([]);
+    // What host 40 had to run (its pings, its rping servers and clients) fails; a ping into it ran on the other host.
+    const with40 = out.cells.filter((c) => c.from.host === 40 || (c.to.host === 40 && c.method === 'rping'));
+    expect(with40).toHaveLength(24);
+    for (const c of with40) expect(c.ok, `${c.from.host}→${c.to.host} ${c.method}`).toBe(false);
+    expect(out.cells.filter((c) => /host (16|34)'s time limit/.test(c.detail))).toEqual([]);
+    expect(with40.filter((c) => c.detail.includes("host 40's time limit ran out: it finished none of its cells for 0.4 s (--timeout)")).length).toBeGreaterThan(0);
+    expect(out.results.map((r) => [r.host.id, r.status])).toEqual([[16, 'failed'], [34, 'failed'], [40, 'failed']]);
   });
 
   it('rping where both ends have RDMA: servers on the destination on distinct ports, REJECTED reported', async () => {
