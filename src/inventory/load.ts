@@ -137,7 +137,7 @@ function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string, 
   // A pair names hosts by number: a host whose entry has problems of its own is still there (its
   // problems are reported at the entry, once), so the pair is checked against every host given —
   // by the numbers written as numbers: a null key (`~:`) reaches here as "" and is no host 0.
-  const declared = new Set([...Object.keys(input.hosts).filter((k) => /^[0-9]+$/.test(k)).map(Number), ...refusedHosts]);
+  const declared = new Set([...Object.keys(input.hosts).filter((k) => DECIMAL.test(k)).map(Number), ...refusedHosts]);
   const pairs = checkPairs(input.pairs, declared, source, problems);
 
   if (problems.length > 0 || !fabric) return { problems };

@@ -6,7 +6,7 @@
  * loaded machine starts them. A fixed sleep would let a slow run arrive after the lock was free.
  */
 import { labExec } from '../../src/lab/index.js';
-import { hostProcesses } from '../../src/lab/processes.js';
+import { hostProcesses, waitUntil } from '../../src/lab/processes.js';
 import { LOCK_DIR, LOCK_PATH } from '../../src/render/paths.js';
 
 const RELEASE_FLAG = '/run/ibfleet-test-release';
@@ -39,18 +39,12 @@ export async function holdHostLock(lab: string, id: number, thenRun = 'true'): P
 
 /** Until `count` runs wait for the lock on a host (their `flock -w` is running there); at most 60 s. */
 export async function runsQueued(lab: string, id: number, count: number): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if ((await hostProcesses(lab, id)).filter((p) => p.command.startsWith('flock -w ')).length >= count) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${count} run(s) never queued on host ${id}'s lock`);
+  const queued = async () => (await hostProcesses(lab, id)).filter((p) => p.command.startsWith('flock -w ')).length >= count;
+  if (!(await waitUntil(queued, 60_000, 100))) throw new Error(`${count} run(s) never queued on host ${id}'s lock`);
 }
 
 /** Until the lock on a host is taken (a non-blocking flock there fails); at most 10 s. */
 export async function lockTaken(lab: string, id: number): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if ((await labExec(lab, id, ['sh', '-c', `[ -e ${LOCK_PATH} ] && flock -n ${LOCK_PATH} true`])).code === 1) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`the lock on host ${id} was never taken`);
+  const taken = async () => (await labExec(lab, id, ['sh', '-c', `[ -e ${LOCK_PATH} ] && flock -n ${LOCK_PATH} true`])).code === 1;
+  if (!(await waitUntil(taken, 10_000, 100))) throw new Error(`the lock on host ${id} was never taken`);
 }
