@@ -75,7 +75,11 @@ export interface HostFailure {
  * is still counted, so new kinds of change slot in without touching the displays.
  */
 /** `nm-profile`: a NetworkManager connection profile's routing properties; `netplan-file`: ibfleet's netplan file (native persistence). */
-export type ChangeKind = 'rule' | 'table-route' | 'main-route' | 'sysctl' | 'nm-profile' | 'script' | 'hook' | 'sysctl-file' | 'netplan-file' | 'timer' | 'file';
+/**
+ * `old-table` / `old-rule`: a table or rule an earlier deploy owned (its ownership record lists it)
+ * and this inventory does not give the host (its tableBase or subnet changed since).
+ */
+export type ChangeKind = 'rule' | 'table-route' | 'main-route' | 'old-table' | 'old-rule' | 'sysctl' | 'nm-profile' | 'script' | 'hook' | 'sysctl-file' | 'netplan-file' | 'record' | 'timer' | 'file';
 export type ChangeAction = 'add' | 'remove' | 'replace' | 'set' | 'reset' | 'install' | 'start' | 'reorder';
 
 export interface Change {

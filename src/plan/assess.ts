@@ -6,7 +6,7 @@
 import { MANAGERS, type Fleet, type Host, type Manager, type Nic } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
 import type { RenderedFile } from '../render/files.js';
-import { HOOK_PATHS, REPAIR_PATHS } from '../render/paths.js';
+import { HOOK_PATHS, OWNED_PATH, REPAIR_PATHS } from '../render/paths.js';
 import { REPAIR_TIMER_UNIT } from '../render/repair.js';
 import type { Change, ChangeKind } from '../vocabulary.js';
 import { SYSCTL_KEYS } from '../render/routing-script.js';
@@ -15,6 +15,7 @@ import type { HostFacts } from './facts.js';
 import { normalizeLine, type RuleFact } from './ip-facts.js';
 import { change, type Finding } from './finding.js';
 import { isManagedRule, isManagedTableRoute, nativeFindings } from './native-assess.js';
+import { formerOrigin, formerRouting, formerRules, type FormerRouting } from './owned.js';
 import { HOOK, type Persistence } from './persistence.js';
 
 export { change, type Finding } from './finding.js';
@@ -32,6 +33,8 @@ export function fileKind(role: RenderedFile['role'] | undefined): ChangeKind {
       return 'timer';
     case 'netplan':
       return 'netplan-file';
+    case 'record':
+      return 'record';
     default:
       return 'file';
   }
@@ -53,6 +56,12 @@ export interface AssessInput {
   readonly files: readonly RenderedFile[];
   /** How the routing persists (plan/persistence.ts); the hook when not given. */
   readonly persistence?: Persistence;
+  /**
+   * What an earlier deploy owned and the inventory no longer gives the host; by default as the
+   * host's record lists it. The check after a change passes the one found before: by then the
+   * record on the host is the new one.
+   */
+  readonly former?: FormerRouting;
 }
 
 export function expectedTableRoute(fleet: Fleet, nic: Nic): string {
@@ -111,7 +120,7 @@ export function assessHost(input: AssessInput): Assessment {
     const label = file.role === 'hook' ? `hook ${file.path}` : file.role === 'repair' ? `repair unit ${file.path}` : file.path;
     const kind = fileKind(file.role);
     if (!found) findings.push({ id, ok: false, detail: `${label} is missing`, fix: change(kind, 'install', file.path, `install ${file.path} (${file.mode.toString(8)})`) });
-    else if (found.sha256 !== want.sha256) findings.push({ id, ok: false, detail: `${label} ${modifiedWhy(facts.contents.get(file.path)?.text, host)}`, fix: change(kind, 'replace', file.path, `replace ${file.path} (content differs)`) });
+    else if (found.sha256 !== want.sha256) findings.push({ id, ok: false, detail: `${label} ${modifiedWhy(file, facts, host, fleet)}`, fix: change(kind, 'replace', file.path, `replace ${file.path} (content differs)`) });
     else if (found.mode !== want.mode || found.uid !== 0) {
       findings.push({ id, ok: false, detail: `${label} has mode ${found.mode.toString(8)} owner uid ${found.uid}, want ${want.mode.toString(8)} root`, fix: change(kind, 'replace', file.path, `reinstall ${file.path} as root ${want.mode.toString(8)}`) });
     } else findings.push({ id, ok: true, detail: `${label} intact`, fix: undefined });
@@ -139,10 +148,34 @@ export function assessHost(input: AssessInput): Assessment {
       findings.push({ id: `stale ${path}`, ok: false, detail: `stale ${other} hook ${path} (this host uses ${manager})`, fix: change('hook', 'remove', path, `remove ${path} (hook for ${other}; this host uses ${manager})`) });
     }
   }
+  const former = input.former ?? formerRouting(host, facts.owned);
   // A NIC's connection profile first: the kernel state follows from it.
-  const native = nativeFindings({ host, facts, persistence, persist: playbook.persist });
+  const native = nativeFindings({ host, facts, persistence, persist: playbook.persist, former });
   const profiles = native.filter((f) => f.id.startsWith('nm '));
-  return { blockers, findings: [...profiles, ...findings, ...native.filter((f) => !profiles.includes(f))] };
+  return { blockers, findings: [...profiles, ...findings, ...formerRoutingFindings(host, facts, former), ...native.filter((f) => !profiles.includes(f))] };
+}
+
+/**
+ * The tables and rules of an earlier deploy that this inventory does not give the host (its
+ * tableBase or subnet changed since): the routing script only ever touches today's, so without
+ * these they would stay filled, out of sight. A rule from one of today's addresses or into one of
+ * today's tables is the NIC's own rule finding's (the routing script replaces it).
+ */
+function formerRoutingFindings(host: Host, facts: HostFacts, former: FormerRouting): Finding[] {
+  const origin = formerOrigin(former);
+  const findings: Finding[] = former.tables.map((table) => {
+    const routes = (facts.routes.get(String(table)) ?? []).map((r) => r.text.replace(/ linkdown\b/, ''));
+    const id = `old table ${table}`;
+    if (routes.length === 0) return { id, ok: true, detail: `table ${table} of an earlier deploy (${origin}) is empty`, fix: undefined };
+    return { id, ok: false, detail: `table ${table} of an earlier deploy (${origin}, ${OWNED_PATH}) still holds ${routes.join('; ')}`, fix: change('old-table', 'remove', `table ${table}`, `old table ${table} (${origin})`) };
+  });
+  const addresses = new Set(host.nics.map((n) => n.address));
+  const tables = new Set(host.nics.map((n) => String(n.table)));
+  for (const rule of formerRules(facts.rules, former).filter((r) => !addresses.has(r.from) && !tables.has(r.table ?? ''))) {
+    const text = `${rule.priority}: ${rule.text}`;
+    findings.push({ id: `old rule ${text}`, ok: false, detail: `rule ${text} of an earlier deploy (${origin}, ${OWNED_PATH}) is still there`, fix: change('old-rule', 'remove', `rule ${rule.priority}`, `old rule ${text} (${origin})`) });
+  }
+  return findings;
 }
 
 const MANAGER_NAME = { networkmanager: 'NetworkManager', netplan: 'systemd-networkd' } as const;
@@ -227,14 +260,27 @@ export function generatedFor(text: string | undefined): { version: string; id: n
   return match ? { version: match[1]!, id: Number(match[2]), name: match[3]! } : undefined;
 }
 
+/** Files whose content carries the fabric's tables and addresses: another tableBase or subnet changes them. */
+const CARRIES_FABRIC: ReadonlySet<RenderedFile['role']> = new Set(['routing-script', 'netplan', 'record']);
+
 /**
- * Why a file's content differs, as far as its header tells: generated for another host name or
- * number (the inventory renamed the host since the last deploy), or edited on the host.
+ * Why a file's content differs, as far as its header and the ownership record tell: generated for
+ * another host name or number (the inventory renamed the host since the last deploy), for another
+ * tableBase or subnet (the record of the last deploy says which), or edited on the host.
  */
-function modifiedWhy(text: string | undefined, host: Host): string {
-  const made = generatedFor(text);
+function modifiedWhy(file: RenderedFile, facts: HostFacts, host: Host, fleet: Fleet): string {
+  const made = generatedFor(facts.contents.get(file.path)?.text);
   if (made && (made.id !== host.id || made.name !== host.name)) {
     return `was generated for host ${made.id} (${made.name}), not ${host.id} (${host.name}): the inventory renamed the host since the last deploy; deploy regenerates it (not a hand edit)`;
+  }
+  const owned = facts.owned;
+  const other = [
+    owned?.tableBase !== undefined && owned.tableBase !== fleet.fabric.tableBase ? `tableBase ${owned.tableBase}, not ${fleet.fabric.tableBase}` : undefined,
+    owned?.subnet !== undefined && owned.subnet !== fleet.fabric.subnetText ? `subnet ${owned.subnet}, not ${fleet.fabric.subnetText}` : undefined,
+  ].filter((x) => x !== undefined);
+  if (owned && other.length > 0 && CARRIES_FABRIC.has(file.role)) {
+    const tables = owned.nics.map((n) => n.table).join(', ');
+    return `was generated with ${other.join(' and ')} (the last deploy's record ${OWNED_PATH}${tables ? ` lists tables ${tables}` : ''}): the inventory's fabric changed since; deploy regenerates it (not a hand edit)`;
   }
   return 'was modified (content differs from the rendered file)';
 }

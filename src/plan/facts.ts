@@ -2,7 +2,9 @@
  * Probe output → facts. Pure: takes the text the probe printed and returns what the host looks
  * like; what iproute2 printed is read by ip-facts.ts.
  */
+import { OWNED_PATH } from '../render/paths.js';
 import { CONTENT_PREFIX, SECTION_MARK, TRACKED_PATHS } from '../render/probe-script.js';
+import { parseOwnedRecord, type OwnedRecord } from './owned.js';
 import { parseNmSection, type NmFacts } from './nm-facts.js';
 import { parseAddresses, parseLinks, parseRoute, parseRouteGet, parseRule, splitIpBatch, type AddressFact, type LinkFact, type RouteFact, type RouteGetFact, type RuleFact } from './ip-facts.js';
 import { parseRdmaSection, type RdmaFacts } from './rdma-facts.js';
@@ -29,6 +31,8 @@ export interface HostFacts {
   readonly files: ReadonlyMap<string, FileFact | null>;
   /** Path → what the probe read of the file: its first lines, or all of it (probe option fileContents). */
   readonly contents: ReadonlyMap<string, { readonly text: string; readonly whole: boolean }>;
+  /** The ownership record (/etc/ibfleet/owned) as far as it reads as one; undefined without one. */
+  readonly owned: OwnedRecord | undefined;
   readonly netplan: readonly { readonly file: string; readonly text: string }[];
   /** `interface-name=` lines of NetworkManager keyfiles: file → interface. */
   readonly nmConnections: readonly { readonly file: string; readonly iface: string }[];
@@ -196,6 +200,7 @@ export function parseProbe(output: string): HostFacts {
     sysctl,
     files,
     contents,
+    owned: files.get(OWNED_PATH) && contents.has(OWNED_PATH) ? parseOwnedRecord(contents.get(OWNED_PATH)!.text) : undefined,
     netplan: parseNetplan(get('netplan'), version),
     nmConnections: get('nm-connections').flatMap((l) => {
       const m = /^([^:]+):\s*interface-name\s*=\s*(\S+)\s*$/.exec(l);

@@ -7,7 +7,7 @@
 import { HostError } from '../errors.js';
 import type { Fleet, Host, Manager } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
-import { AFTER_MARK } from '../render/apply-script.js';
+import { AFTER_MARK, type FormerToRemove } from '../render/apply-script.js';
 import { renderHostFiles, type RenderedFile } from '../render/files.js';
 import type { NativeSteps } from '../render/native-apply.js';
 import { HOOK_PATHS } from '../render/paths.js';
@@ -20,6 +20,7 @@ import { fabricProblems, nicFabric } from './fabric-health.js';
 import { neighbourWarning } from './fabric-fleet.js';
 import { parseProbe, type HostFacts } from './facts.js';
 import { planNativeSteps } from './native-plan.js';
+import { formerRemoval, formerRouting, type FormerRouting } from './owned.js';
 import { choosePersistence, nativeFiles, type Persistence } from './persistence.js';
 
 /** The inventory's manager, or the one the host's configuration shows. */
@@ -48,6 +49,10 @@ export interface DeployPlan {
   readonly native: NativeSteps | undefined;
   /** False when the routing lives in the manager's configuration (no routing script). */
   readonly routingScript: boolean;
+  /** What an earlier deploy owned and this inventory does not give the host, as the record found before the change lists it. */
+  readonly formerRouting: FormerRouting;
+  /** Of that, what is still on the host and goes. */
+  readonly former: FormerToRemove | undefined;
 }
 
 /** Deploy's plan for a host, or a HostError at stage `plan` saying why it cannot be deployed. */
@@ -58,7 +63,8 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
   if (prerequisite) throw new HostError('plan', prerequisite);
   const { persistence, notes, blockers } = choosePersistence(host, playbook, chosen.manager, facts);
   const files = renderHostFiles(host, fleet, playbook, chosen.manager, nativeFiles(persistence));
-  const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files, persistence });
+  const former = formerRouting(host, facts.owned);
+  const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files, persistence, former });
   // Nothing is changed on a host that cannot take the whole change.
   if (assessment.blockers.length > 0 || blockers.length > 0) throw new HostError('plan', [...assessment.blockers, ...blockers].join('; '));
   const failing = new Set(failingFindings(assessment).map((f) => f.id));
@@ -73,14 +79,23 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
     changes: plannedChanges(assessment),
     persistence,
     notes,
-    native: planNativeSteps({ host, fleet, playbook, persistence, assessment, facts, write, remove }),
+    native: planNativeSteps({ host, fleet, playbook, persistence, assessment, facts, write, remove, former }),
     routingScript: persistence.kind === 'hook',
+    formerRouting: former,
+    former: formerToRemove(former, failing),
   };
+}
+
+/** An earlier deploy's tables still holding routes and its rules still there: each goes (every rule it made, to be sure). */
+function formerToRemove(former: FormerRouting, failing: ReadonlySet<string>): FormerToRemove | undefined {
+  const tables = former.tables.filter((t) => failing.has(`old table ${t}`));
+  if (tables.length === 0 && ![...failing].some((id) => id.startsWith('old rule '))) return undefined;
+  return formerRemoval(former, tables);
 }
 
 /** The plan's assessment of the state a change left behind (the apply script's own probe). */
 export function reassessDeploy(host: Host, fleet: Fleet, playbook: Playbook, plan: DeployPlan, after: HostFacts): Assessment {
-  return assessHost({ host, fleet, playbook, manager: plan.manager, facts: after, files: plan.files, persistence: plan.persistence });
+  return assessHost({ host, fleet, playbook, manager: plan.manager, facts: after, files: plan.files, persistence: plan.persistence, former: plan.formerRouting });
 }
 
 export function verification(assessment: Assessment): { ok: true } | { ok: false; message: string } {

@@ -13,6 +13,7 @@ import { change, type Finding } from './finding.js';
 import type { HostFacts } from './facts.js';
 import { normalizeLine, type RouteFact, type RuleFact } from './ip-facts.js';
 import { normalizeNmRule, type NmProfile } from './nm-facts.js';
+import { NO_FORMER_ROUTING, type FormerRouting } from './owned.js';
 import type { Persistence } from './persistence.js';
 
 /** The hook's files: stale where the routing lives in the manager's configuration. */
@@ -37,18 +38,39 @@ export function ibfleetOnProfile(profile: NmProfile, nic: Nic): { readonly table
   return { table: profile.routeTable === String(nic.table), rules: profile.rules.filter((r) => normalizeNmRule(r) === ours) };
 }
 
-/** Rules on a profile that route the NIC's address or into its table other than ibfleet's one (an older tableBase's). */
-export function staleProfileRules(profile: NmProfile, nic: Nic): string[] {
+/**
+ * What an earlier deploy set on a profile and the inventory no longer gives the NIC (its record's
+ * entries for the interface): the route table, and the rules it added.
+ */
+export function formerOnProfile(profile: NmProfile, iface: string, former: FormerRouting): { readonly table: boolean; readonly rules: readonly string[] } {
+  const mine = former.nics.filter((n) => n.iface === iface);
+  const rules = new Set(former.nics.map((n) => normalizeNmRule(nmRoutingRule(n))));
+  return { table: mine.some((n) => profile.routeTable === String(n.table)), rules: profile.rules.filter((r) => rules.has(normalizeNmRule(r))) };
+}
+
+/** Everything of ibfleet's on a profile, today's and an earlier deploy's: what taking native persistence away removes. */
+export function everOnProfile(profile: NmProfile, nic: Nic, former: FormerRouting): { readonly table: boolean; readonly rules: readonly string[] } {
+  const now = ibfleetOnProfile(profile, nic);
+  const then = formerOnProfile(profile, nic.iface, former);
+  return { table: now.table || then.table, rules: [...new Set([...now.rules, ...then.rules])] };
+}
+
+/**
+ * Rules on a profile that route the NIC's address or into its table other than ibfleet's one, and
+ * the rules an earlier deploy added (its record's; another tableBase or subnet).
+ */
+export function staleProfileRules(profile: NmProfile, nic: Nic, former: FormerRouting = NO_FORMER_ROUTING): string[] {
   const ours = normalizeNmRule(nmRoutingRule(nic));
+  const earlier = new Set(formerOnProfile(profile, nic.iface, former).rules);
   return profile.rules.filter((r) => {
     const rule = normalizeNmRule(r);
-    return rule !== ours && (new RegExp(`(^| )from ${nic.address.replace(/\./g, '\\.')}( |$)`).test(rule) || new RegExp(`(^| )table ${nic.table}( |$)`).test(rule));
+    return rule !== ours && (earlier.has(r) || new RegExp(`(^| )from ${nic.address.replace(/\./g, '\\.')}( |$)`).test(rule) || new RegExp(`(^| )table ${nic.table}( |$)`).test(rule));
   });
 }
 
-function profileFinding(nic: Nic, profile: NmProfile): Finding {
+function profileFinding(nic: Nic, profile: NmProfile, former: FormerRouting): Finding {
   const on = ibfleetOnProfile(profile, nic);
-  const stale = staleProfileRules(profile, nic);
+  const stale = staleProfileRules(profile, nic, former);
   const ok = on.table && on.rules.length === 1 && stale.length === 0;
   const id = `nm ${nic.iface}`;
   const label = `${nic.iface}: connection profile ${profile.name}`;
@@ -66,6 +88,12 @@ function profileFinding(nic: Nic, profile: NmProfile): Finding {
   };
 }
 
+/** ibfleet's properties a profile still carries (`ipv4.route-table 941, rule …`), or '' for none. */
+export function profileLeftovers(profile: NmProfile, nic: Nic, former: FormerRouting): string {
+  const on = everOnProfile(profile, nic, former);
+  return [on.table ? `ipv4.route-table ${profile.routeTable}` : undefined, ...on.rules.map((r) => `rule ${r}`)].filter(Boolean).join(', ');
+}
+
 /** The kind of change removing one of the hook's files is. */
 function hookModeKind(path: string): ChangeKind {
   if (path === ROUTING_SCRIPT_PATH) return 'script';
@@ -78,22 +106,24 @@ export interface NativeAssessInput {
   readonly persistence: Persistence;
   /** Whether the playbook persists at all (no persist step: nothing of either mechanism is stale). */
   readonly persist: boolean;
+  /** What an earlier deploy set and the inventory no longer gives the host (its record's entries). */
+  readonly former?: FormerRouting;
 }
 
 export function nativeFindings(input: NativeAssessInput): Finding[] {
   const { host, facts, persistence } = input;
+  const former = input.former ?? NO_FORMER_ROUTING;
   const findings: Finding[] = [];
   if (persistence.kind === 'networkmanager') {
-    for (const { nic, profile } of persistence.profiles) findings.push(profileFinding(nic, facts.nm?.profiles.get(profile.uuid) ?? { ...profile, routeTable: '?', rules: [] }));
+    for (const { nic, profile } of persistence.profiles) findings.push(profileFinding(nic, facts.nm?.profiles.get(profile.uuid) ?? { ...profile, routeTable: '?', rules: [] }, former));
   } else if (facts.nm) {
     // The hook persists here: ibfleet's properties on a profile would make NetworkManager fight it.
     for (const nic of host.nics) {
       const uuid = facts.nm.active.get(nic.iface);
       const profile = uuid === undefined ? undefined : facts.nm.profiles.get(uuid);
       if (!profile) continue;
-      const on = ibfleetOnProfile(profile, nic);
-      if (!on.table && on.rules.length === 0) continue;
-      const what = [on.table ? `ipv4.route-table ${nic.table}` : undefined, on.rules.length ? `rule ${nmRoutingRule(nic)}` : undefined].filter(Boolean).join(', ');
+      const what = profileLeftovers(profile, nic, former);
+      if (!what) continue;
       findings.push({
         id: `stale nm ${nic.iface}`,
         ok: false,

@@ -15,7 +15,8 @@ import { SYSCTL_KEYS } from '../render/routing-script.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { failingFindings, type Assessment } from './assess.js';
 import type { HostFacts } from './facts.js';
-import { ibfleetOnProfile, staleProfileRules } from './native-assess.js';
+import { everOnProfile, ibfleetOnProfile, staleProfileRules } from './native-assess.js';
+import { NO_FORMER_ROUTING, type FormerRouting } from './owned.js';
 import type { Persistence } from './persistence.js';
 
 function routing(nic: Nic): NicRouting {
@@ -31,11 +32,14 @@ export interface NativePlanInput {
   readonly facts: HostFacts;
   readonly write: readonly RenderedFile[];
   readonly remove: readonly string[];
+  /** What an earlier deploy set and the inventory no longer gives the host: taken off the profiles too. */
+  readonly former?: FormerRouting;
 }
 
 /** Undefined when the manager need not be told anything. */
 export function planNativeSteps(input: NativePlanInput): NativeSteps | undefined {
   const { host, playbook, persistence, assessment, facts } = input;
+  const former = input.former ?? NO_FORMER_ROUTING;
   const neigh = playbook.fabricSysctl && persistence.kind !== 'hook' ? neighToRaise(input.fleet, facts) : [];
   const failing = new Set(failingFindings(assessment).map((f) => f.id));
   const fails = (kind: string, nic: Nic) => failing.has(`${kind} ${nic.iface}`);
@@ -47,7 +51,7 @@ export function planNativeSteps(input: NativePlanInput): NativeSteps | undefined
       if (fails('nm', nic)) {
         const on = ibfleetOnProfile(profile, nic);
         // A rule found twice is taken away and added once: nmcli removes every entry equal to it.
-        nmEdits.push({ iface: nic.iface, uuid: profile.uuid, name: profile.name, routeTable: on.table ? undefined : nic.table, removeRules: [...staleProfileRules(profile, nic), ...(on.rules.length > 1 ? [nmRoutingRule(nic)] : [])], addRules: [nmRoutingRule(nic)] });
+        nmEdits.push({ iface: nic.iface, uuid: profile.uuid, name: profile.name, routeTable: on.table ? undefined : nic.table, removeRules: [...staleProfileRules(profile, nic, former), ...(on.rules.length > 1 ? [nmRoutingRule(nic)] : [])], addRules: [nmRoutingRule(nic)] });
       }
       if (['nm', 'table', 'rule', 'main'].some((k) => fails(k, nic))) {
         steps.handOver.push(routing(nic));
@@ -65,7 +69,7 @@ export function planNativeSteps(input: NativePlanInput): NativeSteps | undefined
       return finish({ ...steps, netplan: { reload: written, reconfigure: touched.map((n) => n.iface) }, sysctls: sysctlsToSet(host, playbook, failing) });
     }
   } else {
-    nmEdits.push(...takeOff(host, facts, (nic) => failing.has(`stale nm ${nic.iface}`)));
+    nmEdits.push(...takeOff(host, facts, former, (nic) => failing.has(`stale nm ${nic.iface}`)));
     steps.nmReapply.push(...nmEdits.map((e) => e.iface));
     if (input.remove.includes(NETPLAN_FILE_PATH)) return finish({ ...steps, ...netplanTakeOff(host) });
     return finish(steps);
@@ -94,16 +98,19 @@ function sysctlsToSet(host: Host, playbook: Playbook, failing: ReadonlySet<strin
   return host.nics.flatMap((nic) => SYSCTL_KEYS.filter((k) => failing.has(`sysctl ${nic.iface} ${k}`)).map((key) => ({ iface: nic.iface, key, value: String(params[key]) })));
 }
 
-/** ibfleet's properties taken off the NICs' active profiles (`which` picks the NICs); the user's own stay. */
-function takeOff(host: Host, facts: HostFacts, which: (nic: Nic) => boolean): NmProfileEdit[] {
+/**
+ * ibfleet's properties taken off the NICs' active profiles (`which` picks the NICs), today's and
+ * those an earlier deploy set (`former`); the user's own stay.
+ */
+function takeOff(host: Host, facts: HostFacts, former: FormerRouting, which: (nic: Nic) => boolean): NmProfileEdit[] {
   const edits: NmProfileEdit[] = [];
   for (const nic of host.nics) {
     const uuid = facts.nm?.active.get(nic.iface);
     const profile = uuid === undefined ? undefined : facts.nm?.profiles.get(uuid);
     if (!profile || !which(nic)) continue;
-    const on = ibfleetOnProfile(profile, nic);
+    const on = everOnProfile(profile, nic, former);
     if (!on.table && on.rules.length === 0) continue;
-    edits.push({ iface: nic.iface, uuid: profile.uuid, name: profile.name, routeTable: on.table ? 0 : undefined, removeRules: on.rules.length ? [nmRoutingRule(nic)] : [], addRules: [] });
+    edits.push({ iface: nic.iface, uuid: profile.uuid, name: profile.name, routeTable: on.table ? 0 : undefined, removeRules: on.rules, addRules: [] });
   }
   return edits;
 }
@@ -118,8 +125,8 @@ function netplanTakeOff(host: Host): Pick<NativeSteps, 'netplan' | 'awaitGone'> 
  * active profiles and reapplied; networkd reloaded once ibfleet's netplan file is gone) before the
  * rules and tables are removed.
  */
-export function planNativeRollback(host: Host, facts: HostFacts): NativeSteps | undefined {
-  const nmEdits = takeOff(host, facts, () => true);
+export function planNativeRollback(host: Host, facts: HostFacts, former: FormerRouting = NO_FORMER_ROUTING): NativeSteps | undefined {
+  const nmEdits = takeOff(host, facts, former, () => true);
   const netplan = facts.files.get(NETPLAN_FILE_PATH) ? netplanTakeOff(host) : {};
   return finish({ ...NO_NATIVE_STEPS, nmEdits, nmReapply: nmEdits.map((e) => e.iface), ...netplan });
 }

@@ -20,6 +20,7 @@ import { NETPLAN_FILE_PATH } from '../render/paths.js';
 import { netplanClaims } from './detect-manager.js';
 import type { HostFacts } from './facts.js';
 import { versionAtLeast, type NmProfile } from './nm-facts.js';
+import { formerRouting } from './owned.js';
 
 export interface NicProfile {
   readonly nic: Nic;
@@ -84,6 +85,9 @@ function networkManagerNative(host: Host, playbook: Playbook, facts: HostFacts):
   }
   const blockers: string[] = [];
   const profiles: NicProfile[] = [];
+  // A table an earlier deploy of ibfleet's set (its record says so) is ibfleet's to move.
+  const former = formerRouting(host, facts.owned);
+  const earlierTable = (nic: Nic, table: string) => former.nics.some((n) => n.iface === nic.iface && String(n.table) === table);
   for (const nic of host.nics) {
     const uuid = nm.active.get(nic.iface);
     const profile = uuid === undefined ? undefined : nm.profiles.get(uuid);
@@ -91,7 +95,7 @@ function networkManagerNative(host: Host, playbook: Playbook, facts: HostFacts):
       blockers.push(`${nic.iface} has no active NetworkManager connection profile; native persistence sets ipv4.route-table and ipv4.routing-rules on the profile that brings the NIC up: activate it (nmcli connection up <profile>), or deploy the hook playbook`);
     } else if (!profile) {
       blockers.push(`NetworkManager did not show ${nic.iface}'s active connection profile ${uuid}`);
-    } else if (profile.routeTable !== '0' && profile.routeTable !== String(nic.table)) {
+    } else if (profile.routeTable !== '0' && profile.routeTable !== String(nic.table) && !earlierTable(nic, profile.routeTable)) {
       blockers.push(
         `${nic.iface}'s connection profile ${profile.name} already routes into table ${profile.routeTable} (ipv4.route-table); ibfleet would move its routes to table ${nic.table}: set it to 0 (nmcli connection modify uuid ${uuid} ipv4.route-table 0), or deploy the hook playbook`,
       );

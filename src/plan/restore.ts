@@ -13,13 +13,24 @@ import type { HostFacts } from './facts.js';
 import type { NmProfile } from './nm-facts.js';
 import { NO_NATIVE_STEPS, type NativeSteps } from '../render/native-apply.js';
 import { NETPLAN_FILE_PATH } from '../render/paths.js';
+import { formerRemoval, formerRouting, formerRules, type FormerRouting } from './owned.js';
+
+/** The source rules a deploy can change: the NICs' own, and those of an earlier deploy (`former`). */
+function touchableRules(host: Host, facts: HostFacts, former: FormerRouting): HostFacts['rules'] {
+  const earlier = new Set(formerRules(facts.rules, former));
+  return facts.rules.filter((r) => earlier.has(r) || host.nics.some((n) => r.from === n.address || r.table === String(n.table)));
+}
+
+/** The tables a deploy can change: the NICs', then an earlier deploy's it empties. */
+function touchableTables(host: Host, former: FormerRouting): number[] {
+  return [...host.nics.map((n) => n.table), ...former.tables];
+}
 
 /** Everything of a host a deploy can change, as comparable text: one entry per aspect. */
-function touchable(host: Host, fleet: Fleet, facts: HostFacts): Map<string, string> {
+function touchable(host: Host, fleet: Fleet, facts: HostFacts, former: FormerRouting): Map<string, string> {
   const out = new Map<string, string>();
-  const related = facts.rules.filter((r) => host.nics.some((n) => r.from === n.address || r.table === String(n.table)));
-  out.set('source rules', related.map((r) => `${r.priority}: ${r.text}`).join('; ') || '(none)');
-  for (const nic of host.nics) out.set(`table ${nic.table}`, (facts.routes.get(String(nic.table)) ?? []).map((r) => routeText(r.text)).join('; ') || '(empty)');
+  out.set('source rules', touchableRules(host, facts, former).map((r) => `${r.priority}: ${r.text}`).join('; ') || '(none)');
+  for (const table of touchableTables(host, former)) out.set(`table ${table}`, (facts.routes.get(String(table)) ?? []).map((r) => routeText(r.text)).join('; ') || '(empty)');
   out.set(`main-table routes to ${fleet.fabric.subnetText}`, mainFabricRoutes(host, fleet, facts).join('; ') || '(none)');
   for (const nic of host.nics) {
     const values = facts.sysctl.get(nic.iface) ?? {};
@@ -53,8 +64,10 @@ function mainFabricRoutes(host: Host, fleet: Fleet, facts: HostFacts): string[] 
 
 /** What differs between two probes in the part a deploy can change, one line per aspect ("table 941: now …, before …"). */
 export function stateDifferences(host: Host, fleet: Fleet, before: HostFacts, now: HostFacts): string[] {
-  const was = touchable(host, fleet, before);
-  const is = touchable(host, fleet, now);
+  // What an earlier deploy owned, as the record before the change listed it (the change rewrites it).
+  const former = formerRouting(host, before.owned);
+  const was = touchable(host, fleet, before, former);
+  const is = touchable(host, fleet, now, former);
   return [...was].filter(([key, value]) => is.get(key) !== value).map(([key, value]) => `${key}: ${is.get(key)}, before ${value}`);
 }
 
@@ -71,9 +84,11 @@ export function stateDifferences(host: Host, fleet: Fleet, before: HostFacts, no
 export function planRestore(host: Host, fleet: Fleet, before: HostFacts, written: readonly RenderedFile[], applyOutput: string, native?: NativeSteps): RestoreSpec {
   const possible = new Set(directoriesFor(written));
   const created = applyOutput.split('\n').flatMap((l) => (l.startsWith(CREATED_DIR_LINE) && possible.has(l.slice(CREATED_DIR_LINE.length)) ? [l.slice(CREATED_DIR_LINE.length)] : []));
+  const former = formerRouting(host, before.owned);
   return {
-    rules: before.rules.filter((r) => host.nics.some((n) => r.from === n.address || r.table === String(n.table))).map((r) => ({ priority: r.priority, text: r.text })),
-    tables: host.nics.map((n) => ({ table: n.table, routes: (before.routes.get(String(n.table)) ?? []).map((r) => routeText(r.text)) })),
+    rules: touchableRules(host, before, former).map((r) => ({ priority: r.priority, text: r.text })),
+    formerRules: formerRemoval(former).rules,
+    tables: touchableTables(host, former).map((table) => ({ table, routes: (before.routes.get(String(table)) ?? []).map((r) => routeText(r.text)) })),
     mainRoutes: mainFabricRoutes(host, fleet, before),
     sysctls: host.nics.flatMap((n) => {
       const values = before.sysctl.get(n.iface) ?? {};

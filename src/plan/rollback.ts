@@ -7,22 +7,28 @@
 import type { Fleet, Host } from '../inventory/model.js';
 import { SYSCTL_KEYS } from '../render/routing-script.js';
 import { TRACKED_PATHS } from '../render/probe-script.js';
-import { nmRoutingRule } from '../render/native-nm.js';
-import { HOOK_PATHS, NETPLAN_FILE_PATH, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from '../render/paths.js';
+import { HOOK_PATHS, NETPLAN_FILE_PATH, OWNED_PATH, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from '../render/paths.js';
 import type { ChangeKind } from '../vocabulary.js';
 import { change, type Assessment, type Finding } from './assess.js';
 import type { HostFacts } from './facts.js';
-import { ibfleetOnProfile } from './native-assess.js';
+import { profileLeftovers } from './native-assess.js';
+import { formerOrigin, formerRouting, formerRules, type FormerRouting } from './owned.js';
 
 function trackedKind(path: string): ChangeKind {
   if (path === ROUTING_SCRIPT_PATH) return 'script';
   if (path === SYSCTL_PATH) return 'sysctl-file';
   if (path === NETPLAN_FILE_PATH) return 'netplan-file';
+  if (path === OWNED_PATH) return 'record';
   if (REPAIR_PATHS.includes(path)) return 'timer';
   return Object.values(HOOK_PATHS).includes(path) ? 'hook' : 'file';
 }
 
-export function assessRollback(host: Host, fleet: Fleet, facts: HostFacts): Assessment {
+/**
+ * `former`: what an earlier deploy owned and the inventory no longer gives the host, by default as
+ * the host's record lists it; the check after the rollback passes the one found before (the record
+ * is gone by then).
+ */
+export function assessRollback(host: Host, fleet: Fleet, facts: HostFacts, former: FormerRouting = formerRouting(host, facts.owned)): Assessment {
   const findings: Finding[] = [];
   for (const path of TRACKED_PATHS) {
     const present = facts.files.get(path);
@@ -48,13 +54,28 @@ export function assessRollback(host: Host, fleet: Fleet, facts: HostFacts): Asse
   for (const nic of host.nics) {
     const uuid = facts.nm?.active.get(nic.iface);
     const profile = uuid === undefined ? undefined : facts.nm?.profiles.get(uuid);
-    const on = profile ? ibfleetOnProfile(profile, nic) : { table: false, rules: [] };
-    const left = [on.table ? `ipv4.route-table ${nic.table}` : undefined, on.rules.length ? `rule ${nmRoutingRule(nic)}` : undefined].filter(Boolean).join(', ');
+    const left = profile ? profileLeftovers(profile, nic, former) : '';
     if (left) findings.push({ id: `nm ${nic.iface}`, ok: false, detail: `${nic.iface}: connection profile ${profile!.name} still carries ${left}`, fix: change('nm-profile', 'reset', nic.iface, `${nic.iface}: nmcli: take ${left} off profile ${profile!.name}; reapply`) });
   }
+  findings.push(...formerLeftovers(host, facts, former));
   const order = main.map((r) => r.dev);
   const expected = host.nics.map((n) => n.iface).filter((i) => order.includes(i));
   const inOrder = order.filter((d) => d !== undefined && expected.includes(d)).join(',') === expected.join(',');
   findings.push({ id: 'main order', ok: inOrder, detail: inOrder ? 'main-table routes in NIC order' : `main-table routes to ${subnet} are in order ${order.join(', ')}, the kernel's is ${expected.join(', ')}`, fix: inOrder ? undefined : change('main-route', 'reorder', 'main', 'reorder main-table routes') });
   return { blockers: [], findings };
+}
+
+/** An earlier deploy's tables and rules (the record's entries the inventory no longer has): rollback removes them too. */
+function formerLeftovers(host: Host, facts: HostFacts, former: FormerRouting): Finding[] {
+  const origin = formerOrigin(former);
+  const findings: Finding[] = former.tables.map((table) => {
+    const held = (facts.routes.get(String(table)) ?? []).length > 0;
+    return { id: `old table ${table}`, ok: !held, detail: held ? `table ${table} of an earlier deploy (${origin}) still holds routes` : `table ${table} of an earlier deploy empty`, fix: held ? change('old-table', 'remove', `table ${table}`, `flush old table ${table} (${origin})`) : undefined };
+  });
+  // A rule from one of today's addresses or into today's tables is the NIC's own finding's.
+  const related = (from: string, table: string | undefined) => host.nics.some((n) => from === n.address || table === String(n.table));
+  for (const rule of formerRules(facts.rules, former).filter((r) => !related(r.from, r.table))) {
+    findings.push({ id: `old rule ${rule.priority}: ${rule.text}`, ok: false, detail: `rule ${rule.priority}: ${rule.text} of an earlier deploy (${origin}) remains`, fix: change('old-rule', 'remove', `rule ${rule.priority}`, `delete old rule ${rule.priority}: ${rule.text}`) });
+  }
+  return findings;
 }

@@ -9,7 +9,7 @@ import { BugError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import type { RenderedFile } from './files.js';
 import { renderTakeLock, type LockKind } from './host-lock.js';
-import { FINISHED_PATH, PREVIOUS_DIR, REPAIR_PATHS, REPAIR_TIMER_PATH, ROUTING_SCRIPT_PATH } from './paths.js';
+import { FINISHED_PATH, OWNED_PATH, PREVIOUS_DIR, REPAIR_PATHS, REPAIR_TIMER_PATH, ROUTING_SCRIPT_PATH } from './paths.js';
 import { RELEASE_ROUTING_LOCK, renderNativeSteps, TAKE_ROUTING_LOCK, type NativeSteps } from './native-apply.js';
 import { renderNetplanValidation } from './native-netplan.js';
 import { renderProbeBody, TRACKED_PATHS } from './probe-script.js';
@@ -135,11 +135,37 @@ export function afterProbe(host: Host, fleet: Fleet): string {
   return `echo ${AFTER_MARK}\n${renderProbeBody(host, fleet, { managerEvidence: false, fabric: false })}`;
 }
 
+/** Tables and source rules an earlier deploy owned (its record lists them) that the inventory no longer gives the host. */
+export interface FormerToRemove {
+  readonly tables: readonly number[];
+  /** Rules `from ADDR lookup TABLE`, at whatever priority. */
+  readonly rules: readonly { readonly address: string; readonly table: number }[];
+}
+
+/**
+ * Removes what an earlier deploy owned and this inventory does not give the host (a changed
+ * tableBase or subnet): the routing script only ever touches today's tables and rules. The numbers
+ * and addresses come from the host's record: checked when it was read (plan/owned.ts), quoted here.
+ */
+export function renderRemoveFormer(former: FormerToRemove): string[] {
+  if (former.tables.length === 0 && former.rules.length === 0) return [];
+  return [
+    `# What an earlier deploy owned (its record, ${OWNED_PATH}) and this inventory does not give the host.`,
+    ...former.rules.map(({ address, table }) => {
+      const [a, t] = [shellQuote(address), shellQuote(table)];
+      return `n=0; while [ "$n" -lt 64 ] && ip -4 rule del from ${a} lookup ${t} 2>/dev/null; do n=$((n + 1)); echo ${shellQuote(`ibfleet: removed old rule from ${address} lookup ${table}`)}; done`;
+    }),
+    ...former.tables.map((table) => `if ip -4 route show table ${shellQuote(table)} 2>/dev/null | grep -q .; then ip -4 route flush table ${shellQuote(table)} && echo ${shellQuote(`ibfleet: flushed old table ${table}`)} || status=1; fi`),
+  ];
+}
+
 export interface ApplyPlan {
   /** Files to (re)write; unchanged files are not sent. */
   readonly write: readonly RenderedFile[];
   /** Paths of stale files to remove (another manager's hook). */
   readonly remove: readonly string[];
+  /** An earlier deploy's tables and rules to remove (after the manager is told: it may still hold them until then). */
+  readonly former?: FormerToRemove;
   /** What the network manager is told (native persistence, or taking it away); none when absent. */
   readonly native?: NativeSteps;
   /** False when the routing lives in the manager's configuration: there is no routing script to run. */
@@ -174,6 +200,7 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
     ...writeFiles(plan.write),
     ...plan.remove.map((p) => `retire ${shellQuote(p)} || status=1`),
     ...(plan.native ? ['if [ "$status" -eq 0 ]; then', ...renderNativeSteps(plan.native, fleet.fabric.subnetText).map((l) => `\t${l.replace(/\n(?=.)/g, '\n\t')}`), 'fi', RELEASE_ROUTING_LOCK] : []),
+    ...(plan.former && (plan.former.tables.length || plan.former.rules.length) ? ['if [ "$status" -eq 0 ]; then', ...renderRemoveFormer(plan.former).map((l) => `\t${l}`), 'fi'] : []),
     ...(plan.routingScript === false
       ? []
       : ['# Apply now: the routing script sets sysctls, table routes and rules for every fabric NIC.', `if [ "$status" -eq 0 ]; then`, `\t${ROUTING_SCRIPT_PATH} || status=$?`, 'fi']),
@@ -187,11 +214,12 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
 /**
  * Rollback: files removed (last versions kept), native persistence's configuration taken off the
  * manager (`native`: ibfleet's connection-profile properties, networkd reloaded without ibfleet's
- * netplan file), rules and fabric tables gone, the main-table
+ * netplan file), rules and fabric tables gone — `former`: also those of an earlier deploy with
+ * another tableBase or subnet, as its record listed them —, the main-table
  * subnet routes back as the kernel adds them (NIC 1 first), per-interface sysctls back to the
  * kernel defaults a newly created interface gets (conf/default).
  */
-export function renderRollbackScript(host: Host, fleet: Fleet, runId: string = DRY_RUN_ID, native?: NativeSteps): string {
+export function renderRollbackScript(host: Host, fleet: Fleet, runId: string = DRY_RUN_ID, native?: NativeSteps, former?: FormerToRemove): string {
   const subnet = shellQuote(fleet.fabric.subnetText);
   const nics = host.nics.map((n) => [n.iface, n.address, n.table].map(shellQuote).join(' '));
   return receivedWhole('__ibfleet_rollback_main', [
@@ -215,6 +243,7 @@ export function renderRollbackScript(host: Host, fleet: Fleet, runId: string = D
     '\techo "ibfleet: $iface: rules and table $table removed"',
     '}',
     ...host.nics.map((_, i) => `unroute ${nics[i]}`),
+    ...(former ? renderRemoveFormer(former) : []),
     '# Main-table routes in NIC order, as the kernel adds them when the addresses come up.',
     ...host.nics.map((n) => `ip -4 route del ${subnet} dev ${shellQuote(n.iface)} table main 2>/dev/null`),
     ...host.nics.map(

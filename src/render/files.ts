@@ -3,7 +3,8 @@ import type { Fleet, Host, Manager } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { hookPath, renderHook } from './hooks.js';
 import { renderNetplanFile, type NetplanDevice } from './native-netplan.js';
-import { NETPLAN_FILE_PATH, REPAIR_DROP_IN_PATH, REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
+import { renderOwnedRecord } from './owned-record.js';
+import { NETPLAN_FILE_PATH, OWNED_PATH, REPAIR_DROP_IN_PATH, REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
 import { renderRepairDropIn, renderRepairService, renderRepairTimer } from './repair.js';
 import { renderRoutingScript } from './routing-script.js';
 import { renderSysctlConf } from './sysctl.js';
@@ -15,7 +16,7 @@ export interface RenderedFile {
   readonly mode: number;
   readonly content: string;
   /** What the file is for, one line. */
-  readonly role: 'routing-script' | 'hook' | 'repair' | 'sysctl' | 'netplan';
+  readonly role: 'routing-script' | 'hook' | 'repair' | 'sysctl' | 'netplan' | 'record';
   /** For hooks: which manager runs it. */
   readonly manager?: Manager;
 }
@@ -32,7 +33,7 @@ export function renderHostFiles(host: Host, fleet: Fleet, playbook: Playbook, ma
     const files: RenderedFile[] = [];
     if (native.kind === 'netplan') files.push({ path: NETPLAN_FILE_PATH, mode: 0o600, content: renderNetplanFile(host, fleet, playbook, native.devices), role: 'netplan', manager });
     if (playbook.fabricSysctl) files.push({ path: SYSCTL_PATH, mode: 0o644, content: renderSysctlConf(host, fleet, playbook, playbook.fabricSysctl, 'native'), role: 'sysctl' });
-    return files;
+    return [...files, ownedRecordFile(host, fleet, playbook)];
   }
   const files: RenderedFile[] = [{ path: ROUTING_SCRIPT_PATH, mode: 0o755, content: renderRoutingScript(host, fleet, playbook), role: 'routing-script' }];
   if (playbook.persist) files.push({ path: hookPath(manager), mode: 0o755, content: renderHook(manager, host, playbook), role: 'hook', manager });
@@ -44,7 +45,12 @@ export function renderHostFiles(host: Host, fleet: Fleet, playbook: Playbook, ma
     );
   }
   if (playbook.fabricSysctl) files.push({ path: SYSCTL_PATH, mode: 0o644, content: renderSysctlConf(host, fleet, playbook, playbook.fabricSysctl, 'hook'), role: 'sysctl' });
-  return files;
+  return [...files, ownedRecordFile(host, fleet, playbook)];
+}
+
+/** Whatever persists the routing, the host records what it is (render/owned-record.ts). */
+function ownedRecordFile(host: Host, fleet: Fleet, playbook: Playbook): RenderedFile {
+  return { path: OWNED_PATH, mode: 0o644, content: renderOwnedRecord(host, fleet, playbook), role: 'record' };
 }
 
 export function formatMode(mode: number): string {

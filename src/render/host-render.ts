@@ -74,7 +74,7 @@ export function renderForDisplay(host: Host, fleet: Fleet, playbook: Playbook): 
   return {
     host,
     managers: [...MANAGERS],
-    files: [...files.filter((f) => f.role !== 'sysctl'), ...netplan.files],
+    files: [...files.filter((f) => f.role !== 'sysctl' && f.role !== 'record'), ...netplan.files],
     commands: [nmCommands(host)],
     notes: ['native persistence with manager auto: deploy detects the manager; NetworkManager hosts get the nmcli commands, netplan hosts the netplan file, ifupdown hosts (and older NetworkManager) the routing script, hook and repair timer'],
   };

@@ -4,6 +4,12 @@ import type { Manager } from '../inventory/model.js';
 export const ROUTING_SCRIPT_PATH = '/etc/ibfleet/ibfleet-routes';
 export const SYSCTL_PATH = '/etc/sysctl.d/60-ibfleet-fabric.conf';
 /**
+ * The ownership record: the tables and source rules a deploy gave the host (render/owned-record.ts).
+ * The next deploy, status and rollback read it to find what an earlier deploy owned and this
+ * inventory does not (a changed tableBase or subnet).
+ */
+export const OWNED_PATH = '/etc/ibfleet/owned';
+/**
  * Native persistence on netplan hosts: ibfleet's own netplan file, merged by netplan with the
  * files that configure the NICs (later files add to earlier ones: sequences such as routes are
  * appended). Mode 0600: netplan warns about configuration others can read.

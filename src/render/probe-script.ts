@@ -8,7 +8,7 @@
 import { deriveNicAddress } from '../inventory/derive.js';
 import { MANAGERS, type Fleet, type Host } from '../inventory/model.js';
 import { renderNmProbe } from './native-nm.js';
-import { HOOK_PATHS, NETPLAN_FILE_PATH, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
+import { HOOK_PATHS, NETPLAN_FILE_PATH, OWNED_PATH, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from './paths.js';
 import { renderRdmaProbe } from './probe-rdma.js';
 import { REPAIR_TIMER_UNIT } from './repair.js';
 import { SYSCTL_KEYS } from './routing-script.js';
@@ -26,7 +26,7 @@ export const NEIGH_KEYS = ['gc_thresh1', 'gc_thresh2', 'gc_thresh3'] as const;
 export const CONTENT_PREFIX = '|';
 
 /** Every path whose state ibfleet tracks on a host: its own files and every manager's hook. */
-export const TRACKED_PATHS: readonly string[] = [ROUTING_SCRIPT_PATH, ...MANAGERS.map((m) => HOOK_PATHS[m]), ...REPAIR_PATHS, NETPLAN_FILE_PATH, SYSCTL_PATH];
+export const TRACKED_PATHS: readonly string[] = [ROUTING_SCRIPT_PATH, ...MANAGERS.map((m) => HOOK_PATHS[m]), ...REPAIR_PATHS, NETPLAN_FILE_PATH, SYSCTL_PATH, OWNED_PATH];
 
 /** A fabric address that is not this host's, for `ip route get` (no packet is sent). */
 export function probePeerAddress(fleet: Fleet, host: Host, nicIndex: number): string {
@@ -79,6 +79,12 @@ export interface ProbeOptions {
 
 /** Lines of each file's header the probe reads (path, generator line, warning). */
 export const HEADER_LINES = 4;
+/**
+ * The ownership record is read whole, not only its header: what it lists is what the next deploy
+ * removes. Ibfleet writes a dozen lines or so; beyond this many a file is no record of ibfleet's
+ * (its checksum says so), and a host cannot make the probe print more of it.
+ */
+export const OWNED_MAX_LINES = 64;
 
 export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions = { managerEvidence: true }): string {
   const gets = host.nics.map((n) => ({ iface: n.iface, peer: probePeerAddress(fleet, host, n.index), from: n.address }));
@@ -101,11 +107,12 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
   ];
   return [
     `s() { printf '${SECTION_MARK} %s\\n' "$*"; }`,
-    '# rd FILE: print a text file with the shell alone (no cat), ending its last line, each line behind',
-    `# ${CONTENT_PREFIX} so that no line of the file can pass for one of the probe's own (a section mark, #file).`,
+    '# rd FILE [MAX]: print a text file (its first MAX lines) with the shell alone (no cat), ending its last',
+    `# line, each line behind ${CONTENT_PREFIX} so that no line of the file can pass for one of the probe's own (a section mark, #file).`,
     'rd() {',
     '\t[ -f "$1" ] && [ -r "$1" ] || return 0',
-    `\twhile IFS= read -r l || [ -n "$l" ]; do printf '${CONTENT_PREFIX}%s\\n' "$l"; done <"$1"`,
+    '\tn=0',
+    `\twhile [ "$n" -lt "\${2:-1000000000}" ] && { IFS= read -r l || [ -n "$l" ]; }; do printf '${CONTENT_PREFIX}%s\\n' "$l"; n=$((n + 1)); done <"$1"`,
     '}',
     'probe_output=$(',
     `\ts probe ${PROBE_VERSION}`,
@@ -131,7 +138,7 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     '\ts files; if [ "$#" -gt 0 ]; then stat -c \'%a %u %n\' -- "$@"; sha256sum -- "$@"; fi',
     options.fileContents
       ? '\tfor p in "$@"; do s content "$p"; rd "$p"; done'
-      : `\tfor p in "$@"; do s head "$p"; n=0; [ -r "$p" ] && while [ "$n" -lt ${HEADER_LINES} ] && IFS= read -r l; do printf '${CONTENT_PREFIX}%s\\n' "$l"; n=$((n + 1)); done <"$p"; done`,
+      : `\tfor p in "$@"; do if [ "$p" = ${shellQuote(OWNED_PATH)} ]; then s content "$p"; rd "$p" ${OWNED_MAX_LINES}; else s head "$p"; rd "$p" ${HEADER_LINES}; fi; done`,
     ...(options.managerEvidence
       ? [
           '\ts netplan; for f in /lib/netplan/*.yaml /etc/netplan/*.yaml /run/netplan/*.yaml; do [ -f "$f" ] && printf \'#file %s\\n\' "$f" && rd "$f"; done',

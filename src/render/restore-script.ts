@@ -17,9 +17,11 @@ import { renderNativeSteps, TAKE_ROUTING_LOCK, type NativeSteps } from './native
 import { receivedWhole, shellQuote } from './shell.js';
 
 export interface RestoreSpec {
-  /** Rules whose source is a NIC's address or whose table is a NIC's, as `ip rule` printed them before. */
+  /** Rules whose source is a NIC's address or whose table is a NIC's, or an earlier deploy's rules, as `ip rule` printed them before. */
   readonly rules: readonly { readonly priority: number; readonly text: string }[];
-  /** Per NIC table: its routes before, as `ip route show table T` printed them. */
+  /** Rules an earlier deploy made (`from ADDR lookup TABLE`, its record's), cleared before the rules found before go back. */
+  readonly formerRules: readonly { readonly address: string; readonly table: number }[];
+  /** Per NIC table, and each table of an earlier deploy the change emptied: its routes before, as `ip route show table T` printed them. */
   readonly tables: readonly { readonly table: number; readonly routes: readonly string[] }[];
   /** Main-table routes to the fabric subnet through a fabric NIC, in the kernel's order before. */
   readonly mainRoutes: readonly string[];
@@ -91,6 +93,7 @@ export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec,
     lines.push(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del from ${addr} 2>/dev/null; do n=$((n + 1)); done`);
     lines.push(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del lookup ${table} 2>/dev/null; do n=$((n + 1)); done`);
   }
+  for (const { address, table } of spec.formerRules) lines.push(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del from ${shellQuote(address)} lookup ${shellQuote(table)} 2>/dev/null; do n=$((n + 1)); done`);
   for (const rule of spec.rules) lines.push(`ip -4 rule add ${words(rule.text)} priority ${rule.priority} || status=1`);
   lines.push('', '# The NIC tables, as they were.');
   for (const t of spec.tables) {

@@ -8,6 +8,7 @@ import type { Fleet, Host } from '../inventory/model.js';
 import { osName, parseProbe, type HostFacts } from '../plan/facts.js';
 import { assessStatus, checksOf, lockedMessage, needsChange, planDeploy, readChangeOutput, reassessDeploy, rollbackChanges, verification } from '../plan/host-plan.js';
 import { planNativeRollback } from '../plan/native-plan.js';
+import { formerRemoval, formerRouting, NO_FORMER_ROUTING } from '../plan/owned.js';
 import { assessRollback } from '../plan/rollback.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { AFTER_MARK, renderApplyScript, renderRollbackScript } from '../render/apply-script.js';
@@ -237,11 +238,13 @@ export function rollbackHost(ctx: WorkflowContext) {
     withSession(task, ctx.transport, async (session, reconnect) => {
       const runId = newRunId();
       let sent = '';
+      let former = NO_FORMER_ROUTING;
       const { facts: before, decision: initial, result } = await probeThen(task, session, ctx, (probed) => {
         task.stage('plan');
-        const assessment = assessRollback(task.host, ctx.fleet, probed);
+        former = formerRouting(task.host, probed.owned);
+        const assessment = assessRollback(task.host, ctx.fleet, probed, former);
         if (!needsChange(assessment)) return { decision: assessment };
-        sent = renderRollbackScript(task.host, ctx.fleet, runId, planNativeRollback(task.host, probed));
+        sent = renderRollbackScript(task.host, ctx.fleet, runId, planNativeRollback(task.host, probed, former), formerRemoval(former));
         return {
           decision: assessment,
           change: {
@@ -261,7 +264,8 @@ export function rollbackHost(ctx: WorkflowContext) {
       if (cutOff) ({ after } = await settleCutOffChange(task, ctx.fleet, reconnect, { runId, why: cutOff }));
       else if (result.code !== 0 || !after.complete) throw scriptFailed('apply', 'rollback', result);
       task.stage('verify');
-      const assessment = assessRollback(task.host, ctx.fleet, after);
+      // The record is gone by now: what it listed is checked as the probe before found it.
+      const assessment = assessRollback(task.host, ctx.fleet, after, former);
       const check = verification(assessment);
       const told = cutOff ? [`${cutOff}; the host finished the rollback on its own (checked on a new connection)`] : [];
       if (!check.ok) throw new HostError('verify', [...told, check.message].join('; '));

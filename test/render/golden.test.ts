@@ -17,7 +17,7 @@ import { MANAGERS, type Host, type Manager } from '../../src/inventory/model.js'
 import { renderHostFiles, type RenderedFile } from '../../src/render/files.js';
 import { renderHook } from '../../src/render/hooks.js';
 import { renderForDisplay } from '../../src/render/host-render.js';
-import { HOOK_PATHS, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from '../../src/render/paths.js';
+import { HOOK_PATHS, OWNED_PATH, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from '../../src/render/paths.js';
 import { renderRoutingScript } from '../../src/render/routing-script.js';
 import { renderSysctlConf, sysctlKey } from '../../src/render/sysctl.js';
 import { VERSION } from '../../src/version.js';
@@ -76,6 +76,12 @@ describe('golden files: the exact bytes each host receives', () => {
       for (const unit of units[0]!) expectGolden(unit.content, `memserver34/${basename(unit.path)}`);
     });
 
+    it('the ownership record, the same whichever manager runs the hook', () => {
+      const records = MANAGERS.map((m) => fileOf(renderHostFiles(memserver34, seeds, playbook, m), 'record').content);
+      expect(new Set(records).size).toBe(1);
+      expectGolden(records[0]!, 'memserver34/owned');
+    });
+
     it('the routing script of a playbook with only policy-routing leaves kernel settings alone', () => {
       const script = renderRoutingScript(memserver34, seeds, loadFixturePlaybook('routes-only.yaml'));
       expect(script).not.toContain('set_sysctl "$iface"');
@@ -88,6 +94,7 @@ describe('golden files: the exact bytes each host receives', () => {
     it('the routing script', () => expectGolden(fileOf(files, 'routing-script').content, 'cpuserver16/ibfleet-routes'));
     it('the networkmanager hook', () => expectGolden(fileOf(files, 'hook').content, 'cpuserver16/hook-networkmanager'));
     it('the sysctl file', () => expectGolden(fileOf(files, 'sysctl').content, 'cpuserver16/60-ibfleet-fabric.conf'));
+    it('the ownership record', () => expectGolden(fileOf(files, 'record').content, 'cpuserver16/owned'));
   });
 
   describe('pkeyhost7 (ib0.8001, ib_fab-2): odd but valid interface names', () => {
@@ -103,7 +110,7 @@ describe('what a host receives: paths, modes and names', () => {
     ['netplan', '/etc/networkd-dispatcher/routable.d/50-ibfleet-routes'],
     ['ifupdown', '/etc/network/if-up.d/ibfleet-routes'],
     ['networkmanager', '/etc/NetworkManager/dispatcher.d/50-ibfleet-routes'],
-  ] as const)('%s: the routing script (0755), the hook at %s (0755), the repair units and the sysctl file (0644)', (manager, hook) => {
+  ] as const)('%s: the routing script (0755), the hook at %s (0755), the repair units, the sysctl file and the ownership record (0644)', (manager, hook) => {
     const files = renderHostFiles(memserver34, seeds, playbook, manager);
     expect(files.map((f) => [f.path, f.mode.toString(8), f.role])).toEqual([
       ['/etc/ibfleet/ibfleet-routes', '755', 'routing-script'],
@@ -112,32 +119,33 @@ describe('what a host receives: paths, modes and names', () => {
       ['/etc/systemd/system/ibfleet-routes-repair.timer', '644', 'repair'],
       ['/etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf', '644', 'repair'],
       ['/etc/sysctl.d/60-ibfleet-fabric.conf', '644', 'sysctl'],
+      ['/etc/ibfleet/owned', '644', 'record'],
     ]);
   });
 
   it('persist with repairEvery: 0 installs the hook and no repair timer', () => {
     const noRepair = { ...playbook, repairEvery: 0 };
-    expect(renderHostFiles(memserver34, seeds, noRepair, 'netplan').map((f) => f.role)).toEqual(['routing-script', 'hook', 'sysctl']);
+    expect(renderHostFiles(memserver34, seeds, noRepair, 'netplan').map((f) => f.role)).toEqual(['routing-script', 'hook', 'sysctl', 'record']);
   });
 
   it('hook names are ones run-parts and the dispatchers run: only [A-Za-z0-9_-], no dots', () => {
     for (const path of Object.values(HOOK_PATHS)) expect(basename(path)).toMatch(/^[A-Za-z0-9_-]+$/);
   });
 
-  it('a playbook without persist or fabric-sysctl gives only the routing script', () => {
+  it('a playbook without persist or fabric-sysctl gives only the routing script and the ownership record', () => {
     const files = renderHostFiles(memserver34, seeds, loadFixturePlaybook('routes-only.yaml'), 'netplan');
-    expect(files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH]);
+    expect(files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, OWNED_PATH]);
   });
 
-  it('manager auto shows the routing script, every candidate hook and the sysctl file', () => {
+  it('manager auto shows the routing script, every candidate hook, the sysctl file and the ownership record', () => {
     const auto = { ...memserver34, manager: 'auto' } as const;
     const shown = renderForDisplay(auto, seeds, playbook);
     expect(shown.managers).toEqual(['networkmanager', 'ifupdown', 'netplan']);
-    expect(shown.files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, HOOK_PATHS.networkmanager, HOOK_PATHS.ifupdown, HOOK_PATHS.netplan, ...REPAIR_PATHS, SYSCTL_PATH]);
+    expect(shown.files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, HOOK_PATHS.networkmanager, HOOK_PATHS.ifupdown, HOOK_PATHS.netplan, ...REPAIR_PATHS, SYSCTL_PATH, OWNED_PATH]);
   });
 
   it('a known manager shows just its own hook', () => {
-    expect(renderForDisplay(memserver34, seeds, playbook).files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, HOOK_PATHS.netplan, ...REPAIR_PATHS, SYSCTL_PATH]);
+    expect(renderForDisplay(memserver34, seeds, playbook).files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, HOOK_PATHS.netplan, ...REPAIR_PATHS, SYSCTL_PATH, OWNED_PATH]);
   });
 });
 
@@ -159,7 +167,7 @@ describe('headers name the file, the host and the ibfleet version', () => {
   it.each(MANAGERS)('%s: every file starts with its path and "Generated by ibfleet <version> for host 34 (memserver34)"', (manager) => {
     for (const file of renderHostFiles(memserver34, seeds, playbook, manager)) {
       const lines = file.content.split('\n');
-      const script = file.role !== 'sysctl' && file.role !== 'repair';
+      const script = file.role !== 'sysctl' && file.role !== 'repair' && file.role !== 'record';
       const header = script ? lines.slice(1, 3) : lines.slice(0, 2);
       if (script) expect(lines[0]).toBe('#!/bin/sh');
       expect(header).toEqual([`# ${file.path}`, `# Generated by ibfleet ${VERSION} for host 34 (memserver34), playbook dual-ib-routing.`]);
@@ -233,6 +241,12 @@ describe('no inventory value reaches a script unquoted', () => {
     const quoted = `'${evil.replace(/'/g, `'\\''`)}'`;
     for (const manager of MANAGERS) {
       for (const file of renderHostFiles(host, seeds, playbook, manager).filter((f) => f.role !== 'sysctl')) {
+        // The record is data, read line by line: an invalid name is not written at all.
+        if (file.role === 'record') {
+          expect(file.content).toContain('\nnic - table 941 priority 941 from 172.16.34.1\n');
+          expect(file.content).not.toContain(evil);
+          continue;
+        }
         if (file.role === 'routing-script') expect(file.content).toContain(quoted);
         expect(file.content.split(quoted).join('')).not.toContain(evil);
         if (file.role !== 'repair') execFileSync('sh', ['-n'], { input: file.content });

@@ -43,11 +43,12 @@ function expectGolden(rendered: string, name: string): void {
 const has = (tool: string) => spawnSync(tool, ['--help'], { encoding: 'utf8' }).error === undefined;
 
 describe('golden files: native persistence', () => {
-  it("memserver34's netplan file and sysctl file; no routing script, hook or timer", () => {
+  it("memserver34's netplan file, sysctl file and ownership record; no routing script, hook or timer", () => {
     const files = renderHostFiles(memserver34, seeds, native, 'netplan', { kind: 'netplan', devices: [{ iface: 'ib0', type: 'ethernets', id: 'ib0' }, { iface: 'ib1', type: 'ethernets', id: 'ib1' }] });
     expect(files.map((f) => [f.path, f.mode.toString(8), f.role])).toEqual([
       [NETPLAN_FILE_PATH, '600', 'netplan'],
       ['/etc/sysctl.d/60-ibfleet-fabric.conf', '644', 'sysctl'],
+      ['/etc/ibfleet/owned', '644', 'record'],
     ]);
     expectGolden(files[0]!.content, 'memserver34/native/60-ibfleet.yaml');
     expectGolden(files[1]!.content, 'memserver34/native/60-ibfleet-fabric.conf');
@@ -60,9 +61,9 @@ describe('golden files: native persistence', () => {
     expectGolden(text, 'pkeyhost7/native/60-ibfleet.yaml');
   });
 
-  it("cpuserver16's render: the sysctl file and the nmcli commands deploy runs", () => {
+  it("cpuserver16's render: the sysctl file, the ownership record and the nmcli commands deploy runs", () => {
     const render = renderForDisplay({ ...cpuserver16, manager: 'networkmanager' }, seeds, native);
-    expect(render.files.map((f) => f.role)).toEqual(['sysctl']);
+    expect(render.files.map((f) => f.role)).toEqual(['sysctl', 'record']);
     expectGolden(`${render.commands.map((c) => [`# ${c.title}`, ...c.lines].join('\n')).join('\n')}\n`, 'cpuserver16/native/nmcli');
   });
 });
@@ -110,11 +111,13 @@ describe.skipIf(!has('shellcheck'))('every script that tells a manager something
     neigh: [{ key: 'gc_thresh3', value: 2048 }],
   };
   const netplanFiles = renderHostFiles(memserver34, seeds, native, 'netplan', { kind: 'netplan', devices: [] });
+  // An earlier deploy with tableBase 500 (its record's tables and rules).
+  const former = { tables: [501, 502], rules: [{ address: '172.16.34.1', table: 501 }, { address: '172.16.34.2', table: 502 }] };
   it.each([
-    ['a native apply (every step at once)', () => renderApplyScript(memserver34, seeds, { write: netplanFiles, remove: ['/etc/ibfleet/ibfleet-routes'], native: everything, routingScript: false }, 'run-1')],
+    ['a native apply (every step at once)', () => renderApplyScript(memserver34, seeds, { write: netplanFiles, remove: ['/etc/ibfleet/ibfleet-routes'], native: everything, routingScript: false, former }, 'run-1')],
     ['an apply switching to the hook', () => renderApplyScript(memserver34, seeds, { write: renderHostFiles(memserver34, seeds, native, 'netplan'), remove: [NETPLAN_FILE_PATH], native: { ...NO_NATIVE_STEPS, netplan: { reload: true, reconfigure: ['ib0', 'ib1'] }, awaitGone: everything.awaitGone } }, 'run-1')],
-    ['a rollback taking native persistence away', () => renderRollbackScript(cpuserver16, seeds, 'run-1', everything)],
-    ['a restore putting profiles and the netplan file back', () => renderRestoreScript(memserver34, seeds, { rules: [], tables: [], mainRoutes: [], sysctls: [], files: [{ path: NETPLAN_FILE_PATH, before: null }], createdDirs: [], native: everything }, 'run-1')],
+    ['a rollback taking native persistence away, and an earlier deploy\'s tables', () => renderRollbackScript(cpuserver16, seeds, 'run-1', everything, former)],
+    ['a restore putting profiles and the netplan file back', () => renderRestoreScript(memserver34, seeds, { rules: [], formerRules: former.rules, tables: [], mainRoutes: [], sysctls: [], files: [{ path: NETPLAN_FILE_PATH, before: null }], createdDirs: [], native: everything }, 'run-1')],
   ])('%s', (name, render) => {
     const path = join(work, `${name.replace(/\W+/g, '-')}.sh`);
     writeFileSync(path, render());

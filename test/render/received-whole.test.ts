@@ -60,6 +60,7 @@ const SCRIPTS: Record<string, string> = {
   settle: renderSettleProbe(h34, fleet, 'c0ffee', 30),
   restore: renderRestoreScript(h34, fleet, {
     rules: [{ priority: 941, text: 'from 172.16.34.1 lookup 941' }],
+    formerRules: [{ address: '172.16.34.1', table: 501 }],
     tables: [{ table: 941, routes: ['172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1'] }],
     mainRoutes: ['172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1'],
     sysctls: [{ iface: 'ib0', key: 'rp_filter', value: '1' }],

@@ -135,7 +135,7 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
     const lab = (fabric = createFabric({ nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })), peerCidr: '172.16.35.1/16' }));
     const timer = '[Timer]\nOnUnitActiveSec=30s\n';
     const sha256 = createHash('sha256').update(timer).digest('hex');
-    const empty: RestoreSpec = { rules: [], tables: [], mainRoutes: [], sysctls: [], files: [], createdDirs: [] };
+    const empty: RestoreSpec = { rules: [], formerRules: [], tables: [], mainRoutes: [], sysctls: [], files: [], createdDirs: [] };
     /** The restore where systemd "runs": a private /run with /run/systemd/system, a private unit directory holding the timer, systemctl recording its calls. */
     const restoreUnder = (files: RestoreSpec['files']) => {
       const log = join(work, `systemctl-${Math.random().toString(36).slice(2)}.log`);

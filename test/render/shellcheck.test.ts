@@ -56,7 +56,7 @@ function scriptsOf(subject: Subject): { name: string; content: string }[] {
   const seen = new Map<string, string>();
   for (const manager of MANAGERS) {
     for (const file of renderHostFiles(subject.host, subject.fleet, subject.playbook, manager)) {
-      if (file.role === 'sysctl' || file.role === 'repair') continue;
+      if (file.role === 'sysctl' || file.role === 'repair' || file.role === 'record') continue;
       seen.set(file.role === 'hook' ? `hook-${manager}` : 'ibfleet-routes', file.content);
     }
   }

@@ -100,13 +100,14 @@ describe('ibfleet render', () => {
     expect(code).toBe(0);
     expect(stderr).toBe('');
     expect(stdout.split('\n').filter((l) => l.startsWith('==> ') || l.startsWith('--- '))).toEqual([
-      '==> host 34 (memserver34) · manager netplan · 6 files',
+      '==> host 34 (memserver34) · manager netplan · 7 files',
       '--- /etc/ibfleet/ibfleet-routes  (root:root 0755, routing-script)',
       '--- /etc/networkd-dispatcher/routable.d/50-ibfleet-routes  (root:root 0755, hook, netplan)',
       '--- /etc/systemd/system/ibfleet-routes-repair.service  (root:root 0644, repair)',
       '--- /etc/systemd/system/ibfleet-routes-repair.timer  (root:root 0644, repair)',
       '--- /etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf  (root:root 0644, repair)',
       '--- /etc/sysctl.d/60-ibfleet-fabric.conf  (root:root 0644, sysctl)',
+      '--- /etc/ibfleet/owned  (root:root 0644, record)',
     ]);
   });
 
@@ -128,6 +129,7 @@ describe('ibfleet render', () => {
       ['/etc/systemd/system/ibfleet-routes-repair.timer', '0644', 'repair'],
       ['/etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf', '0644', 'repair'],
       ['/etc/sysctl.d/60-ibfleet-fabric.conf', '0644', 'sysctl'],
+      ['/etc/ibfleet/owned', '0644', 'record'],
     ]);
     expect(doc.hosts[0].files[0].content).toContain('ibs5f1) configure ibs5f1 172.16.16.2 942 942');
   });
@@ -143,7 +145,7 @@ describe('ibfleet render', () => {
       expect(readFileSync(target, 'utf8')).toBe(file.content);
       expect(statSync(target).mode & 0o777).toBe(file.mode);
     }
-    expect(expected.map((f) => f.mode)).toEqual([0o755, 0o755, 0o644, 0o644, 0o644, 0o644]);
+    expect(expected.map((f) => f.mode)).toEqual([0o755, 0o755, 0o644, 0o644, 0o644, 0o644, 0o644]);
     expect(stdout.trimEnd().split('\n')).toEqual(expected.map((f) => `wrote ${join(out, 'memserver34', f.path)} (${f.mode === 0o755 ? '0755' : '0644'})`));
   });
 

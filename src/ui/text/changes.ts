@@ -12,6 +12,8 @@ const COUNTED: Readonly<Partial<Record<ChangeKind, readonly [string, string]>>> 
   rule: ['rule', 'rules'],
   'table-route': ['table route', 'table routes'],
   'main-route': ['main route', 'main routes'],
+  'old-table': ['old table', 'old tables'],
+  'old-rule': ['old rule', 'old rules'],
   sysctl: ['sysctl', 'sysctls'],
   'nm-profile': ['connection profile', 'connection profiles'],
 };
@@ -22,12 +24,13 @@ const FILES: Readonly<Partial<Record<ChangeKind, readonly [string, string]>>> = 
   hook: ['hook', 'hooks'],
   'sysctl-file': ['sysctl file', 'sysctl files'],
   'netplan-file': ['netplan file', 'netplan files'],
+  record: ['ownership record', 'ownership records'],
   timer: ['timer unit', 'timer units'],
   file: ['file', 'files'],
 };
 
 /** The order kinds are told in: the fix itself first (rules and routes), then what makes it last. */
-const KIND_ORDER: readonly ChangeKind[] = ['nm-profile', 'rule', 'table-route', 'main-route', 'sysctl', 'script', 'hook', 'sysctl-file', 'netplan-file', 'timer', 'file'];
+const KIND_ORDER: readonly ChangeKind[] = ['nm-profile', 'rule', 'table-route', 'main-route', 'old-rule', 'old-table', 'sysctl', 'script', 'hook', 'sysctl-file', 'netplan-file', 'record', 'timer', 'file'];
 
 const PAST: Readonly<Record<ChangeAction, string>> = {
   add: 'added',
