@@ -125,8 +125,7 @@ export function assessHost(input: AssessInput): Assessment {
       findings.push({ id, ok: false, detail: `${label} has mode ${found.mode.toString(8)} owner uid ${found.uid}, want ${want.mode.toString(8)} root`, fix: change(kind, 'replace', file.path, `reinstall ${file.path} as root ${want.mode.toString(8)}`) });
     } else findings.push({ id, ok: true, detail: `${label} intact`, fix: undefined });
   }
-  // Where systemd runs, the repair timer installed must also be running (the lab has no systemd:
-  // its timer runner reads the files, which the file findings above check).
+  // Where systemd runs, the repair timer installed must also be running.
   if (files.some((f) => f.role === 'repair') && facts.repairTimer !== undefined) {
     const active = facts.repairTimer === 'active';
     findings.push({
@@ -138,8 +137,10 @@ export function assessHost(input: AssessInput): Assessment {
   }
   const persistence = input.persistence ?? HOOK;
   if (!files.some((f) => f.role === 'repair') && persistence.kind === 'hook') {
+    // No units rendered: the playbook has no timer, or no systemd runs here to start one.
+    const why = playbook.persist && playbook.repairEvery > 0 ? 'no systemd runs on this host to start it' : 'the playbook has no repair timer';
     for (const path of REPAIR_PATHS.filter((p) => facts.files.get(p))) {
-      findings.push({ id: `stale ${path}`, ok: false, detail: `stale repair unit ${path} (the playbook has no repair timer)`, fix: change('timer', 'remove', path, `remove ${path} (the playbook has no repair timer)`) });
+      findings.push({ id: `stale ${path}`, ok: false, detail: `stale repair unit ${path} (${why})`, fix: change('timer', 'remove', path, `remove ${path} (${why})`) });
     }
   }
   for (const other of MANAGERS.filter((m) => m !== manager)) {

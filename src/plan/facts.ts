@@ -44,6 +44,11 @@ export interface HostFacts {
   readonly ifstate: ReadonlySet<string>;
   /** `systemctl is-active` of the repair timer (`active`, `inactive`, ...); undefined where systemd does not run. */
   readonly repairTimer: string | undefined;
+  /**
+   * Whether systemd runs the host (PID 1 is systemd, or systemctl reports a running system:
+   * render/systemd.ts); undefined from a probe that did not say (older ones).
+   */
+  readonly systemd: boolean | undefined;
   readonly tools: ReadonlySet<string>;
   /** The kernel's hostname (/proc/sys/kernel/hostname), as the machine calls itself. */
   readonly hostname: string | undefined;
@@ -230,6 +235,7 @@ export function parseProbe(output: string): HostFacts {
       }),
     ),
     repairTimer: runtime.flatMap((l) => (l.startsWith('repair-timer') ? [l.slice('repair-timer'.length).trim() || 'unknown'] : []))[0],
+    systemd: runtime.flatMap((l) => (/^systemd (yes|no)( |$)/.test(l) ? [l.startsWith('systemd yes')] : []))[0],
     tools: new Set(get('tools').map((l) => l.trim()).filter(Boolean)),
     hostname: get('hostname').flatMap((l) => contentLine(l, version) ?? [])[0]?.trim() || undefined,
     rdma: sections.has('rdma') ? parseRdmaSection(sections.get('rdma')!) : undefined,

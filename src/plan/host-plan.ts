@@ -21,7 +21,7 @@ import { neighbourWarning } from './fabric-fleet.js';
 import { parseProbe, type HostFacts } from './facts.js';
 import { planNativeSteps } from './native-plan.js';
 import { formerRemoval, formerRouting, type FormerRouting } from './owned.js';
-import { choosePersistence, nativeFiles, type Persistence } from './persistence.js';
+import { choosePersistence, hostTraits, nativeFiles, repairTimerNotes, type Persistence } from './persistence.js';
 
 /** The inventory's manager, or the one the host's configuration shows. */
 export function chooseManager(host: Host, facts: HostFacts): { manager: Manager } | { error: string } {
@@ -62,7 +62,7 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
   const prerequisite = playbook.persist ? managerPrerequisite(chosen.manager, facts) : undefined;
   if (prerequisite) throw new HostError('plan', prerequisite);
   const { persistence, notes, blockers } = choosePersistence(host, playbook, chosen.manager, facts);
-  const files = renderHostFiles(host, fleet, playbook, chosen.manager, nativeFiles(persistence));
+  const files = renderHostFiles(host, fleet, playbook, chosen.manager, nativeFiles(persistence), hostTraits(facts));
   const former = formerRouting(host, facts.owned);
   const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files, persistence, former });
   // Nothing is changed on a host that cannot take the whole change.
@@ -78,7 +78,7 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
     remove,
     changes: plannedChanges(assessment),
     persistence,
-    notes,
+    notes: [...notes, ...repairTimerNotes(playbook, persistence, facts)],
     native: planNativeSteps({ host, fleet, playbook, persistence, assessment, facts, write, remove, former }),
     routingScript: persistence.kind === 'hook',
     formerRouting: former,
@@ -131,14 +131,16 @@ export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts
     else return { status: 'drift', reasons: [...health.problems, chosen.error], ...health.extra };
   }
   const { persistence, blockers: persistenceBlockers } = choosePersistence(host, playbook, chosen.manager, facts);
-  const files = renderHostFiles(host, fleet, playbook, chosen.manager, nativeFiles(persistence));
+  const files = renderHostFiles(host, fleet, playbook, chosen.manager, nativeFiles(persistence), hostTraits(facts));
   const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files, persistence });
   // A port that is ACTIVE behind an interface that is down says more than "the interface is down".
   const told = new Set(health.fabric.filter((n) => n.state === 'ACTIVE' && !n.up).map((n) => n.iface));
   const blockers = assessment.blockers.filter((b) => ![...told].some((iface) => b.startsWith(`${iface} is down`)));
   // A port that cannot carry traffic comes first: the missing address or route it took with it is its consequence.
   const reasons = [...health.problems, ...blockers, ...persistenceBlockers, ...failingFindings(assessment).map((f) => f.detail)];
-  return { status: reasons.length ? 'drift' : 'ok', reasons, manager: chosen.manager, checks: checksOf(assessment), ...health.extra, ...(options.diff ? { diffs: fileDiffs(files, facts) } : {}) };
+  // Notes come last and are no drift (a host without systemd has no repair timer, and needs none).
+  const notes = repairTimerNotes(playbook, persistence, facts);
+  return { status: reasons.length ? 'drift' : 'ok', reasons: [...reasons, ...notes], manager: chosen.manager, checks: checksOf(assessment), ...health.extra, ...(options.diff ? { diffs: fileDiffs(files, facts) } : {}) };
 }
 
 function fabricHealth(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts): { fabric: NicFabric[]; problems: string[]; extra: { warnings?: string[]; fabric?: NicFabric[] } } {

@@ -13,10 +13,11 @@
  */
 import type { Host, Manager, Nic } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
-import type { NativeFiles } from '../render/files.js';
+import type { HostTraits, NativeFiles } from '../render/files.js';
 import { NM_NATIVE_SINCE } from '../render/native-nm.js';
 import type { NetplanDevice } from '../render/native-netplan.js';
 import { NETPLAN_FILE_PATH } from '../render/paths.js';
+import { NO_SYSTEMD_NOTE } from '../render/systemd.js';
 import { netplanClaims } from './detect-manager.js';
 import type { HostFacts } from './facts.js';
 import { versionAtLeast, type NmProfile } from './nm-facts.js';
@@ -56,6 +57,19 @@ export function nativeFiles(persistence: Persistence): NativeFiles | undefined {
   if (persistence.kind === 'networkmanager') return { kind: 'networkmanager' };
   if (persistence.kind === 'netplan') return { kind: 'netplan', devices: persistence.devices };
   return undefined;
+}
+
+/** What the host decides about its files (render/files.ts): no repair timer where no systemd runs. */
+export function hostTraits(facts: HostFacts): HostTraits {
+  return { systemd: facts.systemd !== false };
+}
+
+/**
+ * Said with the plan and in status, not drift: the hook persists and the playbook wants the periodic
+ * repair, but no systemd runs on the host to time it (a container, a chroot-like host).
+ */
+export function repairTimerNotes(playbook: Playbook, persistence: Persistence, facts: HostFacts): string[] {
+  return playbook.persist && playbook.repairEvery > 0 && persistence.kind === 'hook' && facts.systemd === false ? [NO_SYSTEMD_NOTE] : [];
 }
 
 export function choosePersistence(host: Host, playbook: Playbook, manager: Manager, facts: HostFacts): PersistenceChoice {

@@ -16,6 +16,7 @@ import { renderProbeBody, TRACKED_PATHS } from './probe-script.js';
 import { REPAIR_TIMER_UNIT } from './repair.js';
 import { SYSCTL_KEYS } from './routing-script.js';
 import { receivedWhole, shellQuote } from './shell.js';
+import { SYSTEMD_RUNS_FUNCTION } from './systemd.js';
 
 export { LOCKED_EXIT } from './host-lock.js';
 /** Marks the start of the post-change probe in the output. */
@@ -63,6 +64,8 @@ retire() {
 	echo "ibfleet: removed $1"
 	return 0
 }
+
+${SYSTEMD_RUNS_FUNCTION}
 `;
 }
 
@@ -173,15 +176,16 @@ export interface ApplyPlan {
 }
 
 /**
- * Where systemd runs (/run/systemd/system, as sd_booted checks), it reads unit files only when told,
- * and the timer must run now, not from the next boot on. Hosts without systemd (the lab) read the
- * files themselves. Nothing is run when the units are unchanged and the timer is active.
+ * Where systemd runs (render/systemd.ts: by what runs, not by /run/systemd/system), it reads unit
+ * files only when told, and the timer must run now, not from the next boot on. A host without
+ * systemd gets no repair units (deploy removes ones an earlier deploy left, and tells no systemd).
+ * Nothing is run when the units are unchanged and the timer is active.
  */
 function repairActivation(plan: ApplyPlan): string[] {
   const changed = plan.write.some((f) => f.role === 'repair') || plan.remove.some((p) => REPAIR_PATHS.includes(p));
   const timer = shellQuote(REPAIR_TIMER_UNIT);
   return [
-    'if [ -d /run/systemd/system ]; then',
+    'if systemd_runs; then',
     ...(changed ? ['	systemctl daemon-reload || status=1'] : []),
     `	if [ -f ${shellQuote(REPAIR_TIMER_PATH)} ]; then`,
     changed ? `		systemctl restart ${timer} || status=1` : `		systemctl is-active --quiet ${timer} || systemctl start ${timer} || status=1`,
@@ -226,9 +230,10 @@ export function renderRollbackScript(host: Host, fleet: Fleet, runId: string = D
     `# ibfleet rollback: host ${host.id} (${host.name})`,
     renderPrelude('rollback', runId),
     'status=0',
-    `[ ! -d /run/systemd/system ] || systemctl stop ${shellQuote(REPAIR_TIMER_UNIT)} 2>/dev/null`,
+    'sd=0; ! systemd_runs || sd=1',
+    `[ "$sd" -eq 0 ] || systemctl stop ${shellQuote(REPAIR_TIMER_UNIT)} 2>/dev/null`,
     ...TRACKED_PATHS.map((p) => `retire ${shellQuote(p)} || status=1`),
-    '[ ! -d /run/systemd/system ] || systemctl daemon-reload || status=1',
+    '[ "$sd" -eq 0 ] || systemctl daemon-reload || status=1',
     ...(native ? ['# Native persistence taken away first: the manager would otherwise put the rules back.', ...renderNativeSteps(native, fleet.fabric.subnetText)] : []),
     'unroute() {',
     '\tiface=$1 addr=$2 table=$3',

@@ -28,7 +28,15 @@ export interface RenderedFile {
  */
 export type NativeFiles = { readonly kind: 'networkmanager' } | { readonly kind: 'netplan'; readonly devices: readonly NetplanDevice[] };
 
-export function renderHostFiles(host: Host, fleet: Fleet, playbook: Playbook, manager: Manager, native?: NativeFiles): RenderedFile[] {
+/** What the host itself decides about its files, as its probe found it; without a probe (render), a host as most are. */
+export interface HostTraits {
+  /** Whether systemd runs the host: without it there is no timer to install (render/systemd.ts). */
+  readonly systemd: boolean;
+}
+
+export const TYPICAL_HOST: HostTraits = { systemd: true };
+
+export function renderHostFiles(host: Host, fleet: Fleet, playbook: Playbook, manager: Manager, native?: NativeFiles, traits: HostTraits = TYPICAL_HOST): RenderedFile[] {
   if (native) {
     const files: RenderedFile[] = [];
     if (native.kind === 'netplan') files.push({ path: NETPLAN_FILE_PATH, mode: 0o600, content: renderNetplanFile(host, fleet, playbook, native.devices), role: 'netplan', manager });
@@ -37,7 +45,7 @@ export function renderHostFiles(host: Host, fleet: Fleet, playbook: Playbook, ma
   }
   const files: RenderedFile[] = [{ path: ROUTING_SCRIPT_PATH, mode: 0o755, content: renderRoutingScript(host, fleet, playbook), role: 'routing-script' }];
   if (playbook.persist) files.push({ path: hookPath(manager), mode: 0o755, content: renderHook(manager, host, playbook), role: 'hook', manager });
-  if (playbook.persist && playbook.repairEvery > 0) {
+  if (playbook.persist && playbook.repairEvery > 0 && traits.systemd) {
     files.push(
       { path: REPAIR_SERVICE_PATH, mode: 0o644, content: renderRepairService(host, playbook), role: 'repair' },
       { path: REPAIR_TIMER_PATH, mode: 0o644, content: renderRepairTimer(host, playbook), role: 'repair' },

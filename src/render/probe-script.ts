@@ -14,6 +14,7 @@ import { REPAIR_TIMER_UNIT } from './repair.js';
 import { SYSCTL_KEYS } from './routing-script.js';
 import { renderTakeLock, type LockKind } from './host-lock.js';
 import { receivedWhole, shellQuote } from './shell.js';
+import { SYSTEMD_RUNS_FUNCTION } from './systemd.js';
 
 export const SECTION_MARK = '@@ibfleet';
 /** The probe's last line: once it is out, the facts are complete and a change can be decided. */
@@ -114,6 +115,7 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     '\tn=0',
     `\twhile [ "$n" -lt "\${2:-1000000000}" ] && { IFS= read -r l || [ -n "$l" ]; }; do printf '${CONTENT_PREFIX}%s\\n' "$l"; n=$((n + 1)); done <"$1"`,
     '}',
+    SYSTEMD_RUNS_FUNCTION,
     'probe_output=$(',
     `\ts probe ${PROBE_VERSION}`,
     '\ts uid; while read -r k _ e _; do [ "$k" = Uid: ] && { echo "$e"; break; }; done </proc/self/status',
@@ -149,8 +151,8 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
       : []),
     ...renderNmProbe(host),
     `\ts runtime; for d in ${EVIDENCE_DIRS.join(' ')}; do [ -d "$d" ] && echo "dir $d"; done`,
-    // Only where systemd runs (sd_booted: /run/systemd/system): whether the repair timer is active.
-    `\t[ ! -d /run/systemd/system ] || echo "repair-timer $(systemctl is-active ${REPAIR_TIMER_UNIT} 2>/dev/null)"`,
+    // Whether systemd runs (render/systemd.ts), and only where it does, whether the repair timer is active.
+    `\tif systemd_runs; then echo 'systemd yes'; echo "repair-timer $(systemctl is-active ${REPAIR_TIMER_UNIT} 2>/dev/null)"; else echo 'systemd no'; fi`,
     '\tfor f in /run/network/ifstate*; do [ -f "$f" ] || continue; v=; while IFS= read -r l || [ -n "$l" ]; do v="$v$l "; done <"$f"; echo "ifstate $f $v"; done',
     '\ts tools; for t in flock sha256sum stat networkd-dispatcher NetworkManager nmcli ifup netplan networkctl ping rping; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done',
     '\ts end',

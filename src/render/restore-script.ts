@@ -116,16 +116,16 @@ export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec,
 }
 
 /**
- * systemd reads unit files only when told (where it runs: /run/systemd/system, as sd_booted checks),
- * so after the repair units went back it must reload them, and the timer must run exactly when its
- * file is there again: restarted from the restored file, or stopped when the change had added it.
+ * systemd reads unit files only when told (where it runs: render/systemd.ts), so after the repair
+ * units went back it must reload them, and the timer must run exactly when its file is there again:
+ * restarted from the restored file, or stopped when the change had added it.
  */
 function repairUnitsAsRestored(): string[] {
   const timer = shellQuote(REPAIR_TIMER_UNIT);
   return [
     '',
     '# The repair timer as the restored unit files say.',
-    'if [ -d /run/systemd/system ]; then',
+    'if systemd_runs; then',
     '\tsystemctl daemon-reload || status=1',
     `\tif [ -f ${shellQuote(REPAIR_TIMER_PATH)} ]; then systemctl restart ${timer} || status=1; else systemctl stop ${timer} 2>/dev/null; fi`,
     'fi',

@@ -34,6 +34,7 @@ export const TEST_LAB_OCTETS = {
   'e2e-fabric': 190,
   'e2e-native-nm': 230,
   'e2e-native-netplan': 240,
+  'e2e-no-systemd': 200,
 } as const;
 
 export interface TestLab {
