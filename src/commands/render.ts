@@ -1,7 +1,7 @@
 /** `ibfleet render --hosts S [--out DIR]`: the exact files each host would get; no SSH. */
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
-import { formatMode } from '../render/files.js';
+import { formatMode } from '../script/rendered-file.js';
 import type { HostRender } from '../render/host-render.js';
 import { UsageError } from '../errors.js';
 import type { CommandResult, Io } from './context.js';

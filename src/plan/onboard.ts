@@ -10,9 +10,9 @@ import type { HostEntry } from '../inventory/entry.js';
 import { cidrContains, parseIpv4 } from '../inventory/ipv4.js';
 import type { Fabric, Host, Manager, ManagerSetting } from '../inventory/model.js';
 import { HOST_NAME } from '../inventory/schema.js';
-import { detectManager, managerPrerequisite } from './detect-manager.js';
-import { osName, type HostFacts } from './facts.js';
-import type { AddressFact, RouteGetFact } from './ip-facts.js';
+import { detectManager } from './detect-manager.js';
+import { osName, type HostFacts } from '../facts/host-facts.js';
+import type { AddressFact, RouteGetFact } from '../facts/ip-facts.js';
 
 export const ONBOARD_ROLES = ['cpu', 'mem'] as const;
 export type OnboardRole = (typeof ONBOARD_ROLES)[number];
@@ -67,8 +67,8 @@ export interface DiscoveryInput {
   readonly facts: HostFacts;
   /** --cpu-manager / --mem-manager. */
   readonly managerFlag?: Manager | undefined;
-  /** The playbook installs a hook, so the manager must be known and able to run it. */
-  readonly persist: boolean;
+  /** What the playbook needs the manager to have (a hook's dispatcher): the host is refused without it. */
+  readonly prerequisite: (manager: Manager, facts: HostFacts) => string | undefined;
 }
 
 /** Host and NIC number of a fabric address under the convention, if it fits it. */
@@ -162,7 +162,7 @@ export function discoverHost(input: DiscoveryInput): HostDiscovery {
     manager = detection.manager;
     source = 'detected';
   }
-  const missing = input.persist ? managerPrerequisite(manager, facts) : undefined;
+  const missing = input.prerequisite(manager, facts);
   return { ...base, manager, managerSource: source, evidence, problems: missing ? [`${manager}: ${missing}`] : [] };
 }
 

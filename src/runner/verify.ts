@@ -11,7 +11,8 @@
 import pLimit from 'p-limit';
 import type { Fleet, Host } from '../inventory/model.js';
 import { cellCauses, explainFailure } from '../plan/cell-causes.js';
-import { parseProbe, type HostFacts } from '../plan/facts.js';
+import type { HostFacts } from '../facts/host-facts.js';
+import { readProbe } from '../plan/change-output.js';
 import { cellKey, chooseCells, finishCell, notRunCell, parsePing, rpingCellVerdict, sourceVerdict, type MatrixMode, type RpingMode } from '../plan/matrix.js';
 import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable, type Capabilities, type CellOutput } from '../plan/verify-output.js';
 import { RPING_BASE_PORT } from '../render/verify-commands.js';
@@ -60,7 +61,7 @@ export async function runVerify(options: VerifyOptions): Promise<{ results: Host
       sessions.set(task.host.id, { session });
       task.stage('probe');
       const result = requireWhole('probe', 'the capability check', await session.run(renderCapabilityScript(task.host, options.fleet), { signal: task.signal }));
-      sessions.set(task.host.id, { session, caps: parseCapabilities(result.stdout), facts: parseProbe(result.stdout) });
+      sessions.set(task.host.id, { session, caps: parseCapabilities(result.stdout), facts: readProbe(result.stdout) });
       // Its time stops until the matrix asks it something: waiting for the other hosts is not silence.
       deadlines.of(task.host.id)?.pause();
       return { status: 'ok', reasons: [] };

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec } from '../../src/lab/index.js';
-import { LOCK_PATH } from '../../src/render/paths.js';
+import { LOCK_PATH } from '../../src/script/paths.js';
 import { CLI, ibfleet, json } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 

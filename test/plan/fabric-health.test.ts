@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
-import { fabricProblems, nicFabric } from '../../src/plan/fabric-health.js';
-import { fleetFabricWarnings, neighbourWarning } from '../../src/plan/fabric-fleet.js';
-import { parseProbe } from '../../src/plan/facts.js';
-import { parseRdmaSection, rdmaPortOf } from '../../src/plan/rdma-facts.js';
-import { ipv4MappedGid } from '../../src/render/probe-rdma.js';
-import { neighThresholds } from '../../src/render/neigh.js';
+import { parseProbe } from '../../src/facts/host-facts.js';
+import { nicFabric } from '../../src/facts/nic-fabric.js';
+import { parseRdmaSection, rdmaPortOf } from '../../src/facts/rdma-facts.js';
+import { ipv4MappedGid } from '../../src/facts/rdma-probe.js';
+import { fleetFabricWarnings } from '../../src/steps/fabric-health/fleet.js';
+import { fabricProblems } from '../../src/steps/fabric-health/problems.js';
+import { neighbourWarning, neighThresholds } from '../../src/steps/fabric-sysctl/neigh.js';
 import { formatNicFabric } from '../../src/ui/text/fabric.js';
 import type { HostResult, NicFabric } from '../../src/vocabulary.js';
 

@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { InventoryError, formatProblem } from '../../src/errors.js';
-import { STEP_NAMES, loadPlaybook } from '../../src/playbook/playbook.js';
+import { loadPlaybook, type Playbook } from '../../src/playbook/playbook.js';
+import { STEP_NAMES } from '../../src/steps/registry.js';
+
+const names = (p: Playbook) => p.steps.map((s) => s.module.name);
+const paramsOf = (p: Playbook, name: string) => p.steps.find((s) => s.module.name === name)?.params as Record<string, unknown> | undefined;
 
 const FILE = 'playbooks/mine.yaml';
 const yaml = (...lines: string[]) => `${lines.join('\n')}\n`;
@@ -22,42 +26,42 @@ describe('the default playbook, playbooks/dual-ib-routing.yaml', () => {
 
   it('runs policy-routing, fabric-sysctl, persist, verify-routes and fabric-health, in that order', () => {
     expect(playbook.name).toBe('dual-ib-routing');
-    expect(playbook.steps).toEqual(['policy-routing', 'fabric-sysctl', 'persist', 'verify-routes', 'fabric-health']);
-    expect(playbook.persist).toBe(true);
-    expect(playbook.verifyRoutes).toBe(true);
+    expect(names(playbook)).toEqual(['policy-routing', 'fabric-sysctl', 'persist', 'verify-routes', 'fabric-health']);
+    expect(paramsOf(playbook, 'persist')).toEqual({ mode: 'hook', repairEvery: 30 });
   });
 
   it('removes the main-table subnet routes, as the seeds do', () => {
-    expect(playbook.policyRouting).toEqual({ mainRoutes: 'remove' });
+    expect(paramsOf(playbook, 'policy-routing')).toEqual({ mainRoutes: 'remove' });
   });
 
   it('sets arp_ignore=2, arp_announce=2, rp_filter=2 (loose) and accept_local=1 per fabric interface', () => {
-    expect(playbook.fabricSysctl).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 2, accept_local: 1 });
+    expect(paramsOf(playbook, 'fabric-sysctl')).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 2, accept_local: 1 });
   });
 });
 
 describe('steps and their parameters', () => {
   it('a step without parameters takes its documented defaults', () => {
     const playbook = loadPlaybook(yaml('name: p', 'steps:', '  - policy-routing', '  - fabric-sysctl'), FILE);
-    expect(playbook.policyRouting).toEqual({ mainRoutes: 'remove' });
-    expect(playbook.fabricSysctl).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 2, accept_local: 1 });
+    expect(paramsOf(playbook, 'policy-routing')).toEqual({ mainRoutes: 'remove' });
+    expect(paramsOf(playbook, 'fabric-sysctl')).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 2, accept_local: 1 });
   });
 
   it('a step written with an empty parameter map takes its defaults too', () => {
     const playbook = loadPlaybook(yaml('name: p', 'steps:', '  - policy-routing:', '  - fabric-sysctl: {}'), FILE);
-    expect(playbook.policyRouting.mainRoutes).toBe('remove');
-    expect(playbook.fabricSysctl?.rp_filter).toBe(2);
+    expect(paramsOf(playbook, 'policy-routing')?.mainRoutes).toBe('remove');
+    expect(paramsOf(playbook, 'fabric-sysctl')?.rp_filter).toBe(2);
   });
 
   it('given parameters override the defaults one by one', () => {
     const playbook = loadPlaybook(yaml('name: p', 'steps:', '  - policy-routing: { mainRoutes: keep }', '  - fabric-sysctl: { rp_filter: 1 }'), FILE);
-    expect(playbook.policyRouting).toEqual({ mainRoutes: 'keep' });
-    expect(playbook.fabricSysctl).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 1, accept_local: 1 });
+    expect(paramsOf(playbook, 'policy-routing')).toEqual({ mainRoutes: 'keep' });
+    expect(paramsOf(playbook, 'fabric-sysctl')).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 1, accept_local: 1 });
   });
 
   it('without fabric-sysctl, persist or verify-routes, those parts are off', () => {
     const playbook = loadPlaybook(yaml('name: routes-only', 'description: just the tables', 'steps:', '  - policy-routing'), FILE);
-    expect(playbook).toMatchObject({ steps: ['policy-routing'], fabricSysctl: undefined, persist: false, verifyRoutes: false, file: FILE });
+    expect(names(playbook)).toEqual(['policy-routing']);
+    expect(playbook).toMatchObject({ name: 'routes-only', file: FILE });
   });
 
   it('knows exactly the five built-in steps', () => {

@@ -2,13 +2,12 @@
  * The part of a change script that talks to the network manager for native persistence — or takes
  * native persistence's configuration away again (a switch to the hook, a rollback, a restore):
  * connection profiles changed and reapplied (NetworkManager), the netplan configuration regenerated
- * and reloaded into systemd-networkd, kernel settings written, and then a wait, because both
+ * and reloaded into systemd-networkd, and then a wait, because both
  * managers apply asynchronously and the probe that follows must see what they did. Pure.
  */
 import { renderNetplanApply } from './native-netplan.js';
-import { LOCK_DIR, ROUTES_LOCK_PATH } from './paths.js';
 import { renderNmEdits, renderNmReapply, nmRestoreCommand, type NmProfileEdit, type NmProfileState } from './native-nm.js';
-import { shellQuote } from './shell.js';
+import { shellQuote } from '../../script/shell.js';
 
 export interface NicRouting {
   readonly iface: string;
@@ -28,19 +27,13 @@ export interface NativeSteps {
   readonly netplan: { readonly reload: boolean; readonly reconfigure: readonly string[] } | undefined;
   /** NICs the manager takes over: their rules and table emptied first, so nothing the hook made stays beside the manager's. */
   readonly handOver: readonly NicRouting[];
-  /** Main-table routes of these NICs to the fabric subnet, removed (a stray one no manager takes away). */
-  readonly removeMain: readonly string[];
-  /** Per-interface sysctls written now (native persistence has no routing script to do it). */
-  readonly sysctls: readonly { readonly iface: string; readonly key: string; readonly value: string }[];
   /** Wait until the manager's rule and table route are there on these NICs. */
   readonly await: readonly NicRouting[];
   /** Wait until systemd-networkd has taken these NICs' rules away (ibfleet's netplan file is gone). */
   readonly awaitGone: readonly NicRouting[];
-  /** Neighbour table limits raised now, never lowered (the hook's routing script does it otherwise). */
-  readonly neigh: readonly { readonly key: string; readonly value: number }[];
 }
 
-export const NO_NATIVE_STEPS: NativeSteps = { nmEdits: [], nmRestore: [], nmReapply: [], netplan: undefined, handOver: [], removeMain: [], sysctls: [], await: [], awaitGone: [], neigh: [] };
+export const NO_NATIVE_STEPS: NativeSteps = { nmEdits: [], nmRestore: [], nmReapply: [], netplan: undefined, handOver: [], await: [], awaitGone: [] };
 
 export function hasNativeSteps(steps: NativeSteps): boolean {
   return Object.values(steps).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined));
@@ -84,29 +77,11 @@ await_gone() {
 }
 `;
 
-/**
- * The routing script's runs take turns on their own lock (see the routing script). A change that
- * tells a manager something holds that lock too: a hook or repair-timer run under way ends first, and
- * one an event of this change starts waits until the change has made the state it wants (then finds
- * nothing to do). The change script runs under the host lock, so its directory is there.
- */
-export const TAKE_ROUTING_LOCK = `if command -v flock >/dev/null 2>&1 && [ -d ${shellQuote(LOCK_DIR)} ] && [ -w ${shellQuote(LOCK_DIR)} ]; then exec 7>>${shellQuote(ROUTES_LOCK_PATH)}; flock -w 30 7 || echo ${shellQuote(`ibfleet: a routing script run still holds ${ROUTES_LOCK_PATH} after 30 s; going on`)} >&2; fi`;
-export const RELEASE_ROUTING_LOCK = 'exec 7>&-';
-
-export function renderNativeSteps(steps: NativeSteps, subnet: string): string[] {
+export function renderNativeSteps(steps: NativeSteps): string[] {
   if (!hasNativeSteps(steps)) return [];
   const lines: string[] = [];
   if (steps.await.length) lines.push(AWAIT_FUNCTION);
   if (steps.awaitGone.length) lines.push(AWAIT_GONE_FUNCTION);
-  for (const { key, value } of steps.neigh) {
-    const file = shellQuote(`/proc/sys/net/ipv4/neigh/default/${key}`);
-    // Never lowered: a limit already higher (an admin's) stays.
-    lines.push(`cur=$(cat ${file} 2>/dev/null) && { [ "$cur" -ge ${value} ] 2>/dev/null || { printf '%s\\n' ${value} >${file} && echo "ibfleet: neighbour table: ${key} $cur -> ${value}"; } || status=1; }`);
-  }
-  for (const s of steps.sysctls) {
-    const file = shellQuote(`/proc/sys/net/ipv4/conf/${s.iface}/${s.key}`);
-    lines.push(`if printf '%s\\n' ${s.value} >${file}; then echo ${shellQuote(`ibfleet: ${s.iface}: ${s.key} ${s.value}`)}; else status=1; fi`);
-  }
   lines.push(...renderNmEdits(steps.nmEdits));
   for (const state of steps.nmRestore) lines.push(`${nmRestoreCommand(state)} || status=1`);
   if (steps.handOver.length) lines.push('# Handed to the manager: what the hook made for these NICs goes, the manager puts its own in place.');
@@ -115,9 +90,6 @@ export function renderNativeSteps(steps: NativeSteps, subnet: string): string[] 
     lines.push(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del from ${addr} 2>/dev/null; do n=$((n + 1)); done`);
     lines.push(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del lookup ${table} 2>/dev/null; do n=$((n + 1)); done`);
     lines.push(`ip -4 route flush table ${table} 2>/dev/null`);
-  }
-  for (const iface of steps.removeMain) {
-    lines.push(`n=0; while [ "$n" -lt 16 ] && ip -4 route del ${shellQuote(subnet)} dev ${shellQuote(iface)} table main 2>/dev/null; do n=$((n + 1)); echo ${shellQuote(`ibfleet: ${iface}: removed main-table route to ${subnet}`)}; done`);
   }
   lines.push(...renderNmReapply(steps.nmReapply));
   if (steps.netplan) lines.push(...renderNetplanApply(steps.netplan.reload, steps.netplan.reconfigure));

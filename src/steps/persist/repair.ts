@@ -10,10 +10,10 @@
  * written, checked and rolled back like every other file ibfleet installs — rather than by the
  * symlink `systemctl enable` makes; systemd starts it at boot either way.
  */
-import type { Host } from '../inventory/model.js';
-import type { Playbook } from '../playbook/playbook.js';
-import { renderHeader } from './header.js';
-import { REPAIR_DROP_IN_PATH, REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH, ROUTING_SCRIPT_PATH } from './paths.js';
+import type { Host } from '../../inventory/model.js';
+import { renderHeader } from '../../script/header.js';
+import { ROUTING_SCRIPT_PATH } from '../../script/paths.js';
+import { REPAIR_DROP_IN_PATH, REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH } from './paths.js';
 
 export const REPAIR_TIMER_UNIT = REPAIR_TIMER_PATH.slice(REPAIR_TIMER_PATH.lastIndexOf('/') + 1);
 const REPAIR_SERVICE_UNIT = REPAIR_SERVICE_PATH.slice(REPAIR_SERVICE_PATH.lastIndexOf('/') + 1);
@@ -21,7 +21,7 @@ const REPAIR_SERVICE_UNIT = REPAIR_SERVICE_PATH.slice(REPAIR_SERVICE_PATH.lastIn
 /** The routing script as the timer and the hooks run it: every fabric NIC that is up, no others. */
 export const REPAIR_COMMAND = `${ROUTING_SCRIPT_PATH} --up-only --quiet`;
 
-export function renderRepairService(host: Host, playbook: Playbook): string {
+export function renderRepairService(host: Host, playbook: string): string {
   return `${renderHeader(host, playbook, REPAIR_SERVICE_PATH)}
 #
 # Re-applies per-NIC policy routing; started by ${REPAIR_TIMER_UNIT}. It prints only what it changed.
@@ -35,23 +35,23 @@ ExecStart=${REPAIR_COMMAND}
 `;
 }
 
-export function renderRepairTimer(host: Host, playbook: Playbook): string {
+export function renderRepairTimer(host: Host, playbook: string, every: number): string {
   return `${renderHeader(host, playbook, REPAIR_TIMER_PATH)}
 #
 # Bounds drift no hook sees (a link flap inside NetworkManager's carrier grace, a DHCP renewal) to
-# ${playbook.repairEvery} s + AccuracySec.
+# ${every} s + AccuracySec.
 [Unit]
-Description=ibfleet: periodic repair of per-NIC policy routing (every ${playbook.repairEvery} s)
+Description=ibfleet: periodic repair of per-NIC policy routing (every ${every} s)
 
 [Timer]
-OnBootSec=${playbook.repairEvery}s
-OnUnitActiveSec=${playbook.repairEvery}s
+OnBootSec=${every}s
+OnUnitActiveSec=${every}s
 AccuracySec=1s
 Unit=${REPAIR_SERVICE_UNIT}
 `;
 }
 
-export function renderRepairDropIn(host: Host, playbook: Playbook): string {
+export function renderRepairDropIn(host: Host, playbook: string): string {
   return `${renderHeader(host, playbook, REPAIR_DROP_IN_PATH)}
 #
 # Enables ${REPAIR_TIMER_UNIT}: timers.target (started at every boot) wants it.

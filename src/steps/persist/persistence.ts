@@ -11,65 +11,30 @@
  *   systemd-networkd renders, and `netplan` and `networkctl` are there; else the hook, with the reason.
  * - ifupdown: its if-up.d hook is ifupdown's own mechanism for this (README: native persistence).
  */
-import type { Host, Manager, Nic } from '../inventory/model.js';
-import type { Playbook } from '../playbook/playbook.js';
-import type { NativeFiles } from '../render/files.js';
-import { NM_NATIVE_SINCE } from '../render/native-nm.js';
-import type { NetplanDevice } from '../render/native-netplan.js';
-import { NETPLAN_FILE_PATH } from '../render/paths.js';
-import { netplanClaims } from './detect-manager.js';
-import type { HostFacts } from './facts.js';
-import { versionAtLeast, type NmProfile } from './nm-facts.js';
-
-export interface NicProfile {
-  readonly nic: Nic;
-  readonly profile: NmProfile;
-}
-
-export type Persistence =
-  | { readonly kind: 'hook' }
-  | { readonly kind: 'networkmanager'; readonly profiles: readonly NicProfile[] }
-  | { readonly kind: 'netplan'; readonly devices: readonly NetplanDevice[] };
-
-export interface PersistenceChoice {
-  readonly persistence: Persistence;
-  /** Said with the plan: why a native playbook gets the hook here, what native mode cannot do here. */
-  readonly notes: readonly string[];
-  /** Why the host cannot be deployed as the playbook asks; nothing is changed. */
-  readonly blockers: readonly string[];
-}
-
-export const HOOK: Persistence = { kind: 'hook' };
+import type { Host, Manager } from '../../inventory/model.js';
+import type { HostFacts } from '../../facts/host-facts.js';
+import { netplanClaims } from '../../facts/netplan-claims.js';
+import { versionAtLeast } from '../../facts/nm-facts.js';
+import { SCRIPT_PERSISTENCE, type NetplanDevice, type NicProfile, type PersistenceChoice } from '../step.js';
+import { NM_NATIVE_SINCE } from './native-nm.js';
+import { NETPLAN_FILE_PATH } from './paths.js';
 
 export const IFUPDOWN_NATIVE_NOTE =
   "ifupdown: native persistence is ifupdown's own if-up.d hook, which ifup runs itself as it brings each NIC up (ifupdown has no setting for a rule or a table)";
 
-export function netplanMainRouteNote(host: Host): string {
-  return `netplan cannot keep the kernel's subnet route out of the main table, so mainRoutes: remove does not apply here; the source rules (priority ${host.nics.map((n) => n.priority).join(', ')}) come before main, so each NIC's traffic still leaves through it`;
-}
-
-export const NM_MAIN_ROUTE_NOTE = "NetworkManager puts each NIC's subnet route into the NIC's table, so main keeps none (mainRoutes: keep does not apply to native persistence)";
-
-/** The files a persistence installs besides the routing (render/files.ts): undefined for the hook's. */
-export function nativeFiles(persistence: Persistence): NativeFiles | undefined {
-  if (persistence.kind === 'networkmanager') return { kind: 'networkmanager' };
-  if (persistence.kind === 'netplan') return { kind: 'netplan', devices: persistence.devices };
-  return undefined;
-}
-
-export function choosePersistence(host: Host, playbook: Playbook, manager: Manager, facts: HostFacts): PersistenceChoice {
-  if (!playbook.persist || playbook.persistMode === 'hook') return { persistence: HOOK, notes: [], blockers: [] };
+/** Native persistence for a host: in its manager's configuration where the manager can hold it, else the routing script with the reason. */
+export function chooseNative(host: Host, manager: Manager, facts: HostFacts): PersistenceChoice {
   switch (manager) {
     case 'ifupdown':
-      return { persistence: HOOK, notes: [IFUPDOWN_NATIVE_NOTE], blockers: [] };
+      return { persistence: SCRIPT_PERSISTENCE, notes: [IFUPDOWN_NATIVE_NOTE], blockers: [] };
     case 'networkmanager':
-      return networkManagerNative(host, playbook, facts);
+      return networkManagerNative(host, facts);
     case 'netplan':
-      return netplanNative(host, playbook, facts);
+      return netplanNative(host, facts);
   }
 }
 
-function networkManagerNative(host: Host, playbook: Playbook, facts: HostFacts): PersistenceChoice {
+function networkManagerNative(host: Host, facts: HostFacts): PersistenceChoice {
   const nm = facts.nm;
   if (!nm) {
     const why = facts.tools.has('nmcli') ? 'NetworkManager did not answer nmcli (is it running?)' : 'nmcli is not installed';
@@ -77,7 +42,7 @@ function networkManagerNative(host: Host, playbook: Playbook, facts: HostFacts):
   }
   if (!versionAtLeast(nm.version, NM_NATIVE_SINCE)) {
     return {
-      persistence: HOOK,
+      persistence: SCRIPT_PERSISTENCE,
       notes: [`NetworkManager ${nm.version} has no ipv4.routing-rules (they came with ${NM_NATIVE_SINCE}): the routing persists with the dispatcher hook instead`],
       blockers: [],
     };
@@ -97,13 +62,12 @@ function networkManagerNative(host: Host, playbook: Playbook, facts: HostFacts):
       );
     } else profiles.push({ nic, profile });
   }
-  const notes = playbook.policyRouting.mainRoutes === 'keep' ? [NM_MAIN_ROUTE_NOTE] : [];
   // With blockers a deploy stops before any change; status still checks what it can of the rest.
-  return { persistence: { kind: 'networkmanager', profiles }, notes, blockers };
+  return { persistence: { kind: 'networkmanager', profiles }, notes: [], blockers };
 }
 
-function netplanNative(host: Host, playbook: Playbook, facts: HostFacts): PersistenceChoice {
-  const hook = (why: string): PersistenceChoice => ({ persistence: HOOK, notes: [`${why}: the routing persists with the networkd-dispatcher hook instead`], blockers: [] });
+function netplanNative(host: Host, facts: HostFacts): PersistenceChoice {
+  const hook = (why: string): PersistenceChoice => ({ persistence: SCRIPT_PERSISTENCE, notes: [`${why}: the routing persists with the networkd-dispatcher hook instead`], blockers: [] });
   for (const tool of ['netplan', 'networkctl']) if (!facts.tools.has(tool)) return hook(`${tool} is not installed`);
   const claims = netplanClaims(facts.netplan.filter((f) => f.file !== NETPLAN_FILE_PATH));
   const devices: NetplanDevice[] = [];
@@ -118,6 +82,5 @@ function netplanNative(host: Host, playbook: Playbook, facts: HostFacts): Persis
     }
     devices.push({ iface: nic.iface, type: claim.type, id: claim.id });
   }
-  const notes = playbook.policyRouting.mainRoutes === 'remove' ? [netplanMainRouteNote(host)] : [];
-  return { persistence: { kind: 'netplan', devices }, notes, blockers: [] };
+  return { persistence: { kind: 'netplan', devices }, notes: [], blockers: [] };
 }

@@ -8,10 +8,10 @@
  * `ifup` itself fail, a failing dispatcher script only spams the journal — and they log, not fail,
  * when the script does.
  */
-import type { Host, Manager } from '../inventory/model.js';
-import type { Playbook } from '../playbook/playbook.js';
-import { renderHeader } from './header.js';
-import { HOOK_PATHS, ROUTING_SCRIPT_PATH } from './paths.js';
+import type { Host, Manager } from '../../inventory/model.js';
+import { renderHeader } from '../../script/header.js';
+import { ROUTING_SCRIPT_PATH } from '../../script/paths.js';
+import { HOOK_PATHS } from './paths.js';
 import { REPAIR_COMMAND } from './repair.js';
 
 interface HookShape {
@@ -49,7 +49,7 @@ export function hookPath(manager: Manager): string {
   return HOOK_PATHS[manager];
 }
 
-export function renderHook(manager: Manager, host: Host, playbook: Playbook): string {
+export function renderHook(manager: Manager, host: Host, playbook: string): string {
   const shape = SHAPES[manager];
   const path = HOOK_PATHS[manager];
   return `#!/bin/sh

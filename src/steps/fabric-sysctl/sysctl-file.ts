@@ -1,12 +1,15 @@
 /** The persisted fabric sysctls, one block per fabric interface. */
-import type { Fleet, Host } from '../inventory/model.js';
-import type { FabricSysctlParams, Playbook } from '../playbook/playbook.js';
-import { renderHeader } from './header.js';
-import { SYSCTL_PATH } from './paths.js';
+import type { Fleet, Host } from '../../inventory/model.js';
+import { renderHeader } from '../../script/header.js';
+import { SYSCTL_KEYS, type SysctlKey } from './facts.js';
 import { raisedNeighThresholds } from './neigh.js';
-import { SYSCTL_KEYS } from './routing-script.js';
 
-const WHY: Readonly<Record<(typeof SYSCTL_KEYS)[number], string>> = {
+/** The fabric sysctls persisted for every boot (systemd applies sysctl.d, per interface as it appears). */
+export const SYSCTL_PATH = '/etc/sysctl.d/60-ibfleet-fabric.conf';
+
+export type SysctlParams = Readonly<Record<SysctlKey, number>>;
+
+const WHY: Readonly<Record<SysctlKey, string>> = {
   arp_ignore: 'answer ARP only for the address owned by the NIC asked, or RDMA CM maps a peer to the wrong port',
   arp_announce: 'use the sending NIC\'s own address as ARP source',
   rp_filter: 'loose reverse-path check: a reply may arrive on either NIC',
@@ -31,7 +34,7 @@ const WHEN_APPLIED: Readonly<Record<'hook' | 'native', string>> = {
   native: "# Per-interface keys exist only while the interface does: systemd applies them as it appears (udev's\n# 99-systemd.rules runs systemd-sysctl for every new network interface).",
 };
 
-export function renderSysctlConf(host: Host, fleet: Fleet, playbook: Playbook, params: FabricSysctlParams, persistence: 'hook' | 'native' = 'hook'): string {
+export function renderSysctlConf(host: Host, fleet: Fleet, playbook: string, params: SysctlParams, persistence: 'hook' | 'native' = 'hook'): string {
   const neigh = raisedNeighThresholds(fleet);
   const neighBlock = neigh
     ? [

@@ -14,7 +14,7 @@
  */
 import type { Host } from '../inventory/model.js';
 import { parseIpv4 } from '../inventory/ipv4.js';
-import { shellQuote } from './shell.js';
+import { shellQuote } from '../script/shell.js';
 
 /**
  * The GID an IPv4 address gets in a RoCE port's table, as sysfs prints it: the IPv4-mapped IPv6

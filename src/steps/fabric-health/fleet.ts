@@ -1,15 +1,12 @@
 /**
  * What status can tell only from the selected hosts together: a port running below the rate most
  * of the fleet's ports run at (a degraded link), IPoIB interfaces whose mode, MTU or link layer
- * differs from the rest (datagram on one host and connected on the other: MTU 2044 vs 65520), and
- * a neighbour table too small for the fabric. Warnings, not failures: each names the odd ones. Pure.
+ * differs from the rest (datagram on one host and connected on the other: MTU 2044 vs 65520).
+ * Warnings, not failures: each names the odd ones. Pure.
  */
-import type { Fleet } from '../inventory/model.js';
-import { neighThresholds } from '../render/neigh.js';
-import { NEIGH_KEYS } from '../render/probe-script.js';
-import type { HostResult, NicFabric } from '../vocabulary.js';
-import { rateGbps } from './rdma-facts.js';
-import { portLabel } from './fabric-health.js';
+import type { HostResult, NicFabric } from '../../vocabulary.js';
+import { rateGbps } from '../../facts/rdma-facts.js';
+import { portLabel } from '../../facts/nic-fabric.js';
 
 interface Placed {
   readonly host: number;
@@ -58,13 +55,4 @@ export function fleetFabricWarnings(results: readonly HostResult[]): string[] {
   const mtus = oddOnes(all, (n) => n.mtu);
   if (mtus) warnings.push(`MTU differs: ${byValue(mtus.odd, (n) => n.mtu, (v) => `MTU ${v}`)} while the rest use ${mtus.common}: datagram mode carries 2044 (4092 on a 4K IB MTU), connected 65520; make them match`);
   return warnings;
-}
-
-/** A host's neighbour table limits below what the fleet needs (every NIC keeps an entry per peer NIC). */
-export function neighbourWarning(fleet: Fleet, neigh: Readonly<Record<string, string>>): string | undefined {
-  const want = neighThresholds(fleet);
-  const low = NEIGH_KEYS.filter((k) => neigh[k] !== undefined && neigh[k] !== '' && Number(neigh[k]) < want[k]);
-  if (low.length === 0) return undefined;
-  const found = low.map((k) => `${k} ${neigh[k]}`).join(', ');
-  return `neighbour table: ${found} below what ${fleet.hosts.length} hosts × ${fleet.fabric.nics} NICs need (${low.map((k) => `${k} ${want[k]}`).join(', ')}); past gc_thresh3 every send fails with "No buffer space available": deploy raises them (fabric-sysctl)`;
 }

@@ -10,8 +10,8 @@
  * rule of the user's own on the same profile stays. Pure string builders; the probe's section is
  * read by src/plan/facts.ts.
  */
-import type { Host, Nic } from '../inventory/model.js';
-import { shellQuote } from './shell.js';
+import type { Nic } from '../../inventory/model.js';
+import { shellQuote } from '../../script/shell.js';
 
 /** The first NetworkManager with `ipv4.routing-rules` (route-table came with 1.10; rules with 1.18). */
 export const NM_NATIVE_SINCE = '1.18';
@@ -19,30 +19,6 @@ export const NM_NATIVE_SINCE = '1.18';
 /** The rule as NetworkManager's ipv4.routing-rules takes it (and prints it back). */
 export function nmRoutingRule(nic: Nic): string {
   return `priority ${nic.priority} from ${nic.address} table ${nic.table}`;
-}
-
-/**
- * The probe's `nm` section, where NetworkManager runs: `general running:<version>` (the daemon's
- * own version, over D-Bus), `active <iface> <uuid>` for each fabric NIC with an active connection,
- * then `nmcli -t` of each such profile's uuid, id, route-table and routing-rules. Three nmcli runs
- * at most, and none on hosts without NetworkManager.
- */
-export function renderNmProbe(host: Host): string[] {
-  const ifaces = host.nics.map((n) => shellQuote(n.iface)).join(' | ');
-  return [
-    '\ts nm',
-    '\tif [ -d /run/NetworkManager ] && command -v nmcli >/dev/null 2>&1; then',
-    '\t\tv=$(nmcli -t -f RUNNING,VERSION general 2>/dev/null) && echo "general $v"',
-    '\t\tset --',
-    '\t\ta=$(nmcli -t -f DEVICE,UUID connection show --active 2>/dev/null)',
-    '\t\twhile IFS=: read -r d u; do',
-    `\t\t\tcase $d in ${ifaces}) echo "active $d $u"; set -- "$@" uuid "$u" ;; esac`,
-    '\t\tdone <<IBFLEET_NM',
-    '$a',
-    'IBFLEET_NM',
-    '\t\t[ "$#" -eq 0 ] || nmcli -t -f connection.uuid,connection.id,ipv4.route-table,ipv4.routing-rules connection show "$@" 2>/dev/null',
-    '\tfi',
-  ];
 }
 
 /** One profile's change: its route table (when it changes) and rules taken away and added. */

@@ -1,7 +1,9 @@
 /**
- * The probe's `nm` section (render/native-nm.ts) → what NetworkManager says about the fabric NICs:
+ * The probe's `nm` section → what NetworkManager says about the fabric NICs:
  * its version, each NIC's active connection profile and that profile's routing properties. Pure.
  */
+import type { Host } from '../inventory/model.js';
+import { shellQuote } from '../script/shell.js';
 
 export interface NmProfile {
   readonly uuid: string;
@@ -83,4 +85,28 @@ export function versionAtLeast(version: string, minimum: string): boolean {
 /** A routing rule as text that compares equal however NetworkManager or a person spaced it. */
 export function normalizeNmRule(rule: string): string {
   return rule.trim().replace(/\s+/g, ' ').replace(/ from (\d+\.\d+\.\d+\.\d+)\/32\b/, ' from $1');
+}
+
+/**
+ * The probe's `nm` section, where NetworkManager runs: `general running:<version>` (the daemon's
+ * own version, over D-Bus), `active <iface> <uuid>` for each fabric NIC with an active connection,
+ * then `nmcli -t` of each such profile's uuid, id, route-table and routing-rules. Three nmcli runs
+ * at most, and none on hosts without NetworkManager.
+ */
+export function renderNmProbe(host: Host): string[] {
+  const ifaces = host.nics.map((n) => shellQuote(n.iface)).join(' | ');
+  return [
+    '\ts nm',
+    '\tif [ -d /run/NetworkManager ] && command -v nmcli >/dev/null 2>&1; then',
+    '\t\tv=$(nmcli -t -f RUNNING,VERSION general 2>/dev/null) && echo "general $v"',
+    '\t\tset --',
+    '\t\ta=$(nmcli -t -f DEVICE,UUID connection show --active 2>/dev/null)',
+    '\t\twhile IFS=: read -r d u; do',
+    `\t\t\tcase $d in ${ifaces}) echo "active $d $u"; set -- "$@" uuid "$u" ;; esac`,
+    '\t\tdone <<IBFLEET_NM',
+    '$a',
+    'IBFLEET_NM',
+    '\t\t[ "$#" -eq 0 ] || nmcli -t -f connection.uuid,connection.id,ipv4.route-table,ipv4.routing-rules connection show "$@" 2>/dev/null',
+    '\tfi',
+  ];
 }

@@ -5,48 +5,10 @@
  * behind an interface that is down, a RoCE port without a RoCE v2 GID for the NIC's address. Every
  * problem says what to do next. Read-only: deploy changes none of it. Pure.
  */
-import type { Host, Nic } from '../inventory/model.js';
-import type { NicFabric } from '../vocabulary.js';
-import type { HostFacts } from './facts.js';
-import { ipv4MappedGid } from '../render/probe-rdma.js';
-import { lidValue, rdmaPortOf, stateName, type RdmaFacts } from './rdma-facts.js';
-
-/** The per-NIC facts status reports (`--json` `fabric`, the compact line). */
-export function nicFabric(nic: Nic, facts: HostFacts): NicFabric {
-  const rdma = facts.rdma;
-  const link = facts.links.get(nic.iface);
-  const ref = rdma ? rdmaPortOf(nic.iface, rdma) : undefined;
-  const port = ref && rdma ? rdma.ports.get(`${ref.device}/${ref.port}`) : undefined;
-  const mode = rdma?.nics.get(nic.iface)?.mode || null;
-  const gid = ref && rdma ? roceV2Gid(rdma, ref.device, ref.port, nic.address) : null;
-  return {
-    nic: nic.index,
-    iface: nic.iface,
-    device: ref?.device ?? null,
-    port: ref?.port ?? null,
-    state: port ? stateName(port.state) || null : null,
-    physState: port ? stateName(port.physState) || null : null,
-    rate: port?.rate || null,
-    linkLayer: port?.linkLayer || null,
-    lid: port ? (lidValue(port.lid) ?? null) : null,
-    smLid: port ? (lidValue(port.smLid) ?? null) : null,
-    mode,
-    mtu: link?.mtu ?? null,
-    up: link?.up ?? false,
-    roceV2Gid: gid,
-  };
-}
-
-function roceV2Gid(rdma: RdmaFacts, device: string, port: number, address: string): number | null {
-  const want = ipv4MappedGid(address);
-  const found = rdma.gids.find((g) => g.device === device && g.port === port && g.gid === want && /v2/i.test(g.type));
-  return found ? found.index : null;
-}
-
-/** `mlx5_1/1` */
-export function portLabel(n: Pick<NicFabric, 'device' | 'port'>): string {
-  return `${n.device}/${n.port}`;
-}
+import type { Host } from '../../inventory/model.js';
+import type { NicFabric } from '../../vocabulary.js';
+import type { HostFacts } from '../../facts/host-facts.js';
+import { portLabel } from '../../facts/nic-fabric.js';
 
 const NEXT_FOR_STATE: Readonly<Record<string, string>> = {
   DOWN: 'no link: check the cable and the switch port (ibstat shows the physical state), then the port comes up on its own',

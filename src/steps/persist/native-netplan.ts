@@ -10,18 +10,11 @@
  * with the address). It stays; the source rules come before main, so traffic from each NIC's
  * address still leaves through that NIC. Pure string builders.
  */
-import type { Fleet, Host } from '../inventory/model.js';
-import type { Playbook } from '../playbook/playbook.js';
-import { renderHeader } from './header.js';
+import type { Fleet, Host } from '../../inventory/model.js';
+import { renderHeader } from '../../script/header.js';
+import type { NetplanDevice } from '../step.js';
 import { NETPLAN_FILE_PATH } from './paths.js';
-import { shellQuote } from './shell.js';
-
-/** Where the host's netplan configuration defines a NIC: its device type and id (`ethernets`, `ib0`). */
-export interface NetplanDevice {
-  readonly iface: string;
-  readonly type: string;
-  readonly id: string;
-}
+import { shellQuote } from '../../script/shell.js';
 
 /** YAML 1.1 words a plain key would be read as (a boolean, null): such ids are quoted. */
 const YAML_WORDS = new Set(['y', 'n', 'yes', 'no', 'true', 'false', 'on', 'off', 'null', '~']);
@@ -34,7 +27,7 @@ function yamlKey(id: string): string {
  * `devices` name each NIC's netplan device (from the host's configuration); a NIC it does not name
  * is written as `ethernets` with its interface name as id, what `ibfleet render` shows without a host.
  */
-export function renderNetplanFile(host: Host, fleet: Fleet, playbook: Playbook, devices: readonly NetplanDevice[] = []): string {
+export function renderNetplanFile(host: Host, fleet: Fleet, playbook: string, devices: readonly NetplanDevice[] = []): string {
   const byType = new Map<string, string[]>();
   for (const nic of host.nics) {
     const device = devices.find((d) => d.iface === nic.iface) ?? { iface: nic.iface, type: 'ethernets', id: nic.iface };

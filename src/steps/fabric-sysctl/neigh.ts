@@ -1,5 +1,5 @@
 /** How big the fabric's neighbour (ARP) tables must be: derived from the inventory alone. Pure. */
-import type { Fleet } from '../inventory/model.js';
+import type { Fleet } from '../../inventory/model.js';
 
 /**
  * The neighbour table's garbage-collection thresholds for a fleet. Every fabric NIC keeps an ARP
@@ -24,4 +24,14 @@ export const KERNEL_NEIGH_DEFAULTS = { gc_thresh1: 128, gc_thresh2: 512, gc_thre
 export function raisedNeighThresholds(fleet: Pick<Fleet, 'hosts' | 'fabric'>): ReturnType<typeof neighThresholds> | undefined {
   const want = neighThresholds(fleet);
   return want.gc_thresh3 > KERNEL_NEIGH_DEFAULTS.gc_thresh3 ? want : undefined;
+}
+
+/** A host's neighbour table limits below what the fleet needs (every NIC keeps an entry per peer NIC). */
+export function neighbourWarning(fleet: Fleet, neigh: Readonly<Record<string, string>>): string | undefined {
+  const want = neighThresholds(fleet);
+  const keys = ['gc_thresh1', 'gc_thresh2', 'gc_thresh3'] as const;
+  const low = keys.filter((k) => neigh[k] !== undefined && neigh[k] !== '' && Number(neigh[k]) < want[k]);
+  if (low.length === 0) return undefined;
+  const found = low.map((k) => `${k} ${neigh[k]}`).join(', ');
+  return `neighbour table: ${found} below what ${fleet.hosts.length} hosts × ${fleet.fabric.nics} NICs need (${low.map((k) => `${k} ${want[k]}`).join(', ')}); past gc_thresh3 every send fails with "No buffer space available": deploy raises them (fabric-sysctl)`;
 }
