@@ -2,11 +2,14 @@
  * One SSH connection as a Session: each script runs in its own channel as `sh -s` (through sudo
  * when the user is not root, see sudo-handshake.ts), at most MAX_CHANNELS_PER_CONNECTION at once,
  * and a conversation lets one shell run a second script once the first has spoken. The channel's
- * life — sudo's prompt and readiness, bounded output, the turn, a host that stops answering — is
- * collect(), which a fake channel can drive in tests.
+ * life — sudo's prompt and readiness, bounded output, the -K password taken out of everything the
+ * host prints (redact.ts), the turn, a host that stops answering — is collect(), which a fake
+ * channel can drive in tests.
  */
+import { StringDecoder } from 'node:string_decoder';
 import pLimit from 'p-limit';
 import type { Client } from 'ssh2';
+import { redactText, SecretFilter } from './redact.js';
 import { newSudoHandshake, SUDO_COMMAND, type SudoHandshake } from './sudo-handshake.js';
 import { ConnectError, OUTPUT_KEEP, type Continuation, type Conversation, type ExecOptions, type ExecResult, type OutputCut, type Session } from './transport.js';
 
@@ -30,6 +33,8 @@ export class SshSession implements Session {
     private readonly sudoPassword: () => Promise<string | undefined>,
     readonly notes: readonly string[],
     private readonly who: string,
+    /** What no text from the host may carry on (the -K password, once asked for). */
+    private readonly secrets: () => readonly string[] = () => [],
   ) {}
 
   /** Ends the connection; one still open CLOSE_GRACE_MS later (a host that is gone) is destroyed. */
@@ -78,10 +83,10 @@ export class SshSession implements Session {
         options.signal?.removeEventListener('abort', onAbort);
         clearTimeout(unanswered);
         if (abandoned) return void channel?.close();
-        if (error) return reject(new ConnectError(`${this.who}: cannot open a session channel: ${error.message}`, false));
+        if (error) return reject(new ConnectError(`${this.who}: cannot open a session channel: ${redactText(error.message, this.secrets())}`, false));
         this.channels++;
         const sudo = this.sudo ? newSudoHandshake() : undefined;
-        collect(channel, { script, sudo, sudoPassword: this.sudoPassword, who: this.who, options, conversation, onUnanswered: () => this.destroy() }).then(resolve, reject);
+        collect(channel, { script, sudo, sudoPassword: this.sudoPassword, secrets: this.secrets, who: this.who, options, conversation, onUnanswered: () => this.destroy() }).then(resolve, reject);
       });
     });
   }
@@ -109,6 +114,8 @@ export interface CollectInput {
   /** The channel runs sudo: send the nonce, answer its prompt once, send the script when its shell is ready. */
   readonly sudo: SudoHandshake | undefined;
   readonly sudoPassword: () => Promise<string | undefined>;
+  /** Taken out of all the host prints before it goes anywhere (the -K password); none when absent. */
+  readonly secrets?: () => readonly string[];
   /** `user@host`, for messages. */
   readonly who: string;
   readonly options: ExecOptions;
@@ -145,15 +152,25 @@ class KeptOutput {
  * One channel's life: through sudo first when asked (the nonce line, the one answer to its
  * prompt, the ready line), then send the script, gather stdout and stderr (their tails, see
  * KeptOutput), hand complete lines to onLine, and in a conversation send what comes next once the
- * first script's `until` line is out. A host that prints more than OUTPUT_KEEP on a stream is no
+ * first script's `until` line is out. The secrets (the -K password) are taken out of every text
+ * that leaves: stdout as it streams (SecretFilter: a password split across chunks is held back
+ * until it is whole), stderr when the channel closes — it is only searched for sudo's prompt
+ * before — and so the result, its `first` output and every error built from them. The handshake's
+ * own lines are searched for in the raw text, so a password that happens to be a word of them
+ * (`sudo`) cannot hide them. A host that prints more than OUTPUT_KEEP on a stream is no
  * longer read: its output cannot be read whole, so nothing it says can be trusted — the channel is
  * closed and the result says what was cut. Resolves when the channel closes.
  */
 export function collect(channel: ShellChannel, input: CollectInput): Promise<Conversation> {
   const { script, sudo, sudoPassword, who, conversation } = input;
+  const secrets = input.secrets ?? (() => []);
   return new Promise((resolve, reject) => {
     const stdout = new KeptOutput();
     const stderr = new KeptOutput();
+    // UTF-8 decoded across chunk borders: a character split between two reads (a password's `ä`)
+    // stays one character, so it can be recognised.
+    const decode = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+    const stdoutFilter = new SecretFilter(secrets);
     let pending = '';
     let code: number | null = null;
     let signal: string | undefined;
@@ -241,30 +258,37 @@ export function collect(channel: ShellChannel, input: CollectInput): Promise<Con
       return true;
     };
 
-    channel.on('data', (chunk: Buffer) => {
-      if (cut) return;
-      let text = chunk.toString('utf8');
+    /** Script output, secrets taken out: kept, handed on line by line, searched for the `until` line. */
+    const passOn = (text: string) => {
       stdout.push(text);
       if (overflowed('stdout', stdout)) return;
-      if (!ready) {
-        const at = findLine(sudo!.readyLine, false);
-        if (at < 0) return;
-        text = stdout.text.slice(at + sudo!.readyLine.length);
-        stdout.reset(text);
-        scanFrom = 0;
-        ready = true;
-        send();
-      }
       emitLines(text);
       if (conversation && first === undefined) {
         const marker = `${conversation.until}\n`;
         const at = findLine(marker, true);
         if (at >= 0) turn(at + marker.length);
       }
+    };
+    channel.on('data', (chunk: Buffer) => {
+      if (cut) return;
+      let text = decode.stdout.write(chunk);
+      if (!ready) {
+        // The login's and sudo's output, raw: searched for the ready line, never passed on.
+        stdout.push(text);
+        if (overflowed('stdout', stdout)) return;
+        const at = findLine(sudo!.readyLine, false);
+        if (at < 0) return;
+        text = stdout.text.slice(at + sudo!.readyLine.length);
+        stdout.reset('');
+        scanFrom = 0;
+        ready = true;
+        send();
+      }
+      passOn(stdoutFilter.push(text));
     });
     channel.stderr.on('data', (chunk: Buffer) => {
       if (cut) return;
-      stderr.push(chunk.toString('utf8'));
+      stderr.push(decode.stderr.write(chunk));
       if (overflowed('stderr', stderr) || ready || !stderr.text.endsWith(sudo!.prompt) || stderr.received <= answered) return;
       // sudo's prompt, the last thing on stderr: it now waits for the password. A second one
       // ("Sorry, try again.") means the password was wrong.
@@ -288,13 +312,19 @@ export function collect(channel: ShellChannel, input: CollectInput): Promise<Con
       closed = true;
       clearTimeout(closing);
       options.signal?.removeEventListener('abort', onAbort);
+      // What was held back (the start of a secret that never came whole) and a last partial character.
+      const rest = ready ? stdoutFilter.push(decode.stdout.end()) + stdoutFilter.end() : '';
+      stdout.push(rest);
+      emitLines(rest);
       if (pending && options.onLine) options.onLine(pending);
-      const errText = sudo ? stderr.text.split(sudo.prompt).join('') : stderr.text;
+      stderr.push(decode.stderr.end());
+      const shown = (text: string) => redactText(text, secrets());
+      const errText = shown(sudo ? stderr.text.split(sudo.prompt).join('') : stderr.text);
       if (failure) return reject(failure);
       if (!ready && !cut) {
         return reject(new ConnectError(`sudo on ${who} did not start a shell: ${errText.trim().split('\n').pop() || 'no output'}`, false));
       }
-      resolve({ code, signal, stdout: stdout.text, stderr: errText, first, ...(cut ? { cut } : {}) });
+      resolve({ code, signal, stdout: ready ? stdout.text : shown(stdout.text), stderr: errText, first, ...(cut ? { cut } : {}) });
     });
   });
 }
