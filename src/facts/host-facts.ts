@@ -4,6 +4,7 @@
  * ip-facts.ts, NetworkManager's answers by nm-facts.ts, the RDMA ports by rdma-facts.ts); the facts
  * a playbook step declares (fact.ts) are parsed by the step's own parser and read with factOf.
  */
+import { OS_NAME_MAX, printableLine } from '../host-text.js';
 import type { Fact } from './fact.js';
 import { parseNmSection, type NmFacts } from './nm-facts.js';
 import { parseAddresses, parseLinks, parseRoute, parseRouteGet, parseRule, splitIpBatch, type AddressFact, type LinkFact, type RouteFact, type RouteGetFact, type RuleFact } from './ip-facts.js';
@@ -60,8 +61,9 @@ export function factOf<T>(facts: Pick<HostFacts, 'extra'>, fact: Fact<T>): T {
 function parseOsRelease(lines: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of lines) {
-    const match = /^([A-Z_]+)=(.*)$/.exec(line.trim());
-    if (match) out[match[1]!] = match[2]!.replace(/^"(.*)"$/, '$1').replace(/^'(.*)'$/, '$1');
+    // Read whole whatever the value holds (`s`: U+2028 ends no value here); osName() reduces it.
+    const match = /^([A-Z_]+)=(.*)$/s.exec(line.trim());
+    if (match) out[match[1]!] = match[2]!.replace(/^"(.*)"$/s, '$1').replace(/^'(.*)'$/s, '$1');
   }
   return out;
 }
@@ -201,7 +203,13 @@ export function parseProbe(output: string, facts: readonly Fact<unknown>[] = [])
   };
 }
 
-/** "Ubuntu 18.04.6 LTS" from os-release, or undefined. */
+/**
+ * "Ubuntu 18.04.6 LTS" from os-release, or undefined. The host's own words, so reduced before they
+ * go anywhere (an inventory comment, every display, --json): printable, one line, at most
+ * OS_NAME_MAX characters (src/host-text.ts).
+ */
 export function osName(facts: HostFacts): string | undefined {
-  return facts.os.PRETTY_NAME ?? (facts.os.NAME ? `${facts.os.NAME} ${facts.os.VERSION ?? ''}`.trim() : undefined);
+  const name = facts.os.PRETTY_NAME ?? (facts.os.NAME ? `${facts.os.NAME} ${facts.os.VERSION ?? ''}` : undefined);
+  const reduced = name === undefined ? '' : printableLine(name, OS_NAME_MAX);
+  return reduced === '' ? undefined : reduced;
 }

@@ -10,6 +10,7 @@ import type { HostEntry } from '../inventory/entry.js';
 import { cidrContains, parseIpv4 } from '../inventory/ipv4.js';
 import type { Fabric, Host, Manager, ManagerSetting } from '../inventory/model.js';
 import { HOST_NAME } from '../inventory/schema.js';
+import { readsAsSelection } from '../inventory/select.js';
 import { detectManager } from './detect-manager.js';
 import { osName, type HostFacts } from '../facts/host-facts.js';
 import type { AddressFact, RouteGetFact } from '../facts/ip-facts.js';
@@ -47,7 +48,7 @@ export interface HostDiscovery {
   readonly id: number;
   readonly role: OnboardRole;
   readonly os: string | undefined;
-  /** What the machine calls itself, when that is a name the inventory accepts. */
+  /** What the machine calls itself, when that is a name the inventory accepts and --hosts reads as that name. */
   readonly hostname: string | undefined;
   /** NICs found where the convention puts them (all of them when `problems` is empty). */
   readonly nics: readonly DiscoveredNic[];
@@ -139,7 +140,7 @@ export function withInterfaces(host: Host, nics: readonly DiscoveredNic[]): Host
 export function discoverHost(input: DiscoveryInput): HostDiscovery {
   const { fabric, host, role, facts } = input;
   const { nics, problems } = discoverFabricNics(fabric, host.id, facts.addresses);
-  const hostname = facts.hostname !== undefined && HOST_NAME.test(facts.hostname) ? facts.hostname : undefined;
+  const hostname = facts.hostname !== undefined && HOST_NAME.test(facts.hostname) && !readsAsSelection(facts.hostname) ? facts.hostname : undefined;
   const base = { id: host.id, role, os: osName(facts), hostname, nics };
   if (problems.length > 0) return { ...base, manager: undefined, managerSource: undefined, evidence: [], problems };
 
