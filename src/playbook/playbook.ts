@@ -4,7 +4,7 @@
 import { isMap, isScalar, isSeq } from 'yaml';
 import { z } from 'zod';
 import { clipInput, InventoryError, type InventoryProblem } from '../errors.js';
-import { YamlSource } from '../inventory/yaml-source.js';
+import { YamlSource, type YamlPath } from '../inventory/yaml-source.js';
 import { issuesToProblems } from '../inventory/zod-problems.js';
 
 export const STEP_NAMES = ['policy-routing', 'fabric-sysctl', 'persist', 'verify-routes', 'fabric-health'] as const;
@@ -77,6 +77,21 @@ export interface Playbook {
 
 const TOP_KEYS = ['name', 'description', 'steps'];
 
+/** A step's parameters, validated; undefined, with the problems said, when they are not right. `bare`: the step is written without parameters. */
+function readParams(step: StepName, at: YamlPath, bare: boolean, value: unknown, source: YamlSource, problems: InventoryProblem[]): object | undefined {
+  const result = STEP_SCHEMAS[step].safeParse(value);
+  if (!result.success) {
+    const stepPath = bare ? at : [...at, step];
+    const issues = result.error.issues.map((issue) => ({ ...issue, path: [...stepPath, ...issue.path] }));
+    problems.push(...issuesToProblems(issues, source, () => Object.keys(STEP_SCHEMAS[step].shape)));
+    return undefined;
+  }
+  // Every number a step takes is a whole number, spelt as the inventory's are (yaml-source.ts, notDecimal).
+  const spelling = Object.keys(result.data).flatMap((key) => source.notDecimalProblem([...at, step, key]) ?? []);
+  problems.push(...spelling);
+  return spelling.length > 0 ? undefined : result.data;
+}
+
 export function loadPlaybook(text: string, file: string): Playbook {
   const source = YamlSource.parse(text, file);
   const problems: InventoryProblem[] = [];
@@ -118,20 +133,10 @@ export function loadPlaybook(text: string, file: string): Playbook {
         problems.push(source.problem(['steps', i], `steps[${i}]: step ${step} appears twice`, 'each step runs once'));
         return;
       }
-      const result = STEP_SCHEMAS[step].safeParse(value);
-      if (!result.success) {
-        const stepPath = isScalar(item) ? ['steps', i] : ['steps', i, step];
-        problems.push(
-          ...issuesToProblems(
-            result.error.issues.map((issue) => ({ ...issue, path: [...stepPath, ...issue.path] })),
-            source,
-            () => Object.keys(STEP_SCHEMAS[step].shape),
-          ),
-        );
-        return;
-      }
+      const data = readParams(step, ['steps', i], isScalar(item), value, source, problems);
+      if (data === undefined) return;
       steps.push(step);
-      params[step] = result.data;
+      params[step] = data;
     });
     if (!steps.includes('policy-routing') && problems.length === 0) {
       problems.push(source.problem(['steps'], 'the playbook has no policy-routing step', 'policy-routing is what the other steps build on', { key: true }));
