@@ -13,8 +13,13 @@ import { countStatuses } from './text/format.js';
 export const JSON_HOST_TEXT = 16 * 1024;
 export const JSON_TAIL_LINE = 4 * 1024;
 
+/** A piece of a host's text as the document carries it: at most JSON_HOST_TEXT characters. */
+export function jsonHostText(text: string): string {
+  return clipHostText(text, JSON_HOST_TEXT);
+}
+
 function errorDetail(error: HostFailure) {
-  const message = clipHostText(error.message, JSON_HOST_TEXT);
+  const message = jsonHostText(error.message);
   const stderrTail = clipHostLines(error.stderrTail, JSON_TAIL_LINE);
   const cut = {
     ...(message === error.message ? {} : { message: error.message.length }),
@@ -52,12 +57,13 @@ export function runDocument(input: RunSummaryInput) {
       name: r.host.name,
       target: r.host.target,
       status: r.status,
-      error: r.error ? `${r.error.stage}: ${clipHostText(r.error.message, JSON_HOST_TEXT)}` : null,
+      error: r.error ? `${r.error.stage}: ${jsonHostText(r.error.message)}` : null,
       ...(r.error ? { errorDetail: errorDetail(r.error) } : {}),
       manager: r.manager ?? null,
       os: r.os ?? null,
       durationMs: Math.round(r.durationMs),
-      reasons: r.reasons,
+      // A failure's reasons hold its message again.
+      reasons: r.reasons.map(jsonHostText),
       ...(r.changes ? { changes: r.changes } : {}),
       ...(r.warnings?.length ? { warnings: r.warnings } : {}),
       ...(r.fabric ? { fabric: r.fabric } : {}),

@@ -22,6 +22,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const FLOOD = 'x'.repeat(1_000_000);
 const failing = (id: number): HostResult =>
   result(host(id, `node${id}`), 'failed', {
+    reasons: [`probe failed (exit 1): ${FLOOD}`],
     error: { stage: 'probe', message: `probe failed (exit 1): ${FLOOD}`, stderrTail: `${FLOOD}\nbash: line 2: the end\n`, exitCode: 1 },
   });
 
@@ -82,11 +83,13 @@ describe('a host that printed 1 MB on one line before failing', () => {
   it('--json: error and errorDetail cut at 16 KiB, with errorDetail.cut giving the lengths before the cut', () => {
     const doc = runDocument({ command: 'deploy', inventory: 'i.yaml', results: [failing(41)], durationMs: 5000, interrupted: false });
     const text = JSON.stringify(doc);
-    expect(text.length).toBeLessThan(48 * 1024);
+    expect(text.length).toBeLessThan(64 * 1024);
     const h = doc.hosts[0]!;
     expect(h.error).toMatch(/^probe: probe failed \(exit 1\): x+ … \[cut after 16384 of 1000023 characters: the run log has all of it\]$/);
     expect(h.errorDetail).toMatchObject({ stage: 'probe', exitCode: 1, cut: { message: 1_000_023, stderrTail: 1_000_023 } });
     expect(h.errorDetail!.stderrTail.split('\n')[1]).toBe('bash: line 2: the end');
+    // A failure's reasons repeat its message: cut alike.
+    expect(h.reasons).toEqual([expect.stringMatching(/… \[cut after 16384 of 1000023 characters/)]);
   });
 
   it('--json: an error that fits is whole, with no cut field', () => {
