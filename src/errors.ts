@@ -31,30 +31,6 @@ export function clipInput(text: string, max = 60): string {
   return chars.length <= max ? text : `${chars.slice(0, max).join('')}…`;
 }
 
-/**
- * The most a display shows of one piece of a host's text: an error message, or one line of the
- * output tail under it. A failing host may print up to 1 MiB (runner/transport.ts, OUTPUT_KEEP)
- * on a single line, and shown whole that is a megabyte per host on the terminal, three times
- * over (its row, the tail, the recap). The run log writes the whole text; the terminal gets its
- * start and where it was cut.
- */
-export const SHOWN_HOST_TEXT = 2048;
-/** One line of a host's output tail on a terminal: the tail has up to 8 lines. */
-export const SHOWN_TAIL_LINE = 512;
-
-/** `text`, or its first `max` characters followed by where it was cut and where the rest is. */
-export function clipHostText(text: string, max = SHOWN_HOST_TEXT): string {
-  if (text.length <= max) return text;
-  // Never half a surrogate pair: the cut lands before it.
-  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
-  return `${text.slice(0, end)} … [cut after ${end} of ${text.length} characters: the run log has all of it]`;
-}
-
-/** Every line of a host's output tail through clipHostText, each at most `perLine` characters. */
-export function clipHostLines(text: string, perLine = SHOWN_TAIL_LINE): string {
-  return text.length <= perLine ? text : text.split('\n').map((line) => clipHostText(line, perLine)).join('\n');
-}
-
 /** The longest problem line printed; messages quote input, which clipInput keeps short, so this only guards. */
 const MAX_PROBLEM_LINE = 400;
 

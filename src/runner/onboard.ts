@@ -10,7 +10,8 @@
  * failed deploy leaves the file byte for byte as it was. The runner never prints: displays are
  * handlers of its events, and the report says what happened and what to do next.
  */
-import { clipHostText, HostError, UsageError } from '../errors.js';
+import { HostError, UsageError } from '../errors.js';
+import { clipHostText } from '../host-text.js';
 import { planInventoryAddition, type InventoryEdit } from '../inventory/edit.js';
 import type { InventoryAddition } from '../inventory/entry.js';
 import { loadInventory } from '../inventory/load.js';

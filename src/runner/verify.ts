@@ -9,7 +9,7 @@
  * port.
  */
 import pLimit from 'p-limit';
-import { clipHostText } from '../errors.js';
+import { clipHostText } from '../host-text.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { cellCauses, explainFailure } from '../plan/cell-causes.js';
 import { parseProbe, type HostFacts } from '../plan/facts.js';

@@ -1,5 +1,5 @@
 /** The `--json` document: one object on stdout describing the whole run. Pure. */
-import { clipHostLines, clipHostText } from '../errors.js';
+import { clipHostLines, clipHostText } from '../host-text.js';
 import { runPassed, type CommandName, type HostFailure, type HostResult, type MatrixCell } from '../vocabulary.js';
 import { countStatuses } from './text/format.js';
 

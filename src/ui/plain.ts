@@ -3,9 +3,9 @@
  * Status folds hosts that answered the same into one line, ClusterShell-style. What a host sent
  * back (error messages, output tails) is sanitised like everywhere else, tabs kept: plain output
  * may well be a terminal too. Each message and each line of an output tail is cut at a few KiB
- * (errors.ts, clipHostText): the run log has the whole text.
+ * (src/host-text.ts, clipHostText): the run log has the whole text.
  */
-import { clipHostLines, clipHostText } from '../errors.js';
+import { clipHostLines, clipHostText } from '../host-text.js';
 import type { CommandName, HostResult, MatrixCell, RunEnd, RunEvents, RunStart } from '../vocabulary.js';
 import { summarizeChanges } from './text/changes.js';
 import { formatDiffLines } from './text/diffs.js';

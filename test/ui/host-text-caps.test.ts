@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { clipHostLines, clipHostText } from '../../src/errors.js';
+import { clipHostLines, clipHostText } from '../../src/host-text.js';
 import { runDocument } from '../../src/ui/json.js';
 import { plainHandler } from '../../src/ui/plain.js';
 import { toFinishedHost } from '../../src/ui/tui/state.js';

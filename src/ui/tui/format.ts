@@ -2,7 +2,7 @@
  * How the TUI shows an outcome: its symbol and tone, the column widths that keep frozen rows
  * aligned, and a finished host's one-line reason. The words themselves come from ../text/.
  */
-import { clipHostText } from '../../errors.js';
+import { clipHostText } from '../../host-text.js';
 import type { HostResult, HostStatus } from '../../vocabulary.js';
 import { STATUS_ORDER } from '../text/format.js';
 import { oneLine } from '../text/sanitize.js';

@@ -16,7 +16,7 @@ import type {
   RunStart,
   Stage,
 } from '../../vocabulary.js';
-import { clipHostLines } from '../../errors.js';
+import { clipHostLines } from '../../host-text.js';
 import { FAILING_STATUSES } from '../../vocabulary.js';
 import type { Manager } from '../../inventory/model.js';
 import { foldHosts } from '../../inventory/select.js';
