@@ -9,7 +9,9 @@
  *
  * The rule: complete escape sequences (colour, cursor, title) are dropped — tools print them, they
  * are formatting and not content — and every other character of the classes below becomes `?`:
- * visible, one column wide like the character it replaces, and never a line break.
+ * visible, one column wide like the character it replaces, and never a line break. Its length is
+ * bounded too: a display shows a few KiB of one message or output line (clipHostText), the run
+ * log keeps it whole.
  */
 
 /**
@@ -54,4 +56,28 @@ export function printableLine(text: string, max: number): string {
   const line = printable(text, ' ').replace(/\s+/g, ' ').trim();
   const chars = [...line];
   return chars.length <= max ? line : `${chars.slice(0, max - 1).join('').trimEnd()}…`;
+}
+
+/**
+ * The most a display shows of one piece of a host's text: an error message, or one line of the
+ * output tail under it. A failing host may print up to 1 MiB (runner/transport.ts, OUTPUT_KEEP)
+ * on a single line, and shown whole that is a megabyte per host on the terminal, three times
+ * over (its row, the tail, the recap). The run log writes the whole text; the terminal gets its
+ * start and where it was cut.
+ */
+export const SHOWN_HOST_TEXT = 2048;
+/** One line of a host's output tail on a terminal: the tail has up to 8 lines. */
+export const SHOWN_TAIL_LINE = 512;
+
+/** `text`, or its first `max` characters followed by where it was cut and where the rest is. */
+export function clipHostText(text: string, max = SHOWN_HOST_TEXT): string {
+  if (text.length <= max) return text;
+  // Never half a surrogate pair: the cut lands before it.
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)} … [cut after ${end} of ${text.length} characters: the run log has all of it]`;
+}
+
+/** Every line of a host's output tail through clipHostText, each at most `perLine` characters. */
+export function clipHostLines(text: string, perLine = SHOWN_TAIL_LINE): string {
+  return text.length <= perLine ? text : text.split('\n').map((line) => clipHostText(line, perLine)).join('\n');
 }

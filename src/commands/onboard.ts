@@ -52,7 +52,7 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
       .option('--cpu-name <name>', "the CPU server's name in the inventory (default: the inventory's, else the machine's own hostname)")
       .option('--mem-name <name>', "the memory server's name in the inventory (default: the inventory's, else the machine's own hostname)"),
   ).action(async (raw: Record<string, unknown>, cmd: Command) => {
-    const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport, startRunLog, withRunLog }, { runOnboard }, { inventoryFile }, { formatCheatSheetText }, { onboardDocument }, { discoveryWaitLine, formatDiscoveryLines, inventoryChangeText, onboardStartLine }] = await Promise.all([
+    const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport, checkLogOption, startRunLog, withRunLog }, { runOnboard }, { inventoryFile }, { formatCheatSheetText }, { onboardDocument }, { discoveryWaitLine, formatDiscoveryLines, inventoryChangeText, onboardStartLine }] = await Promise.all([
       import('./context.js'),
       import('./fleet-run.js'),
       import('../runner/onboard.js'),
@@ -63,6 +63,7 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
     ]);
     const opts = parseOptions(await optionsSchema(), raw);
     const globals = parseGlobals(cmd.optsWithGlobals(), io);
+    checkLogOption(globals, io);
     const playbook = await readPlaybook(undefined, io);
     const inventory = inventoryFile(globals.inventory, io.cwd);
     const say = (line: string) => void (globals.json ? undefined : io.stdout.write(`${line}\n`));

@@ -72,7 +72,11 @@ function readStep(source: YamlSource, item: unknown, i: number, before: readonly
   if (!module) return { problems: [source.problem(['steps', i], `steps[${i}]: unknown step "${clipInput(stepName)}"`, known)] };
   if (before.some((s) => s.module.name === module.name)) return { problems: [source.problem(['steps', i], `steps[${i}]: step ${module.name} appears twice`, 'each step runs once')] };
   const parsed = module.parse(value);
-  if ('step' in parsed) return { module, step: parsed.step, params: parsed.params };
+  if ('step' in parsed) {
+    // Every number a step takes is a whole number, spelt as the inventory's are (yaml-source.ts, notDecimal).
+    const spelling = isScalar(item) ? [] : Object.keys(parsed.params as object).flatMap((key) => source.notDecimalProblem(['steps', i, module.name, key]) ?? []);
+    return spelling.length ? { problems: spelling } : { module, step: parsed.step, params: parsed.params };
+  }
   const stepPath = isScalar(item) ? ['steps', i] : ['steps', i, module.name];
   return { problems: issuesToProblems(parsed.issues.map((issue) => ({ ...issue, path: [...stepPath, ...issue.path] })), source, () => module.paramKeys) };
 }

@@ -48,16 +48,22 @@ ${renderTakeLock(kind, 0, runId)}
 PREVIOUS=${shellQuote(PREVIOUS_DIR)}
 
 # keep PATH...: copy the current versions under $PREVIOUS, without execute bits so no dispatcher runs them.
+# A symbolic link is kept as the link itself (cp -P), never as a copy of what it points to, and
+# its mode is left alone (chmod follows a link). The earlier copy is removed first: cp writes
+# through a link it finds at its destination.
 keep() {
 	for f in "$@"; do
-		[ -f "$f" ] || continue
-		if ! { mkdir -p "$PREVIOUS\${f%/*}" && cp -p "$f" "$PREVIOUS$f" && chmod a-x "$PREVIOUS$f"; }; then return 1; fi
+		[ -f "$f" ] || [ -L "$f" ] || continue
+		mkdir -p "$PREVIOUS\${f%/*}" && rm -f "$PREVIOUS$f" || return 1
+		if [ -L "$f" ]; then
+			cp -P "$f" "$PREVIOUS$f" || return 1
+		elif ! { cp -p "$f" "$PREVIOUS$f" && chmod a-x "$PREVIOUS$f"; }; then return 1; fi
 	done
 }
 
-# retire PATH: remove a file ibfleet installed, keeping its last version.
+# retire PATH: remove a file ibfleet installed (or a link in its place), keeping its last version.
 retire() {
-	[ -f "$1" ] || return 0
+	[ -f "$1" ] || [ -L "$1" ] || return 0
 	keep "$1" && rm -f "$1" || return 1
 	echo "ibfleet: removed $1"
 	return 0

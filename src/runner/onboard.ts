@@ -11,6 +11,7 @@
  * handlers of its events, and the report says what happened and what to do next.
  */
 import { HostError, UsageError } from '../errors.js';
+import { clipHostText } from '../host-text.js';
 import { planInventoryAddition, type InventoryEdit } from '../inventory/edit.js';
 import type { InventoryAddition } from '../inventory/entry.js';
 import { loadInventory } from '../inventory/load.js';
@@ -104,7 +105,7 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     held = found;
     note({ discovery });
     const notFound = discovery.filter((r) => r.status !== 'ok');
-    if (notFound.length > 0) return finish({ outcome: stopped('discovery-failed'), problems: notFound.map((r) => `${r.host.id} (${r.host.target}): ${r.error?.message ?? r.status}`) });
+    if (notFound.length > 0) return finish({ outcome: stopped('discovery-failed'), problems: notFound.map((r) => `${r.host.id} (${r.host.target}): ${clipHostText(r.error?.message ?? r.status)}`) });
 
     // 2. Decide, from what the machines showed.
     const discovered = report.hosts.map((host, i) => {
@@ -134,7 +135,7 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     );
     note({ deploy: deploy.results });
     const failed = deploy.results.filter((r) => r.status !== 'changed' && r.status !== 'unchanged');
-    if (failed.length > 0) return finish({ outcome: stopped('deploy-failed'), problems: failed.map((r) => `${r.host.id}: ${r.error ? `${r.error.stage}: ${r.error.message}` : r.status}`) });
+    if (failed.length > 0) return finish({ outcome: stopped('deploy-failed'), problems: failed.map((r) => `${r.host.id}: ${r.error ? `${r.error.stage}: ${clipHostText(r.error.message)}` : r.status}`) });
 
     // 4. Both are deployed: they belong in the inventory now, whatever verify finds.
     const change = await writeAddition(inventory, original, planned, addition);

@@ -9,6 +9,7 @@
  * port.
  */
 import pLimit from 'p-limit';
+import { clipHostText } from '../host-text.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { cellCauses, explainFailure } from '../plan/cell-causes.js';
 import type { HostFacts } from '../facts/host-facts.js';
@@ -110,7 +111,7 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
     const b = connected.get(spec.to.host)!;
     const down = a.failure ?? b.failure;
     if (down?.status === 'not-run') return finish(notRunCell(spec));
-    if (down) return finish(finishCell(spec, { ok: false, detail: `host ${down.host.id} ${down.status}: ${down.error?.message ?? ''}` }));
+    if (down) return finish(finishCell(spec, { ok: false, detail: `host ${down.host.id} ${down.status}: ${clipHostText(down.error?.message ?? '')}` }));
     if (spec.method === 'rping') {
       const why = rpingUnavailable(spec.from.name, a.caps!) ?? rpingUnavailable(spec.to.name, b.caps!);
       if (why) return finish(finishCell(spec, { ok: null, detail: `skipped: ${why}` }));
@@ -163,7 +164,7 @@ async function pingFrom(source: Connected, cells: readonly { id: number; spec: C
   try {
     requireWhole('check', 'the ping run', await source.session!.run(renderPingScript(cells.map(({ id, spec }) => ({ id, cell: spec }))), { signal: source.deadline!.signal, onLine: (l) => stream.push(l) }));
   } catch (error) {
-    for (const { spec } of cells) finish(options.interrupt.aborted ? notRunCell(spec) : finishCell(spec, { ok: false, detail: `ping on ${source.host.name} failed: ${(error as Error).message}` }));
+    for (const { spec } of cells) finish(options.interrupt.aborted ? notRunCell(spec) : finishCell(spec, { ok: false, detail: `ping on ${source.host.name} failed: ${clipHostText((error as Error).message)}` }));
   } finally {
     owed();
   }
