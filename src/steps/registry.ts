@@ -34,7 +34,14 @@ function register<P>(module: StepModule<P>): RegisteredStep {
   };
 }
 
-export const STEPS: readonly RegisteredStep[] = [register(policyRouting), register(fabricSysctl), register(persist), register(verifyRoutes), register(fabricHealth)];
+/** The steps, in the order the documentation tells them. */
+export const STEPS: readonly RegisteredStep[] = [
+  register(policyRouting),
+  register(fabricSysctl),
+  register(persist),
+  register(verifyRoutes),
+  register(fabricHealth),
+];
 
 export function stepModule(name: string): RegisteredStep | undefined {
   return STEPS.find((s) => s.name === name);
