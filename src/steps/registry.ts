@@ -7,6 +7,7 @@ import type { Fact } from '../facts/fact.js';
 import { ROUTING_SCRIPT_PATH } from '../script/paths.js';
 import { fabricHealth } from './fabric-health/index.js';
 import { fabricSysctl } from './fabric-sysctl/index.js';
+import { neighTable } from './neigh-table/index.js';
 import { persist } from './persist/index.js';
 import { policyRouting } from './policy-routing/index.js';
 import type { z } from 'zod';
@@ -38,6 +39,7 @@ function register<P>(module: StepModule<P>): RegisteredStep {
 export const STEPS: readonly RegisteredStep[] = [
   register(policyRouting),
   register(fabricSysctl),
+  register(neighTable),
   register(persist),
   register(verifyRoutes),
   register(fabricHealth),

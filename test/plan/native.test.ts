@@ -178,20 +178,6 @@ describe('deploy, status and rollback with native persistence', () => {
     expect(script).not.toContain('/etc/ibfleet/ibfleet-routes ||');
   });
 
-  it("a fleet whose neighbour table must exceed the kernel's defaults: the native change raises the limits the host has below them, never lowers one (the hook's routing script does it otherwise)", () => {
-    const big = { ...seeds, hosts: Array.from({ length: 200 }, () => nmHost) };
-    const neigh = (t1: number, t2: number, t3: number) => `@@ibfleet neigh\n/proc/sys/net/ipv4/neigh/default/gc_thresh1:${t1}\n/proc/sys/net/ipv4/neigh/default/gc_thresh2:${t2}\n/proc/sys/net/ipv4/neigh/default/gc_thresh3:${t3}\n@@ibfleet end`;
-    const low = nmBoot.replace('@@ibfleet end', neigh(128, 4096, 1024));
-    const raised = (plan: DeployPlan) => renderApplyScript(nmHost, big, plan).match(/neigh\/default\/gc_thresh\d/g) ?? [];
-    const plan = planDeploy(nmHost, big, native, parseProbe(low));
-    expect(raised(plan)).toEqual(['neigh/default/gc_thresh3', 'neigh/default/gc_thresh3', 'neigh/default/gc_thresh1', 'neigh/default/gc_thresh1']);
-    expect(renderApplyScript(nmHost, big, plan)).toContain('cur=$(cat /proc/sys/net/ipv4/neigh/default/gc_thresh3 2>/dev/null) && { [ "$cur" -ge 2048 ]');
-    expect(plan.files.find((f) => f.role === 'sysctl')?.content).toContain('Raised, never lowered, by deploy too.');
-    // A fleet the kernel's defaults fit, or a host already above: nothing to raise.
-    expect(raised(planDeploy(nmHost, seeds, native, parseProbe(low)))).toEqual([]);
-    expect(raised(planDeploy(nmHost, big, native, parseProbe(nmBoot.replace('@@ibfleet end', neigh(256, 1024, 2048)))))).toEqual([]);
-  });
-
   it('a second deploy changes nothing, and status is ok', () => {
     const facts = parseProbe(nmDeployed);
     expect(planDeploy(nmHost, seeds, native, facts).changes).toEqual([]);

@@ -1,8 +1,8 @@
 /**
  * What fabric-sysctl reads on a host: the per-interface kernel settings it sets (of `all`,
  * `default` — what a new interface starts with, and what rollback puts back — and each fabric NIC,
- * or every interface when onboard does not know the NICs' names yet), and the neighbour table's
- * garbage-collection thresholds. Read with the shell's own `read` (no fork per file). Pure.
+ * or every interface when onboard does not know the NICs' names yet). Read with the shell's own
+ * `read` (no fork per file). Pure.
  */
 import type { Fact } from '../../facts/fact.js';
 import { shellQuote } from '../../script/shell.js';
@@ -32,21 +32,4 @@ export const SYSCTL_FACT: Fact<SysctlValues> = {
           (iface) => `\ts sysctl ${shellQuote(iface)}; for k in ${SYSCTL_KEYS.join(' ')}; do v=; read -r v 2>/dev/null <${shellQuote(`/proc/sys/net/ipv4/conf/${iface}/`)}"$k"; printf '%s=%s\\n' "$k" "$v"; done`,
         ),
   parse: (sections) => new Map([...sections].map(([key, lines]) => [key.slice('sysctl '.length), parseValues(lines)])),
-};
-
-/** The neighbour table's garbage-collection thresholds (net.ipv4.neigh.default.*). */
-export const NEIGH_KEYS = ['gc_thresh1', 'gc_thresh2', 'gc_thresh3'] as const;
-
-/** net.ipv4.neigh.default.gc_thresh1..3 as read ('' unreadable); empty when the probe did not look. */
-export const NEIGH_FACT: Fact<Readonly<Record<string, string>>> = {
-  name: 'neigh',
-  // One grep: the shell's read takes a byte at a time, and /proc/sys answers only the first.
-  probe: (_host, options) => (options.fabric === false ? [] : [`\ts neigh; grep -s -H . ${NEIGH_KEYS.map((k) => `/proc/sys/net/ipv4/neigh/default/${k}`).join(' ')}`]),
-  parse: (sections) =>
-    Object.fromEntries(
-      (sections.get('neigh') ?? []).flatMap((l) => {
-        const m = /\/(gc_thresh\d):(\d*)\s*$/.exec(l);
-        return m ? [[m[1]!, m[2]!]] : [];
-      }),
-    ),
 };

@@ -2,18 +2,16 @@
  * The `fabric-sysctl` step: per fabric interface, the kernel settings rdma-core's librdmacm
  * documentation, the libfabric verbs multi-NIC guide and Red Hat give for several NICs in one
  * subnet — `arp_ignore=2` (answer ARP only on the NIC that owns the address, else RDMA CM maps the
- * peer's address to the wrong port), `arp_announce=2`, `rp_filter=2` (loose), `accept_local=1` —
- * and the neighbour table sized for the fleet. Per-interface keys exist only while the interface
- * does, so the routing script sets them on every up (with native persistence, deploy sets them
+ * peer's address to the wrong port), `arp_announce=2`, `rp_filter=2` (loose), `accept_local=1`.
+ * Per-interface keys exist only while the interface does, so the routing script sets them on every up (with native persistence, deploy sets them
  * and systemd's udev rule applies the persisted file as each interface appears). Pure.
  */
 import { z } from 'zod';
 import type { Nic } from '../../inventory/model.js';
 import { factOf } from '../../facts/host-facts.js';
 import { shellQuote } from '../../script/shell.js';
-import { change, nicFinding, type ApplyPart, type Finding, type HostContext, type RenderContext, type ScriptPart, type StepModule } from '../step.js';
-import { NEIGH_FACT, NEIGH_KEYS, SYSCTL_FACT, SYSCTL_KEYS, type SysctlKey } from './facts.js';
-import { neighbourWarning, raisedNeighThresholds } from './neigh.js';
+import { change, nicFinding, type ApplyPart, type Finding, type HostContext, type ScriptPart, type StepModule } from '../step.js';
+import { SYSCTL_FACT, SYSCTL_KEYS, type SysctlKey } from './facts.js';
 import { renderSysctlConf, SYSCTL_PATH, type SysctlParams } from './sysctl-file.js';
 import { fabricSysctlRestore, fabricSysctlUndo } from './undo.js';
 
@@ -44,28 +42,10 @@ set_sysctl() {
 
 `;
 
-/**
- * Only for a fleet whose neighbour table must exceed the kernel's defaults: /proc/sys answers a
- * byte-at-a-time read with its first byte only, hence cat. A limit already higher (an admin's, the
- * lab's) stays; a host whose network namespace has no such file (a container) is left alone.
- */
-const RAISE_NEIGH_FUNCTION = `# raise_neigh KEY VALUE — the neighbour table limit raised to what the fleet needs, never lowered.
-raise_neigh() {
-	file=/proc/sys/net/ipv4/neigh/default/$1
-	current=$(cat "$file" 2>/dev/null) || return 0
-	[ "$current" -ge "$2" ] 2>/dev/null && return 0
-	printf '%s\\n' "$2" >"$file" 2>/dev/null && say "neighbour table: $1 $current -> $2"
-	return 0
-}
-
-`;
-
-function scriptPart(ctx: RenderContext, values: SysctlParams): ScriptPart {
-  const neigh = raisedNeighThresholds(ctx.fleet);
+function scriptPart(values: SysctlParams): ScriptPart {
   return {
-    functions: [SET_SYSCTL_FUNCTION, ...(neigh ? [RAISE_NEIGH_FUNCTION] : [])],
+    functions: [SET_SYSCTL_FUNCTION],
     nicSettings: SYSCTL_KEYS.map((key) => `\tset_sysctl "$iface" ${key} ${values[key]} || return 1`),
-    beforeNics: neigh ? (['gc_thresh3', 'gc_thresh2', 'gc_thresh1'] as const).map((k) => `raise_neigh ${k} ${neigh[k]}`) : [],
   };
 }
 
@@ -85,17 +65,10 @@ function nicFindings(ctx: HostContext, nic: Nic, values: SysctlParams): Finding[
   });
 }
 
-/** Where no routing script runs (native persistence), deploy raises the neighbour limits and writes the failing settings itself. */
+/** Where no routing script runs (native persistence), deploy writes the failing settings itself. */
 function directly(ctx: HostContext, failing: readonly Finding[], values: SysctlParams): ApplyPart {
   if (ctx.persistence.kind === 'script') return {};
-  const want = raisedNeighThresholds(ctx.fleet);
-  const have = factOf(ctx.facts, NEIGH_FACT);
-  const raise = want ? (['gc_thresh3', 'gc_thresh2', 'gc_thresh1'] as const).filter((k) => have[k] !== undefined && have[k] !== '' && Number(have[k]) < want[k]) : [];
-  const kernel = raise.map((key) => {
-    const file = shellQuote(`/proc/sys/net/ipv4/neigh/default/${key}`);
-    // Never lowered: a limit already higher (an admin's) stays.
-    return `cur=$(cat ${file} 2>/dev/null) && { [ "$cur" -ge ${want![key]} ] 2>/dev/null || { printf '%s\\n' ${want![key]} >${file} && echo "ibfleet: neighbour table: ${key} $cur -> ${want![key]}"; } || status=1; }`;
-  });
+  const kernel: string[] = [];
   for (const nic of ctx.host.nics) {
     for (const key of SYSCTL_KEYS.filter((k: SysctlKey) => failing.some((f) => f.subject.kind === 'nic' && f.subject.iface === nic.iface && f.subject.aspect === `sysctl ${k}`))) {
       const file = shellQuote(`/proc/sys/net/ipv4/conf/${nic.iface}/${key}`);
@@ -107,28 +80,24 @@ function directly(ctx: HostContext, failing: readonly Finding[], values: SysctlP
 
 export const fabricSysctl: StepModule<SysctlParams> = {
   name: 'fabric-sysctl',
-  summary: 'per fabric interface: arp_ignore, arp_announce, rp_filter, accept_local for several NICs in one subnet; the neighbour table sized for the fleet',
+  summary: 'per fabric interface: arp_ignore, arp_announce, rp_filter, accept_local for several NICs in one subnet',
   params,
   kinds: [
     { kind: 'sysctl', noun: ['sysctl', 'sysctls'], shape: 'counted', rank: 50 },
     { kind: 'sysctl-file', noun: ['sysctl file', 'sysctl files'], shape: 'file', rank: 80 },
   ],
   paths: [{ path: SYSCTL_PATH, kind: 'sysctl-file' }],
-  facts: [SYSCTL_FACT, NEIGH_FACT],
+  facts: [SYSCTL_FACT],
   skipped: { nicSettings: ['\t# the playbook has no fabric-sysctl step: kernel settings are left alone'] },
   undo: fabricSysctlUndo,
   restore: fabricSysctlRestore,
   use: (values) => ({
     name: 'fabric-sysctl',
     files: (ctx) => [{ path: SYSCTL_PATH, mode: 0o644, content: renderSysctlConf(ctx.host, ctx.fleet, ctx.playbook, values, ctx.persistence.kind === 'script' ? 'hook' : 'native'), role: 'sysctl', kind: 'sysctl-file' }],
-    script: (ctx) => scriptPart(ctx, values),
+    script: () => scriptPart(values),
     nicFindings: (ctx, nic) => nicFindings(ctx, nic, values),
     apply: (ctx, { failing }) => directly(ctx, failing, values),
-    status: (ctx) => {
-      const warning = neighbourWarning(ctx.fleet, factOf(ctx.facts, NEIGH_FACT));
-      return warning ? { warnings: [warning] } : {};
-    },
   }),
 };
 
-export { NEIGH_KEYS, SYSCTL_KEYS, SYSCTL_PATH };
+export { SYSCTL_KEYS, SYSCTL_PATH };

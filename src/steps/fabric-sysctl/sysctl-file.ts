@@ -2,7 +2,6 @@
 import type { Fleet, Host } from '../../inventory/model.js';
 import { renderHeader } from '../../script/header.js';
 import { SYSCTL_KEYS, type SysctlKey } from './facts.js';
-import { raisedNeighThresholds } from './neigh.js';
 
 /** The fabric sysctls persisted for every boot (systemd applies sysctl.d, per interface as it appears). */
 export const SYSCTL_PATH = '/etc/sysctl.d/60-ibfleet-fabric.conf';
@@ -34,16 +33,7 @@ const WHEN_APPLIED: Readonly<Record<'hook' | 'native', string>> = {
   native: "# Per-interface keys exist only while the interface does: systemd applies them as it appears (udev's\n# 99-systemd.rules runs systemd-sysctl for every new network interface).",
 };
 
-export function renderSysctlConf(host: Host, fleet: Fleet, playbook: string, params: SysctlParams, persistence: 'hook' | 'native' = 'hook'): string {
-  const neigh = raisedNeighThresholds(fleet);
-  const neighBlock = neigh
-    ? [
-        '',
-        `# Neighbour table for ${fleet.hosts.length} hosts × ${fleet.fabric.nics} NICs: every NIC keeps an ARP entry per peer NIC; past`,
-        `# gc_thresh3 every send fails with "No buffer space available". Raised, never lowered, by ${persistence === 'hook' ? 'the hook' : 'deploy'} too.`,
-        ...(['gc_thresh1', 'gc_thresh2', 'gc_thresh3'] as const).map((k) => `net.ipv4.neigh.default.${k} = ${neigh[k]}`),
-      ]
-    : [];
+export function renderSysctlConf(host: Host, _fleet: Fleet, playbook: string, params: SysctlParams, persistence: 'hook' | 'native' = 'hook'): string {
   const why = SYSCTL_KEYS.map((k) => `#   ${k}=${params[k]}: ${WHY[k]}`);
   const blocks = host.nics.map((nic) =>
     [`# NIC ${nic.index}: ${nic.iface} (${nic.address})`, ...SYSCTL_KEYS.map((k) => `${sysctlKey(nic.iface, k)} = ${params[k]}`)].join('\n'),
@@ -56,7 +46,6 @@ export function renderSysctlConf(host: Host, fleet: Fleet, playbook: string, par
     WHEN_APPLIED[persistence],
     '',
     blocks.join('\n\n'),
-    ...neighBlock,
     '',
   ].join('\n');
 }

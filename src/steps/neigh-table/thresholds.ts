@@ -33,5 +33,5 @@ export function neighbourWarning(fleet: Fleet, neigh: Readonly<Record<string, st
   const low = keys.filter((k) => neigh[k] !== undefined && neigh[k] !== '' && Number(neigh[k]) < want[k]);
   if (low.length === 0) return undefined;
   const found = low.map((k) => `${k} ${neigh[k]}`).join(', ');
-  return `neighbour table: ${found} below what ${fleet.hosts.length} hosts × ${fleet.fabric.nics} NICs need (${low.map((k) => `${k} ${want[k]}`).join(', ')}); past gc_thresh3 every send fails with "No buffer space available": deploy raises them (fabric-sysctl)`;
+  return `neighbour table: ${found} below what ${fleet.hosts.length} hosts × ${fleet.fabric.nics} NICs need (${low.map((k) => `${k} ${want[k]}`).join(', ')}); past gc_thresh3 every send fails with "No buffer space available": deploy raises them (neigh-table)`;
 }
