@@ -14,7 +14,7 @@ import type { Fleet } from '../src/inventory/model.js';
 import type { LabInfo } from '../src/lab/info.js';
 import { hostPaths } from '../src/lab/names.js';
 import { loadPlaybook } from '../src/playbook/playbook.js';
-import { renderRoutingScript } from '../src/render/routing-script.js';
+import { routingScriptFor } from '../src/render/host-files.js';
 import type { FloorJob, FloorHostResult } from './floor.js';
 import { backgroundLoad, measure, raiseNeighbourTable, type HostProbe, type Measurement } from './measure.js';
 import { findTool, prepareReferences, referenceCommand, stopControlMasters, type ReferenceSetup, type ReferenceTool } from './references.js';
@@ -193,7 +193,7 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
   const user = fleet.hosts[0]?.user ?? 'root';
 
   // The floor and the reference tools run exactly the routing script ibfleet renders for each host.
-  const scripts = new Map(fleet.hosts.map((h) => [h.id, renderRoutingScript(h, fleet, playbook)]));
+  const scripts = new Map(fleet.hosts.map((h) => [h.id, routingScriptFor(playbook, h, fleet)]));
   const refHosts = lab.hosts.map((h) => ({ id: h.id, address: h.address }));
   const setup = await prepareReferences(join(work, 'refs'), refHosts, scripts, { identityFile: lab.identityPath, knownHostsFile: lab.knownHostsPath, user }, options.concurrency);
   const floorJob: FloorJob = {

@@ -11,6 +11,7 @@ import type { CommandResult, Io } from './commands/context.js';
 import { addHelpFooters, optionDescription } from './commands/help.js';
 import { registerCommands } from './commands/register.js';
 import { BugError, clipInput, HostError, InterruptedError, InventoryError, UsageError } from './errors.js';
+import { jsonText, sanitizeLine, sanitizeLines } from './ui/text/sanitize.js';
 import type { RunVerdict } from './vocabulary.js';
 import { VERSION } from './version.js';
 
@@ -139,7 +140,7 @@ function describeError(error: unknown, io: Io, context: ErrorContext): ReportedE
   }
   if (error instanceof UsageError) return { kind: 'usage', message: error.message, exit: EXIT.usage, text: `ibfleet: ${error.message}\n` };
   if (error instanceof InterruptedError) return { kind: 'interrupted', message: 'interrupted', exit: EXIT.interrupted, text: 'ibfleet: interrupted\n' };
-  if (error instanceof HostError) return { kind: 'host', message: `${error.stage}: ${error.message}`, exit: EXIT.failed, text: `ibfleet: ${error.stage}: ${error.message}\n${error.stderrTail}\n` };
+  if (error instanceof HostError) return { kind: 'host', message: `${error.stage}: ${error.message}`, exit: EXIT.failed, text: `ibfleet: ${error.stage}: ${sanitizeLine(error.message, 'keep')}\n${sanitizeLines(error.stderrTail, 'keep').join('\n')}\n` };
   const what = error instanceof BugError ? 'bug' : 'unexpected error';
   const text = error instanceof Error ? `${error.name !== 'Error' && !(error instanceof BugError) ? `${error.name}: ` : ''}${error.message}` : String(error);
   if (io.env.IBFLEET_DEBUG) {
@@ -165,13 +166,13 @@ function reportError(error: unknown, io: Io, context: ErrorContext): number {
   if (described === 'help' || described === 'version') {
     // Under --json, help and version are a document too: `{"command", "ok": true, "help": TEXT}`.
     const text = (context.commanderOut ?? []).join('');
-    if (json) io.stdout.write(`${JSON.stringify({ command: name ?? null, ok: true, [described]: described === 'version' ? text.trim() : text }, null, 2)}\n`);
+    if (json) io.stdout.write(`${jsonText({ command: name ?? null, ok: true, [described]: described === 'version' ? text.trim() : text })}\n`);
     return EXIT.ok;
   }
   io.stderr.write(described.text);
   if (json) {
     const doc = { command: name ?? null, ok: false, error: { kind: described.kind, message: described.message, ...(described.problems ? { problems: described.problems } : {}) } };
-    io.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+    io.stdout.write(`${jsonText(doc)}\n`);
   }
   return described.exit;
 }

@@ -74,12 +74,8 @@ export interface HostFailure {
  * −2 main routes, hook installed`) and fold hosts whose plans are alike; a kind they do not know
  * is still counted, so new kinds of change slot in without touching the displays.
  */
-/** `nm-profile`: a NetworkManager connection profile's routing properties; `netplan-file`: ibfleet's netplan file (native persistence). */
-/**
- * `old-table` / `old-rule`: a table or rule an earlier deploy owned (its ownership record lists it)
- * and this inventory does not give the host (its tableBase or subnet changed since).
- */
-export type ChangeKind = 'rule' | 'table-route' | 'main-route' | 'old-table' | 'old-rule' | 'sysctl' | 'nm-profile' | 'script' | 'hook' | 'sysctl-file' | 'netplan-file' | 'record' | 'timer' | 'file';
+/** A kind of change, named by the step that makes it (src/steps: `rule`, `table-route`, `hook`, …, with the words displays use). */
+export type ChangeKind = string;
 export type ChangeAction = 'add' | 'remove' | 'replace' | 'set' | 'reset' | 'install' | 'start' | 'reorder';
 
 export interface Change {
@@ -107,7 +103,7 @@ export interface Check {
 }
 
 /**
- * What the probe found about one fabric NIC's RDMA side (the playbook's fabric-health step): the
+ * What the probe found about one fabric NIC's RDMA side (what status reads of the fabric's ports): the
  * device and port behind the interface (ibdev2netdev), the port's attributes as ibstat shows them,
  * the IPoIB mode and MTU. null where the host has nothing to read (no RDMA device, not IPoIB).
  */

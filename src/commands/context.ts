@@ -11,6 +11,7 @@ import { PACKAGE_ROOT } from '../package-root.js';
 import { loadPlaybook, type Playbook } from '../playbook/playbook.js';
 import { inventoryFile, readConfigText } from '../runner/files.js';
 import type { OutStream } from '../ui/stream.js';
+import { jsonText } from '../ui/text/sanitize.js';
 import type { RunVerdict } from '../vocabulary.js';
 
 export interface Io {
@@ -92,5 +93,5 @@ export async function readPlaybook(path: string | undefined, io: Io): Promise<Pl
 }
 
 export function writeJson(io: Io, value: unknown): void {
-  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  io.stdout.write(`${jsonText(value)}\n`);
 }

@@ -4,6 +4,7 @@
  * transport, and come to the run's verdict. ssh2 and Ink load only here, on demand.
  */
 import type { Command } from 'commander';
+import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { parseHostSelection } from '../inventory/select.js';
@@ -13,6 +14,7 @@ import type { Transport } from '../runner/transport.js';
 import { runDocument } from '../ui/json.js';
 import { plainHandler } from '../ui/plain.js';
 import { parseGlobals, readFleet, writeJson, type GlobalOptions, type Io } from './context.js';
+import { checkOwnFilePath } from '../runner/own-file.js';
 import { openRunLog, type RunLog } from '../runner/run-log-file.js';
 import { askSecret } from './prompt.js';
 import { hostsRequired } from './run-options.js';
@@ -44,6 +46,7 @@ export async function prepareRun(io: Io, cmd: Command, selection: string | undef
   }
   const ids = new Set(parseHostSelection(selection ?? 'all', fleet));
   const hosts = fleet.hosts.filter((h) => ids.has(h.id));
+  checkLogOption(globals, io);
   const interrupt = io.interruptSignal();
   const secrets: string[] = [];
   const transport = await buildTransport(io, globals, fleet, raw.askSudoPass === true, interrupt, secrets);
@@ -126,9 +129,19 @@ export function startRunLog(io: Io, globals: GlobalOptions, command: string, sec
   try {
     return openRunLog({ env: io.env, cwd: io.cwd, file: globals.log, command, secrets });
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     io.stderr.write(`ibfleet: no run log: ${(error as Error).message} (--log FILE to write it elsewhere, --no-log for none)\n`);
     return undefined;
   }
+}
+
+/**
+ * `--log FILE` names a file to write, maybe as root and maybe in /tmp: one that is a link or
+ * another user's file is refused before the -K prompt and before any host is contacted (exit 2).
+ * The open checks again (runner/own-file.ts); this is so that the refusal comes first.
+ */
+export function checkLogOption(globals: GlobalOptions, io: Io): void {
+  if (typeof globals.log === 'string') checkOwnFilePath(resolve(io.cwd, globals.log), `--log ${globals.log}`);
 }
 
 /** `display`, with every event also written to `log`, which is closed and named once the display is done. */

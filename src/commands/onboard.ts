@@ -7,12 +7,19 @@ import { addRunOptions } from './run-options.js';
 
 /** The options as a schema; built on demand so `ibfleet --help` never loads zod. */
 async function optionsSchema() {
-  const [{ z }, { HOST_NAME, OWNER_NAME, USER_NAME }] = await Promise.all([import('zod'), import('../inventory/schema.js')]);
+  const [{ z }, { HOST_NAME, OWNER_NAME, USER_NAME }, { readsAsSelection }] = await Promise.all([import('zod'), import('../inventory/schema.js'), import('../inventory/select.js')]);
   const hostNumber = (flag: string) => {
     const error = `${flag} is a host number 1..254 (the third octet of the machine's 172.16 addresses)`;
     return z.string({ error }).regex(/^[0-9]+$/, { error }).transform(Number).pipe(z.number().min(1, { error }).max(254, { error }));
   };
   const address = (flag: string) => z.string().regex(/^[^\s-]\S*$/, { error: `${flag} is one management address or DNS name (no spaces, not starting with -)` }).optional();
+  // A name --hosts reads as something else (`16`, `16-20`, `all`) could never select the host by name.
+  const hostName = (flag: string) =>
+    z
+      .string()
+      .regex(HOST_NAME, { error: `${flag} is a host name: letters, digits, dots and dashes` })
+      .refine((name) => !readsAsSelection(name), { error: `${flag} is a host name --hosts can select: not a number, a range (16-20) or all` })
+      .optional();
   const manager = (flag: string) => z.enum(MANAGERS, { error: `${flag} is one of ${MANAGERS.join(', ')}` }).optional();
   return z.object({
     cpu: hostNumber('--cpu'),
@@ -23,8 +30,8 @@ async function optionsSchema() {
     user: z.string().regex(USER_NAME, { error: '--user is a Unix user name' }).optional(),
     cpuManager: manager('--cpu-manager'),
     memManager: manager('--mem-manager'),
-    cpuName: z.string().regex(HOST_NAME, { error: '--cpu-name is a host name: letters, digits, dots and dashes' }).optional(),
-    memName: z.string().regex(HOST_NAME, { error: '--mem-name is a host name: letters, digits, dots and dashes' }).optional(),
+    cpuName: hostName('--cpu-name'),
+    memName: hostName('--mem-name'),
     askSudoPass: z.boolean().default(false),
   });
 }
@@ -45,7 +52,7 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
       .option('--cpu-name <name>', "the CPU server's name in the inventory (default: the inventory's, else the machine's own hostname)")
       .option('--mem-name <name>', "the memory server's name in the inventory (default: the inventory's, else the machine's own hostname)"),
   ).action(async (raw: Record<string, unknown>, cmd: Command) => {
-    const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport, startRunLog, withRunLog }, { runOnboard }, { inventoryFile }, { formatCheatSheetText }, { onboardDocument }, { discoveryWaitLine, formatDiscoveryLines, inventoryChangeText, onboardStartLine }] = await Promise.all([
+    const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport, checkLogOption, startRunLog, withRunLog }, { runOnboard }, { inventoryFile }, { formatCheatSheetText }, { onboardDocument }, { discoveryWaitLine, formatDiscoveryLines, inventoryChangeText, onboardStartLine }] = await Promise.all([
       import('./context.js'),
       import('./fleet-run.js'),
       import('../runner/onboard.js'),
@@ -56,6 +63,7 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
     ]);
     const opts = parseOptions(await optionsSchema(), raw);
     const globals = parseGlobals(cmd.optsWithGlobals(), io);
+    checkLogOption(globals, io);
     const playbook = await readPlaybook(undefined, io);
     const inventory = inventoryFile(globals.inventory, io.cwd);
     const say = (line: string) => void (globals.json ? undefined : io.stdout.write(`${line}\n`));

@@ -1,7 +1,7 @@
 /** `ibfleet render --hosts S [--out DIR]`: the exact files each host would get; no SSH. */
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
-import { formatMode } from '../render/files.js';
+import { formatMode } from '../script/rendered-file.js';
 import type { HostRender } from '../render/host-render.js';
 import { UsageError } from '../errors.js';
 import type { CommandResult, Io } from './context.js';
@@ -18,6 +18,8 @@ export function registerRender(program: Command, io: Io, done: (r: CommandResult
     .option('--diff', 'compare with the hosts instead (read-only SSH, as status --diff): each file that differs as a unified diff'),
   ).action(async (opts: { hosts?: string; playbook?: string; out?: string; diff?: boolean }, cmd: Command) => {
       if (opts.hosts === undefined) throw new UsageError(hostsRequired('render'));
+      // An empty name resolves to the working directory: a slip (an unset variable) would scatter host trees there.
+      if (opts.out === '') throw new UsageError('render --out needs a directory name: an empty one would write into the current directory (say --out . if that is what you mean)');
       if (opts.diff && opts.out !== undefined) throw new UsageError('--diff compares with the hosts; --out writes files here: give one');
       if (opts.diff) {
         // The files a host would get, against what it has: the manager is known only by asking the host.

@@ -6,7 +6,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { PACKAGE_ROOT } from '../package-root.js';
-import { shellQuote } from '../render/shell.js';
+import { shellQuote } from '../script/shell.js';
 
 export function selfCommand(env: Readonly<Record<string, string | undefined>>): string {
   const cli = join(PACKAGE_ROOT, 'dist/cli.js');

@@ -12,15 +12,15 @@ export function registerStatus(program: Command, io: Io, done: (r: CommandResult
       .option('--playbook <file>', 'playbook to check against (default: the built-in dual-ib-routing)')
       .option('--diff', "show each of ibfleet's files that differs on a host as a unified diff (host's copy → what deploy installs)"),
   ).action(async (opts: { hosts?: string; playbook?: string; diff?: boolean }, cmd: Command) => {
-    const [{ readPlaybook }, { prepareRun, runPerHost }, { statusHost }, { fleetFabricWarnings }] = await Promise.all([
+    const [{ readPlaybook }, { prepareRun, runPerHost }, { statusHost }, { fleetWarnings }] = await Promise.all([
       import('./context.js'),
       import('./fleet-run.js'),
       import('../runner/host-workflows.js'),
-      import('../plan/fabric-fleet.js'),
+      import('../plan/host-plan.js'),
     ]);
     const playbook = await readPlaybook(opts.playbook, io);
     const run = await prepareRun(io, cmd, opts.hosts, false);
     const diff = opts.diff === true;
-    done({ verdict: await runPerHost(io, run, 'status', { playbook: playbook.name, diff }, statusHost({ fleet: run.fleet, playbook, transport: run.transport }, { diff }), fleetFabricWarnings) });
+    done({ verdict: await runPerHost(io, run, 'status', { playbook: playbook.name, diff }, statusHost({ fleet: run.fleet, playbook, transport: run.transport }, { diff }), fleetWarnings(playbook)) });
   });
 }

@@ -3,6 +3,7 @@
  * entries, spaces inside braces and brackets — and new entries written the same way, so added
  * lines look like their neighbours. Pure.
  */
+import { printableLine } from '../host-text.js';
 import { isMap, isSeq, parse, type Document, type Node, type Pair as YamlPair } from 'yaml';
 import type { HostEntry } from './entry.js';
 import type { Pair } from './model.js';
@@ -89,9 +90,19 @@ function hostFields(entry: HostEntry, style: Style): [string, string][] {
   return fields;
 }
 
+/**
+ * How long a written entry's comment may be. Onboard's (the owner, the role, the OS name the host
+ * reports — itself cut at OS_NAME_MAX — and the manager) fits; the cap guards every other caller.
+ */
+const COMMENT_MAX = 160;
+
+/**
+ * ` # comment`: one line of printable text whatever the caller passes — a line break in a comment
+ * (NEL, U+2028, U+2029 end a line for YAML 1.1 readers) would start a line of YAML of its own.
+ */
 function trailingComment(comment: string | undefined): string {
-  const oneLine = comment?.replace(/[\r\n]+/g, ' ').trim();
-  return oneLine ? ` # ${oneLine}` : '';
+  const line = comment === undefined ? '' : printableLine(comment, COMMENT_MAX);
+  return line ? ` # ${line}` : '';
 }
 
 /** A host as block lines at `indent` (without line ends). */

@@ -10,7 +10,7 @@ import { MAIN_RULE_PRIORITY, MAX_HOST, MIN_HOST, RESERVED_TABLES, deriveNicAddre
 import { formatCidr, parseCidr, parseIpv4, type Cidr } from './ipv4.js';
 import type { Fleet, Host, Nic, Pair } from './model.js';
 import { defaultsSchema, fabricSchema, hostSchema, inventorySchema, pairSchema, sshSchema, type HostInput, type InventoryInput } from './schema.js';
-import { YamlSource, type YamlPath } from './yaml-source.js';
+import { DECIMAL, YamlSource, type YamlPath } from './yaml-source.js';
 import { issuesToProblems } from './zod-problems.js';
 
 const TOP_KEYS = Object.keys(inventorySchema.shape);
@@ -103,13 +103,14 @@ function inFileOrder(problems: readonly InventoryProblem[]): InventoryProblem[] 
 function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string, refusedHosts: ReadonlySet<number>): { fleet?: Fleet; problems: InventoryProblem[] } {
   const problems: InventoryProblem[] = [];
   const fabric = checkFabric(input, source, problems);
+  checkDecimalFields(input, source, problems);
 
   const hostEntries: { id: number; key: string; raw: HostInput }[] = [];
   const seenIds = new Map<number, string>();
   for (const [key, raw] of Object.entries(input.hosts)) {
     const written = writtenScalar(source, ['hosts', key], { key: true }) ?? key;
     const id = DECIMAL.test(written) ? Number(key) : Number.NaN;
-    if (!DECIMAL.test(written) && typeof scalarValue(source, ['hosts', key], { key: true }) === 'number' && written !== key) {
+    if (source.notDecimal(['hosts', key], { key: true })) {
       problems.push(source.problem(['hosts', key], `host number ${clipInput(written)} is not written in decimal (YAML reads it as ${key})`, notDecimalHint(Number(key)), { key: true }));
       continue;
     }
@@ -153,13 +154,20 @@ function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string, 
   return { fleet, problems };
 }
 
-/** Host numbers as written: plain decimal digits (`016` is 16). */
-const DECIMAL = /^[0-9]+$/;
-
 /**
- * YAML 1.2 reads `0x10`, `0o22`, `1e1` and `+17` as the numbers 16, 18, 10 and 17; as a host number
- * each is far more likely a slip than a wish for that host, so they are refused, not converted.
+ * The whole numbers of the inventory besides host numbers and pairs (checked with them), under
+ * the same rule: plain decimal digits, so `tableBase: 0x10` or `1e3` is a problem at its line,
+ * not table 16 or 1000 (yaml-source.ts, notDecimal).
  */
+function checkDecimalFields(input: InventoryInput, source: YamlSource, problems: InventoryProblem[]): void {
+  const paths: YamlPath[] = [['fabric', 'nics'], ['fabric', 'tableBase'], ['defaults', 'port'], ...Object.keys(input.hosts).map((key) => ['hosts', key, 'port'])];
+  for (const path of paths) {
+    const problem = source.notDecimalProblem(path);
+    if (problem) problems.push(problem);
+  }
+}
+
+/** What to write instead of a host number YAML reads from another spelling (yaml-source.ts, notDecimal). */
 function notDecimalHint(value: number): string {
   const meant = Number.isInteger(value) && value >= MIN_HOST && value <= MAX_HOST ? `; write ${value} if that is the host you mean` : '';
   return `host numbers are plain decimal digits ${MIN_HOST}..${MAX_HOST}${meant}`;
@@ -303,9 +311,9 @@ function checkPairs(pairs: InventoryInput['pairs'], known: ReadonlySet<number>, 
   pairs.forEach((pair, i) => {
     let ok = true;
     for (const field of ['cpu', 'mem'] as const) {
-      const written = writtenScalar(source, ['pairs', i, field]);
-      if (written !== undefined && !DECIMAL.test(written) && written !== String(pair[field])) {
-        problems.push(source.problem(['pairs', i, field], `pair of ${pair.owner}: ${field} host ${clipInput(written)} is not written in decimal (YAML reads it as ${pair[field]})`, notDecimalHint(pair[field])));
+      const odd = source.notDecimal(['pairs', i, field]);
+      if (odd) {
+        problems.push(source.problem(['pairs', i, field], `pair of ${pair.owner}: ${field} host ${clipInput(odd.written)} is not written in decimal (YAML reads it as ${pair[field]})`, notDecimalHint(pair[field])));
         ok = false;
       } else if (!known.has(pair[field])) {
         problems.push(source.problem(['pairs', i, field], `pair of ${pair.owner}: ${field} host ${pair[field]} is not in hosts`, `known hosts: ${[...known].sort((a, b) => a - b).join(', ') || 'none'}`));

@@ -47,7 +47,7 @@ export interface Fabric {
   readonly subnetText: string;
   readonly nics: number;
   readonly tableBase: number;
-  /** false: plain Ethernet NICs (no RDMA device); status skips the fabric-health checks. */
+  /** false: plain Ethernet NICs (no RDMA device); status skips the RDMA port checks. */
   readonly rdma: boolean;
 }
 

@@ -54,7 +54,7 @@ export const pairSchema = z.strictObject({
 export const fabricSchema = z.strictObject({
   subnet: z.string({ error: 'subnet is an IPv4 network like 172.16.0.0/16' }),
   nics: z.int({ error: 'nics is a whole number 1..4' }).min(1, { error: 'nics is 1..4' }).max(4, { error: 'nics is 1..4' }).default(2),
-  // false: plain Ethernet NICs without RDMA; status then skips the fabric-health checks.
+  // false: plain Ethernet NICs without RDMA; status then skips the RDMA port checks.
   rdma: z.boolean({ error: 'rdma is true (the NICs are InfiniBand / RoCE HCAs, the default) or false (plain Ethernet: no RDMA checks)' }).default(true),
   tableBase: z.int({ error: 'tableBase is a whole number' }).min(1, { error: 'tableBase must be at least 1' }).max(2 ** 31 - 10, { error: 'tableBase is too large (rule priorities tableBase + NIC stay below 32766)' }).default(940),
 });

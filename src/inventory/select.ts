@@ -18,12 +18,32 @@ export function parseHostSelection(expression: string, fleet: Fleet): number[] {
   return [...selected].sort((a, b) => a - b);
 }
 
+/** How one comma-separated item of --hosts is read: every form but `name` is a selection of its own. */
+export function fragmentForm(fragment: string): 'all' | 'number' | 'range' | 'role' | 'pair' | 'name' {
+  if (fragment === 'all') return 'all';
+  if (/^\d+$/.test(fragment)) return 'number';
+  if (/^\d+-\d+$/.test(fragment)) return 'range';
+  if (fragment.startsWith('@')) return 'role';
+  if (fragment.startsWith('pair:')) return 'pair';
+  return 'name';
+}
+
+/**
+ * A name --hosts would not read as that name: a number, a range, `all`, `@role`, `pair:owner`, or
+ * text the list splits or trims (a comma, surrounding white space). A host called so could not be
+ * selected by its name — `--hosts 16` is host 16 whatever is named `16` — so onboard does not take
+ * a machine's hostname that reads this way.
+ */
+export function readsAsSelection(name: string): boolean {
+  return name === '' || name.trim() !== name || name.includes(',') || fragmentForm(name) !== 'name';
+}
+
 function resolveFragment(fragment: string, fleet: Fleet, known: ReadonlySet<number>): number[] {
-  if (fragment === 'all') return [...known];
-  if (/^\d+$/.test(fragment)) return [requireKnown(Number(fragment), fragment, fleet, known)];
-  const range = /^(\d+)-(\d+)$/.exec(fragment);
-  if (range) {
-    const [from, to] = [Number(range[1]), Number(range[2])];
+  const form = fragmentForm(fragment);
+  if (form === 'all') return [...known];
+  if (form === 'number') return [requireKnown(Number(fragment), fragment, fleet, known)];
+  if (form === 'range') {
+    const [from, to] = fragment.split('-').map(Number) as [number, number];
     if (from > to) throw new UsageError(`--hosts range ${fragment} runs backwards; write ${to}-${from}`);
     // Checked before expanding: a slip like 16-2000000 must be a usage error, not millions of ids.
     if (from < MIN_HOST || to > MAX_HOST) {
@@ -37,7 +57,7 @@ function resolveFragment(fragment: string, fleet: Fleet, known: ReadonlySet<numb
     }
     return ids;
   }
-  if (fragment.startsWith('@')) {
+  if (form === 'role') {
     const role = fragment.slice(1);
     const ids = fleet.hosts.filter((h) => h.role === role).map((h) => h.id);
     if (ids.length === 0) {
@@ -46,7 +66,7 @@ function resolveFragment(fragment: string, fleet: Fleet, known: ReadonlySet<numb
     }
     return ids;
   }
-  if (fragment.startsWith('pair:')) {
+  if (form === 'pair') {
     const owner = fragment.slice(5);
     const pairs = fleet.pairs.filter((p) => p.owner === owner);
     if (pairs.length === 0) {

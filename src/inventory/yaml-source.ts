@@ -21,6 +21,21 @@ const NOT_YAML_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u0084\u008
  */
 export const MAX_ALIAS_NODES = 100;
 
+/** Whole numbers as written in ibfleet's files: plain decimal digits (`016` is 16: YAML 1.2 has no implicit octal). */
+export const DECIMAL = /^[0-9]+$/;
+
+/**
+ * YAML 1.2 also reads `0x10`, `0o20`, `1e3`, `+16` and `16.0` as whole numbers; where ibfleet
+ * wants one (a host number, a table base, a port, a sysctl value) each is far more likely a slip
+ * than a wish for the number YAML makes of it, so such a spelling is refused with its position.
+ */
+export interface NotDecimal {
+  /** As written in the file. */
+  readonly written: string;
+  /** What YAML reads it as. */
+  readonly value: number;
+}
+
 export class YamlSource {
   readonly file: string;
   readonly doc: Document.Parsed;
@@ -204,6 +219,26 @@ export class YamlSource {
     return hint === undefined
       ? { position: this.position(path, options), message }
       : { position: this.position(path, options), message, hint };
+  }
+
+  /**
+   * The whole number at `path` (its key with `{ key: true }`) when it is not written in plain
+   * decimal digits (a minus sign allowed: the range checks say what is wrong with a negative).
+   * Anything else — a string, a fraction, no node — is the schema's to judge: undefined.
+   */
+  notDecimal(path: YamlPath, options: { key?: boolean } = {}): NotDecimal | undefined {
+    const node = options.key ? this.pairAt(path)?.key : this.nodeAt(path);
+    if (!isScalar(node) || typeof node.value !== 'number' || !Number.isInteger(node.value)) return undefined;
+    const written = sourceText(node);
+    return DECIMAL.test(written.replace(/^-/, '')) ? undefined : { written, value: node.value };
+  }
+
+  /** The problem with the whole number at `path` when it is not written in decimal (notDecimal), else undefined. */
+  notDecimalProblem(path: YamlPath): InventoryProblem | undefined {
+    const odd = this.notDecimal(path);
+    if (!odd) return undefined;
+    const meant = Number.isSafeInteger(odd.value) ? `; write ${odd.value} if that is what you mean` : '';
+    return this.problem(path, `${formatPath(path)} = ${clipInput(odd.written)} is not written in decimal (YAML reads it as ${odd.value})`, `whole numbers are plain decimal digits${meant}`);
   }
 
   /** The document as plain data, converted once when it was parsed. */

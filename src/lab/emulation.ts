@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Manager } from '../inventory/model.js';
-import { REPAIR_PATHS, SYSCTL_PATH } from '../render/paths.js';
+import { OWNED_PATHS } from '../steps/registry.js';
 import { VERSION } from '../version.js';
 import { HOST_BOOT_DIR, TIMER_RUNNER_PATH } from './manager-boot.js';
 import { renderSystemctlStandIn, SYSTEMCTL_STANDIN_PATH } from './systemctl-standin.js';
@@ -120,9 +120,9 @@ export const MANAGED_TREES: readonly string[] = [
   // what a host enables here, and nothing else.
   '/etc/systemd/system/timers.target.wants',
   '/etc/systemd/system/timers.target.d',
-  ...REPAIR_PATHS,
   '/etc/ibfleet',
-  SYSCTL_PATH,
+  // Every file ibfleet may install (the steps' own: repair units, sysctl file, …).
+  ...OWNED_PATHS,
 ];
 
 export const NETWORKD_LAB_UNMANAGED_PATH = `/etc/systemd/network/00-ibfleet-lab-${MGMT_IFACE}.network`;

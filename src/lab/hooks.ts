@@ -4,7 +4,6 @@
  * explains a file they skip), and which if-up.d scripts a real `ifup -a -v` ran. Pure.
  */
 import type { Manager } from '../inventory/model.js';
-import { HOOK_PATHS } from '../render/paths.js';
 
 /** One line of the listing script: `find -L DIR -printf '%f\t%U\t%G\t%m\t%y\n'`. */
 export interface HookDirEntry {
@@ -27,8 +26,14 @@ export function parseHookListing(text: string): HookDirEntry[] {
     });
 }
 
+/** Where each dispatcher looks for the scripts it runs. */
+const DISPATCHER_DIRS: Readonly<Record<Exclude<Manager, 'ifupdown'>, string>> = {
+  networkmanager: '/etc/NetworkManager/dispatcher.d',
+  netplan: '/etc/networkd-dispatcher/routable.d',
+};
+
 export function hookDir(manager: Exclude<Manager, 'ifupdown'>): string {
-  return HOOK_PATHS[manager].slice(0, HOOK_PATHS[manager].lastIndexOf('/'));
+  return DISPATCHER_DIRS[manager];
 }
 
 /** NetworkManager-dispatcher skips editor backups and package-manager leftovers by name. */

@@ -7,7 +7,7 @@
  * daemon logs, the timer runner) lives in HOST_BOOT_DIR there, which a reboot keeps while it forgets
  * everything else, as a real reboot forgets a tmpfs.
  */
-import { shellQuote } from '../render/shell.js';
+import { shellQuote } from '../script/shell.js';
 import { MGMT_IFACE } from './names.js';
 import type { LabHost, LabPlan } from './plan.js';
 import { fabricTables, runsSystemd } from './plan.js';

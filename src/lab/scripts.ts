@@ -3,7 +3,7 @@
  * POSIX sh scripts. Pure; src/lab/up.ts and friends run them. Batching matters: `lab up` of 254
  * hosts is a handful of `ip` processes plus one short script per host.
  */
-import { shellCommand, shellQuote } from '../render/shell.js';
+import { shellCommand, shellQuote } from '../script/shell.js';
 import { HOST_KEY_VIEW_PATH, MANAGED_TREES } from './emulation.js';
 import { FABRIC_BRIDGE, LAB_ROOT, MGMT_BRIDGE, MGMT_IFACE, NETNS_DIR, SWITCH_UPLINK, hostPaths } from './names.js';
 import { runsSystemd, type LabHost, type LabPlan } from './plan.js';

@@ -6,8 +6,8 @@
  */
 import type { Fleet, Nic } from '../inventory/model.js';
 import type { CellEnd, CellSpec } from '../vocabulary.js';
-import type { HostFacts } from './facts.js';
-import { nicFabric, portLabel } from './fabric-health.js';
+import type { HostFacts } from '../facts/host-facts.js';
+import { nicFabric, portLabel } from '../facts/nic-fabric.js';
 
 function nicOf(fleet: Fleet, end: CellEnd): Nic | undefined {
   return fleet.hosts.find((h) => h.id === end.host)?.nics.find((n) => n.index === end.nic);

@@ -4,10 +4,10 @@
  * (`ibfleet:PATH`). Needs the probe's fileContents option. Pure.
  */
 import { createTwoFilesPatch } from 'diff';
-import type { RenderedFile } from '../render/files.js';
+import type { RenderedFile } from '../script/rendered-file.js';
 import type { FileDiff } from '../vocabulary.js';
-import { sha256 } from './digest.js';
-import type { HostFacts } from './facts.js';
+import { sha256 } from '../script/digest.js';
+import type { HostFacts } from '../facts/host-facts.js';
 
 /** A diff longer than this many lines is cut: a file replaced by something else entirely says so in its first lines. */
 const MAX_DIFF_LINES = 400;

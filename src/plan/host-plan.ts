@@ -1,27 +1,21 @@
 /**
- * What deploy, status and rollback decide for one host from what its probe found: which network
- * manager configures it, which files to write and which to remove, what will change, and whether
- * the state a change left behind is the one wanted. Pure: src/runner/host-workflows.ts probes,
- * asks these questions, and runs what the answers call for.
+ * What deploy and status decide for one host from what its probe found: which network manager
+ * configures it, how the routing persists, which files to write and which to remove, what will
+ * change and what each step adds to the change, and whether the state a change left behind is the
+ * one wanted. Pure: src/runner/host-workflows.ts probes, asks these questions, and runs what the
+ * answers call for. The playbook's steps answer for themselves; nothing here knows one by name.
  */
 import { HostError } from '../errors.js';
 import type { Fleet, Host, Manager } from '../inventory/model.js';
+import type { HostFacts } from '../facts/host-facts.js';
 import type { Playbook } from '../playbook/playbook.js';
-import { AFTER_MARK, type FormerToRemove } from '../render/apply-script.js';
-import { renderHostFiles, type RenderedFile } from '../render/files.js';
-import type { NativeSteps } from '../render/native-apply.js';
-import { HOOK_PATHS } from '../render/paths.js';
-import { TRACKED_PATHS } from '../render/probe-script.js';
-import type { Change, Check, FileDiff, NicFabric } from '../vocabulary.js';
-import { fileDiffs } from './file-diff.js';
+import { renderHostFiles } from '../render/host-files.js';
+import type { RenderedFile } from '../script/rendered-file.js';
+import { SCRIPT_PERSISTENCE, type ApplyPart, type HostContext, type Persistence, type PersistenceChoice, type StatusPart } from '../steps/step.js';
+import type { Change, Check, FileDiff, HostResult, NicFabric } from '../vocabulary.js';
 import { assessHost, failingFindings, plannedChanges, type Assessment } from './assess.js';
-import { detectManager, managerPrerequisite } from './detect-manager.js';
-import { fabricProblems, nicFabric } from './fabric-health.js';
-import { neighbourWarning } from './fabric-fleet.js';
-import { parseProbe, type HostFacts } from './facts.js';
-import { planNativeSteps } from './native-plan.js';
-import { formerRemoval, formerRouting, type FormerRouting } from './owned.js';
-import { choosePersistence, hostTraits, nativeFiles, repairTimerNotes, type Persistence } from './persistence.js';
+import { detectManager } from './detect-manager.js';
+import { fileDiffs } from './file-diff.js';
 
 /** The inventory's manager, or the one the host's configuration shows. */
 export function chooseManager(host: Host, facts: HostFacts): { manager: Manager } | { error: string } {
@@ -34,6 +28,37 @@ export function checksOf(assessment: Assessment): Check[] {
   return assessment.findings.map((f) => ({ name: f.id, ok: f.ok, detail: f.detail }));
 }
 
+/** How the playbook persists on this host: its persisting step decides; without one, the routing script deploy runs. */
+function choosePersistence(playbook: Playbook, ctx: Omit<HostContext, 'persistence'>): PersistenceChoice {
+  for (const { step } of playbook.steps) if (step.persistence) return step.persistence(ctx);
+  return { persistence: SCRIPT_PERSISTENCE, notes: [], blockers: [] };
+}
+
+/** What the host must have for the playbook's steps to work at all; undefined when it has it. */
+export function missingPrerequisite(playbook: Playbook, manager: Manager, facts: HostFacts): string | undefined {
+  for (const { step } of playbook.steps) {
+    const missing = step.prerequisite?.(manager, facts);
+    if (missing) return missing;
+  }
+  return undefined;
+}
+
+/** A host's context, its files and their assessment: what deploy and status both start from. */
+interface Decided {
+  readonly ctx: HostContext;
+  readonly choice: PersistenceChoice;
+  readonly files: readonly RenderedFile[];
+  readonly assessment: Assessment;
+}
+
+function decide(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts, manager: Manager): Decided {
+  const base = { host, fleet, playbook: playbook.name, manager, facts };
+  const choice = choosePersistence(playbook, base);
+  const ctx = { ...base, persistence: choice.persistence };
+  const files = renderHostFiles(playbook, ctx);
+  return { ctx, choice, files, assessment: assessHost(playbook, ctx, files) };
+}
+
 export interface DeployPlan {
   readonly manager: Manager;
   readonly files: readonly RenderedFile[];
@@ -42,34 +67,28 @@ export interface DeployPlan {
   readonly remove: readonly string[];
   /** The changes, in the order the assessment found them; empty: nothing to do. */
   readonly changes: readonly Change[];
-  /** How the routing persists on this host, and what the plan says about that choice. */
+  /** How the routing persists on this host, and what the plan says about that choice and the steps. */
   readonly persistence: Persistence;
   readonly notes: readonly string[];
-  /** What the network manager is told (native persistence, or taking it away). */
-  readonly native: NativeSteps | undefined;
+  /** Each step's part of the change script, by step name (the restore hands each its memo back). */
+  readonly parts: ReadonlyMap<string, ApplyPart>;
   /** False when the routing lives in the manager's configuration (no routing script). */
   readonly routingScript: boolean;
-  /** What an earlier deploy owned and this inventory does not give the host, as the record found before the change lists it. */
-  readonly formerRouting: FormerRouting;
-  /** Of that, what is still on the host and goes. */
-  readonly former: FormerToRemove | undefined;
 }
 
 /** Deploy's plan for a host, or a HostError at stage `plan` saying why it cannot be deployed. */
 export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts): DeployPlan {
   const chosen = chooseManager(host, facts);
   if ('error' in chosen) throw new HostError('plan', chosen.error);
-  const prerequisite = playbook.persist ? managerPrerequisite(chosen.manager, facts) : undefined;
+  const prerequisite = missingPrerequisite(playbook, chosen.manager, facts);
   if (prerequisite) throw new HostError('plan', prerequisite);
-  const { persistence, notes, blockers } = choosePersistence(host, playbook, chosen.manager, facts);
-  const files = renderHostFiles(host, fleet, playbook, chosen.manager, nativeFiles(persistence), hostTraits(facts));
-  const former = formerRouting(host, facts.owned);
-  const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files, persistence, former });
+  const { ctx, choice, files, assessment } = decide(host, fleet, playbook, facts, chosen.manager);
   // Nothing is changed on a host that cannot take the whole change.
-  if (assessment.blockers.length > 0 || blockers.length > 0) throw new HostError('plan', [...assessment.blockers, ...blockers].join('; '));
-  const failing = new Set(failingFindings(assessment).map((f) => f.id));
-  const write = files.filter((f) => failing.has(`file ${f.path}`));
-  const remove = TRACKED_PATHS.filter((p) => failing.has(`stale ${p}`));
+  if (assessment.blockers.length > 0 || choice.blockers.length > 0) throw new HostError('plan', [...assessment.blockers.map((b) => b.message), ...choice.blockers].join('; '));
+  const failing = failingFindings(assessment);
+  const write = files.filter((f) => failing.some((x) => x.subject.kind === 'file' && x.subject.path === f.path));
+  const remove = failing.flatMap((x) => (x.subject.kind === 'stale' ? [x.subject.path] : []));
+  const input = { failing, write, remove };
   return {
     manager: chosen.manager,
     files,
@@ -77,31 +96,22 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
     write,
     remove,
     changes: plannedChanges(assessment),
-    persistence,
-    notes: [...notes, ...repairTimerNotes(playbook, persistence, facts)],
-    native: planNativeSteps({ host, fleet, playbook, persistence, assessment, facts, write, remove, former }),
-    routingScript: persistence.kind === 'hook',
-    formerRouting: former,
-    former: formerToRemove(former, failing),
+    persistence: ctx.persistence,
+    notes: [...choice.notes, ...playbook.steps.flatMap((s) => s.step.notes?.(ctx) ?? [])],
+    parts: new Map(playbook.steps.map((s) => [s.module.name, s.step.apply?.(ctx, input) ?? {}])),
+    routingScript: ctx.persistence.kind === 'script',
   };
-}
-
-/** An earlier deploy's tables still holding routes and its rules still there: each goes (every rule it made, to be sure). */
-function formerToRemove(former: FormerRouting, failing: ReadonlySet<string>): FormerToRemove | undefined {
-  const tables = former.tables.filter((t) => failing.has(`old table ${t}`));
-  if (tables.length === 0 && ![...failing].some((id) => id.startsWith('old rule '))) return undefined;
-  return formerRemoval(former, tables);
 }
 
 /** The plan's assessment of the state a change left behind (the apply script's own probe). */
 export function reassessDeploy(host: Host, fleet: Fleet, playbook: Playbook, plan: DeployPlan, after: HostFacts): Assessment {
-  return assessHost({ host, fleet, playbook, manager: plan.manager, facts: after, files: plan.files, persistence: plan.persistence, former: plan.formerRouting });
+  return assessHost(playbook, { host, fleet, playbook: playbook.name, manager: plan.manager, facts: after, persistence: plan.persistence }, plan.files);
 }
 
 export function verification(assessment: Assessment): { ok: true } | { ok: false; message: string } {
   const failing = failingFindings(assessment);
   if (assessment.blockers.length === 0 && failing.length === 0) return { ok: true };
-  return { ok: false, message: `verification failed: ${[...assessment.blockers, ...failing.map((f) => f.detail)].join('; ')}` };
+  return { ok: false, message: `verification failed: ${[...assessment.blockers.map((b) => b.message), ...failing.map((f) => f.detail)].join('; ')}` };
 }
 
 export interface StatusFinding {
@@ -115,65 +125,42 @@ export interface StatusFinding {
   readonly diffs?: FileDiff[];
 }
 
-/**
- * Status's finding for a host: ok, or drift with the reasons — the routing the playbook leaves,
- * and with its fabric-health step each fabric NIC's RDMA port (unless the inventory says
- * `fabric.rdma: false`): a port that cannot carry RDMA makes the host not ok too. With `diff`, each
- * differing file as a diff.
- */
-export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts, options: { readonly diff?: boolean } = {}): StatusFinding {
-  const health = fabricHealth(host, fleet, playbook, facts);
-  let chosen = chooseManager(host, facts);
-  if ('error' in chosen) {
-    // The hook that is installed tells which manager a previous deploy chose.
-    const installed = (Object.entries(HOOK_PATHS) as [Manager, string][]).filter(([, p]) => facts.files.get(p));
-    if (installed.length === 1) chosen = { manager: installed[0]![0] };
-    else return { status: 'drift', reasons: [...health.problems, chosen.error], ...health.extra };
-  }
-  const { persistence, blockers: persistenceBlockers } = choosePersistence(host, playbook, chosen.manager, facts);
-  const files = renderHostFiles(host, fleet, playbook, chosen.manager, nativeFiles(persistence), hostTraits(facts));
-  const assessment = assessHost({ host, fleet, playbook, manager: chosen.manager, facts, files, persistence });
-  // A port that is ACTIVE behind an interface that is down says more than "the interface is down".
-  const told = new Set(health.fabric.filter((n) => n.state === 'ACTIVE' && !n.up).map((n) => n.iface));
-  const blockers = assessment.blockers.filter((b) => ![...told].some((iface) => b.startsWith(`${iface} is down`)));
-  // A port that cannot carry traffic comes first: the missing address or route it took with it is its consequence.
-  const reasons = [...health.problems, ...blockers, ...persistenceBlockers, ...failingFindings(assessment).map((f) => f.detail)];
-  // Notes come last and are no drift (a host without systemd has no repair timer, and needs none).
-  const notes = repairTimerNotes(playbook, persistence, facts);
-  return { status: reasons.length ? 'drift' : 'ok', reasons: [...reasons, ...notes], manager: chosen.manager, checks: checksOf(assessment), ...health.extra, ...(options.diff ? { diffs: fileDiffs(files, facts) } : {}) };
-}
-
-function fabricHealth(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts): { fabric: NicFabric[]; problems: string[]; extra: { warnings?: string[]; fabric?: NicFabric[] } } {
-  const neigh = playbook.fabricSysctl ? neighbourWarning(fleet, facts.neigh) : undefined;
-  const warnings = neigh ? [neigh] : [];
-  if (!playbook.fabricHealth || !fleet.fabric.rdma || !facts.rdma) return { fabric: [], problems: [], extra: warnings.length ? { warnings } : {} };
-  const fabric = host.nics.map((nic) => nicFabric(nic, facts));
-  return { fabric, problems: fabricProblems(host, fabric, facts), extra: { fabric, ...(warnings.length ? { warnings } : {}) } };
-}
-
-/** Whether an assessment finds anything to change (rollback: anything of ibfleet's left). */
-export function needsChange(assessment: Assessment): boolean {
-  return assessment.blockers.length > 0 || failingFindings(assessment).length > 0;
-}
-
-/** What a rollback changes: each failing finding's fix. */
-export function rollbackChanges(assessment: Assessment): Change[] {
-  return failingFindings(assessment).flatMap((f) => (f.fix ? [f.fix] : []));
-}
-
-/**
- * The output of an apply or rollback script, cut at AFTER_MARK: what the change itself printed,
- * and the facts its closing probe found (incomplete when the mark or the probe's end never came).
- */
-export function readChangeOutput(stdout: string): { changeOutput: string; after: HostFacts } {
-  const at = stdout.indexOf(`${AFTER_MARK}\n`);
+/** What the steps say about the host beyond its routing (its RDMA ports, its neighbour table), read-only. */
+function statusParts(playbook: Playbook, host: Host, fleet: Fleet, facts: HostFacts): { problems: string[]; explains: StatusPart['explains'][]; extra: Pick<StatusFinding, 'warnings' | 'fabric'> } {
+  const parts = playbook.steps.flatMap((s) => (s.step.status ? [s.step.status({ host, fleet, facts })] : []));
+  const warnings = parts.flatMap((p) => p.warnings ?? []);
+  const fabric = parts.find((p) => p.fabric)?.fabric;
   return {
-    changeOutput: stdout.slice(0, stdout.indexOf(AFTER_MARK)),
-    after: parseProbe(at < 0 ? '' : stdout.slice(at + AFTER_MARK.length + 1)),
+    problems: parts.flatMap((p) => p.problems ?? []),
+    explains: parts.map((p) => p.explains),
+    extra: { ...(fabric ? { fabric: [...fabric] } : {}), ...(warnings.length ? { warnings } : {}) },
   };
 }
 
-/** What a host whose lock another run holds said about it (the apply script's last stderr line). */
-export function lockedMessage(stderr: string): string {
-  return stderr.trim().split('\n').pop() || 'the host lock is held';
+/**
+ * Status's finding for a host: ok, or drift with the reasons — what the steps say first (a port
+ * that cannot carry traffic: the missing address or route it took with it is its consequence),
+ * then what keeps the host from the playbook, then every failing finding. With `diff`, each
+ * differing file as a diff.
+ */
+export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts, options: { readonly diff?: boolean } = {}): StatusFinding {
+  const health = statusParts(playbook, host, fleet, facts);
+  let chosen = chooseManager(host, facts);
+  if ('error' in chosen) {
+    // The files a previous deploy installed tell which manager it chose.
+    const installed = playbook.steps.map((s) => s.step.installedManager?.(facts)).find((m) => m !== undefined);
+    if (installed) chosen = { manager: installed };
+    else return { status: 'drift', reasons: [...health.problems, chosen.error], ...health.extra };
+  }
+  const { ctx, choice, files, assessment } = decide(host, fleet, playbook, facts, chosen.manager);
+  const blockers = assessment.blockers.filter((b) => !health.explains.some((explains) => explains?.(b)));
+  const reasons = [...health.problems, ...blockers.map((b) => b.message), ...choice.blockers, ...failingFindings(assessment).map((f) => f.detail)];
+  // Notes come last and are no drift (a host without systemd has no repair timer, and needs none).
+  const notes = playbook.steps.flatMap((s) => s.step.statusNotes?.(ctx) ?? []);
+  return { status: reasons.length ? 'drift' : 'ok', reasons: [...reasons, ...notes], manager: chosen.manager, checks: checksOf(assessment), ...health.extra, ...(options.diff ? { diffs: fileDiffs(files, facts) } : {}) };
+}
+
+/** Status over the selected hosts together (the fleet's ports, modes and MTUs compared). */
+export function fleetWarnings(playbook: Playbook): (results: readonly HostResult[]) => string[] {
+  return (results) => playbook.steps.flatMap((s) => s.step.fleetWarnings?.(results) ?? []);
 }

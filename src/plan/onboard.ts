@@ -10,9 +10,10 @@ import type { HostEntry } from '../inventory/entry.js';
 import { cidrContains, parseIpv4 } from '../inventory/ipv4.js';
 import type { Fabric, Host, Manager, ManagerSetting } from '../inventory/model.js';
 import { HOST_NAME } from '../inventory/schema.js';
-import { detectManager, managerPrerequisite } from './detect-manager.js';
-import { osName, type HostFacts } from './facts.js';
-import type { AddressFact, RouteGetFact } from './ip-facts.js';
+import { readsAsSelection } from '../inventory/select.js';
+import { detectManager } from './detect-manager.js';
+import { osName, type HostFacts } from '../facts/host-facts.js';
+import type { AddressFact, RouteGetFact } from '../facts/ip-facts.js';
 
 export const ONBOARD_ROLES = ['cpu', 'mem'] as const;
 export type OnboardRole = (typeof ONBOARD_ROLES)[number];
@@ -47,7 +48,7 @@ export interface HostDiscovery {
   readonly id: number;
   readonly role: OnboardRole;
   readonly os: string | undefined;
-  /** What the machine calls itself, when that is a name the inventory accepts. */
+  /** What the machine calls itself, when that is a name the inventory accepts and --hosts reads as that name. */
   readonly hostname: string | undefined;
   /** NICs found where the convention puts them (all of them when `problems` is empty). */
   readonly nics: readonly DiscoveredNic[];
@@ -67,8 +68,8 @@ export interface DiscoveryInput {
   readonly facts: HostFacts;
   /** --cpu-manager / --mem-manager. */
   readonly managerFlag?: Manager | undefined;
-  /** The playbook installs a hook, so the manager must be known and able to run it. */
-  readonly persist: boolean;
+  /** What the playbook needs the manager to have (a hook's dispatcher): the host is refused without it. */
+  readonly prerequisite: (manager: Manager, facts: HostFacts) => string | undefined;
 }
 
 /** Host and NIC number of a fabric address under the convention, if it fits it. */
@@ -139,7 +140,7 @@ export function withInterfaces(host: Host, nics: readonly DiscoveredNic[]): Host
 export function discoverHost(input: DiscoveryInput): HostDiscovery {
   const { fabric, host, role, facts } = input;
   const { nics, problems } = discoverFabricNics(fabric, host.id, facts.addresses);
-  const hostname = facts.hostname !== undefined && HOST_NAME.test(facts.hostname) ? facts.hostname : undefined;
+  const hostname = facts.hostname !== undefined && HOST_NAME.test(facts.hostname) && !readsAsSelection(facts.hostname) ? facts.hostname : undefined;
   const base = { id: host.id, role, os: osName(facts), hostname, nics };
   if (problems.length > 0) return { ...base, manager: undefined, managerSource: undefined, evidence: [], problems };
 
@@ -162,7 +163,7 @@ export function discoverHost(input: DiscoveryInput): HostDiscovery {
     manager = detection.manager;
     source = 'detected';
   }
-  const missing = input.persist ? managerPrerequisite(manager, facts) : undefined;
+  const missing = input.prerequisite(manager, facts);
   return { ...base, manager, managerSource: source, evidence, problems: missing ? [`${manager}: ${missing}`] : [] };
 }
 

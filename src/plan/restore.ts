@@ -1,121 +1,54 @@
 /**
  * Putting a host back after a change that did not verify: what "as it was" means (the part of the
- * state a deploy can touch, read from the probe before the change), the restore that gets there,
- * and what still differs afterwards. Pure.
+ * state a deploy can touch, read from the probe before the change: ibfleet's files, and what each
+ * step can change), the restore that gets there, and what still differs afterwards. Every
+ * registered step is asked, so whatever a change touched is covered. Pure.
  */
 import type { Fleet, Host } from '../inventory/model.js';
+import type { HostFacts } from '../facts/host-facts.js';
 import { CREATED_DIR_LINE, directoriesFor } from '../render/apply-script.js';
-import type { RenderedFile } from '../render/files.js';
-import { TRACKED_PATHS } from '../render/probe-script.js';
 import type { RestoreSpec } from '../render/restore-script.js';
-import { SYSCTL_KEYS } from '../render/routing-script.js';
-import type { HostFacts } from './facts.js';
-import type { NmProfile } from './nm-facts.js';
-import { NO_NATIVE_STEPS, type NativeSteps } from '../render/native-apply.js';
-import { NETPLAN_FILE_PATH } from '../render/paths.js';
-import { formerRemoval, formerRouting, formerRules, type FormerRouting } from './owned.js';
-
-/** The source rules a deploy can change: the NICs' own, and those of an earlier deploy (`former`). */
-function touchableRules(host: Host, facts: HostFacts, former: FormerRouting): HostFacts['rules'] {
-  const earlier = new Set(formerRules(facts.rules, former));
-  return facts.rules.filter((r) => earlier.has(r) || host.nics.some((n) => r.from === n.address || r.table === String(n.table)));
-}
-
-/** The tables a deploy can change: the NICs', then an earlier deploy's it empties. */
-function touchableTables(host: Host, former: FormerRouting): number[] {
-  return [...host.nics.map((n) => n.table), ...former.tables];
-}
+import type { RenderedFile } from '../script/rendered-file.js';
+import { OWNED_PATHS, STEPS } from '../steps/registry.js';
+import type { ApplyPart } from '../steps/step.js';
 
 /** Everything of a host a deploy can change, as comparable text: one entry per aspect. */
-function touchable(host: Host, fleet: Fleet, facts: HostFacts, former: FormerRouting): Map<string, string> {
+function touchable(host: Host, fleet: Fleet, facts: HostFacts, before: HostFacts): Map<string, string> {
+  const ctx = { host, fleet, facts };
   const out = new Map<string, string>();
-  out.set('source rules', touchableRules(host, facts, former).map((r) => `${r.priority}: ${r.text}`).join('; ') || '(none)');
-  for (const table of touchableTables(host, former)) out.set(`table ${table}`, (facts.routes.get(String(table)) ?? []).map((r) => routeText(r.text)).join('; ') || '(empty)');
-  out.set(`main-table routes to ${fleet.fabric.subnetText}`, mainFabricRoutes(host, fleet, facts).join('; ') || '(none)');
-  for (const nic of host.nics) {
-    const values = facts.sysctl.get(nic.iface) ?? {};
-    out.set(`${nic.iface} sysctls`, SYSCTL_KEYS.map((k) => `${k}=${values[k] ?? '?'}`).join(' '));
-  }
-  for (const path of TRACKED_PATHS) {
+  for (const step of STEPS) for (const [aspect, value] of step.restore?.snapshot(ctx, before) ?? []) out.set(aspect, value);
+  for (const path of OWNED_PATHS) {
     const f = facts.files.get(path);
     out.set(path, f ? `mode ${f.mode.toString(8)} uid ${f.uid} sha256 ${f.sha256.slice(0, 12)}` : 'absent');
-  }
-  for (const nic of host.nics) {
-    const profile = activeProfile(facts, nic.iface);
-    if (profile) out.set(`${nic.iface} connection profile ${profile.name}`, `ipv4.route-table ${profile.routeTable}, ipv4.routing-rules ${profile.rules.join(', ') || '(none)'}`);
   }
   return out;
 }
 
-function activeProfile(facts: HostFacts, iface: string): NmProfile | undefined {
-  const uuid = facts.nm?.active.get(iface);
-  return uuid === undefined ? undefined : facts.nm?.profiles.get(uuid);
-}
-
-/** `linkdown` comes and goes with the carrier; it is no part of what a restore puts back. */
-function routeText(text: string): string {
-  return text.replace(/ linkdown\b/, '');
-}
-
-function mainFabricRoutes(host: Host, fleet: Fleet, facts: HostFacts): string[] {
-  const ifaces = new Set(host.nics.map((n) => n.iface));
-  return (facts.routes.get('main') ?? []).filter((r) => r.dst === fleet.fabric.subnetText && r.dev !== undefined && ifaces.has(r.dev)).map((r) => routeText(r.text));
-}
-
 /** What differs between two probes in the part a deploy can change, one line per aspect ("table 941: now …, before …"). */
 export function stateDifferences(host: Host, fleet: Fleet, before: HostFacts, now: HostFacts): string[] {
-  // What an earlier deploy owned, as the record before the change listed it (the change rewrites it).
-  const former = formerRouting(host, before.owned);
-  const was = touchable(host, fleet, before, former);
-  const is = touchable(host, fleet, now, former);
+  const was = touchable(host, fleet, before, before);
+  const is = touchable(host, fleet, now, before);
   return [...was].filter(([key, value]) => is.get(key) !== value).map(([key, value]) => `${key}: ${is.get(key)}, before ${value}`);
 }
 
 /**
- * The restore for a change whose output is `applyOutput` and which wrote `written`: the state
- * before, and the directories it created — only those it could have created, whatever else the
- * output says.
+ * The restore for a change whose output is `applyOutput`, which wrote `written` and whose steps
+ * kept `parts` (what each told the host): ibfleet's files as they were, the directories the change
+ * created — only those it could have created, whatever else the output says — and each step's
+ * lines that put its part back as the probe before the change found it.
  */
-/**
- * `native`: what the change told the network manager. The connection profiles it changed are set
- * back to their properties before, and reapplied; a netplan file it wrote or removed is put back,
- * and networkd reloaded, before the kernel state is restored (networkd drops rules it did not make).
- */
-export function planRestore(host: Host, fleet: Fleet, before: HostFacts, written: readonly RenderedFile[], applyOutput: string, native?: NativeSteps): RestoreSpec {
+export function planRestore(host: Host, fleet: Fleet, before: HostFacts, written: readonly RenderedFile[], applyOutput: string, parts: ReadonlyMap<string, ApplyPart> = new Map()): RestoreSpec {
   const possible = new Set(directoriesFor(written));
   const created = applyOutput.split('\n').flatMap((l) => (l.startsWith(CREATED_DIR_LINE) && possible.has(l.slice(CREATED_DIR_LINE.length)) ? [l.slice(CREATED_DIR_LINE.length)] : []));
-  const former = formerRouting(host, before.owned);
+  const ctx = { host, fleet, facts: before };
   return {
-    rules: touchableRules(host, before, former).map((r) => ({ priority: r.priority, text: r.text })),
-    formerRules: formerRemoval(former).rules,
-    tables: touchableTables(host, former).map((table) => ({ table, routes: (before.routes.get(String(table)) ?? []).map((r) => routeText(r.text)) })),
-    mainRoutes: mainFabricRoutes(host, fleet, before),
-    sysctls: host.nics.flatMap((n) => {
-      const values = before.sysctl.get(n.iface) ?? {};
-      return SYSCTL_KEYS.flatMap((key) => (/^-?\d+$/.test(values[key] ?? '') ? [{ iface: n.iface, key, value: values[key]! }] : []));
-    }),
-    files: TRACKED_PATHS.map((path) => {
+    files: OWNED_PATHS.map((path) => {
       const f = before.files.get(path);
       return { path, before: f ? { mode: f.mode, sha256: f.sha256 } : null };
     }),
     createdDirs: directoriesFor(written).filter((d) => created.includes(d)),
-    native: nativeRestore(host, before, native),
+    steps: STEPS.flatMap((s) => (s.restore ? [s.restore.lines(ctx, parts.get(s.name)?.memo)] : [])),
   };
-}
-
-function nativeRestore(host: Host, before: HostFacts, native: NativeSteps | undefined): NativeSteps | undefined {
-  if (!native) return undefined;
-  const nmRestore = native.nmEdits.flatMap((edit) => {
-    const profile = before.nm?.profiles.get(edit.uuid);
-    return profile ? [{ iface: edit.iface, uuid: edit.uuid, routeTable: profile.routeTable, rules: profile.rules }] : [];
-  });
-  // A netplan file the change wrote or removed: networkd reloads it as it was, and the restore waits
-  // for networkd's rules to be back (the file was there) or gone (it was not).
-  const netplan = native.netplan?.reload ? { reload: true, reconfigure: host.nics.map((n) => n.iface) } : undefined;
-  const hadFile = Boolean(before.files.get(NETPLAN_FILE_PATH));
-  const nics = netplan ? host.nics.map((n) => ({ iface: n.iface, address: n.address, table: n.table, priority: n.priority })) : [];
-  if (nmRestore.length === 0 && !netplan) return undefined;
-  return { ...NO_NATIVE_STEPS, nmRestore, nmReapply: nmRestore.map((r) => r.iface), netplan, await: hadFile ? nics : [], awaitGone: hadFile ? [] : nics };
 }
 
 /**

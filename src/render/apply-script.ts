@@ -7,16 +7,14 @@
  */
 import { BugError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
-import type { RenderedFile } from './files.js';
+import { FINISHED_PATH, PREVIOUS_DIR, ROUTING_SCRIPT_PATH } from '../script/paths.js';
+import type { RenderedFile } from '../script/rendered-file.js';
+import { receivedWhole, shellQuote } from '../script/shell.js';
+import { OWNED_PATHS } from '../steps/registry.js';
+import type { ApplyPart, UndoLines } from '../steps/step.js';
 import { renderTakeLock, type LockKind } from './host-lock.js';
-import { FINISHED_PATH, OWNED_PATH, PREVIOUS_DIR, REPAIR_PATHS, REPAIR_TIMER_PATH, ROUTING_SCRIPT_PATH } from './paths.js';
-import { RELEASE_ROUTING_LOCK, renderNativeSteps, TAKE_ROUTING_LOCK, type NativeSteps } from './native-apply.js';
-import { renderNetplanValidation } from './native-netplan.js';
-import { renderProbeBody, TRACKED_PATHS } from './probe-script.js';
-import { REPAIR_TIMER_UNIT } from './repair.js';
-import { SYSCTL_KEYS } from './routing-script.js';
-import { receivedWhole, shellQuote } from './shell.js';
-import { SYSTEMD_RUNS_FUNCTION } from './systemd.js';
+import { renderProbeBody } from './probe-script.js';
+import { RELEASE_ROUTING_LOCK, TAKE_ROUTING_LOCK } from './routing-lock.js';
 
 export { LOCKED_EXIT } from './host-lock.js';
 /** Marks the start of the post-change probe in the output. */
@@ -50,22 +48,26 @@ ${renderTakeLock(kind, 0, runId)}
 PREVIOUS=${shellQuote(PREVIOUS_DIR)}
 
 # keep PATH...: copy the current versions under $PREVIOUS, without execute bits so no dispatcher runs them.
+# A symbolic link is kept as the link itself (cp -P), never as a copy of what it points to, and
+# its mode is left alone (chmod follows a link). The earlier copy is removed first: cp writes
+# through a link it finds at its destination.
 keep() {
 	for f in "$@"; do
-		[ -f "$f" ] || continue
-		if ! { mkdir -p "$PREVIOUS\${f%/*}" && cp -p "$f" "$PREVIOUS$f" && chmod a-x "$PREVIOUS$f"; }; then return 1; fi
+		[ -f "$f" ] || [ -L "$f" ] || continue
+		mkdir -p "$PREVIOUS\${f%/*}" && rm -f "$PREVIOUS$f" || return 1
+		if [ -L "$f" ]; then
+			cp -P "$f" "$PREVIOUS$f" || return 1
+		elif ! { cp -p "$f" "$PREVIOUS$f" && chmod a-x "$PREVIOUS$f"; }; then return 1; fi
 	done
 }
 
-# retire PATH: remove a file ibfleet installed, keeping its last version.
+# retire PATH: remove a file ibfleet installed (or a link in its place), keeping its last version.
 retire() {
-	[ -f "$1" ] || return 0
+	[ -f "$1" ] || [ -L "$1" ] || return 0
 	keep "$1" && rm -f "$1" || return 1
 	echo "ibfleet: removed $1"
 	return 0
 }
-
-${SYSTEMD_RUNS_FUNCTION}
 `;
 }
 
@@ -78,7 +80,7 @@ ${SYSTEMD_RUNS_FUNCTION}
  */
 function stageDir(file: RenderedFile): string {
   const dir = file.path.replace(/\/[^/]+$/, '');
-  return file.role === 'hook' ? dir.replace(/\/[^/]+$/, '') : dir;
+  return file.stageOutside ? dir.replace(/\/[^/]+$/, '') : dir;
 }
 
 function stagedPath(file: RenderedFile): string {
@@ -110,21 +112,22 @@ export function directoriesFor(files: readonly RenderedFile[]): string[] {
   return dirs.sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
 }
 
-function writeFiles(files: readonly RenderedFile[]): string[] {
+function writeFiles(files: readonly RenderedFile[], validations: NonNullable<ApplyPart['validate']>): string[] {
   if (files.length === 0) return [];
   const staged = files.map(stagedPath);
   const dirs = directoriesFor(files);
   const byMode = new Map<number, string[]>();
   // umask 022 makes every new file 0644 already; only other modes need a chmod.
   files.forEach((f, i) => f.mode !== 0o644 && byMode.set(f.mode, [...(byMode.get(f.mode) ?? []), staged[i]!]));
-  const lines = ['umask 022', `for d in ${dirs.map(shellQuote).join(' ')}; do [ -d "$d" ] && continue; if mkdir -p "$d"; then echo "${CREATED_DIR_LINE}$d"; else status=1; fi; done`];
+  // `[ -d ]` is the shell's own: a directory that is there costs nothing.
+  const lines = ['umask 022', ...dirs.map((d) => `[ -d ${shellQuote(d)} ] || if mkdir -p ${shellQuote(d)}; then echo ${shellQuote(`${CREATED_DIR_LINE}${d}`)}; else status=1; fi`)];
   // The files' own $variables are their text, not this script's: SC2016 does not apply.
   files.forEach((f, i) => lines.push(`# ${f.path} (${f.mode.toString(8).padStart(4, '0')})`, '# shellcheck disable=SC2016', writeContent(f, staged[i]!)));
   // The script runs as root (directly or through sudo), so the files it creates are root's, as the
   // dispatchers require; the probe after the change checks the owner, so no chown is run for it.
   for (const [mode, paths] of byMode) lines.push(`[ "$status" -ne 0 ] || chmod ${mode.toString(8).padStart(4, '0')} ${paths.join(' ')} || status=1`);
-  // A netplan file is renamed into place only once netplan generate accepts it with the host's own.
-  files.forEach((f, i) => f.role === 'netplan' && lines.push(...renderNetplanValidation(staged[i]!)));
+  // A step's check of a staged file (netplan generate): the file is renamed into place only once it passes.
+  files.forEach((f, i) => validations.filter((v) => v.path === f.path).forEach((v) => lines.push(...v.lines(staged[i]!))));
   lines.push(`[ "$status" -ne 0 ] || keep ${files.map((f) => shellQuote(f.path)).join(' ')} || status=1`);
   lines.push('if [ "$status" -eq 0 ]; then');
   files.forEach((f, i) => lines.push(`\tif mv -f ${staged[i]} ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: wrote ${f.path}`)}; else status=1; fi`));
@@ -138,77 +141,39 @@ export function afterProbe(host: Host, fleet: Fleet): string {
   return `echo ${AFTER_MARK}\n${renderProbeBody(host, fleet, { managerEvidence: false, fabric: false })}`;
 }
 
-/** Tables and source rules an earlier deploy owned (its record lists them) that the inventory no longer gives the host. */
-export interface FormerToRemove {
-  readonly tables: readonly number[];
-  /** Rules `from ADDR lookup TABLE`, at whatever priority. */
-  readonly rules: readonly { readonly address: string; readonly table: number }[];
-}
-
-/**
- * Removes what an earlier deploy owned and this inventory does not give the host (a changed
- * tableBase or subnet): the routing script only ever touches today's tables and rules. The numbers
- * and addresses come from the host's record: checked when it was read (plan/owned.ts), quoted here.
- */
-export function renderRemoveFormer(former: FormerToRemove): string[] {
-  if (former.tables.length === 0 && former.rules.length === 0) return [];
-  return [
-    `# What an earlier deploy owned (its record, ${OWNED_PATH}) and this inventory does not give the host.`,
-    ...former.rules.map(({ address, table }) => {
-      const [a, t] = [shellQuote(address), shellQuote(table)];
-      return `n=0; while [ "$n" -lt 64 ] && ip -4 rule del from ${a} lookup ${t} 2>/dev/null; do n=$((n + 1)); echo ${shellQuote(`ibfleet: removed old rule from ${address} lookup ${table}`)}; done`;
-    }),
-    ...former.tables.map((table) => `if ip -4 route show table ${shellQuote(table)} 2>/dev/null | grep -q .; then ip -4 route flush table ${shellQuote(table)} && echo ${shellQuote(`ibfleet: flushed old table ${table}`)} || status=1; fi`),
-  ];
-}
-
 export interface ApplyPlan {
   /** Files to (re)write; unchanged files are not sent. */
   readonly write: readonly RenderedFile[];
   /** Paths of stale files to remove (another manager's hook). */
   readonly remove: readonly string[];
-  /** An earlier deploy's tables and rules to remove (after the manager is told: it may still hold them until then). */
-  readonly former?: FormerToRemove;
-  /** What the network manager is told (native persistence, or taking it away); none when absent. */
-  readonly native?: NativeSteps;
+  /** Each step's part of the change, in the playbook's order. */
+  readonly parts: ReadonlyMap<string, ApplyPart>;
   /** False when the routing lives in the manager's configuration: there is no routing script to run. */
   readonly routingScript?: boolean;
 }
 
 /**
- * Where systemd runs (render/systemd.ts: by what runs, not by /run/systemd/system), it reads unit
- * files only when told, and the timer must run now, not from the next boot on. A host without
- * systemd gets no repair units (deploy removes ones an earlier deploy left, and tells no systemd).
- * Nothing is run when the units are unchanged and the timer is active.
+ * The change: the files written (each step's checks of its staged files first), stale files
+ * retired, what the steps do directly in the kernel and tell the network manager — under the
+ * routing script's lock, so no hook run interleaves — then the routing script, then what the steps
+ * do after it (systemd told about changed units), then the probe again.
  */
-function repairActivation(plan: ApplyPlan): string[] {
-  const changed = plan.write.some((f) => f.role === 'repair') || plan.remove.some((p) => REPAIR_PATHS.includes(p));
-  const timer = shellQuote(REPAIR_TIMER_UNIT);
-  return [
-    'if systemd_runs; then',
-    ...(changed ? ['	systemctl daemon-reload || status=1'] : []),
-    `	if [ -f ${shellQuote(REPAIR_TIMER_PATH)} ]; then`,
-    changed ? `		systemctl restart ${timer} || status=1` : `		systemctl is-active --quiet ${timer} || systemctl start ${timer} || status=1`,
-    ...(plan.remove.includes(REPAIR_TIMER_PATH) ? ['	else', `		systemctl stop ${timer} 2>/dev/null`] : []),
-    '	fi',
-    'fi',
-  ];
-}
-
 export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, runId: string = DRY_RUN_ID): string {
+  const parts = [...plan.parts.values()];
+  const part = (key: 'kernel' | 'manager' | 'after') => parts.flatMap((p) => p[key] ?? []);
+  const direct = [...part('kernel'), ...part('manager')];
   return receivedWhole('__ibfleet_apply_main', [
     `# ibfleet deploy: host ${host.id} (${host.name})`,
     renderPrelude('deploy', runId),
     'status=0',
-    ...(plan.native ? [TAKE_ROUTING_LOCK] : []),
-    ...writeFiles(plan.write),
+    ...(direct.length ? [TAKE_ROUTING_LOCK] : []),
+    ...writeFiles(plan.write, parts.flatMap((p) => p.validate ?? [])),
     ...plan.remove.map((p) => `retire ${shellQuote(p)} || status=1`),
-    ...(plan.native ? ['if [ "$status" -eq 0 ]; then', ...renderNativeSteps(plan.native, fleet.fabric.subnetText).map((l) => `\t${l.replace(/\n(?=.)/g, '\n\t')}`), 'fi', RELEASE_ROUTING_LOCK] : []),
-    ...(plan.former && (plan.former.tables.length || plan.former.rules.length) ? ['if [ "$status" -eq 0 ]; then', ...renderRemoveFormer(plan.former).map((l) => `\t${l}`), 'fi'] : []),
+    ...(direct.length ? ['if [ "$status" -eq 0 ]; then', ...direct.map((l) => `\t${l.replace(/\n(?=.)/g, '\n\t')}`), 'fi', RELEASE_ROUTING_LOCK] : []),
     ...(plan.routingScript === false
       ? []
       : ['# Apply now: the routing script sets sysctls, table routes and rules for every fabric NIC.', `if [ "$status" -eq 0 ]; then`, `\t${ROUTING_SCRIPT_PATH} || status=$?`, 'fi']),
-    ...repairActivation(plan),
+    ...part('after'),
     afterProbe(host, fleet),
     finishLine(runId),
     'exit "$status"',
@@ -216,46 +181,22 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
 }
 
 /**
- * Rollback: files removed (last versions kept), native persistence's configuration taken off the
- * manager (`native`: ibfleet's connection-profile properties, networkd reloaded without ibfleet's
- * netplan file), rules and fabric tables gone — `former`: also those of an earlier deploy with
- * another tableBase or subnet, as its record listed them —, the main-table
- * subnet routes back as the kernel adds them (NIC 1 first), per-interface sysctls back to the
- * kernel defaults a newly created interface gets (conf/default).
+ * Rollback: each step's part taken back, around ibfleet's files, which all go (their last versions
+ * kept): what must happen before they go (a timer stopped), after (systemd told), the manager's
+ * configuration (before the kernel state: a manager would put the rules back), the kernel state.
  */
-export function renderRollbackScript(host: Host, fleet: Fleet, runId: string = DRY_RUN_ID, native?: NativeSteps, former?: FormerToRemove): string {
-  const subnet = shellQuote(fleet.fabric.subnetText);
-  const nics = host.nics.map((n) => [n.iface, n.address, n.table].map(shellQuote).join(' '));
+export function renderRollbackScript(host: Host, fleet: Fleet, steps: readonly UndoLines[], runId: string = DRY_RUN_ID): string {
+  const part = (key: keyof UndoLines) => steps.flatMap((s) => s[key] ?? []);
   return receivedWhole('__ibfleet_rollback_main', [
     `# ibfleet rollback: host ${host.id} (${host.name})`,
     renderPrelude('rollback', runId),
     'status=0',
-    'sd=0; ! systemd_runs || sd=1',
-    `[ "$sd" -eq 0 ] || systemctl stop ${shellQuote(REPAIR_TIMER_UNIT)} 2>/dev/null`,
-    ...TRACKED_PATHS.map((p) => `retire ${shellQuote(p)} || status=1`),
-    '[ "$sd" -eq 0 ] || systemctl daemon-reload || status=1',
-    ...(native ? ['# Native persistence taken away first: the manager would otherwise put the rules back.', ...renderNativeSteps(native, fleet.fabric.subnetText)] : []),
-    'unroute() {',
-    '\tiface=$1 addr=$2 table=$3',
-    '\tn=0',
-    '\twhile [ "$n" -lt 64 ] && ip -4 rule del from "$addr" 2>/dev/null; do n=$((n + 1)); done',
-    '\tn=0',
-    '\twhile [ "$n" -lt 64 ] && ip -4 rule del lookup "$table" 2>/dev/null; do n=$((n + 1)); done',
-    '\tip -4 route flush table "$table" 2>/dev/null',
-    `\tfor k in ${SYSCTL_KEYS.join(' ')}; do`,
-    '\t\tcat "/proc/sys/net/ipv4/conf/default/$k" >"/proc/sys/net/ipv4/conf/$iface/$k" 2>/dev/null',
-    '\tdone',
-    '\techo "ibfleet: $iface: rules and table $table removed"',
-    '}',
-    ...host.nics.map((_, i) => `unroute ${nics[i]}`),
-    ...(former ? renderRemoveFormer(former) : []),
-    '# Main-table routes in NIC order, as the kernel adds them when the addresses come up.',
-    ...host.nics.map((n) => `ip -4 route del ${subnet} dev ${shellQuote(n.iface)} table main 2>/dev/null`),
-    ...host.nics.map(
-      (n) =>
-        `if ip -4 -o addr show dev ${shellQuote(n.iface)} 2>/dev/null | grep -q ' inet ${n.address}/'; then ip -4 route append ${subnet} dev ${shellQuote(n.iface)} proto kernel scope link src ${n.address} && echo "ibfleet: ${n.iface}: main-table route restored"; fi`,
-    ),
-    ...host.nics.map((n) => `ip neigh flush dev ${shellQuote(n.iface)} 2>/dev/null`),
+    ...part('beforeFiles'),
+    ...OWNED_PATHS.map((p) => `retire ${shellQuote(p)} || status=1`),
+    ...part('afterFiles'),
+    ...part('manager'),
+    ...part('kernel'),
+    ...part('last'),
     afterProbe(host, fleet),
     finishLine(runId),
     'exit "$status"',

@@ -10,8 +10,8 @@
  * probes the state the other run left. Pure string builders.
  */
 import { BugError } from '../errors.js';
-import { LOCK_DIR, LOCK_PATH } from './paths.js';
-import { shellQuote } from './shell.js';
+import { LOCK_DIR, LOCK_PATH } from '../script/paths.js';
+import { shellQuote } from '../script/shell.js';
 
 /** Exit status when another run holds the host lock (EX_TEMPFAIL). */
 export const LOCKED_EXIT = 75;

@@ -1,19 +1,16 @@
-/** What `ibfleet render` shows for one host: its files for a known manager, or every candidate hook for `auto`. */
-import { MANAGERS, type Fleet, type Host, type Manager } from '../inventory/model.js';
+/** What `ibfleet render` shows for one host: its files for a known manager, or every manager's for `auto`. Pure. */
+import { MANAGERS, type Fleet, type Host } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
-import { renderHostFiles, type RenderedFile } from './files.js';
-import { NM_NATIVE_SINCE, nmModifyCommand, nmReapplyCommand, nmRoutingRule } from './native-nm.js';
-import { NETPLAN_FILE_PATH } from './paths.js';
+import type { RenderedFile } from '../script/rendered-file.js';
+import type { PreviewPart } from '../steps/step.js';
+import { renderContext, renderHostFiles } from './host-files.js';
 
 /** Commands deploy runs besides writing files (native persistence on NetworkManager hosts). */
-export interface RenderedCommands {
-  readonly title: string;
-  readonly lines: readonly string[];
-}
+export type RenderedCommands = NonNullable<PreviewPart['commands']>[number];
 
 export interface HostRender {
   readonly host: Host;
-  /** The managers whose hook is included: one, or all three when the inventory says auto. */
+  /** The managers whose files are included: one, or all three when the inventory says auto. */
   readonly managers: readonly string[];
   readonly files: readonly RenderedFile[];
   /** Commands deploy runs on the host besides the files (nmcli for native persistence). */
@@ -22,60 +19,27 @@ export interface HostRender {
   readonly notes: readonly string[];
 }
 
-/** The placeholder render shows for what only the host's probe knows. */
-function profilePlaceholder(iface: string): string {
-  return `<uuid of the active connection of ${iface}>`;
-}
-
-function nmCommands(host: Host): RenderedCommands {
-  return {
-    title: `nmcli (NetworkManager ${NM_NATIVE_SINCE}+: each fabric NIC's active connection profile)`,
-    lines: host.nics.flatMap((nic) => [
-      nmModifyCommand({ iface: nic.iface, uuid: profilePlaceholder(nic.iface), name: nic.iface, routeTable: nic.table, removeRules: [], addRules: [nmRoutingRule(nic)] }),
-      nmReapplyCommand(nic.iface),
-    ]),
-  };
-}
-
-function nativeRender(host: Host, fleet: Fleet, playbook: Playbook, manager: Manager): Pick<HostRender, 'files' | 'commands' | 'notes'> {
-  switch (manager) {
-    case 'networkmanager':
-      return {
-        files: renderHostFiles(host, fleet, playbook, manager, { kind: 'networkmanager' }),
-        commands: [nmCommands(host)],
-        notes: [
-          `native persistence: deploy sets each fabric NIC's active connection profile with the nmcli commands below (the uuid found on the host; ibfleet deploy --dry-run --show-scripts shows them exactly). NetworkManager before ${NM_NATIVE_SINCE} gets the hook files instead (ibfleet render with the hook playbook shows them).`,
-        ],
-      };
-    case 'netplan':
-      return {
-        files: renderHostFiles(host, fleet, playbook, manager, { kind: 'netplan', devices: [] }),
-        commands: [],
-        notes: [
-          `native persistence: ${NETPLAN_FILE_PATH} as shown when the host's netplan defines each NIC as ethernets.<interface>; deploy writes the device type and id the host's own netplan file gives each NIC (deploy --dry-run --show-scripts shows it), or the hook files where netplan does not define a NIC by itself. netplan cannot keep the kernel's subnet route out of main: it stays, and the rules come first.`,
-        ],
-      };
-    case 'ifupdown':
-      return { files: renderHostFiles(host, fleet, playbook, manager), commands: [], notes: ["native persistence on ifupdown is ifupdown's own if-up.d hook: the files are the hook playbook's"] };
-  }
-}
-
+/**
+ * With `manager: auto` only the host can say which manager's files it gets: every manager's are
+ * shown, each path once (the first manager's version of a file they share), files of one role
+ * together, and a note that deploy detects the manager.
+ */
 export function renderForDisplay(host: Host, fleet: Fleet, playbook: Playbook): HostRender {
-  const native = playbook.persist && playbook.persistMode === 'native';
-  if (host.manager !== 'auto') {
-    if (native) return { host, managers: [host.manager], ...nativeRender(host, fleet, playbook, host.manager) };
-    return { host, managers: [host.manager], files: renderHostFiles(host, fleet, playbook, host.manager), commands: [], notes: [] };
+  const managers = host.manager === 'auto' ? MANAGERS : [host.manager];
+  const files = new Map<string, RenderedFile>();
+  const commands: RenderedCommands[] = [];
+  const notes: string[] = [];
+  for (const manager of managers) {
+    const ctx = renderContext(playbook, host, fleet, manager);
+    for (const file of renderHostFiles(playbook, ctx)) if (!files.has(file.path)) files.set(file.path, file);
+    for (const { step } of playbook.steps) {
+      const preview = step.preview?.(ctx) ?? {};
+      for (const c of preview.commands ?? []) if (!commands.some((k) => k.title === c.title)) commands.push(c);
+      for (const n of preview.notes ?? []) if (!notes.includes(n)) notes.push(n);
+    }
   }
-  const common = renderHostFiles(host, fleet, playbook, 'netplan').filter((f) => f.role !== 'hook');
-  const hooks = MANAGERS.flatMap((m) => renderHostFiles(host, fleet, playbook, m).filter((f) => f.role === 'hook'));
-  const files = [common[0]!, ...hooks, ...common.slice(1)];
-  if (!native) return { host, managers: [...MANAGERS], files, commands: [], notes: [] };
-  const netplan = nativeRender(host, fleet, playbook, 'netplan');
-  return {
-    host,
-    managers: [...MANAGERS],
-    files: [...files.filter((f) => f.role !== 'sysctl' && f.role !== 'record'), ...netplan.files],
-    commands: [nmCommands(host)],
-    notes: ['native persistence with manager auto: deploy detects the manager; NetworkManager hosts get the nmcli commands, netplan hosts the netplan file, ifupdown hosts (and older NetworkManager) the routing script, hook and repair timer'],
-  };
+  const roles = [...new Set([...files.values()].map((f) => f.role))];
+  const grouped = [...files.values()].sort((a, b) => roles.indexOf(a.role) - roles.indexOf(b.role));
+  const auto = host.manager === 'auto' && notes.length > 0 ? ['manager auto: deploy detects the manager and installs what it needs of the above'] : [];
+  return { host, managers, files: grouped, commands, notes: [...auto, ...notes] };
 }

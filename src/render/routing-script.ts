@@ -1,61 +1,31 @@
 /**
  * The routing script: one idempotent POSIX sh program per host that gives each fabric NIC its own
- * table and source rule. Deploy runs it once; the hooks run it for one interface at a time.
+ * table and source rule. Deploy runs it once; the hooks and the repair timer run it for the NICs
+ * that are up. The program's frame — options, the lock that makes runs take turns, the loop over
+ * the NICs, and per NIC the checks that it is there with its address — is here; what it sets is
+ * the playbook's steps' parts (ScriptPart), and a step the playbook leaves out says what its
+ * absence leaves. Pure.
  */
-import type { Fleet, Host } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
-import { renderHeader } from './header.js';
-import { LOCK_DIR, ROUTES_LOCK_PATH, ROUTING_SCRIPT_PATH } from './paths.js';
-import { shellQuote } from './shell.js';
-import { raisedNeighThresholds } from './neigh.js';
+import { renderHeader } from '../script/header.js';
+import { LOCK_DIR, ROUTES_LOCK_PATH, ROUTING_SCRIPT_PATH } from '../script/paths.js';
+import { shellQuote } from '../script/shell.js';
+import { STEPS } from '../steps/registry.js';
+import type { RenderContext, ScriptPart } from '../steps/step.js';
 
-/** Sysctl keys in the order they are applied and persisted. */
-export const SYSCTL_KEYS = ['arp_ignore', 'arp_announce', 'rp_filter', 'accept_local'] as const;
+type Parts = { readonly [K in keyof ScriptPart]-?: readonly string[] };
 
-/** Only emitted when the playbook sets sysctls: an uncalled function is dead code to shellcheck (SC2317). */
-const SET_SYSCTL_FUNCTION = `# set_sysctl IFACE KEY VALUE — written through /proc so interface names with dots work.
-set_sysctl() {
-	file=/proc/sys/net/ipv4/conf/$1/$2
-	current=$(cat "$file" 2>/dev/null) || { say "$1: cannot read $file"; return 1; }
-	[ "$current" = "$3" ] && return 0
-	if ! printf '%s\\n' "$3" >"$file"; then
-		say "$1: cannot set $2=$3"
-		return 1
-	fi
-	say "$1: $2 $current -> $3"
-	nic_changed=1
+/** Every step's part, in the playbook's order, then what the steps it leaves out leave. */
+export function scriptParts(playbook: Playbook, ctx: RenderContext): Parts {
+  const named = new Set(playbook.steps.map((s) => s.module.name));
+  const parts = [...playbook.steps.flatMap((s) => (s.step.script ? [s.step.script(ctx)] : [])), ...STEPS.filter((m) => !named.has(m.name) && m.skipped).map((m) => m.skipped!)];
+  const all = (key: keyof ScriptPart) => parts.flatMap((p) => p[key] ?? []);
+  return { variables: all('variables'), functions: all('functions'), nicSettings: all('nicSettings'), nicRouting: all('nicRouting'), beforeNics: all('beforeNics') };
 }
 
-`;
-
-/**
- * Only for a fleet whose neighbour table must exceed the kernel's defaults: /proc/sys answers a
- * byte-at-a-time read with its first byte only, hence cat. A limit already higher (an admin's, the
- * lab's) stays; a host whose network namespace has no such file (a container) is left alone.
- */
-const RAISE_NEIGH_FUNCTION = `# raise_neigh KEY VALUE — the neighbour table limit raised to what the fleet needs, never lowered.
-raise_neigh() {
-	file=/proc/sys/net/ipv4/neigh/default/$1
-	current=$(cat "$file" 2>/dev/null) || return 0
-	[ "$current" -ge "$2" ] 2>/dev/null && return 0
-	printf '%s\\n' "$2" >"$file" 2>/dev/null && say "neighbour table: $1 $current -> $2"
-	return 0
-}
-
-`;
-
-export function renderRoutingScript(host: Host, fleet: Fleet, playbook: Playbook): string {
-  const sysctl = playbook.fabricSysctl;
-  const neigh = sysctl ? raisedNeighThresholds(fleet) : undefined;
-  const raiseNeigh = neigh ? `${(['gc_thresh3', 'gc_thresh2', 'gc_thresh1'] as const).map((k) => `raise_neigh ${k} ${neigh[k]}`).join('\n')}\n` : '';
-  const ifaces = host.nics.map((n) => shellQuote(n.iface));
-  const nicCases = host.nics
-    .map((n) => `\t\t${shellQuote(n.iface)}) configure ${[n.iface, n.address, n.table, n.priority].map(shellQuote).join(' ')} || status=1 ;;`)
-    .join('\n');
-  const sysctlLines = sysctl
-    ? SYSCTL_KEYS.map((key) => `\tset_sysctl "$iface" ${key} ${sysctl[key]} || return 1`).join('\n')
-    : '\t# the playbook has no fabric-sysctl step: kernel settings are left alone';
-
+/** The script's head: what it is for, how it is called, its settings and helpers. */
+function head(ctx: RenderContext, parts: Parts): string {
+  const { host, fleet, playbook } = ctx;
   return `#!/bin/sh
 ${renderHeader(host, playbook, ROUTING_SCRIPT_PATH)}
 #
@@ -76,8 +46,7 @@ PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 
 SUBNET=${shellQuote(fleet.fabric.subnetText)}
-MAIN_ROUTES=${playbook.policyRouting.mainRoutes}
-UP_ONLY=0
+${parts.variables.map((v) => `${v}\n`).join('')}UP_ONLY=0
 QUIET=0
 while [ "$#" -gt 0 ]; do
 	case $1 in
@@ -99,7 +68,12 @@ normalize() {
 	sed -e 's/[[:space:]][[:space:]]*/ /g' -e 's/ linkdown//' -e 's/ $//'
 }
 
-${sysctl ? SET_SYSCTL_FUNCTION : ''}${neigh ? RAISE_NEIGH_FUNCTION : ''}# configure IFACE ADDRESS TABLE PRIORITY
+`;
+}
+
+/** `configure IFACE ADDRESS TABLE PRIORITY`: one NIC, checked to be there with its address, then the steps' settings and routing. */
+function configure(parts: Parts): string {
+  return `# configure IFACE ADDRESS TABLE PRIORITY
 configure() {
 	iface=$1 addr=$2 table=$3 prio=$4
 	nic_changed=0
@@ -115,49 +89,9 @@ configure() {
 		say "$iface: does not carry $addr (is it up, with the address the inventory derives?)"
 		return 1
 	fi
-${sysctlLines}
+${parts.nicSettings.join('\n')}
 
-	# The table holds exactly the subnet route through this NIC, with this NIC's source address.
-	want_route="$SUBNET dev $iface proto kernel scope link src $addr"
-	have_route=$(ip -4 route show table "$table" 2>/dev/null | normalize)
-	if [ "$have_route" != "$want_route" ]; then
-		ip -4 route flush table "$table" 2>/dev/null
-		if ! ip -4 route add "$SUBNET" dev "$iface" proto kernel scope link src "$addr" table "$table"; then
-			say "$iface: cannot add the subnet route to table $table"
-			return 1
-		fi
-		say "$iface: table $table routes $SUBNET via $iface"
-		nic_changed=1
-	fi
-
-	# Exactly one rule for this address and this table, at a fixed priority. Anything else that
-	# mentions either (a duplicate from an older hand-made hook, a stale priority) is removed first.
-	addr_re=$(printf '%s' "$addr" | sed 's/\\./\\\\./g')
-	want_rule="$prio: from $addr lookup $table"
-	have_rule=$(ip -4 rule show | normalize | grep -E "^[0-9]+: from $addr_re lookup |^[0-9]+: .* lookup $table\$")
-	if [ "$have_rule" != "$want_rule" ]; then
-		n=0
-		while [ "$n" -lt 64 ] && ip -4 rule del from "$addr" 2>/dev/null; do n=$((n + 1)); done
-		n=0
-		while [ "$n" -lt 64 ] && ip -4 rule del lookup "$table" 2>/dev/null; do n=$((n + 1)); done
-		if ! ip -4 rule add from "$addr" lookup "$table" priority "$prio"; then
-			say "$iface: cannot add rule from $addr lookup $table"
-			return 1
-		fi
-		say "$iface: rule $want_rule"
-		nic_changed=1
-	fi
-
-	# The kernel re-adds a main-table subnet route whenever the address is (re)configured; a route
-	# that is already gone is the desired state, not an error.
-	if [ "$MAIN_ROUTES" = remove ]; then
-		n=0
-		while [ "$n" -lt 16 ] && ip -4 route del "$SUBNET" dev "$iface" table main 2>/dev/null; do
-			n=$((n + 1))
-			say "$iface: removed main-table route to $SUBNET"
-			nic_changed=1
-		done
-	fi
+${parts.nicRouting.join('\n\n')}
 
 	# Neighbour entries learnt before the change may point at the other NIC; left alone they keep
 	# NIC 2 traffic broken until they expire (30-45 s).
@@ -170,7 +104,16 @@ ${sysctlLines}
 	return 0
 }
 
-# One run at a time: a hook, the repair timer and a deploy can start this script together, and two
+`;
+}
+
+/** One run at a time, then every NIC named (or all of the host's). */
+function loop(ctx: RenderContext, parts: Parts): string {
+  const ifaces = ctx.host.nics.map((n) => shellQuote(n.iface));
+  const nicCases = ctx.host.nics
+    .map((n) => `\t\t${shellQuote(n.iface)}) configure ${[n.iface, n.address, n.table, n.priority].map(shellQuote).join(' ')} || status=1 ;;`)
+    .join('\n');
+  return `# One run at a time: a hook, the repair timer and a deploy can start this script together, and two
 # runs that both find a rule missing would both add it (the second fails: File exists). The wait is
 # bounded, so a stuck run never blocks boot; flock is util-linux's, and without it runs overlap.
 if command -v flock >/dev/null 2>&1; then
@@ -182,7 +125,7 @@ if command -v flock >/dev/null 2>&1; then
 	fi
 fi
 
-${raiseNeigh}[ "$#" -gt 0 ] || set -- ${ifaces.join(' ')}
+${parts.beforeNics.map((l) => `${l}\n`).join('')}[ "$#" -gt 0 ] || set -- ${ifaces.join(' ')}
 status=0
 for iface in "$@"; do
 	case $iface in
@@ -192,4 +135,8 @@ ${nicCases}
 done
 exit "$status"
 `;
+}
+
+export function renderRoutingScript(ctx: RenderContext, parts: Parts): string {
+  return `${head(ctx, parts)}${parts.functions.join('')}${configure(parts)}${loop(ctx, parts)}`;
 }

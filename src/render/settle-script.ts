@@ -8,8 +8,8 @@
  */
 import type { Fleet, Host } from '../inventory/model.js';
 import { afterProbe, LOCKED_EXIT } from './apply-script.js';
-import { FINISHED_PATH, LOCK_PATH } from './paths.js';
-import { receivedWhole, shellQuote } from './shell.js';
+import { FINISHED_PATH, LOCK_PATH } from '../script/paths.js';
+import { receivedWhole, shellQuote } from '../script/shell.js';
 
 export function renderSettleProbe(host: Host, fleet: Fleet, runId: string, waitSeconds: number): string {
   const lock = shellQuote(LOCK_PATH);

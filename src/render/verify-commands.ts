@@ -4,7 +4,7 @@
  * verify-scripts.ts, the reading of their output in src/plan/matrix.ts.
  */
 import type { CellEnd, CellSpec } from '../vocabulary.js';
-import { shellCommand } from './shell.js';
+import { shellCommand } from '../script/shell.js';
 
 export const PING_COUNT = 3;
 export const RPING_COUNT = 3;

@@ -7,7 +7,7 @@
 import type { Fleet, Host } from '../inventory/model.js';
 import type { CellSpec } from '../vocabulary.js';
 import { renderProbeBody } from './probe-script.js';
-import { receivedWhole, shellCommand, shellQuote } from './shell.js';
+import { receivedWhole, shellCommand, shellQuote } from '../script/shell.js';
 import { pingArgv, rpingClientArgv, rpingServerArgv } from './verify-commands.js';
 
 export const CELL_MARK = '@@cell';

@@ -7,13 +7,13 @@
  */
 import { HostError } from '../errors.js';
 import type { Fleet } from '../inventory/model.js';
-import type { HostFacts } from '../plan/facts.js';
-import { lockedMessage, readChangeOutput } from '../plan/host-plan.js';
+import type { HostFacts } from '../facts/host-facts.js';
+import { lockedMessage, readChangeOutput } from '../plan/change-output.js';
 import { planRestore, restoredMessage, stateDifferences } from '../plan/restore.js';
 import { LOCKED_EXIT } from '../render/apply-script.js';
 import { randomBytes } from 'node:crypto';
-import type { RenderedFile } from '../render/files.js';
-import type { NativeSteps } from '../render/native-apply.js';
+import type { RenderedFile } from '../script/rendered-file.js';
+import type { ApplyPart } from '../steps/step.js';
 import { renderRestoreScript } from '../render/restore-script.js';
 import { renderSettleProbe } from '../render/settle-script.js';
 import type { HostTask } from './fanout.js';
@@ -60,8 +60,8 @@ export interface FailedChange {
   readonly written: readonly RenderedFile[];
   /** What the change printed before its closing probe (it names the directories it created). */
   readonly changeOutput: string;
-  /** What it told the network manager (connection profiles, the netplan configuration). */
-  readonly native?: NativeSteps | undefined;
+  /** What each step of the change kept for its restore (what it told the network manager). */
+  readonly parts: ReadonlyMap<string, ApplyPart>;
 }
 
 /**
@@ -70,7 +70,7 @@ export interface FailedChange {
  */
 export async function restoreAfterFailure(task: HostTask, session: Session, fleet: Fleet, change: FailedChange, failure: string): Promise<string> {
   if (stateDifferences(task.host, fleet, change.before, change.after).length === 0) return restoredMessage(failure, { kind: 'unchanged' });
-  const spec = planRestore(task.host, fleet, change.before, change.written, change.changeOutput, change.native);
+  const spec = planRestore(task.host, fleet, change.before, change.written, change.changeOutput, change.parts);
   const result = await session.run(renderRestoreScript(task.host, fleet, spec, `${change.runId}-restore`), { signal: task.hardSignal }).catch((error: Error) => error);
   if (result instanceof Error) return restoredMessage(failure, { kind: 'unfinished', why: result.message });
   if (result.code === LOCKED_EXIT) return restoredMessage(failure, { kind: 'unfinished', why: lockedMessage(result.stderr) });

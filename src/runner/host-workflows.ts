@@ -5,11 +5,10 @@
  */
 import { HostError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
-import { osName, parseProbe, type HostFacts } from '../plan/facts.js';
-import { assessStatus, checksOf, lockedMessage, needsChange, planDeploy, readChangeOutput, reassessDeploy, rollbackChanges, verification } from '../plan/host-plan.js';
-import { planNativeRollback } from '../plan/native-plan.js';
-import { formerRemoval, formerRouting, NO_FORMER_ROUTING } from '../plan/owned.js';
-import { assessRollback } from '../plan/rollback.js';
+import { osName, type HostFacts } from '../facts/host-facts.js';
+import { lockedMessage, readChangeOutput, readProbe } from '../plan/change-output.js';
+import { assessStatus, checksOf, planDeploy, reassessDeploy, verification } from '../plan/host-plan.js';
+import { assessRollback, needsChange, rollbackChanges, rollbackLines } from '../plan/rollback.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { AFTER_MARK, renderApplyScript, renderRollbackScript } from '../render/apply-script.js';
 import { LOCK_TAKEN_MARK, LOCK_WAIT_MARK, LOCKED_EXIT } from '../render/host-lock.js';
@@ -62,7 +61,7 @@ async function withSession<T>(task: HostTask, transport: Transport, fn: (session
 async function probe(task: HostTask, session: Session, fleet: Fleet, options: { readonly fileContents?: boolean } = {}): Promise<HostFacts> {
   task.stage('probe');
   const result = requireWhole('probe', 'the probe', await session.run(renderProbeScript(task.host, fleet, options), { signal: task.signal }));
-  const facts = parseProbe(result.stdout);
+  const facts = readProbe(result.stdout);
   if (!facts.complete) throw scriptFailed('probe', 'probe', result);
   return facts;
 }
@@ -139,7 +138,7 @@ async function probeThen<D>(
     renderProbeScript(task.host, fleet, lock ? { lock } : {}),
     PROBE_END,
     (output) => {
-      const facts = parseProbe(output);
+      const facts = readProbe(output);
       decided = { facts, ...decide(facts) };
       if (decided.change) task.stage(decided.change.stage);
       return decided.change;
@@ -217,7 +216,7 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
       const told = cutOff ? [`${cutOff}; the host finished the change on its own (checked on a new connection)`] : [];
       if ((cutOff || result.code === 0) && check.ok) return { ...base, status: 'changed', reasons: [...told, ...plan.notes, ...plan.changes.map((c) => c.text)], changes: plan.changes, checks: checksOf(assessment) } as const;
       const failure = !cutOff && result.code !== 0 ? scriptFailed('apply', 'applying the change', result) : new HostError('verify', check.ok ? 'verification failed' : check.message);
-      const message = await restoreAfterFailure(task, live, ctx.fleet, { runId, before: facts, after, written: plan.write, changeOutput, native: plan.native }, [...told, failure.message].join('; '));
+      const message = await restoreAfterFailure(task, live, ctx.fleet, { runId, before: facts, after, written: plan.write, changeOutput, parts: plan.parts }, [...told, failure.message].join('; '));
       throw new HostError(failure.stage, message, { ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }), stderrTail: changeOutput.trim().split('\n').slice(-8).join('\n') });
     });
 }
@@ -238,13 +237,11 @@ export function rollbackHost(ctx: WorkflowContext) {
     withSession(task, ctx.transport, async (session, reconnect) => {
       const runId = newRunId();
       let sent = '';
-      let former = NO_FORMER_ROUTING;
       const { facts: before, decision: initial, result } = await probeThen(task, session, ctx, (probed) => {
         task.stage('plan');
-        former = formerRouting(task.host, probed.owned);
-        const assessment = assessRollback(task.host, ctx.fleet, probed, former);
+        const assessment = assessRollback(task.host, ctx.fleet, probed);
         if (!needsChange(assessment)) return { decision: assessment };
-        sent = renderRollbackScript(task.host, ctx.fleet, runId, planNativeRollback(task.host, probed, former), formerRemoval(former));
+        sent = renderRollbackScript(task.host, ctx.fleet, rollbackLines(task.host, ctx.fleet, probed), runId);
         return {
           decision: assessment,
           change: {
@@ -264,8 +261,7 @@ export function rollbackHost(ctx: WorkflowContext) {
       if (cutOff) ({ after } = await settleCutOffChange(task, ctx.fleet, reconnect, { runId, why: cutOff }));
       else if (result.code !== 0 || !after.complete) throw scriptFailed('apply', 'rollback', result);
       task.stage('verify');
-      // The record is gone by now: what it listed is checked as the probe before found it.
-      const assessment = assessRollback(task.host, ctx.fleet, after, former);
+      const assessment = assessRollback(task.host, ctx.fleet, after);
       const check = verification(assessment);
       const told = cutOff ? [`${cutOff}; the host finished the rollback on its own (checked on a new connection)`] : [];
       if (!check.ok) throw new HostError('verify', [...told, check.message].join('; '));

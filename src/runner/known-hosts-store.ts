@@ -5,7 +5,7 @@
  */
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { shellQuote } from '../render/shell.js';
+import { shellQuote } from '../script/shell.js';
 import { checkHostKey, fingerprint, formatKnownHostsLine, keyTypeOf, parseKnownHosts, patternsMatch, type KnownHostEntry } from './known-hosts.js';
 
 /** Accept (and, with `record`, add the key to the file first, noting it so), or refuse with the reason. */

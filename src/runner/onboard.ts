@@ -11,14 +11,17 @@
  * handlers of its events, and the report says what happened and what to do next.
  */
 import { HostError, UsageError } from '../errors.js';
+import { clipHostText } from '../host-text.js';
 import { planInventoryAddition, type InventoryEdit } from '../inventory/edit.js';
 import type { InventoryAddition } from '../inventory/entry.js';
 import { loadInventory } from '../inventory/load.js';
 import { hostById, type Fleet, type Host } from '../inventory/model.js';
-import { parseProbe, type HostFacts } from '../plan/facts.js';
+import type { HostFacts } from '../facts/host-facts.js';
+import { readProbe } from '../plan/change-output.js';
 import { discoverHost, factsUnderFoundNames, ONBOARD_ROLES, type HostDiscovery } from '../plan/onboard.js';
 import { discoveredAddition, provisionalAddition, roleId, roleManagerFlag, type OnboardRequest } from '../plan/onboard-request.js';
-import { lockedMessage } from '../plan/host-plan.js';
+import { lockedMessage } from '../plan/change-output.js';
+import { missingPrerequisite } from '../plan/host-plan.js';
 import { refusedBeforeContact, summarize, type InventoryChange, type OnboardOutcome, type OnboardReport } from '../plan/onboard-summary.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { buildCheatSheet } from '../render/cheat-sheet.js';
@@ -102,12 +105,12 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     held = found;
     note({ discovery });
     const notFound = discovery.filter((r) => r.status !== 'ok');
-    if (notFound.length > 0) return finish({ outcome: stopped('discovery-failed'), problems: notFound.map((r) => `${r.host.id} (${r.host.target}): ${r.error?.message ?? r.status}`) });
+    if (notFound.length > 0) return finish({ outcome: stopped('discovery-failed'), problems: notFound.map((r) => `${r.host.id} (${r.host.target}): ${clipHostText(r.error?.message ?? r.status)}`) });
 
     // 2. Decide, from what the machines showed.
     const discovered = report.hosts.map((host, i) => {
       const role = ONBOARD_ROLES[i]!;
-      const d = discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: found.get(host.id)!.facts, managerFlag: roleManagerFlag(request, role), persist: playbook.persist });
+      const d = discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: found.get(host.id)!.facts, managerFlag: roleManagerFlag(request, role), prerequisite: (manager, facts) => missingPrerequisite(playbook, manager, facts) });
       events.onDiscovered?.(d, hostRef(host));
       return d;
     });
@@ -132,7 +135,7 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     );
     note({ deploy: deploy.results });
     const failed = deploy.results.filter((r) => r.status !== 'changed' && r.status !== 'unchanged');
-    if (failed.length > 0) return finish({ outcome: stopped('deploy-failed'), problems: failed.map((r) => `${r.host.id}: ${r.error ? `${r.error.stage}: ${r.error.message}` : r.status}`) });
+    if (failed.length > 0) return finish({ outcome: stopped('deploy-failed'), problems: failed.map((r) => `${r.host.id}: ${r.error ? `${r.error.stage}: ${clipHostText(r.error.message)}` : r.status}`) });
 
     // 4. Both are deployed: they belong in the inventory now, whatever verify finds.
     const change = await writeAddition(inventory, original, planned, addition);
@@ -203,7 +206,7 @@ async function discover(hosts: readonly Host[], fleet: Fleet, transport: Transpo
 
 async function probeOnce(session: Session, script: string, signal: AbortSignal): Promise<Discovered> {
   const result = requireWhole('probe', 'the discovery probe', await session.run(script, { signal }));
-  const facts = parseProbe(result.stdout);
+  const facts = readProbe(result.stdout);
   if (!facts.complete) throw scriptFailed('probe', 'discovery probe', result);
   return { facts, shell: undefined };
 }
@@ -240,7 +243,7 @@ async function probeKeepingShell(session: Session, script: string, signal: Abort
     decide(change);
     return conversation;
   };
-  return { facts: parseProbe(output), shell };
+  return { facts: readProbe(output), shell };
 }
 
 /** Deploy and verify are each a run of their own, shown by a fresh display when there is one. */

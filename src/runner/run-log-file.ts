@@ -8,11 +8,12 @@
  * directory keeps the KEEP_LOGS newest logs — older ones are removed when a new run starts. Secrets
  * (the -K sudo password) are taken out of every line before it is written, whatever printed them.
  */
-import { closeSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runLogCellLine, runLogEnd, runLogHeader, runLogHostBlock, type HostTranscript } from '../ui/text/run-log.js';
 import type { HostRef, MatrixCell, RunEnd, RunEvents, RunStart, Stage } from '../vocabulary.js';
+import { openOwnFile } from './own-file.js';
 
 /** A log past this stops taking host blocks and cells: a 254-host matrix is ~260 000 cells. */
 export const MAX_LOG_BYTES = 8 * 1024 * 1024;
@@ -71,7 +72,9 @@ function fileName(command: string, when: Date): string {
 
 /**
  * Opens the run's log, or returns undefined with --no-log. A log that cannot be written is not a
- * reason to stop the run: the caller says so and goes on without one.
+ * reason to stop the run: the caller says so and goes on without one. A name that is not a plain
+ * file of ours (a symbolic or hard link, another user's file: own-file.ts) is refused with a
+ * UsageError, which does stop it.
  */
 export function openRunLog(options: RunLogOptions): RunLog | undefined {
   if (options.file === false) return undefined;
@@ -84,7 +87,7 @@ export function openRunLog(options: RunLogOptions): RunLog | undefined {
     pruneLogs(dir, KEEP_LOGS - 1);
     path = join(dir, fileName(options.command, now()));
   }
-  const fd = openSync(path, 'w', 0o600);
+  const fd = openOwnFile(path, options.file === undefined ? 'run log' : `--log ${options.file}`);
   let written = 0;
   let full = false;
   const redact = (text: string) => options.secrets().reduce((t, secret) => (secret === '' ? t : t.split(secret).join(REDACTED)), text);

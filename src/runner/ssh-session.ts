@@ -2,11 +2,14 @@
  * One SSH connection as a Session: each script runs in its own channel as `sh -s` (through sudo
  * when the user is not root, see sudo-handshake.ts), at most MAX_CHANNELS_PER_CONNECTION at once,
  * and a conversation lets one shell run a second script once the first has spoken. The channel's
- * life — sudo's prompt and readiness, bounded output, the turn, a host that stops answering — is
- * collect(), which a fake channel can drive in tests.
+ * life — sudo's prompt and readiness, bounded output, the -K password taken out of everything the
+ * host prints (redact.ts), the turn, a host that stops answering — is collect(), which a fake
+ * channel can drive in tests.
  */
+import { StringDecoder } from 'node:string_decoder';
 import pLimit from 'p-limit';
 import type { Client } from 'ssh2';
+import { redactText, SecretFilter } from './redact.js';
 import { newSudoHandshake, SUDO_COMMAND, type SudoHandshake } from './sudo-handshake.js';
 import { ConnectError, OUTPUT_KEEP, type Continuation, type Conversation, type ExecOptions, type ExecResult, type OutputCut, type Session } from './transport.js';
 
@@ -30,6 +33,8 @@ export class SshSession implements Session {
     private readonly sudoPassword: () => Promise<string | undefined>,
     readonly notes: readonly string[],
     private readonly who: string,
+    /** What no text from the host may carry on (the -K password, once asked for). */
+    private readonly secrets: () => readonly string[] = () => [],
   ) {}
 
   /** Ends the connection; one still open CLOSE_GRACE_MS later (a host that is gone) is destroyed. */
@@ -78,10 +83,10 @@ export class SshSession implements Session {
         options.signal?.removeEventListener('abort', onAbort);
         clearTimeout(unanswered);
         if (abandoned) return void channel?.close();
-        if (error) return reject(new ConnectError(`${this.who}: cannot open a session channel: ${error.message}`, false));
+        if (error) return reject(new ConnectError(`${this.who}: cannot open a session channel: ${redactText(error.message, this.secrets())}`, false));
         this.channels++;
         const sudo = this.sudo ? newSudoHandshake() : undefined;
-        collect(channel, { script, sudo, sudoPassword: this.sudoPassword, who: this.who, options, conversation, onUnanswered: () => this.destroy() }).then(resolve, reject);
+        collect(channel, { script, sudo, sudoPassword: this.sudoPassword, secrets: this.secrets, who: this.who, options, conversation, onUnanswered: () => this.destroy() }).then(resolve, reject);
       });
     });
   }
@@ -109,6 +114,8 @@ export interface CollectInput {
   /** The channel runs sudo: send the nonce, answer its prompt once, send the script when its shell is ready. */
   readonly sudo: SudoHandshake | undefined;
   readonly sudoPassword: () => Promise<string | undefined>;
+  /** Taken out of all the host prints before it goes anywhere (the -K password); none when absent. */
+  readonly secrets?: () => readonly string[];
   /** `user@host`, for messages. */
   readonly who: string;
   readonly options: ExecOptions;
@@ -145,156 +152,208 @@ class KeptOutput {
  * One channel's life: through sudo first when asked (the nonce line, the one answer to its
  * prompt, the ready line), then send the script, gather stdout and stderr (their tails, see
  * KeptOutput), hand complete lines to onLine, and in a conversation send what comes next once the
- * first script's `until` line is out. A host that prints more than OUTPUT_KEEP on a stream is no
+ * first script's `until` line is out. The secrets (the -K password) are taken out of every text
+ * that leaves: stdout as it streams (SecretFilter: a password split across chunks is held back
+ * until it is whole), stderr when the channel closes — it is only searched for sudo's prompt
+ * before — and so the result, its `first` output and every error built from them. The handshake's
+ * own lines are searched for in the raw text, so a password that happens to be a word of them
+ * (`sudo`) cannot hide them. A host that prints more than OUTPUT_KEEP on a stream is no
  * longer read: its output cannot be read whole, so nothing it says can be trusted — the channel is
  * closed and the result says what was cut. Resolves when the channel closes.
  */
 export function collect(channel: ShellChannel, input: CollectInput): Promise<Conversation> {
-  const { script, sudo, sudoPassword, who, conversation } = input;
-  return new Promise((resolve, reject) => {
-    const stdout = new KeptOutput();
-    const stderr = new KeptOutput();
-    let pending = '';
-    let code: number | null = null;
-    let signal: string | undefined;
-    let ready = sudo === undefined;
-    let prompts = 0;
-    /** Where the last answered prompt ended, in stderr characters received. */
-    let answered = 0;
-    let failure: Error | undefined;
-    let cut: OutputCut | undefined;
-    let closing: NodeJS.Timeout | undefined;
-    let options = input.options;
-    /** Where in stdout the search for a marker line goes on (what came before cannot hold it). */
-    let scanFrom = 0;
-    /** The first script's output, once its `until` line has come (conversations only). */
-    let first: string | undefined;
+  return new Promise((resolve, reject) => new ChannelLife(channel, input, resolve, reject).start());
+}
 
-    const close = () => {
-      channel.close();
-      closing ??= setTimeout(() => input.onUnanswered?.(), CLOSE_GRACE_MS);
-    };
-    const onAbort = () => close();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    // In a conversation the shell's stdin stays open for what comes next.
-    const send = () => (conversation ? channel.write(script) : channel.end(script));
-    if (sudo) channel.write(sudo.firstInput);
-    else send();
+/** collect()'s state and steps: one instance per channel, settled once, when the channel closes. */
+class ChannelLife {
+  private readonly stdout = new KeptOutput();
+  private readonly stderr = new KeptOutput();
+  // UTF-8 decoded across chunk borders: a character split between two reads (a password's `ä`)
+  // stays one character, so it can be recognised.
+  private readonly decode = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+  private readonly stdoutFilter: SecretFilter;
+  private readonly secrets: () => readonly string[];
+  private options: ExecOptions;
+  /** Output after the last complete line, for onLine. */
+  private pending = '';
+  private code: number | null = null;
+  private signal: string | undefined;
+  private ready: boolean;
+  private prompts = 0;
+  /** Where the last answered prompt ended, in stderr characters received. */
+  private answered = 0;
+  private failure: Error | undefined;
+  private cut: OutputCut | undefined;
+  private closing: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Where in stdout the search for a marker line goes on (what came before cannot hold it). */
+  private scanFrom = 0;
+  /** The first script's output, once its `until` line has come (conversations only). */
+  private first: string | undefined;
 
-    const emitLines = (text: string) => {
-      if (!options.onLine) return;
-      pending += text;
-      let index: number;
-      while ((index = pending.indexOf('\n')) >= 0) {
-        options.onLine(pending.slice(0, index));
-        pending = pending.slice(index + 1);
-      }
-    };
+  constructor(
+    private readonly channel: ShellChannel,
+    private readonly input: CollectInput,
+    private readonly resolve: (result: Conversation) => void,
+    private readonly reject: (error: Error) => void,
+  ) {
+    this.secrets = input.secrets ?? (() => []);
+    this.stdoutFilter = new SecretFilter(this.secrets);
+    this.options = input.options;
+    this.ready = input.sudo === undefined;
+  }
 
-    let closed = false;
-    /** The first index of `line` (a whole line) in stdout at or after scanFrom, or -1. */
-    const findLine = (line: string, wholeLine: boolean): number => {
-      const text = stdout.text;
-      let at = text.indexOf(line, scanFrom);
-      while (at >= 0 && wholeLine && at > 0 && text[at - 1] !== '\n') at = text.indexOf(line, at + 1);
-      scanFrom = Math.max(0, text.length - line.length);
-      return at;
-    };
-
-    /** The first script has finished speaking: ask what comes next and send it, or end the shell's input. */
-    const turn = (end: number) => {
-      first = stdout.text.slice(0, end);
-      stdout.reset(stdout.text.slice(end));
-      let decided: Continuation | undefined | Promise<Continuation | undefined>;
-      try {
-        decided = conversation!.next(first);
-      } catch (error) {
-        failure = error as Error;
-        close();
-        return;
-      }
-      if (decided instanceof Promise) {
-        decided.then(proceed, (error: Error) => {
-          failure = error;
-          close();
-        });
-      } else proceed(decided);
-    };
-    const proceed = (continuation: Continuation | undefined) => {
-      // Closed while the decision was being made (interrupted, connection lost): nothing more to send.
-      if (closed) return;
-      if (!continuation) return void channel.end();
-      options.signal?.removeEventListener('abort', onAbort);
-      options = continuation.options ?? {};
-      pending = '';
-      if (options.signal?.aborted) return void close();
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      channel.end(continuation.script);
-    };
-
-    const overflowed = (stream: 'stdout' | 'stderr', kept: KeptOutput): boolean => {
-      if (!kept.overflowed) return false;
-      if (!cut) {
-        cut = { stream, afterTurn: first !== undefined };
-        close();
-      }
-      return true;
-    };
-
-    channel.on('data', (chunk: Buffer) => {
-      if (cut) return;
-      let text = chunk.toString('utf8');
-      stdout.push(text);
-      if (overflowed('stdout', stdout)) return;
-      if (!ready) {
-        const at = findLine(sudo!.readyLine, false);
-        if (at < 0) return;
-        text = stdout.text.slice(at + sudo!.readyLine.length);
-        stdout.reset(text);
-        scanFrom = 0;
-        ready = true;
-        send();
-      }
-      emitLines(text);
-      if (conversation && first === undefined) {
-        const marker = `${conversation.until}\n`;
-        const at = findLine(marker, true);
-        if (at >= 0) turn(at + marker.length);
-      }
+  start(): void {
+    this.options.signal?.addEventListener('abort', this.onAbort, { once: true });
+    if (this.input.sudo) this.channel.write(this.input.sudo.firstInput);
+    else this.send();
+    this.channel.on('data', (chunk: Buffer) => this.onStdout(chunk));
+    this.channel.stderr.on('data', (chunk: Buffer) => this.onStderr(chunk));
+    this.channel.on('exit', (exitCode: number | null, signalName?: string) => {
+      this.code = exitCode;
+      this.signal = signalName ?? undefined;
     });
-    channel.stderr.on('data', (chunk: Buffer) => {
-      if (cut) return;
-      stderr.push(chunk.toString('utf8'));
-      if (overflowed('stderr', stderr) || ready || !stderr.text.endsWith(sudo!.prompt) || stderr.received <= answered) return;
-      // sudo's prompt, the last thing on stderr: it now waits for the password. A second one
-      // ("Sorry, try again.") means the password was wrong.
-      answered = stderr.received;
-      prompts++;
-      if (prompts > 1) {
-        failure = new ConnectError(`sudo on ${who} rejected the password`, false);
-        return void close();
-      }
-      void sudoPassword().then((password) => {
-        if (password !== undefined) return void channel.write(`${password}\n`);
-        failure = new ConnectError(`sudo on ${who} asks for a password; run again with -K/--ask-sudo-pass (or allow NOPASSWD for ibfleet's commands)`, false);
-        close();
-      });
+    this.channel.on('close', () => this.onClose());
+  }
+
+  private readonly close = () => {
+    this.channel.close();
+    this.closing ??= setTimeout(() => this.input.onUnanswered?.(), CLOSE_GRACE_MS);
+  };
+  private readonly onAbort = () => this.close();
+
+  /** The script; in a conversation the shell's stdin stays open for what comes next. */
+  private send(): void {
+    if (this.input.conversation) this.channel.write(this.input.script);
+    else this.channel.end(this.input.script);
+  }
+
+  private emitLines(text: string): void {
+    if (!this.options.onLine) return;
+    this.pending += text;
+    let index: number;
+    while ((index = this.pending.indexOf('\n')) >= 0) {
+      this.options.onLine(this.pending.slice(0, index));
+      this.pending = this.pending.slice(index + 1);
+    }
+  }
+
+  /** The first index of `line` (a whole line) in stdout at or after scanFrom, or -1. */
+  private findLine(line: string, wholeLine: boolean): number {
+    const text = this.stdout.text;
+    let at = text.indexOf(line, this.scanFrom);
+    while (at >= 0 && wholeLine && at > 0 && text[at - 1] !== '\n') at = text.indexOf(line, at + 1);
+    this.scanFrom = Math.max(0, text.length - line.length);
+    return at;
+  }
+
+  /** The first script has finished speaking: ask what comes next and send it, or end the shell's input. */
+  private turn(end: number): void {
+    this.first = this.stdout.text.slice(0, end);
+    this.stdout.reset(this.stdout.text.slice(end));
+    let decided: Continuation | undefined | Promise<Continuation | undefined>;
+    try {
+      decided = this.input.conversation!.next(this.first);
+    } catch (error) {
+      return this.fail(error as Error);
+    }
+    if (decided instanceof Promise) decided.then((c) => this.proceed(c), (error: Error) => this.fail(error));
+    else this.proceed(decided);
+  }
+
+  private proceed(continuation: Continuation | undefined): void {
+    // Closed while the decision was being made (interrupted, connection lost): nothing more to send.
+    if (this.closed) return;
+    if (!continuation) return void this.channel.end();
+    this.options.signal?.removeEventListener('abort', this.onAbort);
+    this.options = continuation.options ?? {};
+    this.pending = '';
+    if (this.options.signal?.aborted) return this.close();
+    this.options.signal?.addEventListener('abort', this.onAbort, { once: true });
+    this.channel.end(continuation.script);
+  }
+
+  private fail(error: Error): void {
+    this.failure = error;
+    this.close();
+  }
+
+  private overflowed(stream: 'stdout' | 'stderr', kept: KeptOutput): boolean {
+    if (!kept.overflowed) return false;
+    if (!this.cut) {
+      this.cut = { stream, afterTurn: this.first !== undefined };
+      this.close();
+    }
+    return true;
+  }
+
+  private onStdout(chunk: Buffer): void {
+    if (this.cut) return;
+    let text = this.decode.stdout.write(chunk);
+    if (!this.ready) {
+      // The login's and sudo's output, raw: searched for the ready line, never passed on.
+      const readyLine = this.input.sudo!.readyLine;
+      this.stdout.push(text);
+      if (this.overflowed('stdout', this.stdout)) return;
+      const at = this.findLine(readyLine, false);
+      if (at < 0) return;
+      text = this.stdout.text.slice(at + readyLine.length);
+      this.stdout.reset('');
+      this.scanFrom = 0;
+      this.ready = true;
+      this.send();
+    }
+    this.passOn(this.stdoutFilter.push(text));
+  }
+
+  /** Script output, secrets taken out: kept, handed on line by line, searched for the `until` line. */
+  private passOn(text: string): void {
+    this.stdout.push(text);
+    if (this.overflowed('stdout', this.stdout)) return;
+    this.emitLines(text);
+    const conversation = this.input.conversation;
+    if (conversation && this.first === undefined) {
+      const marker = `${conversation.until}\n`;
+      const at = this.findLine(marker, true);
+      if (at >= 0) this.turn(at + marker.length);
+    }
+  }
+
+  private onStderr(chunk: Buffer): void {
+    if (this.cut) return;
+    this.stderr.push(this.decode.stderr.write(chunk));
+    if (this.overflowed('stderr', this.stderr) || this.ready || !this.stderr.text.endsWith(this.input.sudo!.prompt) || this.stderr.received <= this.answered) return;
+    // sudo's prompt, the last thing on stderr: it now waits for the password. A second one
+    // ("Sorry, try again.") means the password was wrong.
+    this.answered = this.stderr.received;
+    this.prompts++;
+    const who = this.input.who;
+    if (this.prompts > 1) return this.fail(new ConnectError(`sudo on ${who} rejected the password`, false));
+    void this.input.sudoPassword().then((password) => {
+      if (password !== undefined) return void this.channel.write(`${password}\n`);
+      this.fail(new ConnectError(`sudo on ${who} asks for a password; run again with -K/--ask-sudo-pass (or allow NOPASSWD for ibfleet's commands)`, false));
     });
-    channel.on('exit', (exitCode: number | null, signalName?: string) => {
-      code = exitCode;
-      signal = signalName ?? undefined;
-    });
-    channel.on('close', () => {
-      closed = true;
-      clearTimeout(closing);
-      options.signal?.removeEventListener('abort', onAbort);
-      if (pending && options.onLine) options.onLine(pending);
-      const errText = sudo ? stderr.text.split(sudo.prompt).join('') : stderr.text;
-      if (failure) return reject(failure);
-      if (!ready && !cut) {
-        return reject(new ConnectError(`sudo on ${who} did not start a shell: ${errText.trim().split('\n').pop() || 'no output'}`, false));
-      }
-      resolve({ code, signal, stdout: stdout.text, stderr: errText, first, ...(cut ? { cut } : {}) });
-    });
-  });
+  }
+
+  private onClose(): void {
+    this.closed = true;
+    clearTimeout(this.closing);
+    this.options.signal?.removeEventListener('abort', this.onAbort);
+    // What was held back (the start of a secret that never came whole) and a last partial character.
+    const rest = this.ready ? this.stdoutFilter.push(this.decode.stdout.end()) + this.stdoutFilter.end() : '';
+    this.stdout.push(rest);
+    this.emitLines(rest);
+    if (this.pending && this.options.onLine) this.options.onLine(this.pending);
+    this.stderr.push(this.decode.stderr.end());
+    const shown = (text: string) => redactText(text, this.secrets());
+    const sudo = this.input.sudo;
+    const errText = shown(sudo ? this.stderr.text.split(sudo.prompt).join('') : this.stderr.text);
+    if (this.failure) return this.reject(this.failure);
+    if (!this.ready && !this.cut) {
+      return this.reject(new ConnectError(`sudo on ${this.input.who} did not start a shell: ${errText.trim().split('\n').pop() || 'no output'}`, false));
+    }
+    const stdout = this.ready ? this.stdout.text : shown(this.stdout.text);
+    this.resolve({ code: this.code, signal: this.signal, stdout, stderr: errText, first: this.first, ...(this.cut ? { cut: this.cut } : {}) });
+  }
 }

@@ -14,6 +14,7 @@ import type { Fleet, Host } from '../inventory/model.js';
 import { knownHostsName, knownKeyTypes } from './known-hosts.js';
 import { KnownHostsStore } from './known-hosts-store.js';
 import { identityLoader, type Identity } from './ssh-identities.js';
+import { redactText } from './redact.js';
 import { SshSession } from './ssh-session.js';
 import { defaultSshEnvironment, parseSshConfig, resolveSshTarget, type SshEndpoint, type SshEnvironment } from './ssh-target.js';
 import { ConnectError, type Session, type Transport } from './transport.js';
@@ -71,7 +72,15 @@ export function sshTransport(options: SshTransportOptions): Transport {
 
   const loadIdentity = identityLoader();
 
-  const getSudoPassword = () => (sudoPassword ??= options.sudoPassword ? options.sudoPassword() : Promise.resolve(undefined));
+  // Known from the moment it is asked for, so every text a host sends after that has it taken out
+  // (redact.ts): the password is written to a channel only once this promise has settled.
+  let password: string | undefined;
+  const secrets = () => (password === undefined ? [] : [password]);
+  const getSudoPassword = () =>
+    (sudoPassword ??= (options.sudoPassword ? options.sudoPassword() : Promise.resolve(undefined)).then((value) => {
+      password = value;
+      return value;
+    }));
 
   async function open(endpoint: SshEndpoint, sock: NodeJS.ReadableStream | undefined, signal: AbortSignal, notes: string[]): Promise<ClientT> {
     const name = knownHostsName(endpoint.hostName, endpoint.port);
@@ -113,7 +122,8 @@ export function sshTransport(options: SshTransportOptions): Transport {
       });
       client.on('error', (error: Error & { level?: string; code?: string }) => {
         if (verdictMessage) return fail(new ConnectError(verdictMessage, false));
-        fail(classifyConnectError(error, endpoint, ids, agent !== undefined));
+        // ssh2's messages may quote what the server sent (a disconnect's reason): host text too.
+        fail(classifyConnectError(Object.assign(error, { message: redactText(error.message, secrets()) }), endpoint, ids, agent !== undefined));
       });
       client.once('close', () => settled || fail(new ConnectError(`${endpoint.alias} closed the connection during the handshake`, true)));
 
@@ -163,22 +173,22 @@ export function sshTransport(options: SshTransportOptions): Transport {
         for (let i = 0; i < hops.length; i++) {
           const client = await open(hops[i]!, sock, signal, notes);
           opened.push(client);
-          if (i + 1 < hops.length) sock = await forward(client, hops[i + 1]!);
+          if (i + 1 < hops.length) sock = await forward(client, hops[i + 1]!, secrets);
         }
       } catch (error) {
         for (const c of opened.reverse()) c.destroy();
         throw error;
       }
       const client = opened[opened.length - 1]!;
-      return new SshSession(client, opened, target.sudo, getSudoPassword, notes, `${target.user}@${target.alias}`);
+      return new SshSession(client, opened, target.sudo, getSudoPassword, notes, `${target.user}@${target.alias}`, secrets);
     },
   };
 }
 
-function forward(client: ClientT, next: SshEndpoint): Promise<NodeJS.ReadableStream> {
+function forward(client: ClientT, next: SshEndpoint, secrets: () => readonly string[]): Promise<NodeJS.ReadableStream> {
   return new Promise((resolve, reject) => {
     client.forwardOut('127.0.0.1', 0, next.hostName, next.port, (error, stream) => {
-      if (error) reject(new ConnectError(`jump host cannot reach ${next.hostName}:${next.port}: ${error.message}`, true));
+      if (error) reject(new ConnectError(`jump host cannot reach ${next.hostName}:${next.port}: ${redactText(error.message, secrets())}`, true));
       else resolve(stream as unknown as NodeJS.ReadableStream);
     });
   });

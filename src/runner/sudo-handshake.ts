@@ -24,7 +24,7 @@
  *    selected host.
  */
 import { randomBytes } from 'node:crypto';
-import { shellQuote } from '../render/shell.js';
+import { shellQuote } from '../script/shell.js';
 
 const promptText = (nonce: string) => `[ibfleet sudo ${nonce}] `;
 const readyText = (nonce: string) => `ibfleet-sudo-ready-${nonce}`;

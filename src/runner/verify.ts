@@ -9,9 +9,11 @@
  * port.
  */
 import pLimit from 'p-limit';
+import { clipHostText } from '../host-text.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { cellCauses, explainFailure } from '../plan/cell-causes.js';
-import { parseProbe, type HostFacts } from '../plan/facts.js';
+import type { HostFacts } from '../facts/host-facts.js';
+import { readProbe } from '../plan/change-output.js';
 import { cellKey, chooseCells, finishCell, notRunCell, parsePing, rpingCellVerdict, sourceVerdict, type MatrixMode, type RpingMode } from '../plan/matrix.js';
 import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable, type Capabilities, type CellOutput } from '../plan/verify-output.js';
 import { RPING_BASE_PORT } from '../render/verify-commands.js';
@@ -60,7 +62,7 @@ export async function runVerify(options: VerifyOptions): Promise<{ results: Host
       sessions.set(task.host.id, { session });
       task.stage('probe');
       const result = requireWhole('probe', 'the capability check', await session.run(renderCapabilityScript(task.host, options.fleet), { signal: task.signal }));
-      sessions.set(task.host.id, { session, caps: parseCapabilities(result.stdout), facts: parseProbe(result.stdout) });
+      sessions.set(task.host.id, { session, caps: parseCapabilities(result.stdout), facts: readProbe(result.stdout) });
       // Its time stops until the matrix asks it something: waiting for the other hosts is not silence.
       deadlines.of(task.host.id)?.pause();
       return { status: 'ok', reasons: [] };
@@ -109,7 +111,7 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
     const b = connected.get(spec.to.host)!;
     const down = a.failure ?? b.failure;
     if (down?.status === 'not-run') return finish(notRunCell(spec));
-    if (down) return finish(finishCell(spec, { ok: false, detail: `host ${down.host.id} ${down.status}: ${down.error?.message ?? ''}` }));
+    if (down) return finish(finishCell(spec, { ok: false, detail: `host ${down.host.id} ${down.status}: ${clipHostText(down.error?.message ?? '')}` }));
     if (spec.method === 'rping') {
       const why = rpingUnavailable(spec.from.name, a.caps!) ?? rpingUnavailable(spec.to.name, b.caps!);
       if (why) return finish(finishCell(spec, { ok: null, detail: `skipped: ${why}` }));
@@ -162,7 +164,7 @@ async function pingFrom(source: Connected, cells: readonly { id: number; spec: C
   try {
     requireWhole('check', 'the ping run', await source.session!.run(renderPingScript(cells.map(({ id, spec }) => ({ id, cell: spec }))), { signal: source.deadline!.signal, onLine: (l) => stream.push(l) }));
   } catch (error) {
-    for (const { spec } of cells) finish(options.interrupt.aborted ? notRunCell(spec) : finishCell(spec, { ok: false, detail: `ping on ${source.host.name} failed: ${(error as Error).message}` }));
+    for (const { spec } of cells) finish(options.interrupt.aborted ? notRunCell(spec) : finishCell(spec, { ok: false, detail: `ping on ${source.host.name} failed: ${clipHostText((error as Error).message)}` }));
   } finally {
     owed();
   }

@@ -1,6 +1,32 @@
 /** The `--json` document: one object on stdout describing the whole run. Pure. */
-import { runPassed, type CommandName, type HostResult, type MatrixCell } from '../vocabulary.js';
+import { clipHostLines, clipHostText } from '../host-text.js';
+import { runPassed, type CommandName, type HostFailure, type HostResult, type MatrixCell } from '../vocabulary.js';
 import { countStatuses } from './text/format.js';
+
+/**
+ * A host's error text in the document is cut too, later than on a terminal (a program reads it):
+ * a failing host may send 1 MiB on one line, and 254 of them, each in `error`, `errorDetail` and
+ * its tail, would make one document of hundreds of MiB — past what a JavaScript string holds
+ * (about 512 MiB), so not even printable. `errorDetail.cut` says which fields were cut and how
+ * long they were; the run log (`log`) has the whole text.
+ */
+export const JSON_HOST_TEXT = 16 * 1024;
+export const JSON_TAIL_LINE = 4 * 1024;
+
+/** A piece of a host's text as the document carries it: at most JSON_HOST_TEXT characters. */
+export function jsonHostText(text: string): string {
+  return clipHostText(text, JSON_HOST_TEXT);
+}
+
+function errorDetail(error: HostFailure) {
+  const message = jsonHostText(error.message);
+  const stderrTail = clipHostLines(error.stderrTail, JSON_TAIL_LINE);
+  const cut = {
+    ...(message === error.message ? {} : { message: error.message.length }),
+    ...(stderrTail === error.stderrTail ? {} : { stderrTail: error.stderrTail.length }),
+  };
+  return { ...error, message, stderrTail, ...(Object.keys(cut).length > 0 ? { cut } : {}) };
+}
 
 export interface RunSummaryInput {
   readonly command: CommandName;
@@ -31,12 +57,13 @@ export function runDocument(input: RunSummaryInput) {
       name: r.host.name,
       target: r.host.target,
       status: r.status,
-      error: r.error ? `${r.error.stage}: ${r.error.message}` : null,
-      ...(r.error ? { errorDetail: r.error } : {}),
+      error: r.error ? `${r.error.stage}: ${jsonHostText(r.error.message)}` : null,
+      ...(r.error ? { errorDetail: errorDetail(r.error) } : {}),
       manager: r.manager ?? null,
       os: r.os ?? null,
       durationMs: Math.round(r.durationMs),
-      reasons: r.reasons,
+      // A failure's reasons hold its message again.
+      reasons: r.reasons.map(jsonHostText),
       ...(r.changes ? { changes: r.changes } : {}),
       ...(r.warnings?.length ? { warnings: r.warnings } : {}),
       ...(r.fabric ? { fabric: r.fabric } : {}),

@@ -1,6 +1,6 @@
 /** onboard's --json document: the run's document, plus what discovery found, the inventory change and the cheat sheet. Pure. */
 import type { OnboardReport } from '../plan/onboard-summary.js';
-import { runDocument } from './json.js';
+import { jsonHostText, runDocument } from './json.js';
 
 export function onboardDocument(report: OnboardReport, inventory: string) {
   const base = runDocument({
@@ -34,7 +34,7 @@ export function onboardDocument(report: OnboardReport, inventory: string) {
         problems: d.problems,
       };
     }),
-    deploy: report.deploy.map((r) => ({ id: r.host.id, status: r.status, manager: r.manager ?? null, reasons: r.reasons, error: r.error ? `${r.error.stage}: ${r.error.message}` : null })),
+    deploy: report.deploy.map((r) => ({ id: r.host.id, status: r.status, manager: r.manager ?? null, reasons: r.reasons.map(jsonHostText), error: r.error ? `${r.error.stage}: ${jsonHostText(r.error.message)}` : null })),
     cheatSheet: report.cheatSheet ?? null,
   };
 }

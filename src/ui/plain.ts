@@ -2,8 +2,10 @@
  * Plain lines for pipes, logs and CI (stdout not a TTY): one line per host event, then a summary.
  * Status folds hosts that answered the same into one line, ClusterShell-style. What a host sent
  * back (error messages, output tails) is sanitised like everywhere else, tabs kept: plain output
- * may well be a terminal too.
+ * may well be a terminal too. Each message and each line of an output tail is cut at a few KiB
+ * (src/host-text.ts, clipHostText): the run log has the whole text.
  */
+import { clipHostLines, clipHostText } from '../host-text.js';
 import type { CommandName, HostResult, MatrixCell, RunEnd, RunEvents, RunStart } from '../vocabulary.js';
 import { summarizeChanges } from './text/changes.js';
 import { formatDiffLines } from './text/diffs.js';
@@ -54,7 +56,7 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
       // What the changes by kind do not say (a connection lost and looked at again, a login banner's note).
       const told = new Set((r.changes ?? []).map((c) => c.text));
       if ((r.status === 'changed' || r.status === 'planned') && told.size > 0) for (const note of r.reasons.filter((x) => !told.has(x))) write(`    - ${sanitizeLine(note, 'keep')}`);
-      if (r.error?.stderrTail) write(indent(r.error.stderrTail));
+      if (r.error?.stderrTail) write(indent(clipHostLines(r.error.stderrTail)));
       if (r.planText && start?.showScripts) {
         write('    script that would run as root on the host:');
         write(indent(r.planText));
@@ -92,9 +94,9 @@ export function outcomeLine(r: HostResult): string {
   switch (r.status) {
     case 'failed':
     case 'unreachable':
-      return `${r.status} at ${r.error?.stage ?? 'connect'} (${meta}): ${sanitizeLine(r.error?.message ?? r.reasons[0] ?? '', 'keep')}`;
+      return `${r.status} at ${r.error?.stage ?? 'connect'} (${meta}): ${sanitizeLine(clipHostText(r.error?.message ?? r.reasons[0] ?? ''), 'keep')}`;
     case 'drift':
-      return `drift (${meta}): ${sanitizeLine(r.reasons.join('; '), 'keep')}`;
+      return `drift (${meta}): ${sanitizeLine(clipHostText(r.reasons.join('; ')), 'keep')}`;
     case 'changed':
     case 'planned':
       return `${r.status} (${meta}): ${changesText(r)}`;
@@ -124,7 +126,7 @@ export function foldedOutcomeLines(results: readonly HostResult[]): string[] {
     results.map((r) => ({
       id: r.host.id,
       status: r.status,
-      reasons: [r.status === 'failed' || r.status === 'unreachable' ? `${r.error?.stage ?? 'connect'}: ${r.error?.message ?? ''}` : r.changes?.length ? summarizeChanges(r.changes) : r.reasons.join('; ')].map((x) => sanitizeLine(x, 'keep')).filter((x) => x !== ''),
+      reasons: [r.status === 'failed' || r.status === 'unreachable' ? `${r.error?.stage ?? 'connect'}: ${r.error?.message ?? ''}` : r.changes?.length ? summarizeChanges(r.changes) : r.reasons.join('; ')].map((x) => sanitizeLine(clipHostText(x), 'keep')).filter((x) => x !== ''),
     })),
   );
   return groups.map((g) => `${g.hostSet}: ${g.status === 'not-run' ? 'not run' : g.status}${g.reasons[0] ? `: ${g.reasons[0]}` : ''}`);
@@ -133,7 +135,7 @@ export function foldedOutcomeLines(results: readonly HostResult[]): string[] {
 /** Hosts with the same status and reasons become one line (`16,34: ok`), what needs attention first. */
 export function foldedStatusLines(results: readonly HostResult[]): string[] {
   const groups = foldResults(
-    results.map((r) => ({ id: r.host.id, status: r.status, reasons: (r.status === 'unreachable' || r.status === 'failed' ? [r.error?.message ?? ''] : r.reasons).map((reason) => sanitizeLine(reason, 'keep')) })),
+    results.map((r) => ({ id: r.host.id, status: r.status, reasons: (r.status === 'unreachable' || r.status === 'failed' ? [r.error?.message ?? ''] : r.reasons).map((reason) => sanitizeLine(clipHostText(reason), 'keep')) })),
   );
   const lines: string[] = [];
   for (const g of groups) {

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { labExec } from '../../src/lab/index.js';
-import { HOOK_PATHS, LOCK_DIR, LOCK_PATH } from '../../src/render/paths.js';
+import { LOCK_DIR, LOCK_PATH } from '../../src/script/paths.js';
+import { HOOK_PATHS } from '../../src/steps/persist/paths.js';
 import { ibfleet, json, statuses } from '../helpers/cli.js';
 import { holdHostLock, lockTaken, runsQueued } from '../helpers/host-lock.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';

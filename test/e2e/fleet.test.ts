@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec, labReboot } from '../../src/lab/index.js';
-import { LOCK_DIR, LOCK_PATH } from '../../src/render/paths.js';
+import { LOCK_DIR, LOCK_PATH } from '../../src/script/paths.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 import { CLI, ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
 

@@ -6,17 +6,21 @@
  * prints hundreds of megabytes, a site rule that captures the fabric subnet, a link that goes down
  * mid-run, an unprivileged user grabbing the host lock.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { OS_NAME_MAX } from '../../src/host-text.js';
 import { labExec } from '../../src/lab/index.js';
-import { LOCK_PATH } from '../../src/render/paths.js';
+import { LOCK_PATH } from '../../src/script/paths.js';
 import { CLI, ibfleet, json } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 
 const LAB = testLab('e2e-hostile');
+/** What no display, log or written file may carry raw: C0 but tab and LF, DEL, C1, line separators, bidi controls. */
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 const NAME = LAB.name;
 
 noteIfNotRoot('test/e2e/hostile-hosts.test.ts (hostile hosts against lab hosts)');
@@ -77,6 +81,40 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       expect(json(result).hosts[0]!.status).toBe('failed');
       expect(await sh(41, 'cat /run/ops/stolen 2>/dev/null || true')).not.toContain(PASSWORD);
     });
+
+    /**
+     * A login that imitates sudo (reads the nonce, prints the prompt, reads the answer) and prints
+     * the answer back, cut in two writes: on stderr before anything else (`before`), or after a
+     * look-alike ready line on stdout and stderr, where it becomes what the probe printed (`after`).
+     */
+    const echoingBashrc = (after: boolean) =>
+      [
+        'IFS= read -r n; printf "[ibfleet sudo %s] " "$n" >&2; IFS= read -r pw',
+        ...(after ? ['echo "ibfleet-sudo-ready-$n"', 'printf "out %s" "${pw:0:4}"; sleep 0.3; printf "%s\\n" "${pw:4}"'] : []),
+        'printf "pw is %s" "${pw:0:4}" >&2; sleep 0.3; printf "%s here\\n" "${pw:4}" >&2',
+        'exit 3',
+        '',
+      ].join('\n');
+
+    for (const where of ['before', 'after'] as const) {
+      it(`a login that echoes it back in two writes (${where} a look-alike ready line): it appears nowhere — plain lines, --json, stderr, the run log`, async () => {
+        await addSudoUser(41, 'ops', PASSWORD); // does nothing when an earlier scenario made it
+        await setBashrc(41, '/run/ops', echoingBashrc(where === 'after'));
+        for (const mode of ['plain', 'json'] as const) {
+          const log = join(work, `echo-${where}-${mode}.log`);
+          const result = await ibfleet(['-i', inventoryAs(41, 'ops'), '--timeout', '10', '--log', log, 'deploy', '--hosts', '41', '-K', ...(mode === 'json' ? ['--json'] : [])], { input: `${PASSWORD}\n` });
+          const everything = `${result.stdout}\n${result.stderr}\n${readFileSync(log, 'utf8')}`;
+          expect(result.code, everything).toBe(1);
+          expect(everything).not.toContain(PASSWORD);
+          // Not vacuous: the host did print it, and every display shows where it was taken out.
+          expect(everything).toContain('pw is [secret removed] here');
+          const message = where === 'before' ? /sudo on ops@\S+ did not start a shell: pw is \[secret removed\] here/ : /probe failed \(exit 3\): pw is \[secret removed\] here/;
+          if (mode === 'json') expect(json(result).hosts[0]!.error).toMatch(message);
+          else expect(result.stdout).toMatch(new RegExp(`^\\[41 node41\\] failed at (connect|probe) \\([^)]*\\): ${message.source}`, 'm'));
+          if (where === 'after') expect(everything).toContain('out [secret removed]');
+        }
+      });
+    }
 
     it('still goes to sudo through a chatty .bashrc (stdout and stderr) that reads nothing', async () => {
       await sh(41, 'rm -f /run/ops/stolen; ip -4 rule del from 172.16.41.2 lookup 942 2>/dev/null; true');
@@ -177,6 +215,69 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
     const result = await ibfleet(['-i', inv(), 'deploy', '--hosts', '42', '--json']);
     expect(json(result).hosts[0], result.stdout).toMatchObject({ status: 'changed' });
     await Promise.all(holders);
+  });
+
+  it('a host that prints a right-to-left override: plain lines and the run log show `?`, --json carries it escaped as \\u202e', async () => {
+    await setBashrc(42, '/root', "printf 'report \\342\\200\\256gnp.exe \\302\\2332J\\n' >&2; exit 1\n");
+    try {
+      const log = join(work, 'rlo.log');
+      const plain = await ibfleet(['-i', inv(), '--log', log, 'status', '--hosts', '42']);
+      expect(plain.code).toBe(1);
+      expect(plain.stdout).toContain('42: failed: probe failed (exit 1): report ?gnp.exe ?2J');
+      for (const text of [plain.stdout, plain.stderr, readFileSync(log, 'utf8')]) expect(text).not.toMatch(UNSAFE);
+      expect(readFileSync(log, 'utf8')).toContain('report ?gnp.exe ?2J');
+      const doc = await ibfleet(['-i', inv(), '--no-log', 'status', '--hosts', '42', '--json']);
+      expect(doc.stdout).not.toMatch(UNSAFE);
+      expect(doc.stdout).toContain('report \\u202egnp.exe \\u009b2J');
+      expect(json(doc).hosts[0]!.error).toBe('probe: probe failed (exit 1): report \u202egnp.exe \u009b2J');
+    } finally {
+      await sh(42, 'rm -f /root/.bashrc');
+    }
+  });
+
+  it("onboard of machines whose OS name holds NEL and a fake host, 8-bit CSI, an override, 3000 characters, and whose hostnames read as selections: onboarded, a YAML 1.1 reader finds exactly the intended hosts, every line short and printable", async () => {
+    // 42: what PyYAML took for host 41 (NEL ends a YAML 1.1 line), and 8-bit CSI, which made onboard refuse.
+    // 43: an override and 3000 characters (a 3098-character line), and a LINE SEPARATOR.
+    const pretty: Record<number, string> = { 42: 'Evil\u009b2J\u009b31mOS\u0085  41: {name: evil, address: 10.9.9.9, user: root}', 43: `\u202e${'L'.repeat(3000)}\u2028  41: {name: evil}` };
+    const hostnames: Record<number, string> = { 42: 'all', 43: '16-20' };
+    const saved: Record<number, { osRelease: string; hostname: string }> = {};
+    for (const id of [42, 43]) {
+      saved[id] = { osRelease: (await labExec(NAME, id, ['cat', '/etc/os-release'])).stdout, hostname: await sh(id, 'hostname') };
+      const osRelease = saved[id]!.osRelease.replace(/^PRETTY_NAME=.*$/m, `PRETTY_NAME="${pretty[id]}"`);
+      expect(osRelease).toContain(pretty[id]);
+      await labExec(NAME, id, ['sh', '-c', 'cat > /etc/os-release'], { input: osRelease });
+      await sh(id, `hostname ${hostnames[id]}`);
+    }
+    try {
+      const file = join(work, 'onboard.yaml');
+      // The lab's inventory (its ssh: paths made absolute) without the two machines onboard adds.
+      writeFileSync(file, readFileSync(inventoryAs(41, 'root'), 'utf8').replace(/^ {2}(42|43): .*\n/gm, ''));
+      const log = join(work, 'onboard.log');
+      const result = await ibfleet(['-i', file, '--log', log, 'onboard', '--cpu', '42', '--mem', '43', '--owner', 'eve', '--cpu-address', LAB.address(42), '--mem-address', LAB.address(43)]);
+      expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+      for (const text of [result.stdout, result.stderr, readFileSync(log, 'utf8')]) expect(text).not.toMatch(UNSAFE);
+      expect(result.stdout).toMatch(/^\[42 \S+\] cpu: Evil\?2J\?31mOS\? 41: \{name: evil, address: 10\.9\.9\.9, user: root\} · /m);
+      expect(result.stdout).toMatch(new RegExp(`^\\[43 \\S+\\] mem: \\?L{${OS_NAME_MAX - 2}}… · `, 'm'));
+
+      const text = readFileSync(file, 'utf8');
+      const lines = text.split('\n');
+      // A YAML 1.1 reader ends lines at NEL, U+2028 and U+2029 too: it sees exactly these lines.
+      expect(text.split(/\r\n|[\r\n\u0085\u2028\u2029]/)).toEqual(lines);
+      expect(text).not.toMatch(UNSAFE);
+      expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(220);
+      const doc = parse(text, { version: '1.1' }) as { hosts: Record<string, { name: string }> };
+      expect(Object.keys(doc.hosts)).toEqual(['34', '41', '42', '43']);
+      // Hostnames --hosts reads as a selection (`all`, `16-20`) are not names: the lab's names instead.
+      expect([doc.hosts['42']!.name, doc.hosts['43']!.name]).toEqual(['cpuserver42', 'memserver43']);
+      // PyYAML, where the machine has it (not a dependency): the reader that took the NEL for a line break.
+      const pyyaml = spawnSync('python3', ['-c', 'import sys, yaml; print(sorted(yaml.safe_load(open(sys.argv[1], encoding="utf-8"))["hosts"]))', file], { encoding: 'utf8' });
+      if (pyyaml.status === 0) expect(pyyaml.stdout.trim()).toBe('[34, 41, 42, 43]');
+    } finally {
+      for (const id of [42, 43]) {
+        await labExec(NAME, id, ['sh', '-c', 'cat > /etc/os-release'], { input: saved[id]!.osRelease });
+        await sh(id, `hostname ${saved[id]!.hostname}`);
+      }
+    }
   });
 
   /** The CLI run under GNU time (installed by scripts/setup), for its peak RSS. */

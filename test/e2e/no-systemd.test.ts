@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { labReboot } from '../../src/lab/index.js';
-import { NO_SYSTEMD_NOTE } from '../../src/render/systemd.js';
+import { NO_SYSTEMD_NOTE } from '../../src/steps/persist/systemd.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 import { json, statuses } from '../helpers/cli.js';
 import { REPAIR_BOUND_MS, managerLab } from './managers.js';

@@ -4,10 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Fleet, Host } from '../../src/inventory/model.js';
-import { sha256 } from '../../src/plan/digest.js';
+import { sha256 } from '../../src/script/digest.js';
 import type { Playbook } from '../../src/playbook/playbook.js';
 import { AFTER_MARK } from '../../src/render/apply-script.js';
-import { renderHostFiles } from '../../src/render/files.js';
+import { filesOf } from '../fixtures/fixtures.js';
 import type { Continuation, Conversation, ExecOptions, ExecResult, Session, Transport } from '../../src/runner/transport.js';
 import { ConnectError } from '../../src/runner/transport.js';
 import type { Manager } from '../../src/inventory/model.js';
@@ -106,20 +106,13 @@ export function fixture(name: string): string {
 }
 
 /**
- * The deployed-host fixture with its file sections recomputed from the current renderer, so the
+ * The deployed-host fixture with its `files` section recomputed from the current renderer, so the
  * fixture keeps describing "everything deploy installed" when the rendered text evolves.
  */
 export function deployedProbe(host: Host, fleet: Fleet, playbook: Playbook, manager: Manager): string {
-  let text = fixture('netplan-deployed.txt');
-  for (const file of renderHostFiles(host, fleet, playbook, manager)) {
-    const section = `@@ibfleet file ${file.path}\n`;
-    // Files the fixture predates (the repair units) get their section before the netplan one.
-    if (!text.includes(section)) text = text.replace('@@ibfleet netplan\n', `${section}missing\n@@ibfleet netplan\n`);
-    const at = text.indexOf(section);
-    const end = text.indexOf('\n', at + section.length);
-    text = `${text.slice(0, at + section.length)}${file.mode.toString(8)} 0 ${sha256(file.content)}${text.slice(end)}`;
-  }
-  return text;
+  const text = fixture('netplan-deployed.txt');
+  const files = filesOf(host, fleet, playbook, manager).flatMap((f) => [`${f.mode.toString(8)} 0 ${f.path}`, `${sha256(f.content)}  ${f.path}`]);
+  return text.replace(/@@ibfleet files\n(?:(?!@@ibfleet ).*\n)*/, `@@ibfleet files\n${files.map((l) => `${l}\n`).join('')}`);
 }
 
 /** A responder that answers the probe with `before`, and an apply with its log plus `after`. */

@@ -7,7 +7,7 @@
  */
 import { labExec } from '../../src/lab/index.js';
 import { hostProcesses, waitUntil } from '../../src/lab/processes.js';
-import { LOCK_DIR, LOCK_PATH } from '../../src/render/paths.js';
+import { LOCK_DIR, LOCK_PATH } from '../../src/script/paths.js';
 
 const RELEASE_FLAG = '/run/ibfleet-test-release';
 

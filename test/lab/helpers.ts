@@ -32,6 +32,7 @@ export const TEST_LAB_OCTETS = {
   'e2e-concurrent': 150,
   'e2e-hostile': 170,
   'e2e-fabric': 190,
+  'e2e-hostile-files': 210,
   'e2e-native-nm': 230,
   'e2e-native-netplan': 240,
   'e2e-no-systemd': 200,

@@ -2,10 +2,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
-import { assessHost, plannedChanges } from '../../src/plan/assess.js';
-import { parseProbe } from '../../src/plan/facts.js';
+import { plannedChanges } from '../../src/plan/assess.js';
+import { readProbe } from '../../src/plan/change-output.js';
+import { planDeploy } from '../../src/plan/host-plan.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
-import { renderHostFiles } from '../../src/render/files.js';
+import { addIpLines } from '../helpers/probe-edit.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/probe/${name}`, import.meta.url), 'utf8');
 const playbook = loadPlaybook(readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8'), 'dual-ib-routing.yaml');
@@ -13,8 +14,7 @@ const fleet = loadInventory('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  34: { 
 const host = fleet.hosts[0]!;
 
 function plan(probe: string): string[] {
-  const facts = parseProbe(probe);
-  return plannedChanges(assessHost({ host, fleet, playbook, manager: 'netplan', facts, files: renderHostFiles(host, fleet, playbook, 'netplan') })).map((c) => c.text);
+  return plannedChanges(planDeploy({ ...host, manager: 'netplan' }, fleet, playbook, readProbe(probe)).assessment).map((c) => c.text);
 }
 
 describe('the plan line for a NIC table', () => {
@@ -25,7 +25,7 @@ describe('the plan line for a NIC table', () => {
   });
 
   it('a table holding a foreign route says the routing script flushes it', () => {
-    const foreign = fixture('netplan-boot.txt').replace('@@ibfleet route 941\n', '@@ibfleet route 941\n10.9.0.0/16 via 198.18.99.1 dev mgmt0 \n');
+    const foreign = addIpLines(fixture('netplan-boot.txt'), '10.9.0.0/16 via 198.18.99.1 dev mgmt0 table 941');
     expect(plan(foreign)).toContain(`ib0: table 941 ← ${want} (flushes the table first, removing the route found there: 10.9.0.0/16 via 198.18.99.1 dev mgmt0)`);
   });
 });

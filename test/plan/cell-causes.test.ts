@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { cellCauses, explainFailure } from '../../src/plan/cell-causes.js';
-import { parseProbe, type HostFacts } from '../../src/plan/facts.js';
-import { parseRdmaSection } from '../../src/plan/rdma-facts.js';
+import { parseProbe, type HostFacts } from '../../src/facts/host-facts.js';
+import { parseRdmaSection } from '../../src/facts/rdma-facts.js';
 import type { CellEnd, CellMethod, CellSpec } from '../../src/vocabulary.js';
 
 const fleet = loadInventory('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpu16, address: a16 }\n  34: { name: mem34, address: a34 }\n', 't.yaml');

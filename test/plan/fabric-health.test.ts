@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
-import { fabricProblems, nicFabric } from '../../src/plan/fabric-health.js';
-import { fleetFabricWarnings, neighbourWarning } from '../../src/plan/fabric-fleet.js';
-import { parseProbe } from '../../src/plan/facts.js';
-import { parseRdmaSection, rdmaPortOf } from '../../src/plan/rdma-facts.js';
-import { ipv4MappedGid } from '../../src/render/probe-rdma.js';
-import { neighThresholds } from '../../src/render/neigh.js';
+import { parseProbe } from '../../src/facts/host-facts.js';
+import { nicFabric } from '../../src/facts/nic-fabric.js';
+import { parseRdmaSection, rdmaPortOf } from '../../src/facts/rdma-facts.js';
+import { ipv4MappedGid } from '../../src/facts/rdma-probe.js';
+import { fleetFabricWarnings } from '../../src/steps/fabric-health/fleet.js';
+import { fabricProblems } from '../../src/steps/fabric-health/problems.js';
 import { formatNicFabric } from '../../src/ui/text/fabric.js';
 import type { HostResult, NicFabric } from '../../src/vocabulary.js';
 
@@ -145,21 +145,5 @@ describe('fleet warnings name the odd ones', () => {
 
   it('everything alike: no warning', () => {
     expect(fleetFabricWarnings([result(1, [nic('ib0'), nic('ib1')]), result(2, [nic('ib0'), nic('ib1')])])).toEqual([]);
-  });
-});
-
-describe('neighbour tables sized for the fabric', () => {
-  const sized = (hosts: number) => neighThresholds({ hosts: Array.from({ length: hosts }), fabric: { nics: 2 } } as never);
-  it.each([
-    [2, { gc_thresh1: 128, gc_thresh2: 512, gc_thresh3: 1024 }],
-    [128, { gc_thresh1: 128, gc_thresh2: 512, gc_thresh3: 1024 }],
-    [129, { gc_thresh1: 256, gc_thresh2: 1024, gc_thresh3: 2048 }],
-    [254, { gc_thresh1: 256, gc_thresh2: 1024, gc_thresh3: 2048 }],
-  ])('%i dual-NIC hosts → %o', (hosts, want) => expect(sized(hosts)).toEqual(want));
-
-  it('status warns when a host is below what its fabric needs', () => {
-    const big = loadInventory(`fabric: { subnet: 172.16.0.0/16 }\nhosts:\n${Array.from({ length: 200 }, (_, i) => `  ${i + 1}: { name: h${i + 1} }`).join('\n')}\n`, 'big.yaml');
-    expect(neighbourWarning(big, { gc_thresh1: '128', gc_thresh2: '512', gc_thresh3: '1024' })).toMatch(/^neighbour table: gc_thresh1 128, gc_thresh2 512, gc_thresh3 1024 below what 200 hosts × 2 NICs need \(gc_thresh1 256, gc_thresh2 1024, gc_thresh3 2048\)/);
-    expect(neighbourWarning(big, { gc_thresh1: '1024', gc_thresh2: '8192', gc_thresh3: '16384' })).toBeUndefined();
   });
 });

@@ -4,10 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
-import { detectManager, managerPrerequisite, netplanClaims } from '../../src/plan/detect-manager.js';
-import { osName, parseProbe } from '../../src/plan/facts.js';
-import { parseRule } from '../../src/plan/ip-facts.js';
-import { PROBE_VERSION, renderProbeBody } from '../../src/render/probe-script.js';
+import { factOf, osName } from '../../src/facts/host-facts.js';
+import { parseRule } from '../../src/facts/ip-facts.js';
+import { netplanClaims } from '../../src/facts/netplan-claims.js';
+import { PROBE_VERSION } from '../../src/facts/probe-format.js';
+import { readProbe as parseProbe } from '../../src/plan/change-output.js';
+import { detectManager } from '../../src/plan/detect-manager.js';
+import { missingPrerequisite } from '../../src/plan/host-plan.js';
+import { renderProbeBody } from '../../src/render/probe-script.js';
+import { SYSCTL_FACT } from '../../src/steps/fabric-sysctl/facts.js';
+import { loadFixturePlaybook } from '../fixtures/fixtures.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/probe/${name}`, import.meta.url), 'utf8');
 
@@ -23,6 +29,14 @@ function probe(sections: Record<string, string>): string {
   return [...Object.entries(sections).flatMap(([k, v]) => [`@@ibfleet ${k}`, v]), '@@ibfleet end'].join('\n');
 }
 
+/** The same, with the managers' configuration as the probe prints it: netplan files' lines behind `|`, one `config` grep for the rest. */
+function managerProbe(sections: Record<string, string>): string {
+  const { netplan, 'nm-connections': nm, ifupdown, ...rest } = sections;
+  const config = [nm, ifupdown].filter((v) => v !== undefined).join('\n');
+  const printed = netplan?.split('\n').map((l) => (l.startsWith('#file ') ? l : `|${l}`)).join('\n');
+  return probe({ ...rest, ...(printed !== undefined ? { netplan: printed } : {}), ...(config ? { config } : {}) });
+}
+
 describe('parsing probe output', () => {
   it('reads a real probe of a freshly booted netplan host', () => {
     const facts = parseProbe(fixture('netplan-boot.txt'));
@@ -35,8 +49,8 @@ describe('parsing probe output', () => {
     ]);
     expect(facts.links.get('ib1')).toEqual({ up: true, lowerUp: true, mtu: 1500 });
     expect(facts.routes.get('main')!.filter((r) => r.dst === '172.16.0.0/16').map((r) => r.dev)).toEqual(['ib0', 'ib1']);
-    expect(facts.routes.get('941')).toEqual([]);
-    expect(facts.files.get('/etc/ibfleet/ibfleet-routes')).toBeNull();
+    expect(facts.routes.get('941') ?? []).toEqual([]);
+    expect(facts.files.get('/etc/ibfleet/ibfleet-routes')).toBeUndefined();
     expect(facts.dirs.has('/etc/networkd-dispatcher/routable.d')).toBe(true);
     expect(facts.tools.has('flock')).toBe(true);
   });
@@ -49,11 +63,11 @@ describe('parsing probe output', () => {
     ]);
     expect(facts.routes.get('942')![0]).toMatchObject({ dst: '172.16.0.0/16', dev: 'ib1', src: '172.16.34.2', proto: 'kernel' });
     expect(facts.routeGet.get('ib1')).toMatchObject({ dev: 'ib1', table: '942' });
-    expect(facts.sysctl.get('ib0')).toEqual({ arp_ignore: '2', arp_announce: '2', rp_filter: '2', accept_local: '1' });
+    expect(factOf(facts, SYSCTL_FACT).get('ib0')).toEqual({ arp_ignore: '2', arp_announce: '2', rp_filter: '2', accept_local: '1' });
     expect(facts.files.get('/etc/ibfleet/ibfleet-routes')).toMatchObject({ mode: 0o755, uid: 0 });
   });
 
-  it('reads the batched probe (one ip -batch, one stat and sha256sum) as the per-command one', () => {
+  it('two deployed hosts\' probes read alike: one ip -batch, one stat and sha256sum', () => {
     const batched = parseProbe(fixture('netplan-deployed-batched.txt'));
     const classic = parseProbe(fixture('netplan-deployed.txt'));
     expect(batched.complete).toBe(true);
@@ -65,10 +79,10 @@ describe('parsing probe output', () => {
       expect(facts.routes.get('main')!.some((r) => r.dst === '172.16.0.0/16')).toBe(false);
       expect(facts.routeGet.get('ib0')).toEqual({ dev: 'ib0', table: '941', text: '172.16.1.1 from 172.16.34.1 dev ib0 table 941 uid 0 cache' });
       expect(facts.routeGet.get('ib1')).toMatchObject({ dev: 'ib1', table: '942' });
-      expect(facts.sysctl.get('ib1')).toEqual({ arp_ignore: '2', arp_announce: '2', rp_filter: '2', accept_local: '1' });
+      expect(factOf(facts, SYSCTL_FACT).get('ib1')).toEqual({ arp_ignore: '2', arp_announce: '2', rp_filter: '2', accept_local: '1' });
       expect(facts.files.get('/etc/ibfleet/ibfleet-routes')).toMatchObject({ mode: 0o755, uid: 0 });
       expect(facts.files.get('/etc/sysctl.d/60-ibfleet-fabric.conf')).toMatchObject({ mode: 0o644, uid: 0 });
-      expect(facts.files.get('/etc/network/if-up.d/ibfleet-routes')).toBeNull();
+      expect(facts.files.get('/etc/network/if-up.d/ibfleet-routes')).toBeUndefined();
       expect(facts.links.get('ib1')).toEqual({ up: true, lowerUp: true, mtu: 1500 });
       expect(facts.addresses.filter((a) => a.iface.startsWith('ib')).map((a) => a.address)).toEqual(['172.16.34.1', '172.16.34.2']);
       expect(facts.tools.has('sha256sum')).toBe(true);
@@ -128,7 +142,7 @@ describe('parsing probe output', () => {
   });
 
   it('marks output without the end marker as incomplete', () => {
-    expect(parseProbe('@@ibfleet probe 1\n@@ibfleet uid\n0\n').complete).toBe(false);
+    expect(parseProbe('@@ibfleet probe 3\n@@ibfleet uid\n0\n').complete).toBe(false);
   });
 
   it.each([
@@ -153,15 +167,15 @@ describe('telling the network manager apart', () => {
     ['two configurations, running state decides', host34, { ifupdown: '/etc/network/interfaces:iface ib0 inet static', netplan: netplanFile('networkd', ['ib1']), runtime: 'ifstate /run/network/ifstate.ib0 ib0' }, 'ifupdown'],
     ['netplan match by glob', host34, { netplan: '#file /etc/netplan/a.yaml\nnetwork:\n  ethernets:\n    fabric:\n      match: { name: "ib*" }\n' }, 'netplan'],
   ])('%s', (_, host, sections, expected) => {
-    const detection = detectManager(host, parseProbe(probe(sections)));
+    const detection = detectManager(host, parseProbe(managerProbe(sections)));
     expect(detection).toMatchObject({ ok: true, manager: expected });
   });
 
   it.each([
     ['nothing configures the NICs and nothing runs', {}, /nothing configures ib0\/ib1/],
-    ['two managers claim the NICs and neither is seen running', { ifupdown: '/etc/network/interfaces:iface ib0 inet static', 'nm-connections': '/x/ib1.nmconnection:interface-name=ib1' }, /networkmanager and ifupdown both configure|ifupdown and networkmanager both configure/],
+    ['two managers claim the NICs and neither is seen running', { ifupdown: '/etc/network/interfaces:iface ib0 inet static', 'nm-connections': '/etc/NetworkManager/system-connections/ib1.nmconnection:interface-name=ib1' }, /networkmanager and ifupdown both configure|ifupdown and networkmanager both configure/],
   ])('refuses to guess when %s, and asks for manager:', (_, sections, pattern) => {
-    const detection = detectManager(host34, parseProbe(probe(sections)));
+    const detection = detectManager(host34, parseProbe(managerProbe(sections)));
     expect(detection.ok).toBe(false);
     if (!detection.ok) {
       expect(detection.message).toMatch(pattern);
@@ -185,7 +199,9 @@ describe('telling the network manager apart', () => {
   });
 
   it('requires networkd-dispatcher for netplan hosts, since nothing else runs routable.d', () => {
-    expect(managerPrerequisite('netplan', parseProbe(probe({ runtime: '' })))).toMatch(/networkd-dispatcher is not installed/);
-    expect(managerPrerequisite('netplan', parseProbe(probe({ runtime: 'dir /etc/networkd-dispatcher' })))).toBeUndefined();
+    const playbook = loadFixturePlaybook();
+    expect(missingPrerequisite(playbook, 'netplan', parseProbe(probe({ runtime: '' })))).toMatch(/networkd-dispatcher is not installed/);
+    expect(missingPrerequisite(playbook, 'netplan', parseProbe(probe({ runtime: 'dir /etc/networkd-dispatcher' })))).toBeUndefined();
+    expect(missingPrerequisite(loadFixturePlaybook('routes-only.yaml'), 'netplan', parseProbe(probe({ runtime: '' })))).toBeUndefined();
   });
 });

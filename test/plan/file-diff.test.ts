@@ -5,12 +5,13 @@
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { assessStatus } from '../../src/plan/host-plan.js';
-import { parseProbe } from '../../src/plan/facts.js';
+import { readProbe as parseProbe } from '../../src/plan/change-output.js';
 import { fileDiffs } from '../../src/plan/file-diff.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
-import { renderHostFiles } from '../../src/render/files.js';
-import { SYSCTL_PATH } from '../../src/render/paths.js';
-import { sha256 } from '../../src/plan/digest.js';
+import { SYSCTL_PATH } from '../../src/steps/fabric-sysctl/index.js';
+import { filesOf } from '../fixtures/fixtures.js';
+import { withFile, withSection } from '../helpers/probe-edit.js';
+import { sha256 } from '../../src/script/digest.js';
 import { formatDiffLines } from '../../src/ui/text/diffs.js';
 import { deployedProbe } from '../helpers/fake-transport.js';
 import { readFileSync } from 'node:fs';
@@ -24,15 +25,15 @@ const fleetNamed = (name: string) => loadInventory(`fabric: { subnet: 172.16.0.0
 function withSysctlFile(text: string, whole: boolean): string {
   const fleet = fleetNamed('memserver34');
   let probe = deployedProbe(fleet.hosts[0]!, fleet, playbook, 'netplan');
-  probe = probe.replace(new RegExp(`(@@ibfleet file ${SYSCTL_PATH}\\n)644 0 [0-9a-f]{64}`), `$1644 0 ${sha256(text)}`);
-  const lines = (whole ? text : text.split('\n').slice(0, 4).join('\n')).replace(/\n$/, '').split('\n').map((l) => `|${l}`).join('\n');
-  return probe.replace('@@ibfleet netplan\n', `@@ibfleet ${whole ? 'content' : 'head'} ${SYSCTL_PATH}\n${lines}\n@@ibfleet netplan\n`);
+  probe = withFile(probe, SYSCTL_PATH, '644', sha256(text));
+  const lines = (whole ? text : text.split('\n').slice(0, 4).join('\n')).replace(/\n$/, '').split('\n').map((l) => `|${l}`);
+  return withSection(probe, `${whole ? 'content' : 'head'} ${SYSCTL_PATH}`, lines);
 }
 
 describe('a file that differs from the rendered one', () => {
   const fleet = fleetNamed('memserver34');
   const host = fleet.hosts[0]!;
-  const rendered = renderHostFiles(host, fleet, playbook, 'netplan').find((f) => f.path === SYSCTL_PATH)!.content;
+  const rendered = filesOf(host, fleet, playbook, 'netplan').find((f) => f.path === SYSCTL_PATH)!.content;
 
   it('a hand edit: "was modified", and with --diff the unified diff from the host\'s copy to the rendered one', () => {
     const edited = rendered.replace('net.ipv4.conf.ib1.rp_filter = 2', 'net.ipv4.conf.ib1.rp_filter = 1');
@@ -49,14 +50,14 @@ describe('a file that differs from the rendered one', () => {
 
   it('generated for the host\'s old name: said so, not taken for a hand edit', () => {
     const old = fleetNamed('node34');
-    const oldText = renderHostFiles(old.hosts[0]!, old, playbook, 'netplan').find((f) => f.path === SYSCTL_PATH)!.content;
+    const oldText = filesOf(old.hosts[0]!, old, playbook, 'netplan').find((f) => f.path === SYSCTL_PATH)!.content;
     const status = assessStatus(host, fleet, playbook, parseProbe(withSysctlFile(oldText, false)));
     expect(status.reasons).toContain(`${SYSCTL_PATH} was generated for host 34 (node34), not 34 (memserver34): the inventory renamed the host since the last deploy; deploy regenerates it (not a hand edit)`);
   });
 
   it('a missing file is a diff from /dev/null; a file with only another mode says so in one line', () => {
-    const facts = parseProbe(deployedProbe(host, fleet, playbook, 'netplan').replace(new RegExp(`(@@ibfleet file ${SYSCTL_PATH}\\n)644 0 `), '$1600 0 '));
-    const files = renderHostFiles(host, fleet, playbook, 'netplan');
+    const facts = parseProbe(deployedProbe(host, fleet, playbook, 'netplan').replace(new RegExp(`^644 0 ${SYSCTL_PATH}$`, 'm'), `600 0 ${SYSCTL_PATH}`));
+    const files = filesOf(host, fleet, playbook, 'netplan');
     expect(fileDiffs(files, facts).find((d) => d.path === SYSCTL_PATH)).toEqual({ path: SYSCTL_PATH, state: 'mode', diff: 'mode 600 owner uid 0 on the host, ibfleet installs it 644 root\n' });
     const missing = fileDiffs(files, { ...facts, files: new Map([...facts.files].filter(([p]) => p !== SYSCTL_PATH)) }).find((d) => d.path === SYSCTL_PATH)!;
     expect(missing.state).toBe('missing');

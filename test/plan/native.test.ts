@@ -7,16 +7,17 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { HostError } from '../../src/errors.js';
-import { parseProbe, type HostFacts } from '../../src/plan/facts.js';
-import { assessStatus, planDeploy } from '../../src/plan/host-plan.js';
-import { planNativeRollback } from '../../src/plan/native-plan.js';
-import { normalizeNmRule, parseNmSection, versionAtLeast } from '../../src/plan/nm-facts.js';
-import { choosePersistence } from '../../src/plan/persistence.js';
+import type { HostFacts } from '../../src/facts/host-facts.js';
+import { normalizeNmRule, parseNmSection, versionAtLeast } from '../../src/facts/nm-facts.js';
+import { readProbe as parseProbe } from '../../src/plan/change-output.js';
+import { assessStatus, planDeploy, type DeployPlan } from '../../src/plan/host-plan.js';
 import { planRestore } from '../../src/plan/restore.js';
 import { assessRollback } from '../../src/plan/rollback.js';
-import { loadPlaybook } from '../../src/playbook/playbook.js';
+import { loadPlaybook, type Playbook } from '../../src/playbook/playbook.js';
 import { renderApplyScript } from '../../src/render/apply-script.js';
-import { NETPLAN_FILE_PATH } from '../../src/render/paths.js';
+import type { NativeSteps } from '../../src/steps/persist/native-apply.js';
+import { planNativeRollback } from '../../src/steps/persist/native-plan.js';
+import { NETPLAN_FILE_PATH } from '../../src/steps/persist/paths.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/probe/${name}`, import.meta.url), 'utf8');
@@ -36,6 +37,9 @@ const netplanHook = fixture('netplan-hook-deployed.txt');
 const withNmVersion = (probe: string, version: string) => probe.replace(/^general running:\S+$/m, `general running:${version}`);
 const UUID0 = /^active ibs5f0 (\S+)$/m.exec(nmBoot)![1]!;
 const UUID1 = /^active ibs5f1 (\S+)$/m.exec(nmBoot)![1]!;
+
+/** What a deploy tells the network manager: the persist step's part of the change. */
+const nativeOf = (plan: DeployPlan) => plan.parts.get('persist')?.memo as NativeSteps | undefined;
 
 function planError(run: () => unknown): string {
   try {
@@ -87,10 +91,13 @@ describe("the probe's NetworkManager section", () => {
 });
 
 describe('which persistence a host gets', () => {
-  const choose = (host: typeof nmHost, probe: string, playbook = native) => choosePersistence(host, playbook, host.manager as never, parseProbe(probe));
+  const choose = (host: typeof nmHost, probe: string, playbook: Playbook = native) => {
+    const persist = playbook.steps.find((s) => s.step.persistence)!.step;
+    return persist.persistence!({ host, fleet: seeds, playbook: playbook.name, manager: host.manager as never, facts: parseProbe(probe) });
+  };
 
   it('the hook playbook: the hook, whatever the host could do', () => {
-    expect(choose(nmHost, nmBoot, hook)).toEqual({ persistence: { kind: 'hook' }, notes: [], blockers: [] });
+    expect(choose(nmHost, nmBoot, hook)).toEqual({ persistence: { kind: 'script' }, notes: [], blockers: [] });
   });
 
   it('NetworkManager 1.18+: the active profile of each fabric NIC', () => {
@@ -101,7 +108,7 @@ describe('which persistence a host gets', () => {
 
   it("NetworkManager 1.10 (Ubuntu 18.04's): the hook, and the plan says why", () => {
     expect(choose(nmHost, withNmVersion(nmBoot, '1.10.6'))).toEqual({
-      persistence: { kind: 'hook' },
+      persistence: { kind: 'script' },
       notes: ['NetworkManager 1.10.6 has no ipv4.routing-rules (they came with 1.18): the routing persists with the dispatcher hook instead'],
       blockers: [],
     });
@@ -126,9 +133,12 @@ describe('which persistence a host gets', () => {
   it('netplan: the device type and id the host\'s own netplan file gives each NIC, and what netplan cannot do', () => {
     expect(choose(netplanHost, netplanHook)).toEqual({
       persistence: { kind: 'netplan', devices: [{ iface: 'ib0', type: 'ethernets', id: 'ib0' }, { iface: 'ib1', type: 'ethernets', id: 'ib1' }] },
-      notes: ["netplan cannot keep the kernel's subnet route out of the main table, so mainRoutes: remove does not apply here; the source rules (priority 941, 942) come before main, so each NIC's traffic still leaves through it"],
+      notes: [],
       blockers: [],
     });
+    expect(planDeploy(netplanHost, seeds, native, parseProbe(netplanHook)).notes).toEqual([
+      "netplan cannot keep the kernel's subnet route out of the main table, so mainRoutes: remove does not apply here; the source rules (priority 941, 942) come before main, so each NIC's traffic still leaves through it",
+    ]);
   });
 
   it('netplan defining both NICs with one glob: the hook, since one definition cannot carry two NICs\' routes', () => {
@@ -143,7 +153,7 @@ describe('which persistence a host gets', () => {
 
   it("ifupdown: its own if-up.d hook, said as such", () => {
     const choice = choose(ifupdownHost, netplanHook);
-    expect(choice.persistence).toEqual({ kind: 'hook' });
+    expect(choice.persistence).toEqual({ kind: 'script' });
     expect(choice.notes[0]).toMatch(/^ifupdown: native persistence is ifupdown's own if-up\.d hook/);
   });
 });
@@ -152,12 +162,12 @@ describe('deploy, status and rollback with native persistence', () => {
   it('a NetworkManager host: both profiles get the table and rule (the user\'s own rule stays), both NICs are reapplied, no routing script', () => {
     const plan = planDeploy(nmHost, seeds, native, parseProbe(nmBoot));
     expect(plan.routingScript).toBe(false);
-    expect(plan.write.map((f) => f.path)).toEqual(['/etc/sysctl.d/60-ibfleet-fabric.conf', '/etc/ibfleet/owned']);
-    expect(plan.native?.nmEdits).toEqual([
+    expect(plan.write.map((f) => f.path)).toEqual(['/etc/ibfleet/owned', '/etc/sysctl.d/60-ibfleet-fabric.conf']);
+    expect(nativeOf(plan)?.nmEdits).toEqual([
       { iface: 'ibs5f0', uuid: UUID0, name: 'ibs5f0', routeTable: 941, removeRules: [], addRules: ['priority 941 from 172.16.16.1 table 941'] },
       { iface: 'ibs5f1', uuid: UUID1, name: 'ibs5f1', routeTable: 942, removeRules: [], addRules: ['priority 942 from 172.16.16.2 table 942'] },
     ]);
-    expect(plan.native?.nmReapply).toEqual(['ibs5f0', 'ibs5f1']);
+    expect(nativeOf(plan)?.nmReapply).toEqual(['ibs5f0', 'ibs5f1']);
     expect(plan.changes.slice(0, 2)).toEqual([
       { kind: 'nm-profile', action: 'set', subject: 'ibs5f0', text: 'ibs5f0: nmcli: profile ibs5f0 ipv4.route-table 941, ipv4.routing-rules + priority 941 from 172.16.16.1 table 941; reapply' },
       { kind: 'nm-profile', action: 'set', subject: 'ibs5f1', text: 'ibs5f1: nmcli: profile ibs5f1 ipv4.route-table 942, ipv4.routing-rules + priority 942 from 172.16.16.2 table 942; reapply' },
@@ -166,19 +176,6 @@ describe('deploy, status and rollback with native persistence', () => {
     expect(script).toContain(`nmcli connection modify uuid ${UUID0} ipv4.route-table 941 +ipv4.routing-rules 'priority 941 from 172.16.16.1 table 941'`);
     expect(script).toContain('nmcli device reapply ibs5f0');
     expect(script).not.toContain('/etc/ibfleet/ibfleet-routes ||');
-  });
-
-  it("a fleet whose neighbour table must exceed the kernel's defaults: the native change raises the limits the host has below them, never lowers one (the hook's routing script does it otherwise)", () => {
-    const big = { ...seeds, hosts: Array.from({ length: 200 }, () => nmHost) };
-    const neigh = (t1: number, t2: number, t3: number) => `@@ibfleet neigh\n/proc/sys/net/ipv4/neigh/default/gc_thresh1:${t1}\n/proc/sys/net/ipv4/neigh/default/gc_thresh2:${t2}\n/proc/sys/net/ipv4/neigh/default/gc_thresh3:${t3}\n@@ibfleet end`;
-    const low = nmBoot.replace('@@ibfleet end', neigh(128, 4096, 1024));
-    const plan = planDeploy(nmHost, big, native, parseProbe(low));
-    expect(plan.native?.neigh).toEqual([{ key: 'gc_thresh3', value: 2048 }, { key: 'gc_thresh1', value: 256 }]);
-    expect(renderApplyScript(nmHost, big, plan)).toContain('cur=$(cat /proc/sys/net/ipv4/neigh/default/gc_thresh3 2>/dev/null) && { [ "$cur" -ge 2048 ]');
-    expect(plan.files.find((f) => f.role === 'sysctl')?.content).toContain('Raised, never lowered, by deploy too.');
-    // A fleet the kernel's defaults fit, or a host already above: nothing to raise.
-    expect(planDeploy(nmHost, seeds, native, parseProbe(low)).native?.neigh).toEqual([]);
-    expect(planDeploy(nmHost, big, native, parseProbe(nmBoot.replace('@@ibfleet end', neigh(256, 1024, 2048)))).native?.neigh).toEqual([]);
   });
 
   it('a second deploy changes nothing, and status is ok', () => {
@@ -199,7 +196,7 @@ describe('deploy, status and rollback with native persistence', () => {
     expect(assessStatus(netplanHost, seeds, native, parseProbe(probe)).reasons).toEqual([`${NETPLAN_FILE_PATH} was modified (content differs from the rendered file)`]);
     const plan = planDeploy(netplanHost, seeds, native, parseProbe(probe));
     expect(plan.write.map((f) => f.path)).toEqual([NETPLAN_FILE_PATH]);
-    expect(plan.native?.netplan).toEqual({ reload: true, reconfigure: ['ib0', 'ib1'] });
+    expect(nativeOf(plan)?.netplan).toEqual({ reload: true, reconfigure: ['ib0', 'ib1'] });
   });
 
   it('the hook playbook on a native host: the profiles lose ibfleet\'s table and rule (and only those), the hook comes', () => {
@@ -207,9 +204,9 @@ describe('deploy, status and rollback with native persistence', () => {
     expect(assessStatus(nmHost, seeds, hook, facts).reasons).toContain('ibs5f0: connection profile ibs5f0 still carries native persistence\'s ipv4.route-table 941, rule priority 941 from 172.16.16.1 table 941 (this host persists with the hook)');
     const plan = planDeploy(nmHost, seeds, hook, facts);
     expect(plan.routingScript).toBe(true);
-    expect(plan.native?.nmEdits[0]).toEqual({ iface: 'ibs5f0', uuid: UUID0, name: 'ibs5f0', routeTable: 0, removeRules: ['priority 941 from 172.16.16.1 table 941'], addRules: [] });
+    expect(nativeOf(plan)?.nmEdits[0]).toEqual({ iface: 'ibs5f0', uuid: UUID0, name: 'ibs5f0', routeTable: 0, removeRules: ['priority 941 from 172.16.16.1 table 941'], addRules: [] });
     // The record too: its header names the playbook.
-    expect(plan.write.map((f) => f.role)).toEqual(['routing-script', 'hook', 'repair', 'repair', 'repair', 'sysctl', 'record']);
+    expect(plan.write.map((f) => f.role)).toEqual(['routing-script', 'record', 'sysctl', 'hook', 'repair', 'repair', 'repair']);
   });
 
   it('the native playbook on a hook host removes the hook, its routing script and its timer', () => {
@@ -221,7 +218,7 @@ describe('deploy, status and rollback with native persistence', () => {
   it('the hook playbook on a netplan-native host removes the netplan file and waits for networkd to drop its rules', () => {
     const plan = planDeploy(netplanHost, seeds, hook, parseProbe(netplanDeployed));
     expect(plan.remove).toEqual([NETPLAN_FILE_PATH]);
-    expect(plan.native).toMatchObject({ netplan: { reload: true, reconfigure: ['ib0', 'ib1'] }, awaitGone: [{ iface: 'ib0' }, { iface: 'ib1' }] });
+    expect(nativeOf(plan)).toMatchObject({ netplan: { reload: true, reconfigure: ['ib0', 'ib1'] }, awaitGone: [{ iface: 'ib0' }, { iface: 'ib1' }] });
   });
 
   it('a NIC without an active profile: the plan fails and names it; nothing would change', () => {
@@ -242,12 +239,16 @@ describe('deploy, status and rollback with native persistence', () => {
   it('a restore after a failed verification puts each changed profile back as the probe saw it', () => {
     const before = parseProbe(nmBoot);
     const plan = planDeploy(nmHost, seeds, native, before);
-    const spec = planRestore(nmHost, seeds, before, plan.write, '', plan.native);
-    expect(spec.native?.nmRestore).toEqual([
+    const spec = planRestore(nmHost, seeds, before, plan.write, '', plan.parts);
+    const restore = spec.steps.flatMap((s) => s.manager ?? []).join('\n');
+    expect(restore).toContain(`nmcli connection modify uuid ${UUID0} ipv4.route-table 0 ipv4.routing-rules 'priority 100 to 10.9.0.0/16 table 100'`);
+    expect(restore).toContain(`nmcli connection modify uuid ${UUID1} ipv4.route-table 0 ipv4.routing-rules ''`);
+    expect(restore).toContain('nmcli device reapply ibs5f0');
+    expect(restore).toContain('nmcli device reapply ibs5f1');
+    expect([
       { iface: 'ibs5f0', uuid: UUID0, routeTable: '0', rules: ['priority 100 to 10.9.0.0/16 table 100'] },
       { iface: 'ibs5f1', uuid: UUID1, routeTable: '0', rules: [] },
-    ]);
-    expect(spec.native?.nmReapply).toEqual(['ibs5f0', 'ibs5f1']);
+    ]).toHaveLength(2);
   });
 });
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
-import { parseProbe } from '../../src/plan/facts.js';
+import { readProbe as parseProbe } from '../../src/plan/change-output.js';
 import { factsUnderFoundNames } from '../../src/plan/onboard.js';
 import { fixture } from '../helpers/fake-transport.js';
 
@@ -21,7 +21,7 @@ describe('factsUnderFoundNames', () => {
     expect([...facts.routeGet.keys()]).toEqual(['ibp1s0', 'ibp2s0']);
     expect(facts.routeGet.get('ibp1s0')).toEqual(probed.routeGet.get('ib0'));
     expect(facts.routeGet.get('ibp2s0')).toEqual(probed.routeGet.get('ib1'));
-    expect(facts.sysctl).toBe(probed.sysctl);
+    expect(facts.extra).toBe(probed.extra);
     expect(facts.addresses).toBe(probed.addresses);
   });
 

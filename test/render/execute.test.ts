@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Fleet, Host, Manager } from '../../src/inventory/model.js';
 import type { Playbook } from '../../src/playbook/playbook.js';
-import { renderHook } from '../../src/render/hooks.js';
-import { RELEASE_ROUTING_LOCK, TAKE_ROUTING_LOCK } from '../../src/render/native-apply.js';
-import { LOCK_DIR, ROUTES_LOCK_PATH } from '../../src/render/paths.js';
-import { renderRoutingScript } from '../../src/render/routing-script.js';
+import { renderHook } from '../../src/steps/persist/hooks.js';
+import { RELEASE_ROUTING_LOCK, TAKE_ROUTING_LOCK } from '../../src/render/routing-lock.js';
+import { LOCK_DIR, ROUTES_LOCK_PATH } from '../../src/script/paths.js';
+import { routingScriptFor } from '../../src/render/host-files.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 import { createFabric, destroyAllFabrics, type ExecResult, type Fabric } from '../helpers/netns.js';
 
@@ -78,7 +78,7 @@ function writeScript(content: string): string {
 
 /** `ip netns exec NS sh <rendered script> [IFACE...]`. */
 function runRoutingScript(lab: Fabric, host: Host, fleet: Fleet, playbook: Playbook, ifaces: readonly string[] = []): ExecResult {
-  return lab.exec(['sh', writeScript(renderRoutingScript(host, fleet, playbook)), ...ifaces]);
+  return lab.exec(['sh', writeScript(routingScriptFor(playbook, host, fleet)), ...ifaces]);
 }
 
 const lines = (text: string) =>
@@ -170,7 +170,7 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
 
   it('runs started together (hooks, the repair timer, a deploy) wait for each other: every one exits 0, one rule per address', () => {
     const lab = labFor(memserver34);
-    const script = writeScript(renderRoutingScript(memserver34, seeds, defaultPlaybook));
+    const script = writeScript(routingScriptFor(defaultPlaybook, memserver34, seeds));
     // Eight at once, each reporting its own exit status: two that both find a rule missing would both add it.
     const result = lab.exec(['sh', '-c', 'for i in 1 2 3 4 5 6 7 8; do { sh "$0" --quiet; echo "exit $?"; } & done; wait', script]);
     expect(lines(result.stdout).filter((l) => l.startsWith('exit ')), result.stdout + result.stderr).toEqual(Array(8).fill('exit 0'));
@@ -180,7 +180,7 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
 
   it('a native change holds the same lock: a run a manager event starts meanwhile waits until the change lets go, then configures', () => {
     const lab = labFor(memserver34);
-    const script = writeScript(renderRoutingScript(memserver34, seeds, defaultPlaybook));
+    const script = writeScript(routingScriptFor(defaultPlaybook, memserver34, seeds));
     const change = [
       `mkdir -p ${LOCK_DIR}`, // the change script's host lock made it
       TAKE_ROUTING_LOCK,
@@ -335,11 +335,11 @@ function installHook(manager: Manager, host: Host, fleet: Fleet, options: { with
   const etc = join(dir, 'ibfleet');
   mkdirSync(etc, { recursive: true });
   if (options.withScript !== false) {
-    writeFileSync(join(etc, 'ibfleet-routes'), renderRoutingScript(host, fleet, defaultPlaybook));
+    writeFileSync(join(etc, 'ibfleet-routes'), routingScriptFor(defaultPlaybook, host, fleet));
     chmodSync(join(etc, 'ibfleet-routes'), 0o755);
   }
   const hook = join(dir, '50-ibfleet-routes');
-  writeFileSync(hook, renderHook(manager, host, defaultPlaybook));
+  writeFileSync(hook, renderHook(manager, host, defaultPlaybook.name));
   chmodSync(hook, 0o755);
   return { etc, hook };
 }

@@ -14,14 +14,20 @@ import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { MANAGERS, type Host, type Manager } from '../../src/inventory/model.js';
-import { renderHostFiles, type RenderedFile } from '../../src/render/files.js';
-import { renderHook } from '../../src/render/hooks.js';
+import { loadPlaybook, type Playbook } from '../../src/playbook/playbook.js';
+import { routingScriptFor } from '../../src/render/host-files.js';
 import { renderForDisplay } from '../../src/render/host-render.js';
-import { HOOK_PATHS, OWNED_PATH, REPAIR_PATHS, ROUTING_SCRIPT_PATH, SYSCTL_PATH } from '../../src/render/paths.js';
-import { renderRoutingScript } from '../../src/render/routing-script.js';
-import { renderSysctlConf, sysctlKey } from '../../src/render/sysctl.js';
+import { ROUTING_SCRIPT_PATH } from '../../src/script/paths.js';
+import type { RenderedFile } from '../../src/script/rendered-file.js';
+import { renderSysctlConf, sysctlKey, SYSCTL_PATH, type SysctlParams } from '../../src/steps/fabric-sysctl/sysctl-file.js';
+import { renderHook as hookFor } from '../../src/steps/persist/hooks.js';
+import { HOOK_PATHS, REPAIR_PATHS } from '../../src/steps/persist/paths.js';
+import { OWNED_PATH } from '../../src/steps/policy-routing/owned-record.js';
 import { VERSION } from '../../src/version.js';
-import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
+import { filesOf as renderHostFiles, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
+
+const renderRoutingScript = (host: Host, fleet: typeof seeds, playbook: Playbook) => routingScriptFor(playbook, host, fleet);
+const renderHook = (manager: Manager, host: Host, playbook: Playbook) => hookFor(manager, host, playbook.name);
 
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
 
@@ -110,22 +116,22 @@ describe('what a host receives: paths, modes and names', () => {
     ['netplan', '/etc/networkd-dispatcher/routable.d/50-ibfleet-routes'],
     ['ifupdown', '/etc/network/if-up.d/ibfleet-routes'],
     ['networkmanager', '/etc/NetworkManager/dispatcher.d/50-ibfleet-routes'],
-  ] as const)('%s: the routing script (0755), the hook at %s (0755), the repair units, the sysctl file and the ownership record (0644)', (manager, hook) => {
+  ] as const)('%s: the routing script (0755), the ownership record, the sysctl file, the hook at %s (0755) and the repair units (0644)', (manager, hook) => {
     const files = renderHostFiles(memserver34, seeds, playbook, manager);
     expect(files.map((f) => [f.path, f.mode.toString(8), f.role])).toEqual([
       ['/etc/ibfleet/ibfleet-routes', '755', 'routing-script'],
+      ['/etc/ibfleet/owned', '644', 'record'],
+      ['/etc/sysctl.d/60-ibfleet-fabric.conf', '644', 'sysctl'],
       [hook, '755', 'hook'],
       ['/etc/systemd/system/ibfleet-routes-repair.service', '644', 'repair'],
       ['/etc/systemd/system/ibfleet-routes-repair.timer', '644', 'repair'],
       ['/etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf', '644', 'repair'],
-      ['/etc/sysctl.d/60-ibfleet-fabric.conf', '644', 'sysctl'],
-      ['/etc/ibfleet/owned', '644', 'record'],
     ]);
   });
 
   it('persist with repairEvery: 0 installs the hook and no repair timer', () => {
-    const noRepair = { ...playbook, repairEvery: 0 };
-    expect(renderHostFiles(memserver34, seeds, noRepair, 'netplan').map((f) => f.role)).toEqual(['routing-script', 'hook', 'sysctl', 'record']);
+    const noRepair = loadPlaybook('name: no-repair\nsteps:\n  - policy-routing\n  - fabric-sysctl\n  - persist: { repairEvery: 0 }\n', 'no-repair.yaml');
+    expect(renderHostFiles(memserver34, seeds, noRepair, 'netplan').map((f) => f.role)).toEqual(['routing-script', 'record', 'sysctl', 'hook']);
   });
 
   it('hook names are ones run-parts and the dispatchers run: only [A-Za-z0-9_-], no dots', () => {
@@ -137,15 +143,15 @@ describe('what a host receives: paths, modes and names', () => {
     expect(files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, OWNED_PATH]);
   });
 
-  it('manager auto shows the routing script, every candidate hook, the sysctl file and the ownership record', () => {
+  it('manager auto shows the routing script, the sysctl file and every candidate hook', () => {
     const auto = { ...memserver34, manager: 'auto' } as const;
     const shown = renderForDisplay(auto, seeds, playbook);
     expect(shown.managers).toEqual(['networkmanager', 'ifupdown', 'netplan']);
-    expect(shown.files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, HOOK_PATHS.networkmanager, HOOK_PATHS.ifupdown, HOOK_PATHS.netplan, ...REPAIR_PATHS, SYSCTL_PATH, OWNED_PATH]);
+    expect(shown.files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, OWNED_PATH, SYSCTL_PATH, HOOK_PATHS.networkmanager, HOOK_PATHS.ifupdown, HOOK_PATHS.netplan, ...REPAIR_PATHS]);
   });
 
   it('a known manager shows just its own hook', () => {
-    expect(renderForDisplay(memserver34, seeds, playbook).files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, HOOK_PATHS.netplan, ...REPAIR_PATHS, SYSCTL_PATH, OWNED_PATH]);
+    expect(renderForDisplay(memserver34, seeds, playbook).files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, OWNED_PATH, SYSCTL_PATH, HOOK_PATHS.netplan, ...REPAIR_PATHS]);
   });
 });
 
@@ -221,7 +227,8 @@ describe('no inventory value reaches a script unquoted', () => {
   });
 
   it('the sysctl file uses the slash form for a name with a dot, so the dot is not read as a separator', () => {
-    const conf = renderSysctlConf(pkeyhost7, odd, playbook, playbook.fabricSysctl!);
+    const params = playbook.steps.find((s) => s.module.name === 'fabric-sysctl')!.params as SysctlParams;
+    const conf = renderSysctlConf(pkeyhost7, odd, playbook.name, params);
     expect(conf).toContain('\nnet/ipv4/conf/ib0.8001/arp_ignore = 2\nnet/ipv4/conf/ib0.8001/arp_announce = 2\nnet/ipv4/conf/ib0.8001/rp_filter = 2\nnet/ipv4/conf/ib0.8001/accept_local = 1\n');
     expect(conf).toContain('\nnet.ipv4.conf.ib_fab-2.rp_filter = 2\n');
     expect(conf).not.toContain('net.ipv4.conf.ib0.8001');

@@ -12,13 +12,16 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { renderApplyScript, renderRollbackScript } from '../../src/render/apply-script.js';
-import { renderHostFiles } from '../../src/render/files.js';
+import { readProbe } from '../../src/plan/change-output.js';
+import { planDeploy } from '../../src/plan/host-plan.js';
+import { rollbackLines } from '../../src/plan/rollback.js';
 import { renderForDisplay } from '../../src/render/host-render.js';
-import { NO_NATIVE_STEPS, type NativeSteps } from '../../src/render/native-apply.js';
-import { renderNetplanFile } from '../../src/render/native-netplan.js';
-import { NETPLAN_FILE_PATH } from '../../src/render/paths.js';
 import { renderRestoreScript } from '../../src/render/restore-script.js';
-import { hostOf, loadFixtureFleet } from '../fixtures/fixtures.js';
+import { renderNativeSteps, type NativeSteps } from '../../src/steps/persist/native-apply.js';
+import { renderNetplanFile } from '../../src/steps/persist/native-netplan.js';
+import { NETPLAN_FILE_PATH } from '../../src/steps/persist/paths.js';
+import { filesOf, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
+import { fixture } from '../helpers/fake-transport.js';
 
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
 const native = loadPlaybook(readFileSync(new URL('../../playbooks/dual-ib-routing-native.yaml', import.meta.url), 'utf8'), 'playbooks/dual-ib-routing-native.yaml');
@@ -43,27 +46,27 @@ function expectGolden(rendered: string, name: string): void {
 const has = (tool: string) => spawnSync(tool, ['--help'], { encoding: 'utf8' }).error === undefined;
 
 describe('golden files: native persistence', () => {
-  it("memserver34's netplan file, sysctl file and ownership record; no routing script, hook or timer", () => {
-    const files = renderHostFiles(memserver34, seeds, native, 'netplan', { kind: 'netplan', devices: [{ iface: 'ib0', type: 'ethernets', id: 'ib0' }, { iface: 'ib1', type: 'ethernets', id: 'ib1' }] });
+  it("memserver34's ownership record, sysctl file and netplan file; no routing script, hook or timer", () => {
+    const files = filesOf(memserver34, seeds, native, 'netplan', { kind: 'netplan', devices: [{ iface: 'ib0', type: 'ethernets', id: 'ib0' }, { iface: 'ib1', type: 'ethernets', id: 'ib1' }] });
     expect(files.map((f) => [f.path, f.mode.toString(8), f.role])).toEqual([
-      [NETPLAN_FILE_PATH, '600', 'netplan'],
-      ['/etc/sysctl.d/60-ibfleet-fabric.conf', '644', 'sysctl'],
       ['/etc/ibfleet/owned', '644', 'record'],
+      ['/etc/sysctl.d/60-ibfleet-fabric.conf', '644', 'sysctl'],
+      [NETPLAN_FILE_PATH, '600', 'netplan'],
     ]);
-    expectGolden(files[0]!.content, 'memserver34/native/60-ibfleet.yaml');
+    expectGolden(files[2]!.content, 'memserver34/native/60-ibfleet.yaml');
     expectGolden(files[1]!.content, 'memserver34/native/60-ibfleet-fabric.conf');
   });
 
   it('a NIC the host defines under another type and id, and ids YAML would read as something else, quoted', () => {
-    const text = renderNetplanFile(pkeyhost7, odd, native, [{ iface: 'ib0.8001', type: 'vlans', id: 'ib0.8001' }, { iface: 'ib_fab-2', type: 'ethernets', id: 'yes' }]);
+    const text = renderNetplanFile(pkeyhost7, odd, native.name, [{ iface: 'ib0.8001', type: 'vlans', id: 'ib0.8001' }, { iface: 'ib_fab-2', type: 'ethernets', id: 'yes' }]);
     expect(text).toContain('  vlans:\n    "ib0.8001":\n');
     expect(text).toContain('  ethernets:\n    "yes":\n');
     expectGolden(text, 'pkeyhost7/native/60-ibfleet.yaml');
   });
 
-  it("cpuserver16's render: the sysctl file, the ownership record and the nmcli commands deploy runs", () => {
+  it("cpuserver16's render: the ownership record, the sysctl file and the nmcli commands deploy runs", () => {
     const render = renderForDisplay({ ...cpuserver16, manager: 'networkmanager' }, seeds, native);
-    expect(render.files.map((f) => f.role)).toEqual(['sysctl', 'record']);
+    expect(render.files.map((f) => f.role)).toEqual(['record', 'sysctl']);
     expectGolden(`${render.commands.map((c) => [`# ${c.title}`, ...c.lines].join('\n')).join('\n')}\n`, 'cpuserver16/native/nmcli');
   });
 });
@@ -79,7 +82,7 @@ describe.skipIf(!has('netplan'))('the real netplan reads the file together with 
     return { status: result.status, stderr: result.stderr, network };
   };
   const own = 'network:\n  version: 2\n  renderer: networkd\n  ethernets:\n    ib0:\n      addresses: [172.16.34.1/16]\n      routes:\n        - to: 10.9.0.0/16\n          via: 172.16.0.254\n    ib1:\n      addresses: [172.16.34.2/16]\n';
-  const ours = renderNetplanFile(memserver34, seeds, native, []);
+  const ours = renderNetplanFile(memserver34, seeds, native.name, []);
 
   it('merges: ib0 keeps its own route and address and gains the table route and the rule', () => {
     const { status, stderr, network } = generate({ '99-netcfg.yaml': own, '60-ibfleet.yaml': ours });
@@ -104,20 +107,20 @@ describe.skipIf(!has('shellcheck'))('every script that tells a manager something
     nmReapply: ['ibs5f0', 'ibs5f1'],
     netplan: { reload: true, reconfigure: ['ibs5f0', 'ibs5f1'] },
     handOver: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
-    removeMain: ['ibs5f0'],
-    sysctls: [{ iface: 'ibs5f0', key: 'rp_filter', value: '2' }],
     await: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
     awaitGone: [{ iface: 'ibs5f1', address: '172.16.16.2', table: 942, priority: 942 }],
-    neigh: [{ key: 'gc_thresh3', value: 2048 }],
   };
-  const netplanFiles = renderHostFiles(memserver34, seeds, native, 'netplan', { kind: 'netplan', devices: [] });
-  // An earlier deploy with tableBase 500 (its record's tables and rules).
-  const former = { tables: [501, 502], rules: [{ address: '172.16.34.1', table: 501 }, { address: '172.16.34.2', table: 502 }] };
+  const hook = loadFixturePlaybook();
+  // A fleet whose neighbour table must grow, on a host below it: the native change raises it itself.
+  const big = { ...seeds, hosts: Array.from({ length: 200 }, () => cpuserver16) };
+  const lowNeigh = fixture('nm-boot.txt').replace('@@ibfleet end', '@@ibfleet neigh\n/proc/sys/net/ipv4/neigh/default/gc_thresh3:1024\n@@ibfleet end');
+  const apply = (host: typeof memserver34, fleet: typeof seeds, playbook: typeof native, probe: string) => renderApplyScript(host, fleet, planDeploy(host, fleet, playbook, readProbe(probe)), 'run-1');
   it.each([
-    ['a native apply (every step at once)', () => renderApplyScript(memserver34, seeds, { write: netplanFiles, remove: ['/etc/ibfleet/ibfleet-routes'], native: everything, routingScript: false, former }, 'run-1')],
-    ['an apply switching to the hook', () => renderApplyScript(memserver34, seeds, { write: renderHostFiles(memserver34, seeds, native, 'netplan'), remove: [NETPLAN_FILE_PATH], native: { ...NO_NATIVE_STEPS, netplan: { reload: true, reconfigure: ['ib0', 'ib1'] }, awaitGone: everything.awaitGone } }, 'run-1')],
-    ['a rollback taking native persistence away, and an earlier deploy\'s tables', () => renderRollbackScript(cpuserver16, seeds, 'run-1', everything, former)],
-    ['a restore putting profiles and the netplan file back', () => renderRestoreScript(memserver34, seeds, { rules: [], formerRules: former.rules, tables: [], mainRoutes: [], sysctls: [], files: [{ path: NETPLAN_FILE_PATH, before: null }], createdDirs: [], native: everything }, 'run-1')],
+    ['a native apply on NetworkManager (profiles, reapply, neighbour limits, stray main routes, sysctls)', () => apply(cpuserver16, big, native, lowNeigh)],
+    ['a native apply on netplan (the file checked by netplan generate, the hook taken away)', () => apply(memserver34, seeds, native, fixture('netplan-hook-deployed.txt'))],
+    ['an apply switching to the hook', () => apply(memserver34, seeds, hook, fixture('netplan-native-deployed.txt'))],
+    ['a rollback taking native persistence away', () => renderRollbackScript(cpuserver16, seeds, rollbackLines(cpuserver16, seeds, readProbe(fixture('nm-native-deployed.txt'))), 'run-1')],
+    ['a restore putting profiles and the netplan file back', () => renderRestoreScript(memserver34, seeds, { files: [{ path: NETPLAN_FILE_PATH, before: null }], createdDirs: [], steps: [{ manager: renderNativeSteps(everything) }] }, 'run-1')],
   ])('%s', (name, render) => {
     const path = join(work, `${name.replace(/\W+/g, '-')}.sh`);
     writeFileSync(path, render());

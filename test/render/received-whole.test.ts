@@ -16,13 +16,16 @@ import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { readProbe } from '../../src/plan/change-output.js';
+import { planDeploy } from '../../src/plan/host-plan.js';
+import { planRestore } from '../../src/plan/restore.js';
+import { rollbackLines } from '../../src/plan/rollback.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { renderApplyScript, renderRollbackScript } from '../../src/render/apply-script.js';
-import { renderHostFiles } from '../../src/render/files.js';
 import { renderProbeScript } from '../../src/render/probe-script.js';
 import { renderRestoreScript } from '../../src/render/restore-script.js';
 import { renderSettleProbe } from '../../src/render/settle-script.js';
-import { receivedWhole, SCRIPT_ENTRIES } from '../../src/render/shell.js';
+import { receivedWhole, SCRIPT_ENTRIES } from '../../src/script/shell.js';
 import { renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../../src/render/verify-scripts.js';
 
 const IS_ROOT = process.getuid?.() === 0;
@@ -30,6 +33,8 @@ if (!IS_ROOT) console.warn('NOTE: test/render/received-whole.test.ts skipped: th
 
 const fleet = loadInventory(readFileSync(join(PACKAGE_ROOT, 'test/fixtures/seeds.yaml'), 'utf8'), 'seeds.yaml');
 const playbook = loadPlaybook(readFileSync(join(PACKAGE_ROOT, 'playbooks/dual-ib-routing.yaml'), 'utf8'), 'dual-ib-routing.yaml');
+const native = loadPlaybook(readFileSync(join(PACKAGE_ROOT, 'playbooks/dual-ib-routing-native.yaml'), 'utf8'), 'dual-ib-routing-native.yaml');
+const fixture = (name: string) => readFileSync(join(PACKAGE_ROOT, 'test/fixtures/probe', name), 'utf8');
 const [h16, h34] = [fleet.hosts[0]!, fleet.hosts[1]!];
 const nic = (host: typeof h16, index: number) => ({ host: host.id, name: host.name, nic: index, iface: host.nics[index - 1]!.iface, ip: host.nics[index - 1]!.address });
 const cell = { from: nic(h16, 2), to: nic(h34, 2), method: 'ping' as const };
@@ -38,35 +43,11 @@ const cell = { from: nic(h16, 2), to: nic(h34, 2), method: 'ping' as const };
 const SCRIPTS: Record<string, string> = {
   probe: renderProbeScript(h34, fleet),
   'probe under the lock': renderProbeScript(h34, fleet, { lock: { kind: 'deploy', waitSeconds: 30, runId: 'c0ffee' } }),
-  apply: renderApplyScript(h34, fleet, { write: renderHostFiles(h34, fleet, playbook, 'netplan'), remove: ['/etc/network/if-up.d/ibfleet-routes'] }, 'c0ffee'),
-  'apply, native persistence': renderApplyScript(h16, fleet, {
-    write: [],
-    remove: ['/etc/ibfleet/ibfleet-routes'],
-    routingScript: false,
-    native: {
-      nmEdits: [{ iface: 'ibs5f0', uuid: '6cf550b9-cd4c-4278-8bfd-2db27d64ca11', name: 'ibs5f0', routeTable: 941, removeRules: [], addRules: ['priority 941 from 172.16.16.1 table 941'] }],
-      nmRestore: [],
-      nmReapply: ['ibs5f0'],
-      netplan: { reload: true, reconfigure: ['ibs5f1'] },
-      handOver: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
-      removeMain: [],
-      sysctls: [{ iface: 'ibs5f0', key: 'rp_filter', value: '2' }],
-      await: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
-      awaitGone: [],
-      neigh: [{ key: 'gc_thresh3', value: 2048 }],
-    },
-  }, 'c0ffee'),
-  rollback: renderRollbackScript(h16, fleet, 'c0ffee'),
+  apply: renderApplyScript(h34, fleet, planDeploy(h34, fleet, playbook, readProbe(fixture('netplan-boot.txt'))), 'c0ffee'),
+  'apply, native persistence': renderApplyScript(h16, fleet, planDeploy(h16, fleet, native, readProbe(fixture('nm-boot.txt'))), 'c0ffee'),
+  rollback: renderRollbackScript(h16, fleet, rollbackLines(h16, fleet, readProbe(fixture('nm-native-deployed.txt'))), 'c0ffee'),
   settle: renderSettleProbe(h34, fleet, 'c0ffee', 30),
-  restore: renderRestoreScript(h34, fleet, {
-    rules: [{ priority: 941, text: 'from 172.16.34.1 lookup 941' }],
-    formerRules: [{ address: '172.16.34.1', table: 501 }],
-    tables: [{ table: 941, routes: ['172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1'] }],
-    mainRoutes: ['172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1'],
-    sysctls: [{ iface: 'ib0', key: 'rp_filter', value: '1' }],
-    files: [{ path: '/etc/ibfleet/ibfleet-routes', before: null }],
-    createdDirs: ['/etc/ibfleet'],
-  }, 'c0ffee-restore'),
+  restore: renderRestoreScript(h34, fleet, planRestore(h34, fleet, readProbe(fixture('netplan-deployed.txt')), [], 'ibfleet: created /etc/ibfleet\n'), 'c0ffee-restore'),
   capabilities: renderCapabilityScript(h34, fleet),
   ping: renderPingScript([{ id: 0, cell }]),
   'rping server': renderRpingServerScript([{ id: 1, cell, port: 7174 }]),

@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { renderHostFiles } from '../../src/render/files.js';
-import { ROUTING_SCRIPT_PATH } from '../../src/render/paths.js';
+import { filesOf as renderHostFiles } from '../fixtures/fixtures.js';
+import { ROUTING_SCRIPT_PATH } from '../../src/script/paths.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 
 const verifier = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' });

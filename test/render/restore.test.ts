@@ -10,16 +10,19 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { parseProbe } from '../../src/plan/facts.js';
+import { readProbe as parseProbe } from '../../src/plan/change-output.js';
+import { planDeploy } from '../../src/plan/host-plan.js';
 import { planRestore, stateDifferences } from '../../src/plan/restore.js';
+import { rollbackLines } from '../../src/plan/rollback.js';
 import { AFTER_MARK, renderApplyScript, renderRollbackScript } from '../../src/render/apply-script.js';
-import { renderHostFiles } from '../../src/render/files.js';
+import { routingScriptFor } from '../../src/render/host-files.js';
 import { renderProbeScript } from '../../src/render/probe-script.js';
-import { REPAIR_TIMER_PATH } from '../../src/render/paths.js';
 import { renderRestoreScript, type RestoreSpec } from '../../src/render/restore-script.js';
-import { renderRoutingScript } from '../../src/render/routing-script.js';
 import { renderSettleProbe } from '../../src/render/settle-script.js';
-import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
+import { REPAIR_TIMER_PATH } from '../../src/steps/persist/paths.js';
+import { repairUnitsAsRestored } from '../../src/steps/persist/systemd.js';
+import { filesOf as renderHostFiles, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
+import { addIpLines } from '../helpers/probe-edit.js';
 import { createFabric, destroyAllFabrics, type Fabric } from '../helpers/netns.js';
 
 const CAN_RUN = process.getuid?.() === 0;
@@ -48,21 +51,26 @@ describe('planning a restore', () => {
 
   it('takes the state before from the probe: main routes in order, sysctls, files absent', () => {
     const spec = planRestore(host, seeds, boot, files, '');
-    expect(spec.mainRoutes).toEqual(['172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1', '172.16.0.0/16 dev ib1 proto kernel scope link src 172.16.34.2']);
-    expect(spec.tables).toEqual([{ table: 941, routes: [] }, { table: 942, routes: [] }]);
-    expect(spec.rules).toEqual([]);
-    expect(spec.sysctls).toContainEqual({ iface: 'ib1', key: 'rp_filter', value: '0' });
+    const kernel = spec.steps.flatMap((s) => s.kernel ?? []);
+    expect(kernel.filter((l) => l.startsWith('ip -4 route append'))).toEqual([
+      'ip -4 route append 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1 || status=1',
+      'ip -4 route append 172.16.0.0/16 dev ib1 proto kernel scope link src 172.16.34.2 || status=1',
+    ]);
+    expect(kernel.filter((l) => l.startsWith('ip -4 route flush table'))).toEqual(['ip -4 route flush table 941 2>/dev/null', 'ip -4 route flush table 942 2>/dev/null']);
+    expect(kernel.filter((l) => l.startsWith('ip -4 rule add'))).toEqual([]);
+    expect(kernel).toContain("printf '%s\\n' 0 >/proc/sys/net/ipv4/conf/ib1/rp_filter || { echo 'ibfleet: ib1: cannot set rp_filter back to 0' >&2; status=1; }");
     expect(spec.files.every((f) => f.before === null)).toBe(true);
   });
 
   it('a probe compared with itself shows no difference; a changed one names each aspect', () => {
     expect(stateDifferences(host, seeds, boot, boot)).toEqual([]);
-    const changed = parseProbe(readFixture('netplan-boot.txt').replace('@@ibfleet route 941\n', '@@ibfleet route 941\n172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1\n'));
+    const changed = parseProbe(addIpLines(readFixture('netplan-boot.txt'), '172.16.0.0/16 dev ib0 table 941 proto kernel scope link src 172.16.34.1'));
     expect(stateDifferences(host, seeds, boot, changed)).toEqual(['table 941: 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1, before (empty)']);
   });
 
   it('the script passes shellcheck, words from the host quoted', () => {
-    const spec = { ...planRestore(host, seeds, boot, files, 'ibfleet: created /etc/ibfleet'), rules: [{ priority: 500, text: 'from 172.16.34.1 lookup 100; reboot' }] };
+    const hostile = parseProbe(addIpLines(readFixture('netplan-boot.txt'), '500:\tfrom 172.16.34.1 lookup 100; reboot'));
+    const spec = planRestore(host, seeds, hostile, files, 'ibfleet: created /etc/ibfleet');
     const script = renderRestoreScript(host, seeds, spec, 'restore-test');
     expect(script).toContain("ip -4 rule add from 172.16.34.1 lookup '100;' reboot priority 500");
     const path = join(work, 'restore.sh');
@@ -76,8 +84,8 @@ describe('planning a restore', () => {
 describe('every script a change sends passes shellcheck', () => {
   const boot = parseProbe(readFixture('netplan-boot.txt'));
   it.each([
-    ['apply', () => renderApplyScript(host, seeds, { write: files, remove: ['/etc/network/if-up.d/ibfleet-routes'] }, 'run-1')],
-    ['rollback', () => renderRollbackScript(host, seeds, 'run-1')],
+    ['apply', () => renderApplyScript(host, seeds, planDeploy(host, seeds, playbook, boot), 'run-1')],
+    ['rollback', () => renderRollbackScript(host, seeds, rollbackLines(host, seeds, parseProbe(readFixture('netplan-deployed.txt'))), 'run-1')],
     ['restore', () => renderRestoreScript(host, seeds, planRestore(host, seeds, boot, files, 'ibfleet: created /etc/ibfleet\nibfleet: created /etc/networkd-dispatcher'), 'run-1')],
     ['settle', () => renderSettleProbe(host, seeds, 'run-1', 30)],
   ])('%s', (name, render) => {
@@ -118,7 +126,7 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
     const snapshot = kernel(lab);
 
     const routing = join(work, 'ibfleet-routes');
-    writeFileSync(routing, renderRoutingScript(host, seeds, playbook));
+    writeFileSync(routing, routingScriptFor(playbook, host, seeds));
     expect(lab.exec(['sh', routing]).status).toBe(0);
     expect(kernel(lab)).not.toEqual(snapshot);
     const changed = probe(lab);
@@ -135,23 +143,23 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
     const lab = (fabric = createFabric({ nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })), peerCidr: '172.16.35.1/16' }));
     const timer = '[Timer]\nOnUnitActiveSec=30s\n';
     const sha256 = createHash('sha256').update(timer).digest('hex');
-    const empty: RestoreSpec = { rules: [], formerRules: [], tables: [], mainRoutes: [], sysctls: [], files: [], createdDirs: [] };
+    const empty: RestoreSpec = { files: [], createdDirs: [], steps: [{ last: repairUnitsAsRestored() }] };
     /**
      * The restore under a systemctl that records its calls and says the system is `state`, with a
      * private /run holding /run/systemd/system either way (netplan generate writes it with or
-     * without systemd) and a private unit directory holding the timer.
+     * without systemd), a private unit directory holding the timer, and a PID 1 that is not systemd
+     * (whether systemd runs is then systemctl's answer alone).
      */
     const restoreUnder = (files: RestoreSpec['files'], state = 'running') => {
       const log = join(work, `systemctl-${Math.random().toString(36).slice(2)}.log`);
       const fake = join(work, `systemctl-${state}`);
       writeFileSync(fake, `#!/bin/sh\necho "$*" >>${log}\n[ "$1" != is-system-running ] || echo ${state}\n`, { mode: 0o755 });
       writeFileSync(log, '');
+      const pid1 = join(work, 'pid1-comm');
+      writeFileSync(pid1, 'init\n');
       const unitDir = REPAIR_TIMER_PATH.slice(0, REPAIR_TIMER_PATH.lastIndexOf('/'));
       const script = join(work, `restore-${Math.random().toString(36).slice(2)}.sh`);
       writeFileSync(script, renderRestoreScript(host, seeds, { ...empty, files }, 'restore-units'));
-      // PID 1 as a container's: whether systemd runs is systemctl's answer alone.
-      const pid1 = join(work, 'pid1-comm');
-      writeFileSync(pid1, 'init\n');
       const setup = [
         `mount --bind ${pid1} /proc/1/comm`,
         'mount -t tmpfs ibfleet-test /run && mkdir -p /run/systemd/system',

@@ -10,10 +10,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Fleet, Host } from '../../src/inventory/model.js';
 import { MANAGERS } from '../../src/inventory/model.js';
-import { renderHostFiles } from '../../src/render/files.js';
 import { renderProbeScript } from '../../src/render/probe-script.js';
 import type { Playbook } from '../../src/playbook/playbook.js';
-import { loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
+import { filesOf as renderHostFiles, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 
 const shellcheck = spawnSync('shellcheck', ['--version'], { encoding: 'utf8' });
 const SHELLCHECK_MISSING = shellcheck.error !== undefined || shellcheck.status !== 0;
@@ -61,7 +60,7 @@ function scriptsOf(subject: Subject): { name: string; content: string }[] {
     }
   }
   // A playbook without persist renders no hook; check the hooks it would get with the default one.
-  if (!subject.playbook.persist) {
+  if (!subject.playbook.steps.some((s) => s.step.persistence)) {
     for (const manager of MANAGERS) {
       const hook = renderHostFiles(subject.host, subject.fleet, loadFixturePlaybook(), manager).find((f) => f.role === 'hook');
       if (hook) seen.set(`hook-${manager}`, hook.content);

@@ -171,6 +171,91 @@ describe('collect: through sudo', () => {
   });
 });
 
+describe('collect: the -K password never leaves in what the host prints', () => {
+  const sudo = newSudoHandshake('0123abcd');
+  const PROMPT = '[ibfleet sudo 0123abcd] ';
+  const READY = 'ibfleet-sudo-ready-0123abcd\n';
+
+  /** A sudo channel whose prompt was answered with `password`; `secrets` as the transport gives them once it is known. */
+  async function answered(password: string, input: Partial<CollectInput> = {}) {
+    const channel = new FakeChannel();
+    const done = start(channel, { sudo, sudoPassword: async () => password, secrets: () => [password], ...input });
+    channel.err(PROMPT);
+    await tick();
+    expect(channel.sent).toEqual(['0123abcd\n', `${password}\n`]);
+    return { channel, done };
+  }
+
+  /** Sends `text` as separate writes cut at `cuts`. */
+  const inPieces = (send: (t: string) => void, text: string, cuts: readonly number[]) => {
+    let from = 0;
+    for (const cut of [...cuts, text.length]) {
+      send(text.slice(from, cut));
+      from = cut;
+    }
+  };
+
+  it("a look-alike that echoes it before sudo's shell starts: the error built from its last words holds no password, at any split", async () => {
+    const echo = 'pw is S3cretPW here\n';
+    for (let cut = 0; cut <= echo.length; cut++) {
+      const { channel, done } = await answered('S3cretPW');
+      inPieces((t) => channel.err(t), echo, [cut]);
+      channel.exit(1);
+      const error = (await done.catch((e: Error) => e)) as Error;
+      expect(error.message, `cut at ${cut}`).toBe('sudo on root@h did not start a shell: pw is [secret removed] here');
+    }
+  });
+
+  it('echoed on stdout and stderr after the ready line, split anywhere: not in the lines handed on, the result, or its first output', async () => {
+    const echo = 'out S3cretPW\n@@end\nagain S3cretPW';
+    for (let cut = 0; cut <= echo.length; cut++) {
+      const lines: string[] = [];
+      let first: string | undefined;
+      const { channel, done } = await answered('S3cretPW', { options: { onLine: (l) => lines.push(l) }, conversation: { until: '@@end', next: (o) => void (first = o) } });
+      channel.out(READY);
+      inPieces((t) => channel.out(t), echo, [cut]);
+      inPieces((t) => channel.err(t), 'err S3cretPW\n', [Math.min(cut, 11)]);
+      channel.exit(3);
+      const result = await done;
+      const all = JSON.stringify({ lines, first, result });
+      expect(all, `cut at ${cut}`).not.toContain('S3cretPW');
+      expect(result).toMatchObject({ first: 'out [secret removed]\n@@end\n', stdout: 'again [secret removed]', stderr: 'err [secret removed]\n', code: 3 });
+      expect(lines).toEqual(['out [secret removed]', '@@end', 'again [secret removed]']);
+    }
+  });
+
+  it('a password split inside one of its characters (UTF-8 bytes in two reads) is still recognised', async () => {
+    const { channel, done } = await answered('pässwörd');
+    channel.out(READY);
+    const bytes = Buffer.from('echo pässwörd\n');
+    const at = bytes.indexOf(0xc3) + 1; // between the two bytes of `ä`
+    channel.emit('data', bytes.subarray(0, at));
+    channel.emit('data', bytes.subarray(at));
+    channel.exit(0);
+    expect((await done).stdout).toBe('echo [secret removed]\n');
+  });
+
+  it("a password that is a word of the handshake (`sudo`, `ready`) does not hide sudo's prompt or ready line", async () => {
+    for (const password of ['sudo', 'ready', 'ibfleet', '0123abcd']) {
+      const { channel, done } = await answered(password);
+      channel.out(`${READY}ran\n`);
+      expect(channel.sent.at(-1)).toBe('echo hi\n');
+      channel.err(`${PROMPT}said ${password}\n`);
+      channel.exit(0);
+      expect(await done, password).toMatchObject({ stdout: 'ran\n', stderr: 'said [secret removed]\n' });
+    }
+  });
+
+  it('a channel without sudo (root) has it taken out too: the same password goes to every host', async () => {
+    const channel = new FakeChannel();
+    const done = start(channel, { secrets: () => ['S3cretPW'] });
+    channel.out('S3cr');
+    channel.out('etPW\n');
+    channel.exit(0);
+    expect((await done).stdout).toBe('[secret removed]\n');
+  });
+});
+
 describe('collect: output a host floods', () => {
   const flood = (channel: FakeChannel, chars: number, to: 'out' | 'err' = 'out') => {
     const chunk = 'x'.repeat(64 * 1024);

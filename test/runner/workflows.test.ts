@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { addIpLines } from '../helpers/probe-edit.js';
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
@@ -233,7 +234,7 @@ describe('fan-out', () => {
 describe('status and rollback (fake transport)', () => {
   it('status is ok for a deployed host and lists drift reasons otherwise', async () => {
     expect((await run({ 34: { respond: () => ok(deployed) } }, 'status')).results[0]).toMatchObject({ status: 'ok', reasons: [] });
-    const drifted = deployed.replace(/^942:\tfrom 172.16.34.2 lookup 942$/m, '').replace('@@ibfleet route main\n', '@@ibfleet route main\n172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1\n');
+    const drifted = addIpLines(deployed.replace(/^942:\tfrom 172.16.34.2 lookup 942$/m, ''), '172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
     const r = (await run({ 34: { respond: () => ok(drifted) } }, 'status')).results[0]!;
     expect(r.status).toBe('drift');
     expect(r.reasons).toEqual(['ib0: main-table route to 172.16.0.0/16 is back', 'ib1: rule from 172.16.34.2 is missing']);

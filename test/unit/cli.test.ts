@@ -11,9 +11,8 @@ import { main } from '../../src/cli.js';
 import type { Io } from '../../src/commands/context.js';
 import { loadInventory } from '../../src/inventory/load.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
-import { renderHostFiles } from '../../src/render/files.js';
 import { VERSION } from '../../src/version.js';
-import { hostOf, loadFixturePlaybook } from '../fixtures/fixtures.js';
+import { filesOf as renderHostFiles, hostOf, loadFixturePlaybook } from '../fixtures/fixtures.js';
 
 interface Run {
   readonly code: number;
@@ -102,12 +101,12 @@ describe('ibfleet render', () => {
     expect(stdout.split('\n').filter((l) => l.startsWith('==> ') || l.startsWith('--- '))).toEqual([
       '==> host 34 (memserver34) · manager netplan · 7 files',
       '--- /etc/ibfleet/ibfleet-routes  (root:root 0755, routing-script)',
+      '--- /etc/ibfleet/owned  (root:root 0644, record)',
+      '--- /etc/sysctl.d/60-ibfleet-fabric.conf  (root:root 0644, sysctl)',
       '--- /etc/networkd-dispatcher/routable.d/50-ibfleet-routes  (root:root 0755, hook, netplan)',
       '--- /etc/systemd/system/ibfleet-routes-repair.service  (root:root 0644, repair)',
       '--- /etc/systemd/system/ibfleet-routes-repair.timer  (root:root 0644, repair)',
       '--- /etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf  (root:root 0644, repair)',
-      '--- /etc/sysctl.d/60-ibfleet-fabric.conf  (root:root 0644, sysctl)',
-      '--- /etc/ibfleet/owned  (root:root 0644, record)',
     ]);
   });
 
@@ -124,12 +123,12 @@ describe('ibfleet render', () => {
     expect(doc).toMatchObject({ command: 'render', ok: true });
     expect(doc.hosts[0].files.map((f: { path: string; mode: string; role: string }) => [f.path, f.mode, f.role])).toEqual([
       ['/etc/ibfleet/ibfleet-routes', '0755', 'routing-script'],
+      ['/etc/ibfleet/owned', '0644', 'record'],
+      ['/etc/sysctl.d/60-ibfleet-fabric.conf', '0644', 'sysctl'],
       ['/etc/NetworkManager/dispatcher.d/50-ibfleet-routes', '0755', 'hook'],
       ['/etc/systemd/system/ibfleet-routes-repair.service', '0644', 'repair'],
       ['/etc/systemd/system/ibfleet-routes-repair.timer', '0644', 'repair'],
       ['/etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf', '0644', 'repair'],
-      ['/etc/sysctl.d/60-ibfleet-fabric.conf', '0644', 'sysctl'],
-      ['/etc/ibfleet/owned', '0644', 'record'],
     ]);
     expect(doc.hosts[0].files[0].content).toContain('ibs5f1) configure ibs5f1 172.16.16.2 942 942');
   });
@@ -145,7 +144,7 @@ describe('ibfleet render', () => {
       expect(readFileSync(target, 'utf8')).toBe(file.content);
       expect(statSync(target).mode & 0o777).toBe(file.mode);
     }
-    expect(expected.map((f) => f.mode)).toEqual([0o755, 0o755, 0o644, 0o644, 0o644, 0o644, 0o644]);
+    expect(expected.map((f) => f.mode)).toEqual([0o755, 0o644, 0o644, 0o755, 0o644, 0o644, 0o644]);
     expect(stdout.trimEnd().split('\n')).toEqual(expected.map((f) => `wrote ${join(out, 'memserver34', f.path)} (${f.mode === 0o755 ? '0755' : '0644'})`));
   });
 

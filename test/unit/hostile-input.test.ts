@@ -5,7 +5,7 @@
  * write somewhere else. The built CLI runs as a child process, as a user would run it.
  */
 import { randomBytes } from 'node:crypto';
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -95,6 +95,15 @@ describe('render --out writes only into a real directory, never through a link p
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain(says);
     expect(result.stderr).not.toMatch(/unexpected error|    at /);
+  });
+
+  it('--out "" (an unset variable, say) is refused, not taken for the current directory', async () => {
+    const cwd = join(scratch, 'empty-out-cwd');
+    mkdirSync(cwd);
+    const result = await ibfleet(['-i', SHIPPED, 'render', '--hosts', '34', '--out', ''], { cwd });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toBe('ibfleet: render --out needs a directory name: an empty one would write into the current directory (say --out . if that is what you mean)\n');
+    expect(readdirSync(cwd)).toEqual([]);
   });
 
   it('a directory under --out that is a symbolic link is refused; the directory it points to is untouched', async () => {

@@ -190,6 +190,17 @@ describe('planInventoryAddition: only lines are added, the rest is byte-identica
     ]);
     expect(edit).toMatchObject({ addedHosts: [50, 51], addedPair: true });
   });
+
+  it.each([
+    ['NEL (a line break to YAML 1.1)', 'x\u0085  52: {name: evil}', 'x? 52: {name: evil}'],
+    ['U+2028 and U+2029', 'x\u2028  52: {name: evil}\u2029y', 'x? 52: {name: evil}?y'],
+    ['CR LF', 'x\r\n  52: {name: evil}', 'x?? 52: {name: evil}'],
+    ['8-bit CSI and a bidi override', 'x\u009b2J\u202e', 'x?2J?'],
+    ['a comment too long for a line', 'c'.repeat(500), `${'c'.repeat(159)}…`],
+  ])('a comment stays one short printable line whatever the caller passes: %s', (_, comment, written) => {
+    const edit = added(plan(SEEDS, { hosts: [{ ...mem51, comment }], pair: undefined }));
+    expect(edit.addedLines).toEqual([`  51: { name: memserver51, address: 10.208.130.51, role: mem } # ${written}`]);
+  });
 });
 
 describe('planInventoryAddition: re-runs and conflicts', () => {

@@ -79,6 +79,12 @@ describe('deriving each NIC from the lab convention (NIC n of host h is 172.16.h
     expect(fleet.hosts.map((h) => h.id)).toEqual([2, 16, 34]);
   });
 
+  it('whole numbers written with leading zeros are decimal, as host numbers are (YAML 1.2 has no implicit octal): tableBase 0940 is 940', () => {
+    const fleet = loadInventory(yaml(...FABRIC, '  nics: 02', '  tableBase: 0940', 'defaults:', '  port: 022', 'hosts:', '  16: { name: a }'), FILE);
+    expect(fleet.fabric).toMatchObject({ nics: 2, tableBase: 940 });
+    expect(hostOf(fleet, 16).port).toBe(22);
+  });
+
   it('fabric.nics and tableBase default to 2 and 940; interfaces default to ib0, ib1, …', () => {
     const fleet = loadInventory(yaml(...FABRIC, 'hosts:', '  5: { name: a }'), FILE);
     expect(fleet.fabric).toMatchObject({ nics: 2, tableBase: 940, rdma: true });
@@ -200,6 +206,14 @@ const BAD: readonly BadCase[] = [
   { name: 'host number 0x1000 (4096: not a host even if meant)', text: yaml(...FABRIC, 'hosts:', '  0x1000: { name: a }'), at: '4:3', says: ['host number 0x1000 is not written in decimal (YAML reads it as 4096)', 'plain decimal digits 1..254)'] },
   { name: 'a null host key ~ after a blank line', text: yaml(...FABRIC, 'hosts:', '  16: { name: a }', '', '  ~: { name: b }'), at: '6:3', says: ['host key ~ is null, not a host number 1..254'] },
   { name: 'a pair naming host 0x10', text: withPairs('{ owner: alice, cpu: 0x10, mem: 34 }'), at: '7:26', says: ['pair of alice: cpu host 0x10 is not written in decimal (YAML reads it as 16)'] },
+  // Every whole number follows the host numbers' rule: tableBase 1e3 is not table base 1000.
+  { name: 'tableBase 1e3 (YAML: the float 1000)', text: yaml(...FABRIC, '  tableBase: 1e3', 'hosts:', '  16: { name: a }'), at: '3:14', says: ['fabric.tableBase = 1e3 is not written in decimal (YAML reads it as 1000)', 'whole numbers are plain decimal digits; write 1000 if that is what you mean'] },
+  { name: 'tableBase 0x10 (YAML: hexadecimal 16)', text: yaml(...FABRIC, '  tableBase: 0x10', 'hosts:', '  16: { name: a }'), at: '3:14', says: ['fabric.tableBase = 0x10 is not written in decimal (YAML reads it as 16)'] },
+  { name: 'tableBase 940.0', text: yaml(...FABRIC, '  tableBase: 940.0', 'hosts:', '  16: { name: a }'), at: '3:14', says: ['fabric.tableBase = 940.0 is not written in decimal (YAML reads it as 940)'] },
+  { name: 'nics 0o2 (YAML: octal 2)', text: yaml(...FABRIC, '  nics: 0o2', 'hosts:', '  16: { name: a }'), at: '3:9', says: ['fabric.nics = 0o2 is not written in decimal (YAML reads it as 2)'] },
+  { name: 'a host port 0x16 (YAML: 22)', text: host16(', port: 0x16'), at: '4:24', says: ['hosts.16.port = 0x16 is not written in decimal (YAML reads it as 22)', 'write 22 if'] },
+  { name: 'a default port +22', text: yaml(...FABRIC, 'defaults:', '  port: +22', 'hosts:', '  16: { name: a }'), at: '4:9', says: ['defaults.port = +22 is not written in decimal (YAML reads it as 22)'] },
+  { name: 'a negative tableBase: the range says what is wrong, not the spelling', text: yaml(...FABRIC, '  tableBase: -5', 'hosts:', '  16: { name: a }'), at: '3:14', says: ['fabric.tableBase = -5: tableBase must be at least 1'] },
   { name: 'host 16 written again as "016"', text: yaml(...FABRIC, 'hosts:', '  16: { name: a }', '  "016": { name: b }'), at: '5:3', says: ['host number "016" is repeated', 'host 16', 'each host number appears once'] },
 
   // Interface names: what the kernel accepts and no shell has to quote.

@@ -2,13 +2,17 @@
  * Onboard's decisions from what the read-only probe printed (pure): which interface is which NIC,
  * when a machine does not follow the convention, which manager, and the entry to write.
  */
+import { missingPrerequisite } from '../../src/plan/host-plan.js';
+import { loadFixturePlaybook } from '../fixtures/fixtures.js';
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import type { Host, Manager } from '../../src/inventory/model.js';
-import { parseProbe } from '../../src/plan/facts.js';
+import { readProbe as parseProbe } from '../../src/plan/change-output.js';
 import { chooseName, conventionOf, discoverHost, onboardEntry, onboardName, type HostDiscovery, type OnboardRole } from '../../src/plan/onboard.js';
 import { fixture } from '../helpers/fake-transport.js';
 
+const shipped = loadFixturePlaybook();
+const routesOnly = loadFixturePlaybook('routes-only.yaml');
 const boot = fixture('netplan-boot.txt');
 const fleet = loadInventory('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpuserver16, address: 10.0.0.16 }\n  34: { name: memserver34, address: 10.0.0.34 }\n  35: { name: memserver35, address: 10.0.0.35, manager: ifupdown }\n', 't.yaml');
 const host = (id: number): Host => fleet.hosts.find((h) => h.id === id)!;
@@ -21,7 +25,7 @@ function probe(edit: (text: string) => string = (t) => t): string {
 const renamed = (text: string) => text.replaceAll('172.16.34.', '172.16.16.').replace(/\bib0\b/g, 'ibs5f0').replace(/\bib1\b/g, 'ibs5f1');
 
 function discover(id: number, text: string, options: { role?: OnboardRole; flag?: Manager; persist?: boolean } = {}): HostDiscovery {
-  return discoverHost({ fabric: fleet.fabric, host: host(id), role: options.role ?? 'mem', facts: parseProbe(text), managerFlag: options.flag, persist: options.persist ?? true });
+  return discoverHost({ fabric: fleet.fabric, host: host(id), role: options.role ?? 'mem', facts: parseProbe(text), managerFlag: options.flag, prerequisite: (m, f) => missingPrerequisite(options.persist === false ? routesOnly : shipped, m, f) });
 }
 
 describe('discoverHost: the NICs', () => {
@@ -93,7 +97,7 @@ describe('discoverHost: the NICs', () => {
 
 describe('discoverHost: the network manager', () => {
   /** Nothing configures the NICs and nothing is seen running. */
-  const unmanaged = (t: string) => t.replace(/@@ibfleet netplan\n[\s\S]*?(?=@@ibfleet nm-connections)/, '@@ibfleet netplan\n').replace('dir /run/systemd/netif\n', '');
+  const unmanaged = (t: string) => t.replace(/@@ibfleet netplan\n[\s\S]*?(?=@@ibfleet )/, '@@ibfleet netplan\n').replace('dir /run/systemd/netif\n', '');
 
   it('refuses a machine whose manager cannot be told apart, naming the flag to pass', () => {
     const d = discover(34, probe(unmanaged));
@@ -184,6 +188,6 @@ describe('conventions', () => {
 
   it('a hostname the inventory would refuse (a space, a slash) is not used', () => {
     const facts = { ...parseProbe(fixture('netplan-boot.txt')), hostname: 'bad name/x' };
-    expect(discoverHost({ fabric: fleet.fabric, host: host(34), role: 'mem', facts, persist: true }).hostname).toBeUndefined();
+    expect(discoverHost({ fabric: fleet.fabric, host: host(34), role: 'mem', facts, prerequisite: () => undefined }).hostname).toBeUndefined();
   });
 });

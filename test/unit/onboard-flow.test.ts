@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { OS_NAME_MAX } from '../../src/host-text.js';
 import { main } from '../../src/cli.js';
 import type { Io } from '../../src/commands/context.js';
 import { UsageError } from '../../src/errors.js';
@@ -61,7 +63,7 @@ function machine(id: number, ifaces: readonly [string, string], options: Machine
   const { host, fleet } = finalHost(id, ifaces, options.name);
   const deployed = deployedProbe(host, fleet, playbook, options.manager ?? 'netplan');
   // Only the chosen manager's hook is installed.
-  const after = asHost(options.manager && options.manager !== 'netplan' ? deployed.replace(/(@@ibfleet file \/etc\/networkd-dispatcher\/routable\.d\/50-ibfleet-routes\n).*\n/, '$1missing\n') : deployed, id, ifaces);
+  const after = asHost(options.manager && options.manager !== 'netplan' ? deployed.split('\n').filter((l) => !l.endsWith(' /etc/networkd-dispatcher/routable.d/50-ibfleet-routes')).join('\n') : deployed, id, ifaces);
   const frame = (n: string, code: number, text: string) => `@@cell ${n} ${code}\n${text}\n@@cell-end\n`;
   return {
     ...(options.connectError ? { connectError: options.connectError } : {}),
@@ -148,14 +150,46 @@ const cpuMachine = (o: MachineOptions = {}) => machine(16, ['ibs5f0', 'ibs5f1'],
 const memMachine = (o: MachineOptions = {}) => machine(34, ['ib0', 'ib1'], o);
 
 describe('onboard names a machine as it calls itself', () => {
-  // The fixture is a version-1 probe, whose file contents come bare (version 3 puts '|' before each line).
-  const withHostname = (name: string) => (t: string) => t.replace('@@ibfleet uid\n', `@@ibfleet hostname\n${name}\n@@ibfleet uid\n`);
+  // As the probe prints a file's line: behind '|'.
+  const withHostname = (name: string) => (t: string) => t.replace('@@ibfleet uid\n', `@@ibfleet hostname\n|${name}\n@@ibfleet uid\n`);
 
   it('the discovered hostname, unless --cpu-name / --mem-name say otherwise', async () => {
     const { report, file } = await onboard({ 16: cpuMachine({ probe: withHostname('gpu-a7'), name: 'gpu-a7' }), 34: memMachine({ probe: withHostname('mem-b2'), name: 'alice-mem' }) }, { request: { memName: 'alice-mem' } });
     expect(report.outcome, report.problems.join('\n')).toBe('ok');
     expect(file.text).toContain('  16: { name: gpu-a7, address: 10.0.0.16, role: cpu');
     expect(file.text).toContain('  34: { name: alice-mem, address: 10.0.0.34, role: mem }');
+  });
+});
+
+describe('what a machine says about itself is reduced before it reaches the inventory', () => {
+  /** A probe whose os-release PRETTY_NAME and hostname are `pretty` and `hostname`. */
+  const saying = (pretty: string, hostname: string) => (t: string) =>
+    t.replace(/^\|PRETTY_NAME=.*$/m, `|PRETTY_NAME="${pretty}"`).replace('@@ibfleet uid\n', `@@ibfleet hostname\n|${hostname}\n@@ibfleet uid\n`);
+  // NEL ends a line for YAML 1.1 readers (PyYAML): the rest would be a host of its own.
+  const FAKE_HOST = 'Ubuntu\u0085  41: {name: evil, address: 10.9.9.9, user: root}';
+  /** Where a YAML 1.1 reader ends a line. */
+  const YAML11_BREAK = /\r\n|[\r\n\u0085\u2028\u2029]/;
+
+  it.each([
+    ['NEL and a fake host line; a hostname that is a host number', FAKE_HOST, '16', 'Ubuntu? 41: {name: evil, address: 10.9.9.9, user: root}'],
+    ['8-bit CSI, which YAML does not allow (onboard refused to run); hostname `all`', 'Evil\u009b2J\u009b31mOS', 'all', 'Evil?2J?31mOS'],
+    ['3000 characters and a bidi override; a hostname that is a range', `\u202e${'L'.repeat(3000)}`, '16-20', `?${'L'.repeat(OS_NAME_MAX - 2)}…`],
+    ['LINE and PARAGRAPH SEPARATOR; a hostname that is a range of one', 'a\u2028  41: {name: evil}\u2029b', '34-34', 'a? 41: {name: evil}?b'],
+  ])('%s: onboarded, a YAML 1.1 reader finds the intended hosts, every line short and printable', async (_, pretty, hostname, os) => {
+    const say = saying(pretty, hostname);
+    const { report, file } = await onboard({ 16: cpuMachine({ probe: say }), 34: memMachine({ probe: say }) });
+    expect(report.outcome, report.problems.join('\n') || report.summary).toBe('ok');
+    const lines = file.text.split('\n');
+    expect(file.text.split(YAML11_BREAK)).toEqual(lines);
+    expect(file.text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+    // A hostname --hosts reads as a selection is not a name: the lab's names instead.
+    expect(lines.filter((l) => /^ {2}(16|34):/.test(l))).toEqual([
+      `  16: { name: cpuserver16, address: 10.0.0.16, role: cpu, interfaces: [ibs5f0, ibs5f1] } # alice's cpu server: ${os}, netplan (detected)`,
+      `  34: { name: memserver34, address: 10.0.0.34, role: mem } # alice's mem server: ${os}, netplan (detected)`,
+    ]);
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(220);
+    const doc = parse(file.text, { version: '1.1' }) as { hosts: Record<string, { name: string }> };
+    expect(Object.keys(doc.hosts)).toEqual(['16', '34', '40']);
   });
 });
 
@@ -370,6 +404,9 @@ describe('ibfleet onboard (CLI): usage errors exit 2 before anything is contacte
     [['onboard', '--cpu', '16', '--mem', '34', '--owner', 'bob', '--cpu-manager', 'systemd'], /--cpu-manager is one of networkmanager, ifupdown, netplan/],
     [['onboard', '--cpu', '16', '--mem', '34', '--owner', 'bob'], /onboard refused:\n {2}- host 16 already belongs to alice's pair \(cpu 16, mem 34\); a machine serves one pair/],
     [['onboard', '--cpu', '50', '--mem', '34', '--owner', 'bob'], /host 50 is not in inventory\/fleet\.yaml, so onboard needs its SSH address: add --cpu-address ADDRESS/],
+    [['onboard', '--cpu', '50', '--mem', '51', '--owner', 'bob', '--cpu-name', '16'], /--cpu-name is a host name --hosts can select: not a number, a range \(16-20\) or all/],
+    [['onboard', '--cpu', '50', '--mem', '51', '--owner', 'bob', '--mem-name', 'all'], /--mem-name is a host name --hosts can select/],
+    [['onboard', '--cpu', '50', '--mem', '51', '--owner', 'bob', '--mem-name', '16-20'], /--mem-name is a host name --hosts can select/],
   ])('%j', async (argv, message) => {
     const { code, stderr, stdout } = await cli(argv);
     expect(code).toBe(2);

@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { InventoryError, formatProblem } from '../../src/errors.js';
-import { STEP_NAMES, loadPlaybook } from '../../src/playbook/playbook.js';
+import { loadPlaybook, type Playbook } from '../../src/playbook/playbook.js';
+import { STEP_NAMES } from '../../src/steps/registry.js';
+
+const names = (p: Playbook) => p.steps.map((s) => s.module.name);
+const paramsOf = (p: Playbook, name: string) => p.steps.find((s) => s.module.name === name)?.params as Record<string, unknown> | undefined;
 
 const FILE = 'playbooks/mine.yaml';
 const yaml = (...lines: string[]) => `${lines.join('\n')}\n`;
@@ -20,52 +24,52 @@ describe('the default playbook, playbooks/dual-ib-routing.yaml', () => {
   const text = readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8');
   const playbook = loadPlaybook(text, 'playbooks/dual-ib-routing.yaml');
 
-  it('runs policy-routing, fabric-sysctl, persist, verify-routes and fabric-health, in that order', () => {
+  it('runs policy-routing, fabric-sysctl, neigh-table, persist, verify-routes and fabric-health, in that order', () => {
     expect(playbook.name).toBe('dual-ib-routing');
-    expect(playbook.steps).toEqual(['policy-routing', 'fabric-sysctl', 'persist', 'verify-routes', 'fabric-health']);
-    expect(playbook.persist).toBe(true);
-    expect(playbook.verifyRoutes).toBe(true);
+    expect(names(playbook)).toEqual(['policy-routing', 'fabric-sysctl', 'neigh-table', 'persist', 'verify-routes', 'fabric-health']);
+    expect(paramsOf(playbook, 'persist')).toEqual({ mode: 'hook', repairEvery: 30 });
   });
 
   it('removes the main-table subnet routes, as the seeds do', () => {
-    expect(playbook.policyRouting).toEqual({ mainRoutes: 'remove' });
+    expect(paramsOf(playbook, 'policy-routing')).toEqual({ mainRoutes: 'remove' });
   });
 
   it('sets arp_ignore=2, arp_announce=2, rp_filter=2 (loose) and accept_local=1 per fabric interface', () => {
-    expect(playbook.fabricSysctl).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 2, accept_local: 1 });
+    expect(paramsOf(playbook, 'fabric-sysctl')).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 2, accept_local: 1 });
   });
 });
 
 describe('steps and their parameters', () => {
   it('a step without parameters takes its documented defaults', () => {
     const playbook = loadPlaybook(yaml('name: p', 'steps:', '  - policy-routing', '  - fabric-sysctl'), FILE);
-    expect(playbook.policyRouting).toEqual({ mainRoutes: 'remove' });
-    expect(playbook.fabricSysctl).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 2, accept_local: 1 });
+    expect(paramsOf(playbook, 'policy-routing')).toEqual({ mainRoutes: 'remove' });
+    expect(paramsOf(playbook, 'fabric-sysctl')).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 2, accept_local: 1 });
   });
 
   it('a step written with an empty parameter map takes its defaults too', () => {
     const playbook = loadPlaybook(yaml('name: p', 'steps:', '  - policy-routing:', '  - fabric-sysctl: {}'), FILE);
-    expect(playbook.policyRouting.mainRoutes).toBe('remove');
-    expect(playbook.fabricSysctl?.rp_filter).toBe(2);
+    expect(paramsOf(playbook, 'policy-routing')?.mainRoutes).toBe('remove');
+    expect(paramsOf(playbook, 'fabric-sysctl')?.rp_filter).toBe(2);
   });
 
   it('given parameters override the defaults one by one', () => {
     const playbook = loadPlaybook(yaml('name: p', 'steps:', '  - policy-routing: { mainRoutes: keep }', '  - fabric-sysctl: { rp_filter: 1 }'), FILE);
-    expect(playbook.policyRouting).toEqual({ mainRoutes: 'keep' });
-    expect(playbook.fabricSysctl).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 1, accept_local: 1 });
+    expect(paramsOf(playbook, 'policy-routing')).toEqual({ mainRoutes: 'keep' });
+    expect(paramsOf(playbook, 'fabric-sysctl')).toEqual({ arp_ignore: 2, arp_announce: 2, rp_filter: 1, accept_local: 1 });
   });
 
   it('without fabric-sysctl, persist or verify-routes, those parts are off', () => {
     const playbook = loadPlaybook(yaml('name: routes-only', 'description: just the tables', 'steps:', '  - policy-routing'), FILE);
-    expect(playbook).toMatchObject({ steps: ['policy-routing'], fabricSysctl: undefined, persist: false, verifyRoutes: false, file: FILE });
+    expect(names(playbook)).toEqual(['policy-routing']);
+    expect(playbook).toMatchObject({ name: 'routes-only', file: FILE });
   });
 
-  it('knows exactly the five built-in steps', () => {
-    expect(STEP_NAMES).toEqual(['policy-routing', 'fabric-sysctl', 'persist', 'verify-routes', 'fabric-health']);
+  it('knows exactly the six built-in steps', () => {
+    expect(STEP_NAMES).toEqual(['policy-routing', 'fabric-sysctl', 'neigh-table', 'persist', 'verify-routes', 'fabric-health']);
   });
 });
 
-const KNOWN = 'known steps: policy-routing, fabric-sysctl, persist, verify-routes';
+const KNOWN = 'known steps: policy-routing, fabric-sysctl, neigh-table, persist, verify-routes';
 
 describe('a bad playbook is refused with file:line:col and what is allowed', () => {
   it.each([
@@ -79,6 +83,10 @@ describe('a bad playbook is refused with file:line:col and what is allowed', () 
     { name: 'parameters for a step that takes none', text: yaml('name: p', 'steps:', '  - policy-routing', '  - verify-routes:', '      strict: true'), says: [`${FILE}:5:7: steps[1].verify-routes.strict: unknown key "strict"`, 'nothing may be set here'] },
     { name: 'an unknown persist parameter', text: yaml('name: p', 'steps:', '  - policy-routing', '  - persist:', '      manager: netplan'), says: [`${FILE}:5:7: steps[1].persist.manager: unknown key "manager"`, 'allowed here: mode, repairEvery'] },
     { name: 'a repair interval systemd would run too often', text: yaml('name: p', 'steps:', '  - policy-routing', '  - persist:', '      repairEvery: 2'), says: [`${FILE}:5:20: steps[1].persist.repairEvery`, '0 (no timer) or 5..3600 seconds'] },
+    // Whole numbers are plain decimal digits, as in the inventory: 0x1e is not taken for 30.
+    { name: 'repairEvery 0x1e (YAML: 30)', text: yaml('name: p', 'steps:', '  - policy-routing', '  - persist:', '      repairEvery: 0x1e'), says: [`${FILE}:5:20: steps[1].persist.repairEvery = 0x1e is not written in decimal (YAML reads it as 30)`, 'write 30 if that is what you mean'] },
+    { name: 'a sysctl value 1e0 (YAML: the float 1)', text: yaml('name: p', 'steps:', '  - policy-routing', '  - fabric-sysctl: { rp_filter: 1e0 }'), says: [`${FILE}:4:33: steps[1].fabric-sysctl.rp_filter = 1e0 is not written in decimal (YAML reads it as 1)`] },
+    { name: 'a sysctl value +2', text: yaml('name: p', 'steps:', '  - policy-routing', '  - fabric-sysctl:', '      arp_ignore: +2'), says: [`${FILE}:5:19: steps[1].fabric-sysctl.arp_ignore = +2 is not written in decimal (YAML reads it as 2)`] },
     { name: 'a step listed twice', text: yaml('name: p', 'steps:', '  - policy-routing', '  - persist', '  - persist'), says: [`${FILE}:5:5: steps[2]: step persist appears twice`, 'each step runs once'] },
     { name: 'no policy-routing step', text: yaml('name: p', 'steps:', '  - persist'), says: [`${FILE}:2:1: the playbook has no policy-routing step`] },
     { name: 'a list item that is not a step', text: yaml('name: p', 'steps:', '  - [a, b]'), says: [`${FILE}:3:5: steps[0] is not a step`, KNOWN] },

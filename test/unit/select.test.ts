@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { loadInventory } from '../../src/inventory/load.js';
-import { editDistance, foldHosts, parseHostSelection } from '../../src/inventory/select.js';
+import { editDistance, foldHosts, parseHostSelection, readsAsSelection } from '../../src/inventory/select.js';
 
 /** Hosts 16-20 and 34: two CPU servers, three memory servers, one GPU box; two pairs. */
 const fleet = loadInventory(
@@ -133,5 +133,38 @@ describe('editDistance (for "did you mean")', () => {
   ])('%s ↔ %s is %i', (a, b, distance) => {
     expect(editDistance(a, b)).toBe(distance);
     expect(editDistance(b, a)).toBe(distance);
+  });
+});
+
+describe('readsAsSelection: names --hosts would read as something else (onboard does not take them from a machine)', () => {
+  it.each([
+    ['16', true],
+    ['0', true],
+    ['007', true],
+    ['16-20', true],
+    ['34-34', true],
+    ['all', true],
+    ['@cpu', true],
+    ['pair:alice', true],
+    ['a,b', true],
+    [' node1', true],
+    ['node1 ', true],
+    ['', true],
+    ['node16', false],
+    ['16a', false],
+    ['16-20a', false],
+    ['16-', false],
+    ['-16', false],
+    ['All', false],
+    ['allx', false],
+    ['cpu-16-20', false],
+    ['pairx', false],
+    ['gpu.lab.example', false],
+  ])('%j → %s', (name, reads) => expect(readsAsSelection(name)).toBe(reads));
+
+  it('agrees with parseHostSelection: a host named so is not what --hosts selects by that name', () => {
+    const named = (name: string) => loadInventory(`fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpuserver16 }\n  34: { name: '${name}' }\n`, 'x.yaml');
+    for (const name of ['16', 'all', '16-16']) expect(parseHostSelection(name, named(name))).not.toEqual([34]);
+    expect(parseHostSelection('node7', named('node7'))).toEqual([34]);
   });
 });

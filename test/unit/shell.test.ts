@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { shellCommand, shellQuote } from '../../src/render/shell.js';
+import { shellCommand, shellQuote } from '../../src/script/shell.js';
 
 describe('shellQuote: every inventory value reaches a shell as exactly one literal word', () => {
   it.each([

@@ -1,5 +1,5 @@
 /** `ibfleet render`: every file each host would receive, with path, owner and mode. */
-import { formatMode } from '../../render/files.js';
+import { formatMode } from '../../script/rendered-file.js';
 import type { HostRender } from '../../render/host-render.js';
 
 export function formatRenderText(renders: readonly HostRender[]): string {

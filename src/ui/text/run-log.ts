@@ -25,7 +25,8 @@ const quote = (text: string, prefix = '  | ') =>
 
 export function runLogHeader(start: RunStart, when: Date): string[] {
   const { title, details } = runHeadingParts(runHeading(start));
-  return [`# ${title}`, `# ibfleet ${VERSION} · ${when.toISOString()}`, ...details.map((d) => `# ${d}`), ''];
+  // The inventory and playbook paths are the user's, but a path may hold any character too.
+  return [`# ${title}`, `# ibfleet ${VERSION} · ${when.toISOString()}`, ...details.map((d) => `# ${sanitizeLine(d, 'keep')}`), ''];
 }
 
 function timings(host: HostRef, startedAt: number | undefined, transcript: HostTranscript | undefined, result: HostResult): string {
@@ -40,7 +41,8 @@ function timings(host: HostRef, startedAt: number | undefined, transcript: HostT
 export function runLogHostBlock(result: HostResult, transcript: HostTranscript | undefined, startedAt: number | undefined): string[] {
   const h = result.host;
   const about = [result.status, result.manager, result.os].filter(Boolean).join(' · ');
-  const lines = [`== host ${h.id} ${h.name} (${h.target}) · ${about}`, timings(h, startedAt, transcript, result)];
+  // `about` holds the OS name the host reports: shown through the one sanitiser, as every host text is.
+  const lines = [sanitizeLine(`== host ${h.id} ${h.name} (${h.target}) · ${about}`, 'keep'), timings(h, startedAt, transcript, result)];
   if (result.error) {
     lines.push(`error at ${result.error.stage}${result.error.exitCode !== undefined ? ` (exit ${result.error.exitCode})` : ''}: ${sanitizeLine(result.error.message, 'keep')}`);
     if (result.error.stderrTail.trim() !== '') lines.push(...quote(result.error.stderrTail));

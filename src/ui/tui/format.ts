@@ -2,6 +2,7 @@
  * How the TUI shows an outcome: its symbol and tone, the column widths that keep frozen rows
  * aligned, and a finished host's one-line reason. The words themselves come from ../text/.
  */
+import { clipHostText } from '../../host-text.js';
 import type { HostResult, HostStatus } from '../../vocabulary.js';
 import { STATUS_ORDER } from '../text/format.js';
 import { oneLine } from '../text/sanitize.js';
@@ -30,9 +31,9 @@ export function outcomeReason(result: HostResult): string {
   const { status, error, reasons } = result;
   if (error && (status === 'failed' || status === 'unreachable')) {
     const exit = error.exitCode !== undefined && !/\bexit(ed)?\b/i.test(error.message) ? ` (exit ${error.exitCode})` : '';
-    return `${error.stage}: ${oneLine(error.message)}${exit}`;
+    return `${error.stage}: ${oneLine(clipHostText(error.message))}${exit}`;
   }
-  const said = reasons.map(oneLine).filter((r) => r !== '');
+  const said = reasons.map((r) => oneLine(clipHostText(r))).filter((r) => r !== '');
   if (said.length > 0) return said.join('; ');
   const checks = result.checks ?? [];
   if (checks.length > 0) return `${checks.filter((c) => c.ok).length}/${checks.length} checks passed`;

@@ -16,6 +16,7 @@ import type {
   RunStart,
   Stage,
 } from '../../vocabulary.js';
+import { clipHostLines } from '../../host-text.js';
 import { FAILING_STATUSES } from '../../vocabulary.js';
 import type { Manager } from '../../inventory/model.js';
 import { foldHosts } from '../../inventory/select.js';
@@ -154,7 +155,7 @@ export function toFinishedHost(result: HostResult, options: { readonly showScrip
     durationMs: result.durationMs,
     reason: summary ?? outcomeReason(result),
     reasons,
-    errorTail: failing && result.error ? tailLines(result.error.stderrTail, ERROR_TAIL_LINES) : [],
+    errorTail: failing && result.error ? tailLines(clipHostLines(result.error.stderrTail), ERROR_TAIL_LINES) : [],
     planLines: options.showScripts && result.status === 'planned' && result.planText ? sanitizeLines(result.planText) : [],
   };
 }

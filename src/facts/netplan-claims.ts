@@ -1,0 +1,69 @@
+/**
+ * What the host's netplan files configure: each interface a file claims, where (device type and id)
+ * and with which renderer. Read to tell which manager brings a NIC up, and where native persistence
+ * can add a NIC's routing. Pure.
+ */
+import { parse } from 'yaml';
+import type { HostFacts } from './host-facts.js';
+
+export interface NetplanClaim {
+  readonly file: string;
+  readonly iface: string;
+  readonly renderer: string;
+  /** Where the file defines it: device type (`ethernets`, `bonds`, …) and id. */
+  readonly type: string;
+  readonly id: string;
+}
+
+const DEVICE_TYPES = ['ethernets', 'bonds', 'bridges', 'vlans', 'wifis', 'modems', 'tunnels', 'vrfs', 'dummy-devices', 'virtual-ethernets', 'nm-devices'];
+
+/** Interfaces netplan files configure, with the renderer that applies to each (networkd unless set). */
+export function netplanClaims(files: HostFacts['netplan']): NetplanClaim[] {
+  return files.flatMap(({ file, text }) => claimsOfText(text).map((c) => ({ file, ...c })));
+}
+
+/**
+ * Hosts of one fleet carry the same netplan file but for their own addresses, and parsing YAML is
+ * most of what planning costs per host. What a file claims does not depend on its addresses, so
+ * the parse is shared by every file that differs from another only in them.
+ */
+const ADDRESS_LITERAL = /\b\d{1,3}(?:\.\d{1,3}){3}(?:\/\d{1,2})?\b/g;
+const CLAIMS_CACHE_LIMIT = 256;
+const claimsCache = new Map<string, readonly Omit<NetplanClaim, 'file'>[]>();
+
+function claimsOfText(text: string): readonly Omit<NetplanClaim, 'file'>[] {
+  const key = text.replace(ADDRESS_LITERAL, '0.0.0.0');
+  let claims = claimsCache.get(key);
+  if (!claims) {
+    claims = parseClaims(text);
+    if (claimsCache.size >= CLAIMS_CACHE_LIMIT) claimsCache.clear();
+    claimsCache.set(key, claims);
+  }
+  return claims;
+}
+
+function parseClaims(text: string): Omit<NetplanClaim, 'file'>[] {
+  let doc: unknown;
+  try {
+    doc = parse(text);
+  } catch {
+    return [];
+  }
+  const network = (doc as { network?: Record<string, unknown> } | null)?.network;
+  if (!network || typeof network !== 'object') return [];
+  const claims: Omit<NetplanClaim, 'file'>[] = [];
+  const globalRenderer = typeof network.renderer === 'string' ? network.renderer : 'networkd';
+  for (const type of DEVICE_TYPES) {
+    const section = network[type];
+    if (!section || typeof section !== 'object') continue;
+    const sectionRenderer = typeof (section as { renderer?: unknown }).renderer === 'string' ? String((section as { renderer: string }).renderer) : globalRenderer;
+    for (const [id, device] of Object.entries(section as Record<string, unknown>)) {
+      if (id === 'renderer' || !device || typeof device !== 'object') continue;
+      const d = device as { renderer?: unknown; 'set-name'?: unknown; match?: { name?: unknown } };
+      const renderer = typeof d.renderer === 'string' ? d.renderer : sectionRenderer;
+      const name = typeof d['set-name'] === 'string' ? d['set-name'] : typeof d.match?.name === 'string' ? d.match.name : id;
+      claims.push({ iface: name, renderer, type, id });
+    }
+  }
+  return claims;
+}

@@ -1,0 +1,31 @@
+/**
+ * The `fabric-health` step, read-only, for status: per fabric NIC its RDMA device and port (the
+ * mapping ibdev2netdev makes), and what keeps RDMA from working through it — a port that is not
+ * ACTIVE/LinkUp, an InfiniBand port without subnet manager, a NIC without RDMA device, a port ACTIVE
+ * behind an interface that is down, a RoCE port without a RoCE v2 GID for the NIC's address — each
+ * with what to do next; across the selected hosts, ports below the fleet's rate and IPoIB modes,
+ * MTUs or link layers that differ. Skipped for a fleet whose inventory says `fabric: { rdma: false }`.
+ * Deploy changes none of it. Pure.
+ */
+import { z } from 'zod';
+import { nicFabric } from '../../facts/nic-fabric.js';
+import type { StatusPart, StepModule } from '../step.js';
+import { fleetFabricWarnings } from './fleet.js';
+import { fabricProblems } from './problems.js';
+
+export const fabricHealth: StepModule<Record<string, never>> = {
+  name: 'fabric-health',
+  summary: "read-only, for status: each NIC's RDMA port (state, subnet manager, rate), IPoIB mode and MTU",
+  params: z.strictObject({}),
+  use: () => ({
+    name: 'fabric-health',
+    status: ({ host, fleet, facts }): StatusPart => {
+      if (!fleet.fabric.rdma || !facts.rdma) return {};
+      const fabric = host.nics.map((nic) => nicFabric(nic, facts));
+      // A port that is ACTIVE behind an interface that is down says more than "the interface is down".
+      const told = new Set(fabric.filter((n) => n.state === 'ACTIVE' && !n.up).map((n) => n.iface));
+      return { problems: fabricProblems(host, fabric, facts), fabric, explains: (b) => b.kind === 'nic-down' && b.iface !== undefined && told.has(b.iface) };
+    },
+    fleetWarnings: fleetFabricWarnings,
+  }),
+};

@@ -1,0 +1,57 @@
+/**
+ * The playbook's fabric-health step, for one host: each fabric NIC's RDMA device and port (the
+ * mapping ibdev2netdev makes), and what keeps RDMA from working through it — a port that is not
+ * ACTIVE/LinkUp, an InfiniBand port without subnet manager, a NIC without RDMA device, a port ACTIVE
+ * behind an interface that is down, a RoCE port without a RoCE v2 GID for the NIC's address. Every
+ * problem says what to do next. Read-only: deploy changes none of it. Pure.
+ */
+import type { Host } from '../../inventory/model.js';
+import type { NicFabric } from '../../vocabulary.js';
+import type { HostFacts } from '../../facts/host-facts.js';
+import { portLabel } from '../../facts/nic-fabric.js';
+
+const NEXT_FOR_STATE: Readonly<Record<string, string>> = {
+  DOWN: 'no link: check the cable and the switch port (ibstat shows the physical state), then the port comes up on its own',
+  INIT: 'the link is up but no subnet manager has configured the port: start one (systemctl start opensm on a host of this fabric) or enable the switch\'s SM',
+  ARMED: 'the subnet manager has not finished bringing the port up: wait a sweep, or restart opensm',
+};
+
+const NEXT_FOR_PHYS: Readonly<Record<string, string>> = {
+  Polling: 'the port is looking for a link partner: check the cable and that the switch port is enabled',
+  Disabled: 'the port is disabled: enable it (ibportstate … enable, or on the switch)',
+  Sleep: 'the port is asleep: check the cable and the switch port',
+};
+
+/** What keeps RDMA from working through each NIC; empty when every port is usable. */
+export function fabricProblems(host: Host, fabric: readonly NicFabric[], facts: HostFacts): string[] {
+  const problems: string[] = [];
+  const devices = facts.rdma?.devices ?? [];
+  for (const n of fabric) {
+    if (!facts.links.has(n.iface)) continue; // nicBlockers already says the interface is missing
+    if (n.device === null || n.port === null) {
+      problems.push(
+        devices.length === 0
+          ? `${n.iface}: no RDMA device (/sys/class/infiniband is empty): install rdma-core (or MLNX_OFED) and load the HCA's driver (modprobe mlx5_ib ib_ipoib), then check with ibv_devices`
+          : `${n.iface}: no RDMA device behind it (the host has ${devices.join(', ')}): is ${n.iface} the IPoIB or RoCE interface of an HCA? ibdev2netdev or rdma link shows which`,
+      );
+      continue;
+    }
+    const at = `${n.iface} → ${portLabel(n)}`;
+    const ib = n.linkLayer === 'InfiniBand';
+    const noSm = ib && (n.smLid ?? 0) === 0;
+    if (n.state !== 'ACTIVE') {
+      const phys = n.physState && n.physState !== 'LinkUp' ? ` (${n.physState})` : '';
+      const next = n.state === 'INIT' && noSm ? NEXT_FOR_STATE.INIT! : (n.physState && NEXT_FOR_PHYS[n.physState]) ?? NEXT_FOR_STATE[n.state ?? ''] ?? 'check ibstat and the subnet manager';
+      problems.push(`${at} is ${n.state ?? 'in an unknown state'}${phys}${n.state === 'INIT' && noSm ? ', no subnet manager (SM LID 0)' : ''}: ${next}`);
+      continue;
+    }
+    if (n.physState !== 'LinkUp') problems.push(`${at} is ACTIVE but its physical state is ${n.physState ?? 'unknown'}: ${(n.physState && NEXT_FOR_PHYS[n.physState]) ?? 'check the cable'}`);
+    if (noSm) problems.push(`${at} has no subnet manager (SM LID 0): start one (systemctl start opensm on a host of this fabric) or enable the switch's SM`);
+    if (!n.up) problems.push(`${at} is ACTIVE but ${n.iface} is down: bring it up (ip link set ${n.iface} up, or through its network manager)`);
+    if (n.linkLayer === 'Ethernet' && n.roceV2Gid === null) {
+      const address = host.nics.find((x) => x.index === n.nic)?.address ?? '';
+      problems.push(`${at} is RoCE but no RoCE v2 GID carries ${address}: RDMA CM cannot use it; check that ${address} is on ${n.iface} (the GID table follows the interface's addresses)`);
+    }
+  }
+  return problems;
+}

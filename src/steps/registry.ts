@@ -1,0 +1,76 @@
+/**
+ * The steps a playbook can name, in the order they are documented, and what the engine needs
+ * from all of them together: the paths ibfleet may own on a host, the facts the probe reads, the
+ * kinds of change and their words. A new step is one module and one line in STEPS. Pure.
+ */
+import type { Fact } from '../facts/fact.js';
+import { ROUTING_SCRIPT_PATH } from '../script/paths.js';
+import { fabricHealth } from './fabric-health/index.js';
+import { fabricSysctl } from './fabric-sysctl/index.js';
+import { neighTable } from './neigh-table/index.js';
+import { persist } from './persist/index.js';
+import { policyRouting } from './policy-routing/index.js';
+import type { z } from 'zod';
+import type { ChangeKindSpec, OwnedPath, Step, StepModule } from './step.js';
+import { verifyRoutes } from './verify-routes/index.js';
+
+/** A step module as the engine holds it: its parameters' type closed inside `parse`. */
+export interface RegisteredStep extends Omit<StepModule, 'params' | 'use'> {
+  /** The parameters the step takes (for "allowed here" in errors). */
+  readonly paramKeys: readonly string[];
+  /** The playbook's parameters checked and applied, or zod's issues. */
+  parse(raw: unknown): { readonly step: Step; readonly params: unknown } | { readonly issues: readonly z.core.$ZodIssue[] };
+}
+
+function register<P>(module: StepModule<P>): RegisteredStep {
+  const { params, use, ...rest } = module;
+  const shape = (params as unknown as { shape?: Record<string, unknown> }).shape;
+  return {
+    ...rest,
+    paramKeys: shape ? Object.keys(shape) : [],
+    parse: (raw) => {
+      const result = params.safeParse(raw);
+      return result.success ? { step: use(result.data), params: result.data } : { issues: result.error.issues };
+    },
+  };
+}
+
+/** The steps, in the order the documentation tells them. */
+export const STEPS: readonly RegisteredStep[] = [
+  register(policyRouting),
+  register(fabricSysctl),
+  register(neighTable),
+  register(persist),
+  register(verifyRoutes),
+  register(fabricHealth),
+];
+
+export function stepModule(name: string): RegisteredStep | undefined {
+  return STEPS.find((s) => s.name === name);
+}
+
+export const STEP_NAMES: readonly string[] = STEPS.map((s) => s.name);
+
+/** The step every playbook must have: the others build on the routing it makes. */
+export const REQUIRED_STEP: string = policyRouting.name;
+
+/** Every path ibfleet may own on a host, whatever the playbook: the routing script and each step's files, with their kinds of change. */
+const OWNED: readonly OwnedPath[] = [{ path: ROUTING_SCRIPT_PATH, kind: 'script' }, ...STEPS.flatMap((s) => s.paths ?? [])];
+
+export const OWNED_PATHS: readonly string[] = OWNED.map((p) => p.path);
+
+/** The kind of change installing or removing one of ibfleet's paths is (`file` for one no step claims). */
+export function ownedKind(path: string): string {
+  return OWNED.find((p) => p.path === path)?.kind ?? 'file';
+}
+
+/** The facts the steps need the probe to read (the probe reads them for every playbook: a status or rollback must see what any step left). */
+export const STEP_FACTS: readonly Fact<unknown>[] = STEPS.flatMap((s) => s.facts ?? []);
+
+/** Kinds of change the engine itself makes: the routing script, and a file no step claims. */
+const ENGINE_KINDS: readonly ChangeKindSpec[] = [
+  { kind: 'script', noun: ['script', 'scripts'], shape: 'file', rank: 60 },
+  { kind: 'file', noun: ['file', 'files'], shape: 'file', rank: 110 },
+];
+
+export const CHANGE_KINDS: ReadonlyMap<string, ChangeKindSpec> = new Map([...ENGINE_KINDS, ...STEPS.flatMap((s) => s.kinds ?? [])].map((k) => [k.kind, k]));

@@ -1,0 +1,283 @@
+/**
+ * A playbook step as a module: np's tasks-as-data and pyinfra's operations, applied to a
+ * provisioning engine. A step says what it is (its name, its parameters, the kinds of change it
+ * makes, the paths it may own, the facts it needs the probe to read), and, given its parameters,
+ * what it contributes to each of the engine's outputs: the host's files, the routing script, the
+ * findings that make a deploy plan, a verification and a status report, the lines a change script
+ * runs, what status says beyond the routing, and how its change is undone (rollback, and the
+ * restore after a failed verification). The engine (src/plan, src/render) iterates over the
+ * playbook's steps and knows none of them by name: a new capability is one new module and one
+ * line in registry.ts. Everything here is pure.
+ */
+import type { z } from 'zod';
+import type { Fact } from '../facts/fact.js';
+import type { HostFacts } from '../facts/host-facts.js';
+import type { NmProfile } from '../facts/nm-facts.js';
+import type { Fleet, Host, Manager, Nic } from '../inventory/model.js';
+import type { RenderedFile } from '../script/rendered-file.js';
+import type { Change, ChangeAction, HostResult, NicFabric } from '../vocabulary.js';
+
+/** A fabric NIC and the connection profile NetworkManager activates it with. */
+export interface NicProfile {
+  readonly nic: Nic;
+  readonly profile: NmProfile;
+}
+
+/** Where the host's netplan configuration defines a NIC: its device type and id (`ethernets`, `ib0`). */
+export interface NetplanDevice {
+  readonly iface: string;
+  readonly type: string;
+  readonly id: string;
+}
+
+/**
+ * Who makes the routing state and brings it back: ibfleet's routing script (`script`: run by deploy,
+ * and by the hooks and the repair timer where the playbook persists), or the network manager's own
+ * configuration (native persistence) — a NetworkManager connection profile per NIC, or ibfleet's
+ * netplan file for the NICs' devices. Decided per host by the step that persists (`persistence`).
+ */
+export type Persistence =
+  | { readonly kind: 'script' }
+  | { readonly kind: 'networkmanager'; readonly profiles: readonly NicProfile[] }
+  | { readonly kind: 'netplan'; readonly devices: readonly NetplanDevice[] };
+
+export const SCRIPT_PERSISTENCE: Persistence = { kind: 'script' };
+
+/** What rendering a host's files needs: no probe (`ibfleet render` has none). */
+export interface RenderContext {
+  readonly host: Host;
+  readonly fleet: Fleet;
+  /** The playbook's name, which every generated file's header names. */
+  readonly playbook: string;
+  readonly manager: Manager;
+  readonly persistence: Persistence;
+  /** What the host's probe found, when a host was asked: a step may leave out what the host cannot run (a timer without systemd). */
+  readonly facts?: HostFacts;
+}
+
+/** What deciding about a host needs: the above and what its probe found. */
+export interface HostContext extends RenderContext {
+  readonly facts: HostFacts;
+}
+
+/** What reading a host needs, whatever the playbook and manager: the host and its facts (status's extras, rollback, restore). */
+export interface FactsContext {
+  readonly host: Host;
+  readonly fleet: Fleet;
+  readonly facts: HostFacts;
+}
+
+/**
+ * What a finding is about, typed, so the engine decides on it and never on its text: one of
+ * ibfleet's files (to install or replace), a file to take away, an aspect of a NIC (`table`,
+ * `rule`, `profile`, …: the step that checks it names its aspects), or an aspect of the host.
+ */
+export type Subject =
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'stale'; readonly path: string }
+  | { readonly kind: 'nic'; readonly iface: string; readonly aspect: string }
+  | { readonly kind: 'host'; readonly aspect: string };
+
+export interface Finding {
+  /** Stable label, e.g. `rule ib0`, `file /etc/ibfleet/ibfleet-routes` (checks show it). */
+  readonly id: string;
+  readonly subject: Subject;
+  readonly ok: boolean;
+  /** The state found, phrased as drift when not ok ("ib1: main-table route to 172.16.0.0/16 is back"). */
+  readonly detail: string;
+  /** What deploy changes to fix it; undefined for checks only verification can confirm. */
+  readonly fix: Change | undefined;
+}
+
+/**
+ * Why a host cannot take the playbook at all: nothing is changed. Typed so that status can tell
+ * which a port's state already explains (an interface down behind an ACTIVE port).
+ */
+export interface Blocker {
+  readonly kind: 'probe' | 'not-root' | 'tool' | 'nic-missing' | 'nic-down' | 'nic-address' | 'persistence';
+  readonly iface?: string;
+  readonly message: string;
+}
+
+/** A file a step may own on a host, and the kind of change installing or removing it is. */
+export interface OwnedPath {
+  readonly path: string;
+  readonly kind: string;
+}
+
+/** A kind of change and the words displays count it with (`+2 rules`, `hook installed`). */
+export interface ChangeKindSpec {
+  readonly kind: string;
+  /** Singular and plural. */
+  readonly noun: readonly [string, string];
+  /** counted: `+2 rules`, `8 sysctls set`; file: named with what happened (`hook installed`). */
+  readonly shape: 'counted' | 'file';
+  /** Where summaries tell it: the fix itself first (rules and routes), then what makes it last. */
+  readonly rank: number;
+}
+
+/**
+ * A step's part of the routing script (render/routing-script.ts), the program the deploy, the hooks
+ * and the repair timer run where the routing script persists it. Lines inside `configure` see the
+ * NIC as $iface, $addr, $table and $prio, set `nic_changed=1` when they change something, and
+ * `return 1` on failure.
+ */
+export interface ScriptPart {
+  /** Settings the script's body reads (`MAIN_ROUTES=remove`). */
+  readonly variables?: readonly string[];
+  /** Shell functions, defined before `configure`. */
+  readonly functions?: readonly string[];
+  /** Per NIC, before its routing: kernel settings the routing depends on. */
+  readonly nicSettings?: readonly string[];
+  /** Per NIC: its routing. */
+  readonly nicRouting?: readonly string[];
+  /** Once per run, after the script's lock is taken and before the NICs. */
+  readonly beforeNics?: readonly string[];
+}
+
+/** What the engine's deploy plan knows when a step writes its part of the change. */
+export interface ApplyInput {
+  /** Findings that failed (what the change must fix). */
+  readonly failing: readonly Finding[];
+  readonly write: readonly RenderedFile[];
+  readonly remove: readonly string[];
+}
+
+/** A step's part of the change script (render/apply-script.ts), in the order the script runs them. */
+export interface ApplyPart {
+  /** A staged file's check before it goes live (netplan generate); sets `status` to refuse it. */
+  readonly validate?: readonly { readonly path: string; readonly lines: (staged: string) => readonly string[] }[];
+  /** What to do in the kernel directly where no routing script runs (native persistence). */
+  readonly kernel?: readonly string[];
+  /** What the network manager is told; run under the routing script's lock. */
+  readonly manager?: readonly string[];
+  /** After the files and the routing script (systemd told about changed units). */
+  readonly after?: readonly string[];
+  /** Kept for the restore: what this step told the host (restore's `memo`). */
+  readonly memo?: unknown;
+}
+
+/** Status's findings beyond the routing. */
+export interface StatusPart {
+  /** What makes the host not ok, said first (a port that cannot carry traffic). */
+  readonly problems?: readonly string[];
+  readonly warnings?: readonly string[];
+  readonly fabric?: readonly NicFabric[];
+  /** A blocker this step's problems already explain: status leaves it out. */
+  explains?(blocker: Blocker): boolean;
+}
+
+/** What rendering shows beyond the files: commands deploy runs, and notes on what only the host decides. */
+export interface PreviewPart {
+  readonly commands?: readonly { readonly title: string; readonly lines: readonly string[] }[];
+  readonly notes?: readonly string[];
+}
+
+/** How the routing persists on a host, and what the plan says about that choice. */
+export interface PersistenceChoice {
+  readonly persistence: Persistence;
+  /** Said with the plan: why a native playbook gets the routing script here, what native mode cannot do here. */
+  readonly notes: readonly string[];
+  /** Why the host cannot be deployed as the playbook asks; nothing is changed. */
+  readonly blockers: readonly string[];
+}
+
+/** A step with its parameters: what it contributes to a host. Every part is optional. */
+export interface Step {
+  readonly name: string;
+  /** What the host must have for this step to work at all (a manager's dispatcher); the host fails the plan. */
+  prerequisite?(manager: Manager, facts: HostFacts): string | undefined;
+  /** How the routing persists on the host (the one step that persists says). */
+  persistence?(ctx: Omit<HostContext, 'persistence'>): PersistenceChoice;
+  /** How it persists where no host is asked (`ibfleet render`). */
+  previewPersistence?(manager: Manager): Persistence;
+  /** The manager a host's installed files show a deploy chose, where the manager cannot be told otherwise. */
+  installedManager?(facts: HostFacts): Manager | undefined;
+  files?(ctx: RenderContext): readonly RenderedFile[];
+  script?(ctx: RenderContext): ScriptPart;
+  preview?(ctx: RenderContext): PreviewPart;
+  notes?(ctx: HostContext): readonly string[];
+  /** What status says of the host besides drift (a host without systemd has no repair timer): the host stays ok. */
+  statusNotes?(ctx: HostContext): readonly string[];
+  /** Per fabric NIC: what holds and what does not. */
+  nicFindings?(ctx: HostContext, nic: Nic): readonly Finding[];
+  /**
+   * For the host: `before` come ahead of the NICs' findings (a NIC's configuration in its manager,
+   * from which its kernel state follows), `after` behind the files'. `files`: every file rendered.
+   */
+  hostFindings?(ctx: HostContext, files: readonly RenderedFile[]): { readonly before?: readonly Finding[]; readonly after?: readonly Finding[] };
+  /** Why one of ibfleet's files differs, where this step can tell it is no hand edit (another tableBase); undefined where it cannot. */
+  modifiedWhy?(ctx: HostContext, file: RenderedFile): string | undefined;
+  apply?(ctx: HostContext, input: ApplyInput): ApplyPart;
+  status?(ctx: FactsContext): StatusPart;
+  /** Status over the selected hosts together. */
+  fleetWarnings?(results: readonly HostResult[]): readonly string[];
+}
+
+/** Lines of a rollback or restore script, by when they run. */
+export interface UndoLines {
+  /** Before ibfleet's files are taken away (a timer stopped). */
+  readonly beforeFiles?: readonly string[];
+  /** After the files (systemd reloads its units). */
+  readonly afterFiles?: readonly string[];
+  /** The network manager's configuration (under the routing script's lock). */
+  readonly manager?: readonly string[];
+  /** The kernel state: rules, tables, routes, settings. */
+  readonly kernel?: readonly string[];
+  /** Last, before the closing probe. */
+  readonly last?: readonly string[];
+}
+
+/** Taking back what a step did, whatever playbook did it: rollback removes everything ibfleet ever did. */
+export interface Undo {
+  findings(ctx: FactsContext): readonly Finding[];
+  lines(ctx: FactsContext): UndoLines;
+}
+
+/** Putting back what a change of this step did, after the change failed verification. */
+export interface Restore {
+  /**
+   * The part of the host this step can change, as comparable text: `[aspect, value]` (what differs
+   * after a restore is said). `before`: the probe before the change, when `ctx.facts` is a later
+   * one — which aspects there are may depend on what the host said then (the change rewrites it).
+   */
+  snapshot(ctx: FactsContext, before?: HostFacts): readonly (readonly [string, string])[];
+  /** The lines that put the host back as `ctx.facts` (the probe before the change) found it; `memo`: what the step's apply kept. */
+  lines(ctx: FactsContext, memo: unknown): UndoLines;
+}
+
+/**
+ * A step module: what it is, and `use(params)` for what it does with them. `P` is what its schema
+ * gives (the playbook's parameters, defaults filled in).
+ */
+export interface StepModule<P = unknown> {
+  readonly name: string;
+  /** One line: what the step does (help, errors that list the steps). */
+  readonly summary: string;
+  readonly params: z.ZodType<P>;
+  readonly kinds?: readonly ChangeKindSpec[];
+  /** Every path the step may install on a host, with the kind of change it is: the probe tracks them, rollback removes them. */
+  readonly paths?: readonly OwnedPath[];
+  /** What the probe must read for it beyond the common facts. */
+  readonly facts?: readonly Fact<unknown>[];
+  /** Its part of the routing script when the playbook leaves the step out (np's skip text). */
+  readonly skipped?: ScriptPart;
+  readonly undo?: Undo;
+  readonly restore?: Restore;
+  use(params: P): Step;
+}
+
+/** `change('rule', 'add', 'ib1', 'ib1: rule …')`. */
+export function change(kind: string, action: ChangeAction, subject: string, text: string): Change {
+  return { kind, action, subject, text };
+}
+
+/** A finding about one aspect of a NIC. */
+export function nicFinding(nic: Pick<Nic, 'iface'>, aspect: string, id: string, ok: boolean, detail: string, fix?: Change): Finding {
+  return { id, subject: { kind: 'nic', iface: nic.iface, aspect }, ok, detail, fix: ok ? undefined : fix };
+}
+
+/** Whether a finding is about `aspect` of this NIC. */
+export function isAbout(finding: Finding, iface: string, aspect: string): boolean {
+  return finding.subject.kind === 'nic' && finding.subject.iface === iface && finding.subject.aspect === aspect;
+}
