@@ -4,8 +4,11 @@
  * the inventory's tableBase changed — read from real probe transcripts of hosts deployed with
  * tableBase 940 (test/fixtures/probe/*-deployed.txt), planned with an inventory that says 500.
  */
-import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { factOf } from '../../src/facts/host-facts.js';
 import { readProbe as parseProbe } from '../../src/plan/change-output.js';
@@ -164,5 +167,24 @@ describe('deploy, status, rollback and the restore after the tableBase changed',
       ['ibs5f0', 0, ['priority 941 from 172.16.16.1 table 941']],
       ['ibs5f1', 0, ['priority 942 from 172.16.16.2 table 942']],
     ]);
+  });
+});
+
+const shellcheck = spawnSync('shellcheck', ['--version'], { encoding: 'utf8' });
+const work = mkdtempSync(join(tmpdir(), 'ibfleet-owned-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe.skipIf(shellcheck.error !== undefined)('every script that removes or puts back an earlier deploy\'s tables passes shellcheck', () => {
+  const host = hostOf(moved, 34);
+  it.each([
+    ['the deploy', () => renderApplyScript(host, moved, planDeploy(host, moved, hook, deployed940), 'run-1')],
+    ['the rollback', () => renderRollbackScript(host, moved, rollbackLines(host, moved, deployed940), 'run-1')],
+    ['the restore', () => renderRestoreScript(host, moved, planRestore(host, moved, deployed940, [], ''), 'run-1')],
+  ])('%s', (name, render) => {
+    const path = join(work, `${name.replace(/\W+/g, '-')}.sh`);
+    writeFileSync(path, render());
+    const check = spawnSync('shellcheck', ['-s', 'sh', '-S', 'warning', path], { encoding: 'utf8' });
+    expect(check.stdout + check.stderr).toBe('');
+    expect(check.status).toBe(0);
   });
 });
