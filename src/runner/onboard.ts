@@ -128,7 +128,7 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     const probed = (host: Host): Probed | undefined => {
       const seen = found.get(host.id);
       const probedAs = provisionalHosts.find((h) => h.id === host.id);
-      return seen && probedAs ? { facts: factsUnderFoundNames(seen.facts, probedAs, host), shell: seen.shell, ...(seen.runId ? { runId: seen.runId } : {}) } : undefined;
+      return seen && probedAs ? { facts: factsUnderFoundNames(seen.facts, probedAs, host), shell: seen.shell, runId: seen.runId } : undefined;
     };
     const deploy = await inPhase(events, 'deploy', hosts, options, (phaseEvents) =>
       runHosts(hosts, fanout(options, phaseEvents), deployHost({ fleet: planned.fleet, playbook, transport, probed }, { dryRun: false })).then((results) => ({ results })),
@@ -162,7 +162,7 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     });
   } finally {
     // A probe's shell nobody continued (a refusal, a failure elsewhere) is told there is nothing more.
-    for (const { shell } of held.values()) void shell?.(undefined).catch(() => undefined);
+    for (const { shell } of held.values()) void shell(undefined).catch(() => undefined);
     transport.closeAll();
   }
 }
@@ -171,18 +171,13 @@ function fanout(options: OnboardOptions, events: RunEvents) {
   return { concurrency: options.concurrency, timeoutMs: options.timeoutMs, interrupt: options.interrupt, events, ...(options.now ? { now: options.now } : {}) };
 }
 
-/** What discovery found on a machine, and the shell its probe ran in, still waiting for what comes next. */
-interface Discovered {
-  readonly facts: HostFacts;
-  readonly shell: Probed['shell'];
-  readonly runId?: string;
-}
+/** What discovery found on a machine, and the shell its probe ran in (holding the host lock for runId), still waiting for what comes next. */
+type Discovered = Probed;
 
 /**
- * Connects to both machines and runs the read-only probe on each. Where the session can converse,
- * the probe's shell is kept open: once both machines are seen and the inventory planned, the
- * deploy decides from this probe and runs its change in that shell — one probe and one channel
- * for discovery and deploy.
+ * Connects to both machines and runs the read-only probe on each, keeping the probe's shell open:
+ * once both machines are seen and the inventory planned, the deploy decides from this probe and
+ * runs its change in that shell — one probe and one channel for discovery and deploy.
  */
 async function discover(hosts: readonly Host[], fleet: Fleet, transport: Transport, options: OnboardOptions): Promise<{ discovery: HostResult[]; found: Map<number, Discovered> }> {
   const found = new Map<number, Discovered>();
@@ -190,34 +185,23 @@ async function discover(hosts: readonly Host[], fleet: Fleet, transport: Transpo
     task.stage('connect');
     const session = await transport.connect(task.host, task.signal);
     task.stage('probe');
-    if (!session.converse) {
-      found.set(task.host.id, await probeOnce(session, renderProbeScript(task.host, fleet, { everyInterface: true }), task.signal));
-    } else {
-      // The shell that discovers is the one the change runs in: it takes the host lock first, so
-      // onboard queues behind another run on the machine and decides from what that run left.
-      const runId = newRunId();
-      const script = renderProbeScript(task.host, fleet, { everyInterface: true, lock: lockWithin(task, 'deploy', runId) });
-      found.set(task.host.id, { ...(await probeKeepingShell(session, script, task.signal, lockProgress(task))), runId });
-    }
+    // The shell that discovers is the one the change runs in: it takes the host lock first, so
+    // onboard queues behind another run on the machine and decides from what that run left.
+    const runId = newRunId();
+    const script = renderProbeScript(task.host, fleet, { everyInterface: true, lock: lockWithin(task, 'deploy', runId) });
+    found.set(task.host.id, { ...(await probeKeepingShell(session, script, task.signal, lockProgress(task))), runId });
     return { status: 'ok', reasons: [...session.notes], connections: 1, channels: session.channels };
   });
   return { discovery, found };
 }
 
-async function probeOnce(session: Session, script: string, signal: AbortSignal): Promise<Discovered> {
-  const result = requireWhole('probe', 'the discovery probe', await session.run(script, { signal }));
-  const facts = readProbe(result.stdout);
-  if (!facts.complete) throw scriptFailed('probe', 'discovery probe', result);
-  return { facts, shell: undefined };
-}
-
-async function probeKeepingShell(session: Session, script: string, signal: AbortSignal, onLine: (line: string) => void): Promise<Discovered> {
+async function probeKeepingShell(session: Session, script: string, signal: AbortSignal, onLine: (line: string) => void): Promise<Omit<Discovered, 'runId'>> {
   let decide!: (change: Continuation | undefined) => void;
   const decision = new Promise<Continuation | undefined>((resolve) => (decide = resolve));
   let heard!: (output: string) => void;
   const probed = new Promise<string>((resolve) => (heard = resolve));
   let ended = false;
-  const conversation = session.converse!(
+  const conversation = session.converse(
     script,
     PROBE_END,
     (output) => {

@@ -205,31 +205,30 @@ async function rpingBatch(dest: number, batch: readonly { id: number; cell: Cell
   // The destination owes its servers' start, then waits on the clients (not its silence), then owes their output.
   let owed = server.deadline!.owe();
   let serverEnded = false;
-  const serverRun: Promise<ExecResult> = session.converse
-    ? session.converse(
-        // A server gone before its client dials reads as REJECTED, the routing failure's own sign:
-        // on a loaded host a client may come late, so servers wait as long as the host's time
-        // limit; the stop word, or the input closing, ends them as soon as the clients are done.
-        renderRpingServerScript(batch, 'input', Math.max(RPING_SERVER_SECONDS, Math.ceil(options.timeoutMs / 1000))),
-        READY_MARK,
-        async (first) => {
-          owed();
-          announce(parsePorts(first));
-          await done;
-          if (!serverEnded) owed = server.deadline!.owe();
-          return { script: `${STOP_SERVERS}\n`, options: { signal } };
-        },
-        { signal },
-      )
-    : session.run(renderRpingServerScript(batch, 'exit'), { signal, onLine: (line) => line === READY_MARK && announce(undefined) });
+  const serverRun: Promise<ExecResult> = session.converse(
+    // A server gone before its client dials reads as REJECTED, the routing failure's own sign:
+    // on a loaded host a client may come late, so servers wait as long as the host's time
+    // limit; the stop word, or the input closing, ends them as soon as the clients are done.
+    renderRpingServerScript(batch, Math.max(RPING_SERVER_SECONDS, Math.ceil(options.timeoutMs / 1000))),
+    READY_MARK,
+    async (first) => {
+      // The servers' start is a part the host finished: its full time again (its own clients may
+      // already owe an answer, so releasing alone would leave the clock started before it).
+      server.deadline!.renew();
+      owed();
+      announce(parsePorts(first));
+      await done;
+      if (!serverEnded) owed = server.deadline!.owe();
+      return { script: `${STOP_SERVERS}\n`, options: { signal } };
+    },
+    { signal },
+  );
   serverRun.then(
     () => ((serverEnded = true), server.deadline!.renew(), owed(), announce(undefined)),
     () => ((serverEnded = true), owed(), announce(undefined)),
   );
-  const announced = await listening;
-  // Without a conversation the script cannot say its ports: the planned ones. A conversation that
-  // ended before READY_MARK started no server: its cells fail without a client.
-  const ports = announced ?? (session.converse ? new Map<number, number>() : new Map(batch.map((b) => [b.id, b.port])));
+  // A conversation that ended before READY_MARK started no server: its cells fail without a client.
+  const ports = (await listening) ?? new Map<number, number>();
 
   const clientOutputs = new Map<number, CellOutput>();
   await Promise.all(
@@ -240,13 +239,10 @@ async function rpingBatch(dest: number, batch: readonly { id: number; cell: Cell
       if (withPorts.length === 0) return;
       const clientOwed = client.deadline!.owe();
       try {
-        const clientSession = client.session!;
-        const result = clientSession.converse
-          ? await clientSession.converse(renderRpingClientScript(withPorts, 'input'), CLIENTS_DONE_MARK, () => undefined, { signal: client.deadline!.signal })
-          : await clientSession.run(renderRpingClientScript(withPorts, 'exit'), { signal: client.deadline!.signal });
-        requireWhole('check', 'the rping client run', result);
+        const result = requireWhole('check', 'the rping client run', await client.session!.converse(renderRpingClientScript(withPorts), CLIENTS_DONE_MARK, () => undefined, { signal: client.deadline!.signal }));
         client.deadline!.renew();
-        const output = 'first' in result && typeof result.first === 'string' ? result.first : result.stdout;
+        // The clients' frames come before CLIENTS_DONE_MARK; a script cut short never said it.
+        const output = result.first ?? result.stdout;
         for (const [id, out] of parseCellOutput(output)) clientOutputs.set(id, out);
       } catch (error) {
         for (const c of withPorts) clientOutputs.set(c.id, { id: c.id, exitCode: null, output: `rping client on host ${source} failed: ${(error as Error).message}` });
