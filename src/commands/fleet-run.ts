@@ -17,7 +17,6 @@ import { parseGlobals, readFleet, writeJson, type GlobalOptions, type Io } from 
 import { checkOwnFilePath } from '../runner/own-file.js';
 import { openRunLog, type RunLog } from '../runner/run-log-file.js';
 import { askSecret } from './prompt.js';
-import { hostsRequired } from './run-options.js';
 
 /** What a run's header says besides the command and the inventory. */
 export interface RunExtra {
@@ -37,19 +36,21 @@ export interface FleetRunSetup {
   readonly secrets: () => readonly string[];
 }
 
-export async function prepareRun(io: Io, cmd: Command, selection: string | undefined, required: boolean): Promise<FleetRunSetup> {
-  const raw = cmd.optsWithGlobals() as Record<string, unknown>;
-  const globals = parseGlobals(raw, io);
+/** The hosts a run works on (`selection` as --hosts takes it; undefined: all), and -K. */
+export interface RunRequest {
+  readonly selection: string | undefined;
+  readonly askSudoPass: boolean;
+}
+
+export async function prepareRun(io: Io, cmd: Command, request: RunRequest): Promise<FleetRunSetup> {
+  const globals = parseGlobals(cmd.optsWithGlobals(), io);
   const fleet = await readFleet(globals, io);
-  if (selection === undefined && required) {
-    throw new UsageError(hostsRequired(cmd.name()));
-  }
-  const ids = new Set(parseHostSelection(selection ?? 'all', fleet));
+  const ids = new Set(parseHostSelection(request.selection ?? 'all', fleet));
   const hosts = fleet.hosts.filter((h) => ids.has(h.id));
   checkLogOption(globals, io);
   const interrupt = io.interruptSignal();
   const secrets: string[] = [];
-  const transport = await buildTransport(io, globals, fleet, raw.askSudoPass === true, interrupt, secrets);
+  const transport = await buildTransport(io, globals, fleet, request.askSudoPass, interrupt, secrets);
   return { globals, fleet, hosts, interrupt, transport, secrets: () => secrets };
 }
 
