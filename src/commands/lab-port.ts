@@ -1,5 +1,6 @@
 /** `ibfleet lab port [--name L] H NIC [STATE] [--mode M] [--mtu N] [--rate R]`: change a lab host's RDMA port at run time. */
 import type { Command } from 'commander';
+import { DEFAULT_LAB_NAME } from '../lab/names.js';
 import { IPOIB_MODES, PORT_STATES } from '../lab/rdma-emulation.js';
 import type { CommandResult, Io } from './context.js';
 import { readOptions, type OptionTools } from './options.js';
@@ -24,7 +25,7 @@ export function registerLabPort(lab: Command, io: Io, done: (r: CommandResult) =
     .argument('<host>', 'host number, e.g. 34')
     .argument('<nic>', 'the NIC\'s interface name, e.g. ib1')
     .argument('[state]', `port state: ${PORT_STATES.join(', ')}`)
-    .option('--name <name>', 'lab name', 'default')
+    .option('--name <name>', 'lab name', DEFAULT_LAB_NAME)
     .option('--mode <mode>', 'IPoIB mode: datagram (MTU 2044) or connected (MTU 65520)')
     .option('--mtu <bytes>', 'interface MTU (default: the mode\'s)')
     .option('--rate <text>', 'port rate as sysfs prints it, e.g. "56 Gb/sec (4X FDR)" for a degraded link')

@@ -14,8 +14,8 @@ import { HOST_BOOT_DIR } from './manager-boot.js';
 /** How often the runner looks at the enabled timers: the lab's bound adds this to OnUnitActiveSec. */
 export const TIMER_POLL_S = 1;
 
-export function renderTimerRunner(): string {
-  return `#!/bin/bash
+/** Where it keeps each timer's last start, its log, and how it waits a poll interval without forking `sleep`. */
+const SETUP = `#!/bin/bash
 # ibfleet lab: systemd's timers for a host without systemd (see src/lab/timer-runner.ts).
 set -u
 units=/etc/systemd/system
@@ -29,13 +29,19 @@ mkfifo "$state/.tick"
 exec 3<>"$state/.tick"
 printf -v booted '%(%s)T' -1
 
-say() {
+`;
+
+/** say TEXT: a line in the timers' log, with the local time. */
+const SAY = `say() {
 	local now
 	printf -v now '%(%F %T)T' -1
 	printf '%s %s\\n' "$now" "$*" >>"$log"
 }
 
-# unit_key FILE KEY: the last KEY= value of FILE in REPLY ('' when absent).
+`;
+
+/** unit_key FILE KEY: systemd's unit files read as far as ibfleet's units need (the last KEY= wins). */
+const UNIT_KEY = `# unit_key FILE KEY: the last KEY= value of FILE in REPLY ('' when absent).
 unit_key() {
 	local line value=
 	while IFS= read -r line || [[ -n $line ]]; do
@@ -44,7 +50,10 @@ unit_key() {
 	REPLY=$value
 }
 
-# seconds SPAN: a systemd time span ("30", "30s", "1min 30s") in REPLY, or return 1.
+`;
+
+/** seconds SPAN: systemd's time spans, as far as ibfleet's units write them. */
+const SECONDS = `# seconds SPAN: a systemd time span ("30", "30s", "1min 30s") in REPLY, or return 1.
 seconds() {
 	local rest=$1 n unit total=0
 	[[ -n $rest ]] || return 1
@@ -62,7 +71,10 @@ seconds() {
 	REPLY=$total
 }
 
-# run TIMER NOW: start the timer's service if it is due.
+`;
+
+/** run TIMER NOW: systemd's decision for one timer — OnBootSec before its first start, OnUnitActiveSec after — and the start. */
+const RUN_IF_DUE = `# run TIMER NOW: start the timer's service if it is due.
 run() {
 	local timer=$1 now=$2 name=\${1##*/} boot_after every unit last due exec
 	unit_key "$timer" OnBootSec
@@ -98,7 +110,10 @@ run() {
 	say "$unit: exit $?"
 }
 
-# enabled: the enabled timers' files, in ENABLED.
+`;
+
+/** enabled: what systemd would start at timers.target — timers linked in its .wants or named by a drop-in's Wants=. */
+const ENABLED_TIMERS = `# enabled: the enabled timers' files, in ENABLED.
 enabled() {
 	local f line unit
 	ENABLED=()
@@ -117,7 +132,10 @@ enabled() {
 	done
 }
 
-while :; do
+`;
+
+/** The loop: every poll interval, each enabled timer that is due is started. */
+const POLL_LOOP = `while :; do
 	printf -v now '%(%s)T' -1
 	enabled
 	for timer in "\${ENABLED[@]}"; do
@@ -126,4 +144,8 @@ while :; do
 	read -rt ${TIMER_POLL_S} -u 3 || true
 done
 `;
+
+/** The whole program, its parts in the order bash needs them: the functions before the loop that calls them. */
+export function renderTimerRunner(): string {
+  return [SETUP, SAY, UNIT_KEY, SECONDS, RUN_IF_DUE, ENABLED_TIMERS, POLL_LOOP].join('');
 }
