@@ -15,7 +15,7 @@ import { runDocument } from '../ui/json.js';
 import { plainHandler } from '../ui/plain.js';
 import { parseGlobals, readFleet, writeJson, type GlobalOptions, type Io } from './context.js';
 import { checkOwnFilePath } from '../runner/own-file.js';
-import { openRunLog, type RunLog } from '../runner/run-log-file.js';
+import { openRunLog, type RunLog } from '../ui/run-log-file.js';
 import { askSecret } from './prompt.js';
 
 /** What a run's header says besides the command and the inventory. */
@@ -123,7 +123,7 @@ export async function runDisplayed(
 }
 
 /**
- * The run's log (src/runner/run-log-file.ts), or none with --no-log. A log that cannot be opened
+ * The run's log (src/ui/run-log-file.ts), or none with --no-log. A log that cannot be opened
  * is said once on stderr and the run goes on: the record matters less than the work.
  */
 export function startRunLog(io: Io, globals: GlobalOptions, command: string, secrets: () => readonly string[]): RunLog | undefined {

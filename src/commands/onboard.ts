@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { MANAGERS } from '../inventory/model.js';
 import type { CommandResult, Io } from './context.js';
-import type { RunLog } from '../runner/run-log-file.js';
+import type { RunLog } from '../ui/run-log-file.js';
 import { readOptions, type OptionTools } from './options.js';
 import { addRunOptions } from './run-options.js';
 

@@ -11,7 +11,7 @@ import { clipHostLines, clipHostText } from '../../src/host-text.js';
 import { runDocument } from '../../src/ui/json.js';
 import { plainHandler } from '../../src/ui/plain.js';
 import { toFinishedHost } from '../../src/ui/tui/state.js';
-import { openRunLog } from '../../src/runner/run-log-file.js';
+import { openRunLog } from '../../src/ui/run-log-file.js';
 import type { CommandName, HostResult } from '../../src/vocabulary.js';
 import { host, mem34, result, runStart, T0 } from './fixtures.js';
 
