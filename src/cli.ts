@@ -11,7 +11,7 @@ import { commandSpec, findCommand, walkWords } from './command-line.js';
 import type { CommandResult, Io } from './commands/context.js';
 import { addHelpFooters, optionDescription } from './commands/help.js';
 import { registerCommands } from './commands/register.js';
-import { BugError, clipInput, HostError, InterruptedError, InventoryError, UsageError } from './errors.js';
+import { BugError, clipInput, ConfigError, HostError, InterruptedError, LabError, UsageError, type ConfigKind } from './errors.js';
 import { jsonText, sanitizeLine, sanitizeLines } from './ui/text/sanitize.js';
 import type { RunVerdict } from './vocabulary.js';
 import { VERSION } from './version.js';
@@ -109,7 +109,8 @@ function positionalHint(line: CommandLine): string | undefined {
 }
 
 interface ReportedError {
-  readonly kind: 'usage' | 'inventory' | 'interrupted' | 'host' | 'bug';
+  /** Under --json, `error.kind`: which file was invalid for a ConfigError. */
+  readonly kind: 'usage' | ConfigKind | 'interrupted' | 'host' | 'lab' | 'bug';
   readonly message: string;
   readonly exit: number;
   /** The text for stderr (without --json: the whole report). */
@@ -131,14 +132,17 @@ function describeError(error: unknown, io: Io, context: ErrorContext): ReportedE
     const message = (error.code === 'commander.excessArguments' ? positionalHint(context.line) : undefined) ?? said;
     return { kind: 'usage', message, exit: EXIT.usage, text: `ibfleet: ${message}\n(run ibfleet ${name ?? ''}${name ? ' ' : ''}--help for usage)\n` };
   }
-  if (error instanceof InventoryError) {
+  if (error instanceof ConfigError) {
     const message = `${error.total === 1 ? 'this problem' : `these ${error.total} problems`} must be fixed first; nothing was contacted`;
     const problems = error.problems.map((p) => ({ file: p.position.file, line: p.position.line, column: p.position.column, message: p.message, hint: p.hint ?? null }));
-    return { kind: 'inventory', message: `${error.message}\n${message}`, exit: EXIT.usage, text: `${error.message}\nibfleet: ${message}\n`, problems };
+    return { kind: error.kind, message: `${error.message}\n${message}`, exit: EXIT.usage, text: `${error.message}\nibfleet: ${message}\n`, problems };
   }
   if (error instanceof UsageError) return { kind: 'usage', message: error.message, exit: EXIT.usage, text: `ibfleet: ${error.message}\n` };
   if (error instanceof InterruptedError) return { kind: 'interrupted', message: 'interrupted', exit: EXIT.interrupted, text: 'ibfleet: interrupted\n' };
-  if (error instanceof HostError) return { kind: 'host', message: `${error.stage}: ${error.message}`, exit: EXIT.failed, text: `ibfleet: ${error.stage}: ${sanitizeLine(error.message, 'keep')}\n${sanitizeLines(error.stderrTail, 'keep').join('\n')}\n` };
+  if (error instanceof HostError || error instanceof LabError) {
+    const [kind, where] = error instanceof HostError ? (['host', error.stage] as const) : (['lab', error.step] as const);
+    return { kind, message: `${where}: ${error.message}`, exit: EXIT.failed, text: `ibfleet: ${where}: ${sanitizeLine(error.message, 'keep')}\n${sanitizeLines(error.stderrTail, 'keep').join('\n')}\n` };
+  }
   const what = error instanceof BugError ? 'bug' : 'unexpected error';
   const text = error instanceof Error ? `${error.name !== 'Error' && !(error instanceof BugError) ? `${error.name}: ` : ''}${error.message}` : String(error);
   if (io.env.IBFLEET_DEBUG) {

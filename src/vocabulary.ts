@@ -9,13 +9,11 @@
  * handler in tests are all handlers of RunEvents (ClusterShell's ev_start / ev_hup / ev_close).
  */
 import type { Host, Manager } from './inventory/model.js';
+import type { Stage } from './stages.js';
 
 export type CommandName = 'deploy' | 'status' | 'rollback' | 'verify' | 'onboard';
 
-/** Stages a host moves through, in order; not every command uses every stage. */
-/** `wait`: another ibfleet run holds the host's lock, and this one waits for it (deploy, rollback). */
-export const STAGES = ['connect', 'wait', 'probe', 'plan', 'push', 'apply', 'verify', 'check'] as const;
-export type Stage = (typeof STAGES)[number];
+export { STAGES, type Stage } from './stages.js';
 
 /**
  * `not-run`: the host never started, or was stopped before it did its work (Ctrl-C): not a failure of

@@ -205,11 +205,11 @@ function timeoutError(host: Host, stage: Stage, timeoutMs: number): HostError {
 const READING_STAGES: ReadonlySet<Stage> = new Set(['connect', 'probe', 'check']);
 
 export function failureOutcome(error: unknown, stage: Stage, interrupted = false): HostOutcome {
-  const at = error instanceof HostError ? (error.stage as Stage) : stage;
+  const at = error instanceof HostError ? error.stage : stage;
   if (interrupted && READING_STAGES.has(at) && READING_STAGES.has(stage)) return { status: 'not-run', reasons: [`interrupted during ${stage}`] };
   const failure: HostFailure =
     error instanceof HostError
-      ? { stage: error.stage as Stage, message: error.message, stderrTail: error.stderrTail, ...(error.exitCode === undefined ? {} : { exitCode: error.exitCode }) }
+      ? { stage: error.stage, message: error.message, stderrTail: error.stderrTail, ...(error.exitCode === undefined ? {} : { exitCode: error.exitCode }) }
       : { stage, message: interrupted ? 'interrupted' : `unexpected error: ${error instanceof Error ? error.message : String(error)}`, stderrTail: error instanceof Error && !interrupted ? (error.stack ?? '') : '' };
   const unreachable = error instanceof ConnectError && error.unreachable;
   return { status: unreachable ? 'unreachable' : 'failed', reasons: [failure.message], error: failure };
