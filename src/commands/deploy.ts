@@ -35,6 +35,6 @@ export function registerDeploy(program: Command, io: Io, done: (r: CommandResult
     const run = await prepareRun(io, cmd, { selection: opts.hosts, askSudoPass: opts.askSudoPass });
     const { dryRun } = opts;
     const showScripts = dryRun && opts.showScripts;
-    done({ verdict: await runPerHost(io, run, 'deploy', { playbook: playbook.name, dryRun, showScripts }, deployHost({ fleet: run.fleet, playbook, transport: run.transport }, { dryRun })) });
+    done({ verdict: await runPerHost(io, run, { command: 'deploy', inventory: run.globals.inventory, playbook: playbook.name, dryRun, showScripts }, deployHost({ fleet: run.fleet, playbook, transport: run.transport }, { dryRun })) });
   });
 }

@@ -95,8 +95,8 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
         },
         onDiscovered: (d, host) => formatDiscoveryLines(d, host).forEach(say),
         phase: async (name) => {
-          const extra = name === 'deploy' ? { playbook: playbook.name } : {};
-          const display = globals.json ? { events: {}, finish: async () => undefined } : await chooseDisplay(io, globals, name, extra);
+          const header = { command: name, inventory: globals.inventory, ...(name === 'deploy' ? { playbook: playbook.name } : {}) };
+          const display = globals.json ? { events: {}, finish: async () => undefined } : await chooseDisplay(io, globals, header);
           return withRunLog(io, globals, display, log, { close: false });
         },
         onInventory: (change) => {

@@ -35,7 +35,7 @@ export function registerRender(program: Command, io: Io, done: (r: CommandResult
         const [{ readPlaybook }, { prepareRun, runPerHost }, { statusHost }] = await Promise.all([import('./context.js'), import('./fleet-run.js'), import('../runner/host-workflows.js')]);
         const playbook = await readPlaybook(opts.playbook, io);
         const run = await prepareRun(io, cmd, { selection: opts.hosts, askSudoPass: opts.askSudoPass });
-        done({ verdict: await runPerHost(io, run, 'status', { playbook: playbook.name, diff: true }, statusHost({ fleet: run.fleet, playbook, transport: run.transport }, { diff: true })) });
+        done({ verdict: await runPerHost(io, run, { command: 'render', inventory: run.globals.inventory, playbook: playbook.name, diff: true }, statusHost({ fleet: run.fleet, playbook, transport: run.transport }, { diff: true })) });
         return;
       }
       const [{ parseGlobals, readFleet, readPlaybook, writeJson }, { parseHostSelection }, { renderForDisplay }, { formatRenderText, renderJson }] = await Promise.all([

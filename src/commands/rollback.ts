@@ -25,6 +25,6 @@ export function registerRollback(program: Command, io: Io, done: (r: CommandResu
     ]);
     const playbook = await readPlaybook(undefined, io);
     const run = await prepareRun(io, cmd, { selection: opts.hosts, askSudoPass: opts.askSudoPass });
-    done({ verdict: await runPerHost(io, run, 'rollback', {}, rollbackHost({ fleet: run.fleet, playbook, transport: run.transport })) });
+    done({ verdict: await runPerHost(io, run, { command: 'rollback', inventory: run.globals.inventory }, rollbackHost({ fleet: run.fleet, playbook, transport: run.transport })) });
   });
 }

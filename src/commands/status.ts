@@ -31,6 +31,6 @@ export function registerStatus(program: Command, io: Io, done: (r: CommandResult
     const playbook = await readPlaybook(opts.playbook, io);
     const run = await prepareRun(io, cmd, { selection: opts.hosts, askSudoPass: opts.askSudoPass });
     const { diff } = opts;
-    done({ verdict: await runPerHost(io, run, 'status', { playbook: playbook.name, diff }, statusHost({ fleet: run.fleet, playbook, transport: run.transport }, { diff }), fleetWarnings(playbook)) });
+    done({ verdict: await runPerHost(io, run, { command: 'status', inventory: run.globals.inventory, playbook: playbook.name, diff }, statusHost({ fleet: run.fleet, playbook, transport: run.transport }, { diff }), fleetWarnings(playbook)) });
   });
 }

@@ -47,7 +47,7 @@ export function registerVerify(program: Command, io: Io, done: (r: CommandResult
     const [{ fanoutOptions, prepareRun, runDisplayed }, { runVerify }] = await Promise.all([import('./fleet-run.js'), import('../runner/verify.js')]);
     const run = await prepareRun(io, cmd, { selection: opts.pair !== undefined ? `pair:${opts.pair}` : opts.hosts, askSudoPass: opts.askSudoPass });
     if (run.hosts.length < 2) throw new UsageError(`verify needs at least two hosts; the selection has ${run.hosts.length}`);
-    const verdict = await runDisplayed(io, run, 'verify', {}, (events) =>
+    const verdict = await runDisplayed(io, run, { command: 'verify', inventory: run.globals.inventory }, (events) =>
       runVerify({ ...fanoutOptions(run, events), fleet: run.fleet, hosts: run.hosts, mode: opts.ring ? 'ring' : 'full', rping: opts.rping, transport: run.transport, ...(opts.rpingPort !== undefined ? { basePort: opts.rpingPort } : {}) }),
     );
     done({ verdict });

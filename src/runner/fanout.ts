@@ -8,7 +8,7 @@
 import pLimit from 'p-limit';
 import { HostError } from '../errors.js';
 import type { Host } from '../inventory/model.js';
-import { hostRef, type CommandName, type HostFailure, type HostRef, type HostResult, type MatrixCell, type RunDisplay, type RunEnd, type RunEvents, type Stage } from '../vocabulary.js';
+import { hostRef, type HostFailure, type HostRef, type HostResult, type MatrixCell, type RunDisplay, type RunEnd, type RunEvents, type RunHeader, type Stage } from '../vocabulary.js';
 import { ConnectError } from './transport.js';
 
 export interface HostTask {
@@ -213,16 +213,6 @@ export function failureOutcome(error: unknown, stage: Stage, interrupted = false
       : { stage, message: interrupted ? 'interrupted' : `unexpected error: ${error instanceof Error ? error.message : String(error)}`, stderrTail: error instanceof Error && !interrupted ? (error.stack ?? '') : '' };
   const unreachable = error instanceof ConnectError && error.unreachable;
   return { status: unreachable ? 'unreachable' : 'failed', reasons: [failure.message], error: failure };
-}
-
-/** What a run's start event says besides its hosts and concurrency. */
-export interface RunHeader {
-  readonly command: CommandName;
-  readonly inventory: string;
-  readonly playbook?: string;
-  readonly dryRun?: boolean;
-  readonly showScripts?: boolean;
-  readonly diff?: boolean;
 }
 
 export interface AnnounceOptions {

@@ -81,7 +81,7 @@ describe('a host that printed 1 MB on one line before failing', () => {
   });
 
   it('--json: error and errorDetail cut at 16 KiB, with errorDetail.cut giving the lengths before the cut', () => {
-    const doc = runDocument({ command: 'deploy', inventory: 'i.yaml', results: [failing(41)], durationMs: 5000, interrupted: false });
+    const doc = runDocument({ command: 'deploy', inventory: 'i.yaml' }, { results: [failing(41)], durationMs: 5000, interrupted: false });
     const text = JSON.stringify(doc);
     expect(text.length).toBeLessThan(64 * 1024);
     const h = doc.hosts[0]!;
@@ -93,7 +93,7 @@ describe('a host that printed 1 MB on one line before failing', () => {
   });
 
   it('--json: an error that fits is whole, with no cut field', () => {
-    const doc = runDocument({ command: 'deploy', inventory: 'i.yaml', results: [result(mem34, 'failed', { error: { stage: 'apply', message: 'exit 1', stderrTail: 'boom' } })], durationMs: 1, interrupted: false });
+    const doc = runDocument({ command: 'deploy', inventory: 'i.yaml' }, { results: [result(mem34, 'failed', { error: { stage: 'apply', message: 'exit 1', stderrTail: 'boom' } })], durationMs: 1, interrupted: false });
     expect(doc.hosts[0]!.errorDetail).toEqual({ stage: 'apply', message: 'exit 1', stderrTail: 'boom' });
   });
 
