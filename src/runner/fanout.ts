@@ -192,9 +192,17 @@ async function runOne(host: Host, ref: HostRef, deadline: Deadline, options: Fan
   }
 }
 
+/**
+ * --timeout as the user gave it, to the millisecond a timer keeps: `0.4 s`, `60 s` (rounding to
+ * whole seconds said "within 0 s" for 0.4).
+ */
+export function timeLimitText(timeoutMs: number): string {
+  return `${Number((timeoutMs / 1000).toFixed(3))} s`;
+}
+
 /** No answer while connecting is an unreachable host; a timeout later is a failure at that stage. */
 function timeoutError(host: Host, stage: Stage, timeoutMs: number): HostError {
-  const limit = `${Math.round(timeoutMs / 1000)} s`;
+  const limit = timeLimitText(timeoutMs);
   return stage === 'connect' ? new ConnectError(`no answer from ${host.target} within ${limit} (--timeout)`, true) : new HostError(stage, `timed out after ${limit} during ${stage}`);
 }
 

@@ -19,7 +19,7 @@ import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable, type 
 import { RPING_BASE_PORT } from '../render/verify-commands.js';
 import { CELLS_PER_BATCH, CLIENTS_DONE_MARK, PORT_MARK, READY_MARK, RPING_SERVER_SECONDS, STOP_SERVERS, renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../render/verify-scripts.js';
 import { hostRef, type CellSpec, type HostResult, type MatrixCell, type RunEvents } from '../vocabulary.js';
-import { Deadlines, runHosts, type Deadline } from './fanout.js';
+import { Deadlines, runHosts, timeLimitText, type Deadline } from './fanout.js';
 import { requireWhole, type ExecResult, type Session, type Transport } from './transport.js';
 
 export interface VerifyOptions {
@@ -129,7 +129,7 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
 
 /** A cell cut off by a host's deadline: the host owed an answer and finished nothing for --timeout. */
 function timedOut(host: number, timeoutMs: number): string {
-  return `host ${host}'s time limit ran out: it finished none of its cells for ${timeoutMs / 1000} s (--timeout)`;
+  return `host ${host}'s time limit ran out: it finished none of its cells for ${timeLimitText(timeoutMs)} (--timeout)`;
 }
 
 /** Each host's result: how it failed to connect, or how the cells from it went. */
