@@ -12,7 +12,6 @@ export type YamlPath = readonly (string | number)[];
  * but NEL): one of them means the file is not YAML text — most likely a binary — and is said once,
  * rather than as hundreds of syntax errors each quoting garbage.
  */
-// eslint-disable-next-line no-control-regex
 const NOT_YAML_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u0084\u0086-\u009f]/;
 
 /**

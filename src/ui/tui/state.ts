@@ -1,6 +1,7 @@
 /**
- * The TUI's view model: a pure fold of the runner's events (src/runner/events.ts). No React, no
- * IO — the Ink components only draw what this produces, and the reducer is tested with tables.
+ * The TUI's view model: a pure fold of the runner's events (RunEvents, src/vocabulary.ts). No
+ * React, no IO — the Ink components only draw what this produces, and the reducer is tested with
+ * tables.
  *
  * Events are folded in batches (`reduceRun(state, actions)`): the TUI queues events as they come
  * and folds the queue once per frame, so a burst of 32 hosts connecting costs one copy of the
