@@ -23,7 +23,13 @@ import type { Manager } from '../../src/inventory/model.js';
  * reads (verify's `stop`) — and how that piece ends. `signal` aborts when the channel closes (a
  * responder may honour it, as a real host's processes end with their channel).
  */
-export type Responder = (input: string, signal: AbortSignal) => ExecResult | Promise<ExecResult>;
+export type Responder = (input: string, signal: AbortSignal) => HostAnswer | Promise<HostAnswer>;
+
+/**
+ * What the host printed and how the piece ended. No `cut`: a session decides that itself, from
+ * how much the host printed (more than OUTPUT_KEEP), as the real one does.
+ */
+export type HostAnswer = Omit<ExecResult, 'cut'>;
 
 export interface FakeHost {
   /** Throw this instead of connecting. */
@@ -89,7 +95,7 @@ class FakeShell extends EventEmitter implements ShellChannel {
   }
 
   private async live(): Promise<void> {
-    let last: ExecResult = { code: 0, signal: undefined, stdout: '', stderr: '' };
+    let last: HostAnswer = { code: 0, signal: undefined, stdout: '', stderr: '' };
     for (;;) {
       const piece = await this.next();
       if (this.closed) return;
@@ -108,7 +114,7 @@ class FakeShell extends EventEmitter implements ShellChannel {
     }
   }
 
-  private exit(result: ExecResult): void {
+  private exit(result: HostAnswer): void {
     this.emit('exit', result.code, result.signal);
     this.close();
   }
@@ -158,7 +164,7 @@ export function fakeTransport(hosts: Record<number, FakeHost>): Transport & { lo
   };
 }
 
-export const ok = (stdout: string): ExecResult => ({ code: 0, signal: undefined, stdout, stderr: '' });
+export const ok = (stdout: string): HostAnswer => ({ code: 0, signal: undefined, stdout, stderr: '' });
 
 export function fixture(name: string): string {
   return readFileSync(new URL(`../fixtures/probe/${name}`, import.meta.url), 'utf8');
