@@ -5,7 +5,7 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { isMap, isScalar } from 'yaml';
 import type { z } from 'zod';
-import { clipInput, InventoryError, type InventoryProblem } from '../errors.js';
+import { clipInput, ConfigError, type InventoryProblem } from '../errors.js';
 import { MAIN_RULE_PRIORITY, MAX_HOST, MIN_HOST, RESERVED_TABLES, deriveNicAddress, deriveRulePriority, deriveTable, nicAddressInSubnet } from './derive.js';
 import { formatCidr, parseCidr, parseIpv4, type Cidr } from './ipv4.js';
 import type { Fleet, Host, Nic, Pair } from './model.js';
@@ -31,16 +31,16 @@ function allowedKeys(path: YamlPath): readonly string[] | undefined {
  * paths it contains, so the caller can resolve them against its own working directory.
  */
 export function loadInventory(text: string, file: string, baseDir: string = dirname(file)): Fleet {
-  const source = YamlSource.parse(text, file);
+  const source = YamlSource.parse(text, file, 'inventory');
   if (!isMap(source.doc.contents)) {
-    throw new InventoryError([source.problem([], 'an inventory is a YAML map with fabric, defaults, hosts and pairs', 'start from inventory/fleet.yaml')]);
+    throw new ConfigError('inventory', [source.problem([], 'an inventory is a YAML map with fabric, defaults, hosts and pairs', 'start from inventory/fleet.yaml')]);
   }
   const raw = source.toJS();
   const parsed = inventorySchema.safeParse(raw);
   if (parsed.success) {
     const built = buildFleet(parsed.data, source, baseDir, new Set());
     if (built.fleet) return built.fleet;
-    throw new InventoryError(inFileOrder(built.problems));
+    throw new ConfigError('inventory', inFileOrder(built.problems));
   }
   // Every independent problem in one pass: what the schema refused is set aside (unknown keys
   // dropped, a refused host or pair left out but still known by its number), and the rest is
@@ -49,7 +49,7 @@ export function loadInventory(text: string, file: string, baseDir: string = dirn
   const rest = setAside(raw, parsed.error.issues);
   const reparsed = rest && inventorySchema.safeParse(rest.input);
   if (rest && reparsed?.success) problems.push(...buildFleet(reparsed.data, source, baseDir, rest.refusedHosts).problems);
-  throw new InventoryError(inFileOrder(unique(problems)));
+  throw new ConfigError('inventory', inFileOrder(unique(problems)));
 }
 
 function unique(problems: readonly InventoryProblem[]): InventoryProblem[] {
