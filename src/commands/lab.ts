@@ -18,6 +18,7 @@ async function load() {
       mgmtSubnet: z.string().optional(),
       manager: z.array(z.string()).default([]),
       interfaces: z.array(z.string()).default([]),
+      nics: z.array(z.string()).default([]),
       managers: z.boolean().default(true),
       withoutRdma: z.string().optional(),
     }),
@@ -42,6 +43,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
     .option('--mgmt-subnet <cidr>', 'management network of the lab hosts (host H = network + H; default 198.18.0.0/24)')
     .option('--manager <hosts=manager>', 'emulated network manager, e.g. 40=ifupdown or 40-47=networkmanager (repeatable; default: 16 networkmanager, others netplan)', collect, [])
     .option('--interfaces <hosts=names>', 'NIC interface names, e.g. 40=eth0,eth1 (repeatable; default: the inventory\'s, else ib0,ib1)', collect, [])
+    .option('--nics <count|hosts=count>', 'fabric NICs per host, 1..16: --nics 8 for every host, --nics 16-17=8 for some (repeatable; default: the inventory\'s, else 2); more than 2 get a GPU node\'s PCI-slot names (ibp12s0, ibp75s0, …) and a ConnectX-7 each', collect, [])
     .option('--no-managers', 'run no network manager in the hosts (the lab adds the fabric addresses itself; no reboot): for labs too big for a daemon per host')
     .option('--without-rdma <hosts>', 'hosts that show no RDMA device (no /sys/class/infiniband entry, no rping), as a machine without driver or rdma-core')
     .action(async (raw: unknown, cmd: Command) => {
@@ -49,7 +51,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
       const globals = parseGlobals(cmd.optsWithGlobals(), io);
       const opts = parseOptions(schemas.up, raw);
       const { labUp } = await import('../lab/up.js');
-      const { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments } = await import('../lab/options.js');
+      const { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments, parseNicCounts } = await import('../lab/options.js');
       const { formatLabUpText, labUpJson } = await import('../lab/format.js');
       const { selfCommand } = await import('./self-command.js');
       const fleet = await sourceFleet(cmd, io);
@@ -59,6 +61,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
         fleet,
         managers: parseManagerAssignments(opts.manager),
         interfaces: parseInterfaceAssignments(opts.interfaces),
+        nics: parseNicCounts(opts.nics),
         networkDaemons: opts.managers,
         ...(opts.hosts !== undefined ? { hosts: parseLabHosts(opts.hosts) } : {}),
         ...(opts.mgmtSubnet !== undefined ? { mgmtSubnet: opts.mgmtSubnet } : {}),
