@@ -1,6 +1,6 @@
 /** The `--json` document: one object on stdout describing the whole run. Pure. */
 import { clipHostLines, clipHostText } from '../host-text.js';
-import { runPassed, type CommandName, type HostFailure, type HostResult, type MatrixCell } from '../vocabulary.js';
+import { runPassed, type CommandName, type HostFailure, type HostResult, type MatrixCell, type MatrixStart } from '../vocabulary.js';
 import { countStatuses } from './text/format.js';
 
 /**
@@ -35,6 +35,7 @@ export interface RunSummaryInput {
   readonly dryRun?: boolean;
   readonly results: readonly HostResult[];
   readonly cells?: readonly MatrixCell[];
+  readonly matrix?: MatrixStart;
   readonly warnings?: readonly string[];
   readonly durationMs: number;
   readonly interrupted: boolean;
@@ -72,6 +73,8 @@ export function runDocument(input: RunSummaryInput) {
       ...(r.planText ? { plan: r.planText } : {}),
       ...(r.connections !== undefined ? { ssh: { connections: r.connections, channels: r.channels ?? 0 } } : {}),
     })),
-    ...(input.cells ? { matrix: cells.map((c) => ({ from: { host: c.from.host, nic: c.from.nic, iface: c.from.iface, ip: c.from.ip }, to: { host: c.to.host, nic: c.to.nic, iface: c.to.iface, ip: c.to.ip }, ok: c.ok, state: c.state, method: c.method, detail: c.detail, reproduce: c.reproduce })) } : {}),
+    // Which matrix ran (full, rail, ring), and why when verify chose it.
+    ...(input.matrix ? { matrixMode: input.matrix.mode, ...(input.matrix.reason ? { matrixReason: input.matrix.reason } : {}) } : {}),
+    ...(input.cells ? { matrix: cells.map((c) => ({ from: { host: c.from.host, nic: c.from.nic, iface: c.from.iface, ip: c.from.ip }, to: { host: c.to.host, nic: c.to.nic, iface: c.to.iface, ip: c.to.ip }, ok: c.ok, state: c.state, method: c.method, detail: c.detail, reproduce: c.reproduce, ...(c.causes ? { causes: c.causes } : {}) })) } : {}),
   };
 }

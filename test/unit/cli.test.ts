@@ -297,6 +297,15 @@ describe('exit codes and messages', () => {
     expect(stderr).toContain('--rping and --no-rping contradict each other');
   });
 
+  it.each([
+    [['--rail', '--ring'], '--rail and --ring contradict each other'],
+    [['--full', '--rail'], '--full and --rail contradict each other'],
+  ])('verify %j: one matrix at a time, exit 2, nothing contacted', async (flags, message) => {
+    const { code, stderr } = await ibfleet(['verify', '--hosts', '16,34', ...flags]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(message);
+  });
+
   it('render --diff --out: refused (one compares with the hosts, the other writes files here), exit 2', async () => {
     const { code, stderr } = await ibfleet(['render', '--hosts', '34', '--diff', '--out', join(scratch, 'never')]);
     expect(code).toBe(2);
