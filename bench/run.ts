@@ -82,8 +82,8 @@ export interface RunRecord {
   readonly hostsOk: number;
   /** Hosts whose result was verified on the host after the change (ibfleet only). */
   readonly hostsVerified: number | null;
-  /** verify: matrix cells and how many passed. */
-  readonly cells?: { readonly total: number; readonly passed: number };
+  /** verify: matrix cells, how many passed, and which matrix it was (full, rail, ring). */
+  readonly cells?: { readonly total: number; readonly passed: number; readonly mode?: string };
   readonly note?: string;
 }
 
@@ -102,7 +102,7 @@ export interface RowSummary {
   readonly channelsPerHost: { readonly min: number; readonly max: number } | null;
   readonly hostsOk: { readonly min: number; readonly max: number };
   readonly hostsVerified: { readonly min: number; readonly max: number } | null;
-  readonly cells?: { readonly total: number; readonly passedMin: number };
+  readonly cells?: { readonly total: number; readonly passedMin: number; readonly mode?: string };
   readonly failedRuns: number;
 }
 
@@ -159,6 +159,7 @@ interface IbfleetJson {
   readonly ok: boolean;
   readonly hosts: readonly IbfleetHostJson[];
   readonly matrix?: readonly { readonly ok: boolean | null }[];
+  readonly matrixMode?: string;
 }
 
 function parseDoc(m: Measurement, what: string): IbfleetJson {
@@ -253,7 +254,7 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
     const okHosts = doc.hosts.filter((h) => good.includes(h.status));
     const failed = doc.hosts.filter((h) => !good.includes(h.status));
     const channels = doc.hosts.map((h) => h.ssh?.channels ?? 0);
-    const cells = doc.matrix ? { total: doc.matrix.length, passed: doc.matrix.filter((c) => c.ok === true).length } : undefined;
+    const cells = doc.matrix ? { total: doc.matrix.length, passed: doc.matrix.filter((c) => c.ok === true).length, ...(doc.matrixMode ? { mode: doc.matrixMode } : {}) } : undefined;
     const verifiedRow = row !== ROWS.rollback;
     return {
       row,
@@ -287,7 +288,8 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
       record(ibfleetRecord(ROWS.ring, round, ring, ids, ['ok']));
       if (fullHosts >= 2) {
         const selection = ids.slice(0, fullHosts);
-        const full = await ibfleet(['verify', '--no-rping', '--hosts', `1-${fullHosts}`], selection);
+        // --full: without it, verify would check the rails of 20 GPU nodes (more than 1 024 cells a host).
+        const full = await ibfleet(['verify', '--full', '--no-rping', '--hosts', `1-${fullHosts}`], selection);
         record(ibfleetRecord(ROWS.full, round, full, selection, ['ok']));
       }
       const rail = await ibfleet(['verify', '--rail', '--no-rping', '--hosts', 'all']);
@@ -386,7 +388,7 @@ export function summarise(runs: readonly RunRecord[]): RowSummary[] {
       channelsPerHost: channelRuns.length ? range(channelRuns.flatMap((r) => [r.channelsPerHost!.min, r.channelsPerHost!.max])) : null,
       hostsOk: range(mine.map((r) => r.hostsOk)),
       hostsVerified: verifiedRuns.length ? range(verifiedRuns.map((r) => r.hostsVerified!)) : null,
-      ...(cellRuns.length ? { cells: { total: cellRuns[0]!.cells!.total, passedMin: Math.min(...cellRuns.map((r) => r.cells!.passed)) } } : {}),
+      ...(cellRuns.length ? { cells: { total: cellRuns[0]!.cells!.total, passedMin: Math.min(...cellRuns.map((r) => r.cells!.passed)), ...(cellRuns[0]!.cells!.mode ? { mode: cellRuns[0]!.cells!.mode } : {}) } } : {}),
       failedRuns: mine.filter((r) => r.exitCode !== 0 || r.hostsOk < r.hosts).length,
     });
   }

@@ -41,9 +41,9 @@ describe.skipIf(!IS_ROOT)('npm run bench, smoke (N = 3, one round; needs root)',
     expect(row(ROWS.deploy).hostsVerified).toEqual({ min: 3, max: 3 });
     expect(row(ROWS.deployAgain).hostsVerified).toEqual({ min: 3, max: 3 });
     expect(row(ROWS.ring).hostsVerified).toEqual({ min: 3, max: 3 });
-    expect(row(ROWS.ring).cells).toEqual({ total: 3 * 4 * 4, passedMin: 48 });
-    expect(row(ROWS.full).cells).toEqual({ total: 3 * 2 * 4 * 4, passedMin: 96 });
-    expect(row(ROWS.rail).cells).toEqual({ total: 3 * 2 * 4, passedMin: 24 });
+    expect(row(ROWS.ring).cells).toEqual({ total: 3 * 4 * 4, passedMin: 48, mode: 'ring' });
+    expect(row(ROWS.full).cells).toEqual({ total: 3 * 2 * 4 * 4, passedMin: 96, mode: 'full' });
+    expect(row(ROWS.rail).cells).toEqual({ total: 3 * 2 * 4, passedMin: 24, mode: 'rail' });
     expect(size.verifyDefault).toEqual({ mode: 'full' });
     for (const name of ibfleetRows) expect(row(name).connectionsPerHost, name).toEqual({ min: 1, max: 1 });
     expect(row(ROWS.deploy).channelsPerHost!.max).toBeLessThanOrEqual(2);
