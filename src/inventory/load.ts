@@ -219,12 +219,12 @@ function nicCountOf(raw: HostInput, input: InventoryInput): { count: number; fro
  * The tables and rule priorities every NIC of the fleet gets (tableBase + n, for n up to the most
  * NICs any host has), checked once at `fabric.tableBase`, the one number that places them all:
  * none may be a table the kernel reserves, and every rule must come before main's. A NIC only some
- * hosts have is named with those hosts. (Two NICs never share a table: n differs.)
+ * hosts have is named with those hosts: the fabric's own count is not the one to change then. (Two
+ * NICs of a host never share a table: n differs.)
  */
 function checkTables(input: InventoryInput, counts: ReadonlyMap<number, number>, source: YamlSource, problems: InventoryProblem[]): void {
   const { tableBase, nics: fabricNics } = input.fabric;
   const most = Math.max(fabricNics, ...counts.values());
-  // A NIC only some hosts have is named with them: the fabric's own count is not the one to change.
   const hostsWith = (nic: number): string => {
     const ids = [...counts].filter(([, c]) => c >= nic).map(([id]) => id);
     if (nic <= fabricNics && ids.length === counts.size) return '';
