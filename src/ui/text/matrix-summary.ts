@@ -33,10 +33,13 @@ export function railCounts(cells: readonly Counted[]): RailCount[] {
   return [...rails].map(([rail, count]) => ({ rail, ...count })).sort((a, b) => (a.rail ?? Infinity) - (b.rail ?? Infinity));
 }
 
-/** `by rail (NIC n → NIC n): 1 6/6 · 2 0/6 · … · across rails 0/336 passed` — undefined for a matrix of one NIC a host. */
+/**
+ * `by rail (NIC n → NIC n): 1 6/6 · 2 0/6 · … · across rails 0/336 passed` — for multi-rail hosts
+ * (more than the seeds' two NICs), as the live view's rail grid.
+ */
 export function formatRailsText(cells: readonly Counted[]): string | undefined {
   const counts = railCounts(cells);
-  if (!counts.some((c) => c.rail !== undefined && c.rail > 1)) return undefined;
+  if (!counts.some((c) => c.rail !== undefined && c.rail > 2)) return undefined;
   const parts = counts.map((c) => `${c.rail === undefined ? 'across rails' : c.rail} ${c.passed}/${c.total}`);
   return `by rail (NIC n → NIC n): ${parts.join(' · ')} passed`;
 }
