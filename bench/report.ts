@@ -131,7 +131,7 @@ export function formatSize(size: SizeResult): string {
   const lines = size.rows.map((r) => [
     r.row,
     String(r.hosts),
-    r.cells ? String(r.cells.total) : '',
+    r.cells && r.cells.total > 0 ? String(r.cells.total) : '',
     sp(r.wallS),
     sp(r.toolCpuS),
     num(r.cpuMsPerHost?.median ?? null, 1),
