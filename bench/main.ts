@@ -2,7 +2,8 @@
  * `npm run bench -- --hosts 100` (root): ibfleet against a bare ssh2 fan-out and, where installed,
  * pdsh, clush and Ansible, on N rehearsal-lab hosts. Prints the tables and writes everything
  * measured to bench/results/bench-<time>.json. `--hosts 20,50,100,254` runs the sizes in sequence
- * and fits cost against N. Options: --rounds R (3), -c/--concurrency C (32), --timeout S (120),
+ * and fits cost against N; `--nics 8` gives every lab host 8 fabric NICs (multi-rail GPU nodes).
+ * Options: --rounds R (3), -c/--concurrency C (32), --timeout S (120),
  * --full-matrix-hosts K (20), --tools pdsh,clush,ansible | none, --name bench,
  * --mgmt-subnet 198.18.200.0/24, --out FILE, --cli PATH (another build's dist/cli.js, to compare).
  */
@@ -18,10 +19,12 @@ import { formatGrowth, formatSize, formatVerdicts, fitGrowth, judgeSize } from '
 import { benchmarkSize, CLI, labDownQuietly, REPO_ROOT, type SizeResult } from './run.js';
 import { spread } from './stats.js';
 
-const USAGE = `usage: npm run bench -- --hosts N[,N...] [--rounds 3] [-c 32] [--timeout 120] [--full-matrix-hosts 20] [--tools pdsh,clush,ansible|none] [--name bench] [--mgmt-subnet 198.18.200.0/24] [--out FILE] [--cli PATH]`;
+const USAGE = `usage: npm run bench -- --hosts N[,N...] [--nics 2] [--rounds 3] [-c 32] [--timeout 120] [--full-matrix-hosts 20] [--tools pdsh,clush,ansible|none] [--name bench] [--mgmt-subnet 198.18.200.0/24] [--out FILE] [--cli PATH]`;
 
 export interface BenchArgs {
   readonly sizes: readonly number[];
+  /** Fabric NICs per lab host (2 as the seeds; 8 as multi-rail GPU nodes). */
+  readonly nics: number;
   readonly rounds: number;
   readonly concurrency: number;
   readonly timeoutS: number;
@@ -39,6 +42,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     args: [...argv],
     options: {
       hosts: { type: 'string', default: '100' },
+      nics: { type: 'string', default: '2' },
       rounds: { type: 'string', default: '3' },
       concurrency: { type: 'string', short: 'c', default: '32' },
       timeout: { type: 'string', default: '120' },
@@ -66,6 +70,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   for (const t of tools) if (!(REFERENCE_TOOLS as readonly string[]).includes(t)) throw new Error(`--tools: unknown tool ${t} (known: ${REFERENCE_TOOLS.join(', ')}, or none)`);
   return {
     sizes,
+    nics: whole(values.nics, '--nics', 1, 16),
     rounds: whole(values.rounds, '--rounds', 1, 50),
     concurrency: whole(values.concurrency, '--concurrency', 1, 1024),
     timeoutS: whole(values.timeout, '--timeout', 5, 3600),
@@ -141,13 +146,13 @@ async function main(): Promise<number> {
   process.once('SIGTERM', stop);
 
   const env = environment();
-  log(`${env.cpus} CPUs, ${env.memoryGiB} GiB, node ${env.node}; sizes ${args.sizes.join(', ')}; ${args.rounds} rounds; concurrency ${args.concurrency}; tools ${args.tools.join(', ') || 'none'}`);
+  log(`${env.cpus} CPUs, ${env.memoryGiB} GiB, node ${env.node}; sizes ${args.sizes.join(', ')} × ${args.nics} NICs; ${args.rounds} rounds; concurrency ${args.concurrency}; tools ${args.tools.join(', ') || 'none'}`);
   const startup = await measureStartup(cli);
   const sizes: SizeResult[] = [];
   let failure: Error | undefined;
   for (const hosts of args.sizes) {
     try {
-      const size = await benchmarkSize({ hosts, rounds: args.rounds, concurrency: args.concurrency, timeoutS: args.timeoutS, fullMatrixHosts: args.fullMatrixHosts, references: args.tools, labName: args.name, mgmtSubnet: args.mgmtSubnet, log, cli });
+      const size = await benchmarkSize({ hosts, nics: args.nics, rounds: args.rounds, concurrency: args.concurrency, timeoutS: args.timeoutS, fullMatrixHosts: args.fullMatrixHosts, references: args.tools, labName: args.name, mgmtSubnet: args.mgmtSubnet, log, cli });
       sizes.push(size);
       process.stdout.write(`\n${formatSize(size)}\n`);
     } catch (error) {

@@ -29,9 +29,10 @@ export interface SizeVerdict {
     /** Every ibfleet command: exactly one SSH connection per host. */
     readonly oneConnectionPerHost: boolean;
   };
-  /** Verify cost per host: the ring over all N, the full matrix over its smaller set. */
+  /** Verify cost per host: the ring and the rails over all N, the full matrix over its smaller set. */
   readonly verifyPerHost: {
     readonly ring: { readonly wallMs: number | null; readonly cpuMs: number | null; readonly hosts: number } | null;
+    readonly rail: { readonly wallMs: number | null; readonly cpuMs: number | null; readonly hosts: number; readonly cellsPerHost: number } | null;
     readonly full: { readonly wallMs: number | null; readonly cpuMs: number | null; readonly hosts: number; readonly cellsPerHost: number } | null;
   };
 }
@@ -49,12 +50,13 @@ function ratio(size: SizeResult, top: RowName, bottom: RowName): Ratio {
   return { wall: div(med(a?.wallS), med(b?.wallS)), cpu: div(med(a?.toolCpuS), med(b?.toolCpuS)) };
 }
 
-const IBFLEET_ROWS: readonly RowName[] = [ROWS.deploy, ROWS.deployAgain, ROWS.status, ROWS.ring, ROWS.full, ROWS.rollback];
+const IBFLEET_ROWS: readonly RowName[] = [ROWS.deploy, ROWS.deployAgain, ROWS.status, ROWS.ring, ROWS.full, ROWS.rail, ROWS.rollback];
 
 export function judgeSize(size: SizeResult): SizeVerdict {
   const deploy = row(size, ROWS.deploy);
   const ring = row(size, ROWS.ring);
   const full = row(size, ROWS.full);
+  const rail = row(size, ROWS.rail);
   const within = ratio(size, ROWS.deploy, ROWS.floor).wall;
   const cpuMs = med(deploy?.cpuMsPerHost);
   const ibfleetRows = size.rows.filter((r) => IBFLEET_ROWS.includes(r.row));
@@ -77,6 +79,7 @@ export function judgeSize(size: SizeResult): SizeVerdict {
     },
     verifyPerHost: {
       ring: ring ? { wallMs: med(ring.wallMsPerHost), cpuMs: med(ring.cpuMsPerHost), hosts: ring.hosts } : null,
+      rail: rail ? { wallMs: med(rail.wallMsPerHost), cpuMs: med(rail.cpuMsPerHost), hosts: rail.hosts, cellsPerHost: (rail.cells?.total ?? 0) / rail.hosts } : null,
       full: full ? { wallMs: med(full.wallMsPerHost), cpuMs: med(full.cpuMsPerHost), hosts: full.hosts, cellsPerHost: (full.cells?.total ?? 0) / full.hosts } : null,
     },
   };
@@ -124,10 +127,11 @@ function table(headers: readonly string[], lines: readonly (readonly string[])[]
 }
 
 export function formatSize(size: SizeResult): string {
-  const headers = ['row', 'hosts', 'wall s: median (min–max)', 'tool CPU s', 'CPU ms/host', 'machine CPU s', "hosts' sshd CPU s", 'peak RSS MiB', 'conn/host', 'chan/host', 'ok', 'verified'];
+  const headers = ['row', 'hosts', 'cells', 'wall s: median (min–max)', 'tool CPU s', 'CPU ms/host', 'machine CPU s', "hosts' sshd CPU s", 'peak RSS MiB', 'conn/host', 'chan/host', 'ok', 'verified'];
   const lines = size.rows.map((r) => [
     r.row,
     String(r.hosts),
+    r.cells && r.cells.total > 0 ? String(r.cells.total) : '',
     sp(r.wallS),
     sp(r.toolCpuS),
     num(r.cpuMsPerHost?.median ?? null, 1),
@@ -139,7 +143,8 @@ export function formatSize(size: SizeResult): string {
     range(r.hostsOk),
     range(r.hostsVerified),
   ]);
-  const head = `N = ${size.hosts}: ${size.rows[0]?.runs ?? 0} rounds, lab up ${size.labUpS.toFixed(1)} s, background load ${size.backgroundCpus.toFixed(2)} CPUs${size.skipped.length ? `; skipped: ${size.skipped.join('; ')}` : ''}`;
+  const verify = `verify --hosts all without a mode checks: ${size.verifyDefault.mode}${size.verifyDefault.reason ? ` (${size.verifyDefault.reason})` : ''}`;
+  const head = `N = ${size.hosts} × ${size.nics} NICs: ${verify}\n${size.rows[0]?.runs ?? 0} rounds, lab up ${size.labUpS.toFixed(1)} s, background load ${size.backgroundCpus.toFixed(2)} CPUs${size.skipped.length ? `; skipped: ${size.skipped.join('; ')}` : ''}`;
   return `${head}\n${table(headers, lines)}`;
 }
 
@@ -159,7 +164,7 @@ export function formatVerdicts(verdicts: readonly SizeVerdict[]): string {
     x(v.ratios.ansibleOverFloor.wall),
   ]);
   const yes = (b: boolean | null) => (b === null ? '—' : b ? 'met' : 'MISSED');
-  const targetHeaders = ['N', 'deploy ≤ 1.25× floor', 'deploy CPU ms/host (≤ 10)', 'all deployed + verified', '1 connection/host', 'ring ms/host wall, CPU', 'full matrix ms/host wall, CPU (hosts, cells/host)'];
+  const targetHeaders = ['N', 'deploy ≤ 1.25× floor', 'deploy CPU ms/host (≤ 10)', 'all deployed + verified', '1 connection/host', 'ring ms/host wall, CPU', 'full matrix ms/host wall, CPU (hosts, cells/host)', 'rail ms/host wall, CPU (cells/host)'];
   const targetLines = verdicts.map((v) => [
     String(v.hosts),
     `${yes(v.targets.deployWithin125xFloor)} (${x(v.ratios.ibfleetOverFloor.wall)})`,
@@ -168,6 +173,7 @@ export function formatVerdicts(verdicts: readonly SizeVerdict[]): string {
     yes(v.targets.oneConnectionPerHost),
     v.verifyPerHost.ring ? `${num(v.verifyPerHost.ring.wallMs, 0)}, ${num(v.verifyPerHost.ring.cpuMs, 1)}` : '—',
     v.verifyPerHost.full ? `${num(v.verifyPerHost.full.wallMs, 0)}, ${num(v.verifyPerHost.full.cpuMs, 1)} (${v.verifyPerHost.full.hosts}, ${num(v.verifyPerHost.full.cellsPerHost, 0)})` : '—',
+    v.verifyPerHost.rail ? `${num(v.verifyPerHost.rail.wallMs, 0)}, ${num(v.verifyPerHost.rail.cpuMs, 1)} (${num(v.verifyPerHost.rail.cellsPerHost, 0)})` : '—',
   ]);
   return `Ratios (medians)\n${table(ratioHeaders, ratioLines)}\n\nTargets (issue 7)\n${table(targetHeaders, targetLines)}`;
 }

@@ -1,7 +1,7 @@
 /**
- * One benchmark size: bring up N lab hosts, then alternate the contenders for several rounds —
- * ibfleet (deploy from the broken state, deploy again, status, verify --ring, the full matrix on a
- * few hosts, rollback), the bare ssh2 fan-out floor, and pdsh, clush and Ansible where installed —
+ * One benchmark size: bring up N lab hosts of K NICs, then alternate the contenders for several
+ * rounds — ibfleet (deploy from the broken state, deploy again, status, verify --ring, the full
+ * matrix on a few hosts, verify --rail, rollback), the bare ssh2 fan-out floor, and pdsh, clush and Ansible where installed —
  * and summarise every row as medians with min–max. The lab always comes down at the end.
  */
 import { existsSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { loadInventory } from '../src/inventory/load.js';
 import type { Fleet } from '../src/inventory/model.js';
 import type { LabInfo } from '../src/lab/info.js';
 import { hostPaths } from '../src/lab/names.js';
+import { chooseMatrixMode, type MatrixChoice } from '../src/plan/matrix.js';
 import { loadPlaybook } from '../src/playbook/playbook.js';
 import { routingScriptFor } from '../src/render/host-files.js';
 import type { FloorJob, FloorHostResult } from './floor.js';
@@ -29,6 +30,7 @@ export const ROWS = {
   status: 'ibfleet status',
   ring: 'ibfleet verify --ring',
   full: 'ibfleet verify (full matrix)',
+  rail: 'ibfleet verify --rail',
   rollback: 'ibfleet rollback',
   floor: 'floor: ssh2 + p-limit',
   pdsh: 'pdsh',
@@ -39,6 +41,8 @@ export type RowName = (typeof ROWS)[keyof typeof ROWS];
 
 export interface SizeOptions {
   readonly hosts: number;
+  /** Fabric NICs per host (default 2). */
+  readonly nics?: number;
   readonly rounds: number;
   readonly concurrency: number;
   readonly timeoutS: number;
@@ -78,8 +82,8 @@ export interface RunRecord {
   readonly hostsOk: number;
   /** Hosts whose result was verified on the host after the change (ibfleet only). */
   readonly hostsVerified: number | null;
-  /** verify: matrix cells and how many passed. */
-  readonly cells?: { readonly total: number; readonly passed: number };
+  /** verify: matrix cells, how many passed, and which matrix it was (full, rail, ring). */
+  readonly cells?: { readonly total: number; readonly passed: number; readonly mode?: string };
   readonly note?: string;
 }
 
@@ -98,12 +102,15 @@ export interface RowSummary {
   readonly channelsPerHost: { readonly min: number; readonly max: number } | null;
   readonly hostsOk: { readonly min: number; readonly max: number };
   readonly hostsVerified: { readonly min: number; readonly max: number } | null;
-  readonly cells?: { readonly total: number; readonly passedMin: number };
+  readonly cells?: { readonly total: number; readonly passedMin: number; readonly mode?: string };
   readonly failedRuns: number;
 }
 
 export interface SizeResult {
   readonly hosts: number;
+  readonly nics: number;
+  /** The matrix `verify --hosts all` checks at this size without a mode, and why (src/plan/matrix.ts). */
+  readonly verifyDefault: MatrixChoice;
   readonly labUpS: number;
   /** Busy CPUs of the machine before the runs (other work sharing it). */
   readonly backgroundCpus: number;
@@ -152,6 +159,7 @@ interface IbfleetJson {
   readonly ok: boolean;
   readonly hosts: readonly IbfleetHostJson[];
   readonly matrix?: readonly { readonly ok: boolean | null }[];
+  readonly matrixMode?: string;
 }
 
 function parseDoc(m: Measurement, what: string): IbfleetJson {
@@ -172,7 +180,7 @@ export async function benchmarkSize(options: SizeOptions): Promise<SizeResult> {
     log(`lab ${options.labName}: bringing up ${options.hosts} hosts on ${options.mgmtSubnet}`);
     // Without network managers: the benchmark times ibfleet, and 254 hosts' daemons and repair timers
     // (a routing-script run every 30 s per host) would add background CPU to every timed round.
-    const up = await labCli(['--json', 'lab', 'up', '--name', options.labName, '--hosts', `1-${options.hosts}`, '--mgmt-subnet', options.mgmtSubnet, '--no-managers']);
+    const up = await labCli(['--json', 'lab', 'up', '--name', options.labName, '--hosts', `1-${options.hosts}`, '--nics', String(options.nics ?? 2), '--mgmt-subnet', options.mgmtSubnet, '--no-managers']);
     if (up.exitCode !== 0) throw new Error(`lab up failed (exit ${up.exitCode}): ${up.stderr.trim()}`);
     const lab = (JSON.parse(up.stdout) as { lab: LabInfo }).lab;
     log(`lab up in ${up.wallS.toFixed(1)} s`);
@@ -246,7 +254,7 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
     const okHosts = doc.hosts.filter((h) => good.includes(h.status));
     const failed = doc.hosts.filter((h) => !good.includes(h.status));
     const channels = doc.hosts.map((h) => h.ssh?.channels ?? 0);
-    const cells = doc.matrix ? { total: doc.matrix.length, passed: doc.matrix.filter((c) => c.ok === true).length } : undefined;
+    const cells = doc.matrix ? { total: doc.matrix.length, passed: doc.matrix.filter((c) => c.ok === true).length, ...(doc.matrixMode ? { mode: doc.matrixMode } : {}) } : undefined;
     const verifiedRow = row !== ROWS.rollback;
     return {
       row,
@@ -280,9 +288,12 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
       record(ibfleetRecord(ROWS.ring, round, ring, ids, ['ok']));
       if (fullHosts >= 2) {
         const selection = ids.slice(0, fullHosts);
-        const full = await ibfleet(['verify', '--no-rping', '--hosts', `1-${fullHosts}`], selection);
+        // --full: without it, verify would check the rails of 20 GPU nodes (more than 1 024 cells a host).
+        const full = await ibfleet(['verify', '--full', '--no-rping', '--hosts', `1-${fullHosts}`], selection);
         record(ibfleetRecord(ROWS.full, round, full, selection, ['ok']));
       }
+      const rail = await ibfleet(['verify', '--rail', '--no-rping', '--hosts', 'all']);
+      record(ibfleetRecord(ROWS.rail, round, rail, ids, ['ok']));
       const rollback = await ibfleet(['rollback', '--hosts', 'all']);
       record(ibfleetRecord(ROWS.rollback, round, rollback, ids, ['changed']));
     },
@@ -349,7 +360,7 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
     for (const unit of sequence) await units[unit]!(round);
   }
 
-  return { hosts: options.hosts, labUpS, backgroundCpus: background, skipped, runs, rows: summarise(runs) };
+  return { hosts: options.hosts, nics: options.nics ?? 2, verifyDefault: chooseMatrixMode(fleet.hosts, undefined), labUpS, backgroundCpus: background, skipped, runs, rows: summarise(runs) };
 }
 
 export function summarise(runs: readonly RunRecord[]): RowSummary[] {
@@ -377,7 +388,7 @@ export function summarise(runs: readonly RunRecord[]): RowSummary[] {
       channelsPerHost: channelRuns.length ? range(channelRuns.flatMap((r) => [r.channelsPerHost!.min, r.channelsPerHost!.max])) : null,
       hostsOk: range(mine.map((r) => r.hostsOk)),
       hostsVerified: verifiedRuns.length ? range(verifiedRuns.map((r) => r.hostsVerified!)) : null,
-      ...(cellRuns.length ? { cells: { total: cellRuns[0]!.cells!.total, passedMin: Math.min(...cellRuns.map((r) => r.cells!.passed)) } } : {}),
+      ...(cellRuns.length ? { cells: { total: cellRuns[0]!.cells!.total, passedMin: Math.min(...cellRuns.map((r) => r.cells!.passed)), ...(cellRuns[0]!.cells!.mode ? { mode: cellRuns[0]!.cells!.mode } : {}) } } : {}),
       failedRuns: mine.filter((r) => r.exitCode !== 0 || r.hostsOk < r.hosts).length,
     });
   }

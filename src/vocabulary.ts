@@ -182,6 +182,36 @@ export interface CellEnd {
 
 export type CellMethod = 'ping' | 'rping';
 
+/**
+ * Which NIC pairs a verify run checks: every pair (full), each host to the next (ring), or NIC n to
+ * NIC n of every other host (rail). src/plan/matrix.ts builds the cells.
+ */
+export type MatrixMode = 'full' | 'ring' | 'rail';
+
+/** The matrix a verify run is about to fill (onMatrix): its mode, and why when verify chose it. */
+export interface MatrixStart {
+  readonly mode: MatrixMode;
+  /** Set when no mode was asked for and the full matrix was too large: what was left out, and how to get it. */
+  readonly reason?: string;
+}
+
+/**
+ * What the hosts' own state says about a failed cell, at one of its ends: a port that is not ACTIVE,
+ * an interface down, the per-NIC routing missing, traffic leaving through another NIC, no route, a
+ * host whose time ran out. Displays fold failing cells by these (`378 cells: no per-NIC routing on
+ * 24 NICs — ibfleet deploy --hosts 16,34,40`), deciding on the kind, never on the text.
+ */
+export type CellCauseKind = 'no-interface' | 'link-down' | 'no-carrier' | 'no-rdma' | 'port-not-active' | 'no-subnet-manager' | 'routing-missing' | 'other-nic' | 'no-route' | 'timed-out';
+
+export interface CellCause {
+  readonly kind: CellCauseKind;
+  readonly host: number;
+  /** The NIC's interface at that end; absent for a host-wide cause (its time limit). */
+  readonly iface?: string;
+  /** One line: `34/ib1: port mlx5_1/1 is DOWN (Disabled)`. */
+  readonly text: string;
+}
+
 /** A cell of the verify matrix before it is checked: from which NIC, to which, how. */
 export interface CellSpec {
   readonly from: CellEnd;
@@ -200,11 +230,15 @@ export interface MatrixCell extends CellSpec {
   readonly detail: string;
   /** The exact command(s) to run by hand to see this cell's result. */
   readonly reproduce: string;
+  /** A failed cell: what the hosts' state says about it, the source end first (also in `detail`, `— likely: …`). */
+  readonly causes?: readonly CellCause[];
 }
 
 export interface RunEnd {
   readonly results: readonly HostResult[];
   readonly cells: readonly MatrixCell[];
+  /** Verify: which matrix ran, and why when verify chose it. */
+  readonly matrix?: MatrixStart;
   /** Findings about the selected hosts together (status: odd IPoIB modes, ports below the fleet's rate). */
   readonly warnings?: readonly string[];
   readonly durationMs: number;
@@ -219,8 +253,8 @@ export interface RunEvents {
   /** What was sent to a host or what it printed, for the run log (`apply script`, `apply output`). */
   onOutput?(host: HostRef, label: string, text: string): void;
   onHostDone?(result: HostResult): void;
-  /** Verify: the cells of the matrix to be filled, once, before any onCell. */
-  onMatrix?(cells: readonly CellSpec[]): void;
+  /** Verify: the cells of the matrix to be filled, once, before any onCell; and which matrix it is. */
+  onMatrix?(cells: readonly CellSpec[], start?: MatrixStart): void;
   onCell?(cell: MatrixCell): void;
   onRunEnd?(event: RunEnd): void;
 }

@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { parseHostSelection } from '../inventory/select.js';
-import { runVerdict, type CommandName, type HostResult, type MatrixCell, type RunDisplay, type RunEvents, type RunHeader, type RunVerdict } from '../vocabulary.js';
+import { runVerdict, type CommandName, type HostResult, type MatrixCell, type MatrixStart, type RunDisplay, type RunEvents, type RunHeader, type RunVerdict } from '../vocabulary.js';
 import { announceRun, runHosts, type FanoutOptions, type HostOutcome, type HostTask } from '../runner/fanout.js';
 import type { Transport } from '../runner/transport.js';
 import { runDocument } from '../ui/json.js';
@@ -106,7 +106,7 @@ export async function runDisplayed(
   io: Io,
   run: FleetRunSetup,
   header: RunHeader,
-  body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[]; readonly warnings?: readonly string[] }>,
+  body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[]; readonly matrix?: MatrixStart; readonly warnings?: readonly string[] }>,
 ): Promise<RunVerdict> {
   const log = startRunLog(io, run.globals, header.command, run.secrets);
   const display = withRunLog(io, run.globals, await chooseDisplay(io, run.globals, header, log), log);

@@ -20,6 +20,7 @@ const upOptions = ({ z }: OptionTools) =>
     mgmtSubnet: z.string().optional(),
     manager: z.array(z.string()),
     interfaces: z.array(z.string()),
+    nics: z.array(z.string()),
     managers: z.boolean(),
     withoutRdma: z.string().optional(),
     withoutSystemd: z.string().optional(),
@@ -58,13 +59,14 @@ function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): 
     .option('--mgmt-subnet <cidr>', 'management network of the lab hosts (host H = network + H; default 198.18.0.0/24)')
     .option('--manager <hosts=manager>', 'emulated network manager, e.g. 40=ifupdown or 40-47=networkmanager (repeatable; default: 16 networkmanager, others netplan)', collect, [])
     .option('--interfaces <hosts=names>', 'NIC interface names, e.g. 40=eth0,eth1 (repeatable; default: the inventory\'s, else ib0,ib1)', collect, [])
+    .option('--nics <count|hosts=count>', 'fabric NICs per host, 1..16: --nics 8 for every host, --nics 16-17=8 for some (repeatable; default: the inventory\'s, else 2); more than 2 get a GPU node\'s PCI-slot names (ibp12s0, ibp75s0, …) and a ConnectX-7 each', collect, [])
     .option('--no-managers', 'run no network manager in the hosts (the lab adds the fabric addresses itself; no reboot): for labs too big for a daemon per host')
     .option('--without-rdma <hosts>', 'hosts that show no RDMA device (no /sys/class/infiniband entry, no rping), as a machine without driver or rdma-core')
     .option('--without-systemd <hosts>', 'hosts that run no systemd (a container, a chroot-like host): no timers, PID 1 is not systemd, systemctl answers offline')
     .action(async (raw: unknown, cmd: Command) => {
       const opts = await readOptions(upOptions, raw);
       const out = await labOutput(io, cmd);
-      const [{ labUp }, { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments }, { formatLabUpText, labUpJson }, { selfCommand }] = await Promise.all([
+      const [{ labUp }, { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments, parseNicCounts }, { formatLabUpText, labUpJson }, { selfCommand }] = await Promise.all([
         import('../lab/up.js'),
         import('../lab/options.js'),
         import('../lab/format.js'),
@@ -77,6 +79,7 @@ function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): 
         fleet,
         managers: parseManagerAssignments(opts.manager),
         interfaces: parseInterfaceAssignments(opts.interfaces),
+        nics: parseNicCounts(opts.nics),
         networkDaemons: opts.managers,
         ...(opts.hosts !== undefined ? { hosts: parseLabHosts(opts.hosts) } : {}),
         ...(opts.mgmtSubnet !== undefined ? { mgmtSubnet: opts.mgmtSubnet } : {}),

@@ -7,7 +7,8 @@ import { cidrContains, formatIpv4, type Cidr } from './ipv4.js';
 
 export const MIN_HOST = 1;
 export const MAX_HOST = 254;
-export const MAX_NICS = 4;
+/** NICs per host at most: a multi-rail GPU node's 8 compute NICs, and room for storage NICs beside them. */
+export const MAX_NICS = 16;
 
 /**
  * The priority of the kernel's `from all lookup main` rule. A NIC's source rule must come before it

@@ -101,9 +101,10 @@ interface Inherited {
 
 /** What a host entry that leaves a field out gets (the inventory's `defaults:`, else the built-ins). */
 function inheritedSettings(doc: Document, nics: number): Inherited {
-  const defaults = ((doc.toJS() as { defaults?: Record<string, unknown> } | null)?.defaults ?? {}) as { interfaces?: string[]; user?: string; manager?: string; role?: string };
+  const defaults = ((doc.toJS() as { defaults?: Record<string, unknown> } | null)?.defaults ?? {}) as { interfaces?: string[]; user?: string; manager?: string; role?: string; nics?: number };
   return {
-    interfaces: defaults.interfaces ?? Array.from({ length: nics }, (_, i) => `ib${i}`),
+    // A new host without nics of its own has defaults' count, else the fabric's.
+    interfaces: defaults.interfaces ?? Array.from({ length: typeof defaults.nics === 'number' ? defaults.nics : nics }, (_, i) => `ib${i}`),
     user: defaults.user,
     manager: defaults.manager ?? 'auto',
     role: defaults.role,

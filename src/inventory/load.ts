@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import { clipInput, ConfigError, type InventoryProblem } from '../errors.js';
 import { MAIN_RULE_PRIORITY, MAX_HOST, MIN_HOST, RESERVED_TABLES, deriveNicAddress, deriveRulePriority, deriveTable, nicAddressInSubnet } from './derive.js';
 import { formatCidr, parseCidr, parseIpv4, type Cidr } from './ipv4.js';
+import { foldHosts } from './select.js';
 import type { Fleet, Host, Nic, Pair } from './model.js';
 import { defaultsSchema, fabricSchema, hostSchema, inventorySchema, pairSchema, sshSchema, type HostInput, type InventoryInput } from './schema.js';
 import { DECIMAL, YamlSource, type YamlPath } from './yaml-source.js';
@@ -134,6 +135,7 @@ function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string, 
     if (host) hosts.push(host);
   }
   hosts.sort((a, b) => a.id - b.id);
+  checkTables(input, new Map(hostEntries.map((e) => [e.id, nicCountOf(e.raw, input).count])), source, problems);
   checkAcrossHosts(hosts, hostEntries, source, problems);
   // A pair names hosts by number: a host whose entry has problems of its own is still there (its
   // problems are reported at the entry, once), so the pair is checked against every host given —
@@ -160,7 +162,7 @@ function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string, 
  * not table 16 or 1000 (yaml-source.ts, notDecimal).
  */
 function checkDecimalFields(input: InventoryInput, source: YamlSource, problems: InventoryProblem[]): void {
-  const paths: YamlPath[] = [['fabric', 'nics'], ['fabric', 'tableBase'], ['defaults', 'port'], ...Object.keys(input.hosts).map((key) => ['hosts', key, 'port'])];
+  const paths: YamlPath[] = [['fabric', 'nics'], ['fabric', 'tableBase'], ['defaults', 'port'], ['defaults', 'nics'], ...Object.keys(input.hosts).flatMap((key): YamlPath[] => [['hosts', key, 'port'], ['hosts', key, 'nics']])];
   for (const path of paths) {
     const problem = source.notDecimalProblem(path);
     if (problem) problems.push(problem);
@@ -203,27 +205,79 @@ function checkFabric(input: InventoryInput, source: YamlSource, problems: Invent
   } else {
     subnet = parsed.cidr;
   }
-  for (let nic = 1; nic <= nics; nic++) {
+  return subnet ? { subnet, subnetText, nics, tableBase, rdma } : undefined;
+}
+
+/** How many NICs a host has: its own `nics`, else `defaults.nics`, else the fabric's. */
+function nicCountOf(raw: HostInput, input: InventoryInput): { count: number; from: 'host' | 'defaults' | 'fabric' } {
+  if (raw.nics !== undefined) return { count: raw.nics, from: 'host' };
+  if (input.defaults.nics !== undefined) return { count: input.defaults.nics, from: 'defaults' };
+  return { count: input.fabric.nics, from: 'fabric' };
+}
+
+/**
+ * The tables and rule priorities every NIC of the fleet gets (tableBase + n, for n up to the most
+ * NICs any host has), checked once at `fabric.tableBase`, the one number that places them all:
+ * none may be a table the kernel reserves, and every rule must come before main's. A NIC only some
+ * hosts have is named with those hosts: the fabric's own count is not the one to change then. (Two
+ * NICs of a host never share a table: n differs.)
+ */
+function checkTables(input: InventoryInput, counts: ReadonlyMap<number, number>, source: YamlSource, problems: InventoryProblem[]): void {
+  const { tableBase, nics: fabricNics } = input.fabric;
+  const most = Math.max(fabricNics, ...counts.values());
+  const hostsWith = (nic: number): string => {
+    const ids = [...counts].filter(([, c]) => c >= nic).map(([id]) => id);
+    if (nic <= fabricNics && ids.length === counts.size) return '';
+    return ` (host${ids.length === 1 ? '' : 's'} ${foldHosts(ids)} ${ids.length === 1 ? 'has' : 'have'} ${nic} NICs or more)`;
+  };
+  for (let nic = 1; nic <= most; nic++) {
     const table = deriveTable(tableBase, nic);
     if (RESERVED_TABLES.has(table)) {
-      problems.push(source.problem(['fabric', 'tableBase'], `fabric.tableBase = ${tableBase} puts NIC ${nic} in reserved table ${table}`, 'tables 0, 253 (default), 254 (main) and 255 (local) belong to the kernel; the seeds use 940'));
+      problems.push(source.problem(['fabric', 'tableBase'], `fabric.tableBase = ${tableBase} puts NIC ${nic} in reserved table ${table}${hostsWith(nic)}`, 'tables 0, 253 (default), 254 (main) and 255 (local) belong to the kernel; the seeds use 940'));
     }
   }
   // A NIC's rule only works ahead of `32766: from all lookup main`: behind it, main answers first
   // and — with the main-table routes removed — sends the NIC's traffic out of the default route.
-  const last = deriveRulePriority(tableBase, nics);
+  const last = deriveRulePriority(tableBase, most);
   if (last >= MAIN_RULE_PRIORITY) {
     const from = Math.max(1, MAIN_RULE_PRIORITY - tableBase);
-    const which = from === nics ? `NIC ${nics}'s rule` : `the rules of NICs ${from}..${nics}`;
+    const which = from === most ? `NIC ${most}'s rule` : `the rules of NICs ${from}..${most}`;
     problems.push(
       source.problem(
         ['fabric', 'tableBase'],
-        `fabric.tableBase = ${tableBase} puts ${which} at priority ${deriveRulePriority(tableBase, from)}${from === nics ? '' : `..${last}`}, at or after the main table's rule (${MAIN_RULE_PRIORITY}): main would answer first`,
-        `rule priorities are tableBase + NIC and must lie strictly between the local rule (0) and main (${MAIN_RULE_PRIORITY}): tableBase at most ${MAIN_RULE_PRIORITY - 1 - nics} with ${nics} NIC${nics === 1 ? '' : 's'}; the seeds use 940`,
+        `fabric.tableBase = ${tableBase} puts ${which} at priority ${deriveRulePriority(tableBase, from)}${from === most ? '' : `..${last}`}, at or after the main table's rule (${MAIN_RULE_PRIORITY}): main would answer first${hostsWith(most)}`,
+        `rule priorities are tableBase + NIC and must lie strictly between the local rule (0) and main (${MAIN_RULE_PRIORITY}): tableBase at most ${MAIN_RULE_PRIORITY - 1 - most} with ${most} NIC${most === 1 ? '' : 's'}; the seeds use 940`,
       ),
     );
   }
-  return subnet ? { subnet, subnetText, nics, tableBase, rdma } : undefined;
+}
+
+/**
+ * The interface names of a host's NICs: its own list, else defaults', else ib0, ib1, …. A list
+ * whose length is not the host's NIC count is a problem, reported where the fix belongs: at the
+ * more specific of the two settings (the host's over defaults' over the fabric's; the list when
+ * both are the host's).
+ */
+function interfacesOf(entry: { id: number; key: string; raw: HostInput }, input: InventoryInput, source: YamlSource, problems: InventoryProblem[]): { interfaces: string[]; count: number } {
+  const { id, key, raw } = entry;
+  const d = input.defaults;
+  const { count, from } = nicCountOf(raw, input);
+  const listed = raw.interfaces !== undefined ? 'host' : d.interfaces !== undefined ? 'defaults' : undefined;
+  const interfaces = raw.interfaces ?? d.interfaces ?? Array.from({ length: count }, (_, i) => `ib${i}`);
+  if (interfaces.length !== count) {
+    const countText = from === 'host' ? `its nics is ${count}` : `${from}.nics is ${count}`;
+    if (from === 'host' && listed === 'defaults') {
+      problems.push(source.problem(['hosts', key, 'nics'], `host ${id} has nics: ${count} but inherits ${interfaces.length} interface(s) from defaults.interfaces`, `give host ${id} its own interfaces: one per NIC, NIC 1 first`));
+    } else {
+      const where: YamlPath = listed === 'host' ? ['hosts', key, 'interfaces'] : ['defaults', 'interfaces'];
+      problems.push(source.problem(where, `host ${id} lists ${interfaces.length} interface(s) but ${countText}`, 'list one interface per NIC, NIC 1 first'));
+    }
+  }
+  const dup = interfaces.find((name, i) => interfaces.indexOf(name) !== i);
+  if (dup !== undefined) {
+    problems.push(source.problem(listed === 'host' ? ['hosts', key, 'interfaces'] : ['defaults', 'interfaces'], `host ${id} lists interface ${dup} twice`, 'each NIC has its own interface'));
+  }
+  return { interfaces, count };
 }
 
 function buildHost(
@@ -235,21 +289,12 @@ function buildHost(
 ): Host | undefined {
   const { id, key, raw } = entry;
   const d = input.defaults;
-  const at = (field: string): YamlPath => (raw[field as keyof HostInput] !== undefined ? ['hosts', key, field] : ['defaults', field]);
   const before = problems.length;
 
   if (raw.name === undefined && raw.address === undefined) {
     problems.push(source.problem(['hosts', key], `host ${id} has neither name nor address`, 'give its management address (address:) or a name SSH can resolve (name:)', { key: true }));
   }
-  const nicCount = input.fabric.nics;
-  const interfaces = raw.interfaces ?? d.interfaces ?? Array.from({ length: nicCount }, (_, i) => `ib${i}`);
-  if (interfaces.length !== nicCount) {
-    problems.push(source.problem(at('interfaces'), `host ${id} lists ${interfaces.length} interface(s) but fabric.nics is ${nicCount}`, 'list one interface per NIC, NIC 1 first'));
-  }
-  const dup = interfaces.find((name, i) => interfaces.indexOf(name) !== i);
-  if (dup !== undefined) {
-    problems.push(source.problem(at('interfaces'), `host ${id} lists interface ${dup} twice`, 'each NIC has its own interface'));
-  }
+  const { interfaces, count: nicCount } = interfacesOf(entry, input, source, problems);
   if (fabric) {
     for (let nic = 1; nic <= nicCount; nic++) {
       if (!nicAddressInSubnet(fabric.subnet, id, nic)) {

@@ -3,6 +3,7 @@
  * what is allowed); rules that relate fields to each other live in load.ts.
  */
 import { z } from 'zod';
+import { MAX_NICS } from './derive.js';
 import { MANAGERS } from './model.js';
 
 /** Linux IFNAMSIZ is 16 including the NUL; the characters are those that never need shell quoting. */
@@ -20,6 +21,13 @@ const ifaceName = z
   .regex(IFACE_NAME, { error: `not a valid Linux interface name (${IFACE_RULE})` })
   .refine((s) => s !== '.' && s !== '..', { error: `not a valid Linux interface name (${IFACE_RULE})` });
 
+/** NICs per host: up to 16, as multi-rail GPU nodes carry (8 compute NICs, often 2 more for storage). */
+export const NIC_COUNT_RULE = `1..${MAX_NICS}`;
+const nicCount = z
+  .int({ error: `nics is a whole number ${NIC_COUNT_RULE}` })
+  .min(1, { error: `nics is ${NIC_COUNT_RULE}` })
+  .max(MAX_NICS, { error: `nics is ${NIC_COUNT_RULE} (NIC n is the last octet of its address and table tableBase + n)` });
+
 const managerSetting = z.enum(['auto', ...MANAGERS], {
   error: `unknown manager (allowed: auto, ${MANAGERS.join(', ')})`,
 });
@@ -31,6 +39,8 @@ const hostCommon = {
   port: z.int({ error: 'a port is a whole number 1..65535' }).min(1, { error: 'a port is 1..65535' }).max(65535, { error: 'a port is 1..65535' }),
   sudo: z.boolean({ error: 'sudo is true or false' }),
   interfaces: z.array(ifaceName, { error: 'interfaces is a list of interface names, NIC 1 first' }),
+  // A host's own count overrides the fabric's: 8-NIC GPU nodes beside 2-NIC CPU servers.
+  nics: nicCount,
   manager: managerSetting,
   identityFile: z.string().min(1, { error: 'identityFile is a path to a private key' }),
 };
@@ -53,7 +63,7 @@ export const pairSchema = z.strictObject({
 
 export const fabricSchema = z.strictObject({
   subnet: z.string({ error: 'subnet is an IPv4 network like 172.16.0.0/16' }),
-  nics: z.int({ error: 'nics is a whole number 1..4' }).min(1, { error: 'nics is 1..4' }).max(4, { error: 'nics is 1..4' }).default(2),
+  nics: nicCount.default(2),
   // false: plain Ethernet NICs without RDMA; status then skips the RDMA port checks.
   rdma: z.boolean({ error: 'rdma is true (the NICs are InfiniBand / RoCE HCAs, the default) or false (plain Ethernet: no RDMA checks)' }).default(true),
   tableBase: z.int({ error: 'tableBase is a whole number' }).min(1, { error: 'tableBase must be at least 1' }).max(2 ** 31 - 10, { error: 'tableBase is too large (rule priorities tableBase + NIC stay below 32766)' }).default(940),

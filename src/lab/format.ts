@@ -25,6 +25,7 @@ export function formatLabUpText(info: LabInfo, elapsedMs: number, ibfleet = 'ibf
   if (info.hosts.length > SHOWN_HOSTS) rows.push(`  … and ${info.hosts.length - SHOWN_HOSTS} more (see the inventory)`);
   const [a, b] = [info.hosts[0]!, info.hosts[1] ?? info.hosts[0]!];
   const nic2 = a.nics[1];
+  const mostNics = Math.max(...info.hosts.map((h) => h.nics.length));
   const peer = b.nics[1] ?? b.nics[0]!;
   const lines = [
     `lab ${info.name} is up: ${info.hosts.length} host(s) ${ids} in ${(elapsedMs / 1000).toFixed(1)} s`,
@@ -35,7 +36,7 @@ export function formatLabUpText(info: LabInfo, elapsedMs: number, ibfleet = 'ibf
     `ssh key      ${info.identityPath}`,
     `management   ${info.mgmtSubnet} via ${info.rootLink} (this machine: ${info.controllerAddress})`,
     '',
-    'The seeds\' failure is live: NIC 1 reaches NIC 1, anything through NIC 2 fails (strict rp_filter):',
+    `The seeds' failure is live: NIC 1 reaches NIC 1, anything through ${mostNics > 2 ? `NICs 2–${mostNics}` : 'NIC 2'} fails (strict rp_filter):`,
     `  ip netns exec ${a.namespace} ping -c1 -W1 -I ${a.nics[0]!.iface} ${b.nics[0]!.address}    # works`,
     ...(nic2 ? [`  ip netns exec ${a.namespace} ping -c1 -W1 -I ${nic2.iface} ${peer.address}    # fails until deploy`] : []),
     '',

@@ -13,7 +13,8 @@ export const LAB_INVENTORY_SSH = { knownHosts: 'known_hosts', identityFile: 'id_
 export function renderLabInventory(plan: LabPlan): string {
   const hosts = new Map<number, Record<string, unknown>>();
   for (const h of plan.hosts) {
-    hosts.set(h.id, { name: h.name, address: h.address, ...(h.role !== undefined ? { role: h.role } : {}), interfaces: h.nics.map((n) => n.iface) });
+    const ownCount = h.nics.length !== plan.fabric.nics ? { nics: h.nics.length } : {};
+    hosts.set(h.id, { name: h.name, address: h.address, ...(h.role !== undefined ? { role: h.role } : {}), ...ownCount, interfaces: h.nics.map((n) => n.iface) });
   }
   const doc = new Document({
     fabric: { subnet: plan.fabric.subnet, nics: plan.fabric.nics, tableBase: plan.fabric.tableBase },

@@ -41,8 +41,8 @@ interface NeighRecord {
  * Entries a lab may hold at once: each fabric NIC one per other fabric NIC of its lab (a full
  * verify matrix), each host one for the controller, and the machine one per host.
  */
-export function labNeighbourEntries(plan: Pick<LabPlan, 'hosts' | 'fabric'>): number {
-  const nics = plan.hosts.length * plan.fabric.nics;
+export function labNeighbourEntries(plan: Pick<LabPlan, 'hosts'>): number {
+  const nics = plan.hosts.reduce((sum, h) => sum + h.nics.length, 0);
   return nics * nics + 2 * plan.hosts.length;
 }
 

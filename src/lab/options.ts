@@ -1,10 +1,10 @@
 /**
  * The lab's own option syntax, parsed purely: `--hosts 16,34,40-47` (plain numbers — lab hosts need
- * not be in the inventory), `--manager 40-47=ifupdown`, `--interfaces 40=eth0,eth1` and
- * `--mgmt-subnet 198.18.0.0/24`. Errors name the offending fragment (exit 2).
+ * not be in the inventory), `--manager 40-47=ifupdown`, `--interfaces 40=eth0,eth1`, `--nics 8` or
+ * `--nics 16=8` and `--mgmt-subnet 198.18.0.0/24`. Errors name the offending fragment (exit 2).
  */
 import { UsageError } from '../errors.js';
-import { MAX_HOST, MIN_HOST } from '../inventory/derive.js';
+import { MAX_HOST, MAX_NICS, MIN_HOST } from '../inventory/derive.js';
 import { formatCidr, parseCidr, parseIpv4, type Cidr } from '../inventory/ipv4.js';
 import { MANAGERS, type Manager } from '../inventory/model.js';
 import { IFACE_NAME, IFACE_RULE } from '../inventory/schema.js';
@@ -64,6 +64,28 @@ export function parseInterfaceAssignments(values: readonly string[]): Map<number
     for (const id of parseLabHosts(hosts, '--interfaces')) out.set(id, names);
   }
   return out;
+}
+
+/**
+ * `["8"]` → every host 8 NICs; `["16-17=8", "34=2"]` → those hosts; a bare count and HOSTS=N
+ * together: the hosts named take theirs, the others the bare one. Later flags win.
+ */
+export function parseNicCounts(values: readonly string[]): { all?: number; hosts: Map<number, number> } {
+  let all: number | undefined;
+  const hosts = new Map<number, number>();
+  const count = (text: string, value: string): number => {
+    if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > MAX_NICS) throw new UsageError(`--nics ${value}: ${JSON.stringify(text)} is not a NIC count 1..${MAX_NICS}`);
+    return Number(text);
+  };
+  for (const value of values) {
+    if (!value.includes('=')) {
+      all = count(value, value);
+      continue;
+    }
+    const [ids, n] = splitAssignment(value, '--nics', '16=8');
+    for (const id of parseLabHosts(ids, '--nics')) hosts.set(id, count(n, value));
+  }
+  return { ...(all !== undefined ? { all } : {}), hosts };
 }
 
 export const DEFAULT_MGMT_SUBNET = '198.18.0.0/24';

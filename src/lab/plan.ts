@@ -9,6 +9,7 @@ import { cidrContains, formatCidr, formatIpv4, maskOf, parseCidr, type Cidr } fr
 import type { Fleet, Manager, Pair } from '../inventory/model.js';
 import { foldHosts } from '../inventory/select.js';
 import { checkLabName, DEFAULT_LAB_NAME, fabricPortName, hostNamespace, labDir, mgmtPortName, rootLinkName, switchNamespace } from './names.js';
+import { gpuNodeInterfaces } from './rdma-emulation.js';
 import { DEFAULT_CONTROLLER_ADDRESS, DEFAULT_MGMT_SUBNET, parseControllerAddress, parseMgmtSubnet } from './options.js';
 
 export interface LabNic {
@@ -78,6 +79,11 @@ export interface LabPlanInput {
   readonly controllerAddress?: string;
   readonly managers?: ReadonlyMap<number, Manager>;
   readonly interfaces?: ReadonlyMap<number, readonly string[]>;
+  /**
+   * Fabric NICs per host (`lab up --nics 8`, `--nics 16=8`): `all` for every host, `hosts` for some
+   * (winning over `all`). Default: the inventory's count for a host it knows, else the fabric's.
+   */
+  readonly nics?: { readonly all?: number; readonly hosts?: ReadonlyMap<number, number> };
   /** The source inventory: fabric, and name/role/interfaces/manager of the hosts it knows. */
   readonly fleet: Fleet;
   /** Default true: each host runs its real network manager. */
@@ -109,48 +115,14 @@ export function planLab(input: LabPlanInput): LabPlan {
     const stray = (list ?? []).filter((id) => !ids.includes(id));
     if (stray.length) throw new UsageError(`${option} names host${stray.length > 1 ? 's' : ''} ${foldHosts(stray)}, not in the lab (--hosts ${foldHosts(ids)})`);
   }
-  for (const [option, map] of [['--manager', input.managers], ['--interfaces', input.interfaces]] as const) {
+  for (const [option, map] of [['--manager', input.managers], ['--interfaces', input.interfaces], ['--nics', input.nics?.hosts]] as const) {
     const stray = [...(map?.keys() ?? [])].filter((id) => !ids.includes(id));
     if (stray.length) throw new UsageError(`${option} names host${stray.length > 1 ? 's' : ''} ${foldHosts(stray)}, which ${stray.length > 1 ? 'are' : 'is'} not in the lab (--hosts ${foldHosts(ids)})`);
   }
 
   const takenNames = new Set(fleet.hosts.filter((h) => ids.includes(h.id)).map((h) => h.name));
-  const hosts = [...ids].sort((a, b) => a - b).map((id): LabHost => {
-    const known = fleet.hosts.find((h) => h.id === id);
-    let hostName = known?.name;
-    if (hostName === undefined) {
-      hostName = takenNames.has(`node${id}`) ? `node${id}-lab` : `node${id}`;
-      takenNames.add(hostName);
-    }
-    const option = input.managers?.get(id);
-    const fromInventory = known && known.manager !== 'auto' ? known.manager : undefined;
-    const [manager, managerFrom]: [Manager, ManagerSource] = option ? [option, 'option'] : fromInventory ? [fromInventory, 'inventory'] : [defaultManager(id), 'default'];
-    const interfaces = input.interfaces?.get(id) ?? known?.nics.map((n) => n.iface) ?? Array.from({ length: fleet.fabric.nics }, (_, i) => `ib${i}`);
-    if (interfaces.length !== fleet.fabric.nics) {
-      throw new UsageError(`host ${id}: ${interfaces.length} interface(s) given (${interfaces.join(',')}) but the fabric has ${fleet.fabric.nics} NICs per host`);
-    }
-    return {
-      id,
-      name: hostName,
-      role: known?.role,
-      manager,
-      managerFrom,
-      address: formatIpv4(mgmt.network + id),
-      namespace: hostNamespace(name, id),
-      mgmtPort: mgmtPortName(id),
-      nics: interfaces.map((iface, i) => ({
-        index: i + 1,
-        iface,
-        address: deriveNicAddress(fleet.fabric.subnet, id, i + 1),
-        prefixLength: fleet.fabric.subnet.prefixLength,
-        table: deriveTable(fleet.fabric.tableBase, i + 1),
-        port: fabricPortName(id, i + 1),
-      })),
-      rdma: !(input.noRdma ?? []).includes(id),
-      systemd: (input.networkDaemons ?? true) && !(input.noSystemd ?? []).includes(id),
-    };
-  });
-
+  const hosts = [...ids].sort((a, b) => a - b).map((id) => planHost(id, input, name, mgmt, takenNames));
+  const counts = new Set(hosts.map((h) => h.nics.length));
   const inLab = new Set(ids);
   return {
     version: 1,
@@ -161,10 +133,57 @@ export function planLab(input: LabPlanInput): LabPlan {
     mgmtSubnet: formatCidr(mgmt),
     mgmtPrefixLength: mgmt.prefixLength,
     controllerAddress: formatIpv4(controller),
-    fabric: { subnet: fleet.fabric.subnetText, nics: fleet.fabric.nics, tableBase: fleet.fabric.tableBase },
+    // One count for every host is the lab's fabric count; mixed, each host that differs says its own.
+    fabric: { subnet: fleet.fabric.subnetText, nics: counts.size === 1 ? hosts[0]!.nics.length : fleet.fabric.nics, tableBase: fleet.fabric.tableBase },
     hosts,
     pairs: fleet.pairs.filter((p) => inLab.has(p.cpu) && inLab.has(p.mem)),
     networkDaemons: input.networkDaemons ?? true,
+  };
+}
+
+/** The lab's interface names for a host it knows no names for: ib0, ib1 — or a GPU node's PCI-slot names. */
+export function defaultLabInterfaces(count: number): string[] {
+  return count > 2 ? gpuNodeInterfaces(count) : Array.from({ length: count }, (_, i) => `ib${i}`);
+}
+
+function planHost(id: number, input: LabPlanInput, labName: string, mgmt: Cidr, takenNames: Set<string>): LabHost {
+  const { fleet } = input;
+  const known = fleet.hosts.find((h) => h.id === id);
+  let hostName = known?.name;
+  if (hostName === undefined) {
+    hostName = takenNames.has(`node${id}`) ? `node${id}-lab` : `node${id}`;
+    takenNames.add(hostName);
+  }
+  const option = input.managers?.get(id);
+  const fromInventory = known && known.manager !== 'auto' ? known.manager : undefined;
+  const [manager, managerFrom]: [Manager, ManagerSource] = option ? [option, 'option'] : fromInventory ? [fromInventory, 'inventory'] : [defaultManager(id), 'default'];
+  const asked = input.nics?.hosts?.get(id) ?? input.nics?.all;
+  const count = asked ?? known?.nics.length ?? fleet.fabric.nics;
+  // The inventory's names fit only its own count; another count asked for gets the lab's names.
+  const interfaces = input.interfaces?.get(id) ?? (known && known.nics.length === count ? known.nics.map((n) => n.iface) : defaultLabInterfaces(count));
+  if (interfaces.length !== count) {
+    const whose = asked !== undefined ? `host ${id} has ${count} NICs (--nics)` : known ? `host ${id} has ${count} NICs in the inventory` : `the fabric has ${count} NICs per host`;
+    throw new UsageError(`host ${id}: ${interfaces.length} interface(s) given (${interfaces.join(',')}) but ${whose}; give one name per NIC, or the count with --nics ${id}=${interfaces.length}`);
+  }
+  return {
+    id,
+    name: hostName,
+    role: known?.role,
+    manager,
+    managerFrom,
+    address: formatIpv4(mgmt.network + id),
+    namespace: hostNamespace(labName, id),
+    mgmtPort: mgmtPortName(id),
+    nics: interfaces.map((iface, i) => ({
+      index: i + 1,
+      iface,
+      address: deriveNicAddress(fleet.fabric.subnet, id, i + 1),
+      prefixLength: fleet.fabric.subnet.prefixLength,
+      table: deriveTable(fleet.fabric.tableBase, i + 1),
+      port: fabricPortName(id, i + 1),
+    })),
+    rdma: !(input.noRdma ?? []).includes(id),
+    systemd: (input.networkDaemons ?? true) && !(input.noSystemd ?? []).includes(id),
   };
 }
 
@@ -183,9 +202,10 @@ function checkMgmtSubnet(mgmt: Cidr, controller: number, fleet: Fleet, ids: read
   if (cidrContains(mgmt, controller)) throw new UsageError(`the controller address ${formatIpv4(controller)} lies inside --mgmt-subnet ${text}; choose a management subnet that does not contain it`);
 }
 
-/** Fabric routing tables of the lab (tableBase+1 .. tableBase+nics), flushed by `lab reboot`. */
+/** Fabric routing tables of the lab (tableBase+1 .. tableBase+the most NICs a host has), flushed by `lab reboot`. */
 export function fabricTables(plan: LabPlan): number[] {
-  return Array.from({ length: plan.fabric.nics }, (_, i) => deriveTable(plan.fabric.tableBase, i + 1));
+  const most = Math.max(plan.fabric.nics, ...plan.hosts.map((h) => h.nics.length));
+  return Array.from({ length: most }, (_, i) => deriveTable(plan.fabric.tableBase, i + 1));
 }
 
 /** Routes of the machine (as `ip -j route` lists them) that the lab's management route would clash with. */

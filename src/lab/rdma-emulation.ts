@@ -9,6 +9,12 @@
  * NetworkManager hosts (the seeds' cpuserver16) carry a dual-port ConnectX-3: one device, mlx4_0,
  * whose ports 1 and 2 are NIC 1 and NIC 2 (told apart by dev_port, as on the real card); the others
  * a ConnectX-5 per NIC (mlx5_0, mlx5_1: port 1 each). Nothing is assumed to sit on port 1.
+ *
+ * Hosts with more than two NICs are multi-rail GPU nodes (DGX H100 class): a single-port
+ * ConnectX-7 per NIC, each on its own PCI bus, the bus read from a predictable interface name
+ * (`ibp75s0`: bus 75). The kernel numbers mlx5 devices in PCI order, while the inventory lists NICs
+ * in rail order, which need not be the same: NIC 2 (`ibp75s0`) may well be mlx5_2 while NIC 5
+ * (`ibp18s0`) is mlx5_1. Nothing is assumed from the order: the product finds each through sysfs.
  */
 import type { LabHost, LabNic } from './plan.js';
 
@@ -24,13 +30,40 @@ export interface RdmaNicLayout {
 export const LAB_DEVICE_ROOT = 'devices/ibfleet-lab';
 
 export function dualPort(host: LabHost): boolean {
-  return host.manager === 'networkmanager';
+  return host.manager === 'networkmanager' && !multiRail(host);
+}
+
+/** A GPU node's layout: more NICs than a dual-port card carries. */
+export function multiRail(host: Pick<LabHost, 'nics'>): boolean {
+  return host.nics.length > 2;
+}
+
+/**
+ * The PCI buses of a GPU node's NICs in rail order, as a DGX-class node spreads them over two CPU
+ * sockets: the lab's interface names for a host of more than two NICs (`ibp12s0`, `ibp75s0`, …).
+ */
+export const GPU_NODE_BUSES: readonly number[] = [12, 75, 141, 186, 18, 84, 151, 200, 13, 76, 142, 187, 19, 85, 152, 201];
+
+export function gpuNodeInterfaces(count: number): string[] {
+  return GPU_NODE_BUSES.slice(0, count).map((bus) => `ibp${bus}s0`);
+}
+
+/** The PCI bus and slot a predictable name gives (`ibp75s0` → 75, 0), else the NIC's place in the list. */
+function pciSlotOf(iface: string, index: number): { bus: number; slot: number } {
+  const named = /^ibp(\d+)s(\d+)/.exec(iface);
+  return named ? { bus: Number(named[1]) % 256, slot: Number(named[2]) % 32 } : { bus: index + 1, slot: 0 };
 }
 
 export function rdmaLayout(host: LabHost): RdmaNicLayout[] {
+  if (multiRail(host)) {
+    const slots = host.nics.map((nic, i) => ({ nic, ...pciSlotOf(nic.iface, i) }));
+    const pciOrder = [...slots].sort((a, b) => a.bus - b.bus || a.slot - b.slot || a.nic.index - b.nic.index);
+    const hex = (n: number) => n.toString(16).padStart(2, '0');
+    return slots.map(({ nic, bus, slot }) => ({ iface: nic.iface, device: `mlx5_${pciOrder.findIndex((b) => b.nic === nic)}`, port: 1, pci: `0000:${hex(bus)}:${hex(slot)}.0` }));
+  }
   return host.nics.map((nic, i) =>
     dualPort(host)
-      ? { iface: nic.iface, device: 'mlx4_0', port: i + 1, pci: '0000:81:00.0' }
+      ? { iface: nic.iface, device: 'mlx4_0', port: 1 + i, pci: '0000:81:00.0' }
       : { iface: nic.iface, device: `mlx5_${i}`, port: 1, pci: `0000:81:00.${i}` },
   );
 }
@@ -47,8 +80,9 @@ export const IPOIB_MTU: Readonly<Record<IpoibMode, number>> = { datagram: 2044, 
 /** An FDR fabric: the ConnectX-3 and ConnectX-5 ports alike link at 4X FDR. */
 export const DEFAULT_RATE = '56 Gb/sec (4X FDR)';
 
+/** Unique in the fabric for up to 16 NICs a host (the subnet manager gives each port its own). */
 function lid(host: LabHost, nic: LabNic): string {
-  return `0x${(host.id * 4 + nic.index).toString(16)}`;
+  return `0x${(host.id * 16 + nic.index).toString(16)}`;
 }
 
 /**
@@ -83,7 +117,7 @@ export interface SysfsTree {
 }
 
 function guid(host: LabHost, device: string, port: number): string {
-  const hex = (host.id * 256 + Number(device.slice(-1)) * 16 + port).toString(16).padStart(4, '0');
+  const hex = (host.id * 256 + Number(/(\d+)$/.exec(device)?.[1] ?? 0) * 16 + port).toString(16).padStart(4, '0');
   return `fe80:0000:0000:0000:0002:c903:00${hex.slice(0, 2)}:${hex.slice(2)}01`;
 }
 
@@ -102,7 +136,11 @@ export function renderSysfsTree(host: LabHost): SysfsTree {
     if (!devices.has(l.device)) {
       devices.add(l.device);
       dirs.push(`${deviceDir}/ports`, `${pciDir}/net`);
-      const ca = l.device.startsWith('mlx4') ? { type: 'MT4099', board: 'MT_1090120019', fw: '2.42.5000' } : { type: 'MT4119', board: 'MT_0000000008', fw: '16.35.2000' };
+      const ca = l.device.startsWith('mlx4')
+        ? { type: 'MT4099', board: 'MT_1090120019', fw: '2.42.5000' }
+        : multiRail(host)
+          ? { type: 'MT4129', board: 'MT_0000000838', fw: '28.39.1002' }
+          : { type: 'MT4119', board: 'MT_0000000008', fw: '16.35.2000' };
       files.push(
         { path: `${deviceDir}/node_type`, content: '1: CA' },
         { path: `${deviceDir}/hca_type`, content: ca.type },

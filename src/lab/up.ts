@@ -37,6 +37,8 @@ export interface LabUpOptions {
   readonly controllerAddress?: string;
   readonly managers?: HostMap<Manager>;
   readonly interfaces?: HostMap<readonly string[]>;
+  /** Fabric NICs per host: `all` for every host, `hosts` for some (see LabPlanInput). */
+  readonly nics?: { readonly all?: number; readonly hosts?: HostMap<number> };
   /** The source inventory; default: the seeds' example shipped with ibfleet (inventory/fleet.yaml). */
   readonly fleet?: Fleet;
   /**
@@ -77,6 +79,7 @@ export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
     controllerAddress: options.controllerAddress,
     managers: toMap(options.managers),
     interfaces: toMap(options.interfaces),
+    ...(options.nics ? { nics: { ...(options.nics.all !== undefined ? { all: options.nics.all } : {}), ...(options.nics.hosts ? { hosts: toMap(options.nics.hosts)! } : {}) } } : {}),
     ...(options.networkDaemons !== undefined ? { networkDaemons: options.networkDaemons } : {}),
     ...(options.noRdma ? { noRdma: options.noRdma } : {}),
     ...(options.noSystemd ? { noSystemd: options.noSystemd } : {}),

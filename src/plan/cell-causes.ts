@@ -5,7 +5,7 @@
  * Read from the probe verify runs on every host as it connects. Pure.
  */
 import type { Fleet, Nic } from '../inventory/model.js';
-import type { CellEnd, CellSpec } from '../vocabulary.js';
+import type { CellCause, CellCauseKind, CellEnd, CellSpec } from '../vocabulary.js';
 import type { HostFacts } from '../facts/host-facts.js';
 import { nicFabric, portLabel } from '../facts/nic-fabric.js';
 
@@ -14,43 +14,44 @@ function nicOf(fleet: Fleet, end: CellEnd): Nic | undefined {
 }
 
 /** What is wrong at one end of a cell, phrased with the end's name (`34/ib1: …`). */
-function endCauses(fleet: Fleet, cell: CellSpec, role: 'source' | 'destination', facts: HostFacts | undefined): string[] {
+function endCauses(fleet: Fleet, cell: CellSpec, role: 'source' | 'destination', facts: HostFacts | undefined): CellCause[] {
   const end = role === 'source' ? cell.from : cell.to;
   const nic = nicOf(fleet, end);
   if (!facts?.complete || !nic) return [];
   const at = `${end.host}/${end.iface}`;
-  const causes: string[] = [];
+  const cause = (kind: CellCauseKind, text: string): CellCause => ({ kind, host: end.host, iface: end.iface, text });
+  const causes: CellCause[] = [];
   const link = facts.links.get(nic.iface);
-  if (!link) return [`${at} does not exist`];
-  if (!link.up) causes.push(`${at} is down`);
+  if (!link) return [cause('no-interface', `${at} does not exist`)];
+  if (!link.up) causes.push(cause('link-down', `${at} is down`));
   const fabric = fleet.fabric.rdma && facts.rdma ? nicFabric(nic, facts) : undefined;
   // Ping needs no RDMA device; an rping cell cannot work without one.
-  if (fabric?.device === null && cell.method === 'rping') causes.push(`${at} has no RDMA device`);
+  if (fabric?.device === null && cell.method === 'rping') causes.push(cause('no-rdma', `${at} has no RDMA device`));
   if (fabric && fabric.device !== null) {
-    if (fabric.state !== 'ACTIVE') causes.push(`${at}: port ${portLabel(fabric)} is ${fabric.state ?? 'unknown'}${fabric.physState && fabric.physState !== 'LinkUp' ? ` (${fabric.physState})` : ''}`);
-    else if (fabric.linkLayer === 'InfiniBand' && (fabric.smLid ?? 0) === 0) causes.push(`${at}: port ${portLabel(fabric)} has no subnet manager`);
-  } else if (link.up && !link.lowerUp) causes.push(`${at} has no carrier`);
+    if (fabric.state !== 'ACTIVE') causes.push(cause('port-not-active', `${at}: port ${portLabel(fabric)} is ${fabric.state ?? 'unknown'}${fabric.physState && fabric.physState !== 'LinkUp' ? ` (${fabric.physState})` : ''}`));
+    else if (fabric.linkLayer === 'InfiniBand' && (fabric.smLid ?? 0) === 0) causes.push(cause('no-subnet-manager', `${at}: port ${portLabel(fabric)} has no subnet manager`));
+  } else if (link.up && !link.lowerUp) causes.push(cause('no-carrier', `${at} has no carrier`));
   // A port or link that is down explains the cell; the routing it took with it is a consequence.
   if (causes.length > 0) return causes;
   const hasRule = facts.rules.some((r) => r.from === nic.address && r.table === String(nic.table));
   const table = facts.routes.get(String(nic.table)) ?? [];
   if (!hasRule || table.length === 0) {
     const missing = [!hasRule ? `no rule from ${nic.address}` : '', table.length === 0 ? `table ${nic.table} empty` : ''].filter(Boolean).join(', ');
-    causes.push(`${at}: ${missing} (per-NIC routing not deployed: ibfleet deploy --hosts ${end.host})`);
+    causes.push(cause('routing-missing', `${at}: ${missing} (per-NIC routing not deployed: ibfleet deploy --hosts ${end.host})`));
   } else if (role === 'source') {
     const got = facts.routeGet.get(nic.iface);
-    if (got && !got.dev) causes.push(`${at}: no route from ${nic.address} (${got.text})`);
-    else if (got?.dev && got.dev !== nic.iface) causes.push(`${at}: traffic from ${nic.address} leaves through ${got.dev}`);
+    if (got && !got.dev) causes.push(cause('no-route', `${at}: no route from ${nic.address} (${got.text})`));
+    else if (got?.dev && got.dev !== nic.iface) causes.push(cause('other-nic', `${at}: traffic from ${nic.address} leaves through ${got.dev}`));
   }
   return causes;
 }
 
 /** The likely causes of a failed cell, source end first; empty when nothing found explains it. */
-export function cellCauses(fleet: Fleet, cell: CellSpec, factsOf: (host: number) => HostFacts | undefined): string[] {
+export function cellCauses(fleet: Fleet, cell: CellSpec, factsOf: (host: number) => HostFacts | undefined): CellCause[] {
   return [...endCauses(fleet, cell, 'source', factsOf(cell.from.host)), ...endCauses(fleet, cell, 'destination', factsOf(cell.to.host))];
 }
 
 /** A failed cell's detail with its causes: `0/3 replies — likely: 34/ib1: port mlx5_1/1 is DOWN`. */
-export function explainFailure(detail: string, causes: readonly string[]): string {
-  return causes.length ? `${detail} — likely: ${causes.slice(0, 3).join('; ')}` : detail;
+export function explainFailure(detail: string, causes: readonly Pick<CellCause, 'text'>[]): string {
+  return causes.length ? `${detail} — likely: ${causes.slice(0, 3).map((c) => c.text).join('; ')}` : detail;
 }

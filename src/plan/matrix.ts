@@ -4,9 +4,16 @@
  */
 import type { Host } from '../inventory/model.js';
 import { reproduceCommand, RPING_COUNT } from '../render/verify-commands.js';
-import type { CellEnd, CellMethod, CellSpec, CellState, HostResult, MatrixCell } from '../vocabulary.js';
+import type { CellEnd, CellMethod, CellSpec, CellState, HostResult, MatrixCell, MatrixMode } from '../vocabulary.js';
 
-export type MatrixMode = 'full' | 'ring';
+/**
+ * Which NIC pairs verify checks. full: every NIC of every host to every NIC of every other host.
+ * ring: each host to the next (wrapping around), every NIC pair between them. rail: NIC n of every
+ * host to NIC n of every other host — what rail-aligned collective traffic (NCCL's rings and trees
+ * on a rail-optimised fabric) uses.
+ */
+export type { MatrixMode } from '../vocabulary.js';
+export const MATRIX_MODES: readonly MatrixMode[] = ['full', 'rail', 'ring'];
 
 /** off: ping only; auto: rping where both ends have RDMA and rping; on: rping for every pair. */
 export type RpingMode = 'off' | 'auto' | 'on';
@@ -15,7 +22,7 @@ function ends(host: Host): CellEnd[] {
   return host.nics.map((n) => ({ host: host.id, name: host.name, nic: n.index, iface: n.iface, ip: n.address }));
 }
 
-/** Ordered host pairs: every pair (full) or each host to the next, wrapping around (ring). */
+/** Ordered host pairs: every pair (full, rail) or each host to the next, wrapping around (ring). */
 export function hostPairs(hosts: readonly Host[], mode: MatrixMode): [Host, Host][] {
   const sorted = [...hosts].sort((a, b) => a.id - b.id);
   if (sorted.length < 2) return [];
@@ -26,14 +33,63 @@ export function hostPairs(hosts: readonly Host[], mode: MatrixMode): [Host, Host
   return sorted.flatMap((a) => sorted.filter((b) => b !== a).map((b): [Host, Host] => [a, b]));
 }
 
+/** The NIC pairs between two hosts: all of them, or on a rail only NIC n and NIC n (where both hosts have it). */
+function nicPairs(a: Host, b: Host, mode: MatrixMode): [CellEnd, CellEnd][] {
+  const [from, to] = [ends(a), ends(b)];
+  if (mode === 'rail') return from.flatMap((f) => to.filter((t) => t.nic === f.nic).map((t): [CellEnd, CellEnd] => [f, t]));
+  return from.flatMap((f) => to.map((t): [CellEnd, CellEnd] => [f, t]));
+}
+
 export function matrixCells(hosts: readonly Host[], mode: MatrixMode, methods: readonly CellMethod[]): CellSpec[] {
   const cells: CellSpec[] = [];
   for (const method of methods) {
     for (const [a, b] of hostPairs(hosts, mode)) {
-      for (const from of ends(a)) for (const to of ends(b)) cells.push({ from, to, method });
+      for (const [from, to] of nicPairs(a, b, mode)) cells.push({ from, to, method });
     }
   }
   return cells;
+}
+
+/** How many NIC pairs nicPairs gives, counted rather than built (a full matrix may have 600 000). */
+function nicPairCount(a: Host, b: Host, mode: MatrixMode): number {
+  return mode === 'rail' ? Math.min(a.nics.length, b.nics.length) : a.nics.length * b.nics.length;
+}
+
+/** Cells of one method in a mode: in all, and from the host that checks the most (its share of the work). */
+export function matrixSize(hosts: readonly Host[], mode: MatrixMode): { cells: number; perHost: number } {
+  const counts = new Map<number, number>();
+  for (const [a, b] of hostPairs(hosts, mode)) counts.set(a.id, (counts.get(a.id) ?? 0) + nicPairCount(a, b, mode));
+  return { cells: [...counts.values()].reduce((sum, n) => sum + n, 0), perHost: Math.max(0, ...counts.values()) };
+}
+
+/**
+ * The most a host checks when verify is given no mode: 1 024 cells (64 batches of 16 pings, about
+ * 30 s a host; the hosts work in parallel). Every dual-NIC fleet up to 254 hosts fits its full matrix
+ * (253 × 4 = 1 012 a host), as before; 100 GPU nodes of 8 NICs do not (99 × 64 = 6 336 a host,
+ * 633 600 cells in all) but fit the rails (99 × 8 = 792 a host).
+ */
+export const DEFAULT_CELLS_PER_HOST = 1024;
+
+export interface MatrixChoice {
+  readonly mode: MatrixMode;
+  /** Why this mode when none was asked for, with the size of what was left out; undefined when asked for. */
+  readonly reason?: string;
+}
+
+/**
+ * The mode verify checks without --full, --rail or --ring: the most thorough one whose work per host
+ * fits DEFAULT_CELLS_PER_HOST — the full matrix, else the rails (hosts of several NICs), else the
+ * ring, which is always small (NICs² a host) and still sends from and to every NIC of every host.
+ */
+export function chooseMatrixMode(hosts: readonly Host[], asked: MatrixMode | undefined, budget = DEFAULT_CELLS_PER_HOST): MatrixChoice {
+  if (asked) return { mode: asked };
+  if (matrixSize(hosts, 'full').perHost <= budget) return { mode: 'full' };
+  const size = (mode: MatrixMode) => `${matrixSize(hosts, mode).cells} cells, up to ${matrixSize(hosts, mode).perHost} a host`;
+  const multiNic = hosts.some((h) => h.nics.length > 1);
+  const rail = multiNic ? matrixSize(hosts, 'rail').perHost : Number.POSITIVE_INFINITY;
+  const mode: MatrixMode = rail <= budget ? 'rail' : 'ring';
+  const left = mode === 'ring' && multiNic ? `the full matrix (${size('full')}) and the rails (${size('rail')}) are` : `the full matrix (${size('full')}) is`;
+  return { mode, reason: `${left} more than ${budget} cells a host: ${mode === 'ring' && multiNic ? '--full or --rail checks them' : '--full checks it'}` };
 }
 
 /** The cells to check: ping for every pair, and rping as `rping` says (`canRping`: the host has RDMA and rping). */

@@ -84,15 +84,18 @@ function describe(addresses: readonly AddressFact[]): string {
   return addresses.map((a) => `${a.iface} ${a.address}/${a.prefixLength}`).join(', ');
 }
 
-/** Which interface carries NIC n's address (fabric subnet, host `id`, NIC n), and what is wrong if any. */
-export function discoverFabricNics(fabric: Fabric, id: number, addresses: readonly AddressFact[]): { nics: DiscoveredNic[]; problems: string[] } {
+/**
+ * Which interface carries NIC n's address (fabric subnet, host `id`, NIC n = 1..count: the host's
+ * own NIC count, which may differ from the fabric's), and what is wrong if any.
+ */
+export function discoverFabricNics(fabric: Fabric, id: number, addresses: readonly AddressFact[], count: number = fabric.nics): { nics: DiscoveredNic[]; problems: string[] } {
   const onFabric = addresses.filter((a) => {
     const value = parseIpv4(a.address);
     return value !== undefined && cidrContains(fabric.subnet, value);
   });
   const nics: DiscoveredNic[] = [];
   const problems: string[] = [];
-  for (let nic = 1; nic <= fabric.nics; nic++) {
+  for (let nic = 1; nic <= count; nic++) {
     const expected = deriveNicAddress(fabric.subnet, id, nic);
     const carriers = addresses.filter((a) => a.address === expected);
     if (carriers.length === 0) {
@@ -118,7 +121,7 @@ export function discoverFabricNics(fabric: Fabric, id: number, addresses: readon
   if (problems.length > 0) {
     const otherHosts = [...new Set(onFabric.map((a) => conventionOf(fabric, a.address)?.host).filter((h): h is number => h !== undefined && h !== id))];
     if (nics.length === 0 && otherHosts.length > 0) {
-      const wanted = Array.from({ length: fabric.nics }, (_, i) => deriveNicAddress(fabric.subnet, id, i + 1)).join(', ');
+      const wanted = Array.from({ length: count }, (_, i) => deriveNicAddress(fabric.subnet, id, i + 1)).join(', ');
       return {
         nics,
         problems: [`it carries none of host ${id}'s addresses (${wanted}) but those of host ${otherHosts.join(', ')} (${describe(onFabric)}): is this machine host ${otherHosts[0]}? check the host number and the address given for it`],
@@ -139,7 +142,7 @@ export function withInterfaces(host: Host, nics: readonly DiscoveredNic[]): Host
 
 export function discoverHost(input: DiscoveryInput): HostDiscovery {
   const { fabric, host, role, facts } = input;
-  const { nics, problems } = discoverFabricNics(fabric, host.id, facts.addresses);
+  const { nics, problems } = discoverFabricNics(fabric, host.id, facts.addresses, host.nics.length);
   const hostname = facts.hostname !== undefined && HOST_NAME.test(facts.hostname) && !readsAsSelection(facts.hostname) ? facts.hostname : undefined;
   const base = { id: host.id, role, os: osName(facts), hostname, nics };
   if (problems.length > 0) return { ...base, manager: undefined, managerSource: undefined, evidence: [], problems };

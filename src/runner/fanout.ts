@@ -8,7 +8,7 @@
 import pLimit from 'p-limit';
 import { HostError } from '../errors.js';
 import type { Host } from '../inventory/model.js';
-import { hostRef, type HostFailure, type HostRef, type HostResult, type MatrixCell, type RunDisplay, type RunEnd, type RunEvents, type RunHeader, type Stage } from '../vocabulary.js';
+import { hostRef, type CommandName, type HostFailure, type HostRef, type HostResult, type MatrixCell, type MatrixStart, type RunDisplay, type RunEnd, type RunEvents, type RunHeader, type Stage } from '../vocabulary.js';
 import { ConnectError } from './transport.js';
 
 export interface HostTask {
@@ -239,13 +239,13 @@ export async function announceRun(
   hosts: readonly Host[],
   options: AnnounceOptions,
   display: RunDisplay,
-  body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[]; readonly warnings?: readonly string[] }>,
+  body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[]; readonly matrix?: MatrixStart; readonly warnings?: readonly string[] }>,
 ): Promise<RunEnd> {
   const now = options.now ?? Date.now;
   const startedAt = now();
   display.events.onRunStart?.({ ...options.header, hosts: hosts.map(hostRef), concurrency: options.concurrency, startedAt });
-  const { results, cells = [], warnings } = await body(display.events);
-  const end: RunEnd = { results, cells, ...(warnings?.length ? { warnings } : {}), durationMs: now() - startedAt, interrupted: options.interrupt.aborted };
+  const { results, cells = [], matrix, warnings } = await body(display.events);
+  const end: RunEnd = { results, cells, ...(matrix ? { matrix } : {}), ...(warnings?.length ? { warnings } : {}), durationMs: now() - startedAt, interrupted: options.interrupt.aborted };
   display.events.onRunEnd?.(end);
   await display.finish(end);
   return end;

@@ -18,7 +18,7 @@ import { cellKey, chooseCells, finishCell, notRunCell, parsePing, rpingCellVerdi
 import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable, type Capabilities, type CellOutput } from '../plan/verify-output.js';
 import { RPING_BASE_PORT } from '../render/verify-commands.js';
 import { CELLS_PER_BATCH, CLIENTS_DONE_MARK, PORT_MARK, READY_MARK, RPING_SERVER_SECONDS, STOP_SERVERS, renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../render/verify-scripts.js';
-import { hostRef, type CellSpec, type HostResult, type MatrixCell, type RunEvents } from '../vocabulary.js';
+import { hostRef, type CellCause, type CellSpec, type HostResult, type MatrixCell, type MatrixStart, type RunEvents } from '../vocabulary.js';
 import { Deadlines, runHosts, timeLimitText, type Deadline } from './fanout.js';
 import { requireWhole, type ExecResult, type Session, type Transport } from './transport.js';
 
@@ -27,6 +27,8 @@ export interface VerifyOptions {
   readonly fleet: Fleet;
   readonly hosts: readonly Host[];
   readonly mode: MatrixMode;
+  /** Why verify chose `mode` when none was asked for (chooseMatrixMode); shown with the matrix. */
+  readonly modeReason?: string;
   readonly rping: RpingMode;
   readonly transport: Transport;
   readonly concurrency: number;
@@ -49,7 +51,7 @@ interface Connected {
   readonly deadline: Deadline | undefined;
 }
 
-export async function runVerify(options: VerifyOptions): Promise<{ results: HostResult[]; cells: MatrixCell[] }> {
+export async function runVerify(options: VerifyOptions): Promise<{ results: HostResult[]; cells: MatrixCell[]; matrix: MatrixStart }> {
   const now = options.now ?? Date.now;
   const deadlines = new Deadlines(options.timeoutMs, options.interrupt);
   const sessions = new Map<number, { session: Session; caps?: Capabilities; facts?: HostFacts }>();
@@ -76,7 +78,7 @@ export async function runVerify(options: VerifyOptions): Promise<{ results: Host
       }),
     );
     const cells = await runMatrix(options, connected);
-    return { results: hostResults(options, connected, cells, now), cells };
+    return { results: hostResults(options, connected, cells, now), cells, matrix: matrixStart(options) };
   } finally {
     deadlines.stopAll();
     for (const { session } of sessions.values()) session.close();
@@ -91,15 +93,15 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
     return caps !== undefined && rpingUnavailable('', caps) === undefined;
   };
   const specs = chooseCells(options.hosts, options.mode, options.rping, canRping);
-  options.events.onMatrix?.(specs);
+  options.events.onMatrix?.(specs, matrixStart(options));
   const done = new Map<string, MatrixCell>();
   const factsOf = (id: number) => connected.get(id)?.facts;
   const finish = (result: MatrixCell) => {
     if (done.has(cellKey(result))) return;
     // A failed cell says why: cut off by an end's time limit, or what the hosts' state tells (a port down, the routing missing).
     const cutOff = result.ok === false ? [result.from.host, result.to.host].find((id) => connected.get(id)?.deadline?.hardSignal.aborted) : undefined;
-    const causes = cutOff !== undefined ? [timedOut(cutOff, options.timeoutMs)] : cellCauses(options.fleet, result, factsOf);
-    const cell = result.ok === false ? { ...result, detail: explainFailure(result.detail, causes) } : result;
+    const causes: CellCause[] = cutOff !== undefined ? [{ kind: 'timed-out', host: cutOff, text: timedOut(cutOff, options.timeoutMs) }] : cellCauses(options.fleet, result, factsOf);
+    const cell = result.ok === false ? { ...result, detail: explainFailure(result.detail, causes), ...(causes.length > 0 ? { causes } : {}) } : result;
     done.set(cellKey(cell), cell);
     options.events.onCell?.(cell);
   };
@@ -125,6 +127,10 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
 
   for (const { spec } of runnable) if (!done.has(cellKey(spec))) finish(options.interrupt.aborted ? notRunCell(spec) : finishCell(spec, { ok: false, detail: 'no result from the host' }));
   return specs.map((s) => done.get(cellKey(s))!);
+}
+
+function matrixStart(options: Pick<VerifyOptions, 'mode' | 'modeReason'>): MatrixStart {
+  return { mode: options.mode, ...(options.modeReason ? { reason: options.modeReason } : {}) };
 }
 
 /** A cell cut off by a host's deadline: the host owed an answer and finished nothing for --timeout. */

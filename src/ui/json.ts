@@ -61,6 +61,8 @@ export function runDocument(header: RunHeader, input: Omit<RunEnd, 'cells'> & { 
       ...(r.planText ? { plan: r.planText } : {}),
       ...(r.connections !== undefined ? { ssh: { connections: r.connections, channels: r.channels ?? 0 } } : {}),
     })),
-    ...(input.cells ? { matrix: cells.map((c) => ({ from: { host: c.from.host, nic: c.from.nic, iface: c.from.iface, ip: c.from.ip }, to: { host: c.to.host, nic: c.to.nic, iface: c.to.iface, ip: c.to.ip }, ok: c.ok, state: c.state, method: c.method, detail: c.detail, reproduce: c.reproduce })) } : {}),
+    // Which matrix ran (full, rail, ring), and why when verify chose it.
+    ...(input.matrix ? { matrixMode: input.matrix.mode, ...(input.matrix.reason ? { matrixReason: input.matrix.reason } : {}) } : {}),
+    ...(input.cells ? { matrix: cells.map((c) => ({ from: { host: c.from.host, nic: c.from.nic, iface: c.from.iface, ip: c.from.ip }, to: { host: c.to.host, nic: c.to.nic, iface: c.to.iface, ip: c.to.ip }, ok: c.ok, state: c.state, method: c.method, detail: c.detail, reproduce: c.reproduce, ...(c.causes ? { causes: c.causes } : {}) })) } : {}),
   };
 }

@@ -6,7 +6,8 @@
  * (src/host-text.ts, clipHostText): the run log has the whole text.
  */
 import { clipHostLines, clipHostText } from '../host-text.js';
-import { reportsHostState, type CommandName, type HostResult, type MatrixCell, type RunEnd, type RunEvents, type RunStart } from '../vocabulary.js';
+import { reportsHostState, type CommandName, type HostResult, type MatrixCell, type MatrixStart, type RunEnd, type RunEvents, type RunStart } from '../vocabulary.js';
+import { causeGroups, formatCauseGroupText, formatMatrixStartText, formatRailsText } from './text/matrix-summary.js';
 import { summarizeChanges } from './text/changes.js';
 import { formatDiffLines } from './text/diffs.js';
 import { foldedFabricLines, foldedWarningLines } from './text/fabric.js';
@@ -42,6 +43,7 @@ export function plainHeaderLine(start: RunStart): string {
 export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
   const write = (line: string) => void out.write(`${line}\n`);
   let start: RunStart | undefined;
+  let matrix: MatrixStart | undefined;
   return {
     onRunStart: (e: RunStart) => {
       start = e;
@@ -62,6 +64,11 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
         write(indent(r.planText));
       }
     },
+    onMatrix: (_cells, announced) => {
+      matrix = announced;
+      const line = formatMatrixStartText(announced);
+      if (line) write(line);
+    },
     onCell: (cell: MatrixCell) => write(cellLine(cell)),
     onRunEnd: (e: RunEnd) => {
       if (reportsHostState(options.command)) {
@@ -75,9 +82,25 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
       if (start?.dryRun) for (const line of formatPlanLines(e.results, { scriptsHint: start.showScripts ? undefined : 'the exact scripts: --show-scripts' })) write(line);
       const failedCells = e.cells.filter((c) => c.state === 'failed');
       for (const c of failedCells) write(`  reproduce ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.reproduce}`);
+      for (const line of matrixSummaryLines(e.cells, matrix)) write(line);
       write(`summary: ${formatCounts(e.results)}${matrixCounts(e.cells)} · ${formatDuration(e.durationMs)}${e.interrupted ? ' · interrupted' : ''}`);
     },
   };
+}
+
+/**
+ * After the cells: how each rail did (hosts of several NICs), the failing cells folded by their
+ * likely cause, and again which matrix ran when verify chose it (the first line has scrolled away).
+ */
+function matrixSummaryLines(cells: readonly MatrixCell[], start: MatrixStart | undefined): string[] {
+  if (cells.length === 0) return [];
+  const rails = formatRailsText(cells);
+  const groups = causeGroups(cells);
+  return [
+    ...(rails ? [rails] : []),
+    ...(groups.length > 0 ? ['failing cells by likely cause:', ...groups.map((g) => `  - ${formatCauseGroupText(g)}`)] : []),
+    ...(start?.reason ? [formatMatrixStartText(start)!] : []),
+  ];
 }
 
 /** ` · matrix 20/24 passed, 2 skipped, 2 not run`, or '' without a matrix. */

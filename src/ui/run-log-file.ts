@@ -11,7 +11,7 @@
 import { closeSync, mkdirSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { runLogCellLine, runLogEnd, runLogHeader, runLogHostBlock, type HostTranscript } from './text/run-log.js';
+import { runLogCellLine, runLogMatrixHead, runLogMatrixSummary, runLogEnd, runLogHeader, runLogHostBlock, type HostTranscript } from './text/run-log.js';
 import type { HostRef, MatrixCell, RunEnd, RunEvents, RunStart, Stage } from '../vocabulary.js';
 import { openOwnFile } from '../runner/own-file.js';
 
@@ -133,7 +133,7 @@ export function openRunLog(options: RunLogOptions): RunLog | undefined {
     onCell: (cell) => void cells.push(cell),
     onRunEnd: (end: RunEnd) => {
       const all = end.cells.length > 0 ? end.cells : cells.splice(0);
-      if (all.length > 0) write(['== matrix', ...all.map(runLogCellLine), '']);
+      if (all.length > 0) write(['== matrix', ...runLogMatrixHead(end.matrix), ...all.map(runLogCellLine), ...runLogMatrixSummary(all), '']);
       write(runLogEnd(end, all), true);
     },
   };

@@ -17,6 +17,8 @@ describe.skipIf(!IS_ROOT)('npm run bench, smoke (N = 3, one round; needs root)',
     const lines: string[] = [];
     const size: SizeResult = await benchmarkSize({
       hosts: 3,
+      // Multi-rail, small: the lab's --nics path and every verify row at more than 2 NICs.
+      nics: 4,
       rounds: 1,
       concurrency: 32,
       timeoutS: 60,
@@ -33,14 +35,16 @@ describe.skipIf(!IS_ROOT)('npm run bench, smoke (N = 3, one round; needs root)',
       expect(found, `row ${name}`).toBeDefined();
       return found!;
     };
-    const ibfleetRows = [ROWS.deploy, ROWS.deployAgain, ROWS.status, ROWS.ring, ROWS.full, ROWS.rollback];
+    const ibfleetRows = [ROWS.deploy, ROWS.deployAgain, ROWS.status, ROWS.ring, ROWS.full, ROWS.rail, ROWS.rollback];
     for (const name of [...ibfleetRows, ROWS.floor, ...installed.map((t) => ROWS[t])]) expect(row(name).runs).toBe(1);
 
     expect(row(ROWS.deploy).hostsVerified).toEqual({ min: 3, max: 3 });
     expect(row(ROWS.deployAgain).hostsVerified).toEqual({ min: 3, max: 3 });
     expect(row(ROWS.ring).hostsVerified).toEqual({ min: 3, max: 3 });
-    expect(row(ROWS.ring).cells).toEqual({ total: 3 * 2 * 2, passedMin: 12 });
-    expect(row(ROWS.full).cells).toEqual({ total: 3 * 2 * 4, passedMin: 24 });
+    expect(row(ROWS.ring).cells).toEqual({ total: 3 * 4 * 4, passedMin: 48, mode: 'ring' });
+    expect(row(ROWS.full).cells).toEqual({ total: 3 * 2 * 4 * 4, passedMin: 96, mode: 'full' });
+    expect(row(ROWS.rail).cells).toEqual({ total: 3 * 2 * 4, passedMin: 24, mode: 'rail' });
+    expect(size.verifyDefault).toEqual({ mode: 'full' });
     for (const name of ibfleetRows) expect(row(name).connectionsPerHost, name).toEqual({ min: 1, max: 1 });
     expect(row(ROWS.deploy).channelsPerHost!.max).toBeLessThanOrEqual(2);
     expect(row(ROWS.floor).hostsOk).toEqual({ min: 3, max: 3 });
@@ -57,6 +61,7 @@ describe.skipIf(!IS_ROOT)('npm run bench, smoke (N = 3, one round; needs root)',
     expect(verdict.targets.oneConnectionPerHost).toBe(true);
     expect(verdict.ratios.ibfleetOverFloor.wall).toBeGreaterThan(0);
     expect(formatSize(size)).toContain('ibfleet deploy');
+    expect(formatSize(size)).toMatch(/^N = 3 × 4 NICs: verify --hosts all without a mode checks: full\n/);
     expect(formatVerdicts([verdict])).toContain('ibfleet/floor');
   });
 });

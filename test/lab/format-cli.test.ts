@@ -36,6 +36,12 @@ describe('what lab up prints', () => {
     `);
   });
 
+  it('8-NIC hosts: the failure is live on NICs 2–8, shown on the GPU node\'s NIC 2', () => {
+    const text = formatLabUpText(labInfo(planLab({ fleet: seedsFleet(), name: 'gpu', nics: { all: 8 } })), 412);
+    expect(text).toContain("The seeds' failure is live: NIC 1 reaches NIC 1, anything through NICs 2–8 fails (strict rp_filter):\n");
+    expect(text).toContain('  ip netns exec ibfl-gpu-h16 ping -c1 -W1 -I ibp75s0 172.16.34.2    # fails until deploy\n');
+  });
+
   it('prints the next commands with the full path of this ibfleet when PATH has none', () => {
     const text = formatLabUpText(labInfo(planLab({ fleet: seedsFleet(), name: 'x' })), 1000, 'node /opt/ibfleet/dist/cli.js');
     expect(text.split('Next:\n')[1]!.split('\n').filter((l) => l.includes('cli.js'))).toEqual([

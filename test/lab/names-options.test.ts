@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { backingPath, checkLabName, hostPaths, isLabNamespace, labOfNamespace, rootLinkName } from '../../src/lab/names.js';
-import { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments, parseMgmtSubnet } from '../../src/lab/options.js';
+import { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments, parseMgmtSubnet, parseNicCounts } from '../../src/lab/options.js';
 
 describe('lab names', () => {
   it.each([
@@ -100,6 +100,22 @@ describe('lab options', () => {
     expect(() => parseInterfaceAssignments(['40=eth0,eth 1'])).toThrow(/not a valid Linux interface name/);
     expect(() => parseInterfaceAssignments(['40=mgmt0,ib1'])).toThrow(/taken by the lab/);
     expect(() => parseInterfaceAssignments(['40=ib0,ib0'])).toThrow(/listed twice/);
+  });
+
+  it('parses NIC counts for every host (--nics 8) and per host (--nics 16-17=8), later flags winning', () => {
+    expect(parseNicCounts([])).toEqual({ hosts: new Map() });
+    expect(parseNicCounts(['8'])).toEqual({ all: 8, hosts: new Map() });
+    expect(parseNicCounts(['2', '16-17=8', '17=16'])).toEqual({ all: 2, hosts: new Map([[16, 8], [17, 16]]) });
+  });
+
+  it.each([
+    ['0', /--nics 0: "0" is not a NIC count 1..16/],
+    ['17', /not a NIC count 1..16/],
+    ['16=eight', /--nics 16=eight: "eight" is not a NIC count/],
+    ['16=', /HOSTS=VALUE/],
+    ['x=8', /host numbers/],
+  ])('--nics %s is refused', (value, message) => {
+    expect(() => parseNicCounts([value])).toThrow(message);
   });
 
   it.each([

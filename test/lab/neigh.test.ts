@@ -20,12 +20,17 @@ function places(): NeighPlaces & { read(): number[]; set(values: number[]): void
   return { neigh, root: join(base, 'lab'), set, read: () => [1, 2, 3].map((i) => Number(readFileSync(join(neigh, `gc_thresh${i}`), 'utf8'))) };
 }
 
-const lab = (name: string, hosts: number) => ({ name, hosts: Array.from({ length: hosts }), fabric: { nics: 2 } }) as never;
+const lab = (name: string, hosts: number, nics = 2) => ({ name, hosts: Array.from({ length: hosts }, () => ({ nics: Array.from({ length: nics }) })), fabric: { nics } }) as never;
 
 describe('the machine\'s neighbour table while labs are up', () => {
   it('a 20-host lab may hold 1 640 entries at once: gc_thresh3 4096', () => {
     expect(labNeighbourEntries(lab('a', 20))).toBe(40 * 40 + 40);
     expect(thresholdsFor(1640)).toEqual({ gc_thresh1: 512, gc_thresh2: 2048, gc_thresh3: 4096 });
+  });
+
+  it('a lab of three 8-NIC hosts may hold 24 × 24 + 6 entries; one of 20 holds 160 × 160 + 40', () => {
+    expect(labNeighbourEntries(lab('a', 3, 8))).toBe(24 * 24 + 6);
+    expect(labNeighbourEntries(lab('a', 20, 8))).toBe(160 * 160 + 40);
   });
 
   it('raised for every lab up together; only the last lab down puts the original values back', async () => {

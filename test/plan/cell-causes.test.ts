@@ -64,7 +64,14 @@ const causesOf = (spec: CellSpec, from: Shape, to: Shape, inventory = fleet) => 
     [16, facts(16, from)],
     [34, facts(34, to)],
   ]);
-  return cellCauses(inventory, spec, (id) => all.get(id));
+  return cellCauses(inventory, spec, (id) => all.get(id)).map((c) => c.text);
+};
+const kindsOf = (spec: CellSpec, from: Shape, to: Shape) => {
+  const all = new Map([
+    [16, facts(16, from)],
+    [34, facts(34, to)],
+  ]);
+  return cellCauses(fleet, spec, (id) => all.get(id)).map((c) => `${c.kind} ${c.host}/${c.iface}`);
 };
 
 describe('why a failed cell failed, from the hosts\' own state', () => {
@@ -104,6 +111,12 @@ describe('why a failed cell failed, from the hosts\' own state', () => {
   it('both ends, the source first; at most three in the detail', () => {
     const causes = causesOf(cell(), { port2: '1: DOWN|3: Disabled' }, { undeployed: true });
     expect(causes).toEqual(['16/ib1: port mlx5_1/1 is DOWN (Disabled)', '34/ib1: no rule from 172.16.34.2, table 942 empty (per-NIC routing not deployed: ibfleet deploy --hosts 34)']);
-    expect(explainFailure('0/3 replies', ['a', 'b', 'c', 'd'])).toBe('0/3 replies — likely: a; b; c');
+    expect(explainFailure('0/3 replies', ['a', 'b', 'c', 'd'].map((text) => ({ text })))).toBe('0/3 replies — likely: a; b; c');
+  });
+
+  it('each cause carries its kind and end, which displays fold failing cells by', () => {
+    expect(kindsOf(cell(), { port2: '1: DOWN|3: Disabled' }, { undeployed: true })).toEqual(['port-not-active 16/ib1', 'routing-missing 34/ib1']);
+    expect(kindsOf(cell(), { routeGet2: { dev: 'ib0', text: 'dev ib0' } }, { smLid: '0x0' })).toEqual(['other-nic 16/ib1', 'no-subnet-manager 34/ib1']);
+    expect(kindsOf(cell('rping'), { flags: { ib1: 'BROADCAST,MULTICAST' } }, { noDevice: true })).toEqual(['link-down 16/ib1', 'no-rdma 34/ib1']);
   });
 });

@@ -6,7 +6,7 @@ import { parseRdmaSection, rdmaPortOf } from '../../src/facts/rdma-facts.js';
 import { ipv4MappedGid } from '../../src/facts/rdma-probe.js';
 import { fleetFabricWarnings } from '../../src/steps/fabric-health/fleet.js';
 import { fabricProblems } from '../../src/steps/fabric-health/problems.js';
-import { formatNicFabric } from '../../src/ui/text/fabric.js';
+import { formatHostFabric, formatNicFabric } from '../../src/ui/text/fabric.js';
 import type { HostResult, NicFabric } from '../../src/vocabulary.js';
 
 const fleet = loadInventory('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpu16, address: a16 }\n  34: { name: mem34, address: a34 }\n', 't.yaml');
@@ -145,5 +145,34 @@ describe('fleet warnings name the odd ones', () => {
 
   it('everything alike: no warning', () => {
     expect(fleetFabricWarnings([result(1, [nic('ib0'), nic('ib1')]), result(2, [nic('ib0'), nic('ib1')])])).toEqual([]);
+  });
+});
+
+describe('a multi-rail host\'s fabric on one line', () => {
+  const port = (iface: string, device: string, over: Partial<NicFabric> = {}): NicFabric => ({
+    nic: 1,
+    iface,
+    device,
+    port: 1,
+    state: 'ACTIVE',
+    physState: 'LinkUp',
+    rate: '400 Gb/sec (4X NDR)',
+    linkLayer: 'InfiniBand',
+    lid: 3,
+    smLid: 1,
+    mode: 'datagram',
+    mtu: 4092,
+    up: true,
+    roceV2Gid: null,
+    ...over,
+  });
+
+  it('NICs that read alike share their attributes; the odd port stands apart; two NICs read as before', () => {
+    const eight = ['ibp12s0:mlx5_0', 'ibp75s0:mlx5_2', 'ibp141s0:mlx5_4', 'ibp186s0:mlx5_6', 'ibp18s0:mlx5_1', 'ibp84s0:mlx5_3', 'ibp151s0:mlx5_5', 'ibp200s0:mlx5_7'].map((s) => s.split(':') as [string, string]);
+    const nics = eight.map(([iface, device]) => port(iface, device, iface === 'ibp18s0' ? { state: 'DOWN', physState: 'Disabled' } : {}));
+    expect(formatHostFabric(nics)).toBe(
+      'ibp12s0 → mlx5_0/1, ibp75s0 → mlx5_2/1, ibp141s0 → mlx5_4/1, ibp186s0 → mlx5_6/1, ibp84s0 → mlx5_3/1, ibp151s0 → mlx5_5/1, ibp200s0 → mlx5_7/1: ACTIVE LinkUp 400 Gb/sec InfiniBand, datagram MTU 4092 · ibp18s0 → mlx5_1/1 DOWN Disabled 400 Gb/sec InfiniBand, datagram MTU 4092',
+    );
+    expect(formatHostFabric(nics.slice(0, 2))).toBe('ibp12s0 → mlx5_0/1 ACTIVE LinkUp 400 Gb/sec InfiniBand, datagram MTU 4092 · ibp75s0 → mlx5_2/1 ACTIVE LinkUp 400 Gb/sec InfiniBand, datagram MTU 4092');
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
-import { hostPairs, matrixCells, parsePing, parseRping, rpingCellVerdict } from '../../src/plan/matrix.js';
+import { chooseMatrixMode, hostPairs, matrixCells, matrixSize, parsePing, parseRping, rpingCellVerdict } from '../../src/plan/matrix.js';
 import { reproduceCommand } from '../../src/render/verify-commands.js';
 import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable } from '../../src/plan/verify-output.js';
 import { renderPingScript } from '../../src/render/verify-scripts.js';
@@ -34,11 +34,45 @@ describe('which cells the matrix has', () => {
     expect(hostPairs(fleet.hosts.slice(0, 1), 'full')).toEqual([]);
   });
 
+  it('rail: NIC n of every host to NIC n of every other host; a NIC only one host has is on no rail with the other', () => {
+    const mixed = loadInventory('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: gpu16, nics: 4 }\n  17: { name: gpu17, nics: 4 }\n  34: { name: mem34 }\n', 't.yaml');
+    const cells = matrixCells(mixed.hosts, 'rail', ['ping']);
+    expect(cells.filter((c) => c.from.host === 16).map((c) => `${c.from.nic}>${c.to.host}/${c.to.nic}`)).toEqual(['1>17/1', '2>17/2', '3>17/3', '4>17/4', '1>34/1', '2>34/2']);
+    expect(cells.every((c) => c.from.nic === c.to.nic)).toBe(true);
+    expect(cells).toHaveLength(4 + 2 + 4 + 2 + 2 + 2);
+    expect(matrixSize(mixed.hosts, 'rail')).toEqual({ cells: 16, perHost: 6 });
+    expect(matrixSize(mixed.hosts, 'full')).toEqual({ cells: matrixCells(mixed.hosts, 'full', ['ping']).length, perHost: 4 * 4 + 4 * 2 });
+  });
+
   it('says how to reproduce a cell by hand, where to run it', () => {
     const [ping] = matrixCells(fleet.hosts.slice(0, 2), 'full', ['ping']);
     expect(reproduceCommand(ping!)).toBe('on cpuserver16: ping -n -c 3 -i 0.2 -W 1 -I ibs5f0 172.16.34.1');
     const [rping] = matrixCells(fleet.hosts.slice(0, 2), 'full', ['rping']);
     expect(reproduceCommand(rping!, 7175)).toBe('on memserver34: rping -s -a 172.16.34.1 -p 7175 -C 3 -v  then on cpuserver16: rping -c -I 172.16.16.1 -a 172.16.34.1 -p 7175 -C 3 -v');
+  });
+});
+
+describe('the matrix verify checks when given no mode: the most thorough one within 1 024 cells a host', () => {
+  const fleetOf = (hosts: number, nics: number) => loadInventory(`fabric: { subnet: 172.16.0.0/16, nics: ${nics} }\nhosts:\n${Array.from({ length: hosts }, (_, i) => `  ${i + 1}: { name: h${i + 1} }`).join('\n')}\n`, 't.yaml').hosts;
+  it.each([
+    { hosts: 2, nics: 2, mode: 'full' },
+    { hosts: 20, nics: 2, mode: 'full' },
+    { hosts: 254, nics: 2, mode: 'full' },
+    { hosts: 3, nics: 8, mode: 'full' },
+    { hosts: 17, nics: 8, mode: 'full' },
+    { hosts: 18, nics: 8, mode: 'rail' },
+    { hosts: 100, nics: 8, mode: 'rail' },
+    { hosts: 254, nics: 8, mode: 'ring' },
+    { hosts: 254, nics: 16, mode: 'ring' },
+  ])('$hosts hosts × $nics NICs: $mode', ({ hosts, nics, mode }) => {
+    expect(chooseMatrixMode(fleetOf(hosts, nics), undefined).mode).toBe(mode);
+  });
+
+  it('says what it left out and how to get it; a mode asked for is taken as it is', () => {
+    expect(chooseMatrixMode(fleetOf(100, 8), undefined).reason).toBe('the full matrix (633600 cells, up to 6336 a host) is more than 1024 cells a host: --full checks it');
+    expect(chooseMatrixMode(fleetOf(254, 8), undefined).reason).toBe('the full matrix (4112768 cells, up to 16192 a host) and the rails (514096 cells, up to 2024 a host) are more than 1024 cells a host: --full or --rail checks them');
+    expect(chooseMatrixMode(fleetOf(100, 8), 'full')).toEqual({ mode: 'full' });
+    expect(chooseMatrixMode(fleetOf(3, 8), undefined)).toEqual({ mode: 'full' });
   });
 });
 

@@ -94,6 +94,28 @@ describe('verify (fake transport)', () => {
     expect(into.ok).toBe(false);
     expect(into.detail).toContain('0/3 replies — likely: 16/ibs5f0: no rule from 172.16.16.1, table 941 empty (per-NIC routing not deployed: ibfleet deploy --hosts 16)');
     expect(into.detail).toContain('34/ib1: port mlx5_1/1 is DOWN (Polling)');
+    // The same causes, typed, for the displays to fold cells by.
+    expect(into.causes?.map((c) => `${c.kind} ${c.host}/${c.iface}`)).toEqual(['routing-missing 16/ibs5f0', 'port-not-active 34/ib1']);
+  });
+
+  it('--rail: NIC n to NIC n only, announced with its mode (and the reason verify chose it) and returned with the cells', async () => {
+    const transport = fakeTransport({ 16: host({ rdma: false, works: nic1Only }), 34: host({ rdma: false, works: nic1Only }) });
+    let announced: { cells: number; start: unknown } | undefined;
+    const out = await runVerify({
+      fleet,
+      hosts: fleet.hosts,
+      mode: 'rail',
+      modeReason: 'because',
+      rping: 'off',
+      transport,
+      concurrency: 4,
+      timeoutMs: 5000,
+      interrupt: new AbortController().signal,
+      events: { onMatrix: (cells, start) => (announced = { cells: cells.length, start }) },
+    });
+    expect(announced).toEqual({ cells: 4, start: { mode: 'rail', reason: 'because' } });
+    expect(out.matrix).toEqual({ mode: 'rail', reason: 'because' });
+    expect(out.cells.map((c) => `${c.from.host}/${c.from.nic}>${c.to.host}/${c.to.nic} ${c.state}`)).toEqual(['16/1>34/1 passed', '16/2>34/2 failed', '34/1>16/1 passed', '34/2>16/2 failed']);
   });
 
   it('a cell cut off by a host\'s time limit says so: the host finished none of its cells for --timeout', async () => {

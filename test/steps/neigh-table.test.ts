@@ -28,13 +28,38 @@ const withoutStep = loadPlaybook('name: no-neigh\nsteps:\n  - policy-routing\n  
 const neigh = (t1: number, t2: number, t3: number) => [`/proc/sys/net/ipv4/neigh/default/gc_thresh1:${t1}`, `/proc/sys/net/ipv4/neigh/default/gc_thresh2:${t2}`, `/proc/sys/net/ipv4/neigh/default/gc_thresh3:${t3}`];
 
 describe('the limits a fleet needs', () => {
-  const sized = (hosts: number) => neighThresholds({ hosts: Array.from({ length: hosts }), fabric: { nics: 2 } } as never);
+  const withNics = (k: number) => ({ nics: Array.from({ length: k }) }) as never;
+  const sized = (hosts: number, k = 2) => neighThresholds({ hosts: Array.from({ length: hosts }, () => withNics(k)) }, withNics(k));
   it.each([
     [2, { gc_thresh1: 128, gc_thresh2: 512, gc_thresh3: 1024 }],
     [128, { gc_thresh1: 128, gc_thresh2: 512, gc_thresh3: 1024 }],
     [129, { gc_thresh1: 256, gc_thresh2: 1024, gc_thresh3: 2048 }],
     [254, { gc_thresh1: 256, gc_thresh2: 1024, gc_thresh3: 2048 }],
   ])('%i dual-NIC hosts → %o', (hosts, want) => expect(sized(hosts)).toEqual(want));
+
+  it('an 8-NIC GPU node among 254 may hold 8 × 2 032 entries: 4096/16384/32768 (the kernel default is 1024)', () => {
+    expect(sized(254, 8)).toEqual({ gc_thresh1: 4096, gc_thresh2: 16384, gc_thresh3: 32768 });
+    expect(sized(8, 8)).toEqual({ gc_thresh1: 128, gc_thresh2: 512, gc_thresh3: 1024 });
+    expect(sized(9, 8)).toEqual({ gc_thresh1: 256, gc_thresh2: 1024, gc_thresh3: 2048 });
+  });
+
+  it('each host is sized by its own NIC count: in 100 GPU nodes (8 NICs) + 20 CPU servers (2), 8 × 840 and 2 × 840 entries', () => {
+    const fleet = { hosts: [...Array.from({ length: 100 }, () => withNics(8)), ...Array.from({ length: 20 }, () => withNics(2))] };
+    expect(neighThresholds(fleet, withNics(8))).toEqual({ gc_thresh1: 2048, gc_thresh2: 8192, gc_thresh3: 16384 });
+    expect(neighThresholds(fleet, withNics(2))).toEqual({ gc_thresh1: 512, gc_thresh2: 2048, gc_thresh3: 4096 });
+  });
+});
+
+describe('a fleet that mixes 8-NIC GPU nodes and 2-NIC servers', () => {
+  const gpu = Array.from({ length: 20 }, (_, i) => `  ${i + 1}: { name: gpu${i + 1}, nics: 8 }`);
+  const fleet = loadInventory(`fabric: { subnet: 172.16.0.0/16 }\nhosts:\n${gpu.join('\n')}\n  40: { name: cpu40 }\n  41: { name: cpu41 }\n`, 'fleet.yaml');
+
+  it('a GPU node gets the file for its 8 × 164 entries; a 2-NIC server, whose 2 × 164 the defaults fit, none', () => {
+    const node = filesOf(fleet.hosts[0]!, fleet, playbook, 'netplan').find((f) => f.path === NEIGH_PATH)?.content;
+    expect(node).toContain('# Neighbour table for 8 NICs here × 164 fabric NICs:');
+    expect(node).toContain('net.ipv4.neigh.default.gc_thresh3 = 4096\n');
+    expect(filesOf(fleet.hosts.find((h) => h.id === 40)!, fleet, playbook, 'netplan').find((f) => f.path === NEIGH_PATH)).toBeUndefined();
+  });
 });
 
 describe('a fleet that needs more than the kernel\'s defaults', () => {
@@ -69,8 +94,8 @@ describe('a fleet that needs more than the kernel\'s defaults', () => {
   });
 
   it('status warns about a host below them, and says which step raises them', () => {
-    expect(neighbourWarning(fleet, { gc_thresh1: '128', gc_thresh2: '512', gc_thresh3: '1024' })).toMatch(/^neighbour table: gc_thresh1 128, gc_thresh2 512, gc_thresh3 1024 below what 200 hosts × 2 NICs need \(gc_thresh1 256, gc_thresh2 1024, gc_thresh3 2048\).*deploy raises them \(neigh-table\)$/);
-    expect(neighbourWarning(fleet, { gc_thresh1: '1024', gc_thresh2: '8192', gc_thresh3: '16384' })).toBeUndefined();
+    expect(neighbourWarning(fleet, host, { gc_thresh1: '128', gc_thresh2: '512', gc_thresh3: '1024' })).toMatch(/^neighbour table: gc_thresh1 128, gc_thresh2 512, gc_thresh3 1024 below what 200 hosts × 2 NICs need \(gc_thresh1 256, gc_thresh2 1024, gc_thresh3 2048\).*deploy raises them \(neigh-table\)$/);
+    expect(neighbourWarning(fleet, host, { gc_thresh1: '1024', gc_thresh2: '8192', gc_thresh3: '16384' })).toBeUndefined();
     const host34 = { ...fleet.hosts[33]!, manager: 'netplan' as const };
     const status = assessStatus(host34, fleet, playbook, readProbe(withSection(fixture('netplan-boot.txt'), 'neigh', neigh(128, 512, 1024))));
     expect(status.warnings?.[0]).toMatch(/^neighbour table: /);

@@ -324,3 +324,57 @@ describe('verify on a fleet too big for a grid', () => {
     expect(text.slice(-2)).toEqual(['✗ … and 69 more failing cells (the run log and --json list every cell)', '✗ verify finished in 8.0s: 40 ok, cells 6241 passed, 79 failed']);
   });
 });
+
+describe('verify on multi-rail hosts (3 hosts × 8 NICs, before deploy: only NIC 1 ↔ NIC 1 passes), 80×24', () => {
+  const IFACES = ['ibp12s0', 'ibp75s0', 'ibp141s0', 'ibp186s0', 'ibp18s0', 'ibp84s0', 'ibp151s0', 'ibp200s0'];
+  const hosts = [16, 34, 40].map((id) => host(id, `gpu${id}`));
+  const ends = hosts.flatMap((h) => IFACES.map((iface, i) => nic(h, i + 1, iface)));
+  /** The routing missing at both ends, as verify's probe finds it before deploy. */
+  const undeployed = (end: { host: number; iface: string }) => ({ kind: 'routing-missing' as const, host: end.host, iface: end.iface, text: `${end.host}/${end.iface}: no rule, table empty (per-NIC routing not deployed: ibfleet deploy --hosts ${end.host})` });
+
+  function run(mode: 'full' | 'rail', reason?: string): string[] {
+    const pairs = ends.flatMap((from) => ends.filter((to) => to.host !== from.host && (mode === 'full' || to.nic === from.nic)).map((to) => ({ from, to, method: 'ping' as const })));
+    const cells = pairs.map((p) => (p.from.nic === 1 && p.to.nic === 1 ? cell(p.from, p.to, true) : cell(p.from, p.to, false, { causes: [undeployed(p.from), undeployed(p.to)] })));
+    const state = fold(
+      [
+        start('verify', hosts, { playbook: undefined }),
+        { type: 'matrix', cells: pairs, start: { mode, ...(reason ? { reason } : {}) } },
+        ...cells.map((c): RunAction => ({ type: 'cell', cell: c })),
+        { type: 'runEnd', event: { results: hosts.map((h) => result(h, 'failed')), cells: [], durationMs: 12000, interrupted: false } },
+      ],
+      { command: 'verify', rows: 24 },
+    );
+    const { lastFrame } = render(<TuiApp state={state} now={T0 + 3400} frame={0} rows={24} columns={80} color={false} />);
+    return plain(lastFrame()).split('\n');
+  }
+
+  it('the NIC grid (24 columns) does not fit: the host×host grid, the rail grid under it, the failures folded by cause', () => {
+    const text = run('full');
+    const at = text.findIndex((l) => l.startsWith('from\\to'));
+    expect(text.slice(at, at + 5)).toEqual(['from\\to 16 34 40', '     16     1  1', '     34  1     1', '     40  1  1', 'host×host, 64 cells each: ✓ all passed  3 = 3 passed  ✗ none · ping']);
+    expect(text.slice(at + 5, at + 15)).toEqual([
+      'NIC\\NIC  1  2  3  4  5  6  7  8',
+      '      1  6  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+      '      2  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+      '      3  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+      '      4  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+      '      5  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+      '      6  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+      '      7  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+      '      8  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+      'NIC×NIC over host pairs (≤6 cells each; rails on the diagonal): ✓ all passed  3…',
+    ].map((l, i) => (i === 1 ? l.replace('  6  ✗', '  ✓  ✗') : l)));
+    expect(text[at + 15]).toBe('✗ 378 cells: no per-NIC routing on 24 NICs — ibfleet deploy --hosts 16,34,40');
+    expect(text.every((l) => l.length <= 80)).toBe(true);
+    expect(text.at(-1)).toBe('✗ verify finished in 12.0s: 3 failed, cells 6 passed, 378 failed');
+  });
+
+  it('--rail: the cells on the diagonal only; a mode verify chose says why above the grids', () => {
+    const text = run('rail', 'the full matrix (…) is more than 1024 cells a host: --full checks it');
+    const at = text.findIndex((l) => l.startsWith('matrix: rail'));
+    expect(text[at]).toBe('matrix: rail (NIC n to NIC n of every other host) — the full matrix (…) is more…');
+    const rails = text.slice(text.findIndex((l) => l.startsWith('NIC\\NIC')));
+    expect(rails.slice(1, 4)).toEqual(['      1  ✓', '      2     ✗', '      3        ✗']);
+    expect(text.find((l) => l.startsWith('✗ 42 cells'))).toBe('✗ 42 cells: no per-NIC routing on 21 NICs — ibfleet deploy --hosts 16,34,40');
+  });
+});

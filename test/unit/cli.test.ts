@@ -57,6 +57,29 @@ describe('ibfleet hosts (the shipped example inventory/fleet.yaml: the seeds\' t
     expect(rows[4]).toMatch(/^2 hosts \(16,34\) · fabric 172\.16\.0\.0\/16, 2 NICs, tables 941\.\.942 · pairs: alice \(cpu 16, mem 34\)$/);
   });
 
+  it('a mixed fleet: an 8-NIC GPU node beside a 2-NIC server, each row its own NIC, the summary each count', async () => {
+    const file = join(scratch, 'mixed.yaml');
+    writeFileSync(
+      file,
+      [
+        'fabric: { subnet: 172.16.0.0/16 }',
+        'hosts:',
+        '  16: { name: gpu16, address: 10.0.0.16, nics: 8, interfaces: [ibp12s0, ibp75s0, ibp141s0, ibp186s0, ibp18s0, ibp84s0, ibp151s0, ibp200s0] }',
+        '  34: { name: memserver34, address: 10.0.0.34 }',
+        '',
+      ].join('\n'),
+    );
+    const { code, stdout } = await ibfleet(['hosts', '-i', file]);
+    expect(code).toBe(0);
+    const rows = stdout.trimEnd().split('\n').slice(1);
+    expect(rows.slice(0, -1).map(words).map((r) => r.slice(-5).join(' '))).toEqual([
+      ...['ibp12s0', 'ibp75s0', 'ibp141s0', 'ibp186s0', 'ibp18s0', 'ibp84s0', 'ibp151s0', 'ibp200s0'].map((iface, i) => `${i + 1} ${iface} 172.16.16.${i + 1}/16 ${941 + i} ${941 + i}`),
+      '1 ib0 172.16.34.1/16 941 941',
+      '2 ib1 172.16.34.2/16 942 942',
+    ]);
+    expect(rows.at(-1)).toBe('2 hosts (16,34) · fabric 172.16.0.0/16, 8 NICs on 16, 2 on 34 (10 in all), tables 941..948');
+  });
+
   it('--json gives the same as data', async () => {
     const { code, stdout } = await ibfleet(['hosts', '--json']);
     expect(code).toBe(0);
@@ -328,6 +351,15 @@ describe('exit codes and messages', () => {
     const { code, stderr } = await ibfleet(['verify', '--hosts', '16,34', '--rping', '--no-rping']);
     expect(code).toBe(2);
     expect(stderr).toContain('--rping and --no-rping contradict each other');
+  });
+
+  it.each([
+    [['--rail', '--ring'], '--rail and --ring contradict each other'],
+    [['--full', '--rail'], '--full and --rail contradict each other'],
+  ])('verify %j: one matrix at a time, exit 2, nothing contacted', async (flags, message) => {
+    const { code, stderr } = await ibfleet(['verify', '--hosts', '16,34', ...flags]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(message);
   });
 
   it('render --diff --out: refused (one compares with the hosts, the other writes files here), exit 2', async () => {

@@ -106,6 +106,37 @@ describe('deriving each NIC from the lab convention (NIC n of host h is 172.16.h
     ]);
   });
 
+  it('sixteen NICs per host get .1 to .16, tables and priorities tableBase+1 to tableBase+16', () => {
+    const fleet = loadInventory(yaml(...FABRIC, '  nics: 16', 'hosts:', '  9: { name: a }'), FILE);
+    const nics = nicsOf(fleet, 9);
+    expect(nics).toHaveLength(16);
+    expect(nics[15]).toEqual({ iface: 'ib15', address: '172.16.9.16/16', table: 956, priority: 956 });
+  });
+
+  it('a host\'s own nics overrides defaults\' and the fabric\'s: 8-NIC GPU nodes beside 2-NIC CPU servers', () => {
+    const gpu = '[ibp12s0, ibp18s0, ibp75s0, ibp84s0, ibp141s0, ibp151s0, ibp186s0, ibp200s0]';
+    const fleet = loadInventory(yaml(...FABRIC, 'defaults:', '  nics: 8', `  interfaces: ${gpu}`, 'hosts:', '  16: { name: gpu16 }', '  17: { name: gpu17, nics: 4, interfaces: [a, b, c, d] }', '  34: { name: cpu34, nics: 2, interfaces: [ib0, ib1] }'), FILE);
+    expect(fleet.fabric.nics).toBe(2);
+    expect(nicsOf(fleet, 16).map((n) => `${n.iface} ${n.address} ${n.table}`)).toEqual([
+      'ibp12s0 172.16.16.1/16 941',
+      'ibp18s0 172.16.16.2/16 942',
+      'ibp75s0 172.16.16.3/16 943',
+      'ibp84s0 172.16.16.4/16 944',
+      'ibp141s0 172.16.16.5/16 945',
+      'ibp151s0 172.16.16.6/16 946',
+      'ibp186s0 172.16.16.7/16 947',
+      'ibp200s0 172.16.16.8/16 948',
+    ]);
+    expect(nicsOf(fleet, 17)).toHaveLength(4);
+    expect(nicsOf(fleet, 34).map((n) => n.table)).toEqual([941, 942]);
+  });
+
+  it('a host with its own nics and no interface names anywhere gets ib0, ib1, … of its own count', () => {
+    const fleet = loadInventory(yaml(...FABRIC, 'hosts:', '  16: { name: a, nics: 8 }', '  34: { name: b }'), FILE);
+    expect(nicsOf(fleet, 16).map((n) => n.iface)).toEqual(['ib0', 'ib1', 'ib2', 'ib3', 'ib4', 'ib5', 'ib6', 'ib7']);
+    expect(nicsOf(fleet, 34).map((n) => n.iface)).toEqual(['ib0', 'ib1']);
+  });
+
   it.each(['ib0.8001', 'ib_fab-2', 'ibp65s0f0np0abc', 'IB0', '..x', 'a'])('accepts the odd but valid interface name %s', (name) => {
     const fleet = loadInventory(yaml(...FABRIC, 'hosts:', `  5: { name: a, interfaces: ["${name}", other] }`), FILE);
     expect(hostOf(fleet, 5).nics[0]!.iface).toBe(name);
@@ -236,8 +267,8 @@ const BAD: readonly BadCase[] = [
   { name: 'an unknown top-level key', text: yaml(...FABRIC, 'hosts:', '  16: { name: a }', 'extra: 1'), at: '5:1', says: ['unknown key "extra"', 'allowed here: fabric, defaults, hosts, pairs, ssh'] },
   { name: 'fabric.rdma that is not a boolean', text: yaml(...FABRIC, '  rdma: maybe', 'hosts:', '  16: { name: a }'), at: '3:9', says: ['fabric.rdma', 'rdma is true', 'false (plain Ethernet'] },
   { name: 'an unknown fabric key', text: yaml(...FABRIC, '  mtu: 2044', 'hosts:', '  16: { name: a }'), at: '3:3', says: ['fabric.mtu: unknown key "mtu"', 'allowed here: subnet, nics, rdma, tableBase'] },
-  { name: 'an unknown host key (a typo)', text: host16(', nmae: b'), at: '4:18', says: ['hosts.16.nmae: unknown key "nmae"', 'allowed here: role, user, port, sudo, interfaces, manager, identityFile, name, address'] },
-  { name: 'an unknown defaults key', text: yaml(...FABRIC, 'defaults:', '  usr: root', 'hosts:', '  16: { name: a }'), at: '4:3', says: ['defaults.usr: unknown key "usr"', 'allowed here: role, user, port, sudo, interfaces, manager, identityFile'] },
+  { name: 'an unknown host key (a typo)', text: host16(', nmae: b'), at: '4:18', says: ['hosts.16.nmae: unknown key "nmae"', 'allowed here: role, user, port, sudo, interfaces, nics, manager, identityFile, name, address'] },
+  { name: 'an unknown defaults key', text: yaml(...FABRIC, 'defaults:', '  usr: root', 'hosts:', '  16: { name: a }'), at: '4:3', says: ['defaults.usr: unknown key "usr"', 'allowed here: role, user, port, sudo, interfaces, nics, manager, identityFile'] },
   { name: 'an unknown pair key', text: withPairs('{ owner: alice, cpu: 16, mem: 34, gpu: 1 }'), at: '7:39', says: ['pairs[0].gpu: unknown key "gpu"', 'allowed here: owner, cpu, mem'] },
   { name: 'an unknown ssh key', text: yaml(...FABRIC, 'hosts:', '  16: { name: a }', 'ssh:', '  knownhosts: k'), at: '6:3', says: ['ssh.knownhosts', 'allowed here: knownHosts, identityFile, config'] },
 
@@ -263,7 +294,17 @@ const BAD: readonly BadCase[] = [
   // A NIC's rule must come before `32766: from all lookup main`, or main answers first.
   { name: 'tableBase 40000: rules at 40001, 40002, behind main', text: yaml(...FABRIC, '  tableBase: 40000', 'hosts:', '  16: { name: a }'), at: '3:14', says: ['fabric.tableBase = 40000 puts the rules of NICs 1..2 at priority 40001..40002, at or after the main table\'s rule (32766)', 'strictly between the local rule (0) and main (32766): tableBase at most 32763 with 2 NICs'] },
   { name: 'tableBase 32764: NIC 2\'s rule at 32766, the main rule\'s own priority', text: yaml(...FABRIC, '  tableBase: 32764', 'hosts:', '  16: { name: a }'), at: '3:14', says: ['puts NIC 2\'s rule at priority 32766'] },
-  { name: 'five NICs per host', text: yaml(...FABRIC, '  nics: 5', 'hosts:', '  16: { name: a }'), at: '3:9', says: ['fabric.nics = 5', 'nics is 1..4'] },
+  { name: 'seventeen NICs per host', text: yaml(...FABRIC, '  nics: 17', 'hosts:', '  16: { name: a }'), at: '3:9', says: ['fabric.nics = 17', 'nics is 1..16'] },
+  { name: 'seventeen NICs on one host', text: host16(', nics: 17'), at: '4:24', says: ['hosts.16.nics = 17', 'nics is 1..16'] },
+  { name: 'no NIC at all under defaults', text: yaml(...FABRIC, 'defaults:', '  nics: 0', 'hosts:', '  16: { name: a }'), at: '4:9', says: ['defaults.nics = 0', 'nics is 1..16'] },
+  { name: 'a host\'s nics in hexadecimal', text: host16(', nics: 0x8'), at: '4:24', says: ['hosts.16.nics = 0x8 is not written in decimal (YAML reads it as 8)'] },
+  // A host's own NIC count must agree with its interface names, wherever each is set.
+  { name: 'a host with 8 NICs and 2 interfaces of its own', text: host16(', nics: 8, interfaces: [ib0, ib1]'), at: '4:39', says: ['host 16 lists 2 interface(s) but its nics is 8', 'one interface per NIC'] },
+  { name: 'a host with 8 NICs inheriting 2 interfaces from defaults', text: yaml(...FABRIC, 'defaults:', '  interfaces: [ib0, ib1]', 'hosts:', '  16: { name: a, nics: 8 }'), at: '6:24', says: ['host 16 has nics: 8 but inherits 2 interface(s) from defaults.interfaces', 'give host 16 its own interfaces'] },
+  { name: 'defaults.nics 8 and a host listing 2 interfaces', text: yaml(...FABRIC, 'defaults:', '  nics: 8', 'hosts:', '  16: { name: a, interfaces: [ib0, ib1] }'), at: '6:30', says: ['host 16 lists 2 interface(s) but defaults.nics is 8'] },
+  // Every NIC's table stays clear of the kernel's, also on the hosts with more NICs than the fabric's count.
+  { name: 'tableBase 245 and a host with 8 NICs (NIC 8 in table 253)', text: yaml(...FABRIC, '  tableBase: 245', 'hosts:', '  16: { name: a, nics: 8, interfaces: [a0, a1, a2, a3, a4, a5, a6, a7] }', '  34: { name: b }'), at: '3:14', says: ['fabric.tableBase = 245 puts NIC 8 in reserved table 253 (host 16 has 8 NICs or more)'] },
+  { name: 'tableBase 32755 and hosts with 16 NICs: rules behind main', text: yaml(...FABRIC, '  tableBase: 32755', 'defaults:', '  nics: 16', 'hosts:', '  16: { name: a }', '  17: { name: b }', '  34: { name: c, nics: 2 }'), at: '3:14', says: ['puts the rules of NICs 11..16 at priority 32766..32771', 'main would answer first (hosts 16-17 have 16 NICs or more)', 'tableBase at most 32749 with 16 NICs'] },
   { name: 'no fabric section', text: yaml('hosts:', '  16: { name: a }'), at: '1:1', says: ['fabric is required'] },
   { name: 'fabric given as a bare subnet', text: yaml('fabric: 172.16.0.0/16', 'hosts:', '  16: { name: a }'), at: '1:9', says: ['fabric = "172.16.0.0/16"', 'expected object'] },
   { name: 'no hosts section', text: yaml(...FABRIC), at: '1:1', says: ['hosts is required', 'map of host number → host'] },
@@ -362,6 +403,6 @@ describe('each problem once, at its cause; independent problems all in one pass'
 
   it('a broken fabric stops there: every host depends on it, so nothing else would be worth reading', () => {
     const text = yaml('fabric:', '  subnet: 172.16.0.0/16', '  nics: nine', 'hosts:', '  16: { name: a, nmae: x }', 'pairs:', '  - { owner: alice, cpu: 16, mem: 35 }');
-    expect(lines(text)).toEqual(['3:9: fabric.nics = "nine": nics is a whole number 1..4', '5:18: hosts.16.nmae: unknown key "nmae"']);
+    expect(lines(text)).toEqual(['3:9: fabric.nics = "nine": nics is a whole number 1..16', '5:18: hosts.16.nmae: unknown key "nmae"']);
   });
 });

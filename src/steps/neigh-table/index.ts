@@ -2,7 +2,8 @@
  * The `neigh-table` step: the kernel's neighbour (ARP) table sized for the fleet. Every fabric NIC
  * keeps an entry for each peer NIC it talks to; past gc_thresh3 every send fails with "No buffer
  * space available" and the kernel logs "neighbor table overflow" — at 254 dual-NIC hosts a fabric
- * is right at the default limit (1024). Where the fleet needs more than the kernel's defaults, the
+ * is right at the default limit (1024), and an 8-NIC GPU node among 254 needs 16 times that. Sized per host
+ * (its own NIC count × every NIC of the fabric). Where the fleet needs more than the kernel's defaults, the
  * limits are raised (never lowered: an admin's higher ones stay) at once — by the routing script,
  * or by deploy where a manager's configuration holds the routing — and persisted in a sysctl.d
  * file for the next boot; status warns about a host below them. A fleet the defaults fit gets
@@ -15,7 +16,7 @@ import type { RenderedFile } from '../../script/rendered-file.js';
 import { shellQuote } from '../../script/shell.js';
 import { change, type ApplyPart, type Finding, type HostContext, type RenderContext, type ScriptPart, type StepModule } from '../step.js';
 import { NEIGH_FACT } from './facts.js';
-import { neighbourWarning, raisedNeighThresholds } from './thresholds.js';
+import { neighbourWarning, raisedNeighThresholds, sizingText } from './thresholds.js';
 
 /** Persisted for every boot; sysctl.d reads it with the other fabric settings. */
 export const NEIGH_PATH = '/etc/sysctl.d/60-ibfleet-neigh.conf';
@@ -40,12 +41,12 @@ raise_neigh() {
 `;
 
 function file(ctx: RenderContext): RenderedFile[] {
-  const want = raisedNeighThresholds(ctx.fleet);
+  const want = raisedNeighThresholds(ctx.fleet, ctx.host);
   if (!want) return [];
   const content = [
     renderHeader(ctx.host, ctx.playbook, NEIGH_PATH),
     '#',
-    `# Neighbour table for ${ctx.fleet.hosts.length} hosts × ${ctx.fleet.fabric.nics} NICs: every NIC keeps an ARP entry per peer NIC; past`,
+    `# Neighbour table for ${sizingText(ctx.fleet, ctx.host)}: every NIC keeps an ARP entry per peer NIC; past`,
     `# gc_thresh3 every send fails with "No buffer space available". Raised, never lowered, by ${ctx.persistence.kind === 'script' ? 'the hook' : 'deploy'} too.`,
     ...(['gc_thresh1', 'gc_thresh2', 'gc_thresh3'] as const).map((k) => `net.ipv4.neigh.default.${k} = ${want[k]}`),
     '',
@@ -54,13 +55,13 @@ function file(ctx: RenderContext): RenderedFile[] {
 }
 
 function scriptPart(ctx: RenderContext): ScriptPart {
-  const want = raisedNeighThresholds(ctx.fleet);
+  const want = raisedNeighThresholds(ctx.fleet, ctx.host);
   return want ? { functions: [RAISE_NEIGH_FUNCTION], beforeNics: ORDER.map((k) => `raise_neigh ${k} ${want[k]}`) } : {};
 }
 
 /** Where no routing script runs (native persistence), deploy raises the limits the host has below what the fleet needs. */
 function directly(ctx: HostContext): ApplyPart {
-  const want = raisedNeighThresholds(ctx.fleet);
+  const want = raisedNeighThresholds(ctx.fleet, ctx.host);
   if (ctx.persistence.kind === 'script' || !want) return {};
   const have = factOf(ctx.facts, NEIGH_FACT);
   const raise = ORDER.filter((k) => have[k] !== undefined && have[k] !== '' && Number(have[k]) < want[k]);
@@ -92,7 +93,7 @@ export const neighTable: StepModule<Record<string, never>> = {
     hostFindings: (ctx, rendered) => ({ after: stale(ctx, rendered) }),
     apply: directly,
     status: (ctx) => {
-      const warning = neighbourWarning(ctx.fleet, factOf(ctx.facts, NEIGH_FACT));
+      const warning = neighbourWarning(ctx.fleet, ctx.host, factOf(ctx.facts, NEIGH_FACT));
       return warning ? { warnings: [warning] } : {};
     },
   }),

@@ -5,7 +5,8 @@
  * Pure: src/ui/run-log-file.ts writes it, bounded and with secrets taken out.
  */
 import { VERSION } from '../../version.js';
-import type { HostRef, HostResult, MatrixCell, RunEnd, RunStart, Stage } from '../../vocabulary.js';
+import type { HostRef, HostResult, MatrixCell, MatrixStart, RunEnd, RunStart, Stage } from '../../vocabulary.js';
+import { causeGroups, formatCauseGroupText, formatMatrixStartText, formatRailsText } from './matrix-summary.js';
 import { byKind, summarizeChanges } from './changes.js';
 import { formatCounts, formatDuration } from './format.js';
 import { runHeading, runHeadingParts } from './header.js';
@@ -70,6 +71,18 @@ const CELL_WORD: Readonly<Record<MatrixCell['state'], string>> = { passed: 'ok  
 
 export function runLogCellLine(c: MatrixCell): string {
   return `${CELL_WORD[c.state]} ${c.method} ${c.from.host}/${c.from.iface} (${c.from.ip}) → ${c.to.host}/${c.to.iface} (${c.to.ip}): ${sanitizeLine(c.detail, 'keep')}${c.state === 'failed' ? `  # ${c.reproduce.replace(/\n/g, '; ')}` : ''}`;
+}
+
+/** Which matrix ran, when it is not the full one (or verify chose it). */
+export function runLogMatrixHead(start: MatrixStart | undefined): string[] {
+  const line = formatMatrixStartText(start);
+  return line ? [line] : [];
+}
+
+/** Under the cells: each rail's count and the failing cells folded by their likely cause. */
+export function runLogMatrixSummary(cells: readonly MatrixCell[]): string[] {
+  const rails = formatRailsText(cells);
+  return [...(rails ? [rails] : []), ...causeGroups(cells).map((g) => `failing ${formatCauseGroupText(g)}`)];
 }
 
 export function runLogEnd(end: RunEnd, matrix: readonly MatrixCell[] = end.cells): string[] {

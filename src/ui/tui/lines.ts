@@ -119,7 +119,8 @@ export function formatCountedGroupText(group: HostGroup): string {
 
 export function formatMatrixCountsText(matrix: MatrixModel): string {
   const total = Object.values(matrix.counts).reduce((sum, n) => sum + n, 0);
-  return `matrix ${matrix.ends.length}x${matrix.ends.length} NICs, ${pluralize(total, 'cell')}: ${formatCellCounts(matrix)}`;
+  const mode = matrix.start && matrix.start.mode !== 'full' ? ` (${matrix.start.mode})` : '';
+  return `matrix${mode} ${matrix.ends.length}x${matrix.ends.length} NICs, ${pluralize(total, 'cell')}: ${formatCellCounts(matrix)}`;
 }
 
 function formatCellCounts(matrix: MatrixModel): string {
@@ -138,6 +139,14 @@ export function formatHostLegendText(matrix: MatrixModel, perPair: number): stri
   if (matrix.counts.skipped > 0) marks.push('– skipped');
   if (matrix.counts['not-run'] > 0) marks.push('○ not run');
   return `host×host, ${perPair} cells each: ${marks.join('  ')} · ${matrix.methods.join(', ') || '-'}`;
+}
+
+/** `NIC×NIC over host pairs (≤6 cells each; rails on the diagonal): ✓ all passed  3 = 3 passed  ✗ none`. */
+export function formatRailLegendText(matrix: MatrixModel, perPair: number): string {
+  const marks = ['✓ all passed', '3 = 3 passed', '✗ none'];
+  if (matrix.counts.pending > 0) marks.push('· pending');
+  if (matrix.counts['not-run'] > 0) marks.push('○ not run');
+  return `NIC×NIC over host pairs (≤${perPair} cells each; rails on the diagonal): ${marks.join('  ')}`;
 }
 
 export function formatLegendText(matrix: MatrixModel): string {

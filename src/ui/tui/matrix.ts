@@ -3,8 +3,9 @@
  * as cells arrive. Pure. Updates copy only the rows they touch, so a 508×508 matrix (254 hosts ×
  * 2 NICs) stays cheap to fill cell by cell.
  */
-import type { CellEnd, CellMethod, MatrixCell } from '../../vocabulary.js';
+import type { CellEnd, CellMethod, MatrixCell, MatrixStart } from '../../vocabulary.js';
 import { endLabel } from '../text/format.js';
+import { formatMatrixStartText } from '../text/matrix-summary.js';
 
 export type CellMark = 'pending' | 'passed' | 'failed' | 'skipped' | 'not-run';
 type Grid = readonly (readonly (CellMark | undefined)[])[];
@@ -20,6 +21,27 @@ export interface MatrixModel {
   /** Failed and skipped cells in arrival order, with their detail and reproduce command. */
   readonly failures: readonly MatrixCell[];
   readonly skips: readonly MatrixCell[];
+  /**
+   * Per NIC pair (`1>2`: NIC 1 of one host to NIC 2 of another) over every host pair and method:
+   * the rail view, kept as cells arrive (a 100-host, 8-NIC matrix has 640 000 positions to sum).
+   */
+  readonly rails: ReadonlyMap<string, HostPairCounts>;
+  /** Which matrix verify announced, and why when it chose it. */
+  readonly start?: MatrixStart;
+}
+
+type MutableCounts = { -readonly [K in keyof HostPairCounts]: HostPairCounts[K] };
+const railKey = (c: Position): string => `${c.from.nic}>${c.to.nic}`;
+const COUNT_FIELD: Readonly<Record<CellMark, Exclude<keyof HostPairCounts, 'total'>>> = { pending: 'pending', passed: 'passed', failed: 'failed', skipped: 'skipped', 'not-run': 'notRun' };
+
+/** Moves one cell of a NIC pair from one mark to another (undefined: the cell is new). */
+function bumpRail(rails: Map<string, HostPairCounts>, position: Position, previous: CellMark | undefined, next: CellMark): void {
+  const key = railKey(position);
+  const count: MutableCounts = { ...(rails.get(key) ?? { total: 0, passed: 0, failed: 0, skipped: 0, pending: 0, notRun: 0 }) };
+  if (previous === undefined) count.total++;
+  else count[COUNT_FIELD[previous]]--;
+  count[COUNT_FIELD[next]]++;
+  rails.set(key, count);
 }
 
 type Position = Pick<MatrixCell, 'from' | 'to' | 'method'>;
@@ -29,7 +51,7 @@ const cellKey = (c: Position): string => `${c.method} ${endKey(c.from)} ${endKey
 
 const METHOD_ORDER: readonly CellMethod[] = ['ping', 'rping'];
 
-export function createMatrix(cells: readonly Position[]): MatrixModel {
+export function createMatrix(cells: readonly Position[], start?: MatrixStart): MatrixModel {
   const byKey = new Map<string, CellEnd>();
   for (const c of cells) {
     if (!byKey.has(endKey(c.from))) byKey.set(endKey(c.from), c.from);
@@ -40,13 +62,17 @@ export function createMatrix(cells: readonly Position[]): MatrixModel {
   const methods = [...new Set(cells.map((c) => c.method))].sort((a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b));
   const grids = new Map<CellMethod, (CellMark | undefined)[][]>(methods.map((m) => [m, ends.map(() => ends.map(() => undefined))]));
   let pending = 0;
+  const rails = new Map<string, HostPairCounts>();
   for (const c of cells) {
     const row = grids.get(c.method)![index.get(endKey(c.from))!]!;
     const column = index.get(endKey(c.to))!;
-    if (row[column] === undefined) pending++;
+    if (row[column] === undefined) {
+      pending++;
+      bumpRail(rails, c, undefined, 'pending');
+    }
     row[column] = 'pending';
   }
-  return { methods, ends, index, grids, counts: { pending, passed: 0, failed: 0, skipped: 0, 'not-run': 0 }, failures: [], skips: [] };
+  return { methods, ends, index, grids, counts: { pending, passed: 0, failed: 0, skipped: 0, 'not-run': 0 }, failures: [], skips: [], rails, ...(start ? { start } : {}) };
 }
 
 const markOf = (cell: MatrixCell): CellMark => cell.state;
@@ -62,6 +88,7 @@ export function applyCells(model: MatrixModel | undefined, cells: readonly Matri
   const counts = { ...base.counts };
   let failures = [...base.failures];
   let skips = [...base.skips];
+  const rails = new Map(base.rails);
   for (const cell of cells) {
     const key = cellKey(cell);
     const rowIndex = base.index.get(endKey(cell.from))!;
@@ -85,10 +112,11 @@ export function applyCells(model: MatrixModel | undefined, cells: readonly Matri
     const mark = markOf(cell);
     row[column] = mark;
     counts[mark]++;
+    bumpRail(rails, cell, previous, mark);
     if (mark === 'failed') failures.push(cell);
     if (mark === 'skipped') skips.push(cell);
   }
-  return { ...base, grids, counts, failures, skips };
+  return { ...base, grids, counts, failures, skips, rails };
 }
 
 /** Adds cells to the matrix as pending, keeping every result already recorded. */
@@ -105,17 +133,19 @@ export function widenMatrix(model: MatrixModel, extra: readonly Position[]): Mat
       }),
     );
   }
-  const wide = createMatrix([...positions, ...extra]);
+  const wide = createMatrix([...positions, ...extra], model.start);
   const grids = new Map([...wide.grids].map(([m, g]) => [m, g.map((row) => [...row])] as const));
   const counts = { ...wide.counts };
+  const rails = new Map(wide.rails);
   for (const p of positions) {
     const mark = marks.get(cellKey(p))!;
     if (mark === 'pending') continue;
     grids.get(p.method)![wide.index.get(endKey(p.from))!]![wide.index.get(endKey(p.to))!] = mark;
     counts.pending--;
     counts[mark]++;
+    bumpRail(rails, p, 'pending', mark);
   }
-  return { ...wide, grids, counts, failures: model.failures, skips: model.skips };
+  return { ...wide, grids, counts, failures: model.failures, skips: model.skips, rails };
 }
 
 export const MARK_GLYPH: Readonly<Record<CellMark, string>> = { passed: '✓', failed: '✗', pending: '·', skipped: '–', 'not-run': '○' };
@@ -224,18 +254,73 @@ export function hostGridGeometry(model: MatrixModel): HostGridGeometry {
   return { labelWidth, columnWidth, width: labelWidth + hosts.length * (1 + columnWidth), height: hosts.length + 1 };
 }
 
-/** How the matrix is drawn: the NIC×NIC grid, the host×host grid, or one line of counts. */
-export type MatrixView = { readonly kind: 'nic' | 'hosts'; readonly legend: boolean; readonly height: number } | { readonly kind: 'counts'; readonly height: 1 };
+/**
+ * The matrix at rail scale, for hosts of more than two NICs: rows are the source NIC's number,
+ * columns the destination's, each cell that NIC pair over every host pair (the diagonal is the
+ * rails). As small as the NICs a host has, whatever the fleet's size.
+ */
+export interface RailGrid {
+  readonly nics: readonly number[];
+  /** cells[from][to], undefined where the matrix has no such pair (--rail: off the diagonal). */
+  readonly cells: readonly (readonly (HostPairCounts | undefined)[])[];
+  /** The most cells one NIC pair has, for the legend. */
+  readonly perPair: number;
+}
+
+export function railGrid(model: MatrixModel): RailGrid {
+  const nics = [...new Set(model.ends.map((e) => e.nic))].sort((a, b) => a - b);
+  const cells = nics.map((from) => nics.map((to) => model.rails.get(`${from}>${to}`)));
+  return { nics, cells, perPair: Math.max(0, ...[...model.rails.values()].map((c) => c.total)) };
+}
+
+/** Hosts with more NICs than the seeds' two get the rail view beside the host grid. */
+export function showsRails(model: MatrixModel): boolean {
+  return model.ends.some((e) => e.nic > 2);
+}
+
+export const RAIL_GRID_CORNER = 'NIC\\NIC';
+
+/** The rail grid's size: a header line, one line per NIC, a legend. */
+export function railGridGeometry(model: MatrixModel): HostGridGeometry {
+  const nics = [...new Set(model.ends.map((e) => e.nic))];
+  const perPair = Math.max(0, ...[...model.rails.values()].map((c) => c.total));
+  // Two wide at least: eight single-character columns read as a word, not a grid.
+  const columnWidth = Math.max(2, ...nics.map((n) => String(n).length), String(perPair).length);
+  const labelWidth = Math.max(RAIL_GRID_CORNER.length, ...nics.map((n) => String(n).length));
+  return { labelWidth, columnWidth, width: labelWidth + nics.length * (1 + columnWidth), height: nics.length + 2 };
+}
 
 /**
- * The most detailed view that fits `columns` × `lines`: the NIC grid, else the host grid (its
- * legend left out before the grid is), else counts. The failing cells are listed under any of them.
+ * How the matrix is drawn: the NIC×NIC grid; the host×host grid (with the rail grid under it for
+ * multi-rail hosts); the rail grid and a line of counts; or one line of counts.
  */
-export function chooseMatrixView(model: MatrixModel, columns: number, lines: number): MatrixView {
+export type MatrixView =
+  | { readonly kind: 'nic'; readonly legend: boolean; readonly height: number }
+  | { readonly kind: 'hosts'; readonly legend: boolean; readonly rails: boolean; readonly height: number }
+  | { readonly kind: 'rails'; readonly height: number }
+  | { readonly kind: 'counts'; readonly height: 1 };
+
+/**
+ * The most detailed view that fits `columns` × `lines`: the NIC grid, else the host grid (with the
+ * rail grid for hosts of more than two NICs; its legend left out before the grid is), else the
+ * rail grid with a line of counts, else counts. The failing cells are listed under any of them.
+ */
+export function chooseMatrixView(model: MatrixModel, columns: number, space: number): MatrixView {
+  // A matrix verify chose (or one not full) says so on a line of its own above any grid.
+  const head = formatMatrixStartText(model.start) === undefined ? 0 : 1;
+  const view = chooseGrids(model, columns, space - head);
+  return view.kind === 'counts' ? view : { ...view, height: view.height + head };
+}
+
+function chooseGrids(model: MatrixModel, columns: number, lines: number): MatrixView {
   const nic = matrixGeometry(model);
   if (nic.width <= columns && nic.height + 1 <= lines) return { kind: 'nic', legend: true, height: nic.height + 1 };
   const hosts = hostGridGeometry(model);
-  if (hosts.width <= columns && hosts.height + 1 <= lines) return { kind: 'hosts', legend: true, height: hosts.height + 1 };
-  if (hosts.width <= columns && hosts.height <= lines) return { kind: 'hosts', legend: false, height: hosts.height };
+  const rails = showsRails(model) ? railGridGeometry(model) : undefined;
+  const railFits = rails !== undefined && rails.width <= columns;
+  if (railFits && hosts.width <= columns && hosts.height + 1 + rails.height <= lines) return { kind: 'hosts', legend: true, rails: true, height: hosts.height + 1 + rails.height };
+  if (hosts.width <= columns && hosts.height + 1 <= lines) return { kind: 'hosts', legend: true, rails: false, height: hosts.height + 1 };
+  if (hosts.width <= columns && hosts.height <= lines) return { kind: 'hosts', legend: false, rails: false, height: hosts.height };
+  if (railFits && rails.height + 1 <= lines) return { kind: 'rails', height: rails.height + 1 };
   return { kind: 'counts', height: 1 };
 }

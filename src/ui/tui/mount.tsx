@@ -72,7 +72,7 @@ export function mountTui(io: TuiIo, options: TuiOptions): Tui {
     onHostDone: (result) => push({ type: 'hostDone', result }),
     // Scripts and their output are for the run log; the screen shows outcomes.
     onOutput: () => undefined,
-    onMatrix: (cells) => push({ type: 'matrix', cells }),
+    onMatrix: (cells, start) => push({ type: 'matrix', cells, ...(start ? { start } : {}) }),
     onCell: (cell) => push({ type: 'cell', cell }),
     onRunEnd: (event) => close({ type: 'runEnd', event }),
     ready: () => Promise.resolve(),

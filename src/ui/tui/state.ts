@@ -13,6 +13,7 @@ import type {
   HostResult,
   HostStatus,
   MatrixCell,
+  MatrixStart,
   RunEnd,
   RunStart,
   Stage,
@@ -37,7 +38,7 @@ export type RunAction =
   | { readonly type: 'hostStart'; readonly host: HostRef; readonly at: number }
   | { readonly type: 'stage'; readonly host: HostRef; readonly stage: Stage; readonly at: number }
   | { readonly type: 'hostDone'; readonly result: HostResult }
-  | { readonly type: 'matrix'; readonly cells: readonly Pick<MatrixCell, 'from' | 'to' | 'method'>[] }
+  | { readonly type: 'matrix'; readonly cells: readonly Pick<MatrixCell, 'from' | 'to' | 'method'>[]; readonly start?: MatrixStart }
   | { readonly type: 'cell'; readonly cell: MatrixCell }
   | { readonly type: 'runEnd'; readonly event: RunEnd }
   /** The TUI was unmounted before the run ended (Ctrl-C): freeze what is known. */
@@ -235,7 +236,7 @@ function apply(d: Draft, action: RunAction): Draft {
       const current = d.pendingCells.length > 0 ? applyCells(d.matrix, d.pendingCells) : d.matrix;
       d.pendingCells = [];
       // A second announcement widens the matrix; results already in are kept.
-      d.matrix = current === undefined ? createMatrix(action.cells) : widenMatrix(current, action.cells);
+      d.matrix = current === undefined ? createMatrix(action.cells, action.start) : widenMatrix(current, action.cells);
       return d;
     }
     case 'cell':

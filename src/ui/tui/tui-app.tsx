@@ -10,7 +10,7 @@ import type { RunState, StaticItem } from './state.js';
 import { StatusView } from './status-view.js';
 import { ColorContext, Styled } from './styled.js';
 import { SummaryLine } from './summary-line.js';
-import { VerifyMatrix } from './verify-matrix.js';
+import { causeLines, VerifyMatrix } from './verify-matrix.js';
 
 export interface TuiAppProps {
   readonly state: RunState;
@@ -99,6 +99,6 @@ function FrozenItem({ item, state, columns, rows }: FrozenItemProps) {
  */
 function FinalMatrix({ matrix, columns, rows }: { readonly matrix: MatrixModel; readonly columns: number; readonly rows: number }) {
   const view = chooseMatrixView(matrix, columns, Math.max(1, rows - 2));
-  const room = rows - view.height - 3; // the summary, the "… and N more" line, and one to spare
+  const room = rows - view.height - 3 - causeLines(matrix).length; // the summary, the "… and N more" line, one to spare, the causes
   return <VerifyMatrix matrix={matrix} view={view} final maxFailures={Math.max(3, Math.floor(room / 2))} />;
 }

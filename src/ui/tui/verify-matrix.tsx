@@ -4,8 +4,27 @@ import type { CellMethod } from '../../vocabulary.js';
 import { endLabel } from '../text/format.js';
 import { sanitizeLine } from '../text/sanitize.js';
 import type { Tone } from './format.js';
-import { formatHostLegendText, formatLegendText, formatMatrixCountsText } from './lines.js';
-import { centreIn, HOST_GRID_CORNER, hostCellGlyph, hostGrid, hostGridGeometry, MARK_GLYPH, MATRIX_CORNER, matrixGeometry, type CellMark, type MatrixGeometry, type MatrixModel, type MatrixView } from './matrix.js';
+import { formatHostLegendText, formatLegendText, formatMatrixCountsText, formatRailLegendText } from './lines.js';
+import {
+  centreIn,
+  HOST_GRID_CORNER,
+  hostCellGlyph,
+  hostGrid,
+  hostGridGeometry,
+  MARK_GLYPH,
+  MATRIX_CORNER,
+  matrixGeometry,
+  RAIL_GRID_CORNER,
+  railGrid,
+  railGridGeometry,
+  type CellMark,
+  type HostGridGeometry,
+  type HostPairCounts,
+  type MatrixGeometry,
+  type MatrixModel,
+  type MatrixView,
+} from './matrix.js';
+import { causeGroups, formatCauseGroupText, formatMatrixStartText } from '../text/matrix-summary.js';
 import { Styled } from './styled.js';
 
 const MARK_TONE: Readonly<Record<CellMark, Tone>> = { passed: 'success', failed: 'error', pending: 'muted', skipped: 'warning', 'not-run': 'muted' };
@@ -29,8 +48,14 @@ export interface VerifyMatrixProps {
  * too big for that a line of counts; the failing cells are listed under any of them.
  */
 export function VerifyMatrix({ matrix, view, final, maxFailures = MAX_LISTED_FAILURES }: VerifyMatrixProps) {
+  const head = view.kind === 'counts' ? undefined : formatMatrixStartText(matrix.start);
   return (
     <Box flexDirection="column">
+      {head ? (
+        <Text wrap="truncate-end">
+          <Styled tone="muted">{head}</Styled>
+        </Text>
+      ) : null}
       {view.kind === 'nic' ? (
         <>
           {matrix.methods.map((method) => (
@@ -41,7 +66,15 @@ export function VerifyMatrix({ matrix, view, final, maxFailures = MAX_LISTED_FAI
           </Text>
         </>
       ) : view.kind === 'hosts' ? (
-        <HostMatrixGrid matrix={matrix} legend={view.legend} />
+        <>
+          <HostMatrixGrid matrix={matrix} legend={view.legend} />
+          {view.rails ? <RailMatrixGrid matrix={matrix} /> : null}
+        </>
+      ) : view.kind === 'rails' ? (
+        <>
+          <RailMatrixGrid matrix={matrix} />
+          <Text wrap="truncate-end">{formatMatrixCountsText(matrix)}</Text>
+        </>
       ) : (
         <Text wrap="truncate-end">{formatMatrixCountsText(matrix)}</Text>
       )}
@@ -52,17 +85,35 @@ export function VerifyMatrix({ matrix, view, final, maxFailures = MAX_LISTED_FAI
 
 function HostMatrixGrid({ matrix, legend }: { readonly matrix: MatrixModel; readonly legend: boolean }) {
   const grid = hostGrid(matrix);
-  const geometry = hostGridGeometry(matrix);
+  return <CountsGrid corner={HOST_GRID_CORNER} labels={grid.hosts} cells={grid.cells} geometry={hostGridGeometry(matrix)} legend={legend ? formatHostLegendText(matrix, grid.perPair) : undefined} />;
+}
+
+/** NIC n of one host to NIC m of another, over every host pair: the rails on the diagonal. */
+function RailMatrixGrid({ matrix }: { readonly matrix: MatrixModel }) {
+  const grid = railGrid(matrix);
+  return <CountsGrid corner={RAIL_GRID_CORNER} labels={grid.nics} cells={grid.cells} geometry={railGridGeometry(matrix)} legend={formatRailLegendText(matrix, grid.perPair)} />;
+}
+
+interface CountsGridProps {
+  readonly corner: string;
+  readonly labels: readonly number[];
+  readonly cells: readonly (readonly (HostPairCounts | undefined)[])[];
+  readonly geometry: HostGridGeometry;
+  readonly legend: string | undefined;
+}
+
+/** A grid whose cells are counts of cells (hostCellGlyph): the host×host and the NIC×NIC views. */
+function CountsGrid({ corner, labels, cells, geometry, legend }: CountsGridProps) {
   const pad = (text: string, width: number) => ' '.repeat(Math.max(0, width - text.length)) + text;
   return (
     <Box flexDirection="column">
       <Text wrap="truncate-end">
-        {HOST_GRID_CORNER.padEnd(geometry.labelWidth)}
-        {grid.hosts.map((h) => ` ${pad(String(h), geometry.columnWidth)}`).join('')}
+        {corner.padEnd(geometry.labelWidth)}
+        {labels.map((h) => ` ${pad(String(h), geometry.columnWidth)}`).join('')}
       </Text>
-      {grid.cells.map((row, i) => (
-        <Text key={grid.hosts[i]} wrap="truncate-end">
-          {pad(String(grid.hosts[i]), geometry.labelWidth)}
+      {cells.map((row, i) => (
+        <Text key={labels[i]} wrap="truncate-end">
+          {pad(String(labels[i]), geometry.labelWidth)}
           {row.map((counts, j) => {
             const glyph = hostCellGlyph(counts);
             return (
@@ -74,9 +125,9 @@ function HostMatrixGrid({ matrix, legend }: { readonly matrix: MatrixModel; read
           })}
         </Text>
       ))}
-      {legend ? (
+      {legend !== undefined ? (
         <Text wrap="truncate-end">
-          <Styled tone="muted">{formatHostLegendText(matrix, grid.perPair)}</Styled>
+          <Styled tone="muted">{legend}</Styled>
         </Text>
       ) : null}
     </Box>
@@ -126,6 +177,15 @@ function MatrixGrid({ matrix, method, geometry }: MatrixGridProps) {
  */
 export const MAX_LISTED_FAILURES = 20;
 
+/** Cause lines shown at most: the kinds that explain most cells (the run log and --json have every cell's causes). */
+export const MAX_CAUSE_LINES = 6;
+
+/** The failing cells folded by likely cause, shown when there are several failures (one is listed whole anyway). */
+export function causeLines(matrix: MatrixModel): string[] {
+  if (matrix.failures.length < 2) return [];
+  return causeGroups(matrix.failures).slice(0, MAX_CAUSE_LINES).map(formatCauseGroupText);
+}
+
 function CellProblems({ matrix, max }: { readonly matrix: MatrixModel; readonly max: number }) {
   const skipped = new Map<string, number>();
   for (const cell of matrix.skips) {
@@ -136,6 +196,11 @@ function CellProblems({ matrix, max }: { readonly matrix: MatrixModel; readonly 
   const unlisted = matrix.failures.length - listed.length;
   return (
     <Box flexDirection="column">
+      {causeLines(matrix).map((line) => (
+        <Text key={line} wrap="truncate-end">
+          <Styled tone="error">✗</Styled> {line}
+        </Text>
+      ))}
       {listed.map((cell) => (
         <Box key={`${cell.method} ${cell.from.host}/${cell.from.nic} ${cell.to.host}/${cell.to.nic}`} flexDirection="column">
           <Text>
