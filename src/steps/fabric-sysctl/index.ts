@@ -27,11 +27,17 @@ const params = z.strictObject({
 });
 
 /** Only emitted when the playbook sets sysctls: an uncalled function is dead code to shellcheck (SC2317). */
-const SET_SYSCTL_FUNCTION = `# set_sysctl IFACE KEY VALUE — written through /proc so interface names with dots work.
+const SET_SYSCTL_FUNCTION = `# set_sysctl IFACE KEY VALUE — written through /proc so interface names with dots work; under
+# --check only compared, as status says it.
 set_sysctl() {
 	file=/proc/sys/net/ipv4/conf/$1/$2
-	current=$(cat "$file" 2>/dev/null) || { say "$1: cannot read $file"; return 1; }
+	current=$(cat "$file" 2>/dev/null) || current=
 	[ "$current" = "$3" ] && return 0
+	if [ "$CHECK" -eq 1 ]; then
+		drift "$1: $2 is \${current:-unreadable}, want $3"
+		return 0
+	fi
+	[ -n "$current" ] || { say "$1: cannot read $file"; return 1; }
 	if ! printf '%s\\n' "$3" >"$file"; then
 		say "$1: cannot set $2=$3"
 		return 1
