@@ -217,6 +217,12 @@ export interface Step {
    */
   hostFindings?(ctx: HostContext, files: readonly RenderedFile[]): { readonly before?: readonly Finding[]; readonly after?: readonly Finding[] };
   apply?(ctx: HostContext, input: ApplyInput): ApplyPart;
+  /**
+   * What runs once ibfleet's files are written or removed, whatever else the host holds (systemd
+   * told about changed units): deploy runs it after the routing script, before its other `after`
+   * lines; `ibfleet export ansible` renders it for the hosts it cannot probe.
+   */
+  afterFiles?(written: readonly string[], removed: readonly string[]): readonly string[];
   status?(ctx: FactsContext): StatusPart;
   /** Status over the selected hosts together. */
   fleetWarnings?(results: readonly HostResult[]): readonly string[];

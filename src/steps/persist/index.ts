@@ -141,7 +141,7 @@ function apply(ctx: HostContext, input: ApplyInput): ApplyPart {
     // A netplan file is renamed into place only once netplan generate accepts it with the host's own.
     validate: [{ path: NETPLAN_FILE_PATH, lines: renderNetplanValidation }],
     manager: native ? renderNativeSteps(native) : [],
-    after: [...repairActivation(input.write.map((f) => f.path), input.remove), ...monitorApply(input.failing)],
+    after: monitorApply(input.failing),
     memo: native,
   };
 }
@@ -178,5 +178,6 @@ export const persist: StepModule<PersistParams> = {
       after: [...timerFinding(ctx.facts, rendered), ...monitorFindings(ctx.facts, p.monitor, ctx.persistence.kind === 'script'), ...staleFindings(ctx.host, ctx.manager, ctx.persistence, ctx.facts, rendered)],
     }),
     apply,
+    afterFiles: repairActivation,
   }),
 };
