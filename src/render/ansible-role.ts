@@ -80,11 +80,13 @@ export const ROLE_TASKS = `---
   changed_when: "ibfleet_applied.stdout is search(': configured$|^ibfleet-routes: neighbour table: ', multiline=True)"
   register: ibfleet_applied
 
+# What follows from the files above (their tasks report the change): systemd reloads changed
+# units and runs the repair timer.
 - name: Tell systemd about changed units (where systemd runs)
   ansible.builtin.command:
     argv: [sh, -c, "{{ ibfleet_after_files_changed if (ibfleet_copied.changed or ibfleet_removed.changed) else ibfleet_after_files_unchanged }}"]
   when: not ansible_check_mode and (ibfleet_after_files_changed | length > 0)
-  changed_when: ibfleet_copied.changed or ibfleet_removed.changed
+  changed_when: false
 
 - name: Verify as ibfleet deploy verifies (the routing script's --check)
   ansible.builtin.command:
