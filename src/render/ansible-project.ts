@@ -183,12 +183,15 @@ host's \`ibfleet_files\`) and runs ibfleet's routing script, ${ROUTING_SCRIPT_PA
 
 1. \`--preflight\`: every fabric NIC there, up, with its address; otherwise the host fails with
    ibfleet's reasons and nothing is changed on it (as \`ibfleet deploy\` refuses it at plan).
-2. The files, with \`copy\` (\`--check\` and \`--diff\` show them); files of ibfleet's this host must
+2. \`--snapshot\`: what the change may touch (rules, tables, routes, sysctls, the files), as a
+   script that puts it back.
+3. The files, with \`copy\` (\`--check\` and \`--diff\` show them); files of ibfleet's this host must
    not have (another manager's hook) removed.
-3. \`--check\` with the rendered script: what differs from the deployed state, one line per reason
+4. \`--check\` with the rendered script: what differs from the deployed state, one line per reason
    (printed; in check mode the task reports \`changed\`).
-4. The routing script, when something differs; systemd told about changed repair units.
-5. \`--check\` again: a host that is not as deployed fails with ibfleet's reasons.
+5. The routing script, when something differs; systemd told about changed repair units.
+6. \`--check\` again: a host that is not as deployed is put back as it was (the snapshot) and fails
+   with ibfleet's reasons, as \`ibfleet deploy\` restores a host that fails verification.
 
 Nothing of the routing is decided in the role: the host's files are ibfleet's, byte for byte.
 `;

@@ -25,7 +25,7 @@ import { fileCheckFunctions, renderFileChecks, type FileCheck } from './check-fi
 
 type Parts = { readonly [K in keyof ScriptPart]-?: readonly string[] };
 
-const PART_KEYS: readonly (keyof ScriptPart)[] = ['variables', 'functions', 'nicSettings', 'nicRouting', 'nicChecks', 'beforeNics', 'afterNics', 'checks'];
+const PART_KEYS: readonly (keyof ScriptPart)[] = ['variables', 'functions', 'nicSettings', 'nicRouting', 'nicChecks', 'beforeNics', 'afterNics', 'checks', 'snapshot'];
 
 /** Every step's part, in the playbook's order, then what the steps it leaves out leave. */
 export function scriptParts(playbook: Playbook, ctx: RenderContext): Parts {
@@ -53,6 +53,9 @@ ${renderHeader(host, playbook, ROUTING_SCRIPT_PATH)}
 #   --check      change nothing; print one line per way the host is not as deployed (the reasons
 #                ibfleet status gives) and exit 1 if there is any: what NHC and Ansible run
 #   --preflight  change nothing; exit 1, saying why, unless every NIC is there and up with its address
+#   --snapshot [PATH | DIR/]...
+#                change nothing; print a script that puts back what a run changes, as it is now,
+#                and the files named (a DIR/ not there now is removed again if empty)
 # Idempotent: it changes only what differs, so running it any number of times leaves one rule per
 # address. Exit status: 0 when every named NIC (with --up-only: every one that is up) is in the
 # desired state, 1 otherwise; 2 for an unknown option.
@@ -66,14 +69,16 @@ ${parts.variables.map((v) => `${v}\n`).join('')}UP_ONLY=0
 QUIET=0
 CHECK=0
 PREFLIGHT=0
+SNAPSHOT=0
 while [ "$#" -gt 0 ]; do
 	case $1 in
 	--up-only) UP_ONLY=1 ;;
 	--quiet) QUIET=1 ;;
 	--check) CHECK=1 ;;
 	--preflight) CHECK=1 PREFLIGHT=1 ;;
+	--snapshot) CHECK=1 SNAPSHOT=1 ;;
 	--) shift; break ;;
-	-*) printf 'ibfleet-routes: unknown option %s (known: --up-only, --quiet, --check, --preflight)\\n' "$1" >&2; exit 2 ;;
+	-*) printf 'ibfleet-routes: unknown option %s (known: --up-only, --quiet, --check, --preflight, --snapshot)\\n' "$1" >&2; exit 2 ;;
 	*) break ;;
 	esac
 	shift
@@ -144,6 +149,47 @@ nic_present() {
 }
 
 `;
+
+/**
+ * `snapshot [PATH | DIR/]...`: a script that puts back, as it is now, the files named — content
+ * and mode, a link as the link, a file not there removed —, removes again, if empty, a DIR/ that is
+ * not there now, and then what the steps' parts change (their snapshot lines print that, systemd
+ * told last). What an exported Ansible role keeps before its change, for a host that then fails
+ * verification, as deploy's restore puts back what its probe saw.
+ */
+function snapshotFunction(parts: Parts): string {
+  const q = String.raw`# q WORD: WORD single-quoted for the shell that runs the snapshot.
+q() {
+	printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\''/g")"
+}
+
+`;
+  return `${q}# snapshot [PATH | DIR/]... — what a run changes and the files named, as they are now, as a script.
+# What it prints is the other script's text: its $words are not this shell's (SC2016).
+# shellcheck disable=SC2016
+snapshot() {
+	echo 'status=0'
+	for p in "$@"; do
+		case $p in
+		*/) [ -d "$p" ] || echo "rmdir $(q "\${p%/}") 2>/dev/null" ;;
+		*)
+			staged="\${p%/*}/.\${p##*/}.ibfleet-restore"
+			if [ -L "$p" ]; then
+				echo "rm -f $(q "$p") && ln -s $(q "$(readlink "$p")") $(q "$p") || status=1"
+			elif [ -f "$p" ]; then
+				echo "(umask 077 && printf '%s' $(q "$(base64 -w 0 <"$p")") | base64 -d >$(q "$staged")) && mv -f $(q "$staged") $(q "$p") && chmod $(stat -c %a "$p") $(q "$p") || status=1"
+			else
+				echo "rm -f $(q "$p") || status=1"
+			fi
+			;;
+		esac
+	done
+${parts.snapshot.map((l) => `\t${l.replace(/\n(?=.)/g, '\n\t')}`).join('\n')}
+	echo 'exit "$status"'
+}
+
+`;
+}
 
 /** `configure IFACE ADDRESS TABLE PRIORITY INDEX PEER`: one NIC, checked to be there with its address, then the steps' settings and routing. */
 function configure(parts: Parts): string {
@@ -249,7 +295,8 @@ was_ok() {
     : '';
   const fileChecks = renderFileChecks(files);
   const hostChecks = [...fileChecks, ...parts.checks];
-  return `${wasOk}${parts.beforeNics.map((l) => `${l}\n`).join('')}[ "$#" -gt 0 ] || set -- ${ifaces.join(' ')}
+  return `${wasOk}[ "$SNAPSHOT" -eq 0 ] || { snapshot "$@"; exit "$?"; }
+${parts.beforeNics.map((l) => `${l}\n`).join('')}[ "$#" -gt 0 ] || set -- ${ifaces.join(' ')}
 status=0
 ${parts.afterNics.length ? 'changed=0\nfound=\n' : ''}for iface in "$@"; do
 ${parts.afterNics.length ? '\tif nic "$iface"; then found="$found $iface=$nic_ok"; else status=1; found="$found $iface=0"; fi\n\t[ "$nic_changed" -eq 0 ] || changed=1' : '\tnic "$iface" || status=1'}
@@ -264,5 +311,5 @@ exit "$status"
 /** The routing script; `files`: ibfleet's other files on the host, which --check compares with what was rendered. */
 export function renderRoutingScript(ctx: RenderContext, parts: Parts, files: readonly FileCheck[] = []): string {
   const usesNamed = files.length > 0 || parts.checks.length > 0 || parts.afterNics.length > 0;
-  return `${head(ctx, parts, usesNamed)}${HELPERS}${NIC_PRESENT}${fileCheckFunctions(files)}${parts.functions.join('')}${configure(parts)}${nicDispatch(ctx)}${lock()}${loop(ctx, parts, files)}`;
+  return `${head(ctx, parts, usesNamed)}${HELPERS}${NIC_PRESENT}${fileCheckFunctions(files)}${snapshotFunction(parts)}${parts.functions.join('')}${configure(parts)}${nicDispatch(ctx)}${lock()}${loop(ctx, parts, files)}`;
 }

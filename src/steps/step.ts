@@ -145,6 +145,12 @@ export interface ScriptPart {
   readonly afterNics?: readonly string[];
   /** Once, only under --check, after the NICs: the host's part (a timer that must run, a file a run writes). */
   readonly checks?: readonly string[];
+  /**
+   * Under --snapshot (which changes nothing): lines that print shell putting back what this part
+   * changes, as it is now — what `ibfleet export ansible`'s role runs when a host fails verification
+   * after its change, as deploy's restore does. Printed lines may use `status=1`.
+   */
+  readonly snapshot?: readonly string[];
 }
 
 /** What the engine's deploy plan knows when a step writes its part of the change. */

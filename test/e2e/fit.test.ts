@@ -38,6 +38,10 @@ const withPersist = (name: string, params: string) => {
 const QUIET_REPAIR = withPersist('quiet-repair', '{ repairEvery: 3600, monitor: nhc }');
 /** Both monitors, and a repair every few seconds. */
 const MONITORED = withPersist('monitored', `{ repairEvery: ${REPAIR_EVERY_S}, monitor: [prometheus, nhc] }`);
+/** Both monitors, no repair while a test looks (the repair would write the textfile again). */
+const MONITORED_QUIET = withPersist('monitored-quiet', '{ repairEvery: 3600, monitor: [prometheus, nhc] }');
+/** ansible-playbook runs take ~8 s here, and minutes on a machine others load heavily. */
+const ANSIBLE_TIMEOUT_MS = 300_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -151,9 +155,9 @@ describe.skipIf(!IS_ROOT)('fitting the tools HPC sites run: check mode, NHC, nod
     });
 
     it('status says the textfile is missing; rollback removes the textfile and the NHC check with the rest', async () => {
+      expect((await run('deploy', '--hosts', '40', '--playbook', MONITORED_QUIET)).code).toBe(0);
       await sh(40, `rm ${TEXTFILE}`);
-      // The repair timer writes it again within its interval: status is read at once.
-      const status = await statusOf(MONITORED);
+      const status = await statusOf(MONITORED_QUIET);
       expect([status.statuses[40], status.reasons[40]]).toEqual(['drift', [`node_exporter textfile ${TEXTFILE} is missing (every run of the routing script writes it)`]]);
       const rolledBack = await run('rollback', '--hosts', 'all', '--json');
       expect(rolledBack.code, rolledBack.stdout).toBe(0);
@@ -186,7 +190,7 @@ describe.skipIf(!IS_ROOT)('fitting the tools HPC sites run: check mode, NHC, nod
       expect(result.stdout).toContain(`export ansible: 3 hosts (16 networkmanager, 34 netplan, 40 ifupdown) → ${project}`);
     });
 
-    it('deploys (changed > 0), a second run says changed=0, and ibfleet then finds the hosts as its own deploy leaves them', async () => {
+    it('deploys (changed > 0), a second run says changed=0, and ibfleet then finds the hosts as its own deploy leaves them', { timeout: ANSIBLE_TIMEOUT_MS }, async () => {
       const first = await ansible();
       expect(first.code, first.out).toBe(0);
       for (const host of ['cpuserver16', 'memserver34', 'node40']) expect(first.recap[host]?.changed, first.out).toBeGreaterThan(0);
@@ -198,7 +202,7 @@ describe.skipIf(!IS_ROOT)('fitting the tools HPC sites run: check mode, NHC, nod
       expect(statuses(again)).toEqual({ 16: 'unchanged', 34: 'unchanged', 40: 'unchanged' });
     });
 
-    it('--check --diff on a host whose rule was deleted reports it changed, says why, and changes nothing', async () => {
+    it('--check --diff on a host whose rule was deleted reports it changed, says why, and changes nothing', { timeout: ANSIBLE_TIMEOUT_MS }, async () => {
       await sh(34, 'ip -4 rule del from 172.16.34.2 lookup 942');
       const before = await hostState(34);
       const checked = await ansible('--check', '--diff');
@@ -211,7 +215,7 @@ describe.skipIf(!IS_ROOT)('fitting the tools HPC sites run: check mode, NHC, nod
       expect((await statusOf(QUIET_REPAIR)).statuses[34]).toBe('ok');
     });
 
-    it('--check --diff shows a file that would change as a diff', async () => {
+    it('--check --diff shows a file that would change as a diff', { timeout: ANSIBLE_TIMEOUT_MS }, async () => {
       await sh(16, `echo '# edited' >>${NHC}`);
       const checked = await ansible('--check', '--diff', '--limit', 'cpuserver16');
       expect(checked.out).toMatch(/^-# edited$/m);
@@ -220,7 +224,7 @@ describe.skipIf(!IS_ROOT)('fitting the tools HPC sites run: check mode, NHC, nod
       expect(changed((await ansible('--limit', 'cpuserver16')).recap)).toEqual({ cpuserver16: 1 });
     });
 
-    it('a host that cannot take the routing fails with ibfleet\'s message and is left as it was', async () => {
+    it('a host that cannot take the routing fails with ibfleet\'s message and is left as it was', { timeout: ANSIBLE_TIMEOUT_MS }, async () => {
       await sh(40, `ip link set ${nic(40, 2)} down`);
       try {
         const before = await hostState(40);
@@ -233,13 +237,17 @@ describe.skipIf(!IS_ROOT)('fitting the tools HPC sites run: check mode, NHC, nod
       }
     });
 
-    it('a host that does not verify fails with ibfleet\'s reasons, as deploy words them', async () => {
+    it('a host that does not verify after its change is put back as it was and fails with ibfleet\'s reasons, as deploy words them', { timeout: ANSIBLE_TIMEOUT_MS }, async () => {
+      expect((await run('rollback', '--hosts', '40')).code).toBe(0);
       // A site rule ahead of ibfleet's sends the fabric subnet to the management network.
       await sh(40, 'ip -4 rule add priority 100 to 172.16.0.0/16 lookup 100 && ip -4 route add 172.16.0.0/16 dev mgmt0 table 100');
       try {
+        const before = await hostState(40);
         const result = await ansible('--limit', 'node40');
         expect(result.code).not.toBe(0);
-        expect(result.out).toMatch(/fatal: \[node40\]: FAILED! => .*"msg": "verification failed: ib0: traffic from 172\.16\.40\.1 leaves through mgmt0 \(table 100\); ib1: traffic from 172\.16\.40\.2 leaves through mgmt0 \(table 100\)"/);
+        expect(result.out).toMatch(/fatal: \[node40\]: FAILED! => .*"msg": "verification failed: ib0: traffic from 172\.16\.40\.1 leaves through mgmt0 \(table 100\); ib1: traffic from 172\.16\.40\.2 leaves through mgmt0 \(table 100\); rolled back: the host is as it was before this run"/);
+        expect(result.recap.node40).toMatchObject({ failed: 1, rescued: 1 });
+        expect(await hostState(40), 'the host as it was before the run').toBe(before);
         const deployed = json(await run('deploy', '--hosts', '40', '--playbook', QUIET_REPAIR, '--json'));
         expect(deployed.hosts[0]!.error).toMatch(/^verify: verification failed: .*ib0: traffic from 172\.16\.40\.1 leaves through mgmt0 \(table 100\)/);
       } finally {

@@ -136,10 +136,32 @@ describe.runIf(CAN_RUN)('ibfleet-routes --check, for real in a network namespace
     expect(kernelState(lab)).toBe(before);
   });
 
+  it('--snapshot changes nothing and prints a script that puts back the rules, tables, main routes, sysctls and files a run changed', () => {
+    const lab = labFor(host);
+    // A hand-made state: a rule at another priority, a foreign route in a table, odd sysctls.
+    expect(lab.exec(['sh', '-c', 'ip -4 rule add from 172.16.34.2 lookup 942 priority 500 && ip -4 route add 10.9.0.0/16 dev ib1 table 942 && echo 1 >/proc/sys/net/ipv4/conf/ib0/rp_filter']).status).toBe(0);
+    const files = join(workDir, 'snap');
+    const kept = join(files, 'kept.conf');
+    lab.exec(['sh', '-c', `mkdir -p ${files} && printf 'old\\n' >${kept} && chmod 640 ${kept}`]);
+    const added = join(files, 'new/added.conf');
+    const before = kernelState(lab);
+    const snapshot = routes(lab, '--snapshot', kept, added, `${files}/new/`);
+    expect(snapshot.status, snapshot.stderr).toBe(0);
+    expect(kernelState(lab)).toBe(before);
+    // A run changes everything; files are written as a change would.
+    expect(routes(lab).status).toBe(0);
+    lab.exec(['sh', '-c', `printf 'new\\n' >${kept} && chmod 644 ${kept} && mkdir -p ${files}/new && echo x >${added}`]);
+    expect(kernelState(lab)).not.toBe(before);
+    const restored = lab.exec(['sh', '-c', snapshot.stdout]);
+    expect(restored.status, restored.stdout + restored.stderr).toBe(0);
+    expect(kernelState(lab)).toBe(before);
+    expect(lab.exec(['sh', '-c', `cat ${kept}; stat -c %a ${kept}; ls ${files}`]).stdout).toBe('old\n640\nkept.conf\n');
+  });
+
   it('an unknown option: exit 2, nothing changed', () => {
     const lab = labFor(host);
     const result = routes(lab, '--chek');
     expect(result.status).toBe(2);
-    expect(result.stderr).toContain('unknown option --chek (known: --up-only, --quiet, --check, --preflight)');
+    expect(result.stderr).toContain('unknown option --chek (known: --up-only, --quiet, --check, --preflight, --snapshot)');
   });
 });

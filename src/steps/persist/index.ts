@@ -31,7 +31,8 @@ import { HOOK_PATHS, NETPLAN_FILE_PATH, REPAIR_DROP_IN_PATH, REPAIR_PATHS, REPAI
 import { chooseNative } from './persistence.js';
 import { renderRepairDropIn, renderRepairService, renderRepairTimer } from './repair.js';
 import { MONITOR_FACT, MONITORS, monitorApply, monitorFiles, monitorFindings, monitorNotes, monitorPrerequisite, monitorScript, NHC_PATH, type Monitor } from './monitor.js';
-import { repairActivation, TIMER_CHECK } from './systemd.js';
+import { repairActivation, repairUnitsAsRestored, TIMER_CHECK } from './systemd.js';
+import { printLine } from '../../script/shell.js';
 import { persistRestore, persistUndo } from './undo.js';
 
 const monitorName = z.enum(MONITORS, { error: `monitor is ${MONITORS.join(' or ')}, or a list of them` });
@@ -88,7 +89,9 @@ function files(ctx: RenderContext, { repairEvery, monitor }: PersistParams): Ren
 /** The persist step's part of the routing script: the monitor's textfile, and under --check the repair timer and the monitor. */
 function scriptPart(ctx: RenderContext, { repairEvery, monitor }: PersistParams): ScriptPart {
   const monitorPart = monitorScript(ctx.host, ctx.playbook, monitor);
-  return { afterNics: monitorPart.afterNics ?? [], checks: [...(repairEvery > 0 ? [TIMER_CHECK] : []), ...(monitorPart.checks ?? [])] };
+  // A snapshot's restore puts the unit files back: systemd then runs the timer as they say.
+  const restoreUnits = repairUnitsAsRestored().filter((l) => l !== '').map(printLine);
+  return { afterNics: monitorPart.afterNics ?? [], checks: [...(repairEvery > 0 ? [TIMER_CHECK] : []), ...(monitorPart.checks ?? [])], snapshot: restoreUnits };
 }
 
 /** How `ibfleet render` shows native persistence, where only the host knows its profiles and netplan devices. */

@@ -122,7 +122,7 @@ export const policyRouting: StepModule<PolicyRoutingParams> = {
   restore: policyRoutingRestore,
   use: ({ mainRoutes }) => ({
     name: 'policy-routing',
-    script: () => routingScriptPart(mainRoutes),
+    script: (ctx) => routingScriptPart(mainRoutes, ctx),
     notes: (ctx) => notes(ctx, mainRoutes),
     nicFindings: (ctx, nic) => [tableFinding(ctx, nic), ruleFinding(ctx, nic), ...(checksMain(ctx, mainRoutes) ? [mainFinding(ctx, nic)] : [])],
     apply: (ctx, { failing }) => ({ kernel: removeStrayMainRoutes(ctx, failing) }),
