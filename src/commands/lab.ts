@@ -20,6 +20,7 @@ async function load() {
       interfaces: z.array(z.string()).default([]),
       managers: z.boolean().default(true),
       withoutRdma: z.string().optional(),
+      withoutSystemd: z.string().optional(),
     }),
     down: z.object({ name: z.string().optional(), all: z.boolean().default(false) }),
     reboot: z.object({ name: z.string().default('default') }),
@@ -44,6 +45,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
     .option('--interfaces <hosts=names>', 'NIC interface names, e.g. 40=eth0,eth1 (repeatable; default: the inventory\'s, else ib0,ib1)', collect, [])
     .option('--no-managers', 'run no network manager in the hosts (the lab adds the fabric addresses itself; no reboot): for labs too big for a daemon per host')
     .option('--without-rdma <hosts>', 'hosts that show no RDMA device (no /sys/class/infiniband entry, no rping), as a machine without driver or rdma-core')
+    .option('--without-systemd <hosts>', 'hosts that run no systemd (a container, a chroot-like host): no timers, PID 1 is not systemd, systemctl answers offline')
     .action(async (raw: unknown, cmd: Command) => {
       const { schemas, parseGlobals, parseOptions, writeJson } = await load();
       const globals = parseGlobals(cmd.optsWithGlobals(), io);
@@ -63,6 +65,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
         ...(opts.hosts !== undefined ? { hosts: parseLabHosts(opts.hosts) } : {}),
         ...(opts.mgmtSubnet !== undefined ? { mgmtSubnet: opts.mgmtSubnet } : {}),
         ...(opts.withoutRdma !== undefined ? { noRdma: parseLabHosts(opts.withoutRdma, '--without-rdma') } : {}),
+        ...(opts.withoutSystemd !== undefined ? { noSystemd: parseLabHosts(opts.withoutSystemd, '--without-systemd') } : {}),
         ...(globals.json ? {} : { onStep: (text: string) => void io.stderr.write(`lab ${opts.name}: ${text}\n`) }),
       });
       const elapsed = performance.now() - started;

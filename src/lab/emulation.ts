@@ -7,10 +7,11 @@ import { createHash } from 'node:crypto';
 import type { Manager } from '../inventory/model.js';
 import { OWNED_PATHS } from '../steps/registry.js';
 import { VERSION } from '../version.js';
-import { HOST_BOOT_DIR, NETPLAN_WRAPPER_PATH, renderNetplanWrapper, TIMER_RUNNER_PATH } from './manager-boot.js';
+import { HOST_BOOT_DIR, TIMER_RUNNER_PATH } from './manager-boot.js';
+import { renderSystemctlStandIn, SYSTEMCTL_STANDIN_PATH } from './systemctl-standin.js';
 import { MGMT_IFACE } from './names.js';
 import { renderTimerRunner } from './timer-runner.js';
-import type { LabHost, LabNic, LabPlan } from './plan.js';
+import { runsSystemd, type LabHost, type LabNic, type LabPlan } from './plan.js';
 
 export interface ViewFile {
   /** Path as the host sees it: under /etc, /run or /root. */
@@ -81,9 +82,26 @@ export const EMULATED_OS: Readonly<Record<Manager, OsRelease>> = {
   },
 };
 
-export function emulationLabel(manager: Manager): string {
+export function emulationLabel(manager: Manager, systemd = true): string {
   const what = { netplan: 'netplan + networkd-dispatcher', networkmanager: 'NetworkManager', ifupdown: 'ifupdown' }[manager];
-  return `${EMULATED_OS[manager].label}, ${what}`;
+  return `${EMULATED_OS[manager].label}, ${what}${systemd ? '' : ', no systemd'}`;
+}
+
+/**
+ * What PID 1 is called (/proc/1/comm) on a lab host that runs no systemd. Lab hosts share the
+ * machine's PID namespace, whose PID 1 may well be systemd; on such a host the lab lays this file
+ * over /proc/1/comm, so the host reads as the container it emulates.
+ */
+export const NO_SYSTEMD_PID1 = 'init';
+export const PID1_COMM_PATH = `${HOST_BOOT_DIR}/pid1-comm`;
+
+/** The files that make a host one systemd runs (its systemctl and its timers) or one it does not (its PID 1). */
+function systemdFiles(host: LabHost): ViewFile[] {
+  if (!runsSystemd(host)) return [{ path: PID1_COMM_PATH, mode: 0o444, content: `${NO_SYSTEMD_PID1}\n` }];
+  return [
+    { path: TIMER_RUNNER_PATH, mode: 0o755, content: renderTimerRunner() },
+    { path: SYSTEMCTL_STANDIN_PATH, mode: 0o755, content: renderSystemctlStandIn() },
+  ];
 }
 
 /**
@@ -253,7 +271,7 @@ export function renderHostView(plan: LabPlan, host: LabHost, labPublicKey: strin
     { path: '/etc/hosts', mode: 0o644, content: `127.0.0.1\tlocalhost\n127.0.1.1\t${host.name}\n${host.address}\t${host.name}\n` },
     { path: '/etc/ssh/sshd_config', mode: 0o644, content: renderSshdConfig(plan, host) },
     { path: '/root/.ssh/authorized_keys', mode: 0o600, content: labPublicKey.endsWith('\n') ? labPublicKey : `${labPublicKey}\n` },
-    { path: TIMER_RUNNER_PATH, mode: 0o755, content: renderTimerRunner() },
+    ...systemdFiles(host),
   ];
   switch (host.manager) {
     case 'netplan':
@@ -263,7 +281,6 @@ export function renderHostView(plan: LabPlan, host: LabHost, labPublicKey: strin
       files.push(
         { path: '/etc/netplan/99-netcfg.yaml', mode: 0o644, content: renderNetplanNetworkd(plan, host) },
         { path: NETWORKD_LAB_UNMANAGED_PATH, mode: 0o644, content: renderNetworkdLabUnmanaged(plan) },
-        { path: NETPLAN_WRAPPER_PATH, mode: 0o755, content: renderNetplanWrapper() },
       );
       break;
     case 'networkmanager':

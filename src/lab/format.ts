@@ -17,10 +17,10 @@ export function formatLabUpText(info: LabInfo, elapsedMs: number, ibfleet = 'ibf
   const ids = foldHosts(info.hosts.map((h) => h.id));
   const shown = info.hosts.slice(0, SHOWN_HOSTS);
   const width = (texts: string[]) => Math.max(...texts.map((t) => t.length));
-  const [names, addresses, labels] = [width(shown.map((h) => h.name)), width(shown.map((h) => h.address)), width(shown.map((h) => emulationLabel(h.manager)))];
+  const [names, addresses, labels] = [width(shown.map((h) => h.name)), width(shown.map((h) => h.address)), width(shown.map((h) => emulationLabel(h.manager, h.systemd)))];
   const rows = shown.map((h) => {
     const nics = h.nics.map((n) => `${n.iface} ${n.address}/${n.prefixLength}`).join(', ');
-    return `  ${String(h.id).padStart(3)}  ${h.name.padEnd(names)}  ${h.address.padEnd(addresses)}  ${emulationLabel(h.manager).padEnd(labels)}  ${nics}`;
+    return `  ${String(h.id).padStart(3)}  ${h.name.padEnd(names)}  ${h.address.padEnd(addresses)}  ${emulationLabel(h.manager, h.systemd).padEnd(labels)}  ${nics}`;
   });
   if (info.hosts.length > SHOWN_HOSTS) rows.push(`  … and ${info.hosts.length - SHOWN_HOSTS} more (see the inventory)`);
   const [a, b] = [info.hosts[0]!, info.hosts[1] ?? info.hosts[0]!];
@@ -57,7 +57,7 @@ export function labUpJson(info: LabInfo, elapsedMs: number) {
     ok: true,
     lab: info,
     elapsedMs: Math.round(elapsedMs),
-    hosts: info.hosts.map((h) => ({ id: h.id, name: h.name, status: 'ok', error: null, address: h.address, manager: h.manager, namespace: h.namespace })),
+    hosts: info.hosts.map((h) => ({ id: h.id, name: h.name, status: 'ok', error: null, address: h.address, manager: h.manager, systemd: h.systemd, namespace: h.namespace })),
   };
 }
 

@@ -1,7 +1,7 @@
 /** What a running lab offers its users and tests: paths, and per host its address, manager and namespace. Pure. */
 import type { Manager } from '../inventory/model.js';
 import { hostPaths, labPaths } from './names.js';
-import type { LabPlan } from './plan.js';
+import { runsSystemd, type LabPlan } from './plan.js';
 
 export interface LabHostInfo {
   readonly id: number;
@@ -9,6 +9,8 @@ export interface LabHostInfo {
   /** Management (SSH) address. */
   readonly address: string;
   readonly manager: Manager;
+  /** Whether the host emulates one systemd runs (false: lab up --without-systemd, or a lab without network daemons). */
+  readonly systemd: boolean;
   readonly interfaces: readonly string[];
   /** Fabric NICs in order: interface and IPoIB address. */
   readonly nics: readonly { readonly iface: string; readonly address: string; readonly prefixLength: number }[];
@@ -47,6 +49,7 @@ export function labInfo(plan: LabPlan): LabInfo {
       name: h.name,
       address: h.address,
       manager: h.manager,
+      systemd: runsSystemd(h) && plan.networkDaemons,
       interfaces: h.nics.map((n) => n.iface),
       nics: h.nics.map((n) => ({ iface: n.iface, address: n.address, prefixLength: n.prefixLength })),
       namespace: h.namespace,

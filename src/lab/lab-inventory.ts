@@ -6,7 +6,7 @@
 import { Document, isMap, isSeq } from 'yaml';
 import { VERSION } from '../version.js';
 import { emulationLabel } from './emulation.js';
-import type { LabPlan } from './plan.js';
+import { runsSystemd, type LabPlan } from './plan.js';
 
 export const LAB_INVENTORY_SSH = { knownHosts: 'known_hosts', identityFile: 'id_ed25519' } as const;
 
@@ -33,7 +33,7 @@ export function renderLabInventory(plan: LabPlan): string {
       if (isMap(pair.value)) {
         pair.value.flow = true;
         const host = plan.hosts.find((h) => String(h.id) === String((pair.key as { value?: unknown }).value));
-        if (host) pair.value.comment = ` ${emulationLabel(host.manager)}`;
+        if (host) pair.value.comment = ` ${emulationLabel(host.manager, runsSystemd(host) && plan.networkDaemons)}`;
       }
     }
   }

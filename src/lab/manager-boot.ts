@@ -10,30 +10,11 @@
 import { shellQuote } from '../script/shell.js';
 import { MGMT_IFACE } from './names.js';
 import type { LabHost, LabPlan } from './plan.js';
-import { fabricTables } from './plan.js';
+import { fabricTables, runsSystemd } from './plan.js';
 
 /** Inside a host: pid files and logs of the daemons the lab started, and the timer runner. */
 export const HOST_BOOT_DIR = '/run/ibfleet-lab-host';
 export const TIMER_RUNNER_PATH = `${HOST_BOOT_DIR}/timer-runner`;
-/** netplan hosts: the lab's netplan command, bind-mounted over the real one (renderNetplanWrapper). */
-export const NETPLAN_WRAPPER_PATH = `${HOST_BOOT_DIR}/netplan`;
-
-/**
- * `netplan generate` (run by `netplan apply`, by ibfleet's native deploy, or by an admin) also
- * writes units for systemd under /run/systemd/system. No systemd runs in a lab host, and that
- * directory is what tells every program (sd_booted, ibfleet's probe) that one does: so on netplan
- * hosts `netplan` is this wrapper, which runs the real netplan (what /usr/sbin/netplan runs) and
- * then takes that directory away again, as the boot does after its own `netplan generate`.
- */
-export function renderNetplanWrapper(): string {
-  return `#!/bin/sh
-# ibfleet lab: netplan for a host without systemd (see src/lab/manager-boot.ts).
-PYTHONPATH=/usr/share/netplan\${PYTHONPATH:+:\$PYTHONPATH} python3 -c 'import sys; sys.argv[0] = "netplan"; from netplan import Netplan; Netplan().main()' "$@"
-status=$?
-rm -rf /run/systemd/system
-exit "$status"
-`;
-}
 
 /**
  * Kernel settings of a freshly booted lab host, on all, default and every fabric NIC. Strict
@@ -148,12 +129,11 @@ function awaitRoutable(host: LabHost): string {
 }
 
 function netplanBoot(host: LabHost): string {
-  return `# netplan's systemd generator, as at every boot: /etc/netplan → /run/systemd/network.
+  return `# netplan's systemd generator, as at every boot: /etc/netplan → /run/systemd/network. It also
+# writes units for systemd under /run/systemd/system, whether systemd runs or not: they stay, as on
+# a real host (a program that took that directory for "systemd runs" is wrong on either).
 netplan generate
 rm -f /run/systemd/network/10-netplan-${MGMT_IFACE}.network
-# The generator also links units for systemd under /run/systemd/system; no systemd runs in a lab
-# host, and that directory is what tells a program (sd_booted, ibfleet's probe) that one does.
-rm -rf /run/systemd/system
 mkdir -p /run/systemd/netif
 chown systemd-network:systemd-network /run/systemd/netif
 ${DBUS}
@@ -192,7 +172,7 @@ ${start}exit "$status"
  * A host's networking boot: boot sysctls and the NICs' own from /etc/sysctl.d (udev's part), then its manager brings the fabric NICs up and runs the
  * hooks itself — NetworkManager with its D-Bus-activated dispatcher, netplan generate + systemd-
  * networkd + networkd-dispatcher, or ifupdown's `ifup -a` as networking.service runs it (-v names
- * each if-up.d script it runs). Then the timer runner. Without daemons (the benchmark's big labs)
+ * each if-up.d script it runs). Then, on hosts that emulate systemd, the timer runner. Without daemons (the benchmark's big labs)
  * the lab adds the fabric addresses itself and nothing runs hooks.
  */
 export function renderNetworkBootScript(plan: LabPlan, host: LabHost): string {
@@ -205,11 +185,12 @@ ${sysctlLines(host)}
   }
   const helpers = host.manager === 'ifupdown' ? START : `${START}\n${AWAIT}`;
   const manager = { networkmanager: networkManagerBoot(), netplan: netplanBoot(host), ifupdown: 'ifup -a -v 2>&1 || status=$?\n' }[host.manager];
+  // systemd's timers: the lab's stand-in, on hosts that emulate systemd only.
+  const timers = runsSystemd(host) ? `start timers bash ${TIMER_RUNNER_PATH}\n` : '';
   return `${head}status=0
 ${udevSysctlLines(host)}
 ${helpers}
-${manager}start timers bash ${TIMER_RUNNER_PATH}
-exit "$status"
+${manager}${timers}exit "$status"
 `;
 }
 

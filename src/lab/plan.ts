@@ -40,6 +40,13 @@ export interface LabHost {
    * without driver or rdma-core. Absent in the state of labs brought up before RDMA was emulated.
    */
   readonly rdma?: boolean;
+  /**
+   * false: the host emulates one systemd does not run (a container, a chroot-like host): no timer
+   * runner, the real `systemctl` (it answers `offline`), and PID 1 is not systemd. Absent in the
+   * state of labs brought up before systemd was emulated. Hosts of a lab without network daemons
+   * run none either.
+   */
+  readonly systemd?: boolean;
 }
 
 export interface LabPlan {
@@ -77,6 +84,8 @@ export interface LabPlanInput {
   readonly networkDaemons?: boolean;
   /** Hosts that get no emulated RDMA device. */
   readonly noRdma?: readonly number[];
+  /** Hosts that run no systemd (lab up --without-systemd). */
+  readonly noSystemd?: readonly number[];
 }
 
 /**
@@ -96,8 +105,10 @@ export function planLab(input: LabPlanInput): LabPlan {
   if (ids.length === 0) throw new UsageError(`no lab hosts: ${fleet.file} has none; pass --hosts, e.g. --hosts 16,34`);
 
   checkMgmtSubnet(mgmt, controller, fleet, ids);
-  const strayNoRdma = (input.noRdma ?? []).filter((id) => !ids.includes(id));
-  if (strayNoRdma.length) throw new UsageError(`--without-rdma names host${strayNoRdma.length > 1 ? 's' : ''} ${foldHosts(strayNoRdma)}, not in the lab (--hosts ${foldHosts(ids)})`);
+  for (const [option, list] of [['--without-rdma', input.noRdma], ['--without-systemd', input.noSystemd]] as const) {
+    const stray = (list ?? []).filter((id) => !ids.includes(id));
+    if (stray.length) throw new UsageError(`${option} names host${stray.length > 1 ? 's' : ''} ${foldHosts(stray)}, not in the lab (--hosts ${foldHosts(ids)})`);
+  }
   for (const [option, map] of [['--manager', input.managers], ['--interfaces', input.interfaces]] as const) {
     const stray = [...(map?.keys() ?? [])].filter((id) => !ids.includes(id));
     if (stray.length) throw new UsageError(`${option} names host${stray.length > 1 ? 's' : ''} ${foldHosts(stray)}, which ${stray.length > 1 ? 'are' : 'is'} not in the lab (--hosts ${foldHosts(ids)})`);
@@ -136,6 +147,7 @@ export function planLab(input: LabPlanInput): LabPlan {
         port: fabricPortName(id, i + 1),
       })),
       rdma: !(input.noRdma ?? []).includes(id),
+      systemd: (input.networkDaemons ?? true) && !(input.noSystemd ?? []).includes(id),
     };
   });
 
@@ -192,4 +204,9 @@ export function conflictingRoutes(routes: readonly { dst?: string; dev?: string 
     if (parsed && cidrsOverlap(mgmt, parsed.cidr)) out.push(`${route.dst}${route.dev ? ` dev ${route.dev}` : ''}`);
   }
   return out;
+}
+
+/** Whether a lab host emulates a host systemd runs (its timer runner, the systemctl stand-in). */
+export function runsSystemd(host: LabHost): boolean {
+  return host.systemd !== false;
 }

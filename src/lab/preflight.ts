@@ -47,7 +47,12 @@ export interface PreflightProbe {
 export interface PreflightNeeds {
   /** The managers whose real daemons the lab's hosts run (none for a lab without daemons). */
   readonly managers: readonly Manager[];
+  /** Whether a host emulates systemd: the lab's systemctl is laid over the real one, which must be there. */
+  readonly systemd?: boolean;
 }
+
+/** What hosts that emulate systemd need: the real systemctl, for the stand-in to lie over. */
+export const SYSTEMD_TOOLS: Readonly<Record<string, string>> = { systemctl: 'systemd', bash: 'bash' };
 
 export interface LabTools {
   /** sshd must be started by absolute path (it re-executes itself). */
@@ -58,7 +63,7 @@ export interface LabTools {
 export function preflightProblems(needs: PreflightNeeds, probe: PreflightProbe, command = 'lab up'): string[] {
   const problems: string[] = [];
   if (!probe.isRoot()) problems.push(rootProblem(command));
-  const tools = Object.assign({}, LAB_TOOLS, ...needs.managers.map((m) => MANAGER_TOOLS[m])) as Record<string, string>;
+  const tools = Object.assign({}, LAB_TOOLS, ...needs.managers.map((m) => MANAGER_TOOLS[m]), needs.systemd ? SYSTEMD_TOOLS : {}) as Record<string, string>;
   const missing = Object.entries(tools).filter(([cmd]) => probe.findCommand(cmd) === undefined);
   if (missing.length) {
     problems.push(`${command} needs ${missing.map(([cmd, pkg]) => `${cmd} (${pkg})`).join(', ')}, not found; install with: ${INSTALL_HINT}`);

@@ -6,8 +6,10 @@
 import { shellCommand, shellQuote } from '../script/shell.js';
 import { HOST_KEY_VIEW_PATH, MANAGED_TREES } from './emulation.js';
 import { FABRIC_BRIDGE, LAB_ROOT, MGMT_BRIDGE, MGMT_IFACE, NETNS_DIR, SWITCH_UPLINK, hostPaths } from './names.js';
-import type { LabHost, LabPlan } from './plan.js';
-import { disableIpv6, HOST_BOOT_DIR, NETPLAN_WRAPPER_PATH, renderNetworkBootScript } from './manager-boot.js';
+import { runsSystemd, type LabHost, type LabPlan } from './plan.js';
+import { disableIpv6, HOST_BOOT_DIR, renderNetworkBootScript } from './manager-boot.js';
+import { SYSTEMCTL_STANDIN_PATH } from './systemctl-standin.js';
+import { PID1_COMM_PATH } from './emulation.js';
 import { IPOIB_MTU } from './rdma-emulation.js';
 
 export const HOOK_PATH_ENV = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -112,9 +114,21 @@ if [ -d /var/lib/prometheus ]; then
 fi
 ${host.rdma !== false ? `# rping: the lab's stand-in (src/lab/rping-standin.py), on the PATH of this host alone.
 mount -t overlay ibfleet-lab-bin -o ${shellQuote(`ro,lowerdir=${plan.dir}/bin:/usr/bin`)} /usr/bin
-` : ''}${host.manager === 'networkmanager' && plan.networkDaemons ? `mount --bind ${shellQuote(p.nmState)} /var/lib/NetworkManager\n` : ''}${host.manager === 'netplan' && plan.networkDaemons ? `mount --bind ${shellQuote(`${p.run}${NETPLAN_WRAPPER_PATH.slice('/run'.length)}`)} "$(readlink -f /usr/sbin/netplan)"\n` : ''}# Last: the lab's paths under the machine's /run are out of sight after it.
+` : ''}${host.manager === 'networkmanager' && plan.networkDaemons ? `mount --bind ${shellQuote(p.nmState)} /var/lib/NetworkManager\n` : ''}${renderSystemdMounts(p.run, host)}# Last: the lab's paths under the machine's /run are out of sight after it.
 mount --bind ${shellQuote(p.run)} /run
 `;
+}
+
+/**
+ * Whether systemd runs, as the host shows it (README: the stand-ins): a host that emulates systemd
+ * gets the lab's systemctl over the real one (after the /usr/bin overlay, or that would hide it);
+ * a host without gets a PID 1 that is not systemd, whatever the machine's PID 1 is, and keeps the
+ * real systemctl, which answers `offline`.
+ */
+function renderSystemdMounts(run: string, host: LabHost): string {
+  const onMachine = (viewPath: string) => shellQuote(`${run}${viewPath.slice('/run'.length)}`);
+  if (!runsSystemd(host)) return `mount --bind ${onMachine(PID1_COMM_PATH)} /proc/1/comm\n`;
+  return `mount --bind ${onMachine(SYSTEMCTL_STANDIN_PATH)} "$(readlink -f "$(command -v systemctl)")"\n`;
 }
 
 /**

@@ -1,29 +1,35 @@
 /**
- * One of the lab's stand-ins (README: the stand-ins): systemd's timers, for hosts that run no
- * systemd (a network namespace has no init). Real hosts all run systemd, and ibfleet's periodic
- * repair is a systemd timer; in the lab this bash program starts what a host *enables* — timers linked in
- * /etc/systemd/system/timers.target.wants or named by a `Wants=` of a timers.target.d drop-in (how
- * ibfleet enables its repair timer) — as systemd would: the service named by `Unit=` (or the
- * timer's own name) `OnBootSec=` after boot and `OnUnitActiveSec=` after each start, running its
- * `ExecStart=` and logging to HOST_BOOT_DIR/timers.log. AccuracySec is taken as the poll interval.
- * Only what ibfleet's units use is read: a unit using more fails loudly in the log. It forks nothing
- * while idle (bash built-ins only), so it costs a host nothing between runs.
+ * One of the lab's stand-ins (README: the stand-ins): systemd's timers, for lab hosts that emulate a
+ * systemd host (a network namespace has no init). ibfleet's periodic repair is a systemd timer; in
+ * the lab this bash program runs the timers that are *active*, as systemd would: at boot it
+ * activates what the host *enables* — timers linked in /etc/systemd/system/timers.target.wants or
+ * named by a `Wants=` of a timers.target.d drop-in (how ibfleet enables its repair timer), as
+ * timers.target starts them — and afterwards the host's `systemctl` (the lab's stand-in,
+ * systemctl-standin.ts) starts, restarts and stops them by their marks in TIMER_STATE_DIR/active.
+ * For each active timer it starts the service named by `Unit=` (or the timer's own name)
+ * `OnBootSec=` after boot (at once when a (re)start comes later) and `OnUnitActiveSec=` after each
+ * start, running its `ExecStart=` and logging to HOST_BOOT_DIR/timers.log. AccuracySec is taken as
+ * the poll interval. Only what ibfleet's units use is read: a unit using more fails loudly in the
+ * log. It forks nothing while idle (bash built-ins only), so it costs a host nothing between runs.
+ * Hosts brought up without systemd (`lab up --without-systemd`) run no timer runner at all.
  */
 import { HOST_BOOT_DIR } from './manager-boot.js';
 
-/** How often the runner looks at the enabled timers: the lab's bound adds this to OnUnitActiveSec. */
+/** How often the runner looks at the active timers: the lab's bound adds this to OnUnitActiveSec. */
 export const TIMER_POLL_S = 1;
+/** The runner's state: each timer's last start (a file named after the timer) and the active timers' marks (active/NAME). */
+export const TIMER_STATE_DIR = `${HOST_BOOT_DIR}/timers`;
 
 export function renderTimerRunner(): string {
   return `#!/bin/bash
-# ibfleet lab: systemd's timers for a host without systemd (see src/lab/timer-runner.ts).
+# ibfleet lab: systemd's timers for a host that emulates systemd (see src/lab/timer-runner.ts).
 set -u
 units=/etc/systemd/system
 wants=$units/timers.target.wants
 dropins=$units/timers.target.d
-state=${HOST_BOOT_DIR}/timers
+state=${TIMER_STATE_DIR}
 log=${HOST_BOOT_DIR}/timers.log
-mkdir -p "$state"
+mkdir -p "$state/active"
 rm -f "$state/.tick"
 mkfifo "$state/.tick"
 exec 3<>"$state/.tick"
@@ -117,11 +123,16 @@ enabled() {
 	done
 }
 
+# At boot, timers.target starts the enabled timers.
+enabled
+for timer in "\${ENABLED[@]}"; do
+	: >"$state/active/\${timer##*/}"
+done
+
 while :; do
 	printf -v now '%(%s)T' -1
-	enabled
-	for timer in "\${ENABLED[@]}"; do
-		run "$timer" "$now"
+	for mark in "$state"/active/*.timer; do
+		[[ -f $mark && -f $units/\${mark##*/} ]] && run "$units/\${mark##*/}" "$now"
 	done
 	read -rt ${TIMER_POLL_S} -u 3 || true
 done

@@ -17,7 +17,7 @@ import { HOST_KEY_VIEW_PATH, renderHostView } from './emulation.js';
 import { labInfo, type LabInfo } from './info.js';
 import { renderKnownHosts, renderLabInventory } from './lab-inventory.js';
 import { LAB_ROOT, NETNS_DIR, backingPath, hostPaths, isLabNamespace, labNameOption, labPaths } from './names.js';
-import { conflictingRoutes, planLab, subnetsOverlap, type LabPlan } from './plan.js';
+import { conflictingRoutes, planLab, runsSystemd, subnetsOverlap, type LabPlan } from './plan.js';
 import { checkPreflight, type LabTools, type PreflightProbe } from './preflight.js';
 import { renderCreateBatch, renderHostStartScript, renderRootLinkBatch, renderSwitchScript } from './scripts.js';
 import { raiseNeighbourTable } from './neigh.js';
@@ -46,6 +46,8 @@ export interface LabUpOptions {
   readonly networkDaemons?: boolean;
   /** Hosts that show no RDMA device (no /sys/class/infiniband entry, no rping). */
   readonly noRdma?: readonly number[];
+  /** Hosts that run no systemd (a container, a chroot-like host): no timers, the real systemctl answers offline. */
+  readonly noSystemd?: readonly number[];
   /** Hosts started at once (default 8: the work is mostly short processes waiting on the kernel). */
   readonly concurrency?: number;
   readonly probe?: PreflightProbe;
@@ -77,9 +79,10 @@ export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
     interfaces: toMap(options.interfaces),
     ...(options.networkDaemons !== undefined ? { networkDaemons: options.networkDaemons } : {}),
     ...(options.noRdma ? { noRdma: options.noRdma } : {}),
+    ...(options.noSystemd ? { noSystemd: options.noSystemd } : {}),
   });
   const managers = plan.networkDaemons ? [...new Set(plan.hosts.map((h) => h.manager))] : [];
-  const tools = checkPreflight({ managers }, options.probe);
+  const tools = checkPreflight({ managers, systemd: plan.hosts.some(runsSystemd) }, options.probe);
   await refuseLeftovers(plan);
   await refuseRouteConflict(plan);
   await claimStateDir(plan);

@@ -69,25 +69,26 @@ export function generatedFor(text: string | undefined): { version: string; id: n
 }
 
 /**
- * Why a file's content differs, as far as its header tells: generated for another host name or
- * number (the inventory renamed the host since the last deploy), or edited on the host.
+ * Why a file's content differs, as far as its header tells — generated for another host name or
+ * number (the inventory renamed the host since the last deploy) — or a step (`stepWhy`: another
+ * tableBase, as the ownership record says); else it was edited on the host.
  */
-function modifiedWhy(text: string | undefined, host: Host): string {
+function modifiedWhy(text: string | undefined, host: Host, stepWhy: string | undefined): string {
   const made = generatedFor(text);
   if (made && (made.id !== host.id || made.name !== host.name)) {
     return `was generated for host ${made.id} (${made.name}), not ${host.id} (${host.name}): the inventory renamed the host since the last deploy; deploy regenerates it (not a hand edit)`;
   }
-  return 'was modified (content differs from the rendered file)';
+  return stepWhy ?? 'was modified (content differs from the rendered file)';
 }
 
-/** One of ibfleet's files: there, with this content, mode and owner. */
-export function fileFinding(file: RenderedFile, host: Host, facts: HostFacts): Finding {
+/** One of ibfleet's files: there, with this content, mode and owner. `why`: what the steps tell of a differing file. */
+export function fileFinding(file: RenderedFile, host: Host, facts: HostFacts, why?: (file: RenderedFile) => string | undefined): Finding {
   const found = facts.files.get(file.path);
   const base = { id: `file ${file.path}`, subject: { kind: 'file', path: file.path } } as const;
   const label = file.label ?? file.path;
   const mode = file.mode.toString(8);
   if (!found) return { ...base, ok: false, detail: `${label} is missing`, fix: change(file.kind, 'install', file.path, `install ${file.path} (${mode})`) };
-  if (found.sha256 !== sha256(file.content)) return { ...base, ok: false, detail: `${label} ${modifiedWhy(facts.contents.get(file.path)?.text, host)}`, fix: change(file.kind, 'replace', file.path, `replace ${file.path} (content differs)`) };
+  if (found.sha256 !== sha256(file.content)) return { ...base, ok: false, detail: `${label} ${modifiedWhy(facts.contents.get(file.path)?.text, host, why?.(file))}`, fix: change(file.kind, 'replace', file.path, `replace ${file.path} (content differs)`) };
   if (found.mode !== file.mode || found.uid !== 0) return { ...base, ok: false, detail: `${label} has mode ${found.mode.toString(8)} owner uid ${found.uid}, want ${mode} root`, fix: change(file.kind, 'replace', file.path, `reinstall ${file.path} as root ${mode}`) };
   return { ...base, ok: true, detail: `${label} intact`, fix: undefined };
 }
@@ -103,7 +104,7 @@ export function assessHost(playbook: Playbook, ctx: HostContext, files: readonly
   const findings = [
     ...hostParts.flatMap((p) => p.before ?? []),
     ...host.nics.flatMap((nic) => playbook.steps.flatMap((s) => s.step.nicFindings?.(ctx, nic) ?? [])),
-    ...files.map((f) => fileFinding(f, host, facts)),
+    ...files.map((f) => fileFinding(f, host, facts, (file) => playbook.steps.map((s) => s.step.modifiedWhy?.(ctx, file)).find((why) => why !== undefined))),
     ...hostParts.flatMap((p) => p.after ?? []),
   ];
   return { blockers: [...hostBlockers(facts), ...nicBlockers(host, fleet, facts)], findings };

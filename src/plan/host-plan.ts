@@ -159,10 +159,12 @@ export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts
     if (installed) chosen = { manager: installed };
     else return { status: 'drift', reasons: [...health.problems, chosen.error], ...health.extra };
   }
-  const { choice, files, assessment } = decide(host, fleet, playbook, facts, chosen.manager);
+  const { ctx, choice, files, assessment } = decide(host, fleet, playbook, facts, chosen.manager);
   const blockers = assessment.blockers.filter((b) => !health.explains.some((explains) => explains?.(b)));
   const reasons = [...health.problems, ...blockers.map((b) => b.message), ...choice.blockers, ...failingFindings(assessment).map((f) => f.detail)];
-  return { status: reasons.length ? 'drift' : 'ok', reasons, manager: chosen.manager, checks: checksOf(assessment), ...health.extra, ...(options.diff ? { diffs: fileDiffs(files, facts) } : {}) };
+  // Notes come last and are no drift (a host without systemd has no repair timer, and needs none).
+  const notes = playbook.steps.flatMap((s) => s.step.statusNotes?.(ctx) ?? []);
+  return { status: reasons.length ? 'drift' : 'ok', reasons: [...reasons, ...notes], manager: chosen.manager, checks: checksOf(assessment), ...health.extra, ...(options.diff ? { diffs: fileDiffs(files, facts) } : {}) };
 }
 
 /** Status over the selected hosts together (the fleet's ports, modes and MTUs compared). */

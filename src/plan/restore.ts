@@ -13,10 +13,10 @@ import { OWNED_PATHS, STEPS } from '../steps/registry.js';
 import type { ApplyPart } from '../steps/step.js';
 
 /** Everything of a host a deploy can change, as comparable text: one entry per aspect. */
-function touchable(host: Host, fleet: Fleet, facts: HostFacts): Map<string, string> {
+function touchable(host: Host, fleet: Fleet, facts: HostFacts, before: HostFacts): Map<string, string> {
   const ctx = { host, fleet, facts };
   const out = new Map<string, string>();
-  for (const step of STEPS) for (const [aspect, value] of step.restore?.snapshot(ctx) ?? []) out.set(aspect, value);
+  for (const step of STEPS) for (const [aspect, value] of step.restore?.snapshot(ctx, before) ?? []) out.set(aspect, value);
   for (const path of OWNED_PATHS) {
     const f = facts.files.get(path);
     out.set(path, f ? `mode ${f.mode.toString(8)} uid ${f.uid} sha256 ${f.sha256.slice(0, 12)}` : 'absent');
@@ -26,8 +26,8 @@ function touchable(host: Host, fleet: Fleet, facts: HostFacts): Map<string, stri
 
 /** What differs between two probes in the part a deploy can change, one line per aspect ("table 941: now …, before …"). */
 export function stateDifferences(host: Host, fleet: Fleet, before: HostFacts, now: HostFacts): string[] {
-  const was = touchable(host, fleet, before);
-  const is = touchable(host, fleet, now);
+  const was = touchable(host, fleet, before, before);
+  const is = touchable(host, fleet, now, before);
   return [...was].filter(([key, value]) => is.get(key) !== value).map(([key, value]) => `${key}: ${is.get(key)}, before ${value}`);
 }
 

@@ -16,13 +16,15 @@ interface Expected {
   readonly mode: string;
   readonly sha256: string;
   readonly label: string;
+  /** Checked only where this shell condition holds (RenderedFile.checkWhere). */
+  readonly where?: string | undefined;
 }
 
 /** A file every manager gets alike, or a file of which each manager gets its own (`noun`: what they are). */
 export type FileCheck = { readonly kind: 'file'; readonly file: Expected } | { readonly kind: 'one-of'; readonly noun: string; readonly files: readonly Expected[] };
 
 function expected(file: RenderedFile): Expected {
-  return { path: file.path, mode: file.mode.toString(8), sha256: sha256(file.content), label: file.label ?? file.path };
+  return { path: file.path, mode: file.mode.toString(8), sha256: sha256(file.content), label: file.label ?? file.path, where: file.checkWhere };
 }
 
 /**
@@ -104,7 +106,7 @@ export function renderFileChecks(checks: readonly FileCheck[]): string[] {
   return [
     "# ibfleet's other files, as rendered (path, mode, SHA-256).",
     ...checks.map((c) => {
-      if (c.kind === 'file') return `check_file ${words(c.file)}`;
+      if (c.kind === 'file') return `${c.file.where ? `! ${c.file.where} || ` : ''}check_file ${words(c.file)}`;
       const places = c.files.map((f) => f.path).join(', ');
       return `check_one_of ${shellQuote(c.noun)} ${shellQuote(places)} \\\n\t${c.files.map(words).join(' \\\n\t')}`;
     }),

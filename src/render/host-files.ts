@@ -14,11 +14,15 @@ function stepFiles(playbook: Playbook, ctx: RenderContext): RenderedFile[] {
 
 /**
  * The routing script for a host it persists the routing on: the steps' parts, and for its --check
- * the files each manager would get (it is the same script whichever manager runs it).
+ * the files each manager would get (it is the same script whichever manager runs it, and whatever
+ * the host's probe showed).
  */
 function routingScriptFile(playbook: Playbook, ctx: RenderContext): RenderedFile {
-  const byManager = new Map(MANAGERS.map((manager) => [manager, stepFiles(playbook, { ...ctx, manager })] as const));
-  return { path: ROUTING_SCRIPT_PATH, mode: 0o755, content: renderRoutingScript(ctx, scriptParts(playbook, ctx), fileChecksOf(byManager)), role: 'routing-script', kind: 'script' };
+  // What a host's probe showed is left out: the script is the same on every host, and a file that
+  // belongs only on some (checkWhere) is checked there alone.
+  const { facts: _facts, ...unprobed } = ctx;
+  const byManager = new Map(MANAGERS.map((manager) => [manager, stepFiles(playbook, { ...unprobed, manager })] as const));
+  return { path: ROUTING_SCRIPT_PATH, mode: 0o755, content: renderRoutingScript(ctx, scriptParts(playbook, ctx), fileChecksOf(byManager)), role: 'routing-script', kind: 'script', routing: true };
 }
 
 /**

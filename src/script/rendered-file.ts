@@ -20,6 +20,17 @@ export interface RenderedFile {
    * directory and must never see a half-written file (the managers' hook directories).
    */
   readonly stageOutside?: boolean;
+  /**
+   * Its content carries the fabric's tables and addresses (the routing script, the netplan file, the
+   * ownership record): another tableBase or subnet changes it, which is no hand edit.
+   */
+  readonly routing?: boolean;
+  /**
+   * A shell condition (a function the routing script defines) under which the file belongs on a
+   * host: the routing script's --check looks for it only where it holds. The repair units belong
+   * only where systemd runs (`systemd_runs`); the script is the same on every host.
+   */
+  readonly checkWhere?: string;
 }
 
 export function formatMode(mode: number): string {

@@ -51,6 +51,8 @@ export interface RenderContext {
   readonly playbook: string;
   readonly manager: Manager;
   readonly persistence: Persistence;
+  /** What the host's probe found, when a host was asked: a step may leave out what the host cannot run (a timer without systemd). */
+  readonly facts?: HostFacts;
 }
 
 /** What deciding about a host needs: the above and what its probe found. */
@@ -215,6 +217,8 @@ export interface Step {
   script?(ctx: RenderContext): ScriptPart;
   preview?(ctx: RenderContext): PreviewPart;
   notes?(ctx: HostContext): readonly string[];
+  /** What status says of the host besides drift (a host without systemd has no repair timer): the host stays ok. */
+  statusNotes?(ctx: HostContext): readonly string[];
   /** Per fabric NIC: what holds and what does not. */
   nicFindings?(ctx: HostContext, nic: Nic): readonly Finding[];
   /**
@@ -222,6 +226,8 @@ export interface Step {
    * from which its kernel state follows), `after` behind the files'. `files`: every file rendered.
    */
   hostFindings?(ctx: HostContext, files: readonly RenderedFile[]): { readonly before?: readonly Finding[]; readonly after?: readonly Finding[] };
+  /** Why one of ibfleet's files differs, where this step can tell it is no hand edit (another tableBase); undefined where it cannot. */
+  modifiedWhy?(ctx: HostContext, file: RenderedFile): string | undefined;
   apply?(ctx: HostContext, input: ApplyInput): ApplyPart;
   /**
    * What runs once ibfleet's files are written or removed, whatever else the host holds (systemd
@@ -256,8 +262,12 @@ export interface Undo {
 
 /** Putting back what a change of this step did, after the change failed verification. */
 export interface Restore {
-  /** The part of the host this step can change, as comparable text: `[aspect, value]` (what differs after a restore is said). */
-  snapshot(ctx: FactsContext): readonly (readonly [string, string])[];
+  /**
+   * The part of the host this step can change, as comparable text: `[aspect, value]` (what differs
+   * after a restore is said). `before`: the probe before the change, when `ctx.facts` is a later
+   * one — which aspects there are may depend on what the host said then (the change rewrites it).
+   */
+  snapshot(ctx: FactsContext, before?: HostFacts): readonly (readonly [string, string])[];
   /** The lines that put the host back as `ctx.facts` (the probe before the change) found it; `memo`: what the step's apply kept. */
   lines(ctx: FactsContext, memo: unknown): UndoLines;
 }

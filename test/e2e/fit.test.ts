@@ -6,11 +6,12 @@
  * `ibfleet export ansible` writes, run with the real ansible-playbook.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec } from '../../src/lab/index.js';
+import { NO_SYSTEMD_NOTE } from '../../src/steps/persist/systemd.js';
 import { ibfleet, json, statuses } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 
@@ -54,7 +55,8 @@ describe.skipIf(!IS_ROOT)('fitting the tools HPC sites run: check mode, NHC, nod
   const nic = (id: number, n: number) => `$(ip -o -4 addr show | awk '$4 ~ /^172\\.16\\.${id}\\.${n}\\// { print $2 }')`;
   const statusOf = async (playbook: string) => {
     const doc = json(await run('status', '--playbook', playbook, '--json'));
-    return { statuses: statuses(doc), reasons: Object.fromEntries(doc.hosts.map((h) => [h.id, h.reasons ?? []])) as Record<number, string[]> };
+    // A lab host run without systemd says so in status; that is a note, not a reason --check gives.
+    return { statuses: statuses(doc), reasons: Object.fromEntries(doc.hosts.map((h) => [h.id, (h.reasons ?? []).filter((r) => r !== NO_SYSTEMD_NOTE)])) as Record<number, string[]> };
   };
   const deploy = async (playbook: string) => {
     const result = await run('deploy', '--hosts', 'all', '--playbook', playbook, '--json');
@@ -111,8 +113,11 @@ describe.skipIf(!IS_ROOT)('fitting the tools HPC sites run: check mode, NHC, nod
 
   describe('monitor: prometheus, scraped from the real prometheus-node-exporter inside host 34', () => {
     it('ibfleet_nic_ok is 1 after deploy, 0 within the repair bound after ip rule del, 1 again after the repair, and the repairs counter is up by one', async () => {
+      const machines = existsSync(TEXTFILE) ? readFileSync(TEXTFILE, 'utf8') : undefined;
       await deploy(MONITORED);
       expect((await statusOf(MONITORED)).statuses).toEqual({ 16: 'ok', 34: 'ok', 40: 'ok' });
+      // Each lab host has its own node_exporter directory: the machine's textfile is untouched.
+      expect(existsSync(TEXTFILE) ? readFileSync(TEXTFILE, 'utf8') : undefined).toBe(machines);
       const address = LAB.address(34);
       const pid = await sh(34, `prometheus-node-exporter --web.listen-address=${address}:9100 --collector.disable-defaults --collector.textfile --collector.textfile.directory=/var/lib/prometheus/node-exporter >/run/node-exporter.log 2>&1 & echo $!`);
       expect(pid).toMatch(/^\d+$/);

@@ -254,6 +254,71 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     expect(doc.hosts[0]).toMatchObject({ status: 'failed', error: expect.stringMatching(/^plan: interface ib9 \(NIC 2\) not found; the host has mgmt0, ib1, ib0/) });
   });
 
+  describe('a changed tableBase (940 → 500): nothing of the old tables is left behind', () => {
+    const BOOT_RULES = '0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default';
+    const nicRules = (id: number, base: number) => [1, 2].map((n) => `${base + n}:\tfrom 172.16.${id}.${n} lookup ${base + n}`).join('\n');
+    const deployedRules = (id: number, base: number) => `0:\tfrom all lookup local\n${nicRules(id, base)}\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default`;
+    const tables = (id: number, ...numbers: number[]) => sh(id, numbers.map((t) => `ip -4 route show table ${t}`).join('; '));
+    const moved = () => variant('inv-500.yaml', (t) => t.replace('tableBase: 940', 'tableBase: 500'));
+
+    it('status with the new tableBase names the old tables as drift; deploy empties them as it moves the routing; status is ok', async () => {
+      const drift = json(await ib(['-i', moved(), 'status', '--json']));
+      expect(Object.values(statuses(drift))).toEqual(['drift', 'drift', 'drift', 'drift']);
+      expect(drift.hosts[1]!.reasons).toContain('table 941 of an earlier deploy (tableBase was 940, /etc/ibfleet/owned) still holds 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
+      const plan = await ib(['-i', moved(), 'deploy', '--hosts', '34', '--dry-run']);
+      expect(plan.stdout).toContain('  − old table 941 (tableBase was 940)\n  − old table 942 (tableBase was 940)\n');
+      expect(plan.stdout).toMatch(/^34 memserver34 \(netplan\): \+2 table routes −2 old tables, 2 rules replaced, script and ownership record replaced$/m);
+
+      const deployed = await ib(['-i', moved(), 'deploy', '--hosts', 'all', '--json']);
+      expect(deployed.code, deployed.stdout).toBe(0);
+      for (const id of HOSTS) {
+        expect(await tables(id, 941, 942)).toBe('');
+        expect(await rules(id)).toBe(deployedRules(id, 500));
+      }
+      expect(await sh(34, 'ip -4 route show table 501')).toBe('172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
+      expect(Object.values(statuses(json(await ib(['-i', moved(), 'status', '--json']))))).toEqual(['ok', 'ok', 'ok', 'ok']);
+    });
+
+    it("status with the old tableBase says the files were generated with the new one and names the new tables, not a hand edit", async () => {
+      const doc = json(await run('status', '--json'));
+      const reasons = doc.hosts[1]!.reasons;
+      expect(reasons).toContain(
+        "/etc/ibfleet/ibfleet-routes was generated with tableBase 500, not 940 (the last deploy's record /etc/ibfleet/owned lists tables 501, 502): the inventory's fabric changed since; deploy regenerates it (not a hand edit)",
+      );
+      expect(reasons).toContain('table 501 of an earlier deploy (tableBase was 500, /etc/ibfleet/owned) still holds 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
+      expect(doc.hosts.flatMap((h) => h.reasons).join('\n')).not.toContain('was modified');
+    });
+
+    it('rollback with the new tableBase removes the tables and rules a deploy with the old one made', async () => {
+      expect((await run('deploy', '--hosts', 'all', '--json')).code).toBe(0);
+      for (const id of HOSTS) expect(await tables(id, 501, 502)).toBe('');
+      const rolled = await ib(['-i', moved(), 'rollback', '--hosts', 'all', '--json']);
+      expect(rolled.code, rolled.stdout).toBe(0);
+      for (const id of HOSTS) {
+        expect(await rules(id)).toBe(BOOT_RULES);
+        expect(await tables(id, 941, 942, 501, 502)).toBe('');
+      }
+      expect((await run('deploy', '--hosts', 'all', '--json')).code).toBe(0);
+    });
+
+    it('a deploy with the new tableBase that fails verification is undone: the old tables and rules are back as they were', async () => {
+      // A site rule ahead of ibfleet's sends the fabric subnet to table 100: no NIC's traffic leaves through its own table.
+      await sh(41, 'ip -4 route add 172.16.0.0/16 dev ib0 table 100 && ip -4 rule add to 172.16.0.0/16 lookup 100 priority 100');
+      const state = () => sh(41, 'ip -4 rule show; ip -4 route show table all | grep -v "^local \\|^broadcast "; sha256sum /etc/ibfleet/ibfleet-routes /etc/ibfleet/owned');
+      try {
+        const before = await state();
+        expect(before).toContain('941:\tfrom 172.16.41.1 lookup 941');
+        const failed = json(await ib(['-i', moved(), 'deploy', '--hosts', '41', '--json']));
+        expect(failed.hosts[0]!.status).toBe('failed');
+        expect(failed.hosts[0]!.error).toMatch(/^verify: verification failed: .*; rolled back: the host is as it was before this deploy/);
+        expect(await state()).toBe(before);
+      } finally {
+        await sh(41, 'ip -4 rule del to 172.16.0.0/16 lookup 100 priority 100; ip -4 route flush table 100');
+      }
+      expect(json(await run('status', '--hosts', '41', '--json')).hosts[0]!.status).toBe('ok');
+    });
+  });
+
   it('rollback returns every host to its boot state, and a second rollback changes nothing', async () => {
     const result = await run('rollback', '--hosts', 'all', '--json');
     expect(result.code, result.stdout).toBe(0);

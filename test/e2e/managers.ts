@@ -20,6 +20,10 @@ export const REPAIR_BOUND_MS = (REPAIR_EVERY_S + 1) * 1000 + 6000;
 
 export interface ManagerLab {
   readonly run: (...args: string[]) => ReturnType<typeof ibfleet>;
+  /** A copy of the lab inventory (its ssh: paths made absolute) with `edit` applied: its path. */
+  readonly variant: (name: string, edit: (text: string) => string) => string;
+  /** The CLI against another inventory (a variant). */
+  readonly runOn: (inventory: string, ...args: string[]) => ReturnType<typeof ibfleet>;
   readonly sh: (id: number, script: string) => Promise<string>;
   /** The shipped playbook with repairEvery shortened; and one with the same routing but nothing persisted (no persist or fabric-sysctl step). */
   readonly persisted: string;
@@ -46,6 +50,13 @@ export function managerLab(lab: () => LabInfo): ManagerLab {
   writeFileSync(unpersisted, shipped.replace(/^ {2}- persist$/m, '').replace(/^ {2}- fabric-sysctl:\n(?: {6}.*\n)+/m, '').replace('name: dual-ib-routing', 'name: no-persist'));
 
   const run = (...args: string[]) => ibfleet(['-i', lab().inventoryPath, ...args]);
+  const runOn = (inventory: string, ...args: string[]) => ibfleet(['-i', inventory, ...args]);
+  const variant = (name: string, edit: (text: string) => string) => {
+    const text = readFileSync(lab().inventoryPath, 'utf8').replace('knownHosts: known_hosts', `knownHosts: ${lab().knownHostsPath}`).replace('identityFile: id_ed25519', `identityFile: ${lab().identityPath}`);
+    const path = join(work, name);
+    writeFileSync(path, edit(text));
+    return path;
+  };
   const status = async (playbook = persisted) => {
     const doc = json(await run('status', '--playbook', playbook, '--json'));
     return { statuses: statuses(doc), reasons: doc.hosts.flatMap((h) => (h.reasons ?? []).map((r) => `${h.id}: ${r}`)) };
@@ -57,6 +68,8 @@ export function managerLab(lab: () => LabInfo): ManagerLab {
   const allOk = (s: Record<number, string>) => Object.values(s).every((v) => v === 'ok');
   return {
     run,
+    variant,
+    runOn,
     sh: async (id, script) => (await labExec(lab().name, id, ['sh', '-c', script])).stdout.trim(),
     persisted,
     unpersisted,

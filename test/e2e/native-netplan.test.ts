@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { labFlap, labReboot, labRestartManager } from '../../src/lab/index.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
+import { json, statuses } from '../helpers/cli.js';
 import { HOOK, NATIVE, nativeLab } from './native.js';
 
 const LAB = testLab('e2e-native-netplan');
@@ -71,6 +72,24 @@ describe.skipIf(!IS_ROOT)('native persistence on netplan and ifupdown hosts (nee
     await m.expectHealthy('deploy after the edit', NATIVE);
   });
 
+  it('a changed tableBase (940 → 500): networkd takes its old rules and routes away with the old netplan file, nothing is left; back to 940 the same', async () => {
+    const moved = m.variant('inv-500.yaml', (t) => t.replace('tableBase: 940', 'tableBase: 500'));
+    const deployed = await m.runOn(moved, 'deploy', '--hosts', 'all', '--playbook', NATIVE, '--json');
+    expect(deployed.code, deployed.stdout).toBe(0);
+    expect(await rules(34)).toBe('0:\tfrom all lookup local\n501:\tfrom 172.16.34.1 lookup 501 proto static\n502:\tfrom 172.16.34.2 lookup 502 proto static\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default');
+    for (const id of HOSTS) expect(await m.sh(id, 'ip -4 route show table 941; ip -4 route show table 942')).toBe('');
+    expect(Object.values(statuses(json(await m.runOn(moved, 'status', '--playbook', NATIVE, '--json'))))).toEqual(['ok', 'ok', 'ok']);
+    expect(await m.failingCells()).toEqual([]);
+    // A reboot brings back the new tables only.
+    await labReboot(LAB.name, [34]);
+    expect(await m.sh(34, 'ip -4 rule show | grep -c "^94[12]:" || true')).toBe('0');
+
+    expect((await m.deploy(NATIVE)).code).toBe(0);
+    for (const id of HOSTS) expect(await m.sh(id, 'ip -4 rule show | grep -c "^50[12]:" || true; ip -4 route show table 501; ip -4 route show table 502')).toBe('0');
+    await m.untilOk(NATIVE);
+    await m.expectHealthy('back to tableBase 940', NATIVE);
+  });
+
   it('hook → native → hook: each time the other mechanism goes, and both verify the same', async () => {
     const toHook = await m.deploy(HOOK);
     expect(toHook.code, toHook.text).toBe(0);
@@ -83,7 +102,7 @@ describe.skipIf(!IS_ROOT)('native persistence on netplan and ifupdown hosts (nee
 
     const toNative = await m.deploy(NATIVE);
     expect(toNative.code, toNative.text).toBe(0);
-    expect(await m.sh(34, `ls /etc/networkd-dispatcher/routable.d /etc/ibfleet; ls ${NETPLAN_FILE}`)).toBe(`/etc/ibfleet:\nprevious\n\n/etc/networkd-dispatcher/routable.d:\n${NETPLAN_FILE}`);
+    expect(await m.sh(34, `ls /etc/networkd-dispatcher/routable.d /etc/ibfleet; ls ${NETPLAN_FILE}`)).toBe(`/etc/ibfleet:\nowned\nprevious\n\n/etc/networkd-dispatcher/routable.d:\n${NETPLAN_FILE}`);
     await m.expectHealthy('hook → native', NATIVE);
   });
 

@@ -10,6 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { labFlap, labReboot, labRestartManager } from '../../src/lab/index.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
+import { json, statuses } from '../helpers/cli.js';
 import { HOOK, NATIVE, nativeLab } from './native.js';
 
 const LAB = testLab('e2e-native-nm');
@@ -87,6 +88,27 @@ describe.skipIf(!IS_ROOT)('native persistence on NetworkManager hosts (needs roo
     expect(fixed.hosts[0]!.status).toBe('changed');
     expect(await m.profile(16, nic)).toBe('priority 942 from 172.16.16.2 table 942\n942');
     await m.expectHealthy('deploy after the edit', NATIVE);
+  });
+
+  it('a changed tableBase (940 → 500): native deploy moves each profile to its new table, and the old tables and rules go; back to 940 the same', async () => {
+    const moved = m.variant('inv-500.yaml', (t) => t.replace('tableBase: 940', 'tableBase: 500'));
+    const [nic1, nic2] = nics(16);
+    const drift = json(await m.runOn(moved, 'status', '--playbook', NATIVE, '--json'));
+    expect(drift.hosts[0]!.reasons).toContain(`table 941 of an earlier deploy (tableBase was 940, /etc/ibfleet/owned) still holds 172.16.0.0/16 dev ${nic1} proto kernel scope link src 172.16.16.1 metric 100`);
+    // The profile routes into ibfleet's own old table: ibfleet's to move, no reason to stop.
+    const deployed = await m.runOn(moved, 'deploy', '--hosts', 'all', '--playbook', NATIVE, '--json');
+    expect(deployed.code, deployed.stdout).toBe(0);
+    expect(await m.profile(16, nic1!)).toBe('priority 501 from 172.16.16.1 table 501\n501');
+    expect(await m.profile(16, nic2!)).toBe('priority 502 from 172.16.16.2 table 502\n502');
+    // NetworkManager leaves the route it made in the old table; the deploy flushed it.
+    expect(await m.sh(16, 'ip -4 rule show | grep -c "^94[12]:" || true; ip -4 route show table 941; ip -4 route show table 942')).toBe('0');
+    expect(Object.values(statuses(json(await m.runOn(moved, 'status', '--playbook', NATIVE, '--json'))))).toEqual(['ok', 'ok']);
+    expect(await m.failingCells()).toEqual([]);
+
+    expect((await m.deploy(NATIVE)).code).toBe(0);
+    expect(await m.profile(16, nic1!)).toBe('priority 941 from 172.16.16.1 table 941\n941');
+    expect(await m.sh(16, 'ip -4 rule show | grep -c "^50[12]:" || true; ip -4 route show table 501; ip -4 route show table 502')).toBe('0');
+    await m.expectHealthy('back to tableBase 940', NATIVE);
   });
 
   it('back to the hook: ibfleet\'s table and rule leave the profiles, the hook returns; status ok, full matrix', async () => {

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import type { LabInfo } from '../../src/lab/index.js';
 import { ibfleet, json, type JsonRun } from '../helpers/cli.js';
-import { managerLab } from './managers.js';
+import { managerLab, type ManagerLab } from './managers.js';
 
 export const NATIVE = fileURLToPath(new URL('../../playbooks/dual-ib-routing-native.yaml', import.meta.url));
 export const HOOK = fileURLToPath(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url));
@@ -17,6 +17,8 @@ export const SETTLE_MS = 30_000;
 
 export interface NativeLab {
   readonly run: (...args: string[]) => ReturnType<typeof ibfleet>;
+  readonly variant: ManagerLab['variant'];
+  readonly runOn: ManagerLab['runOn'];
   readonly deploy: (playbook: string, hosts?: string) => Promise<JsonRun & { code: number; text: string }>;
   readonly sh: (id: number, script: string) => Promise<string>;
   readonly status: (playbook: string) => Promise<{ statuses: Record<number, string>; reasons: string[] }>;
@@ -28,10 +30,12 @@ export interface NativeLab {
 }
 
 export function nativeLab(lab: () => LabInfo): NativeLab {
-  const { run, sh, status, failingCells } = managerLab(lab);
+  const { run, variant, runOn, sh, status, failingCells } = managerLab(lab);
   const allOk = (s: Record<number, string>) => Object.values(s).every((v) => v === 'ok');
   return {
     run,
+    variant,
+    runOn,
     deploy: async (playbook, hosts = 'all') => {
       const result = await run('deploy', '--hosts', hosts, '--playbook', playbook, '--json');
       return { ...json(result), code: result.code, text: result.stdout + result.stderr };

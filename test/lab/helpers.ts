@@ -35,7 +35,8 @@ export const TEST_LAB_OCTETS = {
   'e2e-hostile-files': 210,
   'e2e-native-nm': 230,
   'e2e-native-netplan': 240,
-  'e2e-fit': 200,
+  'e2e-no-systemd': 200,
+  'e2e-fit': 250,
 } as const;
 
 export interface TestLab {

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { planLab } from '../../src/lab/plan.js';
 import { renderNetworkBootScript, renderResetScript } from '../../src/lab/manager-boot.js';
 import { renderBootScript, renderCreateBatch, renderHostStartScript, renderListHooksScript, renderMountScript, renderRootLinkBatch, renderSwitchScript } from '../../src/lab/scripts.js';
+import { renderSystemctlStandIn } from '../../src/lab/systemctl-standin.js';
 import { renderTimerRunner } from '../../src/lab/timer-runner.js';
 import { seedsFleet } from './fleet.js';
 
@@ -68,6 +69,30 @@ describe('creating the lab', () => {
     expect(mount.indexOf('mount -t overlay')).toBeLessThan(mount.indexOf('for t in /etc/network'));
   });
 
+  it("keeps what netplan generate writes under /run/systemd/system: whether systemd runs is the host's PID 1 and systemctl", () => {
+    expect(renderNetworkBootScript(plan, h34)).not.toContain('rm -rf /run/systemd/system');
+    expect(renderMountScript(plan, h34)).not.toContain('/usr/sbin/netplan');
+  });
+
+  it('a host that emulates systemd gets the systemctl stand-in over the real one (after the /usr/bin overlay) and a timer runner; one without, a PID 1 that is not systemd and neither', () => {
+    const [s34, n35] = planLab({ fleet: seedsFleet(), name: 'demo', hosts: [34, 35], noSystemd: [35], mgmtSubnet: '198.18.9.0/24' }).hosts;
+    expect([s34!.systemd, n35!.systemd]).toEqual([true, false]);
+    const mount = renderMountScript(plan, s34!);
+    expect(mount).toContain('mount --bind /run/ibfleet-lab/demo/hosts/34/run/ibfleet-lab-host/systemctl "$(readlink -f "$(command -v systemctl)")"\n');
+    expect(mount.indexOf('ibfleet-lab-bin')).toBeLessThan(mount.indexOf('/systemctl'));
+    expect(mount).not.toContain('/proc/1/comm');
+    const without = renderMountScript(plan, n35!);
+    expect(without).toContain('mount --bind /run/ibfleet-lab/demo/hosts/35/run/ibfleet-lab-host/pid1-comm /proc/1/comm\n');
+    expect(without).not.toContain('systemctl');
+    expect(renderNetworkBootScript(plan, n35!)).not.toContain('timer-runner');
+    // A lab without network daemons runs no timers: none of its hosts runs systemd.
+    expect(planLab({ fleet: seedsFleet(), name: 'demo', hosts: [34], networkDaemons: false, mgmtSubnet: '198.18.9.0/24' }).hosts[0]!.systemd).toBe(false);
+  });
+
+  it('--without-systemd names only hosts of the lab', () => {
+    expect(() => planLab({ fleet: seedsFleet(), name: 'demo', hosts: [34], noSystemd: [35, 36], mgmtSubnet: '198.18.9.0/24' })).toThrow('--without-systemd names hosts 35-36, not in the lab (--hosts 34)');
+  });
+
   it('resets rules except the kernel\'s three and flushes the fabric tables', () => {
     const reset = renderResetScript(plan, h34);
     expect(reset).toContain('case $pref in 0 | 32766 | 32767) ;; *) ip -4 rule del pref "$pref" ;; esac');
@@ -92,6 +117,7 @@ describe.skipIf(shellcheck.error !== undefined)('shellcheck', () => {
     ['boot ifupdown', renderBootScript(plan, h40, '/usr/sbin/sshd'), []],
     ['boot without daemons', renderNetworkBootScript({ ...plan, networkDaemons: false }, h34), []],
     ['timer runner', renderTimerRunner(), ['-s', 'bash']],
+    ['systemctl stand-in', renderSystemctlStandIn(), ['-s', 'bash']],
     ['reset networkmanager', renderResetScript(plan, h16), []],
     ['reset ifupdown', renderResetScript(plan, h40), []],
     ['list hooks', renderListHooksScript('/etc/networkd-dispatcher/routable.d'), []],

@@ -162,7 +162,7 @@ describe('deploy, status and rollback with native persistence', () => {
   it('a NetworkManager host: both profiles get the table and rule (the user\'s own rule stays), both NICs are reapplied, no routing script', () => {
     const plan = planDeploy(nmHost, seeds, native, parseProbe(nmBoot));
     expect(plan.routingScript).toBe(false);
-    expect(plan.write.map((f) => f.path)).toEqual(['/etc/sysctl.d/60-ibfleet-fabric.conf']);
+    expect(plan.write.map((f) => f.path)).toEqual(['/etc/ibfleet/owned', '/etc/sysctl.d/60-ibfleet-fabric.conf']);
     expect(nativeOf(plan)?.nmEdits).toEqual([
       { iface: 'ibs5f0', uuid: UUID0, name: 'ibs5f0', routeTable: 941, removeRules: [], addRules: ['priority 941 from 172.16.16.1 table 941'] },
       { iface: 'ibs5f1', uuid: UUID1, name: 'ibs5f1', routeTable: 942, removeRules: [], addRules: ['priority 942 from 172.16.16.2 table 942'] },
@@ -205,7 +205,8 @@ describe('deploy, status and rollback with native persistence', () => {
     const plan = planDeploy(nmHost, seeds, hook, facts);
     expect(plan.routingScript).toBe(true);
     expect(nativeOf(plan)?.nmEdits[0]).toEqual({ iface: 'ibs5f0', uuid: UUID0, name: 'ibs5f0', routeTable: 0, removeRules: ['priority 941 from 172.16.16.1 table 941'], addRules: [] });
-    expect(plan.write.map((f) => f.role)).toEqual(['routing-script', 'sysctl', 'hook', 'repair', 'repair', 'repair']);
+    // The record too: its header names the playbook.
+    expect(plan.write.map((f) => f.role)).toEqual(['routing-script', 'record', 'sysctl', 'hook', 'repair', 'repair', 'repair']);
   });
 
   it('the native playbook on a hook host removes the hook, its routing script and its timer', () => {

@@ -22,6 +22,7 @@ import type { RenderedFile } from '../../src/script/rendered-file.js';
 import { renderSysctlConf, sysctlKey, SYSCTL_PATH, type SysctlParams } from '../../src/steps/fabric-sysctl/sysctl-file.js';
 import { renderHook as hookFor } from '../../src/steps/persist/hooks.js';
 import { HOOK_PATHS, REPAIR_PATHS } from '../../src/steps/persist/paths.js';
+import { OWNED_PATH } from '../../src/steps/policy-routing/owned-record.js';
 import { VERSION } from '../../src/version.js';
 import { filesOf as renderHostFiles, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 
@@ -81,6 +82,12 @@ describe('golden files: the exact bytes each host receives', () => {
       for (const unit of units[0]!) expectGolden(unit.content, `memserver34/${basename(unit.path)}`);
     });
 
+    it('the ownership record, the same whichever manager runs the hook', () => {
+      const records = MANAGERS.map((m) => fileOf(renderHostFiles(memserver34, seeds, playbook, m), 'record').content);
+      expect(new Set(records).size).toBe(1);
+      expectGolden(records[0]!, 'memserver34/owned');
+    });
+
     it('the routing script of a playbook with only policy-routing leaves kernel settings alone', () => {
       const script = renderRoutingScript(memserver34, seeds, loadFixturePlaybook('routes-only.yaml'));
       expect(script).not.toContain('set_sysctl "$iface"');
@@ -93,6 +100,7 @@ describe('golden files: the exact bytes each host receives', () => {
     it('the routing script', () => expectGolden(fileOf(files, 'routing-script').content, 'cpuserver16/ibfleet-routes'));
     it('the networkmanager hook', () => expectGolden(fileOf(files, 'hook').content, 'cpuserver16/hook-networkmanager'));
     it('the sysctl file', () => expectGolden(fileOf(files, 'sysctl').content, 'cpuserver16/60-ibfleet-fabric.conf'));
+    it('the ownership record', () => expectGolden(fileOf(files, 'record').content, 'cpuserver16/owned'));
   });
 
   describe('pkeyhost7 (ib0.8001, ib_fab-2): odd but valid interface names', () => {
@@ -108,10 +116,11 @@ describe('what a host receives: paths, modes and names', () => {
     ['netplan', '/etc/networkd-dispatcher/routable.d/50-ibfleet-routes'],
     ['ifupdown', '/etc/network/if-up.d/ibfleet-routes'],
     ['networkmanager', '/etc/NetworkManager/dispatcher.d/50-ibfleet-routes'],
-  ] as const)('%s: the routing script (0755), the hook at %s (0755), the repair units and the sysctl file (0644)', (manager, hook) => {
+  ] as const)('%s: the routing script (0755), the ownership record, the sysctl file, the hook at %s (0755) and the repair units (0644)', (manager, hook) => {
     const files = renderHostFiles(memserver34, seeds, playbook, manager);
     expect(files.map((f) => [f.path, f.mode.toString(8), f.role])).toEqual([
       ['/etc/ibfleet/ibfleet-routes', '755', 'routing-script'],
+      ['/etc/ibfleet/owned', '644', 'record'],
       ['/etc/sysctl.d/60-ibfleet-fabric.conf', '644', 'sysctl'],
       [hook, '755', 'hook'],
       ['/etc/systemd/system/ibfleet-routes-repair.service', '644', 'repair'],
@@ -122,27 +131,27 @@ describe('what a host receives: paths, modes and names', () => {
 
   it('persist with repairEvery: 0 installs the hook and no repair timer', () => {
     const noRepair = loadPlaybook('name: no-repair\nsteps:\n  - policy-routing\n  - fabric-sysctl\n  - persist: { repairEvery: 0 }\n', 'no-repair.yaml');
-    expect(renderHostFiles(memserver34, seeds, noRepair, 'netplan').map((f) => f.role)).toEqual(['routing-script', 'sysctl', 'hook']);
+    expect(renderHostFiles(memserver34, seeds, noRepair, 'netplan').map((f) => f.role)).toEqual(['routing-script', 'record', 'sysctl', 'hook']);
   });
 
   it('hook names are ones run-parts and the dispatchers run: only [A-Za-z0-9_-], no dots', () => {
     for (const path of Object.values(HOOK_PATHS)) expect(basename(path)).toMatch(/^[A-Za-z0-9_-]+$/);
   });
 
-  it('a playbook without persist or fabric-sysctl gives only the routing script', () => {
+  it('a playbook without persist or fabric-sysctl gives only the routing script and the ownership record', () => {
     const files = renderHostFiles(memserver34, seeds, loadFixturePlaybook('routes-only.yaml'), 'netplan');
-    expect(files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH]);
+    expect(files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, OWNED_PATH]);
   });
 
   it('manager auto shows the routing script, the sysctl file and every candidate hook', () => {
     const auto = { ...memserver34, manager: 'auto' } as const;
     const shown = renderForDisplay(auto, seeds, playbook);
     expect(shown.managers).toEqual(['networkmanager', 'ifupdown', 'netplan']);
-    expect(shown.files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, SYSCTL_PATH, HOOK_PATHS.networkmanager, HOOK_PATHS.ifupdown, HOOK_PATHS.netplan, ...REPAIR_PATHS]);
+    expect(shown.files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, OWNED_PATH, SYSCTL_PATH, HOOK_PATHS.networkmanager, HOOK_PATHS.ifupdown, HOOK_PATHS.netplan, ...REPAIR_PATHS]);
   });
 
   it('a known manager shows just its own hook', () => {
-    expect(renderForDisplay(memserver34, seeds, playbook).files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, SYSCTL_PATH, HOOK_PATHS.netplan, ...REPAIR_PATHS]);
+    expect(renderForDisplay(memserver34, seeds, playbook).files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, OWNED_PATH, SYSCTL_PATH, HOOK_PATHS.netplan, ...REPAIR_PATHS]);
   });
 });
 
@@ -164,7 +173,7 @@ describe('headers name the file, the host and the ibfleet version', () => {
   it.each(MANAGERS)('%s: every file starts with its path and "Generated by ibfleet <version> for host 34 (memserver34)"', (manager) => {
     for (const file of renderHostFiles(memserver34, seeds, playbook, manager)) {
       const lines = file.content.split('\n');
-      const script = file.role !== 'sysctl' && file.role !== 'repair';
+      const script = file.role !== 'sysctl' && file.role !== 'repair' && file.role !== 'record';
       const header = script ? lines.slice(1, 3) : lines.slice(0, 2);
       if (script) expect(lines[0]).toBe('#!/bin/sh');
       expect(header).toEqual([`# ${file.path}`, `# Generated by ibfleet ${VERSION} for host 34 (memserver34), playbook dual-ib-routing.`]);
@@ -239,6 +248,12 @@ describe('no inventory value reaches a script unquoted', () => {
     const quoted = `'${evil.replace(/'/g, `'\\''`)}'`;
     for (const manager of MANAGERS) {
       for (const file of renderHostFiles(host, seeds, playbook, manager).filter((f) => f.role !== 'sysctl')) {
+        // The record is data, read line by line: an invalid name is not written at all.
+        if (file.role === 'record') {
+          expect(file.content).toContain('\nnic - table 941 priority 941 from 172.16.34.1\n');
+          expect(file.content).not.toContain(evil);
+          continue;
+        }
         if (file.role === 'routing-script') expect(file.content).toContain(quoted);
         expect(file.content.split(quoted).join('')).not.toContain(evil);
         if (file.role !== 'repair') execFileSync('sh', ['-n'], { input: file.content });

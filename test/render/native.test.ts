@@ -46,14 +46,15 @@ function expectGolden(rendered: string, name: string): void {
 const has = (tool: string) => spawnSync(tool, ['--help'], { encoding: 'utf8' }).error === undefined;
 
 describe('golden files: native persistence', () => {
-  it("memserver34's netplan file and sysctl file; no routing script, hook or timer", () => {
+  it("memserver34's ownership record, sysctl file and netplan file; no routing script, hook or timer", () => {
     const files = filesOf(memserver34, seeds, native, 'netplan', { kind: 'netplan', devices: [{ iface: 'ib0', type: 'ethernets', id: 'ib0' }, { iface: 'ib1', type: 'ethernets', id: 'ib1' }] });
     expect(files.map((f) => [f.path, f.mode.toString(8), f.role])).toEqual([
+      ['/etc/ibfleet/owned', '644', 'record'],
       ['/etc/sysctl.d/60-ibfleet-fabric.conf', '644', 'sysctl'],
       [NETPLAN_FILE_PATH, '600', 'netplan'],
     ]);
-    expectGolden(files[1]!.content, 'memserver34/native/60-ibfleet.yaml');
-    expectGolden(files[0]!.content, 'memserver34/native/60-ibfleet-fabric.conf');
+    expectGolden(files[2]!.content, 'memserver34/native/60-ibfleet.yaml');
+    expectGolden(files[1]!.content, 'memserver34/native/60-ibfleet-fabric.conf');
   });
 
   it('a NIC the host defines under another type and id, and ids YAML would read as something else, quoted', () => {
@@ -63,9 +64,9 @@ describe('golden files: native persistence', () => {
     expectGolden(text, 'pkeyhost7/native/60-ibfleet.yaml');
   });
 
-  it("cpuserver16's render: the sysctl file and the nmcli commands deploy runs", () => {
+  it("cpuserver16's render: the ownership record, the sysctl file and the nmcli commands deploy runs", () => {
     const render = renderForDisplay({ ...cpuserver16, manager: 'networkmanager' }, seeds, native);
-    expect(render.files.map((f) => f.role)).toEqual(['sysctl']);
+    expect(render.files.map((f) => f.role)).toEqual(['record', 'sysctl']);
     expectGolden(`${render.commands.map((c) => [`# ${c.title}`, ...c.lines].join('\n')).join('\n')}\n`, 'cpuserver16/native/nmcli');
   });
 });

@@ -139,20 +139,29 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
     expect(stateDifferences(host, seeds, before, after)).toEqual([]);
   });
 
-  it('tells systemd about the repair units it put back: reloads them, stops a timer the change added, restarts one it restored', () => {
+  it('tells systemd about the repair units it put back: reloads them, stops a timer the change added, restarts one it restored; where it does not run, nothing', () => {
     const lab = (fabric = createFabric({ nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })), peerCidr: '172.16.35.1/16' }));
     const timer = '[Timer]\nOnUnitActiveSec=30s\n';
     const sha256 = createHash('sha256').update(timer).digest('hex');
     const empty: RestoreSpec = { files: [], createdDirs: [], steps: [{ last: repairUnitsAsRestored() }] };
-    /** The restore where systemd "runs": a private /run with /run/systemd/system, a private unit directory holding the timer, systemctl recording its calls. */
-    const restoreUnder = (files: RestoreSpec['files']) => {
+    /**
+     * The restore under a systemctl that records its calls and says the system is `state`, with a
+     * private /run holding /run/systemd/system either way (netplan generate writes it with or
+     * without systemd), a private unit directory holding the timer, and a PID 1 that is not systemd
+     * (whether systemd runs is then systemctl's answer alone).
+     */
+    const restoreUnder = (files: RestoreSpec['files'], state = 'running') => {
       const log = join(work, `systemctl-${Math.random().toString(36).slice(2)}.log`);
-      const fake = join(work, 'systemctl');
-      writeFileSync(fake, `#!/bin/sh\necho "$*" >>${log}\n`, { mode: 0o755 });
+      const fake = join(work, `systemctl-${state}`);
+      writeFileSync(fake, `#!/bin/sh\necho "$*" >>${log}\n[ "$1" != is-system-running ] || echo ${state}\n`, { mode: 0o755 });
+      writeFileSync(log, '');
+      const pid1 = join(work, 'pid1-comm');
+      writeFileSync(pid1, 'init\n');
       const unitDir = REPAIR_TIMER_PATH.slice(0, REPAIR_TIMER_PATH.lastIndexOf('/'));
       const script = join(work, `restore-${Math.random().toString(36).slice(2)}.sh`);
       writeFileSync(script, renderRestoreScript(host, seeds, { ...empty, files }, 'restore-units'));
       const setup = [
+        `mount --bind ${pid1} /proc/1/comm`,
         'mount -t tmpfs ibfleet-test /run && mkdir -p /run/systemd/system',
         `mount -t tmpfs ibfleet-test ${unitDir} && printf '%s' "$1" >${REPAIR_TIMER_PATH}`,
         `mount --bind ${fake} "$(command -v systemctl)"`,
@@ -167,5 +176,7 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
     };
     expect(restoreUnder([{ path: REPAIR_TIMER_PATH, before: null }])).toEqual(['daemon-reload', 'stop ibfleet-routes-repair.timer']);
     expect(restoreUnder([{ path: REPAIR_TIMER_PATH, before: { mode: 0o644, sha256 } }])).toEqual(['daemon-reload', 'restart ibfleet-routes-repair.timer']);
+    // Where systemd does not run (systemctl says offline), nothing is asked of it, whatever /run/systemd/system holds.
+    expect(restoreUnder([{ path: REPAIR_TIMER_PATH, before: null }], 'offline')).toEqual([]);
   });
 });

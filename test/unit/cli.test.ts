@@ -99,8 +99,9 @@ describe('ibfleet render', () => {
     expect(code).toBe(0);
     expect(stderr).toBe('');
     expect(stdout.split('\n').filter((l) => l.startsWith('==> ') || l.startsWith('--- '))).toEqual([
-      '==> host 34 (memserver34) · manager netplan · 6 files',
+      '==> host 34 (memserver34) · manager netplan · 7 files',
       '--- /etc/ibfleet/ibfleet-routes  (root:root 0755, routing-script)',
+      '--- /etc/ibfleet/owned  (root:root 0644, record)',
       '--- /etc/sysctl.d/60-ibfleet-fabric.conf  (root:root 0644, sysctl)',
       '--- /etc/networkd-dispatcher/routable.d/50-ibfleet-routes  (root:root 0755, hook, netplan)',
       '--- /etc/systemd/system/ibfleet-routes-repair.service  (root:root 0644, repair)',
@@ -122,6 +123,7 @@ describe('ibfleet render', () => {
     expect(doc).toMatchObject({ command: 'render', ok: true });
     expect(doc.hosts[0].files.map((f: { path: string; mode: string; role: string }) => [f.path, f.mode, f.role])).toEqual([
       ['/etc/ibfleet/ibfleet-routes', '0755', 'routing-script'],
+      ['/etc/ibfleet/owned', '0644', 'record'],
       ['/etc/sysctl.d/60-ibfleet-fabric.conf', '0644', 'sysctl'],
       ['/etc/NetworkManager/dispatcher.d/50-ibfleet-routes', '0755', 'hook'],
       ['/etc/systemd/system/ibfleet-routes-repair.service', '0644', 'repair'],
@@ -142,7 +144,7 @@ describe('ibfleet render', () => {
       expect(readFileSync(target, 'utf8')).toBe(file.content);
       expect(statSync(target).mode & 0o777).toBe(file.mode);
     }
-    expect(expected.map((f) => f.mode)).toEqual([0o755, 0o644, 0o755, 0o644, 0o644, 0o644]);
+    expect(expected.map((f) => f.mode)).toEqual([0o755, 0o644, 0o644, 0o755, 0o644, 0o644, 0o644]);
     expect(stdout.trimEnd().split('\n')).toEqual(expected.map((f) => `wrote ${join(out, 'memserver34', f.path)} (${f.mode === 0o755 ? '0755' : '0644'})`));
   });
 
@@ -344,7 +346,7 @@ describe('ibfleet export ansible: the project written, or a usage error (exit 2)
     const out = join(scratch, 'ansible');
     const run = await ibfleet(['-i', seeds, 'export', 'ansible', '--hosts', 'all', '--out', out]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain(`export ansible: 2 hosts (16 networkmanager, 34 netplan) → ${out} (25 files)`);
+    expect(run.stdout).toContain(`export ansible: 2 hosts (16 networkmanager, 34 netplan) → ${out} (27 files)`);
     expect(run.stdout).toContain(`ansible-playbook -i ${out}/inventory.yml ${out}/site.yml --check --diff`);
     expect(readFileSync(join(out, 'files/memserver34/etc/ibfleet/ibfleet-routes'), 'utf8')).toBe(renderHostFiles(hostOf(loadInventory(readFileSync(seeds, 'utf8'), seeds), 34), loadInventory(readFileSync(seeds, 'utf8'), seeds), loadFixturePlaybook(), 'netplan')[0]!.content);
     expect(statSync(join(out, 'files/memserver34/etc/ibfleet/ibfleet-routes')).mode & 0o777).toBe(0o755);

@@ -17,10 +17,9 @@
  */
 import { z } from 'zod';
 import { MANAGERS, type Host, type Manager } from '../../inventory/model.js';
-import type { HostFacts } from '../../facts/host-facts.js';
+import { factOf, type HostFacts } from '../../facts/host-facts.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
 import { SCRIPT_PERSISTENCE, type ApplyInput, type ApplyPart, type HostContext, type Persistence, type PreviewPart, type RenderContext, type ScriptPart, type StepModule } from '../step.js';
-import { REPAIR_TIMER_FACT } from './facts.js';
 import { hookPath, renderHook } from './hooks.js';
 import { renderNativeSteps } from './native-apply.js';
 import { profileFindings, staleFindings, timerFinding } from './native-assess.js';
@@ -31,9 +30,10 @@ import { HOOK_PATHS, NETPLAN_FILE_PATH, REPAIR_DROP_IN_PATH, REPAIR_PATHS, REPAI
 import { chooseNative } from './persistence.js';
 import { renderRepairDropIn, renderRepairService, renderRepairTimer } from './repair.js';
 import { MONITOR_FACT, MONITORS, monitorApply, monitorFiles, monitorFindings, monitorNotes, monitorPrerequisite, monitorScript, NHC_PATH, type Monitor } from './monitor.js';
-import { repairActivation, repairUnitsAsRestored, TIMER_CHECK } from './systemd.js';
+import { NO_SYSTEMD_NOTE, repairActivation, repairUnitsAsRestored, SYSTEMD_FACT, SYSTEMD_RUNS_FUNCTION, TIMER_CHECK } from './systemd.js';
 import { printLine } from '../../script/shell.js';
 import { persistRestore, persistUndo } from './undo.js';
+import { formerRoutingOf } from '../policy-routing/former.js';
 
 const monitorName = z.enum(MONITORS, { error: `monitor is ${MONITORS.join(' or ')}, or a list of them` });
 
@@ -74,13 +74,20 @@ function managerPrerequisite(manager: Manager, facts: HostFacts): string | undef
   }
 }
 
-function files(ctx: RenderContext, { repairEvery, monitor }: PersistParams): RenderedFile[] {
+/** Where the routing script persists, the playbook wants the periodic repair and the probe found no systemd to time it. */
+function withoutSystemd(ctx: RenderContext, { repairEvery }: PersistParams): boolean {
+  return repairEvery > 0 && ctx.persistence.kind === 'script' && ctx.facts !== undefined && factOf(ctx.facts, SYSTEMD_FACT).runs === false;
+}
+
+function files(ctx: RenderContext, p: PersistParams): RenderedFile[] {
+  const { repairEvery, monitor } = p;
   const { host, playbook, manager, persistence } = ctx;
-  if (persistence.kind === 'netplan') return [{ path: NETPLAN_FILE_PATH, mode: 0o600, content: renderNetplanFile(host, ctx.fleet, playbook, persistence.devices), role: 'netplan', manager, kind: 'netplan-file' }];
+  if (persistence.kind === 'netplan') return [{ path: NETPLAN_FILE_PATH, mode: 0o600, content: renderNetplanFile(host, ctx.fleet, playbook, persistence.devices), role: 'netplan', manager, kind: 'netplan-file', routing: true }];
   if (persistence.kind === 'networkmanager') return [];
   const out: RenderedFile[] = [{ path: hookPath(manager), mode: 0o755, content: renderHook(manager, host, playbook), role: 'hook', manager, kind: 'hook', label: `hook ${hookPath(manager)}`, stageOutside: true }];
-  if (repairEvery > 0) {
-    const unit = (path: string, content: string): RenderedFile => ({ path, mode: 0o644, content, role: 'repair', kind: 'timer', label: `repair unit ${path}` });
+  // A host without systemd has no timers (a container, a chroot-like host): the hooks alone persist the routing.
+  if (repairEvery > 0 && !withoutSystemd(ctx, p)) {
+    const unit = (path: string, content: string): RenderedFile => ({ path, mode: 0o644, content, role: 'repair', kind: 'timer', label: `repair unit ${path}`, checkWhere: 'systemd_runs' });
     out.push(unit(REPAIR_SERVICE_PATH, renderRepairService(host, playbook)), unit(REPAIR_TIMER_PATH, renderRepairTimer(host, playbook, repairEvery)), unit(REPAIR_DROP_IN_PATH, renderRepairDropIn(host, playbook)));
   }
   return [...out, ...monitorFiles(host, playbook, monitor)];
@@ -88,10 +95,18 @@ function files(ctx: RenderContext, { repairEvery, monitor }: PersistParams): Ren
 
 /** The persist step's part of the routing script: the monitor's textfile, and under --check the repair timer and the monitor. */
 function scriptPart(ctx: RenderContext, { repairEvery, monitor }: PersistParams): ScriptPart {
+  // The same script on every host: where systemd does not run, the timer's check asks nothing.
+  const timer = repairEvery > 0;
   const monitorPart = monitorScript(ctx.host, ctx.playbook, monitor);
   // A snapshot's restore puts the unit files back: systemd then runs the timer as they say.
   const restoreUnits = repairUnitsAsRestored().filter((l) => l !== '').map(printLine);
-  return { afterNics: monitorPart.afterNics ?? [], checks: [...(repairEvery > 0 ? [TIMER_CHECK] : []), ...(monitorPart.checks ?? [])], snapshot: restoreUnits };
+  return {
+    // systemd_runs: asked by the timer's check, and by a snapshot's restore, which is another script.
+    functions: timer ? [`${SYSTEMD_RUNS_FUNCTION}\n\n`] : [],
+    afterNics: monitorPart.afterNics ?? [],
+    checks: [...(timer ? [TIMER_CHECK] : []), ...(monitorPart.checks ?? [])],
+    snapshot: restoreUnits,
+  };
 }
 
 /** How `ibfleet render` shows native persistence, where only the host knows its profiles and netplan devices. */
@@ -161,7 +176,7 @@ export const persist: StepModule<PersistParams> = {
     { kind: 'monitor', noun: ['monitor file', 'monitor files'], shape: 'file', rank: 105 },
   ],
   paths: [...MANAGERS.map((m) => ({ path: HOOK_PATHS[m], kind: 'hook' })), ...REPAIR_PATHS.map((path) => ({ path, kind: 'timer' })), { path: NETPLAN_FILE_PATH, kind: 'netplan-file' }, { path: NHC_PATH, kind: 'monitor' }],
-  facts: [REPAIR_TIMER_FACT, MONITOR_FACT],
+  facts: [SYSTEMD_FACT, MONITOR_FACT],
   undo: persistUndo,
   restore: persistRestore,
   use: (p) => ({
@@ -174,10 +189,12 @@ export const persist: StepModule<PersistParams> = {
       return installed.length === 1 ? installed[0] : undefined;
     },
     files: (ctx) => files(ctx, p),
+    notes: (ctx) => (withoutSystemd(ctx, p) ? [NO_SYSTEMD_NOTE] : []),
+    statusNotes: (ctx) => (withoutSystemd(ctx, p) ? [NO_SYSTEMD_NOTE] : []),
     script: (ctx) => scriptPart(ctx, p),
     preview: (ctx) => preview(ctx, p),
     hostFindings: (ctx, rendered) => ({
-      before: profileFindings(ctx.persistence, ctx.facts),
+      before: profileFindings(ctx.persistence, ctx.facts, formerRoutingOf(ctx.host, ctx.facts)),
       after: [...timerFinding(ctx.facts, rendered), ...monitorFindings(ctx.facts, p.monitor, ctx.persistence.kind === 'script'), ...staleFindings(ctx.host, ctx.manager, ctx.persistence, ctx.facts, rendered)],
     }),
     apply,

@@ -8,13 +8,14 @@
  */
 import type { Host, Manager, Nic } from '../../inventory/model.js';
 import { factOf, type HostFacts } from '../../facts/host-facts.js';
-import { REPAIR_TIMER_FACT } from './facts.js';
+import { SYSTEMD_FACT } from './systemd.js';
 import { normalizeNmRule, type NmProfile } from '../../facts/nm-facts.js';
 import { ROUTING_SCRIPT_PATH } from '../../script/paths.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
 import { change, type Finding, type Persistence } from '../step.js';
 import { nmRoutingRule } from './native-nm.js';
 import { HOOK_PATHS, NETPLAN_FILE_PATH, REPAIR_PATHS } from './paths.js';
+import { formerRoutingOf, NO_FORMER_ROUTING, type FormerRouting } from '../policy-routing/former.js';
 import { REPAIR_TIMER_UNIT } from './repair.js';
 
 /** The NIC aspects persist checks (Subject.aspect). */
@@ -29,12 +30,29 @@ export function ibfleetOnProfile(profile: NmProfile, nic: Nic): { readonly table
   return { table: profile.routeTable === String(nic.table), rules: profile.rules.filter((r) => normalizeNmRule(r) === ours) };
 }
 
-/** Rules on a profile that route the NIC's address or into its table other than ibfleet's one (an older tableBase's). */
-export function staleProfileRules(profile: NmProfile, nic: Nic): string[] {
+/**
+ * What an earlier deploy set on a profile and the inventory no longer gives the NIC (its ownership
+ * record's entries for the interface: another tableBase or subnet): the route table, and its rules.
+ */
+export function formerOnProfile(profile: NmProfile, iface: string, former: FormerRouting): { readonly table: boolean; readonly rules: readonly string[] } {
+  const rules = new Set(former.nics.map((n) => normalizeNmRule(nmRoutingRule(n))));
+  return { table: former.nics.some((n) => n.iface === iface && profile.routeTable === String(n.table)), rules: profile.rules.filter((r) => rules.has(normalizeNmRule(r))) };
+}
+
+/** Everything of ibfleet's on a profile, today's and an earlier deploy's: what taking native persistence away removes. */
+export function everOnProfile(profile: NmProfile, nic: Nic, former: FormerRouting): { readonly table: boolean; readonly rules: readonly string[] } {
+  const now = ibfleetOnProfile(profile, nic);
+  const then = formerOnProfile(profile, nic.iface, former);
+  return { table: now.table || then.table, rules: [...new Set([...now.rules, ...then.rules])] };
+}
+
+/** Rules on a profile that route the NIC's address or into its table other than ibfleet's one, and the rules an earlier deploy added. */
+export function staleProfileRules(profile: NmProfile, nic: Nic, former: FormerRouting = NO_FORMER_ROUTING): string[] {
   const ours = normalizeNmRule(nmRoutingRule(nic));
+  const earlier = new Set(formerOnProfile(profile, nic.iface, former).rules);
   return profile.rules.filter((r) => {
     const rule = normalizeNmRule(r);
-    return rule !== ours && (new RegExp(`(^| )from ${nic.address.replace(/\./g, '\\.')}( |$)`).test(rule) || new RegExp(`(^| )table ${nic.table}( |$)`).test(rule));
+    return rule !== ours && (earlier.has(r) || new RegExp(`(^| )from ${nic.address.replace(/\./g, '\\.')}( |$)`).test(rule) || new RegExp(`(^| )table ${nic.table}( |$)`).test(rule));
   });
 }
 
@@ -44,15 +62,15 @@ export function activeProfile(facts: HostFacts, iface: string): NmProfile | unde
   return uuid === undefined ? undefined : facts.nm?.profiles.get(uuid);
 }
 
-/** What of ibfleet's is on a profile, as words (`ipv4.route-table 941, rule …`); '' for nothing. */
-export function ibfleetPropertiesOn(profile: NmProfile | undefined, nic: Nic): string {
-  const on = profile ? ibfleetOnProfile(profile, nic) : { table: false, rules: [] };
-  return [on.table ? `ipv4.route-table ${nic.table}` : undefined, on.rules.length ? `rule ${nmRoutingRule(nic)}` : undefined].filter(Boolean).join(', ');
+/** What of ibfleet's is on a profile, an earlier deploy's included, as words (`ipv4.route-table 941, rule …`); '' for nothing. */
+export function ibfleetPropertiesOn(profile: NmProfile | undefined, nic: Nic, former: FormerRouting = NO_FORMER_ROUTING): string {
+  const on = profile ? everOnProfile(profile, nic, former) : { table: false, rules: [] };
+  return [on.table ? `ipv4.route-table ${profile!.routeTable}` : undefined, ...on.rules.map((r) => `rule ${r}`)].filter(Boolean).join(', ');
 }
 
-function profileFinding(nic: Nic, profile: NmProfile): Finding {
+function profileFinding(nic: Nic, profile: NmProfile, former: FormerRouting): Finding {
   const on = ibfleetOnProfile(profile, nic);
-  const stale = staleProfileRules(profile, nic);
+  const stale = staleProfileRules(profile, nic, former);
   const ok = on.table && on.rules.length === 1 && stale.length === 0;
   const base = { id: `nm ${nic.iface}`, subject: { kind: 'nic', iface: nic.iface, aspect: PERSIST_ASPECTS.profile } } as const;
   const label = `${nic.iface}: connection profile ${profile.name}`;
@@ -71,9 +89,9 @@ function profileFinding(nic: Nic, profile: NmProfile): Finding {
 }
 
 /** NetworkManager native: each NIC's profile, as the probe read it now (a profile gone reads as empty). */
-export function profileFindings(persistence: Persistence, facts: HostFacts): Finding[] {
+export function profileFindings(persistence: Persistence, facts: HostFacts, former: FormerRouting): Finding[] {
   if (persistence.kind !== 'networkmanager') return [];
-  return persistence.profiles.map(({ nic, profile }) => profileFinding(nic, facts.nm?.profiles.get(profile.uuid) ?? { ...profile, routeTable: '?', rules: [] }));
+  return persistence.profiles.map(({ nic, profile }) => profileFinding(nic, facts.nm?.profiles.get(profile.uuid) ?? { ...profile, routeTable: '?', rules: [] }, former));
 }
 
 function stale(path: string, kind: string, detail: string, text: string): Finding {
@@ -87,11 +105,11 @@ function scriptModeKind(path: string): string {
 }
 
 /** With the routing script persisting: native persistence's properties on a profile would make NetworkManager fight it. */
-function staleProfiles(host: Host, facts: HostFacts): Finding[] {
+function staleProfiles(host: Host, facts: HostFacts, former: FormerRouting): Finding[] {
   if (!facts.nm) return [];
   return host.nics.flatMap((nic) => {
     const profile = activeProfile(facts, nic.iface);
-    const what = ibfleetPropertiesOn(profile, nic);
+    const what = ibfleetPropertiesOn(profile, nic, former);
     if (!profile || what === '') return [];
     return [{
       id: `stale nm ${nic.iface}`,
@@ -109,12 +127,14 @@ export function staleFindings(host: Host, manager: Manager, persistence: Persist
   const findings: Finding[] = [];
   if (persistence.kind === 'script') {
     if (!files.some((f) => REPAIR_PATHS.includes(f.path))) {
-      for (const path of REPAIR_PATHS.filter(has)) findings.push(stale(path, 'timer', `stale repair unit ${path} (the playbook has no repair timer)`, `remove ${path} (the playbook has no repair timer)`));
+      // No units rendered: the playbook has no timer, or no systemd runs here to start one.
+      const why = factOf(facts, SYSTEMD_FACT).runs === false ? 'no systemd runs on this host to start it' : 'the playbook has no repair timer';
+      for (const path of REPAIR_PATHS.filter(has)) findings.push(stale(path, 'timer', `stale repair unit ${path} (${why})`, `remove ${path} (${why})`));
     }
     for (const [other, path] of Object.entries(HOOK_PATHS) as [Manager, string][]) {
       if (other !== manager && has(path)) findings.push(stale(path, 'hook', `stale ${other} hook ${path} (this host uses ${manager})`, `remove ${path} (hook for ${other}; this host uses ${manager})`));
     }
-    findings.push(...staleProfiles(host, facts));
+    findings.push(...staleProfiles(host, facts, formerRoutingOf(host, facts)));
   }
   if (persistence.kind !== 'netplan' && has(NETPLAN_FILE_PATH)) {
     findings.push(stale(NETPLAN_FILE_PATH, 'netplan-file', `stale netplan file ${NETPLAN_FILE_PATH} (this host persists with the hook)`, `remove ${NETPLAN_FILE_PATH}; netplan generate, networkctl reload`));
@@ -127,7 +147,7 @@ export function staleFindings(host: Host, manager: Manager, persistence: Persist
 
 /** Where systemd runs, the repair timer installed must also be running. */
 export function timerFinding(facts: HostFacts, files: readonly RenderedFile[]): Finding[] {
-  const timer = factOf(facts, REPAIR_TIMER_FACT);
+  const timer = factOf(facts, SYSTEMD_FACT).repairTimer;
   if (!files.some((f) => REPAIR_PATHS.includes(f.path)) || timer === undefined) return [];
   const active = timer === 'active';
   return [{

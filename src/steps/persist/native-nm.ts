@@ -17,7 +17,7 @@ import { shellQuote } from '../../script/shell.js';
 export const NM_NATIVE_SINCE = '1.18';
 
 /** The rule as NetworkManager's ipv4.routing-rules takes it (and prints it back). */
-export function nmRoutingRule(nic: Nic): string {
+export function nmRoutingRule(nic: Pick<Nic, 'priority' | 'address' | 'table'>): string {
   return `priority ${nic.priority} from ${nic.address} table ${nic.table}`;
 }
 

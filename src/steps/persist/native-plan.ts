@@ -10,7 +10,8 @@ import type { HostFacts } from '../../facts/host-facts.js';
 import { ROUTING_ASPECTS } from '../policy-routing/routing.js';
 import { isAbout, type ApplyInput, type Finding, type HostContext } from '../step.js';
 import { NO_NATIVE_STEPS, hasNativeSteps, type NativeSteps, type NicRouting } from './native-apply.js';
-import { activeProfile, ibfleetOnProfile, PERSIST_ASPECTS, staleProfileRules } from './native-assess.js';
+import { activeProfile, everOnProfile, ibfleetOnProfile, PERSIST_ASPECTS, staleProfileRules } from './native-assess.js';
+import { formerRoutingOf, type FormerRouting } from '../policy-routing/former.js';
 import { nmRoutingRule, type NmProfileEdit } from './native-nm.js';
 import { NETPLAN_FILE_PATH } from './paths.js';
 
@@ -29,11 +30,12 @@ function networkManagerSteps(ctx: HostContext, failing: readonly Finding[]): Nat
   if (ctx.persistence.kind !== 'networkmanager') return NO_NATIVE_STEPS;
   const nmEdits: NmProfileEdit[] = [];
   const touched: Nic[] = [];
+  const former = formerRoutingOf(ctx.host, ctx.facts);
   for (const { nic, profile } of ctx.persistence.profiles) {
     if (fails(failing, nic, PERSIST_ASPECTS.profile)) {
       const on = ibfleetOnProfile(profile, nic);
       // A rule found twice is taken away and added once: nmcli removes every entry equal to it.
-      nmEdits.push({ iface: nic.iface, uuid: profile.uuid, name: profile.name, routeTable: on.table ? undefined : nic.table, removeRules: [...staleProfileRules(profile, nic), ...(on.rules.length > 1 ? [nmRoutingRule(nic)] : [])], addRules: [nmRoutingRule(nic)] });
+      nmEdits.push({ iface: nic.iface, uuid: profile.uuid, name: profile.name, routeTable: on.table ? undefined : nic.table, removeRules: [...staleProfileRules(profile, nic, former), ...(on.rules.length > 1 ? [nmRoutingRule(nic)] : [])], addRules: [nmRoutingRule(nic)] });
     }
     if ([PERSIST_ASPECTS.profile, ROUTING_ASPECTS.table, ROUTING_ASPECTS.rule, ROUTING_ASPECTS.main].some((a) => fails(failing, nic, a))) touched.push(nic);
   }
@@ -48,15 +50,19 @@ function netplanSteps(ctx: HostContext, { failing, write }: ApplyInput): NativeS
   return { ...NO_NATIVE_STEPS, handOver: touched.map(routing), await: touched.map(routing), netplan: { reload: written, reconfigure: touched.map((n) => n.iface) } };
 }
 
-/** ibfleet's properties taken off the NICs' active profiles (`which` picks the NICs); the user's own stay. */
+/**
+ * ibfleet's properties taken off the NICs' active profiles (`which` picks the NICs), today's and
+ * those an earlier deploy set (its ownership record's); the user's own stay.
+ */
 function takeOff(host: Host, facts: HostFacts, which: (nic: Nic) => boolean): NmProfileEdit[] {
   const edits: NmProfileEdit[] = [];
+  const former: FormerRouting = formerRoutingOf(host, facts);
   for (const nic of host.nics) {
     const profile = activeProfile(facts, nic.iface);
     if (!profile || !which(nic)) continue;
-    const on = ibfleetOnProfile(profile, nic);
+    const on = everOnProfile(profile, nic, former);
     if (!on.table && on.rules.length === 0) continue;
-    edits.push({ iface: nic.iface, uuid: profile.uuid, name: profile.name, routeTable: on.table ? 0 : undefined, removeRules: on.rules.length ? [nmRoutingRule(nic)] : [], addRules: [] });
+    edits.push({ iface: nic.iface, uuid: profile.uuid, name: profile.name, routeTable: on.table ? 0 : undefined, removeRules: on.rules, addRules: [] });
   }
   return edits;
 }

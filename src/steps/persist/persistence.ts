@@ -17,6 +17,7 @@ import { netplanClaims } from '../../facts/netplan-claims.js';
 import { versionAtLeast } from '../../facts/nm-facts.js';
 import { SCRIPT_PERSISTENCE, type NetplanDevice, type NicProfile, type PersistenceChoice } from '../step.js';
 import { NM_NATIVE_SINCE } from './native-nm.js';
+import { formerRoutingOf } from '../policy-routing/former.js';
 import { NETPLAN_FILE_PATH } from './paths.js';
 
 export const IFUPDOWN_NATIVE_NOTE =
@@ -49,6 +50,9 @@ function networkManagerNative(host: Host, facts: HostFacts): PersistenceChoice {
   }
   const blockers: string[] = [];
   const profiles: NicProfile[] = [];
+  // A table an earlier deploy of ibfleet's set (its ownership record says so) is ibfleet's to move.
+  const former = formerRoutingOf(host, facts);
+  const earlierTable = (iface: string, table: string) => former.nics.some((n) => n.iface === iface && String(n.table) === table);
   for (const nic of host.nics) {
     const uuid = nm.active.get(nic.iface);
     const profile = uuid === undefined ? undefined : nm.profiles.get(uuid);
@@ -56,7 +60,7 @@ function networkManagerNative(host: Host, facts: HostFacts): PersistenceChoice {
       blockers.push(`${nic.iface} has no active NetworkManager connection profile; native persistence sets ipv4.route-table and ipv4.routing-rules on the profile that brings the NIC up: activate it (nmcli connection up <profile>), or deploy the hook playbook`);
     } else if (!profile) {
       blockers.push(`NetworkManager did not show ${nic.iface}'s active connection profile ${uuid}`);
-    } else if (profile.routeTable !== '0' && profile.routeTable !== String(nic.table)) {
+    } else if (profile.routeTable !== '0' && profile.routeTable !== String(nic.table) && !earlierTable(nic.iface, profile.routeTable)) {
       blockers.push(
         `${nic.iface}'s connection profile ${profile.name} already routes into table ${profile.routeTable} (ipv4.route-table); ibfleet would move its routes to table ${nic.table}: set it to 0 (nmcli connection modify uuid ${uuid} ipv4.route-table 0), or deploy the hook playbook`,
       );

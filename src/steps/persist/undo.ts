@@ -10,6 +10,7 @@ import type { Finding, Restore, Undo, FactsContext } from '../step.js';
 import { change } from '../step.js';
 import { renderNativeSteps, type NativeSteps } from './native-apply.js';
 import { activeProfile, ibfleetPropertiesOn, PERSIST_ASPECTS } from './native-assess.js';
+import { formerRoutingOf } from '../policy-routing/former.js';
 import { planNativeRestore, planNativeRollback } from './native-plan.js';
 import { REMOVE_TEXTFILE } from './monitor.js';
 import { RELOAD_UNITS, repairUnitsAsRestored, STOP_TIMER } from './systemd.js';
@@ -17,7 +18,7 @@ import { RELOAD_UNITS, repairUnitsAsRestored, STOP_TIMER } from './systemd.js';
 function rollbackFindings({ host, facts }: FactsContext): Finding[] {
   return host.nics.flatMap((nic): Finding[] => {
     const profile = activeProfile(facts, nic.iface);
-    const left = ibfleetPropertiesOn(profile, nic);
+    const left = ibfleetPropertiesOn(profile, nic, formerRoutingOf(host, facts));
     if (!profile || left === '') return [];
     return [{ id: `nm ${nic.iface}`, subject: { kind: 'nic', iface: nic.iface, aspect: PERSIST_ASPECTS.profile }, ok: false, detail: `${nic.iface}: connection profile ${profile.name} still carries ${left}`, fix: change('nm-profile', 'reset', nic.iface, `${nic.iface}: nmcli: take ${left} off profile ${profile.name}; reapply`) }];
   });

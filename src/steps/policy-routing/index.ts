@@ -10,9 +10,13 @@
  */
 import { z } from 'zod';
 import type { Nic } from '../../inventory/model.js';
+import { factOf } from '../../facts/host-facts.js';
 import { normalizeLine } from '../../facts/ip-facts.js';
 import { shellQuote } from '../../script/shell.js';
+import type { RenderedFile } from '../../script/rendered-file.js';
 import { change, nicFinding, isAbout, type Finding, type HostContext, type StepModule } from '../step.js';
+import { formerFindings, formerRoutingOf, removeFormer } from './former.js';
+import { OWNED_FACT, OWNED_PATH, ownedRecordFile } from './owned-record.js';
 import { expectedRule, expectedTableRoute, isManagedRule, isManagedTableRoute, ROUTING_ASPECTS, rulesOf } from './routing.js';
 import { routingScriptPart } from './script.js';
 import { policyRoutingRestore, policyRoutingUndo } from './undo.js';
@@ -109,6 +113,23 @@ function removeStrayMainRoutes(ctx: HostContext, failing: readonly Finding[]): s
     .map((nic) => `n=0; while [ "$n" -lt 16 ] && ip -4 route del ${shellQuote(subnet)} dev ${shellQuote(nic.iface)} table main 2>/dev/null; do n=$((n + 1)); echo ${shellQuote(`ibfleet: ${nic.iface}: removed main-table route to ${subnet}`)}; done`);
 }
 
+/**
+ * Why a file carrying the routing differs, where the ownership record tells: it was generated for
+ * another tableBase or subnet (the inventory changed since the last deploy), which is no hand edit.
+ */
+function modifiedWhy(ctx: HostContext, file: RenderedFile): string | undefined {
+  const owned = factOf(ctx.facts, OWNED_FACT);
+  if (!owned || !file.routing) return undefined;
+  const { tableBase, subnetText } = ctx.fleet.fabric;
+  const other = [
+    owned.tableBase !== undefined && owned.tableBase !== tableBase ? `tableBase ${owned.tableBase}, not ${tableBase}` : undefined,
+    owned.subnet !== undefined && owned.subnet !== subnetText ? `subnet ${owned.subnet}, not ${subnetText}` : undefined,
+  ].filter((x) => x !== undefined);
+  if (other.length === 0) return undefined;
+  const tables = owned.nics.map((n) => n.table).join(', ');
+  return `was generated with ${other.join(' and ')} (the last deploy's record ${OWNED_PATH}${tables ? ` lists tables ${tables}` : ''}): the inventory's fabric changed since; deploy regenerates it (not a hand edit)`;
+}
+
 export const policyRouting: StepModule<PolicyRoutingParams> = {
   name: 'policy-routing',
   summary: 'per NIC: its own routing table and one source rule; the main table\'s duplicate fabric routes removed or kept',
@@ -117,14 +138,24 @@ export const policyRouting: StepModule<PolicyRoutingParams> = {
     { kind: 'rule', noun: ['rule', 'rules'], shape: 'counted', rank: 20 },
     { kind: 'table-route', noun: ['table route', 'table routes'], shape: 'counted', rank: 30 },
     { kind: 'main-route', noun: ['main route', 'main routes'], shape: 'counted', rank: 40 },
+    // What an earlier deploy with another tableBase or subnet left (former.ts).
+    { kind: 'old-rule', noun: ['old rule', 'old rules'], shape: 'counted', rank: 43 },
+    { kind: 'old-table', noun: ['old table', 'old tables'], shape: 'counted', rank: 45 },
+    { kind: 'record', noun: ['ownership record', 'ownership records'], shape: 'file', rank: 95 },
   ],
+  paths: [{ path: OWNED_PATH, kind: 'record' }],
+  facts: [OWNED_FACT],
   undo: policyRoutingUndo,
   restore: policyRoutingRestore,
   use: ({ mainRoutes }) => ({
     name: 'policy-routing',
     script: (ctx) => routingScriptPart(mainRoutes, ctx),
     notes: (ctx) => notes(ctx, mainRoutes),
+    files: (ctx) => [ownedRecordFile(ctx.host, ctx.fleet, ctx.playbook)],
     nicFindings: (ctx, nic) => [tableFinding(ctx, nic), ruleFinding(ctx, nic), ...(checksMain(ctx, mainRoutes) ? [mainFinding(ctx, nic)] : [])],
-    apply: (ctx, { failing }) => ({ kernel: removeStrayMainRoutes(ctx, failing) }),
+    // The check after a change reads the new record: what the earlier one listed is checked by the change itself (status=1).
+    hostFindings: (ctx) => ({ after: formerFindings(ctx.host, ctx.facts, formerRoutingOf(ctx.host, ctx.facts)) }),
+    modifiedWhy,
+    apply: (ctx, { failing }) => ({ kernel: removeStrayMainRoutes(ctx, failing), after: removeFormer(formerRoutingOf(ctx.host, ctx.facts), failing) }),
   }),
 };

@@ -1,6 +1,7 @@
 /**
  * Taking policy-routing back. Rollback: no rule for a NIC's address or table, the NIC tables
- * empty, and the main-table subnet routes back as the kernel adds them (one per NIC that carries
+ * empty — and those of an earlier deploy with another tableBase or subnet that the host's ownership
+ * record lists (former.ts) —, and the main-table subnet routes back as the kernel adds them (one per NIC that carries
  * its address, NIC 1 first — the kernel uses the first). The restore after a failed verification:
  * the rules, tables and main-table routes exactly as the probe before the change found them. Pure;
  * what the probe read comes from the host, so every word of it is shell-quoted.
@@ -8,6 +9,7 @@
 import type { Host } from '../../inventory/model.js';
 import { shellQuote } from '../../script/shell.js';
 import { change, type Finding, type Restore, type Undo, type FactsContext } from '../step.js';
+import { deleteFormerRules, flushFormerTables, formerFindings, formerRoutingOf, formerRules, type FormerRouting } from './former.js';
 import { mainFabricRoutes, routeText, rulesOf } from './routing.js';
 
 function rollbackFindings({ host, fleet, facts }: FactsContext): Finding[] {
@@ -28,7 +30,7 @@ function rollbackFindings({ host, fleet, facts }: FactsContext): Finding[] {
   const expected = host.nics.map((n) => n.iface).filter((i) => order.includes(i));
   const inOrder = order.filter((d) => d !== undefined && expected.includes(d)).join(',') === expected.join(',');
   findings.push({ id: 'main order', subject: { kind: 'host', aspect: 'main order' }, ok: inOrder, detail: inOrder ? 'main-table routes in NIC order' : `main-table routes to ${subnet} are in order ${order.join(', ')}, the kernel's is ${expected.join(', ')}`, fix: inOrder ? undefined : change('main-route', 'reorder', 'main', 'reorder main-table routes') });
-  return findings;
+  return [...findings, ...formerFindings(host, facts, formerRoutingOf(host, facts), true)];
 }
 
 /** Every rule for a NIC's address or table deleted (a loop: there may be several). */
@@ -48,13 +50,16 @@ function flushNeighbours(host: Host): string[] {
   return host.nics.map((n) => `ip neigh flush dev ${shellQuote(n.iface)} 2>/dev/null`);
 }
 
-function rollbackLines({ host, fleet }: FactsContext): { kernel: string[] } {
+function rollbackLines({ host, fleet, facts }: FactsContext): { kernel: string[] } {
   const subnet = shellQuote(fleet.fabric.subnetText);
+  const former = formerRoutingOf(host, facts);
   return {
     kernel: [
-      '# Rules and the NIC tables removed.',
+      '# Rules and the NIC tables removed, an earlier deploy\'s too (its record\'s).',
       ...deleteRules(host),
       ...host.nics.flatMap((n) => [`ip -4 route flush table ${shellQuote(n.table)} 2>/dev/null`, `echo ${shellQuote(`ibfleet: ${n.iface}: rules and table ${n.table} removed`)}`]),
+      ...deleteFormerRules(former, true),
+      ...flushFormerTables(former.tables),
       '# Main-table routes in NIC order, as the kernel adds them when the addresses come up.',
       ...deleteMainRoutes(host, fleet.fabric.subnetText),
       ...host.nics.map(
@@ -80,29 +85,47 @@ function words(text: string): string {
     .join(' ');
 }
 
-function snapshot({ host, fleet, facts }: FactsContext): [string, string][] {
+/** The source rules a deploy can change: the NICs' own, and an earlier deploy's. */
+function touchableRules(host: Host, facts: FactsContext['facts'], former: FormerRouting): FactsContext['facts']['rules'] {
+  const earlier = new Set(formerRules(facts.rules, former));
+  return facts.rules.filter((r) => earlier.has(r) || host.nics.some((n) => rulesOf([r], n).length > 0));
+}
+
+/** The tables a deploy can change: the NICs', then an earlier deploy's it empties. */
+function touchableTables(host: Host, former: FormerRouting): number[] {
+  return [...host.nics.map((n) => n.table), ...former.tables];
+}
+
+/**
+ * What the change could touch. The earlier deploy's tables and rules are those the record of the
+ * probe before the change lists: the change rewrites the record, and the same tables are compared
+ * before and after.
+ */
+function snapshot({ host, fleet, facts }: FactsContext, before: FactsContext['facts'] = facts): [string, string][] {
+  const former = formerRoutingOf(host, before);
   const ifaces = new Set(host.nics.map((n) => n.iface));
-  const related = facts.rules.filter((r) => host.nics.some((n) => rulesOf([r], n).length > 0));
   return [
-    ['source rules', related.map((r) => `${r.priority}: ${r.text}`).join('; ') || '(none)'],
-    ...host.nics.map((nic): [string, string] => [`table ${nic.table}`, (facts.routes.get(String(nic.table)) ?? []).map((r) => routeText(r.text)).join('; ') || '(empty)']),
+    ['source rules', touchableRules(host, facts, former).map((r) => `${r.priority}: ${r.text}`).join('; ') || '(none)'],
+    ...touchableTables(host, former).map((table): [string, string] => [`table ${table}`, (facts.routes.get(String(table)) ?? []).map((r) => routeText(r.text)).join('; ') || '(empty)']),
     [`main-table routes to ${fleet.fabric.subnetText}`, mainFabricRoutes(facts.routes, fleet, ifaces).map((r) => routeText(r.text)).join('; ') || '(none)'],
   ];
 }
 
 function restoreLines({ host, fleet, facts }: FactsContext): { kernel: string[] } {
   const before = facts;
-  const rules = before.rules.filter((r) => host.nics.some((n) => rulesOf([r], n).length > 0));
+  const former = formerRoutingOf(host, before);
+  const rules = touchableRules(host, before, former);
   const main = mainFabricRoutes(before.routes, fleet, new Set(host.nics.map((n) => n.iface)));
   return {
     kernel: [
       '',
-      '# Source rules of the fabric NICs: all removed, then the ones found before put back.',
+      '# Source rules of the fabric NICs (and an earlier deploy\'s): all removed, then the ones found before put back.',
       ...deleteRules(host),
+      ...deleteFormerRules(former),
       ...rules.map((rule) => `ip -4 rule add ${words(rule.text)} priority ${rule.priority} || status=1`),
       '',
-      '# The NIC tables, as they were.',
-      ...host.nics.flatMap((nic) => [`ip -4 route flush table ${nic.table} 2>/dev/null`, ...(before.routes.get(String(nic.table)) ?? []).map((r) => `ip -4 route append ${words(routeText(r.text))} table ${nic.table} || status=1`)]),
+      '# The NIC tables (and those of an earlier deploy the change emptied), as they were.',
+      ...touchableTables(host, former).flatMap((table) => [`ip -4 route flush table ${table} 2>/dev/null`, ...(before.routes.get(String(table)) ?? []).map((r) => `ip -4 route append ${words(routeText(r.text))} table ${table} || status=1`)]),
       '',
       '# Main-table routes to the fabric subnet, in their order before (the kernel uses the first).',
       ...deleteMainRoutes(host, fleet.fabric.subnetText),
