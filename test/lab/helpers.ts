@@ -36,7 +36,7 @@ export const TEST_LAB_OCTETS = {
   'e2e-native-nm': 230,
   'e2e-native-netplan': 240,
   'e2e-no-systemd': 200,
-  'e2e-fit': 250,
+  'e2e-fit': 220,
 } as const;
 
 export interface TestLab {
