@@ -23,6 +23,10 @@ const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   rollback: ['ibfleet rollback --hosts 34', 'ibfleet rollback --hosts all'],
   verify: ['ibfleet verify --pair alice', 'ibfleet verify --hosts all --ring', 'ibfleet verify --hosts 16,34 --no-rping'],
   onboard: ['ibfleet onboard --cpu 16 --mem 34 --owner alice --cpu-address 10.208.130.16 --mem-address 10.208.130.34', 'ibfleet onboard --cpu 50 --mem 51 --owner bob --cpu-address 10.0.0.50 --mem-address 10.0.0.51 --cpu-name gpu50'],
+  'export ansible': [
+    'ibfleet export ansible --hosts all --out /srv/awx/ibfleet      # then: ansible-playbook -i /srv/awx/ibfleet/inventory.yml /srv/awx/ibfleet/site.yml',
+    'ibfleet export ansible --hosts @cpu --out ./ansible --playbook playbooks/dual-ib-routing.yaml',
+  ],
   'lab up': ['ibfleet lab up', 'ibfleet lab up --name big --hosts 16,34,40-57 --mgmt-subnet 198.18.5.0/24'],
   'lab down': ['ibfleet lab down --name big'],
   'lab reboot': ['ibfleet lab reboot 34', 'ibfleet lab reboot 16,34 --name big'],

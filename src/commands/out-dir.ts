@@ -39,7 +39,7 @@ const REASONS: Readonly<Record<string, string>> = {
 function fsError(what: string, error: unknown, out: string): UsageError {
   const code = (error as NodeJS.ErrnoException).code ?? '';
   const reason = REASONS[code] ?? (error as Error).message;
-  return new UsageError(`render --out ${out}: cannot ${what}: ${reason}${code ? ` (${code})` : ''}`);
+  return new UsageError(`${out}: cannot ${what}: ${reason}${code ? ` (${code})` : ''}`);
 }
 
 function kindOf(s: { isFile(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
@@ -54,15 +54,15 @@ function kindOf(s: { isFile(): boolean; isCharacterDevice(): boolean; isBlockDev
  * The output directory, created if missing (one level at a time, like `mkdir -p` but without
  * Node's recursive mkdir, which spins forever under /proc), resolved to its real path.
  */
-async function prepareRoot(out: string, cwd: string): Promise<string> {
-  const root = resolve(cwd, out);
+async function prepareRoot(dir: string, cwd: string, out: string): Promise<string> {
+  const root = resolve(cwd, dir);
   const missing: string[] = [];
   let existing = root;
   for (;;) {
     try {
       const found = await stat(existing);
       if (!found.isDirectory()) {
-        throw new UsageError(`render --out ${out}: ${existing === root ? 'it' : existing} is ${kindOf(found)}, not a directory (give a directory to write the files into)`);
+        throw new UsageError(`${out}: ${existing === root ? 'it' : existing} is ${kindOf(found)}, not a directory (give a directory to write the files into)`);
       }
       break;
     } catch (error) {
@@ -74,16 +74,16 @@ async function prepareRoot(out: string, cwd: string): Promise<string> {
       existing = dirname(existing);
     }
   }
-  for (const dir of missing) {
+  for (const made of missing) {
     try {
-      await mkdir(dir);
+      await mkdir(made);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw fsError(`create ${dir}`, error, out);
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw fsError(`create ${made}`, error, out);
     }
   }
   try {
     const real = await realpath(root);
-    if (!(await stat(real)).isDirectory()) throw new UsageError(`render --out ${out}: not a directory`);
+    if (!(await stat(real)).isDirectory()) throw new UsageError(`${out}: not a directory`);
     return real;
   } catch (error) {
     if (error instanceof UsageError) throw error;
@@ -103,9 +103,9 @@ async function ensureSubdirectory(path: string, out: string): Promise<void> {
     throw fsError(`use ${path}`, error, out);
   });
   if (found.isSymbolicLink()) {
-    throw new UsageError(`render --out ${out}: ${path} is a symbolic link; refusing to write through it (remove it, or write to a fresh directory)`);
+    throw new UsageError(`${out}: ${path} is a symbolic link; refusing to write through it (remove it, or write to a fresh directory)`);
   }
-  if (!found.isDirectory()) throw new UsageError(`render --out ${out}: ${path} is ${kindOf(found)}, not a directory`);
+  if (!found.isDirectory()) throw new UsageError(`${out}: ${path} is ${kindOf(found)}, not a directory`);
 }
 
 /**
@@ -135,15 +135,19 @@ async function writeOne(dir: string, name: string, file: TreeFile, out: string):
   }
 }
 
-/** Writes every file under `out` (relative to `cwd`); returns the paths written as the user named them, in order. */
-export async function writeTree(out: string, cwd: string, files: readonly TreeFile[]): Promise<string[]> {
-  const root = await prepareRoot(out, cwd);
-  const shown = resolve(cwd, out);
+/**
+ * Writes every file under `dir` (relative to `cwd`); returns the paths written as the user named
+ * them, in order. `option` names the command's option in messages (`render --out DIR`).
+ */
+export async function writeTree(dir: string, cwd: string, files: readonly TreeFile[], option = 'render --out'): Promise<string[]> {
+  const out = `${option} ${dir}`;
+  const root = await prepareRoot(dir, cwd, out);
+  const shown = resolve(cwd, dir);
   const made = new Set<string>();
   const written: string[] = [];
   for (const file of files) {
     const parts = file.relative.split('/').filter((p) => p !== '');
-    if (parts.length === 0 || parts.some((p) => p === '.' || p === '..')) throw new UsageError(`render --out ${out}: refusing the path ${file.relative}`);
+    if (parts.length === 0 || parts.some((p) => p === '.' || p === '..')) throw new UsageError(`${out}: refusing the path ${file.relative}`);
     let dir = root;
     for (const part of parts.slice(0, -1)) {
       dir = join(dir, part);

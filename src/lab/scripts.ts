@@ -83,7 +83,8 @@ export function enterArgs(lab: string, id: number): string[] {
  * Inside the host's new mount namespace (still the machine's network). It first drops its copies
  * of namespace files — other hosts' and other labs' — since a copy keeps that namespace, and with it
  * a lab's links and routes, alive after `lab down`. Then /etc becomes an overlay whose network-
- * manager trees hold only this host's files, and /root and /run become the host's own.
+ * manager trees hold only this host's files, and /root, /run and node_exporter's textfile
+ * directory become the host's own.
  */
 export function renderMountScript(plan: LabPlan, host: LabHost): string {
   const p = hostPaths(plan.name, host.id);
@@ -105,6 +106,12 @@ for t in ${MANAGED_TREES.map(shellQuote).join(' ')} /etc/ssh/ssh_host_*; do
 	if [ -e "$t" ] || [ -L "$t" ]; then prune "$t"; fi
 done
 mount --bind ${shellQuote(p.root)} /root
+# node_exporter's textfile directory (Debian's prometheus-node-exporter) is the host's own, where the
+# machine has one: what a host writes there (ibfleet's monitor: prometheus) never reaches the machine.
+if [ -d /var/lib/prometheus ]; then
+	mount -t tmpfs -o mode=0755,size=1m ibfleet-lab-prometheus /var/lib/prometheus
+	mkdir -m 0755 /var/lib/prometheus/node-exporter
+fi
 ${host.rdma !== false ? `# rping: the lab's stand-in (src/lab/rping-standin.py), on the PATH of this host alone.
 mount -t overlay ibfleet-lab-bin -o ${shellQuote(`ro,lowerdir=${plan.dir}/bin:/usr/bin`)} /usr/bin
 ` : ''}${host.manager === 'networkmanager' && plan.networkDaemons ? `mount --bind ${shellQuote(p.nmState)} /var/lib/NetworkManager\n` : ''}${renderSystemdMounts(p.run, host)}# Last: the lab's paths under the machine's /run are out of sight after it.

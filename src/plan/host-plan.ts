@@ -11,7 +11,7 @@ import type { HostFacts } from '../facts/host-facts.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { renderHostFiles } from '../render/host-files.js';
 import type { RenderedFile } from '../script/rendered-file.js';
-import { SCRIPT_PERSISTENCE, type ApplyPart, type HostContext, type Persistence, type PersistenceChoice, type StatusPart } from '../steps/step.js';
+import { SCRIPT_PERSISTENCE, type ApplyInput, type ApplyPart, type HostContext, type Persistence, type PersistenceChoice, type StatusPart, type Step } from '../steps/step.js';
 import type { Change, Check, FileDiff, HostResult, NicFabric } from '../vocabulary.js';
 import { assessHost, failingFindings, plannedChanges, type Assessment } from './assess.js';
 import { detectManager } from './detect-manager.js';
@@ -98,9 +98,16 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
     changes: plannedChanges(assessment),
     persistence: ctx.persistence,
     notes: [...choice.notes, ...playbook.steps.flatMap((s) => s.step.notes?.(ctx) ?? [])],
-    parts: new Map(playbook.steps.map((s) => [s.module.name, s.step.apply?.(ctx, input) ?? {}])),
+    parts: new Map(playbook.steps.map((s) => [s.module.name, applyPart(s.step, ctx, input)])),
     routingScript: ctx.persistence.kind === 'script',
   };
+}
+
+/** A step's part of the change: what it applies, with what it runs once the files changed first among its `after` lines. */
+function applyPart(step: Step, ctx: HostContext, input: ApplyInput): ApplyPart {
+  const part = step.apply?.(ctx, input) ?? {};
+  const afterFiles = step.afterFiles?.(input.write.map((f) => f.path), input.remove) ?? [];
+  return afterFiles.length ? { ...part, after: [...afterFiles, ...(part.after ?? [])] } : part;
 }
 
 /** The plan's assessment of the state a change left behind (the apply script's own probe). */

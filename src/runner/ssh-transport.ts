@@ -16,7 +16,7 @@ import { KnownHostsStore } from './known-hosts-store.js';
 import { identityLoader, type Identity } from './ssh-identities.js';
 import { redactText } from './redact.js';
 import { SshSession } from './ssh-session.js';
-import { defaultSshEnvironment, parseSshConfig, resolveSshTarget, type SshEndpoint, type SshEnvironment } from './ssh-target.js';
+import { defaultSshEnvironment, parseSshConfig, resolveSshTarget, type SshEndpoint, type SshEnvironment, type SshTarget } from './ssh-target.js';
 import { ConnectError, type Session, type Transport } from './transport.js';
 
 const { Client } = ssh2;
@@ -245,4 +245,15 @@ function classifyConnectError(error: Error & { level?: string; code?: string }, 
   };
   if (reasons[code]) return new ConnectError(reasons[code]!, true);
   return new ConnectError(`cannot connect to ${where}: ${error.message}`, true);
+}
+
+/**
+ * Where each host is reached, as the transport would reach it (the inventory's values, then the ssh
+ * config the inventory or ~/.ssh names, then OpenSSH's defaults), without connecting: what
+ * `ibfleet export ansible` writes into its inventory.
+ */
+export function resolveTargets(fleet: Fleet, hosts: readonly Host[], envVars: Readonly<Record<string, string | undefined>>): Map<number, SshTarget> {
+  const env = defaultSshEnvironment(envVars);
+  const config = readSshConfig(fleet.ssh.config ?? join(env.home, '.ssh', 'config'), env.home);
+  return new Map(hosts.map((h) => [h.id, resolveSshTarget(h, fleet, config, env)]));
 }

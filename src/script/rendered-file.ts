@@ -25,6 +25,12 @@ export interface RenderedFile {
    * ownership record): another tableBase or subnet changes it, which is no hand edit.
    */
   readonly routing?: boolean;
+  /**
+   * A shell condition (a function the routing script defines) under which the file belongs on a
+   * host: the routing script's --check looks for it only where it holds. The repair units belong
+   * only where systemd runs (`systemd_runs`); the script is the same on every host.
+   */
+  readonly checkWhere?: string;
 }
 
 export function formatMode(mode: number): string {

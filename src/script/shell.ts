@@ -40,3 +40,8 @@ export const SCRIPT_ENTRIES = [
   '__ibfleet_rping_client_main',
 ] as const;
 export type ScriptEntry = (typeof SCRIPT_ENTRIES)[number];
+
+/** A line a script prints as it is (`printf '%s\n' 'LINE'`): always single-quoted, so no word of it is the printing shell's. */
+export function printLine(line: string): string {
+  return `printf '%s\\n' '${line.replace(/'/g, `'\\''`)}'`;
+}

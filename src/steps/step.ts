@@ -119,8 +119,12 @@ export interface ChangeKindSpec {
 /**
  * A step's part of the routing script (render/routing-script.ts), the program the deploy, the hooks
  * and the repair timer run where the routing script persists it. Lines inside `configure` see the
- * NIC as $iface, $addr, $table and $prio, set `nic_changed=1` when they change something, and
- * `return 1` on failure.
+ * NIC as $iface, $addr, $table, $prio, $index (its number) and $peer (another fabric address, for
+ * `ip route get`), set `nic_changed=1` when they change something, and `return 1` on failure.
+ *
+ * The same script answers `--check`: then $CHECK is 1, and every line here changes nothing — where
+ * it would change something it calls `drift REASON` instead, one line phrased as status phrases
+ * that finding (`ib1: rule from 172.16.34.2 is missing`), and goes on.
  */
 export interface ScriptPart {
   /** Settings the script's body reads (`MAIN_ROUTES=remove`). */
@@ -131,8 +135,24 @@ export interface ScriptPart {
   readonly nicSettings?: readonly string[];
   /** Per NIC: its routing. */
   readonly nicRouting?: readonly string[];
+  /** Per NIC, only under --check, after its settings and routing: what only a check asks (the kernel's route for the NIC's traffic). */
+  readonly nicChecks?: readonly string[];
   /** Once per run, after the script's lock is taken and before the NICs. */
   readonly beforeNics?: readonly string[];
+  /**
+   * Once per run that is not a check, after every fabric NIC: `was_ok IFACE` prints 1 when this run
+   * found the NIC as deployed (nothing to change), else 0; $NAMED is 1 when the run was given
+   * interfaces (not every NIC was looked at); $changed is 1 when the run changed something.
+   */
+  readonly afterNics?: readonly string[];
+  /** Once, only under --check, after the NICs: the host's part (a timer that must run, a file a run writes). */
+  readonly checks?: readonly string[];
+  /**
+   * Under --snapshot (which changes nothing): lines that print shell putting back what this part
+   * changes, as it is now — what `ibfleet export ansible`'s role runs when a host fails verification
+   * after its change, as deploy's restore does. Printed lines may use `status=1`.
+   */
+  readonly snapshot?: readonly string[];
 }
 
 /** What the engine's deploy plan knows when a step writes its part of the change. */
@@ -209,6 +229,12 @@ export interface Step {
   /** Why one of ibfleet's files differs, where this step can tell it is no hand edit (another tableBase); undefined where it cannot. */
   modifiedWhy?(ctx: HostContext, file: RenderedFile): string | undefined;
   apply?(ctx: HostContext, input: ApplyInput): ApplyPart;
+  /**
+   * What runs once ibfleet's files are written or removed, whatever else the host holds (systemd
+   * told about changed units): deploy runs it after the routing script, before its other `after`
+   * lines; `ibfleet export ansible` renders it for the hosts it cannot probe.
+   */
+  afterFiles?(written: readonly string[], removed: readonly string[]): readonly string[];
   status?(ctx: FactsContext): StatusPart;
   /** Status over the selected hosts together. */
   fleetWarnings?(results: readonly HostResult[]): readonly string[];

@@ -37,6 +37,7 @@ export const TEST_LAB_OCTETS = {
   'e2e-native-netplan': 240,
   'e2e-no-systemd': 200,
   'e2e-multirail': 30,
+  'e2e-fit': 220,
 } as const;
 
 export interface TestLab {

@@ -192,8 +192,8 @@ describe('the routing script for the seeds\' memserver34 says exactly what the s
   const script = renderRoutingScript(memserver34, seeds, playbook);
 
   it('one case per fabric NIC with its interface, derived address, table and priority', () => {
-    expect(script).toContain('\t\tib0) configure ib0 172.16.34.1 941 941 || status=1 ;;\n');
-    expect(script).toContain('\t\tib1) configure ib1 172.16.34.2 942 942 || status=1 ;;\n');
+    expect(script).toContain('\tib0) configure ib0 172.16.34.1 941 941 1 172.16.1.1 ;;\n');
+    expect(script).toContain('\tib1) configure ib1 172.16.34.2 942 942 2 172.16.1.2 ;;\n');
     expect(script).toContain('[ "$#" -gt 0 ] || set -- ib0 ib1\n');
   });
 
@@ -220,8 +220,8 @@ describe('the routing script for the seeds\' memserver34 says exactly what the s
 describe('no inventory value reaches a script unquoted', () => {
   it('odd but valid names (ib0.8001, ib_fab-2) appear as single words the shell takes literally', () => {
     const script = renderRoutingScript(pkeyhost7, odd, playbook);
-    expect(script).toContain('\t\tib0.8001) configure ib0.8001 172.16.7.1 941 941 || status=1 ;;\n');
-    expect(script).toContain('\t\tib_fab-2) configure ib_fab-2 172.16.7.2 942 942 || status=1 ;;\n');
+    expect(script).toContain('\tib0.8001) configure ib0.8001 172.16.7.1 941 941 1 172.16.1.1 ;;\n');
+    expect(script).toContain('\tib_fab-2) configure ib_fab-2 172.16.7.2 942 942 2 172.16.1.2 ;;\n');
     // The hook names no interface: it restores every fabric NIC through the routing script.
     expect(renderHook('ifupdown', pkeyhost7, playbook)).not.toMatch(/ib0\.8001|ib_fab-2/);
   });

@@ -42,6 +42,7 @@ const PLAYBOOKS = [
   ['mainRoutes: keep', 'keep-main-routes.yaml'],
   ['without fabric-sysctl', 'routes-only.yaml'],
   ['custom sysctl values', 'custom-sysctl.yaml'],
+  ['monitored (prometheus, nhc)', 'monitored.yaml'],
 ] as const;
 
 const subjects: Subject[] = PLAYBOOKS.flatMap(([label, file]) => [
@@ -55,7 +56,8 @@ function scriptsOf(subject: Subject): { name: string; content: string }[] {
   const seen = new Map<string, string>();
   for (const manager of MANAGERS) {
     for (const file of renderHostFiles(subject.host, subject.fleet, subject.playbook, manager)) {
-      if (file.role === 'sysctl' || file.role === 'repair' || file.role === 'record') continue;
+      // The NHC check is bash, sourced by NHC: test/steps/persist-monitor.test.ts checks it as bash.
+      if (file.role === 'sysctl' || file.role === 'repair' || file.role === 'record' || file.role === 'monitor') continue;
       seen.set(file.role === 'hook' ? `hook-${manager}` : 'ibfleet-routes', file.content);
     }
   }

@@ -424,3 +424,29 @@ describe('exit codes and messages', () => {
     expect(stdout).toContain('Usage: ibfleet');
   });
 });
+
+describe('ibfleet export ansible: the project written, or a usage error (exit 2) with nothing written', () => {
+  const seeds = join(PACKAGE_ROOT, 'test/fixtures/seeds.yaml');
+
+  it('writes the project for hosts whose manager the inventory gives, contacting none, and says how to run it', async () => {
+    const out = join(scratch, 'ansible');
+    const run = await ibfleet(['-i', seeds, 'export', 'ansible', '--hosts', 'all', '--out', out]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`export ansible: 2 hosts (16 networkmanager, 34 netplan) → ${out} (27 files)`);
+    expect(run.stdout).toContain(`ansible-playbook -i ${out}/inventory.yml ${out}/site.yml --check --diff`);
+    expect(readFileSync(join(out, 'files/memserver34/etc/ibfleet/ibfleet-routes'), 'utf8')).toBe(renderHostFiles(hostOf(loadInventory(readFileSync(seeds, 'utf8'), seeds), 34), loadInventory(readFileSync(seeds, 'utf8'), seeds), loadFixturePlaybook(), 'netplan')[0]!.content);
+    expect(statSync(join(out, 'files/memserver34/etc/ibfleet/ibfleet-routes')).mode & 0o777).toBe(0o755);
+  });
+
+  it.each([
+    [['export', 'ansible', '--out', join(scratch, 'x')], 'export ansible writes a project for chosen hosts, so it needs --hosts'],
+    [['export', 'ansible', '--hosts', 'all'], 'export ansible needs --out DIR'],
+    [['export', 'ansible', '--hosts', 'all', '--out', ''], 'export ansible needs --out DIR'],
+    [['export', 'ansible', '--hosts', 'all', '--out', join(scratch, 'native'), '--playbook', join(PACKAGE_ROOT, 'playbooks/dual-ib-routing-native.yaml')], "export ansible: playbook dual-ib-routing-native persists in the network manager's own configuration on cpuserver16 (networkmanager)"],
+  ])('%j', async (argv, message) => {
+    const run = await ibfleet(['-i', seeds, ...argv]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(message);
+    expect(() => statSync(join(scratch, 'native'))).toThrow();
+  });
+});

@@ -27,7 +27,7 @@ describe('the default playbook, playbooks/dual-ib-routing.yaml', () => {
   it('runs policy-routing, fabric-sysctl, neigh-table, persist, verify-routes and fabric-health, in that order', () => {
     expect(playbook.name).toBe('dual-ib-routing');
     expect(names(playbook)).toEqual(['policy-routing', 'fabric-sysctl', 'neigh-table', 'persist', 'verify-routes', 'fabric-health']);
-    expect(paramsOf(playbook, 'persist')).toEqual({ mode: 'hook', repairEvery: 30 });
+    expect(paramsOf(playbook, 'persist')).toEqual({ mode: 'hook', repairEvery: 30, monitor: [] });
   });
 
   it('removes the main-table subnet routes, as the seeds do', () => {

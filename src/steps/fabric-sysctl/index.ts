@@ -7,7 +7,7 @@
  * and systemd's udev rule applies the persisted file as each interface appears). Pure.
  */
 import { z } from 'zod';
-import type { Nic } from '../../inventory/model.js';
+import type { Host, Nic } from '../../inventory/model.js';
 import { factOf } from '../../facts/host-facts.js';
 import { shellQuote } from '../../script/shell.js';
 import { change, nicFinding, type ApplyPart, type Finding, type HostContext, type ScriptPart, type StepModule } from '../step.js';
@@ -27,11 +27,17 @@ const params = z.strictObject({
 });
 
 /** Only emitted when the playbook sets sysctls: an uncalled function is dead code to shellcheck (SC2317). */
-const SET_SYSCTL_FUNCTION = `# set_sysctl IFACE KEY VALUE — written through /proc so interface names with dots work.
+const SET_SYSCTL_FUNCTION = `# set_sysctl IFACE KEY VALUE — written through /proc so interface names with dots work; under
+# --check only compared, as status says it.
 set_sysctl() {
 	file=/proc/sys/net/ipv4/conf/$1/$2
-	current=$(cat "$file" 2>/dev/null) || { say "$1: cannot read $file"; return 1; }
+	current=$(cat "$file" 2>/dev/null) || current=
 	[ "$current" = "$3" ] && return 0
+	if [ "$CHECK" -eq 1 ]; then
+		drift "$1: $2 is \${current:-unreadable}, want $3"
+		return 0
+	fi
+	[ -n "$current" ] || { say "$1: cannot read $file"; return 1; }
 	if ! printf '%s\\n' "$3" >"$file"; then
 		say "$1: cannot set $2=$3"
 		return 1
@@ -42,10 +48,19 @@ set_sysctl() {
 
 `;
 
-function scriptPart(values: SysctlParams): ScriptPart {
+/** Under --snapshot: each fabric NIC's settings put back as they are now (only values that read as numbers). */
+function snapshotLines(host: Host): string[] {
+  return host.nics.map((nic) => {
+    const dir = `/proc/sys/net/ipv4/conf/${shellQuote(nic.iface)}/`;
+    return `for k in ${SYSCTL_KEYS.join(' ')}; do v=$(cat ${dir}"$k" 2>/dev/null) || continue; case $v in '' | *[!0-9-]*) continue ;; esac; printf '%s\\n' "printf '%s\\\\n' $v >$(q ${dir}"$k") || status=1"; done`;
+  });
+}
+
+function scriptPart(values: SysctlParams, host: Host): ScriptPart {
   return {
     functions: [SET_SYSCTL_FUNCTION],
     nicSettings: SYSCTL_KEYS.map((key) => `\tset_sysctl "$iface" ${key} ${values[key]} || return 1`),
+    snapshot: snapshotLines(host),
   };
 }
 
@@ -94,7 +109,7 @@ export const fabricSysctl: StepModule<SysctlParams> = {
   use: (values) => ({
     name: 'fabric-sysctl',
     files: (ctx) => [{ path: SYSCTL_PATH, mode: 0o644, content: renderSysctlConf(ctx.host, ctx.fleet, ctx.playbook, values, ctx.persistence.kind === 'script' ? 'hook' : 'native'), role: 'sysctl', kind: 'sysctl-file' }],
-    script: () => scriptPart(values),
+    script: (ctx) => scriptPart(values, ctx.host),
     nicFindings: (ctx, nic) => nicFindings(ctx, nic, values),
     apply: (ctx, { failing }) => directly(ctx, failing, values),
   }),

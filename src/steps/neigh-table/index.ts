@@ -30,7 +30,9 @@ const ORDER = ['gc_thresh3', 'gc_thresh2', 'gc_thresh1'] as const;
  * container) is left alone.
  */
 const RAISE_NEIGH_FUNCTION = `# raise_neigh KEY VALUE — the neighbour table limit raised to what the fleet needs, never lowered.
+# A limit below it is a warning in status, not drift: --check leaves it to status.
 raise_neigh() {
+	[ "$CHECK" -eq 0 ] || return 0
 	file=/proc/sys/net/ipv4/neigh/default/$1
 	current=$(cat "$file" 2>/dev/null) || return 0
 	[ "$current" -ge "$2" ] 2>/dev/null && return 0

@@ -10,13 +10,16 @@
  * The hooks run on the events a manager announces; some change the routing without any (an admin
  * link flap inside NetworkManager's carrier grace, a DHCP renewal). A systemd timer re-applies the
  * routing script every repairEvery seconds (idempotent: it changes nothing when the state is
- * right), which bounds how long such drift lasts. 0 installs no timer. Pure.
+ * right), which bounds how long such drift lasts. 0 installs no timer.
+ *
+ * `monitor: prometheus | nhc` (or both, as a list) makes drift between ibfleet runs visible to
+ * node_exporter and to LBNL NHC (monitor.ts); it needs the routing script, so mode: hook. Pure.
  */
 import { z } from 'zod';
 import { MANAGERS, type Host, type Manager } from '../../inventory/model.js';
 import { factOf, type HostFacts } from '../../facts/host-facts.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
-import { SCRIPT_PERSISTENCE, type ApplyInput, type ApplyPart, type HostContext, type Persistence, type PreviewPart, type RenderContext, type StepModule } from '../step.js';
+import { SCRIPT_PERSISTENCE, type ApplyInput, type ApplyPart, type HostContext, type Persistence, type PreviewPart, type RenderContext, type ScriptPart, type StepModule } from '../step.js';
 import { hookPath, renderHook } from './hooks.js';
 import { renderNativeSteps } from './native-apply.js';
 import { profileFindings, staleFindings, timerFinding } from './native-assess.js';
@@ -26,17 +29,32 @@ import { planNativeSteps } from './native-plan.js';
 import { HOOK_PATHS, NETPLAN_FILE_PATH, REPAIR_DROP_IN_PATH, REPAIR_PATHS, REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH } from './paths.js';
 import { chooseNative } from './persistence.js';
 import { renderRepairDropIn, renderRepairService, renderRepairTimer } from './repair.js';
-import { NO_SYSTEMD_NOTE, repairActivation, SYSTEMD_FACT } from './systemd.js';
+import { MONITOR_FACT, MONITORS, monitorApply, monitorFiles, monitorFindings, monitorNotes, monitorPrerequisite, monitorScript, NHC_PATH, type Monitor } from './monitor.js';
+import { NO_SYSTEMD_NOTE, repairActivation, repairUnitsAsRestored, SYSTEMD_FACT, SYSTEMD_RUNS_FUNCTION, TIMER_CHECK } from './systemd.js';
+import { printLine } from '../../script/shell.js';
 import { persistRestore, persistUndo } from './undo.js';
 import { formerRoutingOf } from '../policy-routing/former.js';
 
-const params = z.strictObject({
-  mode: z.enum(['hook', 'native'], { error: 'mode is hook (a hook for the host\'s network manager, the default) or native (its own configuration)' }).default('hook'),
-  repairEvery: z
-    .int({ error: 'repairEvery is whole seconds, 0 (no timer) or 5..3600' })
-    .refine((v) => v === 0 || (v >= 5 && v <= 3600), { error: 'repairEvery is 0 (no timer) or 5..3600 seconds' })
-    .default(30),
-});
+const monitorName = z.enum(MONITORS, { error: `monitor is ${MONITORS.join(' or ')}, or a list of them` });
+
+const params = z
+  .strictObject({
+    mode: z.enum(['hook', 'native'], { error: 'mode is hook (a hook for the host\'s network manager, the default) or native (its own configuration)' }).default('hook'),
+    repairEvery: z
+      .int({ error: 'repairEvery is whole seconds, 0 (no timer) or 5..3600' })
+      .refine((v) => v === 0 || (v >= 5 && v <= 3600), { error: 'repairEvery is 0 (no timer) or 5..3600 seconds' })
+      .default(30),
+    monitor: z
+      .union([monitorName, z.array(monitorName)], { error: `monitor is ${MONITORS.join(' or ')}, or a list of them` })
+      .default([])
+      .transform((m): Monitor[] => [...new Set(Array.isArray(m) ? m : [m])]),
+  })
+  .superRefine((p, ctx) => {
+    // The monitors run the routing script's check: native persistence has no routing script.
+    if (p.monitor.length > 0 && p.mode === 'native') ctx.addIssue({ code: 'custom', path: ['monitor'], message: 'monitor needs mode: hook: it runs the routing script, which native persistence does not install' });
+    // Without the timer the textfile would be written only when a NIC comes up: stale for days.
+    if (p.monitor.includes('prometheus') && p.repairEvery === 0) ctx.addIssue({ code: 'custom', path: ['monitor'], message: 'monitor: prometheus needs the repair timer (repairEvery 5..3600): its runs write the textfile' });
+  });
 
 export type PersistParams = z.infer<typeof params>;
 
@@ -62,17 +80,33 @@ function withoutSystemd(ctx: RenderContext, { repairEvery }: PersistParams): boo
 }
 
 function files(ctx: RenderContext, p: PersistParams): RenderedFile[] {
-  const { repairEvery } = p;
+  const { repairEvery, monitor } = p;
   const { host, playbook, manager, persistence } = ctx;
   if (persistence.kind === 'netplan') return [{ path: NETPLAN_FILE_PATH, mode: 0o600, content: renderNetplanFile(host, ctx.fleet, playbook, persistence.devices), role: 'netplan', manager, kind: 'netplan-file', routing: true }];
   if (persistence.kind === 'networkmanager') return [];
   const out: RenderedFile[] = [{ path: hookPath(manager), mode: 0o755, content: renderHook(manager, host, playbook), role: 'hook', manager, kind: 'hook', label: `hook ${hookPath(manager)}`, stageOutside: true }];
   // A host without systemd has no timers (a container, a chroot-like host): the hooks alone persist the routing.
   if (repairEvery > 0 && !withoutSystemd(ctx, p)) {
-    const unit = (path: string, content: string): RenderedFile => ({ path, mode: 0o644, content, role: 'repair', kind: 'timer', label: `repair unit ${path}` });
+    const unit = (path: string, content: string): RenderedFile => ({ path, mode: 0o644, content, role: 'repair', kind: 'timer', label: `repair unit ${path}`, checkWhere: 'systemd_runs' });
     out.push(unit(REPAIR_SERVICE_PATH, renderRepairService(host, playbook)), unit(REPAIR_TIMER_PATH, renderRepairTimer(host, playbook, repairEvery)), unit(REPAIR_DROP_IN_PATH, renderRepairDropIn(host, playbook)));
   }
-  return out;
+  return [...out, ...monitorFiles(host, playbook, monitor)];
+}
+
+/** The persist step's part of the routing script: the monitor's textfile, and under --check the repair timer and the monitor. */
+function scriptPart(ctx: RenderContext, { repairEvery, monitor }: PersistParams): ScriptPart {
+  // The same script on every host: where systemd does not run, the timer's check asks nothing.
+  const timer = repairEvery > 0;
+  const monitorPart = monitorScript(ctx.host, ctx.playbook, monitor);
+  // A snapshot's restore puts the unit files back: systemd then runs the timer as they say.
+  const restoreUnits = repairUnitsAsRestored().filter((l) => l !== '').map(printLine);
+  return {
+    // systemd_runs: asked by the timer's check, and by a snapshot's restore, which is another script.
+    functions: timer ? [`${SYSTEMD_RUNS_FUNCTION}\n\n`] : [],
+    afterNics: monitorPart.afterNics ?? [],
+    checks: [...(timer ? [TIMER_CHECK] : []), ...(monitorPart.checks ?? [])],
+    snapshot: restoreUnits,
+  };
 }
 
 /** How `ibfleet render` shows native persistence, where only the host knows its profiles and netplan devices. */
@@ -98,8 +132,8 @@ function nmCommands(host: Host): NonNullable<PreviewPart['commands']>[number] {
   };
 }
 
-function preview(ctx: RenderContext, { mode }: PersistParams): PreviewPart {
-  if (mode === 'hook') return {};
+function preview(ctx: RenderContext, { mode, monitor }: PersistParams): PreviewPart {
+  if (mode === 'hook') return { notes: monitorNotes(monitor) };
   switch (ctx.manager) {
     case 'networkmanager':
       return {
@@ -125,7 +159,7 @@ function apply(ctx: HostContext, input: ApplyInput): ApplyPart {
     // A netplan file is renamed into place only once netplan generate accepts it with the host's own.
     validate: [{ path: NETPLAN_FILE_PATH, lines: renderNetplanValidation }],
     manager: native ? renderNativeSteps(native) : [],
-    after: repairActivation(input.write.map((f) => f.path), input.remove),
+    after: monitorApply(input.failing),
     memo: native,
   };
 }
@@ -139,14 +173,15 @@ export const persist: StepModule<PersistParams> = {
     { kind: 'hook', noun: ['hook', 'hooks'], shape: 'file', rank: 70 },
     { kind: 'netplan-file', noun: ['netplan file', 'netplan files'], shape: 'file', rank: 90 },
     { kind: 'timer', noun: ['timer unit', 'timer units'], shape: 'file', rank: 100 },
+    { kind: 'monitor', noun: ['monitor file', 'monitor files'], shape: 'file', rank: 105 },
   ],
-  paths: [...MANAGERS.map((m) => ({ path: HOOK_PATHS[m], kind: 'hook' })), ...REPAIR_PATHS.map((path) => ({ path, kind: 'timer' })), { path: NETPLAN_FILE_PATH, kind: 'netplan-file' }],
-  facts: [SYSTEMD_FACT],
+  paths: [...MANAGERS.map((m) => ({ path: HOOK_PATHS[m], kind: 'hook' })), ...REPAIR_PATHS.map((path) => ({ path, kind: 'timer' })), { path: NETPLAN_FILE_PATH, kind: 'netplan-file' }, { path: NHC_PATH, kind: 'monitor' }],
+  facts: [SYSTEMD_FACT, MONITOR_FACT],
   undo: persistUndo,
   restore: persistRestore,
   use: (p) => ({
     name: 'persist',
-    prerequisite: managerPrerequisite,
+    prerequisite: (manager, facts) => managerPrerequisite(manager, facts) ?? monitorPrerequisite(facts, p.monitor),
     persistence: (ctx) => (p.mode === 'native' ? chooseNative(ctx.host, ctx.manager, ctx.facts) : { persistence: SCRIPT_PERSISTENCE, notes: [], blockers: [] }),
     previewPersistence: (manager) => previewPersistence(manager, p),
     installedManager: (facts) => {
@@ -156,11 +191,13 @@ export const persist: StepModule<PersistParams> = {
     files: (ctx) => files(ctx, p),
     notes: (ctx) => (withoutSystemd(ctx, p) ? [NO_SYSTEMD_NOTE] : []),
     statusNotes: (ctx) => (withoutSystemd(ctx, p) ? [NO_SYSTEMD_NOTE] : []),
+    script: (ctx) => scriptPart(ctx, p),
     preview: (ctx) => preview(ctx, p),
     hostFindings: (ctx, rendered) => ({
       before: profileFindings(ctx.persistence, ctx.facts, formerRoutingOf(ctx.host, ctx.facts)),
-      after: [...timerFinding(ctx.facts, rendered), ...staleFindings(ctx.host, ctx.manager, ctx.persistence, ctx.facts, rendered)],
+      after: [...timerFinding(ctx.facts, rendered), ...monitorFindings(ctx.facts, p.monitor, ctx.persistence.kind === 'script'), ...staleFindings(ctx.host, ctx.manager, ctx.persistence, ctx.facts, rendered)],
     }),
     apply,
+    afterFiles: repairActivation,
   }),
 };

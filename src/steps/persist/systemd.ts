@@ -89,3 +89,9 @@ export function repairUnitsAsRestored(): string[] {
     'fi',
   ];
 }
+
+/** Under the routing script's --check, where systemd runs (systemd_runs): the repair timer is active, as status's timer finding says it. */
+export const TIMER_CHECK = `if systemd_runs; then
+	timer=$(systemctl is-active ${TIMER} 2>/dev/null)
+	[ "$timer" = active ] || drift "repair timer ${REPAIR_TIMER_UNIT} is \${timer:-unknown}, not active"
+fi`;

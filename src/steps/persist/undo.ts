@@ -12,6 +12,7 @@ import { renderNativeSteps, type NativeSteps } from './native-apply.js';
 import { activeProfile, ibfleetPropertiesOn, PERSIST_ASPECTS } from './native-assess.js';
 import { formerRoutingOf } from '../policy-routing/former.js';
 import { planNativeRestore, planNativeRollback } from './native-plan.js';
+import { REMOVE_TEXTFILE } from './monitor.js';
 import { RELOAD_UNITS, repairUnitsAsRestored, STOP_TIMER } from './systemd.js';
 
 function rollbackFindings({ host, facts }: FactsContext): Finding[] {
@@ -29,7 +30,7 @@ export const persistUndo: Undo = {
     const native = planNativeRollback(host, facts);
     return {
       beforeFiles: [STOP_TIMER],
-      afterFiles: [RELOAD_UNITS],
+      afterFiles: [RELOAD_UNITS, REMOVE_TEXTFILE],
       manager: native ? ['# Native persistence taken away first: the manager would otherwise put the rules back.', ...renderNativeSteps(native)] : [],
     };
   },

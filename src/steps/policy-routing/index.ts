@@ -149,7 +149,7 @@ export const policyRouting: StepModule<PolicyRoutingParams> = {
   restore: policyRoutingRestore,
   use: ({ mainRoutes }) => ({
     name: 'policy-routing',
-    script: () => routingScriptPart(mainRoutes),
+    script: (ctx) => routingScriptPart(mainRoutes, ctx),
     notes: (ctx) => notes(ctx, mainRoutes),
     files: (ctx) => [ownedRecordFile(ctx.host, ctx.fleet, ctx.playbook)],
     nicFindings: (ctx, nic) => [tableFinding(ctx, nic), ruleFinding(ctx, nic), ...(checksMain(ctx, mainRoutes) ? [mainFinding(ctx, nic)] : [])],

@@ -1,0 +1,150 @@
+/**
+ * The role `ibfleet export ansible` writes (collection ibfleet.routing, role `routing`): the same for
+ * every host and every export, since everything host-specific is data — host_vars and the files
+ * under files/<host>/. It copies ibfleet's files and runs ibfleet's routing script; each task says
+ * what ibfleet deploy does at that point. Check mode changes nothing: only the read-only runs of the
+ * script (--preflight, --check) happen, and `copy` shows the files it would write. Pure text.
+ */
+import { ROUTING_SCRIPT_PATH } from '../script/paths.js';
+import { VERSION } from '../version.js';
+
+/** The rendered routing script, read on the controller and run on the host with `sh -s` (not yet installed on a first run). */
+const RENDERED_SCRIPT = `"{{ lookup('ansible.builtin.file', ibfleet_files_dir ~ '${ROUTING_SCRIPT_PATH}', rstrip=False) }}"`;
+
+export const ROLE_TASKS = `---
+# Role ibfleet.routing.routing, written by ibfleet ${VERSION} export ansible: what \`ibfleet deploy\`
+# does, with ibfleet's own files and routing script. No routing is decided here.
+
+- name: The host can take the routing (each fabric NIC there, up, with its address)
+  ansible.builtin.command:
+    argv: [sh, -s, --, --preflight]
+    stdin: ${RENDERED_SCRIPT}
+    stdin_add_newline: false
+  check_mode: false
+  changed_when: false
+  failed_when: ibfleet_preflight.rc not in [0, 1]
+  register: ibfleet_preflight
+
+- name: Refuse a host that cannot take it, with ibfleet's reasons (nothing is changed on it)
+  ansible.builtin.fail:
+    msg: "{{ ibfleet_preflight.stdout_lines | join('; ') }}"
+  when: ibfleet_preflight.rc != 0
+
+# Before anything changes: what the change may touch, as it is now — a script that puts it back.
+- name: What this run may change, as it is now (the routing script's --snapshot; it changes nothing)
+  ansible.builtin.command:
+    argv: "{{ ['sh', '-s', '--', '--snapshot'] + (ibfleet_files | map(attribute='path') | list) + ibfleet_absent + (ibfleet_directories | reverse | map('regex_replace', '$', '/') | list) }}"
+    stdin: ${RENDERED_SCRIPT}
+    stdin_add_newline: false
+  when: not ansible_check_mode
+  changed_when: false
+  register: ibfleet_snapshot
+
+- name: The change and its verification; a host that fails is put back as it was, as ibfleet deploy does
+  block:
+    - name: Directories of ibfleet's files
+      ansible.builtin.file:
+        path: "{{ item }}"
+        state: directory
+      loop: "{{ ibfleet_directories }}"
+
+    - name: ibfleet's files for this host, exactly as ibfleet rendered them
+      ansible.builtin.copy:
+        src: "{{ ibfleet_files_dir }}{{ item.path }}"
+        dest: "{{ item.path }}"
+        mode: "{{ item.mode }}"
+        owner: root
+        group: root
+      loop: "{{ ibfleet_files }}"
+      loop_control:
+        label: "{{ item.path }}"
+      register: ibfleet_copied
+
+    - name: ibfleet's files this host must not have (another manager's hook, units the playbook dropped)
+      ansible.builtin.file:
+        path: "{{ item }}"
+        state: absent
+      loop: "{{ ibfleet_absent }}"
+      register: ibfleet_removed
+
+    - name: What differs from the deployed state (the routing script's --check; it changes nothing)
+      ansible.builtin.command:
+        argv: [sh, -s, --, --check]
+        stdin: ${RENDERED_SCRIPT}
+        stdin_add_newline: false
+      check_mode: false
+      changed_when: ansible_check_mode and ibfleet_check.rc == 1
+      failed_when: ibfleet_check.rc not in [0, 1]
+      register: ibfleet_check
+
+    - name: Differences found
+      ansible.builtin.debug:
+        msg: "{{ ibfleet_check.stdout_lines }}"
+      when: ibfleet_check.rc != 0
+
+    # The routing script says "IFACE: configured" for each NIC it changed, and how it raised a neighbour
+    # table limit; a run that found only what it cannot change (traffic leaving through another NIC)
+    # changed nothing, and the verification below fails the host.
+    - name: Apply (ibfleet's routing script, as ibfleet deploy runs it)
+      ansible.builtin.command:
+        argv: ["${ROUTING_SCRIPT_PATH}"]
+      when: ibfleet_check.rc != 0 or ibfleet_copied.changed or ibfleet_removed.changed
+      changed_when: "ibfleet_applied.stdout is search(': configured$|^ibfleet-routes: neighbour table: ', multiline=True)"
+      register: ibfleet_applied
+
+    # What follows from the files above (their tasks report the change): systemd reloads changed
+    # units and runs the repair timer.
+    - name: Tell systemd about changed units (where systemd runs)
+      ansible.builtin.command:
+        argv: [sh, -c, "{{ ibfleet_after_files_changed if (ibfleet_copied.changed or ibfleet_removed.changed) else ibfleet_after_files_unchanged }}"]
+      when: not ansible_check_mode and (ibfleet_after_files_changed | length > 0)
+      changed_when: false
+
+    - name: Verify as ibfleet deploy verifies (the routing script's --check)
+      ansible.builtin.command:
+        argv: ["${ROUTING_SCRIPT_PATH}", --check]
+      when: not ansible_check_mode
+      changed_when: false
+      failed_when: false
+      register: ibfleet_verify
+
+    - name: Fail a host that is not as deployed, with ibfleet's reasons
+      ansible.builtin.fail:
+        msg: "verification failed: {{ ibfleet_verify.stdout_lines | join('; ') }}"
+      when: not ansible_check_mode and ibfleet_verify.rc != 0
+
+  rescue:
+    - name: Put the host back as it was before this run (the snapshot)
+      ansible.builtin.command:
+        argv: [sh, -s]
+        stdin: "{{ ibfleet_snapshot.stdout }}"
+      when: not ansible_check_mode and ibfleet_snapshot.stdout is defined
+
+    - name: Fail the host with ibfleet's reasons
+      ansible.builtin.fail:
+        msg: "{{ ansible_failed_result.msg }}{{ '' if ansible_check_mode else '; rolled back: the host is as it was before this run' }}"
+`;
+
+export const ROLE_DEFAULTS = `---
+# ibfleet's files for the host, as \`ibfleet export ansible\` wrote them next to the playbook.
+ibfleet_files_dir: "{{ playbook_dir }}/files/{{ inventory_hostname }}"
+ibfleet_directories: []
+ibfleet_files: []
+ibfleet_absent: []
+ibfleet_after_files_changed: ""
+ibfleet_after_files_unchanged: ""
+`;
+
+export const ROLE_META = `---
+galaxy_info:
+  author: ibfleet
+  description: Installs ibfleet's rendered per-NIC policy routing files and runs ibfleet's routing script
+  license: MIT
+  min_ansible_version: "2.14"
+  platforms:
+    - name: Debian
+      versions: [all]
+    - name: Ubuntu
+      versions: [all]
+dependencies: []
+`;

@@ -1,0 +1,122 @@
+/**
+ * `ibfleet export ansible`'s project, from its pure renderer: golden files for what is not ibfleet's
+ * rendering of a host (inventory, host_vars, playbook, the role in its collection), the host files
+ * byte for byte as `ibfleet render` gives them, and the real ansible-core reading it — the playbook
+ * parses, the role resolves from the collection next to it, and AWX's way in (ansible-galaxy from
+ * collections/requirements.yml) installs it. It runs against the lab in test/e2e/fit.test.ts.
+ *
+ *   UPDATE_GOLDEN=1 npx vitest run test/render/ansible-project.test.ts && git diff test/golden/ansible
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { renderAnsibleProject, exportRefusal, type AnsibleExport } from '../../src/render/ansible-project.js';
+import { loadPlaybook } from '../../src/playbook/playbook.js';
+import { filesOf, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
+
+const UPDATE = process.env.UPDATE_GOLDEN === '1';
+const seeds = loadFixtureFleet('seeds.yaml');
+const playbook = loadFixturePlaybook();
+const target = (address: string) => ({ address, port: 22, user: 'root', become: false, identitiesOnly: false, jumps: [] });
+const project: AnsibleExport = {
+  fleet: seeds,
+  playbook,
+  hosts: [
+    { host: hostOf(seeds, 16), manager: 'networkmanager', target: { ...target('10.208.130.16'), user: 'ops', become: true, jumps: ['admin@bastion:2222'] } },
+    { host: hostOf(seeds, 34), manager: 'netplan', target: { ...target('10.208.130.34'), identityFile: '/home/ops/.ssh/fabric key', identitiesOnly: true } },
+  ],
+  ssh: { knownHosts: '/etc/ibfleet/known_hosts', acceptNew: false },
+};
+const files = renderAnsibleProject(project);
+const byPath = new Map(files.map((f) => [f.relative, f]));
+
+const work = mkdtempSync(join(tmpdir(), 'ibfleet-ansible-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function writeProject(dir: string): void {
+  for (const f of files) {
+    mkdirSync(dirname(join(dir, f.relative)), { recursive: true });
+    writeFileSync(join(dir, f.relative), f.content);
+    chmodSync(join(dir, f.relative), f.mode);
+  }
+}
+
+function expectGolden(rendered: string, name: string): void {
+  const path = fileURLToPath(new URL(`../golden/ansible/${name}`, import.meta.url));
+  if (UPDATE) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, rendered);
+    return;
+  }
+  if (!existsSync(path)) throw new Error(`test/golden/ansible/${name} does not exist; create it with UPDATE_GOLDEN=1`);
+  expect(rendered).toBe(readFileSync(path, 'utf8'));
+}
+
+describe('the project export ansible writes', () => {
+  it.each(files.filter((f) => !f.relative.startsWith('files/')).map((f) => [f.relative] as const))('%s is as reviewed (golden)', (relative) => {
+    expectGolden(byPath.get(relative)!.content, relative);
+  });
+
+  it("each host's files are ibfleet's rendering of them, byte for byte and with their modes", () => {
+    for (const { host, manager } of project.hosts) {
+      const rendered = filesOf(host, seeds, playbook, manager);
+      expect(files.filter((f) => f.relative.startsWith(`files/${host.name}/`)).map((f) => [f.relative, f.content, f.mode])).toEqual(rendered.map((f) => [`files/${host.name}${f.path}`, f.content, f.mode]));
+      const vars = parse(byPath.get(`host_vars/${host.name}.yml`)!.content) as { ibfleet_files: { path: string; mode: string }[]; ibfleet_manager: string };
+      expect(vars.ibfleet_files).toEqual(rendered.map((f) => ({ path: f.path, mode: f.mode.toString(8).padStart(4, '0') })));
+      expect(vars.ibfleet_manager).toBe(manager);
+    }
+  });
+
+  it('the inventory holds the SSH targets as resolved: address, port, user, sudo as become, key, known_hosts, jump host', () => {
+    const inventory = parse(byPath.get('inventory.yml')!.content) as { all: { children: { ibfleet: { hosts: Record<string, Record<string, unknown>> } } } };
+    expect(inventory.all.children.ibfleet.hosts).toEqual({
+      cpuserver16: { ansible_host: '10.208.130.16', ansible_port: 22, ansible_user: 'ops', ansible_become: true, ansible_ssh_common_args: '-o StrictHostKeyChecking=yes -o UserKnownHostsFile=/etc/ibfleet/known_hosts -o ProxyJump=admin@bastion:2222' },
+      memserver34: { ansible_host: '10.208.130.34', ansible_port: 22, ansible_user: 'root', ansible_become: false, ansible_ssh_private_key_file: '/home/ops/.ssh/fabric key', ansible_ssh_common_args: '-o StrictHostKeyChecking=yes -o UserKnownHostsFile=/etc/ibfleet/known_hosts -o IdentitiesOnly=yes' },
+    });
+  });
+
+  it('is pure: the same input gives the same bytes', () => {
+    expect(renderAnsibleProject(project)).toEqual(files);
+  });
+
+  it('a playbook that persists in the manager\'s configuration is refused, naming the host', () => {
+    const native = loadPlaybook(readFileSync(new URL('../../playbooks/dual-ib-routing-native.yaml', import.meta.url), 'utf8'), 'dual-ib-routing-native.yaml');
+    expect(exportRefusal(native, project.hosts)).toMatch(/^playbook dual-ib-routing-native persists in the network manager's own configuration on cpuserver16 \(networkmanager\)/);
+    expect(exportRefusal(native, [{ host: hostOf(seeds, 34), manager: 'ifupdown' }])).toBeUndefined();
+    expect(exportRefusal(playbook, project.hosts)).toBeUndefined();
+  });
+});
+
+const ANSIBLE = spawnSync('ansible-playbook', ['--version'], { encoding: 'utf8' }).status === 0;
+if (!ANSIBLE) console.warn('test/render/ansible-project.test.ts: ansible-core is not installed (scripts/setup installs it): its checks are skipped');
+
+describe.runIf(ANSIBLE)('ansible-core reads it', () => {
+  it('ansible-playbook --syntax-check passes, the role found in the collection next to the playbook', () => {
+    const dir = join(work, 'syntax');
+    writeProject(dir);
+    const result = spawnSync('ansible-playbook', ['-i', 'inventory.yml', 'site.yml', '--syntax-check'], { cwd: dir, encoding: 'utf8', env: { ...process.env, ANSIBLE_NOCOLOR: '1' } });
+    expect(result.status, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout + result.stderr).not.toMatch(/WARNING/);
+  });
+
+  it('ansible-inventory lists both hosts in group ibfleet with their host_vars', () => {
+    const dir = join(work, 'inventory');
+    writeProject(dir);
+    const result = spawnSync('ansible-inventory', ['-i', 'inventory.yml', '--host', 'memserver34'], { cwd: dir, encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ibfleet_host: 34, ibfleet_manager: 'netplan', ansible_host: '10.208.130.34' });
+  });
+
+  it('AWX\'s way in: ansible-galaxy installs collection ibfleet.routing from collections/requirements.yml', () => {
+    const dir = join(work, 'galaxy');
+    writeProject(dir);
+    const into = join(work, 'installed');
+    const result = spawnSync('ansible-galaxy', ['collection', 'install', '-r', 'collections/requirements.yml', '-p', into], { cwd: dir, encoding: 'utf8', env: { ...process.env, ANSIBLE_NOCOLOR: '1' } });
+    expect(result.status, result.stdout + result.stderr).toBe(0);
+    expect(readFileSync(join(into, 'ansible_collections/ibfleet/routing/roles/routing/tasks/main.yml'), 'utf8')).toBe(byPath.get('collections/ansible_collections/ibfleet/routing/roles/routing/tasks/main.yml')!.content);
+  });
+});
