@@ -10,7 +10,7 @@ import type { HostFacts } from '../facts/host-facts.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { sha256 } from '../script/digest.js';
 import type { RenderedFile } from '../script/rendered-file.js';
-import { change, type Blocker, type Finding, type HostContext } from '../steps/step.js';
+import { change, providedFor, type Blocker, type Finding, type HostContext } from '../steps/step.js';
 import type { Change } from '../vocabulary.js';
 
 export interface Assessment {
@@ -50,10 +50,10 @@ export function nicBlockers(host: Host, fleet: Fleet, facts: HostFacts): Blocker
       if (elsewhere) {
         problems.push({ kind: 'nic-address', iface, message: `${nic.address} (NIC ${nic.index}) is on ${elsewhere.iface}, not ${iface}: are the interfaces swapped in the inventory?` });
       } else if (!link.up) {
-        problems.push({ kind: 'nic-down', iface, message: `${iface} is down (no ${nic.address})` });
+        problems.push({ kind: 'nic-unaddressed', iface, message: `${iface} is down (no ${nic.address})` });
       } else {
         const has = here.map((a) => `${a.address}/${a.prefixLength}`).join(', ') || 'no IPv4 address';
-        problems.push({ kind: 'nic-address', iface, message: `${iface} carries ${has}, but the convention gives NIC ${nic.index} of host ${host.id} ${nic.address}/${fleet.fabric.subnet.prefixLength}` });
+        problems.push({ kind: here.length ? 'nic-address' : 'nic-unaddressed', iface, message: `${iface} carries ${has}, but the convention gives NIC ${nic.index} of host ${host.id} ${nic.address}/${fleet.fabric.subnet.prefixLength}` });
       }
     }
   }
@@ -107,7 +107,9 @@ export function assessHost(playbook: Playbook, ctx: HostContext, files: readonly
     ...files.map((f) => fileFinding(f, host, facts, (file) => playbook.steps.map((s) => s.step.modifiedWhy?.(ctx, file)).find((why) => why !== undefined))),
     ...hostParts.flatMap((p) => p.after ?? []),
   ];
-  return { blockers: [...hostBlockers(facts), ...nicBlockers(host, fleet, facts)], findings };
+  // What a step provides before the routing applies (the links step: the NIC's address) blocks nothing.
+  const nics = nicBlockers(host, fleet, facts).filter((b) => !providedFor(b, ctx.provisions ?? []));
+  return { blockers: [...hostBlockers(facts), ...nics, ...playbook.steps.flatMap((s) => s.step.blockers?.(ctx) ?? [])], findings };
 }
 
 export function failingFindings(assessment: Pick<Assessment, 'findings'>): Finding[] {
