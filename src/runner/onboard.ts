@@ -15,13 +15,14 @@ import { clipHostText } from '../host-text.js';
 import { planInventoryAddition, type InventoryEdit } from '../inventory/edit.js';
 import type { InventoryAddition } from '../inventory/entry.js';
 import { loadInventory } from '../inventory/load.js';
+import { HOST_OVERRIDES } from '../steps/registry.js';
 import { hostById, type Fleet, type Host } from '../inventory/model.js';
 import type { HostFacts } from '../facts/host-facts.js';
 import { readProbe } from '../plan/change-output.js';
 import { discoverHost, factsUnderFoundNames, ONBOARD_ROLES, type HostDiscovery } from '../plan/onboard.js';
 import { discoveredAddition, provisionalAddition, roleId, roleManagerFlag, type OnboardRequest } from '../plan/onboard-request.js';
 import { lockedMessage } from '../plan/change-output.js';
-import { missingPrerequisite } from '../plan/host-plan.js';
+import { missingPrerequisite, providesNics } from '../plan/host-plan.js';
 import { refusedBeforeContact, summarize, type InventoryChange, type OnboardOutcome, type OnboardReport } from '../plan/onboard-summary.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { buildCheatSheet } from '../render/cheat-sheet.js';
@@ -72,7 +73,7 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
   const file = inventory.path;
 
   const original = await inventory.read();
-  const provisional = planInventoryAddition(original, file, inventory.baseDir, provisionalAddition(request, loadInventory(original, file, inventory.baseDir), file));
+  const provisional = planInventoryAddition(original, file, inventory.baseDir, provisionalAddition(request, loadInventory(original, file, inventory.baseDir, HOST_OVERRIDES), file), HOST_OVERRIDES);
   if (!provisional.ok) throw new UsageError(refusedBeforeContact(provisional.conflicts, file));
   const pairHosts = (fleet: Fleet) => ONBOARD_ROLES.map((role) => hostById(fleet, roleId(request, role))!);
 
@@ -110,15 +111,15 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     // 2. Decide, from what the machines showed.
     const discovered = report.hosts.map((host, i) => {
       const role = ONBOARD_ROLES[i]!;
-      const d = discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: found.get(host.id)!.facts, managerFlag: roleManagerFlag(request, role), prerequisite: (manager, facts) => missingPrerequisite(playbook, manager, facts) });
+      const d = discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: found.get(host.id)!.facts, managerFlag: roleManagerFlag(request, role), prerequisite: (manager, facts) => missingPrerequisite(playbook, manager, facts), providesAddresses: providesNics(playbook) });
       events.onDiscovered?.(d, hostRef(host));
       return d;
     });
     note({ discovered });
     const refusals = discovered.flatMap((d) => d.problems.map((p) => `${d.role} ${d.id}: ${p}`));
     if (refusals.length > 0) return finish({ outcome: 'refused', problems: refusals });
-    const addition = discoveredAddition(request, discovered, loadInventory(original, file, inventory.baseDir));
-    const planned = planInventoryAddition(original, file, inventory.baseDir, addition);
+    const addition = discoveredAddition(request, discovered, loadInventory(original, file, inventory.baseDir, HOST_OVERRIDES));
+    const planned = planInventoryAddition(original, file, inventory.baseDir, addition, HOST_OVERRIDES);
     if (!planned.ok) return finish({ outcome: 'refused', problems: planned.conflicts });
     const hosts = pairHosts(planned.fleet);
     note({ hosts });
@@ -275,7 +276,7 @@ async function writeAddition(
   try {
     const current = await inventory.read();
     if (current !== original) {
-      const again = planInventoryAddition(current, inventory.path, inventory.baseDir, addition);
+      const again = planInventoryAddition(current, inventory.path, inventory.baseDir, addition, HOST_OVERRIDES);
       if (!again.ok) {
         return {
           inventory: { file: inventory.path, change: 'not-written', addedHosts: [], addedPair: false, addedLines: planned.addedLines },
