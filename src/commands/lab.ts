@@ -21,6 +21,7 @@ async function load() {
       managers: z.boolean().default(true),
       withoutRdma: z.string().optional(),
       withoutSystemd: z.string().optional(),
+      fresh: z.string().optional(),
     }),
     down: z.object({ name: z.string().optional(), all: z.boolean().default(false) }),
     reboot: z.object({ name: z.string().default('default') }),
@@ -46,6 +47,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
     .option('--no-managers', 'run no network manager in the hosts (the lab adds the fabric addresses itself; no reboot): for labs too big for a daemon per host')
     .option('--without-rdma <hosts>', 'hosts that show no RDMA device (no /sys/class/infiniband entry, no rping), as a machine without driver or rdma-core')
     .option('--without-systemd <hosts>', 'hosts that run no systemd (a container, a chroot-like host): no timers, PID 1 is not systemd, systemctl answers offline')
+    .option('--fresh <hosts>', 'hosts as a new machine arrives: fabric NICs present, no address and nothing configuring them (what the links step and onboard start from)')
     .action(async (raw: unknown, cmd: Command) => {
       const { schemas, parseGlobals, parseOptions, writeJson } = await load();
       const globals = parseGlobals(cmd.optsWithGlobals(), io);
@@ -66,6 +68,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
         ...(opts.mgmtSubnet !== undefined ? { mgmtSubnet: opts.mgmtSubnet } : {}),
         ...(opts.withoutRdma !== undefined ? { noRdma: parseLabHosts(opts.withoutRdma, '--without-rdma') } : {}),
         ...(opts.withoutSystemd !== undefined ? { noSystemd: parseLabHosts(opts.withoutSystemd, '--without-systemd') } : {}),
+        ...(opts.fresh !== undefined ? { fresh: parseLabHosts(opts.fresh, '--fresh') } : {}),
         ...(globals.json ? {} : { onStep: (text: string) => void io.stderr.write(`lab ${opts.name}: ${text}\n`) }),
       });
       const elapsed = performance.now() - started;
@@ -207,16 +210,18 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
 
 /** A `--hosts` selection against the lab's own inventory: numbers, ranges, names, roles, pairs, all. */
 async function selectLabHosts(name: string, expression: string): Promise<number[]> {
-  const [{ requireLab }, { labPaths }, { loadInventory }, { parseHostSelection }, { readFile }] = await Promise.all([
+  const [{ requireLab }, { labPaths }, { loadInventory }, { parseHostSelection }, { readFile }, { HOST_OVERRIDES }, { dirname }] = await Promise.all([
     import('../lab/state.js'),
     import('../lab/names.js'),
     import('../inventory/load.js'),
     import('../inventory/select.js'),
     import('node:fs/promises'),
+    import('../steps/registry.js'),
+    import('node:path'),
   ]);
   await requireLab(name);
   const file = labPaths(name).inventory;
-  return parseHostSelection(expression, loadInventory(await readFile(file, 'utf8'), file));
+  return parseHostSelection(expression, loadInventory(await readFile(file, 'utf8'), file, dirname(file), HOST_OVERRIDES));
 }
 
 /**

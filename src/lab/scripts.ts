@@ -105,7 +105,7 @@ for t in ${MANAGED_TREES.map(shellQuote).join(' ')} /etc/ssh/ssh_host_*; do
 	if [ -e "$t" ] || [ -L "$t" ]; then prune "$t"; fi
 done
 mount --bind ${shellQuote(p.root)} /root
-${host.rdma !== false ? `# rping: the lab's stand-in (src/lab/rping-standin.py), on the PATH of this host alone.
+${host.rdma !== false ? `# rping and ibv_devinfo: the lab's stand-ins (src/lab/rping-standin.py, ibv-devinfo-standin.ts), on the PATH of this host alone.
 mount -t overlay ibfleet-lab-bin -o ${shellQuote(`ro,lowerdir=${plan.dir}/bin:/usr/bin`)} /usr/bin
 ` : ''}${host.manager === 'networkmanager' && plan.networkDaemons ? `mount --bind ${shellQuote(p.nmState)} /var/lib/NetworkManager\n` : ''}${renderSystemdMounts(p.run, host)}# Last: the lab's paths under the machine's /run are out of sight after it.
 mount --bind ${shellQuote(p.run)} /run
