@@ -15,7 +15,8 @@ export function renderIbvDevinfoStandIn(): string {
   return `#!/bin/sh
 # ibv_devinfo stand-in of the ibfleet rehearsal lab (not rdma-core's; see README "The rehearsal lab").
 set -u
-want_dev= want_port=
+want_dev=''
+want_port=''
 while [ "$#" -gt 0 ]; do
 	case $1 in
 	-d) want_dev=$2; shift ;;

@@ -111,6 +111,7 @@ describe.skipIf(!has('shellcheck'))('every script that tells a manager something
     handOver: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
     await: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
     awaitGone: [{ iface: 'ibs5f1', address: '172.16.16.2', table: 942, priority: 942 }],
+    awaitRuleGone: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
   };
   const hook = loadFixturePlaybook();
   // A fleet whose neighbour table must grow, on a host below it: the native change raises it itself.

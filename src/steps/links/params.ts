@@ -36,7 +36,7 @@ const pkey = z
       return z.NEVER;
     }
     if ((number & 0x7fff) === 0) {
-      ctx.addIssue({ code: 'custom', message: `pkey ${text} is not a partition: 0 and 0x8000 are invalid P_Keys; allowed: 0x0001..0x7fff (written as full member 0x8001..0xffff)` });
+      ctx.addIssue({ code: 'custom', message: `pkey 0x${number.toString(16).padStart(4, '0')} is not a partition: 0 and 0x8000 are invalid P_Keys; allowed: 0x0001..0x7fff (written as full member 0x8001..0xffff)` });
       return z.NEVER;
     }
     return `0x${(number | 0x8000).toString(16).padStart(4, '0')}`;
