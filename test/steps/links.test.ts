@@ -210,6 +210,11 @@ describe('refused before anything changes, each naming the NIC, the value and wh
     expect(refusal(() => planDeploy(host(61), fleet, hook, facts(probe)))).toBe('ib0 carries 172.16.61.9/16, but the convention gives NIC 1 of host 61 172.16.61.1/16');
   });
 
+  it("an interface the host does not have is the inventory's slip: named as before, nothing configured for it", () => {
+    const slipped = { ...host(60), nics: host(60).nics.map((n) => (n.index === 2 ? { ...n, iface: 'ib9' } : n)) };
+    expect(refusal(() => planDeploy(slipped, fleet, hook, facts(fresh.netplan)))).toBe('interface ib9 (NIC 2) not found; the host has mgmt0, ib1, ib0');
+  });
+
   it('connected mode on an enhanced-IPoIB (mlx5) HCA', () => {
     expect(refusal(() => planDeploy(host(60), fleet, withLinks('{ mode: connected }'), facts(fresh.netplan)))).toContain(
       'ib0: mode connected is refused: ib0 runs enhanced IPoIB (mlx5_0, ConnectX-4 or later; its hardware address 00:00:01:39… has no connected-mode flag), which is datagram only; allowed: datagram',

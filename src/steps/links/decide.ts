@@ -232,12 +232,16 @@ export function planLinks(ctx: Ctx, settings: LinksParams): LinksPlan {
 
 /**
  * Whether links takes the NIC over: ibfleet configured it before, or it lacks its address (or its
- * P_Key child), or the kernel differs from what is asked. Not a NIC that carries another fabric
+ * P_Key child), or the kernel differs from what is asked. Not an interface the host lacks (but a
+ * P_Key child of a parent it has). Not a NIC that carries another fabric
  * address: the engine refuses the host for it, naming the address (someone may be using it). Nor
  * one whose manager's own configuration gives it its address though the kernel does not show it
  * now (a NIC down): what keeps it from its address is not a configuration links could add.
  */
 function wantsManaging(ctx: Ctx, links: LinksFacts, nic: Nic, settings: LinksParams): boolean {
+  // An interface the host does not have is the engine's to name (the inventory's slip), unless it is a P_Key child links makes of a parent there.
+  const child = splitChild(nic.iface);
+  if (!ctx.facts.links.has(nic.iface) && !(settings.pkey !== undefined && child !== undefined && ctx.facts.links.has(child.parent))) return false;
   if (recordOf(links.record, nic.iface) !== undefined) return true;
   const here = ctx.facts.addresses.filter((a) => a.iface === nic.iface).map((a) => `${a.address}/${a.prefixLength}`);
   const hasAddress = carries(ctx.facts, nic);

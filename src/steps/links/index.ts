@@ -45,7 +45,7 @@ function planFor(ctx: Omit<HostContext, 'persistence' | 'provisions'>, params: L
 function provides(ctx: Omit<HostContext, 'persistence' | 'provisions'>, params: LinksParams): NicProvision[] {
   const plan = planFor(ctx, params);
   // A NIC links would configure but cannot: its own blocker says why, the engine's would only repeat what it lacks.
-  const refused = plan.refused.map((nic) => ({ iface: nic.iface, creates: !ctx.facts.links.has(nic.iface) }));
+  const refused = plan.refused.map((nic) => ({ iface: nic.iface, creates: false }));
   return [...refused, ...plan.managed.map((m) => ({
     iface: m.nic.iface,
     creates: !ctx.facts.links.has(m.nic.iface),
