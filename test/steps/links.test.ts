@@ -169,6 +169,27 @@ network:
   });
 });
 
+describe('status names drift of what links configured', () => {
+  it('an edited profile: what nmcli would set again', () => {
+    const edited = deployed.nm.replace('ipv4.addresses:172.16.61.1/16', 'ipv4.addresses:172.16.61.1/16, 10.9.9.9/24').replace(/^(connection\.uuid:[^\n]+\nconnection\.id:ibfleet-ib0\n[\s\S]*?)ipv4\.method:manual/m, '$1ipv4.method:auto');
+    const status = assessStatus(host(61), fleet, hook, facts(edited));
+    expect(status.status).toBe('drift');
+    expect(status.reasons).toContain('ib0: connection profile ibfleet-ib0 was changed: nmcli would set ipv4.method manual');
+  });
+
+  it('an MTU or mode that is not as asked', () => {
+    const status = assessStatus(host(60), fleet, withLinks('{ mtu: 2000, mode: datagram }'), facts(deployed.netplan));
+    expect(status.reasons).toEqual(expect.arrayContaining(['ib0: MTU is 2044, want 2000', 'ib1: MTU is 2044, want 2000']));
+    expect(status.reasons.join('\n')).not.toContain('IPoIB mode');
+  });
+
+  it('an address gone from a NIC links configured', () => {
+    const { dropIpLines } = { dropIpLines: (p: string, re: RegExp) => p.split('\n').filter((l) => !re.test(l)).join('\n') };
+    const status = assessStatus(host(62), fleet, hook, facts(dropIpLines(deployed.ifupdown, /^\d+: ib0 +inet /)));
+    expect(status.reasons[0]).toBe('ib0: no address (the convention gives NIC 1 172.16.62.1/16)');
+  });
+});
+
 describe('native persistence on a fresh machine: the profile or netplan device links provides carries the routing', () => {
   it('NetworkManager: the routing goes onto the profile links adds, not the hook', () => {
     const plan = planDeploy(host(61), fleet, native, facts(fresh.nm));

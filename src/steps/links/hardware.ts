@@ -59,7 +59,8 @@ function modeRefusal(iface: string, sys: LinkSys, mode: IpoibMode, facts: HostFa
     const device = portOf(facts, iface)?.split('/')[0];
     return `${iface}: mode connected is refused: ${iface} runs enhanced IPoIB${device ? ` (${device}` : ' ('}${device?.startsWith('mlx5') ? ', ConnectX-4 or later' : ''}; its hardware address ${sys.address.slice(0, 11)}… has no connected-mode flag), which is datagram only; allowed: datagram (MLNX_OFED can turn enhanced IPoIB off with ib_ipoib ipoib_enhanced=0)`;
   }
-  if (sys.type !== ARPHRD_INFINIBAND) return `${iface}: mode ${mode}: the kernel shows ${iface} as ${typeName(sys)}, not InfiniBand (32), so its network manager cannot set an IPoIB mode on it`;
+  // Already in that mode: nothing for the manager to set (an IPoIB interface the managers see as Ethernet, as in the lab).
+  if (sys.type !== ARPHRD_INFINIBAND && sys.mode !== mode) return `${iface}: mode ${mode}: the kernel shows ${iface} as ${typeName(sys)}, not InfiniBand (32), so its network manager cannot set an IPoIB mode on it`;
   return undefined;
 }
 
