@@ -8,6 +8,5 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 180_000,
-    reporters: process.env.CI ? ['default'] : ['default'],
   },
 });

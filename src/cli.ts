@@ -7,10 +7,11 @@
 import { Command, CommanderError, Option } from 'commander';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { commandSpec, findCommand, walkWords } from './command-line.js';
 import type { CommandResult, Io } from './commands/context.js';
 import { addHelpFooters, optionDescription } from './commands/help.js';
 import { registerCommands } from './commands/register.js';
-import { BugError, clipInput, HostError, InterruptedError, InventoryError, UsageError } from './errors.js';
+import { BugError, clipInput, ConfigError, HostError, InterruptedError, LabError, UsageError, type ConfigKind } from './errors.js';
 import { jsonText, sanitizeLine, sanitizeLines } from './ui/text/sanitize.js';
 import type { RunVerdict } from './vocabulary.js';
 import { VERSION } from './version.js';
@@ -19,9 +20,6 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
 
 /** A request refused before anything changed is the user's to fix, like a usage error. */
 const VERDICT_EXIT: Readonly<Record<RunVerdict, number>> = { ok: EXIT.ok, failed: EXIT.failed, refused: EXIT.usage, interrupted: EXIT.interrupted };
-
-/** Options that take a value: a word after one of them is its value, not a command or a host. */
-const VALUE_OPTIONS = new Set(['-i', '--inventory', '-c', '--concurrency', '--timeout', '--known-hosts', '--log']);
 
 /** What commander said while parsing: its parse error, and (under --json) the help or version it printed. */
 export interface CommanderSaid {
@@ -69,49 +67,50 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     await program.parseAsync(argv as string[], { from: 'user' });
     return result ? VERDICT_EXIT[result.verdict] : EXIT.ok;
   } catch (error) {
-    return reportError(error, io, { argv, commandNames: program.commands.map((c) => c.name()), commanderMessage: said.message, commanderOut: said.out });
+    return reportError(error, io, { line: readCommandLine(program, argv), json: argv.includes('--json'), commanderMessage: said.message, commanderOut: said.out });
   }
 }
 
 interface ErrorContext {
-  readonly argv: readonly string[];
-  readonly commandNames: readonly string[];
+  readonly line: CommandLine;
+  readonly json: boolean;
   /** What commander said about its parse error (kept from its output, not printed by it). */
   readonly commanderMessage: string | undefined;
   /** The help or version text commander wrote, kept under --json. */
   readonly commanderOut: readonly string[] | undefined;
 }
 
-/** The command the words name (`deploy`, `lab up`), skipping global options and their values. */
-function commandOf(argv: readonly string[], names: readonly string[]): { name: string | undefined; rest: string[] } {
-  for (let i = 0; i < argv.length; i++) {
-    const word = argv[i]!;
-    if (VALUE_OPTIONS.has(word)) i++;
-    else if (!word.startsWith('-')) {
-      if (!names.includes(word)) return { name: undefined, rest: [] };
-      const sub = word === 'lab' && argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('-') ? `lab ${argv[i + 1]}` : word;
-      return { name: sub, rest: argv.slice(i + 1) as string[] };
-    }
-  }
-  return { name: undefined, rest: [] };
+/** What a command line asked for, read against the program's own definitions (src/command-line.ts). */
+export interface CommandLine {
+  /** The command the words name (`deploy`, `lab up`); undefined: none, or one the program does not have. */
+  readonly name: string | undefined;
+  /** It takes hosts only as --hosts (it has the option and no positional arguments). */
+  readonly takesHostsOption: boolean;
+  /** Words given to it that are neither options nor their values. */
+  readonly positionals: readonly string[];
+}
+
+export function readCommandLine(program: Command, argv: readonly string[]): CommandLine {
+  const root = commandSpec(program);
+  const { path, positionals } = walkWords(root, argv);
+  const command = findCommand(root, path);
+  return {
+    name: path.length > 0 ? path.join(' ') : undefined,
+    takesHostsOption: path.length > 0 && command.args.length === 0 && command.options.some((o) => o.long === '--hosts'),
+    positionals: path.length > 0 ? positionals : [],
+  };
 }
 
 /** `ibfleet deploy 16`: a host set given as a word, as ssh-style tools take it. */
-function positionalHint(command: string | undefined, rest: readonly string[]): string | undefined {
-  if (!command || !['hosts', 'render', 'deploy', 'status', 'rollback', 'verify'].includes(command)) return undefined;
-  for (let i = 0; i < rest.length; i++) {
-    const word = rest[i]!;
-    if (word.startsWith('-')) {
-      if (!word.includes('=') && !['--dry-run', '-n', '--show-scripts', '--diff', '--rping', '--no-rping', '--ring', '--json', '--accept-new', '-K', '--ask-sudo-pass', '--no-log'].includes(word)) i++;
-      continue;
-    }
-    return `${command} takes hosts as --hosts, not as a word: did you mean ibfleet ${command} --hosts ${word}?`;
-  }
-  return undefined;
+function positionalHint(line: CommandLine): string | undefined {
+  const word = line.positionals[0];
+  if (!line.takesHostsOption || word === undefined) return undefined;
+  return `${line.name} takes hosts as --hosts, not as a word: did you mean ibfleet ${line.name} --hosts ${word}?`;
 }
 
 interface ReportedError {
-  readonly kind: 'usage' | 'inventory' | 'interrupted' | 'host' | 'bug';
+  /** Under --json, `error.kind`: which file was invalid for a ConfigError. */
+  readonly kind: 'usage' | ConfigKind | 'interrupted' | 'host' | 'lab' | 'bug';
   readonly message: string;
   readonly exit: number;
   /** The text for stderr (without --json: the whole report). */
@@ -120,7 +119,7 @@ interface ReportedError {
 }
 
 function describeError(error: unknown, io: Io, context: ErrorContext): ReportedError | 'help' | 'version' {
-  const { name, rest } = commandOf(context.argv, context.commandNames);
+  const { name } = context.line;
   if (error instanceof CommanderError) {
     if (error.code === 'commander.version') return 'version';
     // A command group without its subcommand (`ibfleet lab`): commander printed its help to stderr.
@@ -130,17 +129,20 @@ function describeError(error: unknown, io: Io, context: ErrorContext): ReportedE
     }
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.help') return 'help';
     const said = context.commanderMessage ?? error.message.replace(/^error: /, '');
-    const message = (error.code === 'commander.excessArguments' ? positionalHint(name, rest) : undefined) ?? said;
+    const message = (error.code === 'commander.excessArguments' ? positionalHint(context.line) : undefined) ?? said;
     return { kind: 'usage', message, exit: EXIT.usage, text: `ibfleet: ${message}\n(run ibfleet ${name ?? ''}${name ? ' ' : ''}--help for usage)\n` };
   }
-  if (error instanceof InventoryError) {
+  if (error instanceof ConfigError) {
     const message = `${error.total === 1 ? 'this problem' : `these ${error.total} problems`} must be fixed first; nothing was contacted`;
     const problems = error.problems.map((p) => ({ file: p.position.file, line: p.position.line, column: p.position.column, message: p.message, hint: p.hint ?? null }));
-    return { kind: 'inventory', message: `${error.message}\n${message}`, exit: EXIT.usage, text: `${error.message}\nibfleet: ${message}\n`, problems };
+    return { kind: error.kind, message: `${error.message}\n${message}`, exit: EXIT.usage, text: `${error.message}\nibfleet: ${message}\n`, problems };
   }
   if (error instanceof UsageError) return { kind: 'usage', message: error.message, exit: EXIT.usage, text: `ibfleet: ${error.message}\n` };
   if (error instanceof InterruptedError) return { kind: 'interrupted', message: 'interrupted', exit: EXIT.interrupted, text: 'ibfleet: interrupted\n' };
-  if (error instanceof HostError) return { kind: 'host', message: `${error.stage}: ${error.message}`, exit: EXIT.failed, text: `ibfleet: ${error.stage}: ${sanitizeLine(error.message, 'keep')}\n${sanitizeLines(error.stderrTail, 'keep').join('\n')}\n` };
+  if (error instanceof HostError || error instanceof LabError) {
+    const [kind, where] = error instanceof HostError ? (['host', error.stage] as const) : (['lab', error.step] as const);
+    return { kind, message: `${where}: ${error.message}`, exit: EXIT.failed, text: `ibfleet: ${where}: ${sanitizeLine(error.message, 'keep')}\n${sanitizeLines(error.stderrTail, 'keep').join('\n')}\n` };
+  }
   const what = error instanceof BugError ? 'bug' : 'unexpected error';
   const text = error instanceof Error ? `${error.name !== 'Error' && !(error instanceof BugError) ? `${error.name}: ` : ''}${error.message}` : String(error);
   if (io.env.IBFLEET_DEBUG) {
@@ -161,8 +163,8 @@ function describeError(error: unknown, io: Io, context: ErrorContext): ReportedE
  */
 function reportError(error: unknown, io: Io, context: ErrorContext): number {
   const described = describeError(error, io, context);
-  const { name } = commandOf(context.argv, context.commandNames);
-  const json = context.argv.includes('--json');
+  const { name } = context.line;
+  const json = context.json;
   if (described === 'help' || described === 'version') {
     // Under --json, help and version are a document too: `{"command", "ok": true, "help": TEXT}`.
     const text = (context.commanderOut ?? []).join('');

@@ -1,9 +1,10 @@
 /**
  * The small, closed set of errors ibfleet raises. Only src/cli.ts turns them into exit codes:
- * UsageError and InventoryError → 2 (nothing was contacted), HostError is reported per host and
- * folded into exit 1, anything else is a BugError / unexpected and also ends with 1 after a
- * message that asks for a bug report.
+ * UsageError and ConfigError → 2 (nothing was contacted), HostError is reported per host and
+ * folded into exit 1, LabError (the lab's own work on this machine) is 1, anything else is a
+ * BugError / unexpected and also ends with 1 after a message that asks for a bug report.
  */
+import type { Stage } from './stages.js';
 
 /** Where in a YAML file a problem sits; line and column are 1-based. */
 export interface SourcePosition {
@@ -46,16 +47,24 @@ export function formatProblem(p: InventoryProblem): string {
  */
 export const MAX_PROBLEMS = 20;
 
-/** The inventory or playbook file is invalid; carries the problems found (the first MAX_PROBLEMS), each with its position. */
-export class InventoryError extends Error {
+/** Which of the user's files a ConfigError is about; under --json it is the error's kind. */
+export type ConfigKind = 'inventory' | 'playbook' | 'ssh-config';
+
+/**
+ * An inventory, playbook or ssh config file is invalid; carries the problems found (the first
+ * MAX_PROBLEMS), each with its position.
+ */
+export class ConfigError extends Error {
+  readonly kind: ConfigKind;
   readonly problems: readonly InventoryProblem[];
   /** How many problems were found in all; more than `problems.length` when some were left out. */
   readonly total: number;
-  constructor(problems: readonly InventoryProblem[]) {
+  constructor(kind: ConfigKind, problems: readonly InventoryProblem[]) {
     const shown = problems.slice(0, MAX_PROBLEMS);
     const left = problems.length - shown.length;
     super([...shown.map(formatProblem), ...(left > 0 ? [`… and ${left} more problem${left === 1 ? '' : 's'} not shown (fix these first)`] : [])].join('\n'));
-    this.name = 'InventoryError';
+    this.name = 'ConfigError';
+    this.kind = kind;
     this.problems = shown;
     this.total = problems.length;
   }
@@ -71,13 +80,30 @@ export class UsageError extends Error {
 
 /** One host failed at one stage; other hosts carry on. */
 export class HostError extends Error {
-  readonly stage: string;
+  readonly stage: Stage;
   readonly exitCode: number | undefined;
   readonly stderrTail: string;
-  constructor(stage: string, message: string, options: { exitCode?: number; stderrTail?: string } = {}) {
+  constructor(stage: Stage, message: string, options: { exitCode?: number; stderrTail?: string } = {}) {
     super(message);
     this.name = 'HostError';
     this.stage = stage;
+    this.exitCode = options.exitCode;
+    this.stderrTail = options.stderrTail ?? '';
+  }
+}
+
+/**
+ * A step of the rehearsal lab's own work on this machine failed (bringing a host up, removing a
+ * lab, a tool it ran): it names the step and carries the tool's last words.
+ */
+export class LabError extends Error {
+  readonly step: string;
+  readonly exitCode: number | undefined;
+  readonly stderrTail: string;
+  constructor(step: string, message: string, options: { exitCode?: number; stderrTail?: string } = {}) {
+    super(message);
+    this.name = 'LabError';
+    this.step = step;
     this.exitCode = options.exitCode;
     this.stderrTail = options.stderrTail ?? '';
   }

@@ -24,11 +24,9 @@
  *  - the bidi controls: embeddings and overrides U+202A–U+202E, isolates U+2066–U+2069, and the
  *    marks U+200E LRM, U+200F RLM and U+061C ALM, which reorder the text around them.
  */
-// eslint-disable-next-line no-control-regex
 export const UNPRINTABLE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** ESC-introduced sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL` or `ESC ] … ESC \`), and two-character escapes. */
-// eslint-disable-next-line no-control-regex
 const ESCAPE_SEQUENCE = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
 
 /** The replacement for each unprintable character. */

@@ -9,13 +9,17 @@
  * handler in tests are all handlers of RunEvents (ClusterShell's ev_start / ev_hup / ev_close).
  */
 import type { Host, Manager } from './inventory/model.js';
+import type { Stage } from './stages.js';
 
-export type CommandName = 'deploy' | 'status' | 'rollback' | 'verify' | 'onboard';
+/** The commands whose runs a display shows (render only with --diff, which asks the hosts). */
+export type CommandName = 'deploy' | 'status' | 'render' | 'rollback' | 'verify' | 'onboard';
 
-/** Stages a host moves through, in order; not every command uses every stage. */
-/** `wait`: another ibfleet run holds the host's lock, and this one waits for it (deploy, rollback). */
-export const STAGES = ['connect', 'wait', 'probe', 'plan', 'push', 'apply', 'verify', 'check'] as const;
-export type Stage = (typeof STAGES)[number];
+/** status and render --diff report each host's state (folded by answer, no per-host rows kept); they change nothing. */
+export function reportsHostState(command: CommandName): boolean {
+  return command === 'status' || command === 'render';
+}
+
+export { STAGES, type Stage } from './stages.js';
 
 /**
  * `not-run`: the host never started, or was stopped before it did its work (Ctrl-C): not a failure of
@@ -45,17 +49,23 @@ export function hostRef(host: Host): HostRef {
   return { id: host.id, name: host.name, target: host.target, nics: host.nics.map((n) => ({ index: n.index, iface: n.iface, address: n.address })) };
 }
 
-export interface RunStart {
+/** What a run is, as its displays, its log and its JSON document head it. */
+export interface RunHeader {
+  /** What the user ran. */
   readonly command: CommandName;
-  readonly hosts: readonly HostRef[];
-  readonly concurrency: number;
   readonly inventory: string;
   readonly playbook?: string;
   readonly dryRun?: boolean;
   /** --dry-run --show-scripts: displays show each host's exact script, not only the plan. */
   readonly showScripts?: boolean;
-  /** status --diff: displays show each differing file as a diff. */
+  /** status --diff, render --diff: displays show each differing file as a diff. */
   readonly diff?: boolean;
+}
+
+/** A run's start event: its header, and the hosts, concurrency and time it starts with. */
+export interface RunStart extends RunHeader {
+  readonly hosts: readonly HostRef[];
+  readonly concurrency: number;
   /** Epoch milliseconds. */
   readonly startedAt: number;
 }

@@ -28,7 +28,7 @@ export function registerCompletion(program: Command, io: Io, done: (r: CommandRe
     .action(async (_shell: string, line: string) => {
       const [{ complete }, { commandSpec }, { formatCompletion }] = await Promise.all([
         import('../ui/completion/engine.js'),
-        import('../ui/completion/spec.js'),
+        import('../command-line.js'),
         import('../ui/completion/scripts.js'),
       ]);
       const sources = await completionSources(io);

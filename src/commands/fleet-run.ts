@@ -8,24 +8,15 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { parseHostSelection } from '../inventory/select.js';
-import { runVerdict, type CommandName, type HostResult, type MatrixCell, type RunDisplay, type RunEvents, type RunVerdict } from '../vocabulary.js';
+import { runVerdict, type CommandName, type HostResult, type MatrixCell, type RunDisplay, type RunEvents, type RunHeader, type RunVerdict } from '../vocabulary.js';
 import { announceRun, runHosts, type FanoutOptions, type HostOutcome, type HostTask } from '../runner/fanout.js';
 import type { Transport } from '../runner/transport.js';
 import { runDocument } from '../ui/json.js';
 import { plainHandler } from '../ui/plain.js';
 import { parseGlobals, readFleet, writeJson, type GlobalOptions, type Io } from './context.js';
 import { checkOwnFilePath } from '../runner/own-file.js';
-import { openRunLog, type RunLog } from '../runner/run-log-file.js';
+import { openRunLog, type RunLog } from '../ui/run-log-file.js';
 import { askSecret } from './prompt.js';
-import { hostsRequired } from './run-options.js';
-
-/** What a run's header says besides the command and the inventory. */
-export interface RunExtra {
-  readonly playbook?: string;
-  readonly dryRun?: boolean;
-  readonly showScripts?: boolean;
-  readonly diff?: boolean;
-}
 
 export interface FleetRunSetup {
   readonly globals: GlobalOptions;
@@ -37,19 +28,21 @@ export interface FleetRunSetup {
   readonly secrets: () => readonly string[];
 }
 
-export async function prepareRun(io: Io, cmd: Command, selection: string | undefined, required: boolean): Promise<FleetRunSetup> {
-  const raw = cmd.optsWithGlobals() as Record<string, unknown>;
-  const globals = parseGlobals(raw, io);
+/** The hosts a run works on (`selection` as --hosts takes it; undefined: all), and -K. */
+export interface RunRequest {
+  readonly selection: string | undefined;
+  readonly askSudoPass: boolean;
+}
+
+export async function prepareRun(io: Io, cmd: Command, request: RunRequest): Promise<FleetRunSetup> {
+  const globals = parseGlobals(cmd.optsWithGlobals(), io);
   const fleet = await readFleet(globals, io);
-  if (selection === undefined && required) {
-    throw new UsageError(hostsRequired(cmd.name()));
-  }
-  const ids = new Set(parseHostSelection(selection ?? 'all', fleet));
+  const ids = new Set(parseHostSelection(request.selection ?? 'all', fleet));
   const hosts = fleet.hosts.filter((h) => ids.has(h.id));
   checkLogOption(globals, io);
   const interrupt = io.interruptSignal();
   const secrets: string[] = [];
-  const transport = await buildTransport(io, globals, fleet, raw.askSudoPass === true, interrupt, secrets);
+  const transport = await buildTransport(io, globals, fleet, request.askSudoPass, interrupt, secrets);
   return { globals, fleet, hosts, interrupt, transport, secrets: () => secrets };
 }
 
@@ -77,11 +70,12 @@ export async function buildTransport(io: Io, globals: GlobalOptions, fleet: Flee
   });
 }
 
-export async function chooseDisplay(io: Io, globals: GlobalOptions, command: CommandName, extra: RunExtra = {}, log?: RunLog): Promise<RunDisplay> {
+export async function chooseDisplay(io: Io, globals: GlobalOptions, header: RunHeader, log?: RunLog): Promise<RunDisplay> {
+  const { command } = header;
   if (globals.json) {
     return {
       events: {},
-      finish: async (end) => writeJson(io, { ...runDocument({ command, inventory: globals.inventory, ...extra, ...end }), log: log?.path ?? null }),
+      finish: async (end) => writeJson(io, { ...runDocument(header, end), log: log?.path ?? null }),
     };
   }
   if (io.stdout.isTTY && io.env.IBFLEET_PLAIN !== '1') return loadTui(io, command);
@@ -111,18 +105,16 @@ async function loadTui(io: Io, command: CommandName): Promise<RunDisplay> {
 export async function runDisplayed(
   io: Io,
   run: FleetRunSetup,
-  command: CommandName,
-  extra: RunExtra,
+  header: RunHeader,
   body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[]; readonly warnings?: readonly string[] }>,
 ): Promise<RunVerdict> {
-  const log = startRunLog(io, run.globals, command, run.secrets);
-  const display = withRunLog(io, run.globals, await chooseDisplay(io, run.globals, command, extra, log), log);
-  const header = { command, inventory: run.globals.inventory, ...extra };
+  const log = startRunLog(io, run.globals, header.command, run.secrets);
+  const display = withRunLog(io, run.globals, await chooseDisplay(io, run.globals, header, log), log);
   return runVerdict(await announceRun(run.hosts, { header, concurrency: run.globals.concurrency, interrupt: run.interrupt }, display, body));
 }
 
 /**
- * The run's log (src/runner/run-log-file.ts), or none with --no-log. A log that cannot be opened
+ * The run's log (src/ui/run-log-file.ts), or none with --no-log. A log that cannot be opened
  * is said once on stderr and the run goes on: the record matters less than the work.
  */
 export function startRunLog(io: Io, globals: GlobalOptions, command: string, secrets: () => readonly string[]): RunLog | undefined {
@@ -179,12 +171,11 @@ export function teeEvents(first: RunEvents, second: RunEvents): RunEvents {
 export function runPerHost(
   io: Io,
   run: FleetRunSetup,
-  command: CommandName,
-  extra: RunExtra,
+  header: RunHeader,
   work: (task: HostTask) => Promise<HostOutcome>,
   across?: (results: readonly HostResult[]) => string[],
 ): Promise<RunVerdict> {
-  return runDisplayed(io, run, command, extra, async (events) => {
+  return runDisplayed(io, run, header, async (events) => {
     const results = await runHosts(run.hosts, fanoutOptions(run, events), work);
     return { results, warnings: across?.(results) ?? [] };
   });

@@ -3,44 +3,59 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Fleet } from '../inventory/model.js';
+import { DEFAULT_LAB_NAME } from '../lab/names.js';
 import type { CommandResult, Io } from './context.js';
 import { registerLabPort } from './lab-port.js';
+import { readOptions, type OptionTools } from './options.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-/** Option schemas and the context helpers, loaded when a lab command runs (not for --help). */
-async function load() {
-  const [{ z }, context] = await Promise.all([import('zod'), import('./context.js')]);
-  const schemas = {
-    up: z.object({
-      hosts: z.string().optional(),
-      name: z.string().default('default'),
-      mgmtSubnet: z.string().optional(),
-      manager: z.array(z.string()).default([]),
-      interfaces: z.array(z.string()).default([]),
-      managers: z.boolean().default(true),
-      withoutRdma: z.string().optional(),
-      withoutSystemd: z.string().optional(),
-      fresh: z.string().optional(),
-    }),
-    down: z.object({ name: z.string().optional(), all: z.boolean().default(false) }),
-    reboot: z.object({ name: z.string().default('default') }),
-    flap: z.object({ name: z.string().default('default'), for: context.decimalInteger('--for is whole seconds, e.g. 1') }),
-    exec: z.object({ name: z.string().default('default') }),
-  };
-  return { schemas, ...context };
+/** Every lab command but list and down names its lab with --name, the default lab without it. */
+const nameOption = ['--name <name>', 'lab name', DEFAULT_LAB_NAME] as const;
+
+const upOptions = ({ z }: OptionTools) =>
+  z.object({
+    hosts: z.string().optional(),
+    name: z.string(),
+    mgmtSubnet: z.string().optional(),
+    manager: z.array(z.string()),
+    interfaces: z.array(z.string()),
+    managers: z.boolean(),
+    withoutRdma: z.string().optional(),
+    withoutSystemd: z.string().optional(),
+    fresh: z.string().optional(),
+  });
+const downOptions = ({ z }: OptionTools) => z.object({ name: z.string().default(DEFAULT_LAB_NAME), all: z.boolean().default(false) });
+const namedOptions = ({ z }: OptionTools) => z.object({ name: z.string() });
+const flapOptions = ({ z, decimalInteger }: OptionTools) => z.object({ name: z.string(), for: decimalInteger('--for is whole seconds, e.g. 1') });
+
+/** The global options, and how a lab command answers under --json; loaded when the command runs. */
+async function labOutput(io: Io, cmd: Command) {
+  const { parseGlobals, writeJson } = await import('./context.js');
+  const globals = parseGlobals(cmd.optsWithGlobals(), io);
+  return { json: globals.json, writeJson: (value: unknown) => writeJson(io, value) };
 }
 
 export function registerLab(program: Command, io: Io, done: (r: CommandResult) => void): void {
   const lab = program
     .command('lab')
     .description('rehearsal lab on this machine: hosts in network namespaces, each with sshd, its own /etc and network manager (needs root)');
+  registerLabUp(lab, io, done);
+  registerLabDown(lab, io, done);
+  registerLabList(lab, io, done);
+  registerLabReboot(lab, io, done);
+  registerLabFlap(lab, io, done);
+  registerLabRestart(lab, io, done);
+  registerLabExec(lab, io, done);
+  registerLabPort(lab, io, done);
+}
 
+function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): void {
   lab
     .command('up')
     .description('bring up lab hosts with the seeds\' failure live (NIC 2 traffic fails); writes a lab inventory and known_hosts')
     .option('--hosts <numbers>', 'host numbers and ranges, e.g. 16,34,40-47 (default: the inventory\'s hosts; others are added as node<H>)')
-    .option('--name <name>', 'lab name; several labs can run at once', 'default')
+    .option(...nameOption)
     .option('--mgmt-subnet <cidr>', 'management network of the lab hosts (host H = network + H; default 198.18.0.0/24)')
     .option('--manager <hosts=manager>', 'emulated network manager, e.g. 40=ifupdown or 40-47=networkmanager (repeatable; default: 16 networkmanager, others netplan)', collect, [])
     .option('--interfaces <hosts=names>', 'NIC interface names, e.g. 40=eth0,eth1 (repeatable; default: the inventory\'s, else ib0,ib1)', collect, [])
@@ -49,13 +64,14 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
     .option('--without-systemd <hosts>', 'hosts that run no systemd (a container, a chroot-like host): no timers, PID 1 is not systemd, systemctl answers offline')
     .option('--fresh <hosts>', 'hosts as a new machine arrives: fabric NICs present, no address and nothing configuring them (what the links step and onboard start from)')
     .action(async (raw: unknown, cmd: Command) => {
-      const { schemas, parseGlobals, parseOptions, writeJson } = await load();
-      const globals = parseGlobals(cmd.optsWithGlobals(), io);
-      const opts = parseOptions(schemas.up, raw);
-      const { labUp } = await import('../lab/up.js');
-      const { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments } = await import('../lab/options.js');
-      const { formatLabUpText, labUpJson } = await import('../lab/format.js');
-      const { selfCommand } = await import('./self-command.js');
+      const opts = await readOptions(upOptions, raw);
+      const out = await labOutput(io, cmd);
+      const [{ labUp }, { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments }, { formatLabUpText, labUpJson }, { selfCommand }] = await Promise.all([
+        import('../lab/up.js'),
+        import('../lab/options.js'),
+        import('../lab/format.js'),
+        import('./self-command.js'),
+      ]);
       const fleet = await sourceFleet(cmd, io);
       const started = performance.now();
       const info = await labUp({
@@ -69,134 +85,132 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
         ...(opts.withoutRdma !== undefined ? { noRdma: parseLabHosts(opts.withoutRdma, '--without-rdma') } : {}),
         ...(opts.withoutSystemd !== undefined ? { noSystemd: parseLabHosts(opts.withoutSystemd, '--without-systemd') } : {}),
         ...(opts.fresh !== undefined ? { fresh: parseLabHosts(opts.fresh, '--fresh') } : {}),
-        ...(globals.json ? {} : { onStep: (text: string) => void io.stderr.write(`lab ${opts.name}: ${text}\n`) }),
+        ...(out.json ? {} : { onStep: (text: string) => void io.stderr.write(`lab ${opts.name}: ${text}\n`) }),
       });
       const elapsed = performance.now() - started;
-      if (globals.json) writeJson(io, labUpJson(info, elapsed));
+      if (out.json) out.writeJson(labUpJson(info, elapsed));
       else io.stdout.write(formatLabUpText(info, elapsed, selfCommand(io.env)));
       done({ verdict: 'ok' });
     });
+}
 
+function registerLabDown(lab: Command, io: Io, done: (r: CommandResult) => void): void {
   lab
     .command('down')
     .description('remove every namespace, process, mount, link and file of a lab (safe to repeat, and after a failed up)')
-    .option('--name <name>', 'lab name (default: default)')
+    .option('--name <name>', `lab name (default: ${DEFAULT_LAB_NAME})`)
     .option('--all', 'remove every lab on this machine')
     .action(async (raw: unknown, cmd: Command) => {
-      const { schemas, parseGlobals, parseOptions, writeJson } = await load();
-      const globals = parseGlobals(cmd.optsWithGlobals(), io);
-      const opts = parseOptions(schemas.down, raw);
-      const { labDown, labDownAll } = await import('../lab/down.js');
-      const { requireRoot } = await import('../lab/preflight.js');
-      const { formatLabDownText } = await import('../lab/format.js');
-      const { describeLabsUp, labSummaries } = await import('../lab/state.js');
+      const opts = await readOptions(downOptions, raw);
+      const out = await labOutput(io, cmd);
+      const [{ labDown, labDownAll }, { requireRoot }, { formatLabDownText }, { describeLabsUp, labSummaries }] = await Promise.all([
+        import('../lab/down.js'),
+        import('../lab/preflight.js'),
+        import('../lab/format.js'),
+        import('../lab/state.js'),
+      ]);
       requireRoot('lab down');
-      const results = opts.all ? await labDownAll() : [await labDown(opts.name ?? 'default')];
-      if (globals.json) writeJson(io, { command: 'lab down', ok: true, labs: results });
+      const results = opts.all ? await labDownAll() : [await labDown(opts.name)];
+      if (out.json) out.writeJson({ command: 'lab down', ok: true, labs: results });
       else {
-        io.stdout.write(formatLabDownText(results, opts.all ? undefined : (opts.name ?? 'default')));
+        io.stdout.write(formatLabDownText(results, opts.all ? undefined : opts.name));
         // Nothing was there: perhaps the user meant another lab.
         if (results.every((r) => !r.found) && !opts.all) io.stdout.write(`${describeLabsUp(await labSummaries())}\n`);
       }
       done({ verdict: 'ok' });
     });
+}
 
+function registerLabList(lab: Command, io: Io, done: (r: CommandResult) => void): void {
   lab
     .command('list')
     .description('the labs on this machine: name, hosts, management subnet, inventory')
     .action(async (_raw: unknown, cmd: Command) => {
-      const { parseGlobals, writeJson } = await load();
-      const globals = parseGlobals(cmd.optsWithGlobals(), io);
-      const { requireRoot } = await import('../lab/preflight.js');
-      const { labSummaries } = await import('../lab/state.js');
-      const { formatLabListText, labListJson } = await import('../lab/format.js');
+      const out = await labOutput(io, cmd);
+      const [{ requireRoot }, { labSummaries }, { formatLabListText, labListJson }] = await Promise.all([import('../lab/preflight.js'), import('../lab/state.js'), import('../lab/format.js')]);
       // A lab's state directory is root's alone (it holds the lab's private key).
       requireRoot('lab list');
       const labs = await labSummaries();
-      if (globals.json) writeJson(io, labListJson(labs));
+      if (out.json) out.writeJson(labListJson(labs));
       else io.stdout.write(formatLabListText(labs));
       done({ verdict: 'ok' });
     });
+}
 
+function registerLabReboot(lab: Command, io: Io, done: (r: CommandResult) => void): void {
   lab
     .command('reboot')
     .description('boot hosts\' networking again: their manager and D-Bus stopped, /run and the kernel state as at boot, the manager started; it brings the NICs up and runs the hooks itself')
     .argument('<hosts>', 'hosts as for --hosts: 34, 16,34, 16-40, memserver34, @cpu, pair:alice or all')
-    .option('--name <name>', 'lab name', 'default')
+    .option(...nameOption)
     .action(async (hosts: string, raw: unknown, cmd: Command) => {
-      const { schemas, parseGlobals, parseOptions, writeJson } = await load();
-      const globals = parseGlobals(cmd.optsWithGlobals(), io);
-      const opts = parseOptions(schemas.reboot, raw);
-      const { labReboot } = await import('../lab/reboot.js');
-      const { requireRoot } = await import('../lab/preflight.js');
-      const { formatRebootText, rebootJson } = await import('../lab/format.js');
+      const { name } = await readOptions(namedOptions, raw);
+      const out = await labOutput(io, cmd);
+      const [{ labReboot }, { requireRoot }, { formatRebootText, rebootJson }] = await Promise.all([import('../lab/reboot.js'), import('../lab/preflight.js'), import('../lab/format.js')]);
       requireRoot('lab reboot');
-      const ids = await selectLabHosts(opts.name, hosts);
-      const results = await labReboot(opts.name, ids);
-      if (globals.json) writeJson(io, rebootJson(results));
+      const results = await labReboot(name, await selectLabHosts(name, hosts));
+      if (out.json) out.writeJson(rebootJson(results));
       else io.stdout.write(formatRebootText(results));
       done({ verdict: results.every((r) => r.ok) ? 'ok' : 'failed' });
     });
+}
 
+function registerLabFlap(lab: Command, io: Io, done: (r: CommandResult) => void): void {
   lab
     .command('flap')
     .description('take a fabric NIC\'s carrier down and up again (its switch port), as a cable or port flap does; the host\'s manager reacts as on a real link')
     .argument('<host>', 'host number, e.g. 16')
     .argument('<nic>', 'the NIC\'s interface name, e.g. ibs5f0')
-    .option('--name <name>', 'lab name', 'default')
+    .option(...nameOption)
     .option('--for <seconds>', 'how long the carrier stays down', '1')
     .action(async (host: string, nic: string, raw: unknown, cmd: Command) => {
-      const { schemas, parseGlobals, parseOptions, writeJson } = await load();
-      const globals = parseGlobals(cmd.optsWithGlobals(), io);
-      const opts = parseOptions(schemas.flap, raw);
+      const opts = await readOptions(flapOptions, raw);
+      const out = await labOutput(io, cmd);
       const [{ labFlap }, { parseLabHosts }, { requireRoot }] = await Promise.all([import('../lab/flap.js'), import('../lab/options.js'), import('../lab/preflight.js')]);
       const [id] = parseLabHosts(host, 'lab flap');
       requireRoot('lab flap');
       const result = await labFlap(opts.name, id!, nic, opts.for * 1000);
-      if (globals.json) writeJson(io, { command: 'lab flap', ok: true, ...result });
+      if (out.json) out.writeJson({ command: 'lab flap', ok: true, ...result });
       else io.stdout.write(`host ${result.id}: ${result.iface} carrier down for ${opts.for} s, then up${result.settled ? '' : '; hooks still running after 20 s'}\n`);
       done({ verdict: 'ok' });
     });
+}
 
+function registerLabRestart(lab: Command, io: Io, done: (r: CommandResult) => void): void {
   lab
     .command('restart')
     .description('restart a host\'s network manager as systemctl restart would (NetworkManager, systemd-networkd; ifupdown: ifdown + ifup of each NIC)')
     .argument('<host>', 'host number, e.g. 16')
-    .option('--name <name>', 'lab name', 'default')
+    .option(...nameOption)
     .action(async (host: string, raw: unknown, cmd: Command) => {
-      const { schemas, parseGlobals, parseOptions, writeJson } = await load();
-      const globals = parseGlobals(cmd.optsWithGlobals(), io);
-      const opts = parseOptions(schemas.exec, raw);
+      const { name } = await readOptions(namedOptions, raw);
+      const out = await labOutput(io, cmd);
       const [{ labRestartManager }, { parseLabHosts }, { requireRoot }] = await Promise.all([import('../lab/restart.js'), import('../lab/options.js'), import('../lab/preflight.js')]);
       const [id] = parseLabHosts(host, 'lab restart');
       requireRoot('lab restart');
-      const r = await labRestartManager(opts.name, id!);
-      if (globals.json) writeJson(io, { command: 'lab restart', ok: r.ok, host: r.id, manager: r.manager, exitCode: r.result.code, output: r.result.stdout + r.result.stderr });
+      const r = await labRestartManager(name, id!);
+      if (out.json) out.writeJson({ command: 'lab restart', ok: r.ok, host: r.id, manager: r.manager, exitCode: r.result.code, output: r.result.stdout + r.result.stderr });
       else io.stdout.write(`host ${r.id}: ${r.manager} restarted${r.ok ? '' : ` — FAILED (exit ${r.result.code}${r.settled ? '' : ', hooks still running after 20 s'})\n${r.result.stdout}${r.result.stderr}`}\n`);
       done({ verdict: r.ok ? 'ok' : 'failed' });
     });
+}
 
+function registerLabExec(lab: Command, io: Io, done: (r: CommandResult) => void): void {
   lab
     .command('exec')
     .description('run a command inside a lab host (its network, /etc, /run and D-Bus), e.g. lab exec 16 -- nmcli device reapply ibs5f0')
     .argument('<host>', 'host number, e.g. 16')
     .argument('<command...>', 'the command and its arguments (put -- before them)')
-    .option('--name <name>', 'lab name', 'default')
+    .option(...nameOption)
     .action(async (host: string, argv: string[], raw: unknown, cmd: Command) => {
-      const { schemas, parseGlobals, parseOptions, writeJson } = await load();
-      const globals = parseGlobals(cmd.optsWithGlobals(), io);
-      const opts = parseOptions(schemas.exec, raw);
-      const [{ labExec }, { parseLabHosts }, { requireRoot }, { requireLab }] = await Promise.all([
-        import('../lab/exec.js'),
-        import('../lab/options.js'),
-        import('../lab/preflight.js'),
-        import('../lab/state.js'),
-      ]);
+      const { name } = await readOptions(namedOptions, raw);
+      const out = await labOutput(io, cmd);
+      const [{ labExec }, { parseLabHosts }, { requireRoot }, { requireLab }] = await Promise.all([import('../lab/exec.js'), import('../lab/options.js'), import('../lab/preflight.js'), import('../lab/state.js')]);
       const [id] = parseLabHosts(host, 'lab exec');
       requireRoot('lab exec');
-      await requireLab(opts.name);
-      const result = await labExec(opts.name, id!, argv);
-      if (globals.json) writeJson(io, { command: 'lab exec', ok: result.code === 0, host: id, argv, exitCode: result.code, stdout: result.stdout, stderr: result.stderr });
+      await requireLab(name);
+      const result = await labExec(name, id!, argv);
+      if (out.json) out.writeJson({ command: 'lab exec', ok: result.code === 0, host: id, argv, exitCode: result.code, stdout: result.stdout, stderr: result.stderr });
       else {
         io.stdout.write(result.stdout);
         io.stderr.write(result.stderr);
@@ -204,8 +218,6 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
       }
       done({ verdict: result.code === 0 ? 'ok' : 'failed' });
     });
-
-  registerLabPort(lab, io, done);
 }
 
 /** A `--hosts` selection against the lab's own inventory: numbers, ranges, names, roles, pairs, all. */

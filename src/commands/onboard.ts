@@ -2,12 +2,13 @@
 import type { Command } from 'commander';
 import { MANAGERS } from '../inventory/model.js';
 import type { CommandResult, Io } from './context.js';
-import type { RunLog } from '../runner/run-log-file.js';
+import type { RunLog } from '../ui/run-log-file.js';
+import { readOptions, type OptionTools } from './options.js';
 import { addRunOptions } from './run-options.js';
 
-/** The options as a schema; built on demand so `ibfleet --help` never loads zod. */
-async function optionsSchema() {
-  const [{ z }, { HOST_NAME, OWNER_NAME, USER_NAME }, { readsAsSelection }] = await Promise.all([import('zod'), import('../inventory/schema.js'), import('../inventory/select.js')]);
+/** The options as a schema; the inventory's name rules load with it, when the command runs. */
+async function onboardOptions({ z }: OptionTools) {
+  const [{ HOST_NAME, OWNER_NAME, USER_NAME }, { readsAsSelection }] = await Promise.all([import('../inventory/schema.js'), import('../inventory/select.js')]);
   const hostNumber = (flag: string) => {
     const error = `${flag} is a host number 1..254 (the third octet of the machine's 172.16 addresses)`;
     return z.string({ error }).regex(/^[0-9]+$/, { error }).transform(Number).pipe(z.number().min(1, { error }).max(254, { error }));
@@ -51,8 +52,8 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
       .option('--mem-manager <manager>', `network manager of the memory server when it cannot be detected (${MANAGERS.join(', ')})`)
       .option('--cpu-name <name>', "the CPU server's name in the inventory (default: the inventory's, else the machine's own hostname)")
       .option('--mem-name <name>', "the memory server's name in the inventory (default: the inventory's, else the machine's own hostname)"),
-  ).action(async (raw: Record<string, unknown>, cmd: Command) => {
-    const [{ parseGlobals, parseOptions, readPlaybook, writeJson }, { chooseDisplay, buildTransport, checkLogOption, startRunLog, withRunLog }, { runOnboard }, { inventoryFile }, { formatCheatSheetText }, { onboardDocument }, { discoveryWaitLine, formatDiscoveryLines, inventoryChangeText, onboardStartLine }] = await Promise.all([
+  ).action(async (raw: unknown, cmd: Command) => {
+    const [{ parseGlobals, readPlaybook, writeJson }, { chooseDisplay, buildTransport, checkLogOption, startRunLog, withRunLog }, { runOnboard }, { inventoryFile }, { formatCheatSheetText }, { onboardDocument }, { discoveryWaitLine, formatDiscoveryLines, inventoryChangeText, onboardStartLine }] = await Promise.all([
       import('./context.js'),
       import('./fleet-run.js'),
       import('../runner/onboard.js'),
@@ -61,7 +62,7 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
       import('../ui/onboard.js'),
       import('../ui/text/onboard.js'),
     ]);
-    const opts = parseOptions(await optionsSchema(), raw);
+    const opts = await readOptions(onboardOptions, raw);
     const globals = parseGlobals(cmd.optsWithGlobals(), io);
     checkLogOption(globals, io);
     const playbook = await readPlaybook(undefined, io);
@@ -94,8 +95,8 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
         },
         onDiscovered: (d, host) => formatDiscoveryLines(d, host).forEach(say),
         phase: async (name) => {
-          const extra = name === 'deploy' ? { playbook: playbook.name } : {};
-          const display = globals.json ? { events: {}, finish: async () => undefined } : await chooseDisplay(io, globals, name, extra);
+          const header = { command: name, inventory: globals.inventory, ...(name === 'deploy' ? { playbook: playbook.name } : {}) };
+          const display = globals.json ? { events: {}, finish: async () => undefined } : await chooseDisplay(io, globals, header);
           return withRunLog(io, globals, display, log, { close: false });
         },
         onInventory: (change) => {

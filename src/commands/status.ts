@@ -1,7 +1,16 @@
 /** `ibfleet status [--hosts S]`: read-only compliance and drift report. */
 import type { Command } from 'commander';
 import type { CommandResult, Io } from './context.js';
+import { readOptions, type OptionTools } from './options.js';
 import { addRunOptions } from './run-options.js';
+
+const statusOptions = ({ z }: OptionTools) =>
+  z.object({
+    hosts: z.string().optional(),
+    playbook: z.string().optional(),
+    diff: z.boolean().default(false),
+    askSudoPass: z.boolean().default(false),
+  });
 
 export function registerStatus(program: Command, io: Io, done: (r: CommandResult) => void): void {
   addRunOptions(
@@ -11,7 +20,8 @@ export function registerStatus(program: Command, io: Io, done: (r: CommandResult
       .option('--hosts <set>', 'hosts to check (default: all)')
       .option('--playbook <file>', 'playbook to check against (default: the built-in dual-ib-routing)')
       .option('--diff', "show each of ibfleet's files that differs on a host as a unified diff (host's copy → what deploy installs)"),
-  ).action(async (opts: { hosts?: string; playbook?: string; diff?: boolean }, cmd: Command) => {
+  ).action(async (raw: unknown, cmd: Command) => {
+    const opts = await readOptions(statusOptions, raw);
     const [{ readPlaybook }, { prepareRun, runPerHost }, { statusHost }, { fleetWarnings }] = await Promise.all([
       import('./context.js'),
       import('./fleet-run.js'),
@@ -19,8 +29,8 @@ export function registerStatus(program: Command, io: Io, done: (r: CommandResult
       import('../plan/host-plan.js'),
     ]);
     const playbook = await readPlaybook(opts.playbook, io);
-    const run = await prepareRun(io, cmd, opts.hosts, false);
-    const diff = opts.diff === true;
-    done({ verdict: await runPerHost(io, run, 'status', { playbook: playbook.name, diff }, statusHost({ fleet: run.fleet, playbook, transport: run.transport }, { diff }), fleetWarnings(playbook)) });
+    const run = await prepareRun(io, cmd, { selection: opts.hosts, askSudoPass: opts.askSudoPass });
+    const { diff } = opts;
+    done({ verdict: await runPerHost(io, run, { command: 'status', inventory: run.globals.inventory, playbook: playbook.name, diff }, statusHost({ fleet: run.fleet, playbook, transport: run.transport }, { diff }), fleetWarnings(playbook)) });
   });
 }

@@ -3,15 +3,29 @@ import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import type { RpingMode } from '../plan/matrix.js';
 import type { CommandResult, Io } from './context.js';
+import { readOptions, type OptionTools } from './options.js';
 import { addRunOptions } from './run-options.js';
 
-interface VerifyFlags {
-  hosts?: string;
-  pair?: string;
-  rping?: boolean;
-  ring?: boolean;
-  rpingPort?: string;
-}
+const RPING_FLAGS = ['--rping', '--no-rping'] as const;
+
+const verifyOptions = ({ z, decimalInteger }: OptionTools) => {
+  const port = '--rping-port must be a whole number 1024..65000';
+  return z
+    .object({
+      hosts: z.string().optional(),
+      pair: z.string().optional(),
+      // The rping flags given, in order (commander folds them into one boolean, the last winning):
+      // both given is a contradiction, not a choice; neither means "where possible".
+      rping: z
+        .array(z.enum(RPING_FLAGS))
+        .max(1, { error: '--rping and --no-rping contradict each other: give one (--rping: every pair must pass rping; --no-rping: ping only)' })
+        .transform((flags): RpingMode => (flags[0] === '--rping' ? 'on' : flags[0] === '--no-rping' ? 'off' : 'auto')),
+      ring: z.boolean().default(false),
+      rpingPort: decimalInteger(port).pipe(z.number().min(1024, { error: port }).max(65000, { error: port })).optional(),
+      askSudoPass: z.boolean().default(false),
+    })
+    .refine((o) => o.hosts === undefined || o.pair === undefined, { error: 'give --hosts or --pair, not both' });
+};
 
 export function registerVerify(program: Command, io: Io, done: (r: CommandResult) => void): void {
   const verify = addRunOptions(
@@ -25,22 +39,16 @@ export function registerVerify(program: Command, io: Io, done: (r: CommandResult
       .option('--ring', 'each host to the next one only (all NIC pairs), instead of every host to every other')
       .option('--rping-port <port>', 'first rping port; each server on a host gets the next one (default: 7174)'),
   );
-  // --rping and --no-rping set one value, the last one winning; both given is a contradiction, not a choice.
-  const said = new Set<string>();
-  verify.on('option:rping', () => said.add('--rping'));
-  verify.on('option:no-rping', () => said.add('--no-rping'));
-  verify.action(async (opts: VerifyFlags, cmd: Command) => {
-    if (said.size > 1) throw new UsageError('--rping and --no-rping contradict each other: give one (--rping: every pair must pass rping; --no-rping: ping only)');
-    if (opts.hosts !== undefined && opts.pair !== undefined) throw new UsageError('give --hosts or --pair, not both');
-    const basePort = Number(opts.rpingPort ?? '7174');
-    if (!Number.isInteger(basePort) || basePort < 1024 || basePort > 65000) throw new UsageError('--rping-port must be a whole number 1024..65000');
-    // commander turns --rping / --no-rping into one boolean; neither given means "where possible".
-    const rping: RpingMode = cmd.getOptionValueSource('rping') === 'cli' ? (opts.rping ? 'on' : 'off') : 'auto';
+  const rpingFlags: (typeof RPING_FLAGS)[number][] = [];
+  verify.on('option:rping', () => rpingFlags.push('--rping'));
+  verify.on('option:no-rping', () => rpingFlags.push('--no-rping'));
+  verify.action(async (raw: Record<string, unknown>, cmd: Command) => {
+    const opts = await readOptions(verifyOptions, { ...raw, rping: rpingFlags });
     const [{ fanoutOptions, prepareRun, runDisplayed }, { runVerify }] = await Promise.all([import('./fleet-run.js'), import('../runner/verify.js')]);
-    const run = await prepareRun(io, cmd, opts.pair !== undefined ? `pair:${opts.pair}` : opts.hosts, false);
+    const run = await prepareRun(io, cmd, { selection: opts.pair !== undefined ? `pair:${opts.pair}` : opts.hosts, askSudoPass: opts.askSudoPass });
     if (run.hosts.length < 2) throw new UsageError(`verify needs at least two hosts; the selection has ${run.hosts.length}`);
-    const verdict = await runDisplayed(io, run, 'verify', {}, (events) =>
-      runVerify({ ...fanoutOptions(run, events), fleet: run.fleet, hosts: run.hosts, mode: opts.ring ? 'ring' : 'full', rping, transport: run.transport, basePort }),
+    const verdict = await runDisplayed(io, run, { command: 'verify', inventory: run.globals.inventory }, (events) =>
+      runVerify({ ...fanoutOptions(run, events), fleet: run.fleet, hosts: run.hosts, mode: opts.ring ? 'ring' : 'full', rping: opts.rping, transport: run.transport, ...(opts.rpingPort !== undefined ? { basePort: opts.rpingPort } : {}) }),
     );
     done({ verdict });
   });

@@ -8,7 +8,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { parse, parseDocument, type Document } from 'yaml';
-import { BugError, InventoryError } from '../errors.js';
+import { BugError, ConfigError } from '../errors.js';
 import type { HostEntry, InventoryAddition } from './entry.js';
 import { loadInventory } from './load.js';
 import type { Fleet, Host, HostOverride, Pair } from './model.js';
@@ -31,7 +31,7 @@ export type InventoryEdit =
 /**
  * Plans adding `addition` to the inventory `text`. Entries already present with the same data are
  * left alone (an idempotent re-run adds nothing); a host number present with other data, or an
- * owner who already has another pair, is a conflict and nothing is added. Throws InventoryError
+ * owner who already has another pair, is a conflict and nothing is added. Throws ConfigError
  * when `text` itself is not a valid inventory.
  */
 export function planInventoryAddition(text: string, file: string, baseDir: string, addition: InventoryAddition, overrides: readonly HostOverride[] = []): InventoryEdit {
@@ -79,7 +79,7 @@ export function planInventoryAddition(text: string, file: string, baseDir: strin
   try {
     nextFleet = loadInventory(next, file, baseDir, overrides);
   } catch (error) {
-    if (!(error instanceof InventoryError)) throw error;
+    if (!(error instanceof ConfigError)) throw error;
     return { ok: false, conflicts: error.problems.map((p) => `with these entries ${file} would not be valid: line ${p.position.line}: ${p.message}${p.hint ? ` (${p.hint})` : ''}`) };
   }
   return {

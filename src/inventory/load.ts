@@ -5,7 +5,7 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { isMap, isScalar } from 'yaml';
 import type { z } from 'zod';
-import { clipInput, InventoryError, type InventoryProblem } from '../errors.js';
+import { clipInput, ConfigError, type InventoryProblem } from '../errors.js';
 import { MAIN_RULE_PRIORITY, MAX_HOST, MIN_HOST, RESERVED_TABLES, deriveNicAddress, deriveRulePriority, deriveTable, nicAddressInSubnet } from './derive.js';
 import { formatCidr, parseCidr, parseIpv4, type Cidr } from './ipv4.js';
 import type { Fleet, Host, HostOverride, Nic, Pair } from './model.js';
@@ -38,9 +38,9 @@ function allowedKeys(schemas: InventorySchemas): (path: YamlPath) => readonly st
  * none of them names is unknown, as any other.
  */
 export function loadInventory(text: string, file: string, baseDir: string = dirname(file), overrides: readonly HostOverride[] = []): Fleet {
-  const source = YamlSource.parse(text, file);
+  const source = YamlSource.parse(text, file, 'inventory');
   if (!isMap(source.doc.contents)) {
-    throw new InventoryError([source.problem([], 'an inventory is a YAML map with fabric, defaults, hosts and pairs', 'start from inventory/fleet.yaml')]);
+    throw new ConfigError('inventory', [source.problem([], 'an inventory is a YAML map with fabric, defaults, hosts and pairs', 'start from inventory/fleet.yaml')]);
   }
   const schemas = inventorySchemas(overrides);
   const raw = source.toJS();
@@ -48,7 +48,7 @@ export function loadInventory(text: string, file: string, baseDir: string = dirn
   if (parsed.success) {
     const built = buildFleet(parsed.data, source, baseDir, new Set(), overrides);
     if (built.fleet) return built.fleet;
-    throw new InventoryError(inFileOrder(built.problems));
+    throw new ConfigError('inventory', inFileOrder(built.problems));
   }
   // Every independent problem in one pass: what the schema refused is set aside (unknown keys
   // dropped, a refused host or pair left out but still known by its number), and the rest is
@@ -57,7 +57,7 @@ export function loadInventory(text: string, file: string, baseDir: string = dirn
   const rest = setAside(raw, parsed.error.issues);
   const reparsed = rest && schemas.inventory.safeParse(rest.input);
   if (rest && reparsed?.success) problems.push(...buildFleet(reparsed.data, source, baseDir, rest.refusedHosts, overrides).problems);
-  throw new InventoryError(inFileOrder(unique(problems)));
+  throw new ConfigError('inventory', inFileOrder(unique(problems)));
 }
 
 function unique(problems: readonly InventoryProblem[]): InventoryProblem[] {

@@ -3,7 +3,7 @@
  * every validation problem can name file:line:col. Shared by the inventory and the playbooks.
  */
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Alias, type Document, type Node, type Pair } from 'yaml';
-import { clipInput, InventoryError, type InventoryProblem, type SourcePosition } from '../errors.js';
+import { clipInput, ConfigError, type ConfigKind, type InventoryProblem, type SourcePosition } from '../errors.js';
 
 export type YamlPath = readonly (string | number)[];
 
@@ -12,7 +12,6 @@ export type YamlPath = readonly (string | number)[];
  * but NEL): one of them means the file is not YAML text — most likely a binary — and is said once,
  * rather than as hundreds of syntax errors each quoting garbage.
  */
-// eslint-disable-next-line no-control-regex
 const NOT_YAML_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u0084\u0086-\u009f]/;
 
 /**
@@ -48,15 +47,15 @@ export class YamlSource {
     this.lines = lines;
   }
 
-  /** Parses `text`; malformed YAML (including duplicate keys) throws an InventoryError with positions. */
-  static parse(text: string, file: string): YamlSource {
+  /** Parses `text`, a `kind` of file; malformed YAML (including duplicate keys) throws a ConfigError with positions. */
+  static parse(text: string, file: string, kind: ConfigKind): YamlSource {
     const binary = NOT_YAML_TEXT.exec(text);
     if (binary) {
       const before = text.slice(0, binary.index);
       const line = before.split('\n').length;
       const column = binary.index - before.lastIndexOf('\n');
       const code = `U+${binary[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
-      throw new InventoryError([{ position: { file, line, column }, message: `not a YAML text file: it contains the control character ${code}`, hint: 'is it a binary file? give the YAML file itself' }]);
+      throw new ConfigError(kind, [{ position: { file, line, column }, message: `not a YAML text file: it contains the control character ${code}`, hint: 'is it a binary file? give the YAML file itself' }]);
     }
     const lines = new LineCounter();
     // logLevel error: the library's warnings (a map key that is itself a map) would go to the
@@ -64,7 +63,8 @@ export class YamlSource {
     const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, logLevel: 'error' });
     const source = new YamlSource(file, doc, lines);
     if (doc.errors.length > 0) {
-      throw new InventoryError(
+      throw new ConfigError(
+        kind,
         doc.errors.map((e) => {
           const position = source.positionAt(e.pos[0]);
           const duplicate = e.code === 'DUPLICATE_KEY' ? source.describeDuplicateKey(e.pos[0]) : undefined;
@@ -78,12 +78,12 @@ export class YamlSource {
       );
     }
     const proto = source.findKey('__proto__');
-    if (proto) throw new InventoryError([{ position: proto, message: 'key __proto__ is not allowed', hint: 'it names no setting; remove it' }]);
+    if (proto) throw new ConfigError(kind, [{ position: proto, message: 'key __proto__ is not allowed', hint: 'it names no setting; remove it' }]);
     // Converted once, here, so every error of the conversion is a problem with a position too.
     try {
       source.js = doc.toJS({ maxAliasCount: MAX_ALIAS_NODES });
     } catch (error) {
-      throw new InventoryError([source.conversionProblem(error)]);
+      throw new ConfigError(kind, [source.conversionProblem(error)]);
     }
     return source;
   }

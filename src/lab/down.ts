@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
-import { HostError, tail } from '../errors.js';
+import { LabError, tail } from '../errors.js';
 import { LAB_ROOT, NETNS_DIR, checkLabName, hostPaths, isLabName, isLabNamespace, labDir, labOfNamespace, rootLinkName } from './names.js';
 import { pidsIn, signal, waitUntil } from './processes.js';
 import { releaseNeighbourTable } from './neigh.js';
@@ -52,7 +52,7 @@ export async function labDown(name: string): Promise<LabDownResult> {
   await rmdir(LAB_ROOT).catch(() => undefined);
 
   const leftovers = [...(await labNamespaces(name)), ...mountPointsUnder(dir), ...(existsSync(`/sys/class/net/${rootLink}`) ? [rootLink] : []), ...(existsSync(dir) ? [dir] : [])];
-  if (leftovers.length) throw new HostError('lab down', `lab ${name} could not be removed completely`, { stderrTail: tail(leftovers.join('\n')) });
+  if (leftovers.length) throw new LabError('lab down', `lab ${name} could not be removed completely`, { stderrTail: tail(leftovers.join('\n')) });
   return { name, found: true, processes, namespaces: namespaces.length, mounts: mountsBefore.length, rootLink: linkPresent, dir: dirPresent };
 }
 

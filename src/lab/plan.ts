@@ -8,7 +8,7 @@ import { deriveNicAddress, deriveTable } from '../inventory/derive.js';
 import { cidrContains, formatCidr, formatIpv4, maskOf, parseCidr, type Cidr } from '../inventory/ipv4.js';
 import type { Fleet, Manager, Pair } from '../inventory/model.js';
 import { foldHosts } from '../inventory/select.js';
-import { checkLabName, fabricPortName, hostNamespace, labDir, mgmtPortName, rootLinkName, switchNamespace } from './names.js';
+import { checkLabName, DEFAULT_LAB_NAME, fabricPortName, hostNamespace, labDir, mgmtPortName, rootLinkName, switchNamespace } from './names.js';
 import { DEFAULT_CONTROLLER_ADDRESS, DEFAULT_MGMT_SUBNET, parseControllerAddress, parseMgmtSubnet } from './options.js';
 
 export interface LabNic {
@@ -104,7 +104,7 @@ export function defaultManager(id: number): Manager {
 }
 
 export function planLab(input: LabPlanInput): LabPlan {
-  const name = checkLabName(input.name ?? 'default');
+  const name = checkLabName(input.name ?? DEFAULT_LAB_NAME);
   const { fleet } = input;
   const mgmt = parseMgmtSubnet(input.mgmtSubnet ?? DEFAULT_MGMT_SUBNET);
   const controller = parseControllerAddress(input.controllerAddress ?? DEFAULT_CONTROLLER_ADDRESS);

@@ -1,6 +1,6 @@
 /** Running the machine's tools for the lab: argv in, exit code and output back. The lab's only child_process use. */
 import { spawn } from 'node:child_process';
-import { HostError, tail } from '../errors.js';
+import { LabError, tail } from '../errors.js';
 import { HOOK_PATH_ENV } from './scripts.js';
 
 export interface RunResult {
@@ -50,7 +50,7 @@ export function run(argv: readonly string[], options: RunOptions = {}): Promise<
 export async function runOk(step: string, argv: readonly string[], options: RunOptions = {}): Promise<RunResult> {
   const result = await run(argv, options);
   if (result.code !== 0) {
-    throw new HostError(step, `${step} failed: ${argv[0]} exited with ${result.code}`, { exitCode: result.code, stderrTail: tail(result.stderr || result.stdout, 8) });
+    throw new LabError(step, `${step} failed: ${argv[0]} exited with ${result.code}`, { exitCode: result.code, stderrTail: tail(result.stderr || result.stdout, 8) });
   }
   return result;
 }

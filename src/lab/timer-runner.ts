@@ -20,8 +20,8 @@ export const TIMER_POLL_S = 1;
 /** The runner's state: each timer's last start (a file named after the timer) and the active timers' marks (active/NAME). */
 export const TIMER_STATE_DIR = `${HOST_BOOT_DIR}/timers`;
 
-export function renderTimerRunner(): string {
-  return `#!/bin/bash
+/** Where it keeps each timer's last start, its log, and how it waits a poll interval without forking `sleep`. */
+const SETUP = `#!/bin/bash
 # ibfleet lab: systemd's timers for a host that emulates systemd (see src/lab/timer-runner.ts).
 set -u
 units=/etc/systemd/system
@@ -35,13 +35,19 @@ mkfifo "$state/.tick"
 exec 3<>"$state/.tick"
 printf -v booted '%(%s)T' -1
 
-say() {
+`;
+
+/** say TEXT: a line in the timers' log, with the local time. */
+const SAY = `say() {
 	local now
 	printf -v now '%(%F %T)T' -1
 	printf '%s %s\\n' "$now" "$*" >>"$log"
 }
 
-# unit_key FILE KEY: the last KEY= value of FILE in REPLY ('' when absent).
+`;
+
+/** unit_key FILE KEY: systemd's unit files read as far as ibfleet's units need (the last KEY= wins). */
+const UNIT_KEY = `# unit_key FILE KEY: the last KEY= value of FILE in REPLY ('' when absent).
 unit_key() {
 	local line value=
 	while IFS= read -r line || [[ -n $line ]]; do
@@ -50,7 +56,10 @@ unit_key() {
 	REPLY=$value
 }
 
-# seconds SPAN: a systemd time span ("30", "30s", "1min 30s") in REPLY, or return 1.
+`;
+
+/** seconds SPAN: systemd's time spans, as far as ibfleet's units write them. */
+const SECONDS = `# seconds SPAN: a systemd time span ("30", "30s", "1min 30s") in REPLY, or return 1.
 seconds() {
 	local rest=$1 n unit total=0
 	[[ -n $rest ]] || return 1
@@ -68,7 +77,10 @@ seconds() {
 	REPLY=$total
 }
 
-# run TIMER NOW: start the timer's service if it is due.
+`;
+
+/** run TIMER NOW: systemd's decision for one timer — OnBootSec before its first start, OnUnitActiveSec after — and the start. */
+const RUN_IF_DUE = `# run TIMER NOW: start the timer's service if it is due.
 run() {
 	local timer=$1 now=$2 name=\${1##*/} boot_after every unit last due exec
 	unit_key "$timer" OnBootSec
@@ -104,7 +116,10 @@ run() {
 	say "$unit: exit $?"
 }
 
-# enabled: the enabled timers' files, in ENABLED.
+`;
+
+/** enabled: what systemd would start at timers.target — timers linked in its .wants or named by a drop-in's Wants=. */
+const ENABLED_TIMERS = `# enabled: the enabled timers' files, in ENABLED.
 enabled() {
 	local f line unit
 	ENABLED=()
@@ -123,13 +138,19 @@ enabled() {
 	done
 }
 
-# At boot, timers.target starts the enabled timers.
+`;
+
+/** At boot the enabled timers become active (systemctl, the stand-in, starts and stops them later). */
+const AT_BOOT = `# At boot, timers.target starts the enabled timers.
 enabled
 for timer in "\${ENABLED[@]}"; do
 	: >"$state/active/\${timer##*/}"
 done
 
-while :; do
+`;
+
+/** The loop: every poll interval, each active timer that is due is started. */
+const POLL_LOOP = `while :; do
 	printf -v now '%(%s)T' -1
 	for mark in "$state"/active/*.timer; do
 		[[ -f $mark && -f $units/\${mark##*/} ]] && run "$units/\${mark##*/}" "$now"
@@ -137,4 +158,8 @@ while :; do
 	read -rt ${TIMER_POLL_S} -u 3 || true
 done
 `;
+
+/** The whole program, its parts in the order bash needs them: the functions before the code that calls them. */
+export function renderTimerRunner(): string {
+  return [SETUP, SAY, UNIT_KEY, SECONDS, RUN_IF_DUE, ENABLED_TIMERS, AT_BOOT, POLL_LOOP].join('');
 }

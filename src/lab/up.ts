@@ -7,7 +7,7 @@ import { chmod, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
-import { HostError, UsageError, tail } from '../errors.js';
+import { LabError, UsageError, tail } from '../errors.js';
 import { loadInventory } from '../inventory/load.js';
 import { HOST_OVERRIDES } from '../steps/registry.js';
 import type { Fleet, Manager } from '../inventory/model.js';
@@ -184,7 +184,7 @@ async function build(plan: LabPlan, tools: LabTools, options: LabUpOptions): Pro
     plan.hosts.map((h) =>
       limit(async () => {
         const result = await run(['sh', '-euc', renderHostStartScript(plan, h, tools.sshd)]);
-        if (result.code !== 0) throw new HostError(`lab up: host ${h.id}`, `host ${h.id} (${h.name}) did not boot: exit ${result.code}`, { exitCode: result.code, stderrTail: tail(result.stderr || result.stdout, 8) });
+        if (result.code !== 0) throw new LabError(`lab up: host ${h.id}`, `host ${h.id} (${h.name}) did not boot: exit ${result.code}`, { exitCode: result.code, stderrTail: tail(result.stderr || result.stdout, 8) });
       }),
     ),
   );
@@ -231,7 +231,7 @@ function waitForPort(host: string, port: number, timeoutMs: number, what: string
         settled = true;
         socket.destroy();
         if (connected) resolve();
-        else if (Date.now() > deadline) reject(new HostError('lab up: sshd', `${what}: sshd does not accept connections on ${host}:${port}`));
+        else if (Date.now() > deadline) reject(new LabError('lab up: sshd', `${what}: sshd does not accept connections on ${host}:${port}`));
         else setTimeout(attempt, 100);
       };
       socket.setTimeout(1000);

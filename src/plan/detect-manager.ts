@@ -5,6 +5,7 @@
  * that cannot be told apart is an error that asks for `manager:` in the inventory — guessing wrong
  * installs a hook nothing ever runs.
  */
+import picomatch from 'picomatch';
 import type { Host, Manager } from '../inventory/model.js';
 import { OWNED_PATHS } from '../steps/registry.js';
 import type { HostFacts } from '../facts/host-facts.js';
@@ -14,10 +15,17 @@ export type Detection =
   | { readonly ok: true; readonly manager: Manager; readonly evidence: readonly string[] }
   | { readonly ok: false; readonly message: string; readonly evidence: readonly string[] };
 
-function globMatch(pattern: string, name: string): boolean {
-  if (!/[*?[]/.test(pattern)) return pattern === name;
-  const re = pattern.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${re}$`).test(name);
+/**
+ * netplan's `match: name:` is handed to the backend as an fnmatch(3) glob (systemd-networkd's
+ * `Name=`, NetworkManager's `match.interface-name`): `*`, `?`, `[...]` with `[!...]` and POSIX
+ * classes, `\` escaping. fnmatch knows no braces, extglobs, globstars or leading-`!` negation, so
+ * picomatch is told the same; it reads `(a|b)` as a group where fnmatch reads the characters, so
+ * parentheses are escaped.
+ */
+const FNMATCH: picomatch.PicomatchOptions = { nobrace: true, noextglob: true, noglobstar: true, nonegate: true, posix: true, dot: true };
+
+export function netplanNameMatches(pattern: string, name: string): boolean {
+  return picomatch.isMatch(name, pattern.replace(/[()]/g, '\\$&'), FNMATCH);
 }
 
 export function detectManager(host: Host, facts: HostFacts): Detection {
@@ -27,7 +35,7 @@ export function detectManager(host: Host, facts: HostFacts): Detection {
 
   // ibfleet's own files (its netplan file adds routing to NICs another file configures) are no evidence.
   for (const c of netplanClaims(facts.netplan.filter((f) => !OWNED_PATHS.includes(f.file)))) {
-    const hit = ifaces.find((i) => globMatch(c.iface, i));
+    const hit = ifaces.find((i) => netplanNameMatches(c.iface, i));
     if (!hit) continue;
     if (c.renderer === 'NetworkManager') claim('networkmanager', `${c.file} hands ${hit} to NetworkManager (renderer: NetworkManager)`);
     else claim('netplan', `${c.file} configures ${hit} (renderer: ${c.renderer})`);

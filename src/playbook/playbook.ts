@@ -2,7 +2,7 @@
  * Playbooks: an ordered list of built-in, typed steps with parameters. Pure: text → Playbook.
  */
 import { isMap, isScalar, isSeq } from 'yaml';
-import { clipInput, InventoryError, type InventoryProblem } from '../errors.js';
+import { clipInput, ConfigError, type InventoryProblem } from '../errors.js';
 import { YamlSource } from '../inventory/yaml-source.js';
 import { issuesToProblems } from '../inventory/zod-problems.js';
 import { REQUIRED_STEP, STEP_NAMES, stepModule, type RegisteredStep } from '../steps/registry.js';
@@ -26,10 +26,10 @@ export interface Playbook {
 const TOP_KEYS = ['name', 'description', 'steps'];
 
 export function loadPlaybook(text: string, file: string): Playbook {
-  const source = YamlSource.parse(text, file);
+  const source = YamlSource.parse(text, file, 'playbook');
   const problems: InventoryProblem[] = [];
   const root = source.doc.contents;
-  if (!isMap(root)) throw new InventoryError([source.problem([], 'a playbook is a YAML map with name and steps', 'see playbooks/dual-ib-routing.yaml')]);
+  if (!isMap(root)) throw new ConfigError('playbook', [source.problem([], 'a playbook is a YAML map with name and steps', 'see playbooks/dual-ib-routing.yaml')]);
   for (const pair of root.items) {
     const key = isScalar(pair.key) ? String(pair.key.value ?? '') : String(pair.key ?? '');
     if (!TOP_KEYS.includes(key)) problems.push(source.problem([key], `unknown key "${clipInput(key)}"`, `allowed here: ${TOP_KEYS.join(', ')}`, { key: true }));
@@ -53,7 +53,7 @@ export function loadPlaybook(text: string, file: string): Playbook {
       problems.push(source.problem(['steps'], `the playbook has no ${REQUIRED_STEP} step`, `${REQUIRED_STEP} is what the other steps build on`, { key: true }));
     }
   }
-  if (problems.length > 0) throw new InventoryError(problems);
+  if (problems.length > 0) throw new ConfigError('playbook', problems);
   return { name: name!, file, steps };
 }
 

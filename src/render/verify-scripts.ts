@@ -79,15 +79,6 @@ const PORT_TRIES = 3;
 const LISTEN_WAIT_TICKS = 200;
 
 /**
- * How a script knows its run is over. `input`: it holds the shell's input open (a conversation)
- * and ends what it started as soon as the controller says so or its input closes — Ctrl-C, a
- * timeout, a lost controller all close it — so nothing it started outlives the run. `exit`: a
- * transport that cannot converse; servers end on their own (their client's disconnect, or
- * RPING_SERVER_SECONDS), clients within RPING_CLIENT_SECONDS.
- */
-export type RpingHold = 'input' | 'exit';
-
-/**
  * A connection closed early makes the next write fail: with SIGPIPE ignored the script carries on to
  * the end of its input and ends what it started, instead of dying and orphaning it. (The shell has
  * read the whole script before it runs — receivedWhole — so what it reads from its input later, the
@@ -103,10 +94,11 @@ function frames(ids: readonly number[]): string {
  * rping servers on the destination host, one per cell, each bound to the cell's destination
  * address. A server whose port is taken (its output says so at once) moves PORT_STRIDE up, so the
  * clients are told the port each one really listens on. Then READY_MARK; the servers are ended
- * (those whose client never came) when the controller says STOP_SERVERS or the input closes, and
- * each server's output is printed.
+ * (those whose client never came) when the controller says STOP_SERVERS or the input closes — the
+ * script holds the shell's input open, so Ctrl-C, a timeout or a lost controller all end what it
+ * started — and each server's output is printed.
  */
-export function renderRpingServerScript(servers: readonly { id: number; cell: CellSpec; port: number }[], hold: RpingHold = 'input', serverSeconds = RPING_SERVER_SECONDS): string {
+export function renderRpingServerScript(servers: readonly { id: number; cell: CellSpec; port: number }[], serverSeconds = RPING_SERVER_SECONDS): string {
   // The port is the shell's variable: it moves up when taken. -d makes rping say `rdma_listen` as it
   // starts listening (and stdbuf flushes that line to the file at once): the clients dial only then.
   const command = (cell: CellSpec, port: string) => {
@@ -136,34 +128,33 @@ export function renderRpingServerScript(servers: readonly { id: number; cell: Ce
       `echo "${PORT_MARK} ${id} $port_${id}"`,
     ]),
     `echo ${READY_MARK}`,
-    ...(hold === 'input'
-      ? [
-          // Until the controller says stop, or its connection (and with it this input) goes.
-          'read -r _ || true',
-          'n=0',
-          `while [ "$n" -lt 10 ] && { ${ids.map((id) => `kill -0 "$pid_${id}" 2>/dev/null`).join(' || ')}; }; do sleep 0.1; n=$((n + 1)); done`,
-          `kill ${pids} 2>/dev/null`,
-        ]
-      : []),
+    // Until the controller says stop, or its connection (and with it this input) goes.
+    'read -r _ || true',
+    'n=0',
+    `while [ "$n" -lt 10 ] && { ${ids.map((id) => `kill -0 "$pid_${id}" 2>/dev/null`).join(' || ')}; }; do sleep 0.1; n=$((n + 1)); done`,
+    `kill ${pids} 2>/dev/null`,
     ...ids.map((id) => `wait "$pid_${id}" 2>/dev/null; echo $? >"$dir/${id}.rc"`),
     frames(ids),
   ].join('\n'));
 }
 
 /**
- * rping clients on the source host, all at once, each bound to its cell's source address. With
- * `input` hold a watcher ends them if the script's input closes before they are done.
+ * rping clients on the source host, all at once, each bound to its cell's source address, each
+ * ended within RPING_CLIENT_SECONDS; a watcher ends them if the script's input closes before they
+ * are done (the controller's connection went).
  */
-export function renderRpingClientScript(clients: readonly { id: number; cell: CellSpec; port: number }[], hold: RpingHold = 'input'): string {
+export function renderRpingClientScript(clients: readonly { id: number; cell: CellSpec; port: number }[]): string {
   const ids = clients.map((c) => c.id);
   const pids = ids.map((id) => `"$pid_${id}"`).join(' ');
   return receivedWhole('__ibfleet_rping_client_main', [
     IGNORE_SIGPIPE,
     ...PRELUDE,
     ...clients.map(({ id, cell, port }) => `timeout ${RPING_CLIENT_SECONDS} ${shellCommand(rpingClientArgv(cell.from, cell.to, port))} >"$dir/${id}" 2>&1 & pid_${id}=$!`),
-    ...(hold === 'input' ? ['exec 3<&0', `(read -r _ <&3; kill ${pids} 2>/dev/null) &`, 'watch=$!'] : []),
+    'exec 3<&0',
+    `(read -r _ <&3; kill ${pids} 2>/dev/null) &`,
+    'watch=$!',
     ...ids.map((id) => `wait "$pid_${id}"; echo $? >"$dir/${id}.rc"`),
-    ...(hold === 'input' ? ['kill "$watch" 2>/dev/null'] : []),
+    'kill "$watch" 2>/dev/null',
     frames(ids),
     `echo ${CLIENTS_DONE_MARK}`,
   ].join('\n'));

@@ -8,7 +8,7 @@
 import pLimit from 'p-limit';
 import { HostError } from '../errors.js';
 import type { Host } from '../inventory/model.js';
-import { hostRef, type CommandName, type HostFailure, type HostRef, type HostResult, type MatrixCell, type RunDisplay, type RunEnd, type RunEvents, type Stage } from '../vocabulary.js';
+import { hostRef, type HostFailure, type HostRef, type HostResult, type MatrixCell, type RunDisplay, type RunEnd, type RunEvents, type RunHeader, type Stage } from '../vocabulary.js';
 import { ConnectError } from './transport.js';
 
 export interface HostTask {
@@ -192,9 +192,17 @@ async function runOne(host: Host, ref: HostRef, deadline: Deadline, options: Fan
   }
 }
 
+/**
+ * --timeout as the user gave it, to the millisecond a timer keeps: `0.4 s`, `60 s` (rounding to
+ * whole seconds said "within 0 s" for 0.4).
+ */
+export function timeLimitText(timeoutMs: number): string {
+  return `${Number((timeoutMs / 1000).toFixed(3))} s`;
+}
+
 /** No answer while connecting is an unreachable host; a timeout later is a failure at that stage. */
 function timeoutError(host: Host, stage: Stage, timeoutMs: number): HostError {
-  const limit = `${Math.round(timeoutMs / 1000)} s`;
+  const limit = timeLimitText(timeoutMs);
   return stage === 'connect' ? new ConnectError(`no answer from ${host.target} within ${limit} (--timeout)`, true) : new HostError(stage, `timed out after ${limit} during ${stage}`);
 }
 
@@ -205,24 +213,14 @@ function timeoutError(host: Host, stage: Stage, timeoutMs: number): HostError {
 const READING_STAGES: ReadonlySet<Stage> = new Set(['connect', 'probe', 'check']);
 
 export function failureOutcome(error: unknown, stage: Stage, interrupted = false): HostOutcome {
-  const at = error instanceof HostError ? (error.stage as Stage) : stage;
+  const at = error instanceof HostError ? error.stage : stage;
   if (interrupted && READING_STAGES.has(at) && READING_STAGES.has(stage)) return { status: 'not-run', reasons: [`interrupted during ${stage}`] };
   const failure: HostFailure =
     error instanceof HostError
-      ? { stage: error.stage as Stage, message: error.message, stderrTail: error.stderrTail, ...(error.exitCode === undefined ? {} : { exitCode: error.exitCode }) }
+      ? { stage: error.stage, message: error.message, stderrTail: error.stderrTail, ...(error.exitCode === undefined ? {} : { exitCode: error.exitCode }) }
       : { stage, message: interrupted ? 'interrupted' : `unexpected error: ${error instanceof Error ? error.message : String(error)}`, stderrTail: error instanceof Error && !interrupted ? (error.stack ?? '') : '' };
   const unreachable = error instanceof ConnectError && error.unreachable;
   return { status: unreachable ? 'unreachable' : 'failed', reasons: [failure.message], error: failure };
-}
-
-/** What a run's start event says besides its hosts and concurrency. */
-export interface RunHeader {
-  readonly command: CommandName;
-  readonly inventory: string;
-  readonly playbook?: string;
-  readonly dryRun?: boolean;
-  readonly showScripts?: boolean;
-  readonly diff?: boolean;
 }
 
 export interface AnnounceOptions {

@@ -26,16 +26,16 @@ export interface WorkflowContext {
   readonly probed?: (host: Host) => Probed | undefined;
 }
 
-/** A probe that already ran, and the shell it ran in when that shell still waits for what comes next. */
+/** A probe that already ran, and the shell it ran in, still waiting for what comes next. */
 export interface Probed {
   readonly facts: HostFacts;
   /**
    * Sends the change (or, undefined, the end of input) to the probe's shell; resolves with the
    * change's result, or undefined when the shell was gone before the change could be sent.
    */
-  readonly shell?: (change: Continuation | undefined) => Promise<ExecResult | undefined>;
+  readonly shell: (change: Continuation | undefined) => Promise<ExecResult | undefined>;
   /** The run id under which that shell holds the host lock: the change it runs is that run's. */
-  readonly runId?: string;
+  readonly runId: string;
 }
 
 /**
@@ -92,9 +92,9 @@ export function lockProgress(task: HostTask): (line: string) => void {
 }
 
 /**
- * Probe, decide (pure, src/plan), and run the change the decision calls for. With a session that can
- * converse, the change runs in the shell that ran the probe: one channel per host instead of two,
- * which spares each host a session (sshd's fork, a login shell). Otherwise two channels.
+ * Probe, decide (pure, src/plan), and run the change the decision calls for. The change runs in the
+ * shell that ran the probe: one channel per host instead of two, which spares each host a session
+ * (sshd's fork, a login shell).
  *
  * With `lock` (deploy, rollback), that shell first takes the host lock — waiting, within the host's
  * time left, for a run that holds it — and keeps it until the change has run: the probe, the
@@ -115,21 +115,14 @@ async function probeThen<D>(
     try {
       decided = decide(probed.facts);
     } catch (error) {
-      void probed.shell?.(undefined);
+      void probed.shell(undefined);
       throw error;
     }
     const { decision, change } = decided;
     if (change) task.stage(change.stage);
-    const result = probed.shell ? await probed.shell(change) : undefined;
+    const result = await probed.shell(change);
     if (!change) return { facts: probed.facts, decision, result: undefined };
     return { facts: probed.facts, decision, result: result ?? (await session.run(change.script, change.options)) };
-  }
-  if (!session.converse) {
-    const facts = await probe(task, session, fleet);
-    const { decision, change } = decide(facts);
-    if (!change) return { facts, decision, result: undefined };
-    task.stage(change.stage);
-    return { facts, decision, result: await session.run(change.script, change.options) };
   }
   task.stage('probe');
   const lock = options.lock && lockWithin(task, options.lock.kind, options.lock.runId);

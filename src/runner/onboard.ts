@@ -17,7 +17,6 @@ import type { InventoryAddition } from '../inventory/entry.js';
 import { loadInventory } from '../inventory/load.js';
 import { HOST_OVERRIDES } from '../steps/registry.js';
 import { hostById, type Fleet, type Host } from '../inventory/model.js';
-import type { HostFacts } from '../facts/host-facts.js';
 import { readProbe } from '../plan/change-output.js';
 import { discoverHost, factsUnderFoundNames, ONBOARD_ROLES, type HostDiscovery } from '../plan/onboard.js';
 import { discoveredAddition, provisionalAddition, roleId, roleManagerFlag, type OnboardRequest } from '../plan/onboard-request.js';
@@ -65,125 +64,182 @@ export interface OnboardOptions {
 type Planned = Extract<InventoryEdit, { ok: true }>;
 type Progress = Omit<OnboardReport, 'durationMs' | 'summary'>;
 
+/** The report as the run fills it in, and how it ends: with the summary and the time taken. */
+class ReportBuilder {
+  private report: Progress;
+  constructor(
+    request: OnboardRequest,
+    private readonly file: string,
+    hosts: readonly Host[],
+    private readonly elapsed: () => number,
+  ) {
+    this.report = {
+      outcome: 'refused',
+      request,
+      hosts,
+      discovered: [],
+      discovery: [],
+      deploy: [],
+      verify: undefined,
+      inventory: { file, change: 'not-written', addedHosts: [], addedPair: false, addedLines: [] },
+      cheatSheet: undefined,
+      problems: [],
+    };
+  }
+
+  get hosts(): readonly Host[] {
+    return this.report.hosts;
+  }
+
+  note(patch: Partial<Progress>): void {
+    this.report = { ...this.report, ...patch };
+  }
+
+  finish(patch: Partial<Progress>): OnboardReport {
+    this.note(patch);
+    return { ...this.report, summary: summarize(this.report, this.file), durationMs: this.elapsed() };
+  }
+}
+
+/** What the phases of one onboard run share. */
+interface OnboardRun {
+  readonly options: OnboardOptions;
+  readonly events: OnboardEvents;
+  /** The inventory's text when the run started: the additions are planned on it. */
+  readonly original: string;
+  /** The inventory with the two machines as the request names them, before anything is seen. */
+  readonly provisional: Planned;
+  readonly transport: Transport;
+  readonly report: ReportBuilder;
+}
+
+/** Both machines of the pair, cpu first, as `fleet` describes them. */
+function pairHosts(request: OnboardRequest, fleet: Fleet): Host[] {
+  return ONBOARD_ROLES.map((role) => hostById(fleet, roleId(request, role))!);
+}
+
+/** Interrupted (Ctrl-C) whatever else went wrong, or `otherwise`. */
+function stopped(options: OnboardOptions, otherwise: OnboardOutcome): OnboardOutcome {
+  return options.interrupt.aborted ? 'interrupted' : otherwise;
+}
+
 export async function runOnboard(options: OnboardOptions): Promise<OnboardReport> {
   const now = options.now ?? Date.now;
   const started = now();
-  const { request, inventory, playbook } = options;
+  const { request, inventory } = options;
   const events = options.events ?? {};
   const file = inventory.path;
 
   const original = await inventory.read();
   const provisional = planInventoryAddition(original, file, inventory.baseDir, provisionalAddition(request, loadInventory(original, file, inventory.baseDir, HOST_OVERRIDES), file), HOST_OVERRIDES);
   if (!provisional.ok) throw new UsageError(refusedBeforeContact(provisional.conflicts, file));
-  const pairHosts = (fleet: Fleet) => ONBOARD_ROLES.map((role) => hostById(fleet, roleId(request, role))!);
-
-  let report: Progress = {
-    outcome: 'refused',
-    request,
-    hosts: pairHosts(provisional.fleet),
-    discovered: [],
-    discovery: [],
-    deploy: [],
-    verify: undefined,
-    inventory: { file, change: 'not-written', addedHosts: [], addedPair: false, addedLines: [] },
-    cheatSheet: undefined,
-    problems: [],
-  };
-  const note = (patch: Partial<Progress>) => void (report = { ...report, ...patch });
-  const finish = (patch: Partial<Progress>): OnboardReport => {
-    note(patch);
-    return { ...report, summary: summarize(report, file), durationMs: now() - started };
-  };
-  const stopped = (otherwise: OnboardOutcome): OnboardOutcome => (options.interrupt.aborted ? 'interrupted' : otherwise);
+  const report = new ReportBuilder(request, file, pairHosts(request, provisional.fleet), () => now() - started);
 
   const transport = sharedSessions(await options.transport(provisional.fleet));
   events.onStart?.(report.hosts.map(hostRef));
   let held = new Map<number, Discovered>();
   try {
     // 1. Discover: connect and run the read-only probe; nothing on the hosts changes.
-    const provisionalHosts = report.hosts;
-    const { discovery, found } = await discover(provisionalHosts, provisional.fleet, transport, options);
+    const { discovery, found } = await discover(report.hosts, provisional.fleet, transport, options);
     held = found;
-    note({ discovery });
+    report.note({ discovery });
     const notFound = discovery.filter((r) => r.status !== 'ok');
-    if (notFound.length > 0) return finish({ outcome: stopped('discovery-failed'), problems: notFound.map((r) => `${r.host.id} (${r.host.target}): ${clipHostText(r.error?.message ?? r.status)}`) });
-
-    // 2. Decide, from what the machines showed.
-    const discovered = report.hosts.map((host, i) => {
-      const role = ONBOARD_ROLES[i]!;
-      const d = discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: found.get(host.id)!.facts, managerFlag: roleManagerFlag(request, role), prerequisite: (manager, facts) => missingPrerequisite(playbook, manager, facts), providesAddresses: providesNics(playbook) });
-      events.onDiscovered?.(d, hostRef(host));
-      return d;
-    });
-    note({ discovered });
-    const refusals = discovered.flatMap((d) => d.problems.map((p) => `${d.role} ${d.id}: ${p}`));
-    if (refusals.length > 0) return finish({ outcome: 'refused', problems: refusals });
-    const addition = discoveredAddition(request, discovered, loadInventory(original, file, inventory.baseDir, HOST_OVERRIDES));
-    const planned = planInventoryAddition(original, file, inventory.baseDir, addition, HOST_OVERRIDES);
-    if (!planned.ok) return finish({ outcome: 'refused', problems: planned.conflicts });
-    const hosts = pairHosts(planned.fleet);
-    note({ hosts });
-    if (options.interrupt.aborted) return finish({ outcome: 'interrupted', problems: ['interrupted before deploying'] });
-
-    // 3. Deploy the playbook to both, over the same connections, deciding from discovery's probe.
-    const probed = (host: Host): Probed | undefined => {
-      const seen = found.get(host.id);
-      const probedAs = provisionalHosts.find((h) => h.id === host.id);
-      return seen && probedAs ? { facts: factsUnderFoundNames(seen.facts, probedAs, host), shell: seen.shell, ...(seen.runId ? { runId: seen.runId } : {}) } : undefined;
-    };
-    const deploy = await inPhase(events, 'deploy', hosts, options, (phaseEvents) =>
-      runHosts(hosts, fanout(options, phaseEvents), deployHost({ fleet: planned.fleet, playbook, transport, probed }, { dryRun: false })).then((results) => ({ results })),
-    );
-    note({ deploy: deploy.results });
-    const failed = deploy.results.filter((r) => r.status !== 'changed' && r.status !== 'unchanged');
-    if (failed.length > 0) return finish({ outcome: stopped('deploy-failed'), problems: failed.map((r) => `${r.host.id}: ${r.error ? `${r.error.stage}: ${clipHostText(r.error.message)}` : r.status}`) });
-
-    // 4. Both are deployed: they belong in the inventory now, whatever verify finds.
-    const change = await writeAddition(inventory, original, planned, addition);
-    events.onInventory?.(change.inventory);
-    note({ inventory: change.inventory });
-    if (change.problem) return finish({ outcome: 'inventory-failed', problems: [change.problem] });
-
-    const details = new Map(discovered.map((d) => [d.id, { os: d.os, manager: deploy.results.find((r) => r.host.id === d.id)?.manager ?? d.manager }]));
-    const sheet = (cells?: readonly MatrixCell[]) =>
-      buildCheatSheet({ owner: request.owner, cpu: hosts[0]!, mem: hosts[1]!, details, ...(cells ? { cells } : {}), ...(options.rpingPort ? { port: options.rpingPort } : {}) });
-    if (options.interrupt.aborted) return finish({ outcome: 'interrupted', problems: ['interrupted after deploy, before verify'], cheatSheet: sheet() });
-
-    // 5. Verify the pair: ping everywhere; rping cells for every NIC pair, skipped with the
-    // reason where a machine has no RDMA device (never counted as passed).
-    const verify = await inPhase(events, 'verify', hosts, options, (phaseEvents) =>
-      runVerify({ ...fanout(options, phaseEvents), fleet: planned.fleet, hosts, mode: 'full', rping: 'on', transport, ...(options.rpingPort ? { basePort: options.rpingPort } : {}) }),
-    );
-    const failedCells = verify.cells.filter((c) => c.ok === false);
-    return finish({
-      outcome: stopped(failedCells.length > 0 || verify.results.some((r) => r.status !== 'ok') ? 'verify-failed' : 'ok'),
-      verify,
-      cheatSheet: sheet(verify.cells),
-      problems: failedCells.map((c) => `${c.method} ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.detail}`),
-    });
+    if (notFound.length > 0) return report.finish({ outcome: stopped(options, 'discovery-failed'), problems: notFound.map((r) => `${r.host.id} (${r.host.target}): ${clipHostText(r.error?.message ?? r.status)}`) });
+    return await deployAndVerify({ options, events, original, provisional, transport, report }, found);
   } finally {
     // A probe's shell nobody continued (a refusal, a failure elsewhere) is told there is nothing more.
-    for (const { shell } of held.values()) void shell?.(undefined).catch(() => undefined);
+    for (const { shell } of held.values()) void shell(undefined).catch(() => undefined);
     transport.closeAll();
   }
+}
+
+/** Steps 2 to 5, once both machines were seen: decide, deploy, write the inventory, verify. */
+async function deployAndVerify(run: OnboardRun, found: ReadonlyMap<number, Discovered>): Promise<OnboardReport> {
+  const { options, report } = run;
+  // 2. Decide, from what the machines showed.
+  const decided = decide(run, found);
+  if (!decided.ok) return report.finish({ outcome: 'refused', problems: decided.problems });
+  const { discovered, addition, planned } = decided;
+  const hosts = pairHosts(options.request, planned.fleet);
+  report.note({ hosts });
+  if (options.interrupt.aborted) return report.finish({ outcome: 'interrupted', problems: ['interrupted before deploying'] });
+
+  // 3. Deploy the playbook to both, over the same connections, deciding from discovery's probe.
+  const deploy = await deployPair(run, found, planned.fleet, hosts);
+  report.note({ deploy: deploy.results });
+  const failed = deploy.results.filter((r) => r.status !== 'changed' && r.status !== 'unchanged');
+  if (failed.length > 0) return report.finish({ outcome: stopped(options, 'deploy-failed'), problems: failed.map((r) => `${r.host.id}: ${r.error ? `${r.error.stage}: ${clipHostText(r.error.message)}` : r.status}`) });
+
+  // 4. Both are deployed: they belong in the inventory now, whatever verify finds.
+  const change = await writeAddition(options.inventory, run.original, planned, addition);
+  run.events.onInventory?.(change.inventory);
+  report.note({ inventory: change.inventory });
+  if (change.problem) return report.finish({ outcome: 'inventory-failed', problems: [change.problem] });
+
+  const details = new Map(discovered.map((d) => [d.id, { os: d.os, manager: deploy.results.find((r) => r.host.id === d.id)?.manager ?? d.manager }]));
+  const sheet = (cells?: readonly MatrixCell[]) =>
+    buildCheatSheet({ owner: options.request.owner, cpu: hosts[0]!, mem: hosts[1]!, details, ...(cells ? { cells } : {}), ...(options.rpingPort ? { port: options.rpingPort } : {}) });
+  if (options.interrupt.aborted) return report.finish({ outcome: 'interrupted', problems: ['interrupted after deploy, before verify'], cheatSheet: sheet() });
+
+  // 5. Verify the pair: ping everywhere; rping cells for every NIC pair, skipped with the
+  // reason where a machine has no RDMA device (never counted as passed).
+  const verify = await inPhase(run.events, 'verify', hosts, options, (phaseEvents) =>
+    runVerify({ ...fanout(options, phaseEvents), fleet: planned.fleet, hosts, mode: 'full', rping: 'on', transport: run.transport, ...(options.rpingPort ? { basePort: options.rpingPort } : {}) }),
+  );
+  const failedCells = verify.cells.filter((c) => c.ok === false);
+  return report.finish({
+    outcome: stopped(options, failedCells.length > 0 || verify.results.some((r) => r.status !== 'ok') ? 'verify-failed' : 'ok'),
+    verify,
+    cheatSheet: sheet(verify.cells),
+    problems: failedCells.map((c) => `${c.method} ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.detail}`),
+  });
+}
+
+/** What the machines showed, judged (pure, plan/onboard.ts), and the inventory addition it makes; or why not. */
+function decide(run: OnboardRun, found: ReadonlyMap<number, Discovered>): { ok: true; discovered: HostDiscovery[]; addition: InventoryAddition; planned: Planned } | { ok: false; problems: readonly string[] } {
+  const { options, provisional, report } = run;
+  const { request, inventory, playbook } = options;
+  const discovered = pairHosts(request, provisional.fleet).map((host, i) => {
+    const role = ONBOARD_ROLES[i]!;
+    const d = discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: found.get(host.id)!.facts, managerFlag: roleManagerFlag(request, role), prerequisite: (manager, facts) => missingPrerequisite(playbook, manager, facts), providesAddresses: providesNics(playbook) });
+    run.events.onDiscovered?.(d, hostRef(host));
+    return d;
+  });
+  report.note({ discovered });
+  const refusals = discovered.flatMap((d) => d.problems.map((p) => `${d.role} ${d.id}: ${p}`));
+  if (refusals.length > 0) return { ok: false, problems: refusals };
+  const addition = discoveredAddition(request, discovered, loadInventory(run.original, inventory.path, inventory.baseDir, HOST_OVERRIDES));
+  const planned = planInventoryAddition(run.original, inventory.path, inventory.baseDir, addition, HOST_OVERRIDES);
+  if (!planned.ok) return { ok: false, problems: planned.conflicts };
+  return { ok: true, discovered, addition, planned };
+}
+
+/** The deploy phase, its change run in the shell each machine's discovery probe left open. */
+function deployPair(run: OnboardRun, found: ReadonlyMap<number, Discovered>, fleet: Fleet, hosts: readonly Host[]): Promise<RunEnd> {
+  // The probe saw the machines under the names the request gave; the deploy decides under the inventory's.
+  const provisionalHosts = pairHosts(run.options.request, run.provisional.fleet);
+  const probed = (host: Host): Probed | undefined => {
+    const seen = found.get(host.id);
+    const probedAs = provisionalHosts.find((h) => h.id === host.id);
+    return seen && probedAs ? { facts: factsUnderFoundNames(seen.facts, probedAs, host), shell: seen.shell, runId: seen.runId } : undefined;
+  };
+  const { options } = run;
+  return inPhase(run.events, 'deploy', hosts, options, (phaseEvents) =>
+    runHosts(hosts, fanout(options, phaseEvents), deployHost({ fleet, playbook: options.playbook, transport: run.transport, probed }, { dryRun: false })).then((results) => ({ results })),
+  );
 }
 
 function fanout(options: OnboardOptions, events: RunEvents) {
   return { concurrency: options.concurrency, timeoutMs: options.timeoutMs, interrupt: options.interrupt, events, ...(options.now ? { now: options.now } : {}) };
 }
 
-/** What discovery found on a machine, and the shell its probe ran in, still waiting for what comes next. */
-interface Discovered {
-  readonly facts: HostFacts;
-  readonly shell: Probed['shell'];
-  readonly runId?: string;
-}
+/** What discovery found on a machine, and the shell its probe ran in (holding the host lock for runId), still waiting for what comes next. */
+type Discovered = Probed;
 
 /**
- * Connects to both machines and runs the read-only probe on each. Where the session can converse,
- * the probe's shell is kept open: once both machines are seen and the inventory planned, the
- * deploy decides from this probe and runs its change in that shell — one probe and one channel
- * for discovery and deploy.
+ * Connects to both machines and runs the read-only probe on each, keeping the probe's shell open:
+ * once both machines are seen and the inventory planned, the deploy decides from this probe and
+ * runs its change in that shell — one probe and one channel for discovery and deploy.
  */
 async function discover(hosts: readonly Host[], fleet: Fleet, transport: Transport, options: OnboardOptions): Promise<{ discovery: HostResult[]; found: Map<number, Discovered> }> {
   const found = new Map<number, Discovered>();
@@ -191,34 +247,23 @@ async function discover(hosts: readonly Host[], fleet: Fleet, transport: Transpo
     task.stage('connect');
     const session = await transport.connect(task.host, task.signal);
     task.stage('probe');
-    if (!session.converse) {
-      found.set(task.host.id, await probeOnce(session, renderProbeScript(task.host, fleet, { everyInterface: true }), task.signal));
-    } else {
-      // The shell that discovers is the one the change runs in: it takes the host lock first, so
-      // onboard queues behind another run on the machine and decides from what that run left.
-      const runId = newRunId();
-      const script = renderProbeScript(task.host, fleet, { everyInterface: true, lock: lockWithin(task, 'deploy', runId) });
-      found.set(task.host.id, { ...(await probeKeepingShell(session, script, task.signal, lockProgress(task))), runId });
-    }
+    // The shell that discovers is the one the change runs in: it takes the host lock first, so
+    // onboard queues behind another run on the machine and decides from what that run left.
+    const runId = newRunId();
+    const script = renderProbeScript(task.host, fleet, { everyInterface: true, lock: lockWithin(task, 'deploy', runId) });
+    found.set(task.host.id, { ...(await probeKeepingShell(session, script, task.signal, lockProgress(task))), runId });
     return { status: 'ok', reasons: [...session.notes], connections: 1, channels: session.channels };
   });
   return { discovery, found };
 }
 
-async function probeOnce(session: Session, script: string, signal: AbortSignal): Promise<Discovered> {
-  const result = requireWhole('probe', 'the discovery probe', await session.run(script, { signal }));
-  const facts = readProbe(result.stdout);
-  if (!facts.complete) throw scriptFailed('probe', 'discovery probe', result);
-  return { facts, shell: undefined };
-}
-
-async function probeKeepingShell(session: Session, script: string, signal: AbortSignal, onLine: (line: string) => void): Promise<Discovered> {
+async function probeKeepingShell(session: Session, script: string, signal: AbortSignal, onLine: (line: string) => void): Promise<Omit<Discovered, 'runId'>> {
   let decide!: (change: Continuation | undefined) => void;
   const decision = new Promise<Continuation | undefined>((resolve) => (decide = resolve));
   let heard!: (output: string) => void;
   const probed = new Promise<string>((resolve) => (heard = resolve));
   let ended = false;
-  const conversation = session.converse!(
+  const conversation = session.converse(
     script,
     PROBE_END,
     (output) => {

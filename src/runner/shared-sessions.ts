@@ -20,6 +20,7 @@ export function sharedSessions(base: Transport): Transport & { closeAll(): void 
       return opened.then((session): Session => {
         const shared: Session = {
           run: (script, options) => session.run(script, options),
+          converse: (script, until, next, options) => session.converse(script, until, next, options),
           close: () => undefined,
           get channels() {
             return session.channels;
@@ -27,7 +28,6 @@ export function sharedSessions(base: Transport): Transport & { closeAll(): void 
           // Host-key notes ("recorded new key") belong to the run that opened the connection.
           notes: first ? session.notes : [],
         };
-        if (session.converse) shared.converse = (script, until, next, options) => session.converse!(script, until, next, options);
         return shared;
       });
     },

@@ -6,7 +6,7 @@
 import SSHConfig from 'ssh-config';
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { clipInput, InventoryError, UsageError } from '../errors.js';
+import { clipInput, ConfigError, UsageError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 
 export interface SshEndpoint {
@@ -64,7 +64,7 @@ export function parseSshConfig(text: string, file = 'ssh config'): SSHConfig {
     const line = index < 0 ? 1 : index + 1;
     const column = index < 0 ? 1 : lines[index]!.search(/\S|$/) + 1;
     const reason = error instanceof Error ? error.message : String(error);
-    throw new InventoryError([{ position: { file, line, column }, message: `cannot parse this ssh config line: ${clipInput(reason, 80)}`, hint: 'close its quotes and give every keyword its value; see ssh_config(5)' }]);
+    throw new ConfigError('ssh-config', [{ position: { file, line, column }, message: `cannot parse this ssh config line: ${clipInput(reason, 80)}`, hint: 'close its quotes and give every keyword its value; see ssh_config(5)' }]);
   }
 }
 

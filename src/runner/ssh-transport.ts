@@ -54,6 +54,18 @@ function readSshConfig(configFile: string, home: string): ReturnType<typeof pars
   return parseSshConfig(text, configFile);
 }
 
+/** What opening a connection needs, shared by every host and jump host of a run. */
+interface Opener {
+  readonly knownHosts: KnownHostsStore;
+  readonly loadIdentity: (file: string) => Promise<Identity>;
+  /** $SSH_AUTH_SOCK. */
+  readonly agentSocket: string | undefined;
+  readonly acceptNew: boolean;
+  readonly connectTimeoutMs: number;
+  /** What no text from a host may carry on (the -K password, once asked for). */
+  readonly secrets: () => readonly string[];
+}
+
 export function sshTransport(options: SshTransportOptions): Transport {
   const env: SshEnvironment = defaultSshEnvironment(options.env);
   const knownHostsFile = options.knownHostsFile ?? options.fleet.ssh.knownHosts ?? join(env.home, '.ssh', 'known_hosts');
@@ -61,109 +73,14 @@ export function sshTransport(options: SshTransportOptions): Transport {
   // Read and checked now, before any host is contacted: a broken config is the user's input error
   // (exit 2, with its line), not a failure repeated on every host.
   const sshConfig = readSshConfig(options.fleet.ssh.config ?? join(env.home, '.ssh', 'config'), env.home);
-  let prepared: Promise<ReturnType<typeof parseSshConfig> | undefined> | undefined;
-  let sudoPassword: Promise<string | undefined> | undefined;
-
-  const prepare = () =>
-    (prepared ??= (async () => {
-      await knownHosts.load();
-      return sshConfig;
-    })());
-
-  const loadIdentity = identityLoader();
-
-  // Known from the moment it is asked for, so every text a host sends after that has it taken out
-  // (redact.ts): the password is written to a channel only once this promise has settled.
-  let password: string | undefined;
-  const secrets = () => (password === undefined ? [] : [password]);
-  const getSudoPassword = () =>
-    (sudoPassword ??= (options.sudoPassword ? options.sudoPassword() : Promise.resolve(undefined)).then((value) => {
-      password = value;
-      return value;
-    }));
-
-  async function open(endpoint: SshEndpoint, sock: NodeJS.ReadableStream | undefined, signal: AbortSignal, notes: string[]): Promise<ClientT> {
-    const name = knownHostsName(endpoint.hostName, endpoint.port);
-    const known = knownKeyTypes(knownHosts.for(name), name);
-    const preferred = known.flatMap((t) => HOST_KEY_ALGORITHMS[t] ?? []);
-    const hostKeyOrder = [...new Set([...preferred, ...DEFAULT_HOST_KEY_ORDER])];
-    const ids = await Promise.all(endpoint.identityFiles.map(loadIdentity));
-    const usable = ids.filter((i) => i.key !== undefined);
-    const agent = endpoint.identitiesOnly ? undefined : options.env.SSH_AUTH_SOCK;
-    const attempts: ({ type: 'agent'; username: string; agent: string } | { type: 'publickey'; username: string; key: ParsedKey })[] = [];
-    if (agent) attempts.push({ type: 'agent', username: endpoint.user, agent });
-    for (const i of usable) attempts.push({ type: 'publickey', username: endpoint.user, key: i.key! });
-    if (attempts.length === 0) {
-      const tried = ids.map((i) => `${i.file} (${i.problem})`).join(', ');
-      throw new ConnectError(`no usable SSH key for ${endpoint.user}@${endpoint.alias}: no ssh-agent and ${tried || 'no identity files'}`, false);
-    }
-
-    let verdictMessage: string | undefined;
-    const client = new Client();
-    return new Promise<ClientT>((resolve, reject) => {
-      let settled = false;
-      const fail = (error: Error) => {
-        if (settled) return;
-        settled = true;
-        signal.removeEventListener('abort', onAbort);
-        // Destroyed, not ended: a handshake that failed or was given up on has nothing to close
-        // gracefully, and an ended socket to a host that went silent lingers for ssh2's keepalive.
-        client.destroy();
-        reject(error);
-      };
-      const onAbort = () => fail(new ConnectError(`connection to ${endpoint.alias} interrupted`, true));
-      signal.addEventListener('abort', onAbort, { once: true });
-
-      client.once('ready', () => {
-        if (settled) return client.end();
-        settled = true;
-        signal.removeEventListener('abort', onAbort);
-        resolve(client);
-      });
-      client.on('error', (error: Error & { level?: string; code?: string }) => {
-        if (verdictMessage) return fail(new ConnectError(verdictMessage, false));
-        // ssh2's messages may quote what the server sent (a disconnect's reason): host text too.
-        fail(classifyConnectError(Object.assign(error, { message: redactText(error.message, secrets()) }), endpoint, ids, agent !== undefined));
-      });
-      client.once('close', () => settled || fail(new ConnectError(`${endpoint.alias} closed the connection during the handshake`, true)));
-
-      const config: ConnectConfig = {
-        host: endpoint.hostName,
-        port: endpoint.port,
-        username: endpoint.user,
-        readyTimeout: options.connectTimeoutMs,
-        keepaliveInterval: 15_000,
-        algorithms: { serverHostKey: hostKeyOrder as never },
-        authHandler: (_methodsLeft, _partial, next) => {
-          const attempt = attempts.shift();
-          next((attempt ?? false) as never);
-        },
-        hostVerifier: (key: Buffer, verify: (ok: boolean) => void) => {
-          const decision = knownHosts.decide(name, key, options.acceptNew);
-          if (!decision.accept) {
-            verdictMessage = decision.message;
-            return verify(false);
-          }
-          if (!decision.record) return verify(true);
-          notes.push(decision.record);
-          knownHosts.record(name, key).then(
-            () => verify(true),
-            (error: Error) => {
-              verdictMessage = `cannot record host key in ${knownHosts.file}: ${error.message}`;
-              verify(false);
-            },
-          );
-        },
-      };
-      if (sock) config.sock = sock as never;
-      client.connect(config);
-    });
-  }
+  let loaded: Promise<void> | undefined;
+  const sudo = sudoPasswordOnce(options.sudoPassword);
+  const opener: Opener = { knownHosts, loadIdentity: identityLoader(), agentSocket: options.env.SSH_AUTH_SOCK, acceptNew: options.acceptNew, connectTimeoutMs: options.connectTimeoutMs, secrets: sudo.secrets };
 
   return {
     async connect(host: Host, signal: AbortSignal): Promise<Session> {
-      const config = await prepare();
-      const target = resolveSshTarget(host, options.fleet, config, env);
+      await (loaded ??= knownHosts.load());
+      const target = resolveSshTarget(host, options.fleet, sshConfig, env);
       const notes: string[] = [];
       const opened: ClientT[] = [];
       try {
@@ -171,18 +88,127 @@ export function sshTransport(options: SshTransportOptions): Transport {
         const hops = [...target.jumps, target];
         let sock: NodeJS.ReadableStream | undefined;
         for (let i = 0; i < hops.length; i++) {
-          const client = await open(hops[i]!, sock, signal, notes);
+          const client = await openClient(opener, hops[i]!, sock, signal, notes);
           opened.push(client);
-          if (i + 1 < hops.length) sock = await forward(client, hops[i + 1]!, secrets);
+          if (i + 1 < hops.length) sock = await forward(client, hops[i + 1]!, sudo.secrets);
         }
       } catch (error) {
         for (const c of opened.reverse()) c.destroy();
         throw error;
       }
       const client = opened[opened.length - 1]!;
-      return new SshSession(client, opened, target.sudo, getSudoPassword, notes, `${target.user}@${target.alias}`, secrets);
+      return new SshSession(client, opened, target.sudo, sudo.ask, notes, `${target.user}@${target.alias}`, sudo.secrets);
     },
   };
+}
+
+/**
+ * The sudo password, asked at most once per run and only when a host's sudo wants it. It is a
+ * secret from the moment it is asked for, so every text a host sends after that has it taken out
+ * (redact.ts): the password is written to a channel only once the answer has settled.
+ */
+function sudoPasswordOnce(askUser: SshTransportOptions['sudoPassword']): { ask: () => Promise<string | undefined>; secrets: () => readonly string[] } {
+  let asked: Promise<string | undefined> | undefined;
+  let password: string | undefined;
+  return {
+    ask: () =>
+      (asked ??= (askUser ? askUser() : Promise.resolve(undefined)).then((value) => {
+        password = value;
+        return value;
+      })),
+    secrets: () => (password === undefined ? [] : [password]),
+  };
+}
+
+type AuthAttempt = { type: 'agent'; username: string; agent: string } | { type: 'publickey'; username: string; key: ParsedKey };
+
+/** Who to authenticate as, in order: the agent (unless IdentitiesOnly), then each identity file whose key loaded. */
+async function authAttempts(opener: Opener, endpoint: SshEndpoint): Promise<{ attempts: AuthAttempt[]; ids: readonly Identity[]; agent: boolean }> {
+  const ids = await Promise.all(endpoint.identityFiles.map(opener.loadIdentity));
+  const agent = endpoint.identitiesOnly ? undefined : opener.agentSocket;
+  const attempts: AuthAttempt[] = [];
+  if (agent) attempts.push({ type: 'agent', username: endpoint.user, agent });
+  for (const i of ids) if (i.key) attempts.push({ type: 'publickey', username: endpoint.user, key: i.key });
+  if (attempts.length === 0) {
+    const tried = ids.map((i) => `${i.file} (${i.problem})`).join(', ');
+    throw new ConnectError(`no usable SSH key for ${endpoint.user}@${endpoint.alias}: no ssh-agent and ${tried || 'no identity files'}`, false);
+  }
+  return { attempts, ids, agent: agent !== undefined };
+}
+
+/**
+ * The host key check as OpenSSH makes it (known_hosts, --accept-new recording); a refusal's
+ * reason goes to `refuse`, since ssh2 reports only that the handshake failed.
+ */
+function hostVerifier(opener: Opener, name: string, notes: string[], refuse: (message: string) => void): ConnectConfig['hostVerifier'] {
+  return (key: Buffer, verify: (ok: boolean) => void) => {
+    const decision = opener.knownHosts.decide(name, key, opener.acceptNew);
+    if (!decision.accept) {
+      refuse(decision.message);
+      return verify(false);
+    }
+    if (!decision.record) return verify(true);
+    notes.push(decision.record);
+    opener.knownHosts.record(name, key).then(
+      () => verify(true),
+      (error: Error) => {
+        refuse(`cannot record host key in ${opener.knownHosts.file}: ${error.message}`);
+        verify(false);
+      },
+    );
+  };
+}
+
+/** Connects to one endpoint (through `sock` when it sits behind a jump host): a ready client, or a ConnectError saying why not. */
+async function openClient(opener: Opener, endpoint: SshEndpoint, sock: NodeJS.ReadableStream | undefined, signal: AbortSignal, notes: string[]): Promise<ClientT> {
+  const name = knownHostsName(endpoint.hostName, endpoint.port);
+  // Host key types already known for the host first, so a known host is not refused for offering another.
+  const preferred = knownKeyTypes(opener.knownHosts.for(name), name).flatMap((t) => HOST_KEY_ALGORITHMS[t] ?? []);
+  const { attempts, ids, agent } = await authAttempts(opener, endpoint);
+  let refused: string | undefined;
+  const config: ConnectConfig = {
+    host: endpoint.hostName,
+    port: endpoint.port,
+    username: endpoint.user,
+    readyTimeout: opener.connectTimeoutMs,
+    keepaliveInterval: 15_000,
+    algorithms: { serverHostKey: [...new Set([...preferred, ...DEFAULT_HOST_KEY_ORDER])] as never },
+    authHandler: (_methodsLeft, _partial, next) => next((attempts.shift() ?? false) as never),
+    hostVerifier: hostVerifier(opener, name, notes, (message) => (refused = message)),
+    ...(sock ? { sock: sock as never } : {}),
+  };
+  return handshake(config, signal, endpoint.alias, (error) =>
+    // ssh2's messages may quote what the server sent (a disconnect's reason): host text too.
+    refused ? new ConnectError(refused, false) : classifyConnectError(Object.assign(error, { message: redactText(error.message, opener.secrets()) }), endpoint, ids, agent),
+  );
+}
+
+/** Runs ssh2's handshake and settles once: the ready client, or the error `explain` makes of ssh2's. */
+function handshake(config: ConnectConfig, signal: AbortSignal, alias: string, explain: (error: Error & { level?: string; code?: string }) => ConnectError): Promise<ClientT> {
+  const client = new Client();
+  return new Promise<ClientT>((resolve, reject) => {
+    let settled = false;
+    const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      // Destroyed, not ended: a handshake that failed or was given up on has nothing to close
+      // gracefully, and an ended socket to a host that went silent lingers for ssh2's keepalive.
+      client.destroy();
+      reject(error);
+    };
+    const onAbort = () => fail(new ConnectError(`connection to ${alias} interrupted`, true));
+    signal.addEventListener('abort', onAbort, { once: true });
+    client.once('ready', () => {
+      if (settled) return client.end();
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      resolve(client);
+    });
+    client.on('error', (error: Error & { level?: string; code?: string }) => fail(explain(error)));
+    client.once('close', () => settled || fail(new ConnectError(`${alias} closed the connection during the handshake`, true)));
+    client.connect(config);
+  });
 }
 
 function forward(client: ClientT, next: SshEndpoint, secrets: () => readonly string[]): Promise<NodeJS.ReadableStream> {

@@ -1,6 +1,7 @@
 /**
  * The transport seam: the runner talks to hosts only through these interfaces. Production uses
- * the ssh2 transport (ssh-transport.ts); unit tests pass a table-driven fake.
+ * the ssh2 transport (ssh-transport.ts); unit tests pass a table-driven fake that runs the same
+ * channel logic over a fake shell (test/helpers/fake-transport.ts).
  */
 import { HostError, tail } from '../errors.js';
 import type { Host } from '../inventory/model.js';
@@ -57,9 +58,9 @@ export interface Session {
    * `next` gets that output and returns what the same shell runs next (undefined: nothing more),
    * at once or later (the shell waits for its input meanwhile).
    * One channel where `run` twice takes two — each channel is a session sshd forks and a login
-   * shell it starts, per host. Optional: without it, callers use `run` twice.
+   * shell it starts, per host.
    */
-  converse?(script: string, until: string, next: (firstOutput: string) => Continuation | undefined | Promise<Continuation | undefined>, options?: ExecOptions): Promise<Conversation>;
+  converse(script: string, until: string, next: (firstOutput: string) => Continuation | undefined | Promise<Continuation | undefined>, options?: ExecOptions): Promise<Conversation>;
   close(): void;
   /** Channels opened so far on this connection. */
   readonly channels: number;

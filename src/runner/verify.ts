@@ -19,7 +19,7 @@ import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable, type 
 import { RPING_BASE_PORT } from '../render/verify-commands.js';
 import { CELLS_PER_BATCH, CLIENTS_DONE_MARK, PORT_MARK, READY_MARK, RPING_SERVER_SECONDS, STOP_SERVERS, renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../render/verify-scripts.js';
 import { hostRef, type CellSpec, type HostResult, type MatrixCell, type RunEvents } from '../vocabulary.js';
-import { Deadlines, runHosts, type Deadline } from './fanout.js';
+import { Deadlines, runHosts, timeLimitText, type Deadline } from './fanout.js';
 import { requireWhole, type ExecResult, type Session, type Transport } from './transport.js';
 
 export interface VerifyOptions {
@@ -129,7 +129,7 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
 
 /** A cell cut off by a host's deadline: the host owed an answer and finished nothing for --timeout. */
 function timedOut(host: number, timeoutMs: number): string {
-  return `host ${host}'s time limit ran out: it finished none of its cells for ${timeoutMs / 1000} s (--timeout)`;
+  return `host ${host}'s time limit ran out: it finished none of its cells for ${timeLimitText(timeoutMs)} (--timeout)`;
 }
 
 /** Each host's result: how it failed to connect, or how the cells from it went. */
@@ -205,31 +205,30 @@ async function rpingBatch(dest: number, batch: readonly { id: number; cell: Cell
   // The destination owes its servers' start, then waits on the clients (not its silence), then owes their output.
   let owed = server.deadline!.owe();
   let serverEnded = false;
-  const serverRun: Promise<ExecResult> = session.converse
-    ? session.converse(
-        // A server gone before its client dials reads as REJECTED, the routing failure's own sign:
-        // on a loaded host a client may come late, so servers wait as long as the host's time
-        // limit; the stop word, or the input closing, ends them as soon as the clients are done.
-        renderRpingServerScript(batch, 'input', Math.max(RPING_SERVER_SECONDS, Math.ceil(options.timeoutMs / 1000))),
-        READY_MARK,
-        async (first) => {
-          owed();
-          announce(parsePorts(first));
-          await done;
-          if (!serverEnded) owed = server.deadline!.owe();
-          return { script: `${STOP_SERVERS}\n`, options: { signal } };
-        },
-        { signal },
-      )
-    : session.run(renderRpingServerScript(batch, 'exit'), { signal, onLine: (line) => line === READY_MARK && announce(undefined) });
+  const serverRun: Promise<ExecResult> = session.converse(
+    // A server gone before its client dials reads as REJECTED, the routing failure's own sign:
+    // on a loaded host a client may come late, so servers wait as long as the host's time
+    // limit; the stop word, or the input closing, ends them as soon as the clients are done.
+    renderRpingServerScript(batch, Math.max(RPING_SERVER_SECONDS, Math.ceil(options.timeoutMs / 1000))),
+    READY_MARK,
+    async (first) => {
+      // The servers' start is a part the host finished: its full time again (its own clients may
+      // already owe an answer, so releasing alone would leave the clock started before it).
+      server.deadline!.renew();
+      owed();
+      announce(parsePorts(first));
+      await done;
+      if (!serverEnded) owed = server.deadline!.owe();
+      return { script: `${STOP_SERVERS}\n`, options: { signal } };
+    },
+    { signal },
+  );
   serverRun.then(
     () => ((serverEnded = true), server.deadline!.renew(), owed(), announce(undefined)),
     () => ((serverEnded = true), owed(), announce(undefined)),
   );
-  const announced = await listening;
-  // Without a conversation the script cannot say its ports: the planned ones. A conversation that
-  // ended before READY_MARK started no server: its cells fail without a client.
-  const ports = announced ?? (session.converse ? new Map<number, number>() : new Map(batch.map((b) => [b.id, b.port])));
+  // A conversation that ended before READY_MARK started no server: its cells fail without a client.
+  const ports = (await listening) ?? new Map<number, number>();
 
   const clientOutputs = new Map<number, CellOutput>();
   await Promise.all(
@@ -240,13 +239,10 @@ async function rpingBatch(dest: number, batch: readonly { id: number; cell: Cell
       if (withPorts.length === 0) return;
       const clientOwed = client.deadline!.owe();
       try {
-        const clientSession = client.session!;
-        const result = clientSession.converse
-          ? await clientSession.converse(renderRpingClientScript(withPorts, 'input'), CLIENTS_DONE_MARK, () => undefined, { signal: client.deadline!.signal })
-          : await clientSession.run(renderRpingClientScript(withPorts, 'exit'), { signal: client.deadline!.signal });
-        requireWhole('check', 'the rping client run', result);
+        const result = requireWhole('check', 'the rping client run', await client.session!.converse(renderRpingClientScript(withPorts), CLIENTS_DONE_MARK, () => undefined, { signal: client.deadline!.signal }));
         client.deadline!.renew();
-        const output = 'first' in result && typeof result.first === 'string' ? result.first : result.stdout;
+        // The clients' frames come before CLIENTS_DONE_MARK; a script cut short never said it.
+        const output = result.first ?? result.stdout;
         for (const [id, out] of parseCellOutput(output)) clientOutputs.set(id, out);
       } catch (error) {
         for (const c of withPorts) clientOutputs.set(c.id, { id: c.id, exitCode: null, output: `rping client on host ${source} failed: ${(error as Error).message}` });

@@ -1,6 +1,6 @@
 /** The `--json` document: one object on stdout describing the whole run. Pure. */
 import { clipHostLines, clipHostText } from '../host-text.js';
-import { runPassed, type CommandName, type HostFailure, type HostResult, type MatrixCell } from '../vocabulary.js';
+import { runPassed, type HostFailure, type MatrixCell, type RunEnd, type RunHeader } from '../vocabulary.js';
 import { countStatuses } from './text/format.js';
 
 /**
@@ -28,26 +28,15 @@ function errorDetail(error: HostFailure) {
   return { ...error, message, stderrTail, ...(Object.keys(cut).length > 0 ? { cut } : {}) };
 }
 
-export interface RunSummaryInput {
-  readonly command: CommandName;
-  readonly inventory: string;
-  readonly playbook?: string;
-  readonly dryRun?: boolean;
-  readonly results: readonly HostResult[];
-  readonly cells?: readonly MatrixCell[];
-  readonly warnings?: readonly string[];
-  readonly durationMs: number;
-  readonly interrupted: boolean;
-}
-
-export function runDocument(input: RunSummaryInput) {
+/** A run's document: its header, then how it ended; `matrix` only where the run had cells to give. */
+export function runDocument(header: RunHeader, input: Omit<RunEnd, 'cells'> & { readonly cells?: readonly MatrixCell[] }) {
   const cells = input.cells ?? [];
   return {
-    command: input.command,
+    command: header.command,
     ok: runPassed(input.results, cells) && !input.interrupted,
-    inventory: input.inventory,
-    ...(input.playbook ? { playbook: input.playbook } : {}),
-    ...(input.dryRun ? { dryRun: true } : {}),
+    inventory: header.inventory,
+    ...(header.playbook ? { playbook: header.playbook } : {}),
+    ...(header.dryRun ? { dryRun: true } : {}),
     interrupted: input.interrupted,
     durationMs: Math.round(input.durationMs),
     summary: Object.fromEntries(countStatuses(input.results)),

@@ -3,9 +3,7 @@ import type { OnboardReport } from '../plan/onboard-summary.js';
 import { jsonHostText, runDocument } from './json.js';
 
 export function onboardDocument(report: OnboardReport, inventory: string) {
-  const base = runDocument({
-    command: 'onboard',
-    inventory,
+  const base = runDocument({ command: 'onboard', inventory }, {
     results: report.deploy.length > 0 ? report.deploy : report.discovery,
     ...(report.verify ? { cells: report.verify.cells } : {}),
     durationMs: report.durationMs,

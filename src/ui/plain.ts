@@ -6,7 +6,7 @@
  * (src/host-text.ts, clipHostText): the run log has the whole text.
  */
 import { clipHostLines, clipHostText } from '../host-text.js';
-import type { CommandName, HostResult, MatrixCell, RunEnd, RunEvents, RunStart } from '../vocabulary.js';
+import { reportsHostState, type CommandName, type HostResult, type MatrixCell, type RunEnd, type RunEvents, type RunStart } from '../vocabulary.js';
 import { summarizeChanges } from './text/changes.js';
 import { formatDiffLines } from './text/diffs.js';
 import { foldedFabricLines, foldedWarningLines } from './text/fabric.js';
@@ -51,7 +51,7 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
       if (options.stages) write(`${label(host)} ${STAGE_NOTES[stage] ?? stage}`);
     },
     onHostDone: (r) => {
-      if (options.command === 'status') return;
+      if (reportsHostState(options.command)) return;
       write(`${label(r.host)} ${outcomeLine(r)}`);
       // What the changes by kind do not say (a connection lost and looked at again, a login banner's note).
       const told = new Set((r.changes ?? []).map((c) => c.text));
@@ -64,7 +64,7 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
     },
     onCell: (cell: MatrixCell) => write(cellLine(cell)),
     onRunEnd: (e: RunEnd) => {
-      if (options.command === 'status') {
+      if (reportsHostState(options.command)) {
         for (const line of foldedStatusLines(e.results)) write(line);
         for (const line of foldedFabricLines(e.results)) write(`fabric ${sanitizeLine(line)}`);
       }

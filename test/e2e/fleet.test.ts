@@ -132,6 +132,17 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     expect(HOSTS.map(logins).map((n, i) => n - before[i]!)).toEqual([1, 1, 1, 1]);
   });
 
+  it('render --diff asks the hosts and says it is render: its document and its header name it, every file as rendered', async () => {
+    const result = await run('render', '--hosts', 'all', '--playbook', noRepair, '--diff', '--json');
+    expect(result.code, result.stdout).toBe(0);
+    const doc = json(result);
+    expect(doc.command).toBe('render');
+    expect(Object.values(statuses(doc))).toEqual(['ok', 'ok', 'ok', 'ok']);
+    const plain = await run('render', '--hosts', '34', '--playbook', noRepair, '--diff');
+    expect(plain.stdout.split('\n')[0]).toMatch(/^ibfleet render --diff: 1 host \(34\) · playbook /);
+    expect(plain.stdout).toContain('34: ok');
+  });
+
   it('a reboot of every host brings the state back through each manager\'s hook, with no duplicate rules', async () => {
     const reboots = await labReboot(NAME, HOSTS);
     expect(reboots.map((r) => [r.id, r.ok])).toEqual(HOSTS.map((id) => [id, true]));

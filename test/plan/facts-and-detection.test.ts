@@ -9,7 +9,7 @@ import { parseRule } from '../../src/facts/ip-facts.js';
 import { netplanClaims } from '../../src/facts/netplan-claims.js';
 import { PROBE_VERSION } from '../../src/facts/probe-format.js';
 import { readProbe as parseProbe } from '../../src/plan/change-output.js';
-import { detectManager } from '../../src/plan/detect-manager.js';
+import { detectManager, netplanNameMatches } from '../../src/plan/detect-manager.js';
 import { missingPrerequisite } from '../../src/plan/host-plan.js';
 import { renderProbeBody } from '../../src/render/probe-script.js';
 import { SYSCTL_FACT } from '../../src/steps/fabric-sysctl/facts.js';
@@ -166,9 +166,44 @@ describe('telling the network manager apart', () => {
     ['no configuration, only one manager running (minimal container)', host34, { runtime: 'dir /run/NetworkManager' }, 'networkmanager'],
     ['two configurations, running state decides', host34, { ifupdown: '/etc/network/interfaces:iface ib0 inet static', netplan: netplanFile('networkd', ['ib1']), runtime: 'ifstate /run/network/ifstate.ib0 ib0' }, 'ifupdown'],
     ['netplan match by glob', host34, { netplan: '#file /etc/netplan/a.yaml\nnetwork:\n  ethernets:\n    fabric:\n      match: { name: "ib*" }\n' }, 'netplan'],
+    // `ib[!01]` names every ib NIC but these two: the ifupdown stanza is the only configuration of ib0.
+    ['a netplan glob that excludes the NICs ([!x]) claims none of them', host34, { netplan: '#file /etc/netplan/a.yaml\nnetwork:\n  ethernets:\n    others:\n      match: { name: "ib[!01]" }\n', ifupdown: '/etc/network/interfaces:iface ib0 inet static', runtime: '' }, 'ifupdown'],
   ])('%s', (_, host, sections, expected) => {
     const detection = detectManager(host, parseProbe(managerProbe(sections)));
     expect(detection).toMatchObject({ ok: true, manager: expected });
+  });
+
+  // What systemd-networkd's Name= and NetworkManager's interface-name do with the glob: fnmatch(3).
+  it.each([
+    ['ib*', 'ib0', true],
+    ['ib*', 'ibs5f0', true],
+    ['ib*', 'eth0', false],
+    ['ib?', 'ib1', true],
+    ['ib?', 'ib10', false],
+    ['ib[!0]', 'ib1', true],
+    ['ib[!0]', 'ib0', false],
+    ['ib[!0]', 'ib10', false],
+    ['ib[^0]', 'ib1', true],
+    ['ib[01]', 'ib1', true],
+    ['ib[01]', 'ib2', false],
+    ['ib[0-9]', 'ib7', true],
+    ['ib[0-9]', 'iba', false],
+    ['ib[[:digit:]]', 'ib3', true],
+    ['ib[[:digit:]]', 'ibx', false],
+    ['[[:alpha:]]*[[:digit:]]', 'ibs5f1', true],
+    ['ib\\*', 'ib*', true],
+    ['ib\\*', 'ib0', false],
+    ['ib0', 'ib0', true],
+    ['ib0', 'ib00', false],
+    ['ib.1', 'ib.1', true],
+    ['ib.1', 'ibx1', false],
+    // No braces, extglobs or leading-! negation in fnmatch: those characters stand for themselves.
+    ['ib{0,1}', 'ib0', false],
+    ['!ib0', 'ib1', false],
+    ['+(ib0)', 'ib0', false],
+    ['(ib0|ib1)', 'ib0', false],
+  ])('netplan name glob %s against %s: %s', (pattern, name, expected) => {
+    expect(netplanNameMatches(pattern, name)).toBe(expected);
   });
 
   it.each([

@@ -10,17 +10,28 @@ import { fakeTransport, ok, type FakeHost } from '../helpers/fake-transport.js';
 const sample = (name: string) => readFileSync(new URL(`../fixtures/tool-output/${name}`, import.meta.url), 'utf8');
 const fleet = loadInventory('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpuserver16, address: a16, interfaces: [ibs5f0, ibs5f1] }\n  34: { name: memserver34, address: a34 }\n', 't.yaml');
 
-/** A host that answers verify's scripts: `works(from, to)` decides each cell's outcome. */
+/**
+ * A host that answers verify's scripts: `works(from, to)` decides each cell's outcome. Its rping
+ * servers say their ports and READY_MARK, then wait for the stop word before they print their
+ * cells, as the server script does; the client script ends with CLIENTS_DONE_MARK.
+ */
 function host(opts: { rdma: boolean; works: (fromIp: string, toIp: string) => boolean; probe?: string }): FakeHost {
   const frame = (id: string, code: number, text: string) => `@@cell ${id} ${code}\n${text}\n@@cell-end\n`;
+  let listening: string[] = [];
   return {
     respond: (script) => {
       if (script.includes('rdma-devices')) return ok(`rdma-devices=${opts.rdma ? 'mlx5_0' : ''}\nrping=/usr/bin/rping\nping=/usr/bin/ping\n${opts.probe ?? ''}`);
       if (script.includes('rping -s')) {
-        const servers = [...new Set([...script.matchAll(/rping -s -a \S+ -p "\$port_\d+" -C 3 -v -d >"\$dir\/(\d+)"/g)].map((m) => m[1]!))];
+        listening = [...new Set([...script.matchAll(/rping -s -a \S+ -p "\$port_\d+" -C 3 -v -d >"\$dir\/(\d+)"/g)].map((m) => m[1]!))];
         const ports = [...script.matchAll(/^port_(\d+)=(\d+);/gm)].map((m) => `@@rping-port ${m[1]} ${m[2]}\n`).join('');
-        return ok(`${ports}@@rping-ready\n${servers.map((id) => frame(id, 0, sample('rping-server-ok.txt'))).join('')}`);
+        return ok(`${ports}@@rping-ready\n`);
       }
+      if (script === 'stop\n') {
+        const stopped = listening;
+        listening = [];
+        return ok(stopped.map((id) => frame(id, 0, sample('rping-server-ok.txt'))).join(''));
+      }
+      const clients = script.includes('rping -c') ? '@@rping-clients-done\n' : '';
       const jobs = [...script.matchAll(/^job (\d+) (.*) &$/gm), ...[...script.matchAll(/^timeout \d+ (rping -c .*) >"\$dir\/(\d+)" 2>&1 & pid_\d+=\$!$/gm)].map((m) => [m[0], m[2], m[1]])].map((m) => ({ id: m[1]!, command: m[2]! }));
       return ok(
         jobs
@@ -31,14 +42,14 @@ function host(opts: { rdma: boolean; works: (fromIp: string, toIp: string) => bo
             const fromIp = ping[1] === 'ibs5f1' || ping[1] === 'ib1' ? '.2' : '.1';
             return opts.works(fromIp, ping[2]!) ? frame(id, 0, sample('ping-ok.txt')) : frame(id, 1, sample('ping-no-reply.txt'));
           })
-          .join(''),
+          .join('') + clients,
       );
     },
   };
 }
 
-async function verify(hosts: Record<number, FakeHost>, rping: RpingMode, timeoutMs = 5000, converse = false) {
-  const transport = fakeTransport(hosts, { converse });
+async function verify(hosts: Record<number, FakeHost>, rping: RpingMode, timeoutMs = 5000) {
+  const transport = fakeTransport(hosts);
   const cells: MatrixCell[] = [];
   let announced = 0;
   const events: RunEvents = { onCell: (c) => cells.push(c), onMatrix: (m) => (announced = m.length) };
@@ -86,19 +97,14 @@ describe('verify (fake transport)', () => {
   });
 
   it('a cell cut off by a host\'s time limit says so: the host finished none of its cells for --timeout', async () => {
-    const slowClients = (fake: FakeHost): FakeHost => ({
-      respond: async (script) => {
-        const answer = await fake.respond(script);
-        if (!script.includes('rping -c')) return answer;
-        // The clients outlive the host's deadline; the time limit ends them (killed: no replies).
-        await new Promise((resolve) => setTimeout(resolve, 600));
-        return ok(answer.stdout.replace(/^@@cell (\d+) \d+\n[^@]*/gm, '@@cell $1 143\n'));
-      },
+    // The clients outlive the host's deadline: the time limit closes their channel before they answer.
+    const hangingClients = (fake: FakeHost): FakeHost => ({
+      respond: (script, signal) => (script.includes('rping -c') ? new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('the channel was closed')))) : fake.respond(script, signal)),
     });
-    const { cells } = await verify({ 16: slowClients(host({ rdma: true, works: allWork })), 34: slowClients(host({ rdma: true, works: allWork })) }, 'on', 400);
+    const { cells } = await verify({ 16: hangingClients(host({ rdma: true, works: allWork })), 34: hangingClients(host({ rdma: true, works: allWork })) }, 'on', 400);
     const rping = cells.filter((c) => c.method === 'rping');
     expect(rping).toHaveLength(8);
-    for (const c of rping) expect(c.detail).toMatch(/^0\/3 rdma pings.* — likely: host (16|34)'s time limit ran out: it finished none of its cells for 0.4 s \(--timeout\)$/);
+    for (const c of rping) expect(c.detail).toMatch(/^no client result — likely: host (16|34)'s time limit ran out: it finished none of its cells for 0.4 s \(--timeout\)$/);
     expect(cells.filter((c) => c.method === 'ping').every((c) => c.ok)).toBe(true);
   });
 
@@ -113,7 +119,7 @@ describe('verify (fake transport)', () => {
           const t = setTimeout(resolve, 250);
           signal?.addEventListener('abort', () => (clearTimeout(t), reject(new Error('the channel was closed: time limit'))), { once: true });
         });
-        return fake.respond(script);
+        return fake.respond(script, signal);
       },
     });
     const { cells, results } = await verify({ 16: slow(host({ rdma: true, works: allWork })), 34: slow(host({ rdma: true, works: allWork })) }, 'on', 400);
@@ -132,11 +138,11 @@ describe('verify (fake transport)', () => {
         signal?.addEventListener('abort', () => (clearTimeout(t), reject(new Error('the channel was closed'))), { once: true });
       });
     // Each script takes 150 ms (the whole run, well over the 400 ms limit); host 40 answers its probe, then nothing.
-    const working = (fake: FakeHost): FakeHost => ({ respond: async (script, signal) => (await after(150, signal), fake.respond(script)) });
+    const working = (fake: FakeHost): FakeHost => ({ respond: async (script, signal) => (await after(150, signal), fake.respond(script, signal)) });
     let probed = false;
     const lost = host({ rdma: true, works: allWork });
-    const silent: FakeHost = { respond: async (script, signal) => (probed ? (await after(60_000, signal), lost.respond(script)) : ((probed = true), lost.respond(script))) };
-    const transport = fakeTransport({ 16: working(host({ rdma: true, works: allWork })), 34: working(host({ rdma: true, works: allWork })), 40: silent }, { converse: true });
+    const silent: FakeHost = { respond: async (script, signal) => (probed ? (await after(60_000, signal), lost.respond(script, signal)) : ((probed = true), lost.respond(script, signal))) };
+    const transport = fakeTransport({ 16: working(host({ rdma: true, works: allWork })), 34: working(host({ rdma: true, works: allWork })), 40: silent });
     const cells: MatrixCell[] = [];
     const started = Date.now();
     const out = await runVerify({ fleet: fleet3, hosts: fleet3.hosts, mode: 'full', rping: 'on', transport, concurrency: 4, timeoutMs: 400, interrupt: new AbortController().signal, events: { onCell: (c) => cells.push(c) } });
@@ -166,8 +172,8 @@ describe('verify (fake transport)', () => {
     expect(serverScript).toMatch(/^port_\d+=\d+; timeout 20 stdbuf -oL rping -s -a 172\.16\.34\.\d -p "\$port_\d+" -C 3 -v -d/m);
   });
 
-  it('in a conversation the servers wait as long as the host\'s time limit (a late client is no REJECTED) and are told to stop once the clients are done', async () => {
-    const { cells, transport } = await verify({ 16: host({ rdma: true, works: allWork }), 34: host({ rdma: true, works: allWork }) }, 'on', 90_000, true);
+  it('the servers wait as long as the host\'s time limit (a late client is no REJECTED) and are told to stop once the clients are done', async () => {
+    const { cells, transport } = await verify({ 16: host({ rdma: true, works: allWork }), 34: host({ rdma: true, works: allWork }) }, 'on', 90_000);
     expect(cells.filter((c) => c.method === 'rping').map((c) => c.detail)).toEqual(Array(8).fill('3/3 rdma pings'));
     const scripts = transport.log.scripts.get(34)!;
     expect(scripts.find((s) => s.includes('rping -s'))).toMatch(/^port_\d+=\d+; timeout 90 stdbuf -oL rping -s /m);

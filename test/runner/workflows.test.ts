@@ -4,10 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { AFTER_MARK, LOCKED_EXIT } from '../../src/render/apply-script.js';
+import { LOCK_TAKEN_MARK, LOCK_WAIT_MARK } from '../../src/render/host-lock.js';
 import type { HostResult, RunEvents, Stage } from '../../src/vocabulary.js';
-import { runHosts } from '../../src/runner/fanout.js';
+import { runHosts, timeLimitText } from '../../src/runner/fanout.js';
 import { deployHost, rollbackHost, statusHost } from '../../src/runner/host-workflows.js';
-import { ConnectError } from '../../src/runner/transport.js';
+import { ConnectError, OUTPUT_KEEP } from '../../src/runner/transport.js';
 import { deployedProbe, fakeTransport, fixture, ok, stateful, type FakeHost } from '../helpers/fake-transport.js';
 
 const playbook = loadPlaybook(readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8'), 'dual-ib-routing.yaml');
@@ -29,8 +30,8 @@ function recorder() {
   return { events, stages, done };
 }
 
-async function run(hosts: Record<number, FakeHost>, work: 'deploy' | 'dry-run' | 'status' | 'rollback', opts: { concurrency?: number; timeoutMs?: number; interrupt?: AbortSignal; only?: number[]; converse?: boolean } = {}) {
-  const transport = fakeTransport(hosts, { converse: opts.converse ?? false });
+async function run(hosts: Record<number, FakeHost>, work: 'deploy' | 'dry-run' | 'status' | 'rollback', opts: { concurrency?: number; timeoutMs?: number; interrupt?: AbortSignal; only?: number[] } = {}) {
+  const transport = fakeTransport(hosts);
   const rec = recorder();
   const ctx = { fleet, playbook, transport };
   const fn = work === 'status' ? statusHost(ctx) : work === 'rollback' ? rollbackHost(ctx) : deployHost(ctx, { dryRun: work === 'dry-run' });
@@ -40,7 +41,7 @@ async function run(hosts: Record<number, FakeHost>, work: 'deploy' | 'dry-run' |
 }
 
 describe('deploy on one host (fake transport)', () => {
-  it('from the boot state: probes, plans, pushes and applies in one more channel, and verifies the state left behind', async () => {
+  it('from the boot state: probes, plans, and pushes and applies in the shell that probed (one channel in all), and verifies the state left behind', async () => {
     const { results, transport, rec } = await run({ 34: { respond: stateful(boot, deployed) } }, 'deploy');
     const r = results[0]!;
     expect(r.status).toBe('changed');
@@ -48,9 +49,12 @@ describe('deploy on one host (fake transport)', () => {
     expect(r.os).toBe('Ubuntu 18.04.6 LTS');
     expect(r.reasons).toContain('ib1: rule 942: from 172.16.34.2 lookup 942');
     expect(r.reasons).toContain('install /etc/networkd-dispatcher/routable.d/50-ibfleet-routes (755)');
-    expect(r.channels).toBe(2);
+    expect(r.channels).toBe(1);
     expect(rec.stages.get(34)).toEqual(['connect', 'probe', 'plan', 'push', 'apply', 'verify']);
-    const apply = transport.log.scripts.get(34)![1]!;
+    const [probe, apply] = transport.log.scripts.get(34)! as [string, string];
+    // The probe takes the host lock first; the change runs under it, in the same shell.
+    expect(probe).toContain('flock -n 9');
+    expect(probe).toContain('@@ibfleet %s');
     // Staged next to its directory (the hook one level up, out of the dispatcher's sight), then renamed.
     expect(apply).toContain("printf '%s' '#!/bin/sh");
     expect(apply).toContain("' >/etc/ibfleet/.ibfleet-routes.ibfleet-new.$$ || status=1");
@@ -58,7 +62,7 @@ describe('deploy on one host (fake transport)', () => {
     expect(apply).toContain('mv -f /etc/networkd-dispatcher/.50-ibfleet-routes.ibfleet-new.$$ /etc/networkd-dispatcher/routable.d/50-ibfleet-routes');
   });
 
-  it('changes nothing when everything is in place: one probe, reported unchanged', async () => {
+  it('changes nothing when everything is in place: one probe, reported unchanged, and its shell gets no second script', async () => {
     const { results, transport } = await run({ 34: { respond: () => ok(deployed) } }, 'deploy');
     expect(results[0]).toMatchObject({ status: 'unchanged', reasons: [], channels: 1 });
     expect(transport.log.scripts.get(34)).toHaveLength(1);
@@ -77,7 +81,7 @@ describe('deploy on one host (fake transport)', () => {
     expect(results[0]!.error!.message).toMatch(/verification failed: .*rule from 172.16.34.1 is missing/);
   });
 
-  it('a change that does not verify is rolled back in one more channel, and the message says so', async () => {
+  it('a change that does not verify is rolled back in a channel of its own, and the message says so', async () => {
     // Everything applied, but a site rule still sends NIC 1's traffic out of mgmt0.
     const astray = deployed.replace(/^(172\.16\.1\.1 from 172\.16\.34\.1 dev) ib0 table 941 /m, '$1 mgmt0 ');
     expect(astray).not.toBe(deployed);
@@ -86,6 +90,7 @@ describe('deploy on one host (fake transport)', () => {
     const { results, transport } = await run({ 34: { respond } }, 'deploy');
     expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'verify' } });
     expect(results[0]!.error!.message).toMatch(/^verification failed: ib0: traffic from 172\.16\.34\.1 leaves through mgmt0.*; rolled back: the host is as it was before this deploy/);
+    expect(transport.log.scripts.get(34)).toHaveLength(3);
     const restore = transport.log.scripts.get(34)![2]!;
     expect(restore).toContain('rmdir /etc/ibfleet');
     expect(restore).toContain('ip -4 route append 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
@@ -115,17 +120,28 @@ describe('deploy on one host (fake transport)', () => {
   });
 
   it('a probe drowned in output fails, and no change is sent', async () => {
-    const respond = () => ({ ...ok(boot), cut: { stream: 'stdout', afterTurn: false } as const });
+    // A start-up file that prints more than ibfleet reads, before the probe's own output.
+    const respond = () => ok(`${'noise\n'.repeat(OUTPUT_KEEP / 6 + 1)}${boot}`);
     const { results, transport } = await run({ 34: { respond } }, 'deploy');
     expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'probe' } });
     expect(results[0]!.error!.message).toMatch(/^the host printed more than 1 MiB on stdout during the probe/);
     expect(transport.log.scripts.get(34)).toHaveLength(1);
   });
 
-  it('reports another run holding the host lock, and changes nothing', async () => {
-    const locked: FakeHost = { respond: (s) => (s.includes(AFTER_MARK) ? { code: LOCKED_EXIT, signal: undefined, stdout: '', stderr: 'ibfleet: another ibfleet run is changing this host' } : ok(boot)) };
-    const { results } = await run({ 34: locked }, 'deploy');
-    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'push', message: 'ibfleet: another ibfleet run is changing this host' } });
+  it('reports another run holding the host lock past the time left, and sends no change', async () => {
+    const held = 'ibfleet: the host lock /run/ibfleet/lock is held by another ibfleet deploy (its shell is pid 4242); waited 3 s for it (--timeout); nothing was changed';
+    const locked: FakeHost = { respond: () => ({ code: LOCKED_EXIT, signal: undefined, stdout: `${LOCK_WAIT_MARK}\n`, stderr: `${held}\n` }) };
+    const { results, transport, rec } = await run({ 34: locked }, 'deploy');
+    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'wait', message: held, exitCode: LOCKED_EXIT } });
+    expect(rec.stages.get(34)).toEqual(['connect', 'probe', 'wait']);
+    expect(transport.log.scripts.get(34)).toHaveLength(1);
+  });
+
+  it('a run that waited for the lock and got it probes and changes in the same shell', async () => {
+    const waited: FakeHost = { respond: (s) => (s.includes(AFTER_MARK) ? ok(`ibfleet-routes: configured\n${AFTER_MARK}\n${deployed}`) : ok(`${LOCK_WAIT_MARK}\n${LOCK_TAKEN_MARK}\n${boot}`)) };
+    const { results, rec } = await run({ 34: waited }, 'deploy');
+    expect(results[0]).toMatchObject({ status: 'changed', channels: 1 });
+    expect(rec.stages.get(34)).toEqual(['connect', 'probe', 'wait', 'probe', 'plan', 'push', 'apply', 'verify']);
   });
 
   it('refuses a host whose interface is missing, naming what it has', async () => {
@@ -150,45 +166,16 @@ describe('deploy on one host (fake transport)', () => {
     expect(results[0]!.error!.message).toMatch(/ib1 carries 172.16.34.9\/16, but the convention gives NIC 2 of host 34 172.16.34.2\/16/);
   });
 
-  it('reports a probe cut short as a failure with the output tail', async () => {
+  it('reports a probe cut short (its shell ended before the end marker) as a failure with the output tail', async () => {
     const { results } = await run({ 34: { respond: () => ({ code: 127, signal: undefined, stdout: '@@ibfleet probe 1\n', stderr: 'sh: ip: not found' }) } }, 'deploy');
     expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'probe', exitCode: 127 } });
     expect(results[0]!.error!.message).toMatch(/ip: not found/);
   });
-});
 
-describe('one shell for probe and change (a transport that converses, as ssh2 does)', () => {
-  it('deploy from the boot state: the apply goes to the shell that probed, one channel in all', async () => {
-    const { results, transport, rec } = await run({ 34: { respond: stateful(boot, deployed) } }, 'deploy', { converse: true });
-    expect(results[0]).toMatchObject({ status: 'changed', manager: 'netplan', channels: 1 });
-    expect(rec.stages.get(34)).toEqual(['connect', 'probe', 'plan', 'push', 'apply', 'verify']);
-    const [probe, apply] = transport.log.scripts.get(34)!;
-    expect(probe).toContain('@@ibfleet %s');
-    expect(apply).toContain(AFTER_MARK);
-  });
-
-  it('nothing to change: the shell gets no second script', async () => {
-    const { results, transport } = await run({ 34: { respond: () => ok(deployed) } }, 'deploy', { converse: true });
-    expect(results[0]).toMatchObject({ status: 'unchanged', channels: 1 });
+  it('a probe that never says its end marker is cut off by --timeout, its shell still waiting: no change is sent', async () => {
+    const { results, transport } = await run({ 34: { respond: () => ok(boot.replace('@@ibfleet end\n', '')) } }, 'deploy', { timeoutMs: 300 });
+    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'probe', message: 'timed out after 0.3 s during probe' } });
     expect(transport.log.scripts.get(34)).toHaveLength(1);
-  });
-
-  it('a plan that fails ends the conversation at the plan stage, nothing sent', async () => {
-    const noIb1 = boot.replace(/^4: ib1@if6.*$/m, '').replace(/^4: ib1 .*$/m, '');
-    const { results, transport } = await run({ 34: { respond: () => ok(noIb1) } }, 'deploy', { converse: true });
-    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'plan' } });
-    expect(transport.log.scripts.get(34)).toHaveLength(1);
-  });
-
-  it('a probe cut short (no end marker) is a probe failure', async () => {
-    const { results } = await run({ 34: { respond: () => ({ code: 127, signal: undefined, stdout: '@@ibfleet probe 1\n', stderr: 'sh: ip: not found' }) } }, 'deploy', { converse: true });
-    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'probe', exitCode: 127 } });
-  });
-
-  it('rollback: the rollback script goes to the same shell', async () => {
-    const { results, transport } = await run({ 34: { respond: stateful(deployed, boot) } }, 'rollback', { converse: true });
-    expect(results[0]).toMatchObject({ status: 'changed', channels: 1 });
-    expect(transport.log.scripts.get(34)).toHaveLength(2);
   });
 });
 
@@ -217,7 +204,18 @@ describe('fan-out', () => {
   it('gives up on a host that exceeds --timeout, naming the stage, without holding up the rest', async () => {
     const { results } = await run({ 34: { respond: () => ok(deployed) }, 35: { ...good, connectDelayMs: 10_000 } }, 'status', { timeoutMs: 100, only: [34, 35] });
     expect(results[0]!.status).toBe('ok');
-    expect(results[1]).toMatchObject({ status: 'unreachable', error: { stage: 'connect', message: 'no answer from 198.18.99.35 within 0 s (--timeout)' } });
+    expect(results[1]).toMatchObject({ status: 'unreachable', error: { stage: 'connect', message: 'no answer from 198.18.99.35 within 0.1 s (--timeout)' } });
+  });
+
+  it.each([
+    [400, '0.4 s'],
+    [60_000, '60 s'],
+    [2_500, '2.5 s'],
+    [1, '0.001 s'],
+    [1.1 * 1000, '1.1 s'],
+    [2_147_483_000, '2147483 s'],
+  ])('--timeout is said as given: %d ms is %s', (ms, text) => {
+    expect(timeLimitText(ms)).toBe(text);
   });
 
   it('after an interrupt, hosts not yet started are "not run", not failed', async () => {
@@ -246,9 +244,10 @@ describe('status and rollback (fake transport)', () => {
     expect(transport.log.scripts.get(34)).toHaveLength(1);
   });
 
-  it('rollback of a deployed host runs the rollback script and verifies the boot state', async () => {
+  it('rollback of a deployed host runs the rollback script in the shell that probed and verifies the boot state', async () => {
     const { results, transport } = await run({ 34: { respond: stateful(deployed, boot) } }, 'rollback');
-    expect(results[0]!.status).toBe('changed');
+    expect(results[0]).toMatchObject({ status: 'changed', channels: 1 });
+    expect(transport.log.scripts.get(34)).toHaveLength(2);
     expect(transport.log.scripts.get(34)![1]).toContain('ip -4 route append 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
   });
 });

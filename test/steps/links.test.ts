@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HostError, InventoryError } from '../../src/errors.js';
+import { ConfigError, HostError } from '../../src/errors.js';
 import { factOf } from '../../src/facts/host-facts.js';
 import { loadInventory } from '../../src/inventory/load.js';
 import type { Fleet, Host } from '../../src/inventory/model.js';
@@ -363,8 +363,8 @@ describe('asked per host in the inventory (links: on the host or in defaults)', 
       loadInventory(bad, 'lab.yaml', undefined, HOST_OVERRIDES);
       throw new Error('accepted');
     } catch (error) {
-      expect(error).toBeInstanceOf(InventoryError);
-      expect((error as InventoryError).problems.map((p) => `${p.position.line}:${p.position.column} ${p.message}${p.hint ? ` (${p.hint})` : ''}`)).toEqual([
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).problems.map((p) => `${p.position.line}:${p.position.column} ${p.message}${p.hint ? ` (${p.hint})` : ''}`)).toEqual([
         '3:80 hosts.60.links.mode = "fast": mode is datagram or connected (IPoIB)',
         '3:92 hosts.60.links.pkey = 0x8000: pkey 0x8000 is not a partition: 0 and 0x8000 are invalid P_Keys; allowed: 0x0001..0x7fff (written as full member 0x8001..0xffff)',
         '3:100 hosts.60.links.speed: unknown key "speed" (allowed here: mode, mtu, pkey, roceMode)',

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli.js';
 import type { Io } from '../../src/commands/context.js';
 import { complete, type CompletionSources } from '../../src/ui/completion/engine.js';
-import { commandSpec } from '../../src/ui/completion/spec.js';
+import { commandSpec } from '../../src/command-line.js';
 import { CLI } from '../helpers/cli.js';
 import { seedsFleet } from '../lab/fleet.js';
 

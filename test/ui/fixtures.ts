@@ -62,7 +62,6 @@ export function cell(from: CellEnd, to: CellEnd, ok: boolean | null, over: Parti
   };
 }
 
-// eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
 
 /** A frame as a person reads it: no escape codes, no trailing blanks, durations kept (the clock is injected). */

@@ -11,7 +11,7 @@ import { clipHostLines, clipHostText } from '../../src/host-text.js';
 import { runDocument } from '../../src/ui/json.js';
 import { plainHandler } from '../../src/ui/plain.js';
 import { toFinishedHost } from '../../src/ui/tui/state.js';
-import { openRunLog } from '../../src/runner/run-log-file.js';
+import { openRunLog } from '../../src/ui/run-log-file.js';
 import type { CommandName, HostResult } from '../../src/vocabulary.js';
 import { host, mem34, result, runStart, T0 } from './fixtures.js';
 
@@ -81,7 +81,7 @@ describe('a host that printed 1 MB on one line before failing', () => {
   });
 
   it('--json: error and errorDetail cut at 16 KiB, with errorDetail.cut giving the lengths before the cut', () => {
-    const doc = runDocument({ command: 'deploy', inventory: 'i.yaml', results: [failing(41)], durationMs: 5000, interrupted: false });
+    const doc = runDocument({ command: 'deploy', inventory: 'i.yaml' }, { results: [failing(41)], durationMs: 5000, interrupted: false });
     const text = JSON.stringify(doc);
     expect(text.length).toBeLessThan(64 * 1024);
     const h = doc.hosts[0]!;
@@ -93,7 +93,7 @@ describe('a host that printed 1 MB on one line before failing', () => {
   });
 
   it('--json: an error that fits is whole, with no cut field', () => {
-    const doc = runDocument({ command: 'deploy', inventory: 'i.yaml', results: [result(mem34, 'failed', { error: { stage: 'apply', message: 'exit 1', stderrTail: 'boom' } })], durationMs: 1, interrupted: false });
+    const doc = runDocument({ command: 'deploy', inventory: 'i.yaml' }, { results: [result(mem34, 'failed', { error: { stage: 'apply', message: 'exit 1', stderrTail: 'boom' } })], durationMs: 1, interrupted: false });
     expect(doc.hosts[0]!.errorDetail).toEqual({ stage: 'apply', message: 'exit 1', stderrTail: 'boom' });
   });
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli.js';
+import { buildProgram, main, readCommandLine } from '../../src/cli.js';
 import type { Io } from '../../src/commands/context.js';
 import { loadInventory } from '../../src/inventory/load.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
@@ -269,6 +269,60 @@ describe('exit codes and messages', () => {
     expect(stdout).toBe('');
     expect(stderr).toBe('ibfleet: deploy takes hosts as --hosts, not as a word: did you mean ibfleet deploy --hosts 16?\n(run ibfleet deploy --help for usage)\n');
     expect((await ibfleet(['-i', 'inventory/fleet.yaml', 'status', '--playbook', 'x.yaml', '34'])).stderr).toContain('did you mean ibfleet status --hosts 34?');
+  });
+
+  it.each([
+    [['--timeout', '9', '-c4', '--log=/tmp/x', 'deploy', '--playbook', 'deploy', '16'], 'deploy'],
+    [['status', '--json', '--known-hosts', 'status', '-iinventory/fleet.yaml', '34'], 'status'],
+    [['verify', '--rping-port', '7200', '--pair', 'alice', '34'], 'verify'],
+    // Every command whose only way to take hosts is --hosts, lab up's included.
+    [['lab', 'up', '--name', 'x', '--mgmt-subnet', '198.18.7.0/24', '34'], 'lab up'],
+  ])('a host set given as a word after options and their values (%j): the hint names it, exit 2', async (argv, command) => {
+    const { code, stderr } = await ibfleet(argv);
+    expect(code).toBe(2);
+    expect(stderr.split('\n')[0]).toBe(`ibfleet: ${command} takes hosts as --hosts, not as a word: did you mean ibfleet ${command} --hosts ${argv.at(-1)}?`);
+  });
+
+  it('a command line is read against the program\'s own options: one added to a command needs no list kept elsewhere', () => {
+    const program = buildProgram({} as Io, () => undefined);
+    program.commands.find((c) => c.name() === 'status')!.option('--zone <zone>', 'a value option this test adds');
+    expect(readCommandLine(program, ['-c', '4', 'status', '--zone', 'a', '34'])).toEqual({ name: 'status', takesHostsOption: true, positionals: ['34'] });
+    expect(readCommandLine(program, ['lab', 'flap', '--for', '3', '16', 'ib0'])).toEqual({ name: 'lab flap', takesHostsOption: false, positionals: ['16', 'ib0'] });
+    expect(readCommandLine(program, ['lab', 'exec', '16', '--', 'ip', '-c', 'link'])).toEqual({ name: 'lab exec', takesHostsOption: false, positionals: ['16', 'ip', '-c', 'link'] });
+    expect(readCommandLine(program, ['--log', 'deploy', 'bogus', 'deploy'])).toEqual({ name: undefined, takesHostsOption: false, positionals: [] });
+  });
+
+  // Each command's options are read by its zod schema before any file is read: an inventory that
+  // does not exist is never reached, so the answer is the option's, in its own words.
+  it.each([
+    [['deploy'], 'deploy changes hosts, so it needs --hosts (e.g. --hosts 16,34, --hosts pair:alice or --hosts all)'],
+    [['deploy', '--dry-run'], 'deploy changes hosts, so it needs --hosts (e.g. --hosts 16,34, --hosts pair:alice or --hosts all)'],
+    [['rollback'], 'rollback changes hosts, so it needs --hosts (e.g. --hosts 16,34, --hosts pair:alice or --hosts all)'],
+    [['render', '--hosts', '34', '--out', ''], 'render --out needs a directory name: an empty one would write into the current directory (say --out . if that is what you mean)'],
+    [['verify', '--hosts', '16,34', '--pair', 'alice'], 'give --hosts or --pair, not both'],
+    [['verify', '--rping-port', '0x1c1e'], '--rping-port must be a whole number 1024..65000'],
+    [['verify', '--rping-port', '7e3'], '--rping-port must be a whole number 1024..65000'],
+    [['verify', '--rping-port', ' 7174'], '--rping-port must be a whole number 1024..65000'],
+    [['verify', '--rping-port', '1023'], '--rping-port must be a whole number 1024..65000'],
+    [['verify', '--rping-port', '65001'], '--rping-port must be a whole number 1024..65000'],
+    [['verify', '--no-rping', '--rping'], '--rping and --no-rping contradict each other: give one (--rping: every pair must pass rping; --no-rping: ping only)'],
+    [['lab', 'port', '16', 'ib0', 'sleepy'], 'lab port: unknown state "sleepy" (allowed: active, down, init, polling, no-sm)'],
+    [['lab', 'port', '16', 'ib0', '--mode', 'bonded'], 'lab port: --mode is datagram or connected, not "bonded"'],
+    [['lab', 'port', '16', 'ib0', '--mtu', '0x800'], 'lab port: --mtu is a whole number of bytes, e.g. 2044'],
+    [['lab', 'port', '16', 'ib0', '--mtu', '65536'], 'lab port: --mtu is 68..65535'],
+    [['lab', 'port', '16', 'ib0', '--rate', 'fast'], 'lab port: --rate is written as sysfs does, e.g. "56 Gb/sec (4X FDR)"'],
+    [['lab', 'port', '16', 'ib0'], 'lab port: say what to change: a state, --mode, --mtu or --rate'],
+  ])('%j: exit 2 with the option\'s own message, nothing read', async (argv, message) => {
+    const { code, stdout, stderr } = await ibfleet(['-i', join(scratch, 'no-such-inventory.yaml'), ...argv]);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(`ibfleet: ${message}\n`);
+  });
+
+  it('--rping-port in decimal is taken (the run goes on to read the inventory)', async () => {
+    const { code, stderr } = await ibfleet(['-i', join(scratch, 'no-such-inventory.yaml'), 'verify', '--rping-port', '7200']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/cannot read inventory/);
   });
 
   it('--rping --no-rping: refused as a contradiction, exit 2, nothing contacted', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InventoryError, formatProblem, type InventoryProblem } from '../../src/errors.js';
+import { ConfigError, formatProblem, type InventoryProblem } from '../../src/errors.js';
 import { deriveNicAddress, deriveRulePriority, deriveTable } from '../../src/inventory/derive.js';
 import { parseCidr } from '../../src/inventory/ipv4.js';
 import { loadInventory } from '../../src/inventory/load.js';
@@ -15,7 +15,7 @@ function problemsOf(text: string): readonly InventoryProblem[] {
   try {
     loadInventory(text, FILE);
   } catch (error) {
-    if (error instanceof InventoryError) return error.problems;
+    if (error instanceof ConfigError) return error.problems;
     throw error;
   }
   throw new Error('the inventory was accepted');

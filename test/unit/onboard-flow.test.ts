@@ -125,8 +125,8 @@ function counting(transport: Transport): Transport & { connects: Map<number, num
 
 const request: OnboardRequest = { owner: 'alice', cpu: 16, mem: 34, cpuAddress: '10.0.0.16', memAddress: '10.0.0.34' };
 
-async function onboard(machines: Record<number, FakeHost>, options: { file?: ReturnType<typeof memoryFile>; request?: Partial<OnboardRequest>; interrupt?: AbortSignal; converse?: boolean } = {}) {
-  const fake = fakeTransport(machines, { converse: options.converse ?? false });
+async function onboard(machines: Record<number, FakeHost>, options: { file?: ReturnType<typeof memoryFile>; request?: Partial<OnboardRequest>; interrupt?: AbortSignal } = {}) {
+  const fake = fakeTransport(machines);
   const transport = counting(fake);
   const file = options.file ?? memoryFile(INVENTORY);
   let built = 0;
@@ -252,9 +252,9 @@ pairs:
   });
 });
 
-describe('onboard over sessions that converse (as the ssh2 transport does)', () => {
+describe("onboard keeps discovery's shell for the deploy", () => {
   it("deploy decides from discovery's probe and runs its change in the shell that ran it: one probe, one channel per machine for both", async () => {
-    const { report, scripts } = await onboard({ 16: cpuMachine(), 34: memMachine() }, { converse: true });
+    const { report, scripts } = await onboard({ 16: cpuMachine(), 34: memMachine() });
     expect(report.outcome, report.summary).toBe('ok');
     expect(scripts(16)).toEqual(['probe', 'apply', 'capabilities', 'ping']);
     expect(report.discovery.map((r) => r.channels)).toEqual([1, 1]);
@@ -265,7 +265,7 @@ describe('onboard over sessions that converse (as the ssh2 transport does)', () 
   });
 
   it('a refusal after discovery ends the shells the probes ran in: nothing more is sent, nothing waits', async () => {
-    const { report, scripts } = await onboard({ 16: cpuMachine(), 34: memMachine({ probe: (t) => t.replace(/^4: ib1 +inet .*\n/m, '') }) }, { converse: true });
+    const { report, scripts } = await onboard({ 16: cpuMachine(), 34: memMachine({ probe: (t) => t.replace(/^4: ib1 +inet .*\n/m, '') }) });
     expect(report.outcome).toBe('refused');
     expect(scripts(16)).toEqual(['probe']);
     expect(scripts(34)).toEqual(['probe']);

@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
 import type { Io } from '../../src/commands/context.js';
-import { InventoryError } from '../../src/errors.js';
+import { ConfigError } from '../../src/errors.js';
 import { loadInventory } from '../../src/inventory/load.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
@@ -54,7 +54,7 @@ describe('YAML that the library throws on, not just reports', () => {
   ])('%s in the inventory: exit 2, one line with file:line:col', async (_what, text, message) => {
     const inventory = file('inventory.yaml', text);
     expectRefused(await ibfleet(['-i', inventory, 'hosts']), new RegExp(`^${inventory}${message.source}`));
-    expect(() => loadInventory(text, 'x.yaml')).toThrow(InventoryError);
+    expect(() => loadInventory(text, 'x.yaml')).toThrow(ConfigError);
   });
 
   it('an alias bomb in a playbook: exit 2 at the alias', async () => {
@@ -87,7 +87,25 @@ describe('ssh config', () => {
     // The hosts are in TEST-NET-1: were anything contacted, it would fail as unreachable (exit 1).
     const inventory = file('ssh.yaml', `${SEEDS_INVENTORY.replace(/10\.208\.130\./g, '192.0.2.')}ssh: { config: ${configFile} }\n`);
     expectRefused(await ibfleet(['-i', inventory, '--timeout', '5', 'status']), new RegExp(`^${configFile}:${line}:${column}: cannot parse this ssh config line`));
-    expect(() => parseSshConfig(config, 'cfg')).toThrow(InventoryError);
+    expect(() => parseSshConfig(config, 'cfg')).toThrow(ConfigError);
+  });
+});
+
+describe('--json names the file that was invalid', () => {
+  it.each([
+    ['inventory', () => ['-i', file('bad-inventory.yaml', ALIAS_BOMB), 'hosts']],
+    ['playbook', () => ['render', '--hosts', '16', '--playbook', file('bad-playbook.yaml', `name: bomb\n${ALIAS_BOMB}steps: [policy-routing]\n`)]],
+    // Malformed YAML: refused by the YAML reader inventories and playbooks share.
+    ['playbook', () => ['render', '--hosts', '16', '--playbook', file('bad-yaml-playbook.yaml', 'name: [x\nsteps: {\n')]],
+    // Valid YAML, refused by the playbook's own checks.
+    ['playbook', () => ['render', '--hosts', '16', '--playbook', file('bad-step-playbook.yaml', 'name: p\nsteps:\n  - policy-routing:\n      mainRoutes: delete\n')]],
+    ['ssh-config', () => ['-i', file('ssh-json.yaml', `${SEEDS_INVENTORY.replace(/10\.208\.130\./g, '192.0.2.')}ssh: { config: ${file('ssh_config_json', 'Host ""\n')} }\n`), '--timeout', '5', 'status']],
+  ])('error.kind is %s, with the problems at their positions (exit 2)', async (kind, argv) => {
+    const result = await ibfleet(['--json', ...argv()]);
+    expect(result.code).toBe(2);
+    const doc = JSON.parse(result.stdout) as { ok: boolean; error: { kind: string; problems: { file: string; line: number }[] } };
+    expect(doc).toMatchObject({ ok: false, error: { kind } });
+    expect(doc.error.problems.length).toBeGreaterThan(0);
   });
 });
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { InventoryError, formatProblem } from '../../src/errors.js';
+import { ConfigError, formatProblem } from '../../src/errors.js';
 import { loadPlaybook, type Playbook } from '../../src/playbook/playbook.js';
 import { STEP_NAMES } from '../../src/steps/registry.js';
 
@@ -14,7 +14,7 @@ function problemsOf(text: string): string[] {
   try {
     loadPlaybook(text, FILE);
   } catch (error) {
-    if (error instanceof InventoryError) return error.problems.map(formatProblem);
+    if (error instanceof ConfigError) return error.problems.map(formatProblem);
     throw error;
   }
   throw new Error('the playbook was accepted');

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { openRunLog } from '../../src/runner/run-log-file.js';
+import { openRunLog } from '../../src/ui/run-log-file.js';
 import { ibfleet } from '../helpers/cli.js';
 
 const IS_ROOT = process.getuid?.() === 0;

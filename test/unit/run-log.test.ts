@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultLogDir, KEEP_LOGS, MAX_LOG_BYTES, openRunLog } from '../../src/runner/run-log-file.js';
+import { defaultLogDir, KEEP_LOGS, MAX_LOG_BYTES, openRunLog } from '../../src/ui/run-log-file.js';
 import type { RunEvents } from '../../src/vocabulary.js';
 import { cell, cpu16, mem34, NICS, result, runStart, T0 } from '../ui/fixtures.js';
 

@@ -5,23 +5,8 @@
  * "complete a file name here". The shells' scripts (scripts.ts) only display the answer. Pure: the
  * inventory and the lab names come from the caller.
  */
+import { findCommand, findOption, walkWords, type CommandSpec } from '../../command-line.js';
 import type { Fleet } from '../../inventory/model.js';
-
-export interface OptionSpec {
-  readonly short: string | undefined;
-  readonly long: string | undefined;
-  readonly takesValue: boolean;
-  readonly description: string;
-}
-
-export interface CommandSpec {
-  readonly name: string;
-  readonly description: string;
-  readonly options: readonly OptionSpec[];
-  readonly commands: readonly CommandSpec[];
-  /** Names of the positional arguments, in order. */
-  readonly args: readonly string[];
-}
 
 /** What may stand where the cursor is. */
 export type ValueKind = 'none' | 'files' | 'dirs' | 'hosts' | 'owners' | 'labs' | 'lab-hosts' | 'shells';
@@ -85,19 +70,6 @@ interface LineState {
   readonly value: string;
 }
 
-function findCommand(root: CommandSpec, path: readonly string[]): CommandSpec {
-  let command = root;
-  for (const name of path) command = command.commands.find((c) => c.name === name) ?? command;
-  return command;
-}
-
-function findOption(root: CommandSpec, path: readonly string[], flag: string): OptionSpec | undefined {
-  const own = findCommand(root, path).options;
-  const matches = (o: OptionSpec) => o.long === flag || o.short === flag;
-  // Options of the program are accepted after a command too (commander's default).
-  return own.find(matches) ?? (path.length > 0 ? root.options.find(matches) : undefined);
-}
-
 /** Splits the line as a shell would for plain words; quotes around a word are dropped. */
 export function splitLine(line: string): string[] {
   const words = line.split(/[ \t]+/).filter((w, i, all) => w !== '' || i === all.length - 1);
@@ -115,30 +87,13 @@ function readLine(root: CommandSpec, line: string, env: Readonly<Record<string, 
   for (; i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!); i++) {
     if (words[i]!.startsWith('IBFLEET_INVENTORY=')) inventory = words[i]!.slice('IBFLEET_INVENTORY='.length);
   }
-  const path: string[] = [];
   let labName = 'default';
-  let positionals = 0;
-  let pending: string | undefined;
-  const take = (flag: string, value: string) => {
+  const walked = walkWords(root, words.slice(i + 1), (flag, value, path) => {
     if (flag === '-i' || flag === '--inventory') inventory = value;
     if (flag === '--name' && path[0] === 'lab') labName = value;
-  };
-  for (const w of words.slice(i + 1)) {
-    if (pending !== undefined) {
-      take(pending, w);
-      pending = undefined;
-    } else if (w.startsWith('--') && w.includes('=')) {
-      take(w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1));
-    } else if (/^-i./.test(w)) {
-      take('-i', w.slice(2));
-    } else if (w.startsWith('-')) {
-      if (findOption(root, path, w)?.takesValue) pending = w;
-    } else {
-      const next = findCommand(root, path).commands.find((c) => c.name === w);
-      if (next && positionals === 0) path.push(w);
-      else positionals++;
-    }
-  }
+  });
+  const { path, pending } = walked;
+  const positionals = walked.positionals.length;
   if (pending !== undefined) return { path, inventory, labName, positionals, valueOf: pending, word, value: word };
   const eq = word.startsWith('--') ? word.indexOf('=') : -1;
   if (eq > 0) return { path, inventory, labName, positionals, valueOf: word.slice(0, eq), word, value: word.slice(eq + 1) };

@@ -2,7 +2,7 @@
  * The run log as text: a header saying what ran, one block per host as it finishes (its timings,
  * changes, checks, the script it was sent and what that printed, its error), the matrix's cells,
  * and the outcome. Written for a person reading it after the fact (`less`, `grep '^== host 34'`).
- * Pure: src/runner/run-log-file.ts writes it, bounded and with secrets taken out.
+ * Pure: src/ui/run-log-file.ts writes it, bounded and with secrets taken out.
  */
 import { VERSION } from '../../version.js';
 import type { HostRef, HostResult, MatrixCell, RunEnd, RunStart, Stage } from '../../vocabulary.js';

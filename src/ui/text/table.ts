@@ -10,7 +10,6 @@ function pad(text: string, width: number): string {
   return text + ' '.repeat(Math.max(0, width - visibleLength(text)));
 }
 
-// eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*m/g;
 
 export function visibleLength(text: string): number {

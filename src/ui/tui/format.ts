@@ -24,7 +24,6 @@ export const STATUS_LOOK: Readonly<Record<HostStatus, { readonly symbol: string;
 /** Width of the widest status word (`unreachable`), so columns line up across frozen rows. */
 export const STATUS_WIDTH = Math.max(...STATUS_ORDER.map((s) => s.length));
 export const MANAGER_WIDTH = 'networkmanager'.length;
-export const STAGE_WIDTH = Math.max('starting'.length, 'connect'.length, 'verify'.length, 'apply'.length);
 
 /** The one-line reason shown next to a finished host. */
 export function outcomeReason(result: HostResult): string {

@@ -11,6 +11,7 @@ import { foldResults, type HostGroup } from '../text/fold.js';
 import { chooseMatrixView, type MatrixView } from './matrix.js';
 import type { FinishedHost, RunningHost, RunState } from './state.js';
 import { failingHostSets, freezesRow, keepsRowsLive } from './state.js';
+import { reportsHostState } from '../../vocabulary.js';
 
 export interface Viewport {
   readonly rows: number;
@@ -78,7 +79,7 @@ export function planLiveArea(state: RunState, viewport: Viewport): LivePlan {
 
   const compact = state.mode === 'compact';
   const failing = compact && failingHostSets(state).length > 0 && take(1);
-  const liveGroups = state.command === 'status' && !compact;
+  const liveGroups = reportsHostState(state.command) && !compact;
   const rowsLive = keepsRowsLive(state);
   const progress = !liveGroups && !rowsLive && state.finished.some((f) => !freezesRow(state, f.status)) && take(1);
 

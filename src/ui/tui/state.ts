@@ -1,6 +1,7 @@
 /**
- * The TUI's view model: a pure fold of the runner's events (src/runner/events.ts). No React, no
- * IO — the Ink components only draw what this produces, and the reducer is tested with tables.
+ * The TUI's view model: a pure fold of the runner's events (RunEvents, src/vocabulary.ts). No
+ * React, no IO — the Ink components only draw what this produces, and the reducer is tested with
+ * tables.
  *
  * Events are folded in batches (`reduceRun(state, actions)`): the TUI queues events as they come
  * and folds the queue once per frame, so a burst of 32 hosts connecting costs one copy of the
@@ -17,7 +18,7 @@ import type {
   Stage,
 } from '../../vocabulary.js';
 import { clipHostLines } from '../../host-text.js';
-import { FAILING_STATUSES } from '../../vocabulary.js';
+import { FAILING_STATUSES, reportsHostState } from '../../vocabulary.js';
 import type { Manager } from '../../inventory/model.js';
 import { foldHosts } from '../../inventory/select.js';
 import { foldedFabricLines, foldedWarningLines } from '../text/fabric.js';
@@ -166,14 +167,14 @@ export function toFinishedHost(result: HostResult, options: { readonly showScrip
  * that order when the run ends (frozen rows could only come in finishing order).
  */
 export function freezesRow(state: Pick<RunState, 'command' | 'mode'>, status: HostStatus): boolean {
-  if (state.command === 'status') return false; // status shows folded groups instead
+  if (reportsHostState(state.command)) return false; // status shows folded groups instead
   if (state.command === 'verify') return FAILING_STATUSES.has(status); // the matrix is the result
   return state.mode === 'compact' && FAILING_STATUSES.has(status);
 }
 
 /** Rows mode for deploy and rollback: finished hosts stay in the live area, in host order, until the end. */
 export function keepsRowsLive(state: Pick<RunState, 'command' | 'mode'>): boolean {
-  return state.mode === 'rows' && state.command !== 'status' && state.command !== 'verify';
+  return state.mode === 'rows' && !reportsHostState(state.command) && state.command !== 'verify';
 }
 
 /** Folds a batch of events into a new state; the input state is never modified. */
@@ -243,7 +244,7 @@ function apply(d: Draft, action: RunAction): Draft {
     case 'runEnd':
       for (const result of action.event.results) finishHost(d, result);
       d.pendingCells.push(...action.event.cells);
-      if (d.command === 'status') noteFabric(d, action.event);
+      if (reportsHostState(d.command)) noteFabric(d, action.event);
       return endRun(d, action.event.durationMs, action.event.interrupted);
     case 'detach':
       return endRun(d, d.startedAt === undefined ? 0 : action.at - d.startedAt, true);
@@ -289,7 +290,7 @@ function noteFabric(d: Draft, end: RunEnd): void {
 }
 
 function endRun(d: Draft, durationMs: number, interrupted: boolean): Draft {
-  if (d.command === 'status') {
+  if (reportsHostState(d.command)) {
     if (d.finished.length > 0) d.staticItems.push({ kind: 'groups', key: 'status', groups: statusGroups(d.finished), detailed: true });
     if (d.pendingNotes) d.staticItems.push(d.pendingNotes);
   } else {

@@ -11,9 +11,9 @@
 import { closeSync, mkdirSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { runLogCellLine, runLogEnd, runLogHeader, runLogHostBlock, type HostTranscript } from '../ui/text/run-log.js';
+import { runLogCellLine, runLogEnd, runLogHeader, runLogHostBlock, type HostTranscript } from './text/run-log.js';
 import type { HostRef, MatrixCell, RunEnd, RunEvents, RunStart, Stage } from '../vocabulary.js';
-import { openOwnFile } from './own-file.js';
+import { openOwnFile } from '../runner/own-file.js';
 
 /** A log past this stops taking host blocks and cells: a 254-host matrix is ~260 000 cells. */
 export const MAX_LOG_BYTES = 8 * 1024 * 1024;
