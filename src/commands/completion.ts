@@ -39,16 +39,17 @@ export function registerCompletion(program: Command, io: Io, done: (r: CommandRe
 
 /** Inventories and labs as completion sees them: anything unreadable or invalid just offers nothing. */
 async function completionSources(io: Io) {
-  const [{ readFileSync, readdirSync }, { resolve }, { loadInventory }, { DEFAULT_INVENTORY }, { LAB_ROOT, isLabName, labPaths }] = await Promise.all([
+  const [{ readFileSync, readdirSync }, { dirname, resolve }, { loadInventory }, { DEFAULT_INVENTORY }, { LAB_ROOT, isLabName, labPaths }, { HOST_OVERRIDES }] = await Promise.all([
     import('node:fs'),
     import('node:path'),
     import('../inventory/load.js'),
     import('./context.js'),
     import('../lab/names.js'),
+    import('../steps/registry.js'),
   ]);
   const load = (file: string): Fleet | undefined => {
     try {
-      return loadInventory(readFileSync(resolve(io.cwd, file), 'utf8'), file);
+      return loadInventory(readFileSync(resolve(io.cwd, file), 'utf8'), file, dirname(file), HOST_OVERRIDES);
     } catch {
       return undefined;
     }

@@ -6,6 +6,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { loadInventory } from '../inventory/load.js';
+import { HOST_OVERRIDES } from '../steps/registry.js';
 import type { Fleet } from '../inventory/model.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { loadPlaybook, type Playbook } from '../playbook/playbook.js';
@@ -81,7 +82,7 @@ export function parseGlobals(raw: Record<string, unknown>, io: Io): GlobalOption
 
 export async function readFleet(globals: GlobalOptions, io: Io): Promise<Fleet> {
   const file = inventoryFile(globals.inventory, io.cwd);
-  return loadInventory(await file.read(), file.path, file.baseDir);
+  return loadInventory(await file.read(), file.path, file.baseDir, HOST_OVERRIDES);
 }
 
 /** `--playbook` is relative to the working directory; without it, the built-in default ships with ibfleet. */

@@ -24,6 +24,7 @@ const upOptions = ({ z }: OptionTools) =>
     managers: z.boolean(),
     withoutRdma: z.string().optional(),
     withoutSystemd: z.string().optional(),
+    fresh: z.string().optional(),
   });
 const downOptions = ({ z }: OptionTools) => z.object({ name: z.string().default(DEFAULT_LAB_NAME), all: z.boolean().default(false) });
 const namedOptions = ({ z }: OptionTools) => z.object({ name: z.string() });
@@ -63,6 +64,7 @@ function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): 
     .option('--no-managers', 'run no network manager in the hosts (the lab adds the fabric addresses itself; no reboot): for labs too big for a daemon per host')
     .option('--without-rdma <hosts>', 'hosts that show no RDMA device (no /sys/class/infiniband entry, no rping), as a machine without driver or rdma-core')
     .option('--without-systemd <hosts>', 'hosts that run no systemd (a container, a chroot-like host): no timers, PID 1 is not systemd, systemctl answers offline')
+    .option('--fresh <hosts>', 'hosts as a new machine arrives: fabric NICs present, no address and nothing configuring them (what the links step and onboard start from)')
     .action(async (raw: unknown, cmd: Command) => {
       const opts = await readOptions(upOptions, raw);
       const out = await labOutput(io, cmd);
@@ -85,6 +87,7 @@ function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): 
         ...(opts.mgmtSubnet !== undefined ? { mgmtSubnet: opts.mgmtSubnet } : {}),
         ...(opts.withoutRdma !== undefined ? { noRdma: parseLabHosts(opts.withoutRdma, '--without-rdma') } : {}),
         ...(opts.withoutSystemd !== undefined ? { noSystemd: parseLabHosts(opts.withoutSystemd, '--without-systemd') } : {}),
+        ...(opts.fresh !== undefined ? { fresh: parseLabHosts(opts.fresh, '--fresh') } : {}),
         ...(out.json ? {} : { onStep: (text: string) => void io.stderr.write(`lab ${opts.name}: ${text}\n`) }),
       });
       const elapsed = performance.now() - started;
@@ -222,16 +225,18 @@ function registerLabExec(lab: Command, io: Io, done: (r: CommandResult) => void)
 
 /** A `--hosts` selection against the lab's own inventory: numbers, ranges, names, roles, pairs, all. */
 async function selectLabHosts(name: string, expression: string): Promise<number[]> {
-  const [{ requireLab }, { labPaths }, { loadInventory }, { parseHostSelection }, { readFile }] = await Promise.all([
+  const [{ requireLab }, { labPaths }, { loadInventory }, { parseHostSelection }, { readFile }, { HOST_OVERRIDES }, { dirname }] = await Promise.all([
     import('../lab/state.js'),
     import('../lab/names.js'),
     import('../inventory/load.js'),
     import('../inventory/select.js'),
     import('node:fs/promises'),
+    import('../steps/registry.js'),
+    import('node:path'),
   ]);
   await requireLab(name);
   const file = labPaths(name).inventory;
-  return parseHostSelection(expression, loadInventory(await readFile(file, 'utf8'), file));
+  return parseHostSelection(expression, loadInventory(await readFile(file, 'utf8'), file, dirname(file), HOST_OVERRIDES));
 }
 
 /**

@@ -25,7 +25,7 @@ export interface NmFacts {
 }
 
 /** `nmcli -t` escapes `:` and `\` in values with a backslash. */
-function unescapeTerse(value: string): string {
+export function unescapeTerse(value: string): string {
   return value.replace(/\\(.)/g, '$1');
 }
 

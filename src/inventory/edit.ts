@@ -11,7 +11,7 @@ import { parse, parseDocument, type Document } from 'yaml';
 import { BugError, ConfigError } from '../errors.js';
 import type { HostEntry, InventoryAddition } from './entry.js';
 import { loadInventory } from './load.js';
-import type { Fleet, Host, Pair } from './model.js';
+import type { Fleet, Host, HostOverride, Pair } from './model.js';
 import { applyInsertions, hostInsertions, lineOf, pairInsertion } from './splice.js';
 
 export type InventoryEdit =
@@ -34,8 +34,8 @@ export type InventoryEdit =
  * owner who already has another pair, is a conflict and nothing is added. Throws ConfigError
  * when `text` itself is not a valid inventory.
  */
-export function planInventoryAddition(text: string, file: string, baseDir: string, addition: InventoryAddition): InventoryEdit {
-  const fleet = loadInventory(text, file, baseDir);
+export function planInventoryAddition(text: string, file: string, baseDir: string, addition: InventoryAddition, overrides: readonly HostOverride[] = []): InventoryEdit {
+  const fleet = loadInventory(text, file, baseDir, overrides);
   const doc = parseDocument(text, { keepSourceTokens: false });
   const conflicts: string[] = [];
   const newHosts: HostEntry[] = [];
@@ -77,7 +77,7 @@ export function planInventoryAddition(text: string, file: string, baseDir: strin
   checkResult(text, next, newHosts, addPair ? addition.pair : undefined);
   let nextFleet: Fleet;
   try {
-    nextFleet = loadInventory(next, file, baseDir);
+    nextFleet = loadInventory(next, file, baseDir, overrides);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     return { ok: false, conflicts: error.problems.map((p) => `with these entries ${file} would not be valid: line ${p.position.line}: ${p.message}${p.hint ? ` (${p.hint})` : ''}`) };

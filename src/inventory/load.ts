@@ -9,47 +9,55 @@ import { clipInput, ConfigError, type InventoryProblem } from '../errors.js';
 import { MAIN_RULE_PRIORITY, MAX_HOST, MIN_HOST, RESERVED_TABLES, deriveNicAddress, deriveRulePriority, deriveTable, nicAddressInSubnet } from './derive.js';
 import { formatCidr, parseCidr, parseIpv4, type Cidr } from './ipv4.js';
 import { foldHosts } from './select.js';
-import type { Fleet, Host, Nic, Pair } from './model.js';
-import { defaultsSchema, fabricSchema, hostSchema, inventorySchema, pairSchema, sshSchema, type HostInput, type InventoryInput } from './schema.js';
+import type { Fleet, Host, HostOverride, Nic, Pair } from './model.js';
+import { defaultsSchema, fabricSchema, hostSchema, inventorySchema, inventorySchemas, pairSchema, sshSchema, type HostInput, type InventoryInput, type InventorySchemas } from './schema.js';
 import { DECIMAL, YamlSource, type YamlPath } from './yaml-source.js';
 import { issuesToProblems } from './zod-problems.js';
 
 const TOP_KEYS = Object.keys(inventorySchema.shape);
 
-function allowedKeys(path: YamlPath): readonly string[] | undefined {
-  if (path.length === 0) return TOP_KEYS;
-  const [top] = path;
-  if (top === 'fabric') return Object.keys(fabricSchema.shape);
-  if (top === 'defaults') return Object.keys(defaultsSchema.shape);
-  if (top === 'hosts' && path.length === 2) return Object.keys(hostSchema.shape);
-  if (top === 'pairs') return Object.keys(pairSchema.shape);
-  if (top === 'ssh') return Object.keys(sshSchema.shape);
-  return undefined;
+function allowedKeys(schemas: InventorySchemas): (path: YamlPath) => readonly string[] | undefined {
+  return (path) => {
+    if (path.length === 0) return TOP_KEYS;
+    const [top] = path;
+    if (top === 'fabric') return Object.keys(fabricSchema.shape);
+    // A step's override (`links:`), under a host or defaults.
+    const override = schemas.overrides.find((o) => o.key === path[top === 'hosts' ? 2 : 1]);
+    if (override && (top === 'defaults' ? path.length === 2 : top === 'hosts' && path.length === 3)) return override.keys;
+    if (top === 'defaults') return schemas.defaults.keys;
+    if (top === 'hosts' && path.length === 2) return schemas.host.keys;
+    if (top === 'pairs') return Object.keys(pairSchema.shape);
+    if (top === 'ssh') return Object.keys(sshSchema.shape);
+    return undefined;
+  };
 }
 
 /**
  * `file` names the inventory in messages; `baseDir` (default: its directory) anchors the relative
  * paths it contains, so the caller can resolve them against its own working directory.
+ * `overrides`: the settings steps let a host override (the registry's HOST_OVERRIDES); a key
+ * none of them names is unknown, as any other.
  */
-export function loadInventory(text: string, file: string, baseDir: string = dirname(file)): Fleet {
+export function loadInventory(text: string, file: string, baseDir: string = dirname(file), overrides: readonly HostOverride[] = []): Fleet {
   const source = YamlSource.parse(text, file, 'inventory');
   if (!isMap(source.doc.contents)) {
     throw new ConfigError('inventory', [source.problem([], 'an inventory is a YAML map with fabric, defaults, hosts and pairs', 'start from inventory/fleet.yaml')]);
   }
+  const schemas = inventorySchemas(overrides);
   const raw = source.toJS();
-  const parsed = inventorySchema.safeParse(raw);
+  const parsed = schemas.inventory.safeParse(raw);
   if (parsed.success) {
-    const built = buildFleet(parsed.data, source, baseDir, new Set());
+    const built = buildFleet(parsed.data, source, baseDir, new Set(), overrides);
     if (built.fleet) return built.fleet;
     throw new ConfigError('inventory', inFileOrder(built.problems));
   }
   // Every independent problem in one pass: what the schema refused is set aside (unknown keys
   // dropped, a refused host or pair left out but still known by its number), and the rest is
   // checked as usual, so an unknown key does not hide a pair naming a missing host.
-  const problems = issuesToProblems(parsed.error.issues, source, allowedKeys);
+  const problems = issuesToProblems(parsed.error.issues, source, allowedKeys(schemas));
   const rest = setAside(raw, parsed.error.issues);
-  const reparsed = rest && inventorySchema.safeParse(rest.input);
-  if (rest && reparsed?.success) problems.push(...buildFleet(reparsed.data, source, baseDir, rest.refusedHosts).problems);
+  const reparsed = rest && schemas.inventory.safeParse(rest.input);
+  if (rest && reparsed?.success) problems.push(...buildFleet(reparsed.data, source, baseDir, rest.refusedHosts, overrides).problems);
   throw new ConfigError('inventory', inFileOrder(unique(problems)));
 }
 
@@ -101,7 +109,7 @@ function inFileOrder(problems: readonly InventoryProblem[]): InventoryProblem[] 
  * The fleet, or every problem found. `refusedHosts`: host numbers whose entries the schema already
  * refused (reported there), still known to the checks that name hosts.
  */
-function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string, refusedHosts: ReadonlySet<number>): { fleet?: Fleet; problems: InventoryProblem[] } {
+function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string, refusedHosts: ReadonlySet<number>, overrides: readonly HostOverride[]): { fleet?: Fleet; problems: InventoryProblem[] } {
   const problems: InventoryProblem[] = [];
   const fabric = checkFabric(input, source, problems);
   checkDecimalFields(input, source, problems);
@@ -132,7 +140,7 @@ function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string, 
   const hosts: Host[] = [];
   for (const entry of hostEntries) {
     const host = buildHost(entry, input, fabric, source, problems);
-    if (host) hosts.push(host);
+    if (host) hosts.push(withOverrides(host, entry.raw, input.defaults, overrides));
   }
   hosts.sort((a, b) => a.id - b.id);
   checkTables(input, new Map(hostEntries.map((e) => [e.id, nicCountOf(e.raw, input).count])), source, problems);
@@ -326,6 +334,15 @@ function buildHost(
     identityFile: raw.identityFile ?? d.identityFile,
     nics,
   };
+}
+
+/** The host's step overrides: each key's fields from defaults, then the host's own over them. */
+function withOverrides(host: Host, raw: HostInput, defaults: InventoryInput['defaults'], overrides: readonly HostOverride[]): Host {
+  const given = overrides.flatMap((o) => {
+    const [base, own] = [defaults[o.key], raw[o.key]] as (Readonly<Record<string, unknown>> | undefined)[];
+    return base === undefined && own === undefined ? [] : [[o.key, { ...base, ...own }] as const];
+  });
+  return given.length ? { ...host, overrides: Object.fromEntries(given) } : host;
 }
 
 function checkAcrossHosts(hosts: readonly Host[], entries: readonly { id: number; key: string }[], source: YamlSource, problems: InventoryProblem[]): void {

@@ -1,4 +1,5 @@
 /** The validated, derived fleet that every other part of ibfleet works from. */
+import type { z } from 'zod';
 import type { Cidr } from './ipv4.js';
 
 export const MANAGERS = ['networkmanager', 'ifupdown', 'netplan'] as const;
@@ -33,6 +34,26 @@ export interface Host {
   readonly manager: ManagerSetting;
   readonly identityFile: string | undefined;
   readonly nics: readonly Nic[];
+  /**
+   * The settings a step lets a host override (`links:` on the host or in `defaults`), validated
+   * against the step's own schema when the inventory was loaded (HostOverride), the host's over
+   * the defaults' key by key. A step reads its own with `host.overrides?.[key]`; the inventory
+   * knows none of them.
+   */
+  readonly overrides?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+}
+
+/**
+ * A step's settings a host may override in the inventory, injected by whoever loads one (the
+ * commands and runners pass the registry's, src/steps/registry.ts HOST_OVERRIDES): the key
+ * (`links`) and the schema of its value, checked with file:line:col like every other field.
+ */
+export interface HostOverride {
+  readonly key: string;
+  /** A strict object of optional fields: what the host may set, each with its message. */
+  readonly schema: z.ZodType<Readonly<Record<string, unknown>>>;
+  /** Its fields (for "allowed here" when a key is unknown). */
+  readonly keys: readonly string[];
 }
 
 export interface Pair {

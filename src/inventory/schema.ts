@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { MAX_NICS } from './derive.js';
-import { MANAGERS } from './model.js';
+import { MANAGERS, type HostOverride } from './model.js';
 
 /** Linux IFNAMSIZ is 16 including the NUL; the characters are those that never need shell quoting. */
 /** A leading dash would read as an option to ip(8), and `--all` is ifupdown's "every interface" event. */
@@ -87,5 +87,25 @@ export const inventorySchema = z.strictObject({
   ssh: sshSchema.default({}),
 });
 
-export type InventoryInput = z.infer<typeof inventorySchema>;
-export type HostInput = z.infer<typeof hostSchema>;
+export type InventoryInput = z.infer<typeof inventorySchema> & { readonly defaults: Readonly<Record<string, unknown>> };
+export type HostInput = z.infer<typeof hostSchema> & Readonly<Record<string, unknown>>;
+
+/** The schemas an inventory is checked with: the fixed ones, with the steps' host overrides (HostOverride) added to hosts and defaults. */
+export interface InventorySchemas {
+  readonly inventory: z.ZodType<InventoryInput>;
+  readonly defaults: { readonly keys: readonly string[] };
+  readonly host: { readonly keys: readonly string[] };
+  readonly overrides: readonly HostOverride[];
+}
+
+export function inventorySchemas(overrides: readonly HostOverride[]): InventorySchemas {
+  const extra = Object.fromEntries(overrides.map((o) => [o.key, o.schema.optional()]));
+  const defaults = defaultsSchema.extend(extra);
+  const host = hostSchema.extend(extra);
+  return {
+    inventory: inventorySchema.extend({ defaults: defaults.default({}), hosts: z.record(z.string(), host.nullable(), { error: 'hosts is a map of host number → host' }) }) as unknown as z.ZodType<InventoryInput>,
+    defaults: { keys: Object.keys(defaults.shape) },
+    host: { keys: Object.keys(host.shape) },
+    overrides,
+  };
+}

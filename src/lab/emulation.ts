@@ -12,6 +12,7 @@ import { renderSystemctlStandIn, SYSTEMCTL_STANDIN_PATH } from './systemctl-stan
 import { MGMT_IFACE } from './names.js';
 import { renderTimerRunner } from './timer-runner.js';
 import { runsSystemd, type LabHost, type LabNic, type LabPlan } from './plan.js';
+import { configuredNics, isFresh } from './fresh.js';
 
 export interface ViewFile {
   /** Path as the host sees it: under /etc, /run or /root. */
@@ -82,9 +83,9 @@ export const EMULATED_OS: Readonly<Record<Manager, OsRelease>> = {
   },
 };
 
-export function emulationLabel(manager: Manager, systemd = true): string {
+export function emulationLabel(manager: Manager, systemd = true, fresh = false): string {
   const what = { netplan: 'netplan + networkd-dispatcher', networkmanager: 'NetworkManager', ifupdown: 'ifupdown' }[manager];
-  return `${EMULATED_OS[manager].label}, ${what}${systemd ? '' : ', no systemd'}`;
+  return `${EMULATED_OS[manager].label}, ${what}${systemd ? '' : ', no systemd'}${fresh ? ', fresh (NICs unconfigured)' : ''}`;
 }
 
 /**
@@ -150,7 +151,7 @@ export function connectionUuid(plan: LabPlan, host: LabHost, nic: LabNic): strin
 export function renderNetplanNetworkd(plan: LabPlan, host: LabHost): string {
   const ethernets = [
     `    ${MGMT_IFACE}:\n      addresses: [${host.address}/${plan.mgmtPrefixLength}]\n`,
-    ...host.nics.map((n) => `    ${n.iface}:\n      addresses: [${n.address}/${n.prefixLength}]\n`),
+    ...configuredNics(host).map((n) => `    ${n.iface}:\n      addresses: [${n.address}/${n.prefixLength}]\n`),
   ].join('');
   return `${generatedBy(plan, 'Ubuntu 18.04 server: netplan with the networkd renderer configures the IPoIB NICs.')}network:\n  version: 2\n  renderer: networkd\n  ethernets:\n${ethernets}`;
 }
@@ -212,14 +213,19 @@ export function renderNetworkManagerConf(): string {
  */
 export function renderNetworkManagerLabConf(plan: LabPlan, host: LabHost): string {
   const except = host.nics.map((n) => `except:interface-name:${n.iface}`).join(';');
-  return `${generatedBy(plan, `NetworkManager of lab host ${host.id}: manage the fabric NICs, not the management link ${MGMT_IFACE}.`)}[main]\ndns=none\n\n[keyfile]\nunmanaged-devices=${except}\n`;
+  // no-auto-default: NetworkManager makes no "Wired connection" for a device without a profile of
+  // its own. It makes none for InfiniBand devices anyway; the lab's NICs are veths (Ethernet to it),
+  // so without this a fresh host's NICs would be configured by DHCP behind everyone's back.
+  return `${generatedBy(plan, `NetworkManager of lab host ${host.id}: manage the fabric NICs, not the management link ${MGMT_IFACE}.`)}[main]\ndns=none\nno-auto-default=*\n\n[keyfile]\nunmanaged-devices=${except}\n`;
 }
 
 export function renderInterfaces(plan: LabPlan, host: LabHost): string {
-  const stanzas = host.nics.map((n) => `auto ${n.iface}\niface ${n.iface} inet static\n\taddress ${n.address}/${n.prefixLength}\n`);
+  const stanzas = configuredNics(host).map((n) => `auto ${n.iface}\niface ${n.iface} inet static\n\taddress ${n.address}/${n.prefixLength}\n`);
   return [
     '# interfaces(5) file used by ifup(8) and ifdown(8)',
-    generatedBy(plan, 'Debian 12: ifupdown configures the IPoIB NICs.'),
+    generatedBy(plan, `Debian 12: ifupdown configures ${isFresh(host) ? 'nothing of the IPoIB NICs yet' : 'the IPoIB NICs'}.`),
+    // Debian's own first line: interfaces.d is where packages and tools put their stanzas.
+    'source /etc/network/interfaces.d/*\n',
     'auto lo\niface lo inet loopback\n',
     ...stanzas,
   ].join('\n');
@@ -290,7 +296,7 @@ export function renderHostView(plan: LabPlan, host: LabHost, labPublicKey: strin
         { path: '/etc/netplan/01-network-manager-all.yaml', mode: 0o644, content: renderNetplanNetworkManager() },
         { path: '/etc/NetworkManager/NetworkManager.conf', mode: 0o644, content: renderNetworkManagerConf() },
         { path: '/etc/NetworkManager/conf.d/90-ibfleet-lab.conf', mode: 0o644, content: renderNetworkManagerLabConf(plan, host) },
-        ...host.nics.map((n) => ({ path: `/etc/NetworkManager/system-connections/${n.iface}.nmconnection`, mode: 0o600, content: renderNmKeyfile(plan, host, n) })),
+        ...configuredNics(host).map((n) => ({ path: `/etc/NetworkManager/system-connections/${n.iface}.nmconnection`, mode: 0o600, content: renderNmKeyfile(plan, host, n) })),
       );
       break;
     case 'ifupdown':

@@ -17,10 +17,10 @@ export function formatLabUpText(info: LabInfo, elapsedMs: number, ibfleet = 'ibf
   const ids = foldHosts(info.hosts.map((h) => h.id));
   const shown = info.hosts.slice(0, SHOWN_HOSTS);
   const width = (texts: string[]) => Math.max(...texts.map((t) => t.length));
-  const [names, addresses, labels] = [width(shown.map((h) => h.name)), width(shown.map((h) => h.address)), width(shown.map((h) => emulationLabel(h.manager, h.systemd)))];
+  const [names, addresses, labels] = [width(shown.map((h) => h.name)), width(shown.map((h) => h.address)), width(shown.map((h) => emulationLabel(h.manager, h.systemd, h.fresh)))];
   const rows = shown.map((h) => {
-    const nics = h.nics.map((n) => `${n.iface} ${n.address}/${n.prefixLength}`).join(', ');
-    return `  ${String(h.id).padStart(3)}  ${h.name.padEnd(names)}  ${h.address.padEnd(addresses)}  ${emulationLabel(h.manager, h.systemd).padEnd(labels)}  ${nics}`;
+    const nics = h.fresh ? `${h.nics.map((n) => n.iface).join(', ')} (no address yet)` : h.nics.map((n) => `${n.iface} ${n.address}/${n.prefixLength}`).join(', ');
+    return `  ${String(h.id).padStart(3)}  ${h.name.padEnd(names)}  ${h.address.padEnd(addresses)}  ${emulationLabel(h.manager, h.systemd, h.fresh).padEnd(labels)}  ${nics}`;
   });
   if (info.hosts.length > SHOWN_HOSTS) rows.push(`  … and ${info.hosts.length - SHOWN_HOSTS} more (see the inventory)`);
   const [a, b] = [info.hosts[0]!, info.hosts[1] ?? info.hosts[0]!];

@@ -11,6 +11,8 @@ export interface LabHostInfo {
   readonly manager: Manager;
   /** Whether the host emulates one systemd runs (false: lab up --without-systemd, or a lab without network daemons). */
   readonly systemd: boolean;
+  /** As a new machine arrives: its fabric NICs carry no address and nothing configures them (lab up --fresh). */
+  readonly fresh: boolean;
   readonly interfaces: readonly string[];
   /** Fabric NICs in order: interface and IPoIB address. */
   readonly nics: readonly { readonly iface: string; readonly address: string; readonly prefixLength: number }[];
@@ -50,6 +52,7 @@ export function labInfo(plan: LabPlan): LabInfo {
       address: h.address,
       manager: h.manager,
       systemd: runsSystemd(h) && plan.networkDaemons,
+      fresh: h.fresh === true,
       interfaces: h.nics.map((n) => n.iface),
       nics: h.nics.map((n) => ({ iface: n.iface, address: n.address, prefixLength: n.prefixLength })),
       namespace: h.namespace,

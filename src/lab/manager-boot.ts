@@ -11,6 +11,7 @@ import { shellQuote } from '../script/shell.js';
 import { MGMT_IFACE } from './names.js';
 import type { LabHost, LabPlan } from './plan.js';
 import { fabricTables, runsSystemd } from './plan.js';
+import { configuredNics } from './fresh.js';
 
 /** Inside a host: pid files and logs of the daemons the lab started, and the timer runner. */
 export const HOST_BOOT_DIR = '/run/ibfleet-lab-host';
@@ -63,7 +64,7 @@ const UDEV_SYSCTL = '/lib/systemd/systemd-sysctl';
 
 /** Fabric addresses in NIC order, so the main table lists NIC 1's subnet route first — the seeds' failure. */
 export function fabricUpBatch(host: LabHost): string[] {
-  return host.nics.flatMap((n) => [`link set ${n.iface} up`, `address add ${n.address}/${n.prefixLength} dev ${n.iface}`]);
+  return configuredNics(host).flatMap((n) => [`link set ${n.iface} up`, `address add ${n.address}/${n.prefixLength} dev ${n.iface}`]);
 }
 
 const DIRS = `B=${HOST_BOOT_DIR}
@@ -125,7 +126,7 @@ ${START_NETWORK_MANAGER}`;
 }
 
 function awaitRoutable(host: LabHost): string {
-  return host.nics.map((n) => `await "${n.iface} routable" sh -c ${shellQuote(`networkctl status ${n.iface} | grep -q "State: routable"`)} || status=1`).join('\n');
+  return configuredNics(host).map((n) => `await "${n.iface} routable" sh -c ${shellQuote(`networkctl status ${n.iface} | grep -q "State: routable"`)} || status=1`).join('\n');
 }
 
 function netplanBoot(host: LabHost): string {

@@ -48,6 +48,11 @@ export interface LabHost {
    * run none either.
    */
   readonly systemd?: boolean;
+  /**
+   * true: the host is as a new machine arrives (lab up --fresh): its fabric NICs are there but
+   * nothing configures them (fresh.ts). Absent in the state of labs brought up before.
+   */
+  readonly fresh?: boolean;
 }
 
 export interface LabPlan {
@@ -92,6 +97,8 @@ export interface LabPlanInput {
   readonly noRdma?: readonly number[];
   /** Hosts that run no systemd (lab up --without-systemd). */
   readonly noSystemd?: readonly number[];
+  /** Hosts as a new machine arrives: fabric NICs without address or configuration (lab up --fresh). */
+  readonly fresh?: readonly number[];
 }
 
 /**
@@ -111,7 +118,7 @@ export function planLab(input: LabPlanInput): LabPlan {
   if (ids.length === 0) throw new UsageError(`no lab hosts: ${fleet.file} has none; pass --hosts, e.g. --hosts 16,34`);
 
   checkMgmtSubnet(mgmt, controller, fleet, ids);
-  for (const [option, list] of [['--without-rdma', input.noRdma], ['--without-systemd', input.noSystemd]] as const) {
+  for (const [option, list] of [['--without-rdma', input.noRdma], ['--without-systemd', input.noSystemd], ['--fresh', input.fresh]] as const) {
     const stray = (list ?? []).filter((id) => !ids.includes(id));
     if (stray.length) throw new UsageError(`${option} names host${stray.length > 1 ? 's' : ''} ${foldHosts(stray)}, not in the lab (--hosts ${foldHosts(ids)})`);
   }
@@ -184,6 +191,7 @@ function planHost(id: number, input: LabPlanInput, labName: string, mgmt: Cidr, 
     })),
     rdma: !(input.noRdma ?? []).includes(id),
     systemd: (input.networkDaemons ?? true) && !(input.noSystemd ?? []).includes(id),
+    ...((input.fresh ?? []).includes(id) ? { fresh: true } : {}),
   };
 }
 

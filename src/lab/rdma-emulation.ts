@@ -116,6 +116,29 @@ export interface SysfsTree {
   readonly links: readonly { readonly path: string; readonly target: string }[];
 }
 
+/**
+ * The port's active MTU, which only the HCA knows (`ibv_devinfo` asks it; sysfs has no such file):
+ * the lab keeps it beside the port for its `ibv_devinfo` stand-in. The ConnectX-3 links at 2048
+ * (the seeds' IPoIB MTU 2044 is 2048 less IPoIB's header), the ConnectX-5s at 4096.
+ */
+export const ACTIVE_MTU_FILE = 'ibfleet-lab-active-mtu';
+
+export function activeMtu(device: string): number {
+  return device.startsWith('mlx4') ? 2048 : 4096;
+}
+
+/**
+ * An IPoIB interface's 20-byte hardware address: flags and QPN, then the port GID. IPoIB sets the
+ * RC flag (0x80) in the first byte where connected mode can run; enhanced IPoIB (mlx5) leaves it
+ * clear, which is how the kernel — and ibfleet — tell that `connected` cannot be set there.
+ */
+export function ipoibAddress(host: LabHost, device: string, port: number): string {
+  const flags = device.startsWith('mlx5') ? '00' : '80';
+  const qpn = (0x48 + host.id * 4 + port).toString(16).padStart(6, '0');
+  const gid = guid(host, device, port).replace(/:/g, '');
+  return [flags, ...qpn.match(/../g)!, ...gid.match(/../g)!].join(':');
+}
+
 function guid(host: LabHost, device: string, port: number): string {
   const hex = (host.id * 256 + Number(/(\d+)$/.exec(device)?.[1] ?? 0) * 16 + port).toString(16).padStart(4, '0');
   return `fe80:0000:0000:0000:0002:c903:00${hex.slice(0, 2)}:${hex.slice(2)}01`;
@@ -161,7 +184,9 @@ export function renderSysfsTree(host: LabHost): SysfsTree {
       { path: `${portDir}/link_layer`, content: 'InfiniBand' },
       { path: `${portDir}/lid_mask_count`, content: '0' },
       { path: `${portDir}/gids/0`, content: guid(host, l.device, l.port) },
+      { path: `${portDir}/${ACTIVE_MTU_FILE}`, content: String(activeMtu(l.device)) },
       { path: `devices/virtual/net/${l.iface}/mode`, content: 'datagram' },
+      { path: `devices/virtual/net/${l.iface}/address`, content: ipoibAddress(host, l.device, l.port) },
       { path: `devices/virtual/net/${l.iface}/dev_port`, content: String(l.port - 1) },
       { path: `devices/virtual/net/${l.iface}/dev_id`, content: `0x${(l.port - 1).toString(16)}` },
     );

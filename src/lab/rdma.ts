@@ -13,6 +13,7 @@ import { NETNS_DIR, hostPaths } from './names.js';
 import type { LabHost, LabPlan } from './plan.js';
 import { IPOIB_MTU, carrierIn, portDir, portFiles, renderSysfsTree, type IpoibMode, type PortStateName } from './rdma-emulation.js';
 import { requireLab } from './state.js';
+import { renderIbvDevinfoStandIn } from './ibv-devinfo-standin.js';
 import { runOk } from './system.js';
 
 /** The layer's root on the machine; inside the host it is HOST_BOOT_DIR/sys. */
@@ -34,6 +35,9 @@ export async function writeRpingStandIn(plan: LabPlan): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o755 });
   await writeFile(join(dir, 'rping'), await readFile(join(PACKAGE_ROOT, 'src/lab/rping-standin.py'), 'utf8'), { mode: 0o755 });
   await chmod(join(dir, 'rping'), 0o755);
+  // ibv_devinfo: what the links step reads of a port (its active MTU), for the emulated devices.
+  await writeFile(join(dir, 'ibv_devinfo'), renderIbvDevinfoStandIn(), { mode: 0o755 });
+  await chmod(join(dir, 'ibv_devinfo'), 0o755);
 }
 
 export async function writeSysfsLayer(plan: LabPlan, host: LabHost): Promise<void> {

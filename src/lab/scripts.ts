@@ -112,7 +112,7 @@ if [ -d /var/lib/prometheus ]; then
 	mount -t tmpfs -o mode=0755,size=1m ibfleet-lab-prometheus /var/lib/prometheus
 	mkdir -m 0755 /var/lib/prometheus/node-exporter
 fi
-${host.rdma !== false ? `# rping: the lab's stand-in (src/lab/rping-standin.py), on the PATH of this host alone.
+${host.rdma !== false ? `# rping and ibv_devinfo: the lab's stand-ins (src/lab/rping-standin.py, ibv-devinfo-standin.ts), on the PATH of this host alone.
 mount -t overlay ibfleet-lab-bin -o ${shellQuote(`ro,lowerdir=${plan.dir}/bin:/usr/bin`)} /usr/bin
 ` : ''}${host.manager === 'networkmanager' && plan.networkDaemons ? `mount --bind ${shellQuote(p.nmState)} /var/lib/NetworkManager\n` : ''}${renderSystemdMounts(p.run, host)}# Last: the lab's paths under the machine's /run are out of sight after it.
 mount --bind ${shellQuote(p.run)} /run

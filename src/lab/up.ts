@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 import { LabError, UsageError, tail } from '../errors.js';
 import { loadInventory } from '../inventory/load.js';
+import { HOST_OVERRIDES } from '../steps/registry.js';
 import type { Fleet, Manager } from '../inventory/model.js';
 import { foldHosts } from '../inventory/select.js';
 import { PACKAGE_ROOT } from '../package-root.js';
@@ -50,6 +51,8 @@ export interface LabUpOptions {
   readonly noRdma?: readonly number[];
   /** Hosts that run no systemd (a container, a chroot-like host): no timers, the real systemctl answers offline. */
   readonly noSystemd?: readonly number[];
+  /** Hosts as a new machine arrives: fabric NICs present, no address and no configuration for them. */
+  readonly fresh?: readonly number[];
   /** Hosts started at once (default 8: the work is mostly short processes waiting on the kernel). */
   readonly concurrency?: number;
   readonly probe?: PreflightProbe;
@@ -66,7 +69,7 @@ function toMap<T>(value: HostMap<T> | undefined): ReadonlyMap<number, T> | undef
 
 export async function defaultFleet(): Promise<Fleet> {
   const file = join(PACKAGE_ROOT, 'inventory/fleet.yaml');
-  return loadInventory(await readFile(file, 'utf8'), file);
+  return loadInventory(await readFile(file, 'utf8'), file, dirname(file), HOST_OVERRIDES);
 }
 
 export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
@@ -83,6 +86,7 @@ export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
     ...(options.networkDaemons !== undefined ? { networkDaemons: options.networkDaemons } : {}),
     ...(options.noRdma ? { noRdma: options.noRdma } : {}),
     ...(options.noSystemd ? { noSystemd: options.noSystemd } : {}),
+    ...(options.fresh ? { fresh: options.fresh } : {}),
   });
   const managers = plan.networkDaemons ? [...new Set(plan.hosts.map((h) => h.manager))] : [];
   const tools = checkPreflight({ managers, systemd: plan.hosts.some(runsSystemd) }, options.probe);

@@ -52,6 +52,9 @@ export function detectManager(host: Host, facts: HostFacts): Detection {
   if (facts.dirs.has('/run/systemd/netif')) running.set('netplan', 'systemd-networkd is running (/run/systemd/netif)');
   const upByIfupdown = ifaces.filter((i) => facts.ifstate.has(i));
   if (upByIfupdown.length) running.set('ifupdown', `ifupdown brought up ${upByIfupdown.join(', ')} (/run/network/ifstate)`);
+  // A machine as it arrives: nothing configures the fabric NICs yet, and ifupdown brought up only
+  // its other interfaces (lo) — where no daemon runs, that is what manages its network.
+  else if (claims.size === 0 && running.size === 0 && facts.ifstate.size > 0) running.set('ifupdown', `ifupdown brought up ${[...facts.ifstate].sort().join(', ')} and no other manager runs (/run/network/ifstate)`);
 
   const evidence = [...[...claims.values()].flat(), ...running.values()];
   const claimed = [...claims.keys()];

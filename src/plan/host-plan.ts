@@ -43,6 +43,11 @@ export function missingPrerequisite(playbook: Playbook, manager: Manager, facts:
   return undefined;
 }
 
+/** Whether the playbook configures the NICs themselves (a step provides what they lack): onboard then finds a machine's NICs without addresses. */
+export function providesNics(playbook: Playbook): boolean {
+  return playbook.steps.some((s) => s.step.provides !== undefined);
+}
+
 /** A host's context, its files and their assessment: what deploy and status both start from. */
 interface Decided {
   readonly ctx: HostContext;
@@ -52,7 +57,9 @@ interface Decided {
 }
 
 function decide(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts, manager: Manager): Decided {
-  const base = { host, fleet, playbook: playbook.name, manager, facts };
+  const bare = { host, fleet, playbook: playbook.name, manager, facts };
+  // What the steps give the NICs first (an address, the profile carrying it): the rest decides with it.
+  const base = { ...bare, provisions: playbook.steps.flatMap((s) => s.step.provides?.(bare) ?? []) };
   const choice = choosePersistence(playbook, base);
   const ctx = { ...base, persistence: choice.persistence };
   const files = renderHostFiles(playbook, ctx);
@@ -112,7 +119,8 @@ function applyPart(step: Step, ctx: HostContext, input: ApplyInput): ApplyPart {
 
 /** The plan's assessment of the state a change left behind (the apply script's own probe). */
 export function reassessDeploy(host: Host, fleet: Fleet, playbook: Playbook, plan: DeployPlan, after: HostFacts): Assessment {
-  return assessHost(playbook, { host, fleet, playbook: playbook.name, manager: plan.manager, facts: after, persistence: plan.persistence }, plan.files);
+  // What the change was to provide is there now, or verification says it is not: nothing is provided any more.
+  return assessHost(playbook, { host, fleet, playbook: playbook.name, manager: plan.manager, facts: after, persistence: plan.persistence, provisions: [] }, plan.files);
 }
 
 export function verification(assessment: Assessment): { ok: true } | { ok: false; message: string } {

@@ -14,6 +14,7 @@ import { readsAsSelection } from '../inventory/select.js';
 import { detectManager } from './detect-manager.js';
 import { osName, type HostFacts } from '../facts/host-facts.js';
 import type { AddressFact, RouteGetFact } from '../facts/ip-facts.js';
+import { rdmaPortOf } from '../facts/rdma-facts.js';
 
 export const ONBOARD_ROLES = ['cpu', 'mem'] as const;
 export type OnboardRole = (typeof ONBOARD_ROLES)[number];
@@ -40,6 +41,8 @@ export interface DiscoveredNic {
   readonly iface: string;
   readonly address: string;
   readonly prefixLength: number;
+  /** The interface carries no address yet: the playbook gives it `address` (a machine as it arrives). */
+  readonly unaddressed?: boolean;
 }
 
 export type ManagerSource = 'flag' | 'inventory' | 'detected';
@@ -70,6 +73,8 @@ export interface DiscoveryInput {
   readonly managerFlag?: Manager | undefined;
   /** What the playbook needs the manager to have (a hook's dispatcher): the host is refused without it. */
   readonly prerequisite: (manager: Manager, facts: HostFacts) => string | undefined;
+  /** The playbook configures the NICs' addresses itself (a step provides them): a machine without any is found by its interfaces. */
+  readonly providesAddresses?: boolean;
 }
 
 /** Host and NIC number of a fabric address under the convention, if it fits it. */
@@ -135,6 +140,34 @@ export function discoverFabricNics(fabric: Fabric, id: number, addresses: readon
   return { nics, problems };
 }
 
+/**
+ * A machine as it arrives, whose NICs carry no fabric address yet: its fabric NICs are the
+ * interfaces the inventory names for it, where the machine has them all; else the interfaces with
+ * an RDMA device (what `ibdev2netdev` lists), in the order of their devices and ports, when there
+ * are as many as the fabric has NICs and none carries an address (a management interface does).
+ */
+export function discoverUnaddressedNics(fabric: Fabric, host: Host, facts: HostFacts): { nics: DiscoveredNic[]; problems: string[] } {
+  const as = (ifaces: readonly string[]) => ifaces.map((iface, i) => ({ nic: i + 1, iface, address: deriveNicAddress(fabric.subnet, host.id, i + 1), prefixLength: fabric.subnet.prefixLength, unaddressed: true }));
+  const named = host.nics.map((n) => n.iface);
+  if (named.every((i) => facts.links.has(i))) return { nics: as(named), problems: [] };
+  const rdma = facts.rdma;
+  const candidates = rdma
+    ? [...rdma.nics.keys()]
+        .filter((iface) => facts.links.has(iface) && !facts.addresses.some((a) => a.iface === iface))
+        .map((iface) => ({ iface, port: rdmaPortOf(iface, rdma) }))
+        .filter((c) => c.port !== undefined)
+        .sort((a, b) => a.port!.device.localeCompare(b.port!.device, undefined, { numeric: true }) || a.port!.port - b.port!.port)
+    : [];
+  if (candidates.length === host.nics.length) return { nics: as(candidates.map((c) => c.iface)), problems: [] };
+  const found = candidates.map((c) => `${c.iface} (${c.port!.device} port ${c.port!.port})`).join(', ');
+  return {
+    nics: [],
+    problems: [
+      `it has no address in ${fabric.subnetText}, and not its NICs' interfaces ${named.join(', ')}; ${candidates.length ? `${candidates.length} interface(s) without an address have an RDMA device (${found}), not ${host.nics.length}` : 'no interface without an address has an RDMA device (is the HCA driver loaded?)'}: name its NICs' interfaces in the inventory (interfaces:)`,
+    ],
+  };
+}
+
 /** The host with its NICs renamed to the interfaces found on the machine. */
 export function withInterfaces(host: Host, nics: readonly DiscoveredNic[]): Host {
   return { ...host, nics: host.nics.map((n) => ({ ...n, iface: nics.find((d) => d.nic === n.index)?.iface ?? n.iface })) };
@@ -142,7 +175,10 @@ export function withInterfaces(host: Host, nics: readonly DiscoveredNic[]): Host
 
 export function discoverHost(input: DiscoveryInput): HostDiscovery {
   const { fabric, host, role, facts } = input;
-  const { nics, problems } = discoverFabricNics(fabric, host.id, facts.addresses, host.nics.length);
+  const byAddress = discoverFabricNics(fabric, host.id, facts.addresses, host.nics.length);
+  const onFabric = facts.addresses.some((a) => cidrContains(fabric.subnet, parseIpv4(a.address) ?? -1));
+  // Not one fabric address anywhere: a machine as it arrives, which the playbook addresses itself.
+  const { nics, problems } = byAddress.nics.length === 0 && !onFabric && input.providesAddresses ? discoverUnaddressedNics(fabric, host, facts) : byAddress;
   const hostname = facts.hostname !== undefined && HOST_NAME.test(facts.hostname) && !readsAsSelection(facts.hostname) ? facts.hostname : undefined;
   const base = { id: host.id, role, os: osName(facts), hostname, nics };
   if (problems.length > 0) return { ...base, manager: undefined, managerSource: undefined, evidence: [], problems };

@@ -73,8 +73,10 @@ function readStep(source: YamlSource, item: unknown, i: number, before: readonly
   if (before.some((s) => s.module.name === module.name)) return { problems: [source.problem(['steps', i], `steps[${i}]: step ${module.name} appears twice`, 'each step runs once')] };
   const parsed = module.parse(value);
   if ('step' in parsed) {
-    // Every number a step takes is a whole number, spelt as the inventory's are (yaml-source.ts, notDecimal).
-    const spelling = isScalar(item) ? [] : Object.keys(parsed.params as object).flatMap((key) => source.notDecimalProblem(['steps', i, module.name, key]) ?? []);
+    // Every number a step takes is a whole number, spelt as the inventory's are (yaml-source.ts, notDecimal);
+    // what a step takes as text (a P_Key, hex by nature) is spelt as its schema allows.
+    const numbers = Object.entries(parsed.params as object).filter(([, v]) => typeof v === 'number').map(([key]) => key);
+    const spelling = isScalar(item) ? [] : numbers.flatMap((key) => source.notDecimalProblem(['steps', i, module.name, key]) ?? []);
     return spelling.length ? { problems: spelling } : { module, step: parsed.step, params: parsed.params };
   }
   const stepPath = isScalar(item) ? ['steps', i] : ['steps', i, module.name];

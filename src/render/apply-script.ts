@@ -160,16 +160,21 @@ export interface ApplyPlan {
  */
 export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, runId: string = DRY_RUN_ID): string {
   const parts = [...plan.parts.values()];
-  const part = (key: 'kernel' | 'manager' | 'after') => parts.flatMap((p) => p[key] ?? []);
+  const part = (key: 'kernel' | 'manager' | 'after' | 'unlocked') => parts.flatMap((p) => p[key] ?? []);
   const direct = [...part('kernel'), ...part('manager')];
+  const unlocked = part('unlocked');
+  const block = (lines: readonly string[]) => ['if [ "$status" -eq 0 ]; then', ...lines.map((l) => `\t${l.replace(/\n(?=.)/g, '\n\t')}`), 'fi'];
+  // The lock is taken before the files, unless a manager is first told something that runs the hook itself.
+  const lockFirst = direct.length > 0 && unlocked.length === 0;
   return receivedWhole('__ibfleet_apply_main', [
     `# ibfleet deploy: host ${host.id} (${host.name})`,
     renderPrelude('deploy', runId),
     'status=0',
-    ...(direct.length ? [TAKE_ROUTING_LOCK] : []),
+    ...(lockFirst ? [TAKE_ROUTING_LOCK] : []),
     ...writeFiles(plan.write, parts.flatMap((p) => p.validate ?? [])),
     ...plan.remove.map((p) => `retire ${shellQuote(p)} || status=1`),
-    ...(direct.length ? ['if [ "$status" -eq 0 ]; then', ...direct.map((l) => `\t${l.replace(/\n(?=.)/g, '\n\t')}`), 'fi', RELEASE_ROUTING_LOCK] : []),
+    ...(unlocked.length ? block(unlocked) : []),
+    ...(direct.length ? [...(lockFirst ? [] : [TAKE_ROUTING_LOCK]), ...block(direct), RELEASE_ROUTING_LOCK] : []),
     ...(plan.routingScript === false
       ? []
       : ['# Apply now: the routing script sets sysctls, table routes and rules for every fabric NIC.', `if [ "$status" -eq 0 ]; then`, `\t${ROUTING_SCRIPT_PATH} || status=$?`, 'fi']),

@@ -55,6 +55,8 @@ export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec,
   const lines: string[] = [`# ibfleet restore after a failed verification: host ${host.id} (${host.name})`, renderPrelude('restore', runId), FUNCTIONS, 'status=0'];
   // Files first, then the manager's configuration, then the kernel state: a manager applying its
   // configuration afterwards (networkd drops every rule it did not make) would undo what is put back.
+  // What must happen while the change's files are still there (ifupdown takes a NIC down by its stanza).
+  lines.push(...part('beforeFiles'));
   lines.push('', "# ibfleet's files: as they were, or gone if they were not there.");
   for (const f of spec.files) {
     if (f.before === null) lines.push(`if [ -e ${shellQuote(f.path)} ] || [ -L ${shellQuote(f.path)} ]; then if rm -f ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: removed ${f.path}`)}; else status=1; fi; fi`);

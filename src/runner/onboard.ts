@@ -15,12 +15,13 @@ import { clipHostText } from '../host-text.js';
 import { planInventoryAddition, type InventoryEdit } from '../inventory/edit.js';
 import type { InventoryAddition } from '../inventory/entry.js';
 import { loadInventory } from '../inventory/load.js';
+import { HOST_OVERRIDES } from '../steps/registry.js';
 import { hostById, type Fleet, type Host } from '../inventory/model.js';
 import { readProbe } from '../plan/change-output.js';
 import { discoverHost, factsUnderFoundNames, ONBOARD_ROLES, type HostDiscovery } from '../plan/onboard.js';
 import { discoveredAddition, provisionalAddition, roleId, roleManagerFlag, type OnboardRequest } from '../plan/onboard-request.js';
 import { lockedMessage } from '../plan/change-output.js';
-import { missingPrerequisite } from '../plan/host-plan.js';
+import { missingPrerequisite, providesNics } from '../plan/host-plan.js';
 import { refusedBeforeContact, summarize, type InventoryChange, type OnboardOutcome, type OnboardReport } from '../plan/onboard-summary.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { buildCheatSheet } from '../render/cheat-sheet.js';
@@ -130,7 +131,7 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
   const file = inventory.path;
 
   const original = await inventory.read();
-  const provisional = planInventoryAddition(original, file, inventory.baseDir, provisionalAddition(request, loadInventory(original, file, inventory.baseDir), file));
+  const provisional = planInventoryAddition(original, file, inventory.baseDir, provisionalAddition(request, loadInventory(original, file, inventory.baseDir, HOST_OVERRIDES), file), HOST_OVERRIDES);
   if (!provisional.ok) throw new UsageError(refusedBeforeContact(provisional.conflicts, file));
   const report = new ReportBuilder(request, file, pairHosts(request, provisional.fleet), () => now() - started);
 
@@ -200,15 +201,15 @@ function decide(run: OnboardRun, found: ReadonlyMap<number, Discovered>): { ok: 
   const { request, inventory, playbook } = options;
   const discovered = pairHosts(request, provisional.fleet).map((host, i) => {
     const role = ONBOARD_ROLES[i]!;
-    const d = discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: found.get(host.id)!.facts, managerFlag: roleManagerFlag(request, role), prerequisite: (manager, facts) => missingPrerequisite(playbook, manager, facts) });
+    const d = discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: found.get(host.id)!.facts, managerFlag: roleManagerFlag(request, role), prerequisite: (manager, facts) => missingPrerequisite(playbook, manager, facts), providesAddresses: providesNics(playbook) });
     run.events.onDiscovered?.(d, hostRef(host));
     return d;
   });
   report.note({ discovered });
   const refusals = discovered.flatMap((d) => d.problems.map((p) => `${d.role} ${d.id}: ${p}`));
   if (refusals.length > 0) return { ok: false, problems: refusals };
-  const addition = discoveredAddition(request, discovered, loadInventory(run.original, inventory.path, inventory.baseDir));
-  const planned = planInventoryAddition(run.original, inventory.path, inventory.baseDir, addition);
+  const addition = discoveredAddition(request, discovered, loadInventory(run.original, inventory.path, inventory.baseDir, HOST_OVERRIDES));
+  const planned = planInventoryAddition(run.original, inventory.path, inventory.baseDir, addition, HOST_OVERRIDES);
   if (!planned.ok) return { ok: false, problems: planned.conflicts };
   return { ok: true, discovered, addition, planned };
 }
@@ -320,7 +321,7 @@ async function writeAddition(
   try {
     const current = await inventory.read();
     if (current !== original) {
-      const again = planInventoryAddition(current, inventory.path, inventory.baseDir, addition);
+      const again = planInventoryAddition(current, inventory.path, inventory.baseDir, addition, HOST_OVERRIDES);
       if (!again.ok) {
         return {
           inventory: { file: inventory.path, change: 'not-written', addedHosts: [], addedPair: false, addedLines: planned.addedLines },

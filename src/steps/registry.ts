@@ -4,9 +4,11 @@
  * kinds of change and their words. A new step is one module and one line in STEPS. Pure.
  */
 import type { Fact } from '../facts/fact.js';
+import type { HostOverride } from '../inventory/model.js';
 import { ROUTING_SCRIPT_PATH } from '../script/paths.js';
 import { fabricHealth } from './fabric-health/index.js';
 import { fabricSysctl } from './fabric-sysctl/index.js';
+import { links } from './links/index.js';
 import { neighTable } from './neigh-table/index.js';
 import { persist } from './persist/index.js';
 import { policyRouting } from './policy-routing/index.js';
@@ -43,6 +45,8 @@ export const STEPS: readonly RegisteredStep[] = [
   register(persist),
   register(verifyRoutes),
   register(fabricHealth),
+  // Last among the modules (SPEC step 6): its rollback deletes the profiles persist's rollback edits first.
+  register(links),
 ];
 
 export function stepModule(name: string): RegisteredStep | undefined {
@@ -63,6 +67,9 @@ export const OWNED_PATHS: readonly string[] = OWNED.map((p) => p.path);
 export function ownedKind(path: string): string {
   return OWNED.find((p) => p.path === path)?.kind ?? 'file';
 }
+
+/** The settings steps let a host override in the inventory (`links:`): whoever loads an inventory passes these. */
+export const HOST_OVERRIDES: readonly HostOverride[] = STEPS.flatMap((s) => (s.hostOverride ? [s.hostOverride] : []));
 
 /** The facts the steps need the probe to read (the probe reads them for every playbook: a status or rollback must see what any step left). */
 export const STEP_FACTS: readonly Fact<unknown>[] = STEPS.flatMap((s) => s.facts ?? []);

@@ -13,7 +13,7 @@ import type { z } from 'zod';
 import type { Fact } from '../facts/fact.js';
 import type { HostFacts } from '../facts/host-facts.js';
 import type { NmProfile } from '../facts/nm-facts.js';
-import type { Fleet, Host, Manager, Nic } from '../inventory/model.js';
+import type { Fleet, Host, HostOverride, Manager, Nic } from '../inventory/model.js';
 import type { RenderedFile } from '../script/rendered-file.js';
 import type { Change, ChangeAction, HostResult, NicFabric } from '../vocabulary.js';
 
@@ -43,6 +43,30 @@ export type Persistence =
 
 export const SCRIPT_PERSISTENCE: Persistence = { kind: 'script' };
 
+/**
+ * What a step's change makes of a fabric NIC before anything else of the change needs it (the
+ * links step: the NIC's convention address, in the manager's configuration). The engine decides
+ * with it what the probe cannot show yet: an interface without its address (or a P_Key child not
+ * yet created) is no blocker when a step provides it, and the persisting step finds the profile or
+ * netplan device the NIC will be brought up with.
+ */
+export interface NicProvision {
+  readonly iface: string;
+  /** The change creates the interface (a P_Key child of an interface the host has). */
+  readonly creates: boolean;
+  /** NetworkManager: the connection profile that brings the NIC up once the change ran (its uuid is known before). */
+  readonly nmProfile?: NmProfile;
+  /** netplan: where ibfleet's netplan configuration defines the NIC once the change ran. */
+  readonly netplanDevice?: NetplanDevice;
+}
+
+/** Whether the steps' provisions make a blocker moot: the NIC will carry its address (and exist) once the change ran. */
+export function providedFor(blocker: Blocker, provisions: readonly NicProvision[]): boolean {
+  const provision = provisions.find((p) => p.iface === blocker.iface);
+  if (!provision) return false;
+  return blocker.kind === 'nic-unaddressed' || (blocker.kind === 'nic-missing' && provision.creates);
+}
+
 /** What rendering a host's files needs: no probe (`ibfleet render` has none). */
 export interface RenderContext {
   readonly host: Host;
@@ -53,6 +77,8 @@ export interface RenderContext {
   readonly persistence: Persistence;
   /** What the host's probe found, when a host was asked: a step may leave out what the host cannot run (a timer without systemd). */
   readonly facts?: HostFacts;
+  /** What the playbook's steps provide the NICs before the routing applies (Step.provides); none where no host was asked. */
+  readonly provisions?: readonly NicProvision[];
 }
 
 /** What deciding about a host needs: the above and what its probe found. */
@@ -94,7 +120,13 @@ export interface Finding {
  * which a port's state already explains (an interface down behind an ACTIVE port).
  */
 export interface Blocker {
-  readonly kind: 'probe' | 'not-root' | 'tool' | 'nic-missing' | 'nic-down' | 'nic-address' | 'persistence';
+  /**
+   * `nic-unaddressed`: the NIC carries no address of the fabric (up without one, or down without
+   * its address), which a step may provide (NicProvision); `nic-address`: it carries another, or
+   * its own where it does not belong; `nic-down`: it carries its address but the link is down;
+   * `step`: a step refuses what the playbook asks of this host (the hardware cannot take it).
+   */
+  readonly kind: 'probe' | 'not-root' | 'tool' | 'nic-missing' | 'nic-down' | 'nic-unaddressed' | 'nic-address' | 'persistence' | 'step';
   readonly iface?: string;
   readonly message: string;
 }
@@ -171,6 +203,12 @@ export interface ApplyPart {
   readonly kernel?: readonly string[];
   /** What the network manager is told; run under the routing script's lock. */
   readonly manager?: readonly string[];
+  /**
+   * What the network manager is told where it runs ibfleet's hook itself before it returns
+   * (ifupdown's `ifup` runs if-up.d): after the files, before the change takes the routing script's
+   * lock — the hook's routing script would wait on it.
+   */
+  readonly unlocked?: readonly string[];
   /** After the files and the routing script (systemd told about changed units). */
   readonly after?: readonly string[];
   /** Kept for the restore: what this step told the host (restore's `memo`). */
@@ -205,6 +243,12 @@ export interface PersistenceChoice {
 /** A step with its parameters: what it contributes to a host. Every part is optional. */
 export interface Step {
   readonly name: string;
+  /**
+   * What this step's change gives the host's NICs before the rest of the change runs (its address,
+   * the profile that carries it): asked before anything else, with the probe's facts. Its apply
+   * part's `manager` lines make it so, and wait for it, before the routing script runs.
+   */
+  provides?(ctx: Omit<HostContext, 'persistence' | 'provisions'>): readonly NicProvision[];
   /** What the host must have for this step to work at all (a manager's dispatcher); the host fails the plan. */
   prerequisite?(manager: Manager, facts: HostFacts): string | undefined;
   /** How the routing persists on the host (the one step that persists says). */
@@ -221,6 +265,8 @@ export interface Step {
   statusNotes?(ctx: HostContext): readonly string[];
   /** Per fabric NIC: what holds and what does not. */
   nicFindings?(ctx: HostContext, nic: Nic): readonly Finding[];
+  /** Why the host cannot take what this step is asked (connected mode on an HCA that has none): nothing is changed, status names it. */
+  blockers?(ctx: HostContext): readonly Blocker[];
   /**
    * For the host: `before` come ahead of the NICs' findings (a NIC's configuration in its manager,
    * from which its kernel state follows), `after` behind the files'. `files`: every file rendered.
@@ -286,6 +332,11 @@ export interface StepModule<P = unknown> {
   readonly paths?: readonly OwnedPath[];
   /** What the probe must read for it beyond the common facts. */
   readonly facts?: readonly Fact<unknown>[];
+  /**
+   * Parameters a host may override in the inventory (`links:` on the host or in `defaults`):
+   * checked when the inventory is loaded, read back from `host.overrides[key]`.
+   */
+  readonly hostOverride?: HostOverride;
   /** Its part of the routing script when the playbook leaves the step out (np's skip text). */
   readonly skipped?: ScriptPart;
   readonly undo?: Undo;

@@ -76,6 +76,8 @@ describe('what each emulated host holds', () => {
       # Debian 12: ifupdown configures the IPoIB NICs.
       # Emulated by ibfleet 0.1.0 lab demo; removed by \`ibfleet lab down\`.
 
+      source /etc/network/interfaces.d/*
+
       auto lo
       iface lo inet loopback
 

@@ -35,6 +35,7 @@ export const TEST_LAB_OCTETS = {
   'e2e-hostile-files': 210,
   'e2e-native-nm': 230,
   'e2e-native-netplan': 240,
+  'e2e-links': 160,
   'e2e-no-systemd': 200,
   'e2e-multirail': 30,
   'e2e-fit': 220,

@@ -67,7 +67,9 @@ describe('golden files: native persistence', () => {
   it("cpuserver16's render: the ownership record, the sysctl file and the nmcli commands deploy runs", () => {
     const render = renderForDisplay({ ...cpuserver16, manager: 'networkmanager' }, seeds, native);
     expect(render.files.map((f) => f.role)).toEqual(['record', 'sysctl']);
-    expectGolden(`${render.commands.map((c) => [`# ${c.title}`, ...c.lines].join('\n')).join('\n')}\n`, 'cpuserver16/native/nmcli');
+    // Native persistence's commands; what links would run for a NIC without its address has its own golden (test/steps/links-render.test.ts).
+    const persist = render.commands.filter((c) => !c.title.startsWith('links:'));
+    expectGolden(`${persist.map((c) => [`# ${c.title}`, ...c.lines].join('\n')).join('\n')}\n`, 'cpuserver16/native/nmcli');
   });
 });
 
@@ -109,6 +111,7 @@ describe.skipIf(!has('shellcheck'))('every script that tells a manager something
     handOver: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
     await: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
     awaitGone: [{ iface: 'ibs5f1', address: '172.16.16.2', table: 942, priority: 942 }],
+    awaitRuleGone: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
   };
   const hook = loadFixturePlaybook();
   // A fleet whose neighbour table must grow, on a host below it: the native change raises it itself.

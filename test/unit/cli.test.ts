@@ -122,7 +122,7 @@ describe('ibfleet render', () => {
     expect(code).toBe(0);
     expect(stderr).toBe('');
     expect(stdout.split('\n').filter((l) => l.startsWith('==> ') || l.startsWith('--- '))).toEqual([
-      '==> host 34 (memserver34) · manager netplan · 7 files',
+      '==> host 34 (memserver34) · manager netplan · 7 files and commands',
       '--- /etc/ibfleet/ibfleet-routes  (root:root 0755, routing-script)',
       '--- /etc/ibfleet/owned  (root:root 0644, record)',
       '--- /etc/sysctl.d/60-ibfleet-fabric.conf  (root:root 0644, sysctl)',
@@ -130,6 +130,7 @@ describe('ibfleet render', () => {
       '--- /etc/systemd/system/ibfleet-routes-repair.service  (root:root 0644, repair)',
       '--- /etc/systemd/system/ibfleet-routes-repair.timer  (root:root 0644, repair)',
       '--- /etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf  (root:root 0644, repair)',
+      '--- links: /etc/netplan/50-ibfleet-links.yaml, for each fabric NIC that does not carry its convention address yet (a NIC that does is left as it is; deploy --dry-run --show-scripts shows what a host gets)',
     ]);
   });
 

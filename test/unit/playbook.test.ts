@@ -24,9 +24,9 @@ describe('the default playbook, playbooks/dual-ib-routing.yaml', () => {
   const text = readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8');
   const playbook = loadPlaybook(text, 'playbooks/dual-ib-routing.yaml');
 
-  it('runs policy-routing, fabric-sysctl, neigh-table, persist, verify-routes and fabric-health, in that order', () => {
+  it('runs links, policy-routing, fabric-sysctl, neigh-table, persist, verify-routes and fabric-health, in that order', () => {
     expect(playbook.name).toBe('dual-ib-routing');
-    expect(names(playbook)).toEqual(['policy-routing', 'fabric-sysctl', 'neigh-table', 'persist', 'verify-routes', 'fabric-health']);
+    expect(names(playbook)).toEqual(['links', 'policy-routing', 'fabric-sysctl', 'neigh-table', 'persist', 'verify-routes', 'fabric-health']);
     expect(paramsOf(playbook, 'persist')).toEqual({ mode: 'hook', repairEvery: 30, monitor: [] });
   });
 
@@ -64,8 +64,8 @@ describe('steps and their parameters', () => {
     expect(playbook).toMatchObject({ name: 'routes-only', file: FILE });
   });
 
-  it('knows exactly the six built-in steps', () => {
-    expect(STEP_NAMES).toEqual(['policy-routing', 'fabric-sysctl', 'neigh-table', 'persist', 'verify-routes', 'fabric-health']);
+  it('knows exactly the seven built-in steps', () => {
+    expect(STEP_NAMES).toEqual(['policy-routing', 'fabric-sysctl', 'neigh-table', 'persist', 'verify-routes', 'fabric-health', 'links']);
   });
 });
 

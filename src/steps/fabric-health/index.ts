@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { nicFabric } from '../../facts/nic-fabric.js';
-import type { StatusPart, StepModule } from '../step.js';
+import type { Blocker, StatusPart, StepModule } from '../step.js';
 import { fleetFabricWarnings } from './fleet.js';
 import { fabricProblems } from './problems.js';
 
@@ -24,7 +24,10 @@ export const fabricHealth: StepModule<Record<string, never>> = {
       const fabric = host.nics.map((nic) => nicFabric(nic, facts));
       // A port that is ACTIVE behind an interface that is down says more than "the interface is down".
       const told = new Set(fabric.filter((n) => n.state === 'ACTIVE' && !n.up).map((n) => n.iface));
-      return { problems: fabricProblems(host, fabric, facts), fabric, explains: (b) => b.kind === 'nic-down' && b.iface !== undefined && told.has(b.iface) };
+      // An interface down without its address is down all the same (nic-unaddressed when the link is down).
+      const down = (iface: string) => facts.links.get(iface)?.up === false;
+      const explained = (b: Blocker) => b.iface !== undefined && told.has(b.iface) && (b.kind === 'nic-down' || (b.kind === 'nic-unaddressed' && down(b.iface)));
+      return { problems: fabricProblems(host, fabric, facts), fabric, explains: explained };
     },
     fleetWarnings: fleetFabricWarnings,
   }),

@@ -182,7 +182,7 @@ export const persist: StepModule<PersistParams> = {
   use: (p) => ({
     name: 'persist',
     prerequisite: (manager, facts) => managerPrerequisite(manager, facts) ?? monitorPrerequisite(facts, p.monitor),
-    persistence: (ctx) => (p.mode === 'native' ? chooseNative(ctx.host, ctx.manager, ctx.facts) : { persistence: SCRIPT_PERSISTENCE, notes: [], blockers: [] }),
+    persistence: (ctx) => (p.mode === 'native' ? chooseNative(ctx.host, ctx.manager, ctx.facts, ctx.provisions) : { persistence: SCRIPT_PERSISTENCE, notes: [], blockers: [] }),
     previewPersistence: (manager) => previewPersistence(manager, p),
     installedManager: (facts) => {
       const installed = MANAGERS.filter((m) => facts.files.has(HOOK_PATHS[m]));

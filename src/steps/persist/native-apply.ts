@@ -31,9 +31,14 @@ export interface NativeSteps {
   readonly await: readonly NicRouting[];
   /** Wait until systemd-networkd has taken these NICs' rules away (ibfleet's netplan file is gone). */
   readonly awaitGone: readonly NicRouting[];
+  /**
+   * The same, for NICs whose address goes with ibfleet's files too (no netplan file of the host's
+   * own configures them): only the rule is waited for.
+   */
+  readonly awaitRuleGone: readonly NicRouting[];
 }
 
-export const NO_NATIVE_STEPS: NativeSteps = { nmEdits: [], nmRestore: [], nmReapply: [], netplan: undefined, handOver: [], await: [], awaitGone: [] };
+export const NO_NATIVE_STEPS: NativeSteps = { nmEdits: [], nmRestore: [], nmReapply: [], netplan: undefined, handOver: [], await: [], awaitGone: [], awaitRuleGone: [] };
 
 export function hasNativeSteps(steps: NativeSteps): boolean {
   return Object.values(steps).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined));
@@ -77,11 +82,26 @@ await_gone() {
 }
 `;
 
+const AWAIT_RULE_GONE_FUNCTION = `# await_rule_gone IFACE ADDR TABLE PRIORITY: until systemd-networkd has taken away the rule it
+# made from ibfleet's netplan file (the NIC keeps no address: nothing of the host's configures it), at most ${WAIT_TENTHS / 10} s.
+await_rule_gone() {
+	n=0
+	while [ "$n" -lt ${WAIT_TENTHS / 2} ]; do
+		ip -4 rule show | sed 's/[[:space:]][[:space:]]*/ /g; s/ $//' | grep -q -x -F "$4: from $2 lookup $3 proto static" || return 0
+		sleep 0.2
+		n=$((n + 1))
+	done
+	echo "ibfleet: $1: systemd-networkd did not take its rule away without ibfleet's netplan file within ${WAIT_TENTHS / 10} s" >&2
+	return 1
+}
+`;
+
 export function renderNativeSteps(steps: NativeSteps): string[] {
   if (!hasNativeSteps(steps)) return [];
   const lines: string[] = [];
   if (steps.await.length) lines.push(AWAIT_FUNCTION);
   if (steps.awaitGone.length) lines.push(AWAIT_GONE_FUNCTION);
+  if (steps.awaitRuleGone.length) lines.push(AWAIT_RULE_GONE_FUNCTION);
   lines.push(...renderNmEdits(steps.nmEdits));
   for (const state of steps.nmRestore) lines.push(`${nmRestoreCommand(state)} || status=1`);
   if (steps.handOver.length) lines.push('# Handed to the manager: what the hook made for these NICs goes, the manager puts its own in place.');
@@ -94,6 +114,7 @@ export function renderNativeSteps(steps: NativeSteps): string[] {
   lines.push(...renderNmReapply(steps.nmReapply));
   if (steps.netplan) lines.push(...renderNetplanApply(steps.netplan.reload, steps.netplan.reconfigure));
   for (const nic of steps.awaitGone) lines.push(`await_gone ${[nic.iface, nic.address, nic.table, nic.priority].map(shellQuote).join(' ')} || status=1`);
+  for (const nic of steps.awaitRuleGone) lines.push(`await_rule_gone ${[nic.iface, nic.address, nic.table, nic.priority].map(shellQuote).join(' ')} || status=1`);
   for (const nic of steps.await) lines.push(`await_routing ${[nic.iface, nic.address, nic.table, nic.priority].map(shellQuote).join(' ')} || status=1`);
   // Neighbour entries learnt under the old routing may point at the other NIC (see the routing script).
   for (const nic of steps.handOver) lines.push(`ip neigh flush dev ${shellQuote(nic.iface)} 2>/dev/null`);

@@ -14,7 +14,7 @@ import type { Fleet, Host } from '../../inventory/model.js';
 import { renderHeader } from '../../script/header.js';
 import type { NetplanDevice } from '../step.js';
 import { NETPLAN_FILE_PATH } from './paths.js';
-import { shellQuote } from '../../script/shell.js';
+import { renderNetplanCheck } from '../../script/netplan.js';
 
 /** YAML 1.1 words a plain key would be read as (a boolean, null): such ids are quoted. */
 const YAML_WORDS = new Set(['y', 'n', 'yes', 'no', 'true', 'false', 'on', 'off', 'null', '~']);
@@ -62,59 +62,9 @@ export function renderNetplanFile(host: Host, fleet: Fleet, playbook: string, de
   ].join('\n');
 }
 
-/**
- * Before the staged file replaces the live one: `netplan generate` over a copy of the host's
- * netplan configuration with the staged file in its place, in a scratch root, so a file netplan
- * refuses (or that breaks the merge with the host's own files) is never put where the next boot
- * reads it. Sets `status` when netplan refuses.
- */
-export function renderNetplanValidation(staged: string): string[] {
-  const name = NETPLAN_FILE_PATH.slice(NETPLAN_FILE_PATH.lastIndexOf('/') + 1);
-  return [
-    'if [ "$status" -eq 0 ]; then',
-    '\t# netplan generate over a scratch copy of the netplan configuration with the new file in place.',
-    '\tcheck=$(mktemp -d) || status=1',
-    '\tif [ "$status" -eq 0 ]; then',
-    '\t\tfor d in lib etc run; do',
-    '\t\t\tmkdir -p "$check/$d/netplan"',
-    '\t\t\tfor f in "/$d/netplan/"*.yaml; do [ -f "$f" ] && cp -p "$f" "$check/$d/netplan/"; done',
-    '\t\tdone',
-    `\t\tcp -p ${staged} "$check/etc/netplan/${name}" || status=1`,
-    `\t\tif [ "$status" -eq 0 ] && ! netplan generate --root-dir "$check" 2>&1; then`,
-    `\t\t\techo ${shellQuote(`ibfleet: netplan generate refuses ${NETPLAN_FILE_PATH} together with this host's netplan files; nothing was changed`)} >&2`,
-    '\t\t\tstatus=1',
-    '\t\tfi',
-    '\t\trm -rf "$check"',
-    '\tfi',
-    'fi',
-  ];
-}
+export { renderNetplanApply } from '../../script/netplan.js';
 
-/**
- * networkd takes a changed configuration as `netplan apply` gives it to networkd: `netplan generate`
- * (the netplan files → /run/systemd/network), `networkctl reload` (reads it; links whose
- * configuration changed are configured again), `networkctl reconfigure` of the fabric NICs. Only
- * the fabric NICs are reconfigured, where `netplan apply` reconfigures every link networkd manages
- * (the management link too). Without `networkctl reload` (systemd before 244, e.g. Ubuntu 18.04),
- * `netplan apply` itself, which restarts networkd there.
- */
-export function renderNetplanApply(reload: boolean, ifaces: readonly string[]): string[] {
-  const nics = ifaces.map(shellQuote).join(' ');
-  const lines: string[] = [];
-  if (reload) {
-    lines.push(
-      '# netplan: the configuration regenerated and reloaded into systemd-networkd.',
-      'if ! netplan generate; then',
-      `\techo 'ibfleet: netplan generate failed' >&2`,
-      '\tstatus=1',
-      'elif networkctl reload 2>/dev/null; then',
-      `\tnetworkctl reconfigure ${nics} || status=1`,
-      'else',
-      '\tnetplan apply || status=1',
-      'fi',
-    );
-  } else if (ifaces.length) {
-    lines.push('# netplan: systemd-networkd configures the NICs again from its (unchanged) configuration.', `networkctl reconfigure ${nics} || status=1`);
-  }
-  return lines;
+/** Before the staged file replaces the live one: netplan generate with it in place (script/netplan.ts). */
+export function renderNetplanValidation(staged: string): string[] {
+  return renderNetplanCheck(staged, NETPLAN_FILE_PATH);
 }

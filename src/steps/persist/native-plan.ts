@@ -14,6 +14,8 @@ import { activeProfile, everOnProfile, ibfleetOnProfile, PERSIST_ASPECTS, staleP
 import { formerRoutingOf, type FormerRouting } from '../policy-routing/former.js';
 import { nmRoutingRule, type NmProfileEdit } from './native-nm.js';
 import { NETPLAN_FILE_PATH } from './paths.js';
+import { netplanClaims } from '../../facts/netplan-claims.js';
+import { generatedFor } from '../../script/header.js';
 
 function routing(nic: Nic): NicRouting {
   return { iface: nic.iface, address: nic.address, table: nic.table, priority: nic.priority };
@@ -67,16 +69,26 @@ function takeOff(host: Host, facts: HostFacts, which: (nic: Nic) => boolean): Nm
   return edits;
 }
 
-/** ibfleet's netplan file is gone: networkd reloads without it, and is waited for before anything else touches the NICs. */
-function netplanTakeOff(host: Host): Pick<NativeSteps, 'netplan' | 'awaitGone'> {
-  return { netplan: { reload: true, reconfigure: host.nics.map((n) => n.iface) }, awaitGone: host.nics.map(routing) };
+/**
+ * ibfleet's netplan file is gone: networkd reloads without it, and is waited for before anything
+ * else touches the NICs. `allGone`: every file ibfleet generated goes (a rollback), so a NIC that no
+ * netplan file of the host's own configures keeps no address, and only its rule is waited for.
+ */
+function netplanTakeOff(host: Host, facts: HostFacts, allGone = false): Pick<NativeSteps, 'netplan' | 'awaitGone' | 'awaitRuleGone'> {
+  const own = netplanClaims(facts.netplan.filter((f) => !generatedFor(f.text)));
+  const keeps = (nic: Nic) => !allGone || own.some((c) => c.iface === nic.iface);
+  return {
+    netplan: { reload: true, reconfigure: host.nics.map((n) => n.iface) },
+    awaitGone: host.nics.filter(keeps).map(routing),
+    awaitRuleGone: host.nics.filter((n) => !keeps(n)).map(routing),
+  };
 }
 
 /** The routing script persists: native persistence's configuration, wherever a failing finding found it, taken away. */
 function takeOffSteps(ctx: HostContext, { failing, remove }: ApplyInput): NativeSteps {
   const nmEdits = takeOff(ctx.host, ctx.facts, (nic) => fails(failing, nic, PERSIST_ASPECTS.staleProfile));
   const steps = { ...NO_NATIVE_STEPS, nmEdits, nmReapply: nmEdits.map((e) => e.iface) };
-  return remove.includes(NETPLAN_FILE_PATH) ? { ...steps, ...netplanTakeOff(ctx.host) } : steps;
+  return remove.includes(NETPLAN_FILE_PATH) ? { ...steps, ...netplanTakeOff(ctx.host, ctx.facts) } : steps;
 }
 
 /** Undefined when the manager need not be told anything. */
@@ -98,7 +110,7 @@ export function planNativeSteps(ctx: HostContext, input: ApplyInput): NativeStep
  */
 export function planNativeRollback(host: Host, facts: HostFacts): NativeSteps | undefined {
   const nmEdits = takeOff(host, facts, () => true);
-  const netplan = facts.files.has(NETPLAN_FILE_PATH) ? netplanTakeOff(host) : {};
+  const netplan = facts.files.has(NETPLAN_FILE_PATH) ? netplanTakeOff(host, facts, true) : {};
   return finish({ ...NO_NATIVE_STEPS, nmEdits, nmReapply: nmEdits.map((e) => e.iface), ...netplan });
 }
 
@@ -115,7 +127,17 @@ export function planNativeRestore(host: Host, before: HostFacts, told: NativeSte
   });
   const netplan = told.netplan?.reload ? { reload: true, reconfigure: host.nics.map((n) => n.iface) } : undefined;
   const hadFile = before.files.has(NETPLAN_FILE_PATH);
-  const nics = netplan ? host.nics.map(routing) : [];
+  const nics = netplan ? host.nics : [];
   if (nmRestore.length === 0 && !netplan) return undefined;
-  return { ...NO_NATIVE_STEPS, nmRestore, nmReapply: nmRestore.map((r) => r.iface), netplan, await: hadFile ? nics : [], awaitGone: hadFile ? [] : nics };
+  // A NIC that carried no address before the change (a machine as it arrives) has none to wait for.
+  const hadAddress = (nic: Nic) => before.addresses.some((a) => a.iface === nic.iface && a.address === nic.address);
+  return {
+    ...NO_NATIVE_STEPS,
+    nmRestore,
+    nmReapply: nmRestore.map((r) => r.iface),
+    netplan,
+    await: hadFile ? nics.map(routing) : [],
+    awaitGone: hadFile ? [] : nics.filter(hadAddress).map(routing),
+    awaitRuleGone: hadFile ? [] : nics.filter((n) => !hadAddress(n)).map(routing),
+  };
 }

@@ -15,7 +15,7 @@ import type { Host, Manager } from '../../inventory/model.js';
 import type { HostFacts } from '../../facts/host-facts.js';
 import { netplanClaims } from '../../facts/netplan-claims.js';
 import { versionAtLeast } from '../../facts/nm-facts.js';
-import { SCRIPT_PERSISTENCE, type NetplanDevice, type NicProfile, type PersistenceChoice } from '../step.js';
+import { SCRIPT_PERSISTENCE, type NetplanDevice, type NicProfile, type NicProvision, type PersistenceChoice } from '../step.js';
 import { NM_NATIVE_SINCE } from './native-nm.js';
 import { formerRoutingOf } from '../policy-routing/former.js';
 import { NETPLAN_FILE_PATH } from './paths.js';
@@ -24,18 +24,23 @@ export const IFUPDOWN_NATIVE_NOTE =
   "ifupdown: native persistence is ifupdown's own if-up.d hook, which ifup runs itself as it brings each NIC up (ifupdown has no setting for a rule or a table)";
 
 /** Native persistence for a host: in its manager's configuration where the manager can hold it, else the routing script with the reason. */
-export function chooseNative(host: Host, manager: Manager, facts: HostFacts): PersistenceChoice {
+/**
+ * `provisions`: what the playbook's steps give the NICs before the routing applies — the profile
+ * that will bring a NIC up, the netplan device that will define it (the links step, on a machine
+ * whose NICs nothing configured yet).
+ */
+export function chooseNative(host: Host, manager: Manager, facts: HostFacts, provisions: readonly NicProvision[] = []): PersistenceChoice {
   switch (manager) {
     case 'ifupdown':
       return { persistence: SCRIPT_PERSISTENCE, notes: [IFUPDOWN_NATIVE_NOTE], blockers: [] };
     case 'networkmanager':
-      return networkManagerNative(host, facts);
+      return networkManagerNative(host, facts, provisions);
     case 'netplan':
-      return netplanNative(host, facts);
+      return netplanNative(host, facts, provisions);
   }
 }
 
-function networkManagerNative(host: Host, facts: HostFacts): PersistenceChoice {
+function networkManagerNative(host: Host, facts: HostFacts, provisions: readonly NicProvision[]): PersistenceChoice {
   const nm = facts.nm;
   if (!nm) {
     const why = facts.tools.has('nmcli') ? 'NetworkManager did not answer nmcli (is it running?)' : 'nmcli is not installed';
@@ -54,8 +59,9 @@ function networkManagerNative(host: Host, facts: HostFacts): PersistenceChoice {
   const former = formerRoutingOf(host, facts);
   const earlierTable = (iface: string, table: string) => former.nics.some((n) => n.iface === iface && String(n.table) === table);
   for (const nic of host.nics) {
-    const uuid = nm.active.get(nic.iface);
-    const profile = uuid === undefined ? undefined : nm.profiles.get(uuid);
+    const provided = provisions.find((p) => p.iface === nic.iface)?.nmProfile;
+    const uuid = nm.active.get(nic.iface) ?? provided?.uuid;
+    const profile = uuid === undefined ? undefined : (nm.profiles.get(uuid) ?? (uuid === provided?.uuid ? provided : undefined));
     if (uuid === undefined) {
       blockers.push(`${nic.iface} has no active NetworkManager connection profile; native persistence sets ipv4.route-table and ipv4.routing-rules on the profile that brings the NIC up: activate it (nmcli connection up <profile>), or deploy the hook playbook`);
     } else if (!profile) {
@@ -70,7 +76,7 @@ function networkManagerNative(host: Host, facts: HostFacts): PersistenceChoice {
   return { persistence: { kind: 'networkmanager', profiles }, notes: [], blockers };
 }
 
-function netplanNative(host: Host, facts: HostFacts): PersistenceChoice {
+function netplanNative(host: Host, facts: HostFacts, provisions: readonly NicProvision[]): PersistenceChoice {
   const hook = (why: string): PersistenceChoice => ({ persistence: SCRIPT_PERSISTENCE, notes: [`${why}: the routing persists with the networkd-dispatcher hook instead`], blockers: [] });
   for (const tool of ['netplan', 'networkctl']) if (!facts.tools.has(tool)) return hook(`${tool} is not installed`);
   const claims = netplanClaims(facts.netplan.filter((f) => f.file !== NETPLAN_FILE_PATH));
@@ -78,7 +84,8 @@ function netplanNative(host: Host, facts: HostFacts): PersistenceChoice {
   for (const nic of host.nics) {
     // Its own definition: one that names this interface exactly (a glob or shared id would carry the
     // other NIC's routes too), rendered by networkd.
-    const own = claims.filter((c) => c.iface === nic.iface);
+    const provided = provisions.find((p) => p.iface === nic.iface)?.netplanDevice;
+    const own = [...claims.filter((c) => c.iface === nic.iface), ...(provided ? [{ ...provided, renderer: 'networkd' }] : [])];
     const claim = own.find((c) => c.renderer === 'networkd');
     if (!claim) return hook(own.length ? `netplan hands ${nic.iface} to ${own[0]!.renderer}, not systemd-networkd` : `${nic.iface} has no netplan definition of its own, so a netplan file cannot add its routing`);
     if (claims.some((c) => c.type === claim.type && c.id === claim.id && c.iface !== nic.iface) || devices.some((d) => d.type === claim.type && d.id === claim.id)) {

@@ -21,7 +21,7 @@ export function discoveryWaitLine(host: HostRef): string {
 /** `[50 cpuserver50] found Ubuntu 18.04.6 LTS · netplan (detected) · NIC 1 ibp1s0 172.16.50.1/16 · NIC 2 ibp2s0 172.16.50.2/16` */
 export function formatDiscoveryLines(d: HostDiscovery, host: HostRef): string[] {
   const label = `[${host.id} ${host.name}]`;
-  const nics = d.nics.map((n) => `NIC ${n.nic} ${n.iface} ${n.address}/${n.prefixLength}`);
+  const nics = d.nics.map((n) => `NIC ${n.nic} ${n.iface} ${n.unaddressed ? `no address yet (gets ${n.address}/${n.prefixLength})` : `${n.address}/${n.prefixLength}`}`);
   const manager = d.manager ? `${d.manager} (${d.managerSource === 'detected' ? 'detected' : `from ${d.managerSource === 'flag' ? `--${d.role}-manager` : 'the inventory'}`})` : undefined;
   const found = [d.os ?? 'unknown OS', ...(manager ? [manager] : []), ...nics].join(' · ');
   return [`${label} ${d.role}: ${found}`, ...d.problems.map((p) => `${label} REFUSED: ${p}`)].map((line) => sanitizeLine(line, 'keep'));

@@ -1,0 +1,64 @@
+/**
+ * netplan as ibfleet drives it for the files it installs under /etc/netplan (the persist step's
+ * routing, the links step's NICs): a staged file checked with `netplan generate` in a scratch copy
+ * of the host's netplan configuration before it goes live, and a changed configuration handed to
+ * systemd-networkd without disturbing the links it does not concern. Pure string builders.
+ */
+import { shellQuote } from './shell.js';
+
+/**
+ * Before the staged file replaces the live one: `netplan generate` over a copy of the host's
+ * netplan configuration with the staged file in its place, in a scratch root, so a file netplan
+ * refuses (or that breaks the merge with the host's own files) is never put where the next boot
+ * reads it. Sets `status` when netplan refuses.
+ */
+export function renderNetplanCheck(staged: string, path: string): string[] {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  return [
+    'if [ "$status" -eq 0 ]; then',
+    '\t# netplan generate over a scratch copy of the netplan configuration with the new file in place.',
+    '\tcheck=$(mktemp -d) || status=1',
+    '\tif [ "$status" -eq 0 ]; then',
+    '\t\tfor d in lib etc run; do',
+    '\t\t\tmkdir -p "$check/$d/netplan"',
+    '\t\t\tfor f in "/$d/netplan/"*.yaml; do [ -f "$f" ] && cp -p "$f" "$check/$d/netplan/"; done',
+    '\t\tdone',
+    `\t\tcp -p ${staged} "$check/etc/netplan/${name}" || status=1`,
+    `\t\tif [ "$status" -eq 0 ] && ! netplan generate --root-dir "$check" 2>&1; then`,
+    `\t\t\techo ${shellQuote(`ibfleet: netplan generate refuses ${path} together with this host's netplan files; nothing was changed`)} >&2`,
+    '\t\t\tstatus=1',
+    '\t\tfi',
+    '\t\trm -rf "$check"',
+    '\tfi',
+    'fi',
+  ];
+}
+
+/**
+ * networkd takes a changed configuration as `netplan apply` gives it to networkd: `netplan generate`
+ * (the netplan files → /run/systemd/network), `networkctl reload` (reads it; links whose
+ * configuration changed are configured again), `networkctl reconfigure` of the fabric NICs. Only
+ * the fabric NICs are reconfigured, where `netplan apply` reconfigures every link networkd manages
+ * (the management link too). Without `networkctl reload` (systemd before 244, e.g. Ubuntu 18.04),
+ * `netplan apply` itself, which restarts networkd there.
+ */
+export function renderNetplanApply(reload: boolean, ifaces: readonly string[]): string[] {
+  const nics = ifaces.map(shellQuote).join(' ');
+  const lines: string[] = [];
+  if (reload) {
+    lines.push(
+      '# netplan: the configuration regenerated and reloaded into systemd-networkd.',
+      'if ! netplan generate; then',
+      `\techo 'ibfleet: netplan generate failed' >&2`,
+      '\tstatus=1',
+      'elif networkctl reload 2>/dev/null; then',
+      `\tnetworkctl reconfigure ${nics} || status=1`,
+      'else',
+      '\tnetplan apply || status=1',
+      'fi',
+    );
+  } else if (ifaces.length) {
+    lines.push('# netplan: systemd-networkd configures the NICs again from its (unchanged) configuration.', `networkctl reconfigure ${nics} || status=1`);
+  }
+  return lines;
+}
