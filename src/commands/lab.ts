@@ -64,7 +64,7 @@ function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): 
     .option('--no-managers', 'run no network manager in the hosts (the lab adds the fabric addresses itself; no reboot): for labs too big for a daemon per host')
     .option('--without-rdma <hosts>', 'hosts that show no RDMA device (no /sys/class/infiniband entry, no rping), as a machine without driver or rdma-core')
     .option('--without-systemd <hosts>', 'hosts that run no systemd (a container, a chroot-like host): no timers, PID 1 is not systemd, systemctl answers offline')
-    .option('--fresh <hosts>', 'hosts as a new machine arrives: fabric NICs present, no address and nothing configuring them (what the links step and onboard start from)')
+    .option('--fresh <hosts>', 'hosts as a new machine arrives: fabric NICs present, no address and nothing configuring them (what deploy and onboard provision from)')
     .action(async (raw: unknown, cmd: Command) => {
       const opts = await readOptions(upOptions, raw);
       const out = await labOutput(io, cmd);

@@ -35,7 +35,7 @@ export async function writeRpingStandIn(plan: LabPlan): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o755 });
   await writeFile(join(dir, 'rping'), await readFile(join(PACKAGE_ROOT, 'src/lab/rping-standin.py'), 'utf8'), { mode: 0o755 });
   await chmod(join(dir, 'rping'), 0o755);
-  // ibv_devinfo: what the links step reads of a port (its active MTU), for the emulated devices.
+  // ibv_devinfo: what provisioning a NIC reads of its port (the active MTU), for the emulated devices.
   await writeFile(join(dir, 'ibv_devinfo'), renderIbvDevinfoStandIn(), { mode: 0o755 });
   await chmod(join(dir, 'ibv_devinfo'), 0o755);
 }

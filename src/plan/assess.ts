@@ -102,7 +102,7 @@ export function assessHost(playbook: Playbook, ctx: HostContext, files: readonly
     ...files.map((f) => fileFinding(f, host, facts, (file) => playbook.steps.map((s) => s.step.modifiedWhy?.(ctx, file)).find((why) => why !== undefined))),
     ...hostParts.flatMap((p) => p.after ?? []),
   ];
-  // What a step provides before the routing applies (the links step: the NIC's address) blocks nothing.
+  // What a step provides before the routing applies (a NIC's address, provisioned by the playbook) blocks nothing.
   const nics = nicBlockers(host, fleet, facts).filter((b) => !providedFor(b, ctx.provisions ?? []));
   return { blockers: [...hostBlockers(facts), ...nics, ...playbook.steps.flatMap((s) => s.step.blockers?.(ctx) ?? [])], findings };
 }

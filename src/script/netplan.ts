@@ -1,6 +1,6 @@
 /**
- * netplan as ibfleet drives it for the files it installs under /etc/netplan (the persist step's
- * routing, the links step's NICs): a staged file checked with `netplan generate` in a scratch copy
+ * netplan as ibfleet drives it for the files it installs under /etc/netplan (a NIC's routing, a
+ * NIC's address): a staged file checked with `netplan generate` in a scratch copy
  * of the host's netplan configuration before it goes live, and a changed configuration handed to
  * systemd-networkd without disturbing the links it does not concern. Pure string builders.
  */

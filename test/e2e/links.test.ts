@@ -72,7 +72,7 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
     const doc = json(await run('status', '--json'));
     const reasons = (id: number) => doc.hosts.find((h) => h.id === id)!.reasons;
     expect(reasons(61)).toContain('ib0: no connection profile (ibfleet adds ibfleet-ib0)');
-    expect(reasons(60)).toContain('ib0 carries no IPv4 address, but the convention gives NIC 1 of host 60 172.16.60.1/16');
+    expect(reasons(60)).toContain('ib0 is down (no 172.16.60.1)');
     expect(reasons(62)).toContain('links file /etc/network/interfaces.d/ibfleet-links is missing');
   });
 
