@@ -31,6 +31,12 @@ export interface ProbeOptions {
    * neighbour table limits). Default true; the probe closing a change leaves them out.
    */
   readonly fabric?: boolean;
+  /**
+   * What the playbook's steps ask of this host's probe beyond what every probe reads: a reading
+   * that costs the host processes (a port's active MTU from ibv_devinfo) is made only where a
+   * step needs it. Named by the steps (Step.probeWants); empty: none.
+   */
+  readonly wants?: ReadonlySet<string>;
 }
 
 /** A fact's own sections of the probe's output: key (the text after the mark) → lines. */

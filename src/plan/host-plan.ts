@@ -34,6 +34,11 @@ function choosePersistence(playbook: Playbook, ctx: Omit<HostContext, 'persisten
   return { persistence: SCRIPT_PERSISTENCE, notes: [], blockers: [] };
 }
 
+/** What the playbook's steps need this host's probe to read beyond what every probe reads (ProbeOptions.wants). */
+export function probeWants(playbook: Playbook, host: Host): ReadonlySet<string> {
+  return new Set(playbook.steps.flatMap((s) => s.step.probeWants?.(host) ?? []));
+}
+
 /** What the host must have for the playbook's steps to work at all; undefined when it has it. */
 export function missingPrerequisite(playbook: Playbook, manager: Manager, facts: HostFacts): string | undefined {
   for (const { step } of playbook.steps) {

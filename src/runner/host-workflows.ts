@@ -7,7 +7,7 @@ import { HostError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { osName, type HostFacts } from '../facts/host-facts.js';
 import { lockedMessage, readChangeOutput, readProbe } from '../plan/change-output.js';
-import { assessStatus, checksOf, planDeploy, reassessDeploy, verification } from '../plan/host-plan.js';
+import { assessStatus, checksOf, planDeploy, probeWants, reassessDeploy, verification } from '../plan/host-plan.js';
 import { assessRollback, needsChange, rollbackChanges, rollbackLines } from '../plan/rollback.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { AFTER_MARK, renderApplyScript, renderRollbackScript } from '../render/apply-script.js';
@@ -58,9 +58,10 @@ async function withSession<T>(task: HostTask, transport: Transport, fn: (session
   }
 }
 
-async function probe(task: HostTask, session: Session, fleet: Fleet, options: { readonly fileContents?: boolean } = {}): Promise<HostFacts> {
+async function probe(task: HostTask, session: Session, ctx: WorkflowContext, options: { readonly fileContents?: boolean } = {}): Promise<HostFacts> {
   task.stage('probe');
-  const result = requireWhole('probe', 'the probe', await session.run(renderProbeScript(task.host, fleet, options), { signal: task.signal }));
+  const script = renderProbeScript(task.host, ctx.fleet, { ...options, wants: probeWants(ctx.playbook, task.host) });
+  const result = requireWhole('probe', 'the probe', await session.run(script, { signal: task.signal }));
   const facts = readProbe(result.stdout);
   if (!facts.complete) throw scriptFailed('probe', 'probe', result);
   return facts;
@@ -128,7 +129,7 @@ async function probeThen<D>(
   const lock = options.lock && lockWithin(task, options.lock.kind, options.lock.runId);
   let decided: (Decided<D> & { facts: HostFacts }) | undefined;
   const conversation = await session.converse(
-    renderProbeScript(task.host, fleet, lock ? { lock } : {}),
+    renderProbeScript(task.host, fleet, { wants: probeWants(ctx.playbook, task.host), ...(lock ? { lock } : {}) }),
     PROBE_END,
     (output) => {
       const facts = readProbe(output);
@@ -218,7 +219,7 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
 export function statusHost(ctx: WorkflowContext, options: { readonly diff?: boolean } = {}) {
   return (task: HostTask): Promise<HostOutcome> =>
     withSession(task, ctx.transport, async (session) => {
-      const facts = await probe(task, session, ctx.fleet, { fileContents: options.diff === true });
+      const facts = await probe(task, session, ctx, { fileContents: options.diff === true });
       task.stage('check');
       const os = osName(facts);
       return { ...assessStatus(task.host, ctx.fleet, ctx.playbook, facts, options), ...(os ? { os } : {}) };

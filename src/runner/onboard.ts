@@ -21,7 +21,7 @@ import { readProbe } from '../plan/change-output.js';
 import { discoverHost, factsUnderFoundNames, ONBOARD_ROLES, type HostDiscovery } from '../plan/onboard.js';
 import { discoveredAddition, provisionalAddition, roleId, roleManagerFlag, type OnboardRequest } from '../plan/onboard-request.js';
 import { lockedMessage } from '../plan/change-output.js';
-import { missingPrerequisite, providesNics } from '../plan/host-plan.js';
+import { missingPrerequisite, probeWants, providesNics } from '../plan/host-plan.js';
 import { refusedBeforeContact, summarize, type InventoryChange, type OnboardOutcome, type OnboardReport } from '../plan/onboard-summary.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { buildCheatSheet } from '../render/cheat-sheet.js';
@@ -250,7 +250,7 @@ async function discover(hosts: readonly Host[], fleet: Fleet, transport: Transpo
     // The shell that discovers is the one the change runs in: it takes the host lock first, so
     // onboard queues behind another run on the machine and decides from what that run left.
     const runId = newRunId();
-    const script = renderProbeScript(task.host, fleet, { everyInterface: true, lock: lockWithin(task, 'deploy', runId) });
+    const script = renderProbeScript(task.host, fleet, { everyInterface: true, wants: probeWants(options.playbook, task.host), lock: lockWithin(task, 'deploy', runId) });
     found.set(task.host.id, { ...(await probeKeepingShell(session, script, task.signal, lockProgress(task))), runId });
     return { status: 'ok', reasons: [...session.notes], connections: 1, channels: session.channels };
   });

@@ -249,6 +249,8 @@ export interface Step {
    * part's `manager` lines make it so, and wait for it, before the routing script runs.
    */
   provides?(ctx: Omit<HostContext, 'persistence' | 'provisions'>): readonly NicProvision[];
+  /** What this step needs the host's probe to read beyond what every probe reads (ProbeOptions.wants): the names its facts know. */
+  probeWants?(host: Host): readonly string[];
   /** What the host must have for this step to work at all (a manager's dispatcher); the host fails the plan. */
   prerequisite?(manager: Manager, facts: HostFacts): string | undefined;
   /** How the routing persists on the host (the one step that persists says). */

@@ -14,23 +14,23 @@ import { loadInventory } from '../../src/inventory/load.js';
 import type { Fleet, Host } from '../../src/inventory/model.js';
 import { readProbe } from '../../src/plan/change-output.js';
 import { detectManager } from '../../src/plan/detect-manager.js';
-import { assessStatus, planDeploy, type DeployPlan } from '../../src/plan/host-plan.js';
+import { assessStatus, planDeploy, probeWants, type DeployPlan } from '../../src/plan/host-plan.js';
 import { planRestore } from '../../src/plan/restore.js';
 import { assessRollback, rollbackLines } from '../../src/plan/rollback.js';
 import { loadPlaybook, type Playbook } from '../../src/playbook/playbook.js';
 import { renderApplyScript } from '../../src/render/apply-script.js';
+import { routingScriptFor } from '../../src/render/host-files.js';
+import { renderProbeScript } from '../../src/render/probe-script.js';
 import { TAKE_ROUTING_LOCK } from '../../src/render/routing-lock.js';
+import { sha256 } from '../../src/script/digest.js';
+import { ROUTING_SCRIPT_PATH } from '../../src/script/paths.js';
 import { HOST_OVERRIDES } from '../../src/steps/registry.js';
 import { LINKS_NETPLAN_PATH, LINKS_STANZA_PATH, profileUuid } from '../../src/steps/links/decide.js';
 import { LINKS_FACT } from '../../src/steps/links/facts.js';
 import { LINKS_RECORD_PATH } from '../../src/steps/links/record.js';
 import { STEP_FACTS } from '../../src/steps/registry.js';
-import { addIpLines, withSection } from '../helpers/probe-edit.js';
+import { addIpLines, withFile, withSection } from '../helpers/probe-edit.js';
 
-import { routingScriptFor } from '../../src/render/host-files.js';
-import { sha256 } from '../../src/script/digest.js';
-import { ROUTING_SCRIPT_PATH } from '../../src/script/paths.js';
-import { withFile } from '../helpers/probe-edit.js';
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/probe/${name}`, import.meta.url), 'utf8');
 const facts = (probe: string) => readProbe(probe);
 
@@ -415,5 +415,23 @@ describe('manager detection on a machine as it arrives', () => {
   it('NetworkManager and netplan: by the daemon that runs', () => {
     expect(detectManager({ ...host(61), manager: 'auto' }, facts(fresh.nm))).toMatchObject({ ok: true, manager: 'networkmanager' });
     expect(detectManager({ ...host(60), manager: 'auto' }, facts(fresh.netplan))).toMatchObject({ ok: true, manager: 'netplan' });
+  });
+});
+
+describe('what the probe reads for links', () => {
+  it('the drivers\' and ports\' MTU limits (ip -d link, ibv_devinfo: two processes a host) only where an MTU is asked, by the playbook or the host', () => {
+    const probe = (playbook: typeof hook, h = host(60)) => renderProbeScript(h, fleet, { wants: probeWants(playbook, h) });
+    expect(probe(hook)).not.toContain('ibv_devinfo');
+    expect(probe(hook)).not.toContain('ip -d -o link');
+    expect(probe(withLinks('{ mtu: 2044 }'))).toContain('ibv_devinfo');
+    expect(probe(withLinks('{ mtu: 2044 }'))).toContain('ip -d -o link');
+    const asked = loadInventory(INVENTORY.replace('manager: netplan }', 'manager: netplan, links: { mtu: 2044 } }'), 'lab.yaml', undefined, HOST_OVERRIDES);
+    expect(probe(hook, asked.hosts.find((h) => h.id === 60)!)).toContain('ibv_devinfo');
+    expect(probe(hook, asked.hosts.find((h) => h.id === 61)!)).not.toContain('ibv_devinfo');
+  });
+
+  it("ifupdown's source lines are read by the shell alone, and only source lines count", () => {
+    const parsed = factOf(facts(withSection(fresh.ifupdown, 'links source', ['|source /etc/network/interfaces.d/*', '|  address 10.0.0.1 # a source of trouble', '|source-directory /etc/network/more'])), LINKS_FACT);
+    expect(parsed.sources).toEqual(['/etc/network/interfaces.d/*', '/etc/network/more']);
   });
 });

@@ -32,7 +32,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
  * is-system-running (and `active` for is-active) — or has no systemctl at all — with
  * /run/systemd/system present, as netplan generate leaves it.
  */
-function probeUnder(pid1: string, state: string | undefined) {
+function probeUnder(pid1: string, state: string | undefined, runDir = true) {
   const comm = join(work, `comm-${pid1}`);
   writeFileSync(comm, `${pid1}\n`);
   const fake = join(work, `systemctl-${state ?? 'none'}`);
@@ -40,7 +40,7 @@ function probeUnder(pid1: string, state: string | undefined) {
   const script = join(work, 'probe.sh');
   writeFileSync(script, renderProbeScript(host, seeds));
   const systemctl = state === undefined ? 'mount --bind /dev/null "$(command -v systemctl)"' : `mount --bind ${fake} "$(command -v systemctl)"`;
-  const setup = [`mount --bind ${comm} /proc/1/comm`, 'mount -t tmpfs ibfleet-test /run', 'mkdir -p /run/systemd/system', systemctl, 'exec sh "$0"'].join(' && ');
+  const setup = [`mount --bind ${comm} /proc/1/comm`, 'mount -t tmpfs ibfleet-test /run', ...(runDir ? ['mkdir -p /run/systemd/system'] : []), systemctl, 'exec sh "$0"'].join(' && ');
   const result = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', setup, script], { encoding: 'utf8' });
   expect(result.status, result.stderr).toBe(0);
   return parseProbe(result.stdout);
@@ -59,6 +59,10 @@ describe.skipIf(!IS_ROOT)('the probe tells a host systemd runs from one it does 
     expect(facts.complete).toBe(true);
     // The timer is asked after only where systemd runs.
     expect(factOf(facts, SYSTEMD_FACT)).toEqual({ runs, repairTimer: runs ? 'active' : undefined });
+  });
+
+  it('without /run/systemd/system (which systemd makes at boot) systemctl is not even asked: no systemd, one process fewer', () => {
+    expect(factOf(probeUnder('init', 'running', false), SYSTEMD_FACT)).toEqual({ runs: false, repairTimer: undefined });
   });
 });
 

@@ -109,15 +109,24 @@ function nmLines(): string[] {
   ];
 }
 
-/** The fact's probe lines; `fabric` (planning and status) adds what only a plan reads. */
-export function linksProbe(ifaces: readonly string[] | undefined, options: { readonly fabric: boolean; readonly managerEvidence: boolean }): string[] {
+/** The probe's want (ProbeOptions.wants) for what only an asked MTU is checked against: the drivers' and ports' limits. */
+export const LINK_LIMITS = 'link-limits';
+
+/**
+ * The fact's probe lines; `fabric` (planning and status) adds what only a plan reads, and the
+ * limits an MTU is checked against (two processes: ip -d, ibv_devinfo) only where one is asked.
+ * ifupdown's `source` lines are read with the shell alone.
+ */
+export function linksProbe(ifaces: readonly string[] | undefined, options: { readonly fabric: boolean; readonly managerEvidence: boolean; readonly limits: boolean }): string[] {
   return [
     ...sysLines(ifaces && probedInterfaces(ifaces)),
-    ...(options.fabric
+    ...(options.fabric && options.limits
       ? ['\ts links ipd; ip -d -o link show 2>/dev/null', '\tif command -v ibv_devinfo >/dev/null 2>&1; then s links ibv; ibv_devinfo 2>/dev/null; fi']
       : []),
     ...nmLines(),
-    ...(options.managerEvidence ? ["\ts links source; grep -s -E '^[[:space:]]*source(-directory)?[[:space:]]' /etc/network/interfaces"] : []),
+    ...(options.managerEvidence
+      ? [`\ts links source; [ ! -r /etc/network/interfaces ] || while IFS= read -r l || [ -n "$l" ]; do case $l in source* | [[:space:]]*source*) printf '${CONTENT_PREFIX}%s\\n' "$l" ;; esac; done </etc/network/interfaces`]
+      : []),
     '\ts links roce; for f in /sys/kernel/config/rdma_cm/*/ports/*/default_roce_mode; do [ -f "$f" ] && { v=; read -r v <"$f"; echo "$f $v"; }; done',
     `\tif [ -f ${LINKS_RECORD_PATH} ]; then s links record; n=0; while [ "$n" -lt 64 ] && { IFS= read -r l || [ -n "$l" ]; }; do printf '${CONTENT_PREFIX}%s\\n' "$l"; n=$((n + 1)); done <${LINKS_RECORD_PATH}; fi`,
   ];
@@ -217,7 +226,8 @@ export function parseLinksFacts(sections: FactSections): LinksFacts {
     maxMtu: parseMaxMtu(sections.get('links ipd') ?? []),
     activeMtu: parseIbvDevinfo(sections.get('links ibv') ?? []),
     nm: sections.has('links nm') ? parseNmLinks(sections.get('links nm')!) : undefined,
-    sources: sections.has('links source') ? (sections.get('links source') ?? []).flatMap((l) => l.replace(/^\s*source(-directory)?\s+/, '').trim().split(/\s+/)) : undefined,
+    // The shell printed every line that may be one (behind the content prefix): only `source[-directory] ARG…` lines count.
+    sources: sections.has('links source') ? contentLines(sections.get('links source') ?? []).flatMap((l) => (/^\s*source(-directory)?\s+\S/.test(l) ? l.replace(/^\s*source(-directory)?\s+/, '').trim().split(/\s+/) : [])) : undefined,
     record: record === undefined ? undefined : parseLinksRecord(contentLines(record).join('\n')),
     roce: parseRoce(sections.get('links roce') ?? []),
   };
@@ -225,6 +235,6 @@ export function parseLinksFacts(sections: FactSections): LinksFacts {
 
 export const LINKS_FACT: Fact<LinksFacts> = {
   name: 'links',
-  probe: (host, options) => linksProbe(options.everyInterface ? undefined : host.nics.map((n) => n.iface), { fabric: options.fabric !== false, managerEvidence: options.managerEvidence }),
+  probe: (host, options) => linksProbe(options.everyInterface ? undefined : host.nics.map((n) => n.iface), { fabric: options.fabric !== false, managerEvidence: options.managerEvidence, limits: options.wants?.has(LINK_LIMITS) === true }),
   parse: parseLinksFacts,
 };

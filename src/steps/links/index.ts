@@ -17,7 +17,7 @@ import { renderNetplanCheck } from '../../script/netplan.js';
 import type { ApplyInput, ApplyPart, HostContext, NicProvision, PreviewPart, RenderContext, Step, StepModule } from '../step.js';
 import { linksApply } from './apply.js';
 import { LINKS_NETPLAN_PATH, LINKS_STANZA_PATH, planLinks, profileName, profileUuid, type LinksPlan, type ManagedNic } from './decide.js';
-import { LINKS_FACT } from './facts.js';
+import { LINKS_FACT, LINK_LIMITS } from './facts.js';
 import { leftFinding, managedFindings } from './findings.js';
 import { linksStanzaFile, renderLinksStanzas } from './ifupdown.js';
 import { linksNetplanFile, renderLinksNetplan } from './netplan.js';
@@ -101,6 +101,8 @@ function nicFindings(ctx: HostContext, params: LinksParams, nic: Host['nics'][nu
 function use(params: LinksParams): Step {
   return {
     name: 'links',
+    // The drivers' and ports' MTU limits cost the host two processes: read only where an MTU is asked.
+    probeWants: (host) => (settingsFor(host, params).mtu !== undefined ? [LINK_LIMITS] : []),
     provides: (ctx) => provides(ctx, params),
     blockers: (ctx) => {
       const settings = settingsFor(ctx.host, params);

@@ -17,15 +17,19 @@ const TIMER = shellQuote(REPAIR_TIMER_UNIT);
 export const SYSTEMD_RUNNING_STATES = ['initializing', 'starting', 'running', 'degraded', 'maintenance', 'stopping'] as const;
 
 /**
- * `systemd_runs`: 0 where systemd runs. systemctl is only asked when PID 1 is not systemd: each
- * process costs the host a fork and an exec. Every script that asks defines it first.
+ * `systemd_runs`: 0 where systemd runs. systemctl is only asked when PID 1 is not systemd and
+ * /run/systemd/system is there (systemd makes it at boot; without it no systemd runs, as sd_booted
+ * says): each process costs the host a fork and an exec, and every probe asks. Every script that
+ * asks defines it first.
  */
 export const SYSTEMD_RUNS_FUNCTION = `# systemd_runs: whether systemd runs this host: PID 1 is systemd, or systemctl reports a running
-# system. /run/systemd/system alone says nothing: netplan generate writes units there without systemd.
+# system. /run/systemd/system alone says nothing (netplan generate writes units there without
+# systemd), but without it no systemd runs.
 systemd_runs() {
 	sd_pid1=
 	read -r sd_pid1 </proc/1/comm 2>/dev/null
 	[ "$sd_pid1" = systemd ] && return 0
+	[ -d /run/systemd/system ] || return 1
 	command -v systemctl >/dev/null 2>&1 || return 1
 	case $(systemctl is-system-running 2>/dev/null) in
 	${SYSTEMD_RUNNING_STATES.join(' | ')}) return 0 ;;
