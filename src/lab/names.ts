@@ -147,3 +147,13 @@ export function backingPath(paths: HostPaths, viewPath: string): string {
   }
   throw new BugError(`${viewPath} is outside the host's private /etc, /run and /root`);
 }
+
+/**
+ * The PCI buses of a GPU node's NICs in rail order, as a DGX-class node spreads them over two CPU
+ * sockets: the lab's interface names for a host of more than two NICs (`ibp12s0`, `ibp75s0`, …).
+ */
+export const GPU_NODE_BUSES: readonly number[] = [12, 75, 141, 186, 18, 84, 151, 200, 13, 76, 142, 187, 19, 85, 152, 201];
+
+export function gpuNodeInterfaces(count: number): string[] {
+  return GPU_NODE_BUSES.slice(0, count).map((bus) => `ibp${bus}s0`);
+}

@@ -8,8 +8,7 @@ import { deriveNicAddress, deriveTable } from '../inventory/derive.js';
 import { cidrContains, formatCidr, formatIpv4, maskOf, parseCidr, type Cidr } from '../inventory/ipv4.js';
 import type { Fleet, Manager, Pair } from '../inventory/model.js';
 import { foldHosts } from '../inventory/select.js';
-import { checkLabName, DEFAULT_LAB_NAME, fabricPortName, hostNamespace, labDir, mgmtPortName, rootLinkName, switchNamespace } from './names.js';
-import { gpuNodeInterfaces } from './rdma-emulation.js';
+import { checkLabName, DEFAULT_LAB_NAME, fabricPortName, gpuNodeInterfaces, hostNamespace, labDir, mgmtPortName, rootLinkName, switchNamespace } from './names.js';
 import { DEFAULT_CONTROLLER_ADDRESS, DEFAULT_MGMT_SUBNET, parseControllerAddress, parseMgmtSubnet } from './options.js';
 
 export interface LabNic {

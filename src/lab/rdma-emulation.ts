@@ -38,16 +38,6 @@ export function multiRail(host: Pick<LabHost, 'nics'>): boolean {
   return host.nics.length > 2;
 }
 
-/**
- * The PCI buses of a GPU node's NICs in rail order, as a DGX-class node spreads them over two CPU
- * sockets: the lab's interface names for a host of more than two NICs (`ibp12s0`, `ibp75s0`, …).
- */
-export const GPU_NODE_BUSES: readonly number[] = [12, 75, 141, 186, 18, 84, 151, 200, 13, 76, 142, 187, 19, 85, 152, 201];
-
-export function gpuNodeInterfaces(count: number): string[] {
-  return GPU_NODE_BUSES.slice(0, count).map((bus) => `ibp${bus}s0`);
-}
-
 /** The PCI bus and slot a predictable name gives (`ibp75s0` → 75, 0), else the NIC's place in the list. */
 function pciSlotOf(iface: string, index: number): { bus: number; slot: number } {
   const named = /^ibp(\d+)s(\d+)/.exec(iface);
