@@ -177,9 +177,11 @@ ${start}exit "$status"
  * the lab adds the fabric addresses itself and nothing runs hooks.
  */
 export function renderNetworkBootScript(plan: LabPlan, host: LabHost): string {
+  // systemd makes /run/systemd/system at every boot (sd_booted's mark); a reboot's reset forgot it.
+  const systemdMark = runsSystemd(host) ? 'mkdir -p /run/systemd/system\n' : '';
   const head = `set -u
 ${DIRS}
-${sysctlLines(host)}
+${systemdMark}${sysctlLines(host)}
 `;
   if (!plan.networkDaemons) {
     return `${head}ip -batch - <<'EOF'\n${fabricUpBatch(host).join('\n')}\nEOF\n`;

@@ -121,15 +121,15 @@ mount --bind ${shellQuote(p.run)} /run
 
 /**
  * Whether systemd runs, as the host shows it (README: the stand-ins): a host that emulates systemd
- * gets the lab's systemctl over the real one (after the /usr/bin overlay, or that would hide it)
- * and, as systemd makes at boot, /run/systemd/system (sd_booted's mark); a host without gets a PID 1
- * that is not systemd, whatever the machine's PID 1 is, and keeps the real systemctl, which answers
+ * gets the lab's systemctl over the real one (after the /usr/bin overlay, or that would hide it),
+ * and its network boot makes /run/systemd/system as systemd does; a host without gets a PID 1 that
+ * is not systemd, whatever the machine's PID 1 is, and keeps the real systemctl, which answers
  * `offline`.
  */
 function renderSystemdMounts(run: string, host: LabHost): string {
   const onMachine = (viewPath: string) => shellQuote(`${run}${viewPath.slice('/run'.length)}`);
   if (!runsSystemd(host)) return `mount --bind ${onMachine(PID1_COMM_PATH)} /proc/1/comm\n`;
-  return `mkdir -p ${onMachine('/run/systemd/system')}\nmount --bind ${onMachine(SYSTEMCTL_STANDIN_PATH)} "$(readlink -f "$(command -v systemctl)")"\n`;
+  return `mount --bind ${onMachine(SYSTEMCTL_STANDIN_PATH)} "$(readlink -f "$(command -v systemctl)")"\n`;
 }
 
 /**
