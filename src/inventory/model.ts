@@ -45,8 +45,9 @@ export interface Host {
 
 /**
  * A step's settings a host may override in the inventory, injected by whoever loads one (the
- * commands and runners pass the registry's, src/steps/registry.ts HOST_OVERRIDES): the key
- * (`links`) and the schema of its value, checked with file:line:col like every other field.
+ * commands and runners pass the registry's, src/steps/registry.ts HOST_OVERRIDES): the key (one
+ * per step that has overrides) and the schema of its value, checked with file:line:col like every
+ * other field.
  */
 export interface HostOverride {
   readonly key: string;
