@@ -126,9 +126,17 @@ function reapedChildrenTicks(): number {
 }
 
 export async function measure(argv: readonly string[], options: MeasureOptions): Promise<Measurement> {
-  const gnuTime = existsSync(GNU_TIME);
   const dir = await mkdtemp(join(tmpdir(), 'ibfleet-bench-time-'));
-  const timeFile = join(dir, 'time');
+  try {
+    return await measureWith(join(dir, 'time'), argv, options);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** measure(), GNU time writing its figures to `timeFile` where the machine has it. */
+async function measureWith(timeFile: string, argv: readonly string[], options: MeasureOptions): Promise<Measurement> {
+  const gnuTime = existsSync(GNU_TIME);
   const command = gnuTime ? [GNU_TIME, '-f', '%e %U %S %M', '-o', timeFile, '--', ...argv] : [...argv];
 
   const before = snapshotHosts(options.hosts);
@@ -161,7 +169,6 @@ export async function measure(argv: readonly string[], options: MeasureOptions):
   } else {
     toolCpuS = (reapedChildrenTicks() - childrenBefore) / CLOCK_TICKS;
   }
-  await rm(dir, { recursive: true, force: true });
 
   const logins = new Map<number, number>();
   for (const [id, count] of after.logins) logins.set(id, count - (before.logins.get(id) ?? 0));
