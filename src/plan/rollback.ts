@@ -20,7 +20,8 @@ function fileFindings(facts: HostFacts): Finding[] {
 }
 
 export function assessRollback(host: Host, fleet: Fleet, facts: HostFacts): Assessment {
-  const ctx = { host, fleet, facts };
+  const withdrawn = STEPS.flatMap((s) => s.undo?.withdraws?.({ host, fleet, facts }) ?? []);
+  const ctx = { host, fleet, facts, withdrawn };
   return { blockers: [], findings: [...fileFindings(facts), ...STEPS.flatMap((s) => s.undo?.findings(ctx) ?? [])] };
 }
 

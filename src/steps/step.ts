@@ -302,10 +302,17 @@ export interface UndoLines {
   readonly last?: readonly string[];
 }
 
+/** What rolling a host back needs: the host as it is, and the NICs whose convention address the rollback takes away (Undo.withdraws). */
+export interface RollbackContext extends FactsContext {
+  readonly withdrawn: readonly string[];
+}
+
 /** Taking back what a step did, whatever playbook did it: rollback removes everything ibfleet ever did. */
 export interface Undo {
-  findings(ctx: FactsContext): readonly Finding[];
+  findings(ctx: RollbackContext): readonly Finding[];
   lines(ctx: FactsContext): UndoLines;
+  /** The NICs whose convention address this rollback removes (a fresh machine's NICs are fresh again): no route comes back through them. */
+  withdraws?(ctx: FactsContext): readonly string[];
 }
 
 /** Putting back what a change of this step did, after the change failed verification. */

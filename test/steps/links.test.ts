@@ -16,7 +16,7 @@ import { readProbe } from '../../src/plan/change-output.js';
 import { detectManager } from '../../src/plan/detect-manager.js';
 import { assessStatus, planDeploy, probeWants, type DeployPlan } from '../../src/plan/host-plan.js';
 import { planRestore } from '../../src/plan/restore.js';
-import { assessRollback, rollbackLines } from '../../src/plan/rollback.js';
+import { assessRollback, rollbackChanges, rollbackLines } from '../../src/plan/rollback.js';
 import { loadPlaybook, type Playbook } from '../../src/playbook/playbook.js';
 import { renderApplyScript } from '../../src/render/apply-script.js';
 import { routingScriptFor } from '../../src/render/host-files.js';
@@ -25,6 +25,7 @@ import { TAKE_ROUTING_LOCK } from '../../src/render/routing-lock.js';
 import { sha256 } from '../../src/script/digest.js';
 import { ROUTING_SCRIPT_PATH } from '../../src/script/paths.js';
 import { HOST_OVERRIDES } from '../../src/steps/registry.js';
+import { summarizeChanges } from '../../src/ui/text/changes.js';
 import { LINKS_NETPLAN_PATH, LINKS_STANZA_PATH, profileUuid } from '../../src/steps/links/decide.js';
 import { LINKS_FACT } from '../../src/steps/links/facts.js';
 import { LINKS_RECORD_PATH } from '../../src/steps/links/record.js';
@@ -322,6 +323,8 @@ describe('rollback: each NIC back as it was, from the record', () => {
     expect(assessRollback(host(61), fleet, f).findings.filter((x) => !x.ok && x.id.startsWith('link')).map((x) => x.detail)).toEqual([
       `ib0: configured by ibfleet (connection profile ${profileUuid(host(61), 'ib0')} ibfleet added)`,
       `ib1: configured by ibfleet (connection profile ${profileUuid(host(61), 'ib1')} ibfleet added)`,
+      `ib0: 172.16.61.1 configured by ibfleet (connection profile ${profileUuid(host(61), 'ib0')} ibfleet added)`,
+      `ib1: 172.16.61.2 configured by ibfleet (connection profile ${profileUuid(host(61), 'ib1')} ibfleet added)`,
     ]);
     const lines = rollbackLines(host(61), fleet, f).flatMap((l) => [...(l.manager ?? []), ...(l.kernel ?? [])]).join('\n');
     expect(lines).toContain(`if nmcli connection delete uuid ${profileUuid(host(61), 'ib0')} >/dev/null; then`);
@@ -333,6 +336,15 @@ describe('rollback: each NIC back as it was, from the record', () => {
     const lines = rollbackLines(host(60), fleet, facts(deployed.netplan)).flatMap((l) => [...(l.manager ?? []), ...(l.kernel ?? [])]).join('\n');
     expect(lines).toContain('networkctl reconfigure ib0 ib1 || status=1');
     expect(lines).toContain('ip link set dev ib1 down 2>/dev/null');
+  });
+
+  it.each([
+    ['nm', 61, '−2 link profiles −2 addresses −2 rules −2 table routes'],
+    ['netplan', 60, '−2 addresses −2 rules −2 table routes'],
+    ['ifupdown', 62, '−2 addresses −2 rules −2 table routes'],
+  ] as const)('%s: said as deploy said it, and no main-table route promised through a NIC that loses its address', (manager, id, signed) => {
+    const summary = summarizeChanges(rollbackChanges(assessRollback(host(id), fleet, facts(deployed[manager]))));
+    expect(summary.split(', ')[0]).toBe(signed);
   });
 
   it('ifupdown: ifdown while ibfleet\'s stanza is still there', () => {

@@ -11,7 +11,7 @@ import { factOf, type HostFacts } from '../../facts/host-facts.js';
 import type { Host } from '../../inventory/model.js';
 import { renderNetplanApply } from '../../script/netplan.js';
 import { shellQuote } from '../../script/shell.js';
-import { change, type FactsContext, type Finding, type Restore, type Undo, type UndoLines } from '../step.js';
+import { change, type FactsContext, type Finding, type Restore, type RollbackContext, type Undo, type UndoLines } from '../step.js';
 import type { LinksMemo } from './apply.js';
 import { LINKS_FACT, ARPHRD_INFINIBAND } from './facts.js';
 import { hardwareIface } from './hardware.js';
@@ -32,15 +32,40 @@ function entryText(e: RecordEntry): string {
   return e.manager === 'netplan' ? 'its entry in ibfleet\'s netplan file' : 'its stanza in ibfleet\'s interfaces.d file';
 }
 
-function rollbackFindings({ facts }: FactsContext): Finding[] {
-  const record = factOf(facts, LINKS_FACT).record;
-  return (record?.entries ?? []).map((e) => ({
+/** The NICs whose whole configuration ibfleet created (no profile, file entry or stanza of the host's own before): their addresses go with it. */
+function createdIfaces(facts: HostFacts): string[] {
+  const entries = factOf(facts, LINKS_FACT).record?.entries ?? [];
+  return entries.filter((e) => e.manager !== 'networkmanager' || e.before === 'created').map((e) => e.iface);
+}
+
+/**
+ * Said as deploy said it: NetworkManager's profiles (deleted, or back as they were), and the
+ * addresses that go with what ibfleet created — netplan's and ifupdown's configuration of a NIC is
+ * its address.
+ */
+function rollbackFindings({ host, facts, withdrawn }: RollbackContext): Finding[] {
+  const links = factOf(facts, LINKS_FACT);
+  const entries = links.record?.entries ?? [];
+  const profiles = entries.filter((e) => e.manager === 'networkmanager').map((e): Finding => ({
     id: `link ${e.iface}`,
     subject: { kind: 'nic', iface: e.iface, aspect: 'link' },
-    ok: false,
+    // A profile ibfleet added and someone deleted since has nothing left to remove.
+    ok: e.before === 'created' && !(links.nm?.some((p) => p.uuid === e.uuid) ?? false),
     detail: `${e.iface}: configured by ibfleet (${entryText(e)})`,
-    fix: change('link-profile', 'remove', e.iface, `${e.iface}: ${e.manager === 'networkmanager' && e.before !== 'created' ? 'profile back as it was' : `${entryText(e)} removed`}`),
+    fix: change('link-profile', e.before === 'created' ? 'remove' : 'set', e.iface, `${e.iface}: ${e.before === 'created' ? `${entryText(e)} removed` : 'profile back as it was'}`),
   }));
+  const addresses = entries.filter((e) => withdrawn.includes(e.iface)).map((e): Finding => {
+    const nic = addressOf(host, e.iface);
+    const carried = nic !== undefined && facts.addresses.some((a) => a.iface === e.iface && a.address === nic.address);
+    return {
+      id: `link address ${e.iface}`,
+      subject: { kind: 'nic', iface: e.iface, aspect: 'link address' },
+      ok: !carried,
+      detail: `${e.iface}: ${nic?.address ?? 'its address'} configured by ibfleet (${entryText(e)})`,
+      fix: change('link-address', 'remove', e.iface, `${e.iface}: ${nic?.address ?? 'its address'} removed${e.manager === 'networkmanager' ? '' : ` with ${entryText(e)}`}`),
+    };
+  });
+  return [...profiles, ...addresses];
 }
 
 /** A profile of ibfleet's deleted, or a changed one given its earlier properties back (and activated again when it is active now). */
@@ -68,7 +93,7 @@ function rollbackLines({ host, facts }: FactsContext): UndoLines {
   const nm = entries.filter((e): e is Extract<RecordEntry, { manager: 'networkmanager' }> => e.manager === 'networkmanager');
   const netplan = entries.filter((e) => e.manager === 'netplan').map((e) => e.iface);
   const ifupdown = entries.filter((e) => e.manager === 'ifupdown').map((e) => e.iface);
-  const created = [...netplan, ...ifupdown, ...nm.filter((e) => e.before === 'created').map((e) => e.iface)];
+  const created = createdIfaces(facts);
   return {
     beforeFiles: ifupdown.map((iface) => `ifdown --force ${shellQuote(iface)} >/dev/null 2>&1 || true`),
     manager: [
@@ -85,7 +110,7 @@ function rollbackLines({ host, facts }: FactsContext): UndoLines {
   };
 }
 
-export const linksUndo: Undo = { findings: rollbackFindings, lines: rollbackLines };
+export const linksUndo: Undo = { findings: rollbackFindings, lines: rollbackLines, withdraws: ({ facts }) => createdIfaces(facts) };
 
 function snapshot({ host, facts }: FactsContext): [string, string][] {
   const links = factOf(facts, LINKS_FACT);

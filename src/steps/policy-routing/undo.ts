@@ -1,18 +1,18 @@
 /**
  * Taking policy-routing back. Rollback: no rule for a NIC's address or table, the NIC tables
  * empty — and those of an earlier deploy with another tableBase or subnet that the host's ownership
- * record lists (former.ts) —, and the main-table subnet routes back as the kernel adds them (one per NIC that carries
- * its address, NIC 1 first — the kernel uses the first). The restore after a failed verification:
+ * record lists (former.ts) —, and the main-table subnet routes back as the kernel adds them (one
+ * per NIC that keeps its address, NIC 1 first — the kernel uses the first). The restore after a failed verification:
  * the rules, tables and main-table routes exactly as the probe before the change found them. Pure;
  * what the probe read comes from the host, so every word of it is shell-quoted.
  */
 import type { Host } from '../../inventory/model.js';
 import { shellQuote } from '../../script/shell.js';
-import { change, type Finding, type Restore, type Undo, type FactsContext } from '../step.js';
+import { change, type Finding, type Restore, type Undo, type FactsContext, type RollbackContext } from '../step.js';
 import { deleteFormerRules, flushFormerTables, formerFindings, formerRoutingOf, formerRules, type FormerRouting } from './former.js';
 import { mainFabricRoutes, routeText, rulesOf } from './routing.js';
 
-function rollbackFindings({ host, fleet, facts }: FactsContext): Finding[] {
+function rollbackFindings({ host, fleet, facts, withdrawn }: RollbackContext): Finding[] {
   const findings: Finding[] = [];
   const subnet = fleet.fabric.subnetText;
   const main = (facts.routes.get('main') ?? []).filter((r) => r.dst === subnet);
@@ -21,13 +21,13 @@ function rollbackFindings({ host, fleet, facts }: FactsContext): Finding[] {
     findings.push({ id: `rule ${nic.iface}`, subject: { kind: 'nic', iface: nic.iface, aspect: 'rule' }, ok: rules.length === 0, detail: rules.length ? `${nic.iface}: ${rules.length} rule(s) for ${nic.address} / table ${nic.table} remain` : `${nic.iface}: no rules`, fix: rules.length ? change('rule', 'remove', nic.iface, `${nic.iface}: delete rules from ${nic.address} / lookup ${nic.table}`) : undefined });
     const table = facts.routes.get(String(nic.table)) ?? [];
     findings.push({ id: `table ${nic.iface}`, subject: { kind: 'nic', iface: nic.iface, aspect: 'table' }, ok: table.length === 0, detail: table.length ? `${nic.iface}: table ${nic.table} still holds routes` : `${nic.iface}: table ${nic.table} empty`, fix: table.length ? change('table-route', 'remove', nic.iface, `${nic.iface}: flush table ${nic.table}`) : undefined });
-    if (facts.addresses.some((a) => a.iface === nic.iface && a.address === nic.address)) {
+    if (!withdrawn.includes(nic.iface) && facts.addresses.some((a) => a.iface === nic.iface && a.address === nic.address)) {
       const back = main.some((r) => r.dev === nic.iface && r.src === nic.address);
       findings.push({ id: `main ${nic.iface}`, subject: { kind: 'nic', iface: nic.iface, aspect: 'main' }, ok: back, detail: back ? `${nic.iface}: main-table route present` : `${nic.iface}: main-table route to ${subnet} missing`, fix: back ? undefined : change('main-route', 'add', nic.iface, `${nic.iface}: restore main-table route ${subnet} dev ${nic.iface}`) });
     }
   }
   const order = main.map((r) => r.dev);
-  const expected = host.nics.map((n) => n.iface).filter((i) => order.includes(i));
+  const expected = host.nics.map((n) => n.iface).filter((i) => order.includes(i) && !withdrawn.includes(i));
   const inOrder = order.filter((d) => d !== undefined && expected.includes(d)).join(',') === expected.join(',');
   findings.push({ id: 'main order', subject: { kind: 'host', aspect: 'main order' }, ok: inOrder, detail: inOrder ? 'main-table routes in NIC order' : `main-table routes to ${subnet} are in order ${order.join(', ')}, the kernel's is ${expected.join(', ')}`, fix: inOrder ? undefined : change('main-route', 'reorder', 'main', 'reorder main-table routes') });
   return [...findings, ...formerFindings(host, facts, formerRoutingOf(host, facts), true)];
