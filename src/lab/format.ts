@@ -44,12 +44,21 @@ export function formatLabUpText(info: LabInfo, elapsedMs: number, ibfleet = 'ibf
     `  ${ibfleet} deploy -i ${info.inventoryPath} --hosts ${ids}`,
     `  ${ibfleet} status -i ${info.inventoryPath}`,
     `  ssh -i ${info.identityPath} -o UserKnownHostsFile=${info.knownHostsPath} root@${a.address}`,
-    `  ${ibfleet} lab exec ${a.id}${labNameOption(info.name)} -- ${a.manager === 'networkmanager' ? 'nmcli device' : a.manager === 'netplan' ? 'networkctl' : 'ip -4 addr'}    # inside the host, with its real ${a.manager === 'ifupdown' ? 'ifupdown' : a.manager === 'netplan' ? 'systemd-networkd' : 'NetworkManager'}`,
-    `  ${ibfleet} lab reboot ${a.id}${labNameOption(info.name)}    # a real boot of its networking: the manager brings the NICs up, its dispatcher runs the hooks`,
+    ...insideHints(info, a, ibfleet),
     `  ${ibfleet} lab down${labNameOption(info.name)}`,
     '',
   ];
   return lines.join('\n');
+}
+
+/** A look inside the first host, and its reboot: with its manager where the lab runs them. */
+function insideHints(info: LabInfo, a: LabInfo['hosts'][number], ibfleet: string): string[] {
+  const exec = `  ${ibfleet} lab exec ${a.id}${labNameOption(info.name)} --`;
+  if (!info.managers) return [`${exec} ip -4 addr    # inside the host (no network manager runs in this lab: lab up --no-managers)`];
+  return [
+    `${exec} ${a.manager === 'networkmanager' ? 'nmcli device' : a.manager === 'netplan' ? 'networkctl' : 'ip -4 addr'}    # inside the host, with its real ${a.manager === 'ifupdown' ? 'ifupdown' : a.manager === 'netplan' ? 'systemd-networkd' : 'NetworkManager'}`,
+    `  ${ibfleet} lab reboot ${a.id}${labNameOption(info.name)}    # a real boot of its networking: the manager brings the NICs up, its dispatcher runs the hooks`,
+  ];
 }
 
 export function labUpJson(info: LabInfo, elapsedMs: number) {

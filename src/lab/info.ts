@@ -32,6 +32,8 @@ export interface LabInfo {
   readonly controllerAddress: string;
   /** The lab's one link in the machine's own namespace. */
   readonly rootLink: string;
+  /** Whether the hosts run their network managers (false: lab up --no-managers; then no reboot either). */
+  readonly managers: boolean;
   readonly hosts: readonly LabHostInfo[];
 }
 
@@ -46,6 +48,7 @@ export function labInfo(plan: LabPlan): LabInfo {
     mgmtSubnet: plan.mgmtSubnet,
     controllerAddress: plan.controllerAddress,
     rootLink: plan.rootLink,
+    managers: plan.networkDaemons,
     hosts: plan.hosts.map((h) => ({
       id: h.id,
       name: h.name,

@@ -53,6 +53,13 @@ describe('what lab up prints', () => {
     ]);
   });
 
+  it('a lab without network managers offers no reboot and no manager to look at', () => {
+    const next = formatLabUpText(labInfo(planLab({ fleet: seedsFleet(), name: 'big', networkDaemons: false })), 1000).split('Next:\n')[1]!;
+    expect(next).toContain('  ibfleet lab exec 16 --name big -- ip -4 addr    # inside the host (no network manager runs in this lab: lab up --no-managers)\n');
+    expect(next).not.toContain('lab reboot');
+    expect(next).not.toContain('nmcli');
+  });
+
   it('folds large labs to a dozen rows', () => {
     const info = labInfo(planLab({ fleet: seedsFleet(), hosts: Array.from({ length: 254 }, (_, i) => i + 1) }));
     const text = formatLabUpText(info, 9000);
