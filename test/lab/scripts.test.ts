@@ -85,6 +85,9 @@ describe('creating the lab', () => {
     expect(without).toContain('mount --bind /run/ibfleet-lab/demo/hosts/35/run/ibfleet-lab-host/pid1-comm /proc/1/comm\n');
     expect(without).not.toContain('systemctl');
     expect(renderNetworkBootScript(plan, n35!)).not.toContain('timer-runner');
+    // systemd's mark is made by every boot, lab up's and lab reboot's (whose reset empties /run), as systemd makes it.
+    expect(renderNetworkBootScript(plan, s34!)).toContain('mkdir -p /run/systemd/system\n');
+    expect(renderNetworkBootScript(plan, n35!)).not.toContain('mkdir -p /run/systemd/system');
     // A lab without network daemons runs no timers: none of its hosts runs systemd.
     expect(planLab({ fleet: seedsFleet(), name: 'demo', hosts: [34], networkDaemons: false, mgmtSubnet: '198.18.9.0/24' }).hosts[0]!.systemd).toBe(false);
   });
