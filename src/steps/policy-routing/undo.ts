@@ -2,9 +2,10 @@
  * Taking policy-routing back. Rollback: no rule for a NIC's address or table, the NIC tables
  * empty — and those of an earlier deploy with another tableBase or subnet that the host's ownership
  * record lists (former.ts) —, and the main-table subnet routes back as the kernel adds them (one
- * per NIC that keeps its address, NIC 1 first — the kernel uses the first). The restore after a failed verification:
- * the rules, tables and main-table routes exactly as the probe before the change found them. Pure;
- * what the probe read comes from the host, so every word of it is shell-quoted.
+ * per NIC that keeps its address, NIC 1 first — the kernel uses the first). The restore after a
+ * failed verification: the rules, tables and main-table routes exactly as the probe before the
+ * change found them. Pure; what the probe read comes from the host, so every word of it is
+ * shell-quoted.
  */
 import type { Host } from '../../inventory/model.js';
 import { shellQuote } from '../../script/shell.js';
