@@ -100,7 +100,6 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
     const nm = await sh(61, 'nmcli -g connection.type,ipv4.addresses,infiniband.transport-mode connection show ibfleet-ib0');
     const netplan = await sh(60, 'cat /etc/netplan/50-ibfleet-links.yaml');
     const stanza = await sh(62, 'cat /etc/network/interfaces.d/ibfleet-links');
-    console.log(`# nmcli -g connection.type,ipv4.addresses,infiniband.transport-mode connection show ibfleet-ib0 (host 61)\n${nm}\n# /etc/netplan/50-ibfleet-links.yaml (host 60)\n${netplan}\n# /etc/network/interfaces.d/ibfleet-links (host 62)\n${stanza}`);
     // The lab's NICs are veths: NetworkManager sees Ethernet, so the profile is an ethernet one here (an infiniband one on IPoIB).
     expect(nm.split('\n').slice(0, 2)).toEqual(['802-3-ethernet', '172.16.61.1/16']);
     expect(netplan).toContain('    ib0:\n      # NIC 1\n      renderer: networkd\n      addresses: [172.16.60.1/16]\n');
