@@ -42,15 +42,21 @@ function claimsOfText(text: string): readonly Omit<NetplanClaim, 'file'>[] {
   return claims;
 }
 
-function parseClaims(text: string): Omit<NetplanClaim, 'file'>[] {
+/** A netplan file's `network:` mapping; undefined where the text is no YAML or has none (netplan would refuse it). */
+export function netplanNetwork(text: string): Record<string, unknown> | undefined {
   let doc: unknown;
   try {
     doc = parse(text);
   } catch {
-    return [];
+    return undefined;
   }
-  const network = (doc as { network?: Record<string, unknown> } | null)?.network;
-  if (!network || typeof network !== 'object') return [];
+  const network = (doc as { network?: unknown } | null)?.network;
+  return network && typeof network === 'object' ? (network as Record<string, unknown>) : undefined;
+}
+
+function parseClaims(text: string): Omit<NetplanClaim, 'file'>[] {
+  const network = netplanNetwork(text);
+  if (!network) return [];
   const claims: Omit<NetplanClaim, 'file'>[] = [];
   const globalRenderer = typeof network.renderer === 'string' ? network.renderer : 'networkd';
   for (const type of DEVICE_TYPES) {

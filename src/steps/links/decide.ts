@@ -9,8 +9,7 @@
  * changes. Pure.
  */
 import { factOf, type HostFacts } from '../../facts/host-facts.js';
-import { parse } from 'yaml';
-import { netplanClaims } from '../../facts/netplan-claims.js';
+import { netplanClaims, netplanNetwork } from '../../facts/netplan-claims.js';
 import { cidrContains, parseIpv4 } from '../../inventory/ipv4.js';
 import type { Fleet, Host, Manager, Nic } from '../../inventory/model.js';
 import { generatedFor } from '../../script/header.js';
@@ -92,14 +91,8 @@ function othersNetplan(facts: HostFacts): HostFacts['netplan'] {
 /** The addresses netplan files give an interface (its definitions by id, set-name or match.name). */
 function netplanAddresses(files: HostFacts['netplan'], iface: string): string[] {
   return files.flatMap(({ text }) => {
-    let doc: unknown;
-    try {
-      doc = parse(text);
-    } catch {
-      return [];
-    }
-    const network = (doc as { network?: Record<string, unknown> } | null)?.network;
-    if (!network || typeof network !== 'object') return [];
+    const network = netplanNetwork(text);
+    if (!network) return [];
     return Object.values(network).flatMap((section) => {
       if (!section || typeof section !== 'object') return [];
       return Object.entries(section as Record<string, unknown>).flatMap(([id, device]) => {
