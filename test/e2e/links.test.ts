@@ -130,6 +130,10 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
   it('rollback makes the fresh hosts fresh again: no address, no profile, file or stanza of ibfleet\'s', async () => {
     const doc = json(await run('rollback', '--hosts', '60-62', '--json'));
     expect(doc.hosts.map((h) => [h.id, h.status])).toEqual(FRESH.map((id) => [id, 'changed']));
+    // Said as deploy said it: each NIC's address goes, and no main-table route comes back through a NIC without one.
+    const said = (h: (typeof doc.hosts)[number], kind: string) => (h.changes ?? []).filter((c) => c.kind === kind).map((c) => `${c.action} ${c.subject}`);
+    expect(doc.hosts.map((h) => said(h, 'link-address'))).toEqual(FRESH.map(() => ['remove ib0', 'remove ib1']));
+    expect(doc.hosts.map((h) => said(h, 'main-route'))).toEqual(FRESH.map(() => []));
     expect(await nicState(60)).toBe('/etc/netplan:\n99-netcfg.yaml');
     expect(await nicState(61)).toBe('/etc/netplan:\n01-network-manager-all.yaml');
     expect(await nicState(62)).toBe('/etc/network/interfaces.d:');

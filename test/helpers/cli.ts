@@ -45,6 +45,8 @@ export interface JsonHost {
   readonly os: string | null;
   readonly reasons: string[];
   readonly ssh?: { connections: number; channels: number };
+  /** What a change did (deploy, rollback), kind by kind. */
+  readonly changes?: { kind: string; action: string; subject: string; text: string }[];
 }
 
 export interface JsonRun {
