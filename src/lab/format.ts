@@ -88,12 +88,16 @@ const DAEMONS: Readonly<Record<HostReboot['manager'], string>> = {
 /** `lab list`: one row per lab, with what a user needs to reach it. */
 export function formatLabListText(labs: readonly LabSummary[]): string {
   if (labs.length === 0) return 'no lab is up on this machine (start one with: ibfleet lab up)\n';
-  const rows = labs.map((l) => [l.name, l.status, foldHosts(l.hosts), l.mgmtSubnet, l.inventory]);
+  const rows = labs.map((l) => [l.name, l.status === 'up' && l.hostsWithoutSshd.length === l.hosts.length ? 'stopped' : l.status, foldHosts(l.hosts), l.mgmtSubnet, l.inventory]);
   const header = ['NAME', 'STATUS', 'HOSTS', 'SUBNET', 'INVENTORY'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   const crashed = labs.filter((l) => l.status !== 'up').map((l) => `lab ${l.name} did not finish starting; remove it with: ibfleet lab down${labNameOption(l.name)}\n`);
-  return `${[header, ...rows].map(line).join('\n')}\n${crashed.join('')}`;
+  const stopped = labs.filter((l) => l.hostsWithoutSshd.length > 0).map((l) => {
+    const which = l.hostsWithoutSshd.length === 1 ? `host ${l.hostsWithoutSshd[0]} has` : `hosts ${foldHosts(l.hostsWithoutSshd)} have`;
+    return `lab ${l.name}: ${which} no sshd running (the machine restarted, or it was stopped); start the lab again with: ibfleet lab down${labNameOption(l.name)}, then lab up\n`;
+  });
+  return `${[header, ...rows].map(line).join('\n')}\n${crashed.join('')}${stopped.join('')}`;
 }
 
 export function labListJson(labs: readonly LabSummary[]) {

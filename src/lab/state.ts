@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
 import { foldHosts } from '../inventory/select.js';
-import { LAB_ROOT, checkLabName, isLabName, labNameOption, labPaths } from './names.js';
+import { LAB_ROOT, checkLabName, hostPaths, isLabName, labNameOption, labPaths } from './names.js';
 import type { LabPlan } from './plan.js';
 
 export interface LabState {
@@ -38,18 +38,30 @@ export interface LabSummary {
   readonly inventory: string;
   readonly knownHosts: string;
   readonly identity: string;
+  /** Hosts of a lab that is up whose sshd no longer runs: the machine restarted (its processes ended, the lab's files stayed), or someone stopped it. */
+  readonly hostsWithoutSshd: readonly number[];
+}
+
+/** Whether a lab host's sshd, the process its pid file names, still runs. */
+async function sshdRuns(lab: string, id: number): Promise<boolean> {
+  const pid = Number((await readFile(hostPaths(lab, id).sshdPid, 'utf8').catch(() => '')).trim());
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  return (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim() === 'sshd';
 }
 
 /** Every lab with a state file, by name; a lab whose `up` crashed shows as `starting`. */
 export async function labSummaries(): Promise<LabSummary[]> {
   const names = existsSync(LAB_ROOT) ? (await readdir(LAB_ROOT)).filter(isLabName).sort() : [];
-  const states = await Promise.all(names.map(readLabState));
-  return states
-    .filter((s): s is LabState => s !== undefined)
-    .map(({ status, plan }) => {
+  const states = (await Promise.all(names.map(readLabState))).filter((s): s is LabState => s !== undefined);
+  return Promise.all(
+    states.map(async ({ status, plan }) => {
       const paths = labPaths(plan.name);
-      return { name: plan.name, status, hosts: plan.hosts.map((h) => h.id), mgmtSubnet: plan.mgmtSubnet, rootLink: plan.rootLink, inventory: paths.inventory, knownHosts: paths.knownHosts, identity: paths.identity };
-    });
+      const hosts = plan.hosts.map((h) => h.id);
+      const running = status === 'up' ? await Promise.all(hosts.map((id) => sshdRuns(plan.name, id))) : hosts.map(() => true);
+      const hostsWithoutSshd = hosts.filter((_, i) => !running[i]);
+      return { name: plan.name, status, hosts, mgmtSubnet: plan.mgmtSubnet, rootLink: plan.rootLink, inventory: paths.inventory, knownHosts: paths.knownHosts, identity: paths.identity, hostsWithoutSshd };
+    }),
+  );
 }
 
 /** "labs up here: demo (hosts 16,34,40, 198.18.0.0/24)…", or that there are none: said whenever a named lab is not there. */

@@ -69,7 +69,7 @@ describe('what lab up prints', () => {
 });
 
 describe('what lab list prints', () => {
-  const summary = (name: string, status: 'up' | 'starting', hosts: number[], octet: number) => ({
+  const summary = (name: string, status: 'up' | 'starting', hosts: number[], octet: number, hostsWithoutSshd: number[] = []) => ({
     name,
     status,
     hosts,
@@ -78,6 +78,7 @@ describe('what lab list prints', () => {
     inventory: `/run/ibfleet-lab/${name}/inventory.yaml`,
     knownHosts: `/run/ibfleet-lab/${name}/known_hosts`,
     identity: `/run/ibfleet-lab/${name}/id_ed25519`,
+    hostsWithoutSshd,
   });
 
   it('a row per lab: name, status, hosts folded, subnet, inventory; a crashed one with its remedy', () => {
@@ -91,6 +92,17 @@ describe('what lab list prints', () => {
       ].join('\n'),
     );
     expect(formatLabListText([])).toBe('no lab is up on this machine (start one with: ibfleet lab up)\n');
+    // A machine's restart ends the hosts' processes and may leave the lab's files: said, with the way back.
+    expect(formatLabListText([summary('demo', 'up', [16, 34, 40], 0, [16, 34, 40]), summary('b', 'up', [1, 2], 9, [2])])).toBe(
+      [
+        'NAME  STATUS   HOSTS     SUBNET         INVENTORY',
+        'demo  stopped  16,34,40  198.18.0.0/24  /run/ibfleet-lab/demo/inventory.yaml',
+        'b     up       1-2       198.18.9.0/24  /run/ibfleet-lab/b/inventory.yaml',
+        'lab demo: hosts 16,34,40 have no sshd running (the machine restarted, or it was stopped); start the lab again with: ibfleet lab down --name demo, then lab up',
+        'lab b: host 2 has no sshd running (the machine restarted, or it was stopped); start the lab again with: ibfleet lab down --name b, then lab up',
+        '',
+      ].join('\n'),
+    );
     expect(labListJson([summary('demo', 'up', [16, 34], 0)]).labs[0]).toEqual({
       name: 'demo',
       status: 'up',
@@ -100,6 +112,7 @@ describe('what lab list prints', () => {
       inventory: '/run/ibfleet-lab/demo/inventory.yaml',
       knownHosts: '/run/ibfleet-lab/demo/known_hosts',
       identity: '/run/ibfleet-lab/demo/id_ed25519',
+      hostsWithoutSshd: [],
     });
   });
 });

@@ -218,8 +218,19 @@ describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
     await expect(labReboot(NAME, [41])).rejects.toThrow(UsageError);
   });
 
+  it("a host whose sshd is gone (a machine's restart ends the hosts' processes, the lab's files may stay): lab list names it and the way back", async () => {
+    const pid = Number(readFileSync(hostPaths(NAME, 40).sshdPid, 'utf8'));
+    process.kill(pid, 'SIGTERM');
+    for (let i = 0; i < 50 && existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 100));
+    const listed = JSON.parse((await ibfleet(['lab', 'list', '--json'])).stdout).labs.find((l: { name: string }) => l.name === NAME);
+    expect([listed.status, listed.hostsWithoutSshd]).toEqual(['up', [40]]);
+    expect((await ibfleet(['lab', 'list'])).stdout).toContain(`lab ${NAME}: host 40 has no sshd running (the machine restarted, or it was stopped); start the lab again with: ibfleet lab down --name ${NAME}, then lab up\n`);
+  });
+
   it('down removes every namespace, link, process, mount and file, and a second down finds nothing', async () => {
-    const sshdPids = lab().hosts.map((h) => Number(readFileSync(hostPaths(NAME, h.id).sshdPid, 'utf8')));
+    // (The test before stopped host 40's sshd, which took its pid file with it.)
+    const sshdPids = lab().hosts.flatMap((h) => (existsSync(hostPaths(NAME, h.id).sshdPid) ? [Number(readFileSync(hostPaths(NAME, h.id).sshdPid, 'utf8'))] : []));
+    expect(sshdPids).toHaveLength(2);
     expect((await labDown(NAME)).found).toBe(true);
 
     expect((await readdir('/run/netns')).filter((ns) => ns.startsWith(`ibfl-${NAME}-`))).toEqual([]);
