@@ -47,14 +47,21 @@ export function hasNativeSteps(steps: NativeSteps): boolean {
 /** How long the script waits for a manager, in tenths of a second. */
 const WAIT_TENTHS = 200;
 
-const AWAIT_FUNCTION = `# await_routing IFACE ADDR TABLE PRIORITY: until the manager's rule and table route are there
-# (NetworkManager and networkd apply asynchronously), at most ${WAIT_TENTHS / 10} s.
+const AWAIT_FUNCTION = `# await_routing IFACE ADDR TABLE PRIORITY: until the manager's rule and table route are there,
+# with the NIC's address (NetworkManager and networkd apply asynchronously), at most ${WAIT_TENTHS / 10} s.
+# Seen twice in a row: networkd, told to reload and then to reconfigure, may put everything in
+# place once and take it away again to configure the NIC a second time.
 await_routing() {
 	n=0
+	seen=0
 	while [ "$n" -lt ${WAIT_TENTHS / 2} ]; do
 		if ip -4 rule show | sed 's/[[:space:]][[:space:]]*/ /g; s/ $//' | grep -q -x -F -e "$4: from $2 lookup $3" -e "$4: from $2 lookup $3 proto static" &&
-			ip -4 route show table "$3" 2>/dev/null | grep -q -F " dev $1 "; then
-			return 0
+			ip -4 route show table "$3" 2>/dev/null | grep -q -F " dev $1 " &&
+			ip -4 -o addr show dev "$1" 2>/dev/null | grep -q -F " inet $2/"; then
+			seen=$((seen + 1))
+			[ "$seen" -ge 2 ] && return 0
+		else
+			seen=0
 		fi
 		sleep 0.2
 		n=$((n + 1))
