@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { MAX_NICS } from './derive.js';
 import { MANAGERS, type HostOverride } from './model.js';
+import { readsAsSelection } from './select.js';
 
 /** Linux IFNAMSIZ is 16 including the NUL; the characters are those that never need shell quoting. */
 /** A leading dash would read as an option to ip(8), and `--all` is ifupdown's "every interface" event. */
@@ -50,7 +51,11 @@ export const defaultsSchema = z.strictObject(hostCommon).partial();
 export const hostSchema = z
   .strictObject({
     ...hostCommon,
-    name: z.string().regex(HOST_NAME, { error: 'a host name is letters, digits, dots and dashes' }),
+    name: z
+      .string()
+      .regex(HOST_NAME, { error: 'a host name is letters, digits, dots and dashes' })
+      // --hosts 16 is host 16 whatever is named 16: a name that reads as a selection could never select its host.
+      .refine((name) => !readsAsSelection(name), { error: 'a host name --hosts can select by name: not a number, a range (16-20) or all' }),
     address: z.string().min(1, { error: 'address is the management (SSH) address or DNS name' }),
   })
   .partial();

@@ -365,6 +365,13 @@ describe('a bad inventory is refused with file:line:col, the offending value and
     }
   });
 
+  it('a host name --hosts would read as a selection (a number, a range, all) is refused where it stands: it could never select its host', () => {
+    const names = (...names: string[]) => yaml(...FABRIC, 'hosts:', ...names.map((name, i) => `  ${16 + i}: { name: '${name}' }`));
+    expect(problemsOf(names('34', '16-20', 'all', 'node34', 'all2')).map((p) => formatProblem(p))).toEqual(
+      ['34', '16-20', 'all'].map((name, i) => `${FILE}:${4 + i}:15: hosts.${16 + i}.name = "${name}": a host name --hosts can select by name: not a number, a range (16-20) or all`),
+    );
+  });
+
   it('the error message is every problem on its own line, each starting with file:line:col', () => {
     try {
       loadInventory(yaml(...FABRIC, 'hosts:', '  0: { name: a }', '  300: { name: b }'), FILE);
