@@ -162,9 +162,13 @@ describe('readsAsSelection: names --hosts would read as something else (onboard 
     ['gpu.lab.example', false],
   ])('%j → %s', (name, reads) => expect(readsAsSelection(name)).toBe(reads));
 
-  it('agrees with parseHostSelection: a host named so is not what --hosts selects by that name', () => {
+  it('agrees with parseHostSelection: a host named so could not be selected by that name, so the inventory refuses the name', () => {
     const named = (name: string) => loadInventory(`fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpuserver16 }\n  34: { name: '${name}' }\n`, 'x.yaml');
-    for (const name of ['16', 'all', '16-16']) expect(parseHostSelection(name, named(name))).not.toEqual([34]);
+    const fleet = named('cpuserver34');
+    for (const name of ['16', 'all', '16-16']) {
+      expect(parseHostSelection(name, fleet)).not.toEqual([34]);
+      expect(() => named(name)).toThrow(`x.yaml:4:15: hosts.34.name = "${name}": a host name --hosts can select by name: not a number, a range (16-20) or all`);
+    }
     expect(parseHostSelection('node7', named('node7'))).toEqual([34]);
   });
 });
