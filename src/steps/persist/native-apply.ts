@@ -66,7 +66,7 @@ await_routing() {
 		sleep 0.2
 		n=$((n + 1))
 	done
-	echo "ibfleet: $1: the network manager did not put the rule and table $3 in place within ${WAIT_TENTHS / 10} s" >&2
+	echo "ibfleet: $1: the network manager did not put the rule, table $3 and address $2 in place within ${WAIT_TENTHS / 10} s" >&2
 	return 1
 }
 `;
