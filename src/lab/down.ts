@@ -4,12 +4,12 @@
  * cleans up after a crashed `lab up`, and finding nothing is a quiet success.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { readdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
+import { readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { LabError, tail } from '../errors.js';
 import { LAB_ROOT, NETNS_DIR, checkLabName, hostPaths, isLabName, isLabNamespace, labDir, labOfNamespace, rootLinkName } from './names.js';
 import { pidsIn, signal, waitUntil } from './processes.js';
 import { releaseNeighbourTable } from './neigh.js';
-import { readLabState } from './state.js';
+import { readLabState, readSshdPid } from './state.js';
 import { run } from './system.js';
 
 export interface LabDownResult {
@@ -120,8 +120,8 @@ async function killLabProcesses(name: string, namespaces: readonly string[], dir
   if (pids.size === 0) return 0;
   const sshd: number[] = [];
   for (const id of hostIds) {
-    const pid = Number((await readFile(hostPaths(name, id).sshdPid, 'utf8').catch(() => '')).trim());
-    if (pids.has(pid)) sshd.push(pid);
+    const pid = await readSshdPid(name, id);
+    if (pid !== undefined && pids.has(pid)) sshd.push(pid);
   }
   signal(sshd, 'SIGTERM');
   signal([...pids], 'SIGTERM');

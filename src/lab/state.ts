@@ -42,11 +42,16 @@ export interface LabSummary {
   readonly hostsWithoutSshd: readonly number[];
 }
 
+/** The pid a lab host's sshd wrote, if it did (sshd removes the file when it stops). */
+export async function readSshdPid(lab: string, id: number): Promise<number | undefined> {
+  const pid = Number((await readFile(hostPaths(lab, id).sshdPid, 'utf8').catch(() => '')).trim());
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+}
+
 /** Whether a lab host's sshd, the process its pid file names, still runs. */
 async function sshdRuns(lab: string, id: number): Promise<boolean> {
-  const pid = Number((await readFile(hostPaths(lab, id).sshdPid, 'utf8').catch(() => '')).trim());
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  return (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim() === 'sshd';
+  const pid = await readSshdPid(lab, id);
+  return pid !== undefined && (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim() === 'sshd';
 }
 
 /** Every lab with a state file, by name; a lab whose `up` crashed shows as `starting`. */
