@@ -5,7 +5,7 @@
  * shellcheck.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,7 @@ import { renderNetplanFile } from '../../src/steps/persist/native-netplan.js';
 import { NETPLAN_FILE_PATH } from '../../src/steps/persist/paths.js';
 import { filesOf, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 import { fixture } from '../helpers/fake-transport.js';
+import { netplanGenerate, expectShellcheckClean } from '../helpers/tools.js';
 
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
 const native = loadPlaybook(readFileSync(new URL('../../playbooks/dual-ib-routing-native.yaml', import.meta.url), 'utf8'), 'playbooks/dual-ib-routing-native.yaml');
@@ -74,15 +75,7 @@ describe('golden files: native persistence', () => {
 });
 
 describe.skipIf(!has('netplan'))('the real netplan reads the file together with the host\'s own', () => {
-  const generate = (files: Record<string, string>) => {
-    const root = mkdtempSync(join(work, 'root-'));
-    mkdirSync(join(root, 'etc/netplan'), { recursive: true });
-    for (const [name, text] of Object.entries(files)) writeFileSync(join(root, 'etc/netplan', name), text, { mode: 0o600 });
-    const result = spawnSync('netplan', ['generate', '--root-dir', root], { encoding: 'utf8' });
-    const dir = join(root, 'run/systemd/network');
-    const network = result.status === 0 ? Object.fromEntries(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f), 'utf8')])) : {};
-    return { status: result.status, stderr: result.stderr, network };
-  };
+  const generate = (files: Record<string, string>) => netplanGenerate(work, files);
   const own = 'network:\n  version: 2\n  renderer: networkd\n  ethernets:\n    ib0:\n      addresses: [172.16.34.1/16]\n      routes:\n        - to: 10.9.0.0/16\n          via: 172.16.0.254\n    ib1:\n      addresses: [172.16.34.2/16]\n';
   const ours = renderNetplanFile(memserver34, seeds, native.name, []);
 
@@ -128,8 +121,6 @@ describe.skipIf(!has('shellcheck'))('every script that tells a manager something
     const path = join(work, `${name.replace(/\W+/g, '-')}.sh`);
     writeFileSync(path, render());
     // -S warning, as for every change script: the prelude's helpers a restore does not call are style notes.
-    const check = spawnSync('shellcheck', ['-s', 'sh', '-S', 'warning', path], { encoding: 'utf8' });
-    expect(check.stdout + check.stderr).toBe('');
-    expect(check.status).toBe(0);
+    expectShellcheckClean(path);
   });
 });

@@ -4,7 +4,6 @@
  * corners (a foreign route in a NIC table, a foreign rule, main routes in reverse order, strict
  * rp_filter) is put back exactly after the routing script changed it. Needs root for the run.
  */
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +23,7 @@ import { repairUnitsAsRestored } from '../../src/steps/persist/systemd.js';
 import { filesOf as renderHostFiles, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 import { addIpLines } from '../helpers/probe-edit.js';
 import { createFabric, destroyAllFabrics, type Fabric } from '../helpers/netns.js';
+import { expectShellcheckClean } from '../helpers/tools.js';
 
 const CAN_RUN = process.getuid?.() === 0;
 const seeds = loadFixtureFleet('seeds.yaml');
@@ -75,9 +75,7 @@ describe('planning a restore', () => {
     expect(script).toContain("ip -4 rule add from 172.16.34.1 lookup '100;' reboot priority 500");
     const path = join(work, 'restore.sh');
     writeFileSync(path, script);
-    const check = spawnSync('shellcheck', ['-s', 'sh', '-S', 'warning', path], { encoding: 'utf8' });
-    expect(check.stdout + check.stderr).toBe('');
-    expect(check.status).toBe(0);
+    expectShellcheckClean(path);
   });
 });
 
@@ -91,9 +89,7 @@ describe('every script a change sends passes shellcheck', () => {
   ])('%s', (name, render) => {
     const path = join(work, `${name}.sh`);
     writeFileSync(path, render());
-    const check = spawnSync('shellcheck', ['-s', 'sh', '-S', 'warning', path], { encoding: 'utf8' });
-    expect(check.stdout + check.stderr).toBe('');
-    expect(check.status).toBe(0);
+    expectShellcheckClean(path);
   });
 });
 

@@ -9,7 +9,7 @@
  * script a change sends with links in it passes shellcheck.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -31,6 +31,7 @@ import { parseNmLinks } from '../../src/steps/links/facts.js';
 import { renderNetplanFile } from '../../src/steps/persist/native-netplan.js';
 import { HOST_OVERRIDES } from '../../src/steps/registry.js';
 import { renderIbvDevinfoStandIn } from '../../src/lab/ibv-devinfo-standin.js';
+import { netplanGenerate, expectShellcheckClean } from '../helpers/tools.js';
 
 const has = (tool: string, ...args: string[]) => spawnSync(tool, args.length ? args : ['--version'], { encoding: 'utf8' }).status === 0;
 const work = mkdtempSync(join(tmpdir(), 'ibfleet-links-tools-'));
@@ -97,15 +98,7 @@ describe.skipIf(!has('nmcli', '--offline', 'connection', 'add', 'type', 'dummy',
 });
 
 describe.skipIf(!has('netplan', 'info'))("netplan generate takes ibfleet's links file and renders what networkd needs", () => {
-  const generate = (files: Record<string, string>) => {
-    const root = mkdtempSync(join(work, 'root-'));
-    mkdirSync(join(root, 'etc/netplan'), { recursive: true });
-    for (const [name, text] of Object.entries(files)) writeFileSync(join(root, 'etc/netplan', name), text, { mode: 0o600 });
-    const result = spawnSync('netplan', ['generate', '--root-dir', root], { encoding: 'utf8' });
-    const dir = join(root, 'run/systemd/network');
-    const network = result.status === 0 ? Object.fromEntries(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f), 'utf8')])) : {};
-    return { status: result.status, stderr: result.stderr, network };
-  };
+  const generate = (files: Record<string, string>) => netplanGenerate(work, files);
   const name = LINKS_NETPLAN_PATH.slice(LINKS_NETPLAN_PATH.lastIndexOf('/') + 1);
 
   it('IPoIB in connected mode with MTU 65520: networkd gets the address, [IPoIB] Mode=connected and the MTU', () => {
@@ -195,8 +188,6 @@ describe.skipIf(!has('shellcheck'))('every script a change sends with links in i
     const path = join(work, `${name.replace(/\W+/g, '-')}.sh`);
     writeFileSync(path, render());
     const level = /apply|rollback|restore/.test(name) ? 'warning' : 'style';
-    const check = spawnSync('shellcheck', ['-s', 'sh', '-S', level, path], { encoding: 'utf8' });
-    expect(check.stdout + check.stderr).toBe('');
-    expect(check.status).toBe(0);
+    expectShellcheckClean(path, level);
   });
 });

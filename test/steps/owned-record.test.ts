@@ -22,6 +22,7 @@ import type { NativeSteps } from '../../src/steps/persist/native-apply.js';
 import { formerRouting } from '../../src/steps/policy-routing/former.js';
 import { OWNED_FACT, parseOwnedRecord, renderOwnedRecord } from '../../src/steps/policy-routing/owned-record.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
+import { expectShellcheckClean } from '../helpers/tools.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/probe/${name}`, import.meta.url), 'utf8');
 const seedsText = readFileSync(new URL('../fixtures/seeds.yaml', import.meta.url), 'utf8');
@@ -183,8 +184,6 @@ describe.skipIf(shellcheck.error !== undefined)('every script that removes or pu
   ])('%s', (name, render) => {
     const path = join(work, `${name.replace(/\W+/g, '-')}.sh`);
     writeFileSync(path, render());
-    const check = spawnSync('shellcheck', ['-s', 'sh', '-S', 'warning', path], { encoding: 'utf8' });
-    expect(check.stdout + check.stderr).toBe('');
-    expect(check.status).toBe(0);
+    expectShellcheckClean(path);
   });
 });
