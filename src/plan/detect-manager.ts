@@ -1,7 +1,8 @@
 /**
  * Which network manager brings a host's fabric NICs up — the thing the seeds' author had to work
  * out by hand. Pure: decided from probe facts. Configuration is the strongest evidence (who has a
- * stanza, keyfile or netplan entry for the fabric interfaces); what is running breaks ties. A host
+ * stanza, keyfile or netplan entry for the fabric interfaces); what is running breaks ties (a daemon
+ * that answers, not a directory another tool may have made). A host
  * that cannot be told apart is an error that asks for `manager:` in the inventory — guessing wrong
  * installs a hook nothing ever runs.
  */
@@ -48,7 +49,10 @@ export function detectManager(host: Host, facts: HostFacts): Detection {
   }
 
   const running = new Map<Manager, string>();
-  if (facts.dirs.has('/run/NetworkManager')) running.set('networkmanager', 'NetworkManager is running (/run/NetworkManager)');
+  // NetworkManager runs when it answers nmcli over D-Bus: /run/NetworkManager alone is no sign —
+  // netplan 0.101 (Debian 11) writes /run/NetworkManager/conf.d/netplan.conf on every `netplan
+  // generate`, on hosts where NetworkManager is not even installed.
+  if (facts.nm) running.set('networkmanager', `NetworkManager ${facts.nm.version} is running (it answered nmcli)`);
   if (facts.dirs.has('/run/systemd/netif')) running.set('netplan', 'systemd-networkd is running (/run/systemd/netif)');
   const upByIfupdown = ifaces.filter((i) => facts.ifstate.has(i));
   if (upByIfupdown.length) running.set('ifupdown', `ifupdown brought up ${upByIfupdown.join(', ')} (/run/network/ifstate)`);

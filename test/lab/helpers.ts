@@ -39,6 +39,7 @@ export const TEST_LAB_OCTETS = {
   'e2e-no-systemd': 200,
   'e2e-multirail': 30,
   'e2e-fit': 220,
+  'e2e-generations': 20,
 } as const;
 
 export interface TestLab {

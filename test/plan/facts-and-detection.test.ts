@@ -163,7 +163,9 @@ describe('telling the network manager apart', () => {
     ['netplan handing the NICs to NetworkManager (Ubuntu desktop) is NetworkManager', host34, { netplan: netplanFile('NetworkManager', ['ib0', 'ib1']), runtime: 'dir /run/NetworkManager\ndir /run/systemd/netif' }, 'networkmanager'],
     ['NetworkManager keyfiles for the NICs', host16, { 'nm-connections': '/etc/NetworkManager/system-connections/ibs5f0.nmconnection:interface-name=ibs5f0', runtime: '' }, 'networkmanager'],
     ['ifupdown stanzas', host34, { ifupdown: '/etc/network/interfaces:iface ib0 inet static\n/etc/network/interfaces:auto ib0 ib1', runtime: '' }, 'ifupdown'],
-    ['no configuration, only one manager running (minimal container)', host34, { runtime: 'dir /run/NetworkManager' }, 'networkmanager'],
+    ['no configuration, only one manager running (minimal container)', host34, { nm: 'general running:1.42.4', runtime: 'dir /run/NetworkManager' }, 'networkmanager'],
+    // netplan 0.101 writes /run/NetworkManager/conf.d/netplan.conf whether or not NetworkManager runs.
+    ['a fresh netplan 0.101 host: /run/NetworkManager is netplan\'s, NetworkManager does not answer', host34, { runtime: 'dir /run/NetworkManager\ndir /run/systemd/netif' }, 'netplan'],
     ['two configurations, running state decides', host34, { ifupdown: '/etc/network/interfaces:iface ib0 inet static', netplan: netplanFile('networkd', ['ib1']), runtime: 'ifstate /run/network/ifstate.ib0 ib0' }, 'ifupdown'],
     ['netplan match by glob', host34, { netplan: '#file /etc/netplan/a.yaml\nnetwork:\n  ethernets:\n    fabric:\n      match: { name: "ib*" }\n' }, 'netplan'],
     // `ib[!01]` names every ib NIC but these two: the ifupdown stanza is the only configuration of ib0.
@@ -208,6 +210,7 @@ describe('telling the network manager apart', () => {
 
   it.each([
     ['nothing configures the NICs and nothing runs', {}, /nothing configures ib0\/ib1/],
+    ['nothing configures the NICs and both NetworkManager and networkd run', { nm: 'general running:1.42.4', runtime: 'dir /run/NetworkManager\ndir /run/systemd/netif' }, /several managers run \(networkmanager, netplan\)/],
     ['two managers claim the NICs and neither is seen running', { ifupdown: '/etc/network/interfaces:iface ib0 inet static', 'nm-connections': '/etc/NetworkManager/system-connections/ib1.nmconnection:interface-name=ib1' }, /networkmanager and ifupdown both configure|ifupdown and networkmanager both configure/],
   ])('refuses to guess when %s, and asks for manager:', (_, sections, pattern) => {
     const detection = detectManager(host34, parseProbe(managerProbe(sections)));
