@@ -19,8 +19,18 @@ export const USER_NAME = /^[a-z_][a-z0-9_.-]{0,31}\$?$/;
 
 const ifaceName = z
   .string({ error: 'an interface name must be a string' })
-  .regex(IFACE_NAME, { error: `not a valid Linux interface name (${IFACE_RULE})` })
+  .regex(IFACE_NAME, { error: (issue) => ifaceNameProblem(issue.input) })
   .refine((s) => s !== '.' && s !== '..', { error: `not a valid Linux interface name (${IFACE_RULE})` });
+
+/**
+ * Why a name is not an interface name. `[ib0 ib1]` is YAML for the one item "ib0 ib1": names
+ * split by spaces that are each valid meant a list, and the fix is the comma.
+ */
+export function ifaceNameProblem(input: unknown): string {
+  const words = typeof input === 'string' ? input.trim().split(/\s+/) : [];
+  if (words.length > 1 && words.every((w) => IFACE_NAME.test(w) && /[A-Za-z]/.test(w))) return `one name with spaces in it: a missing comma? write [${words.join(', ')}]`;
+  return `not a valid Linux interface name (${IFACE_RULE})`;
+}
 
 /** NICs per host: up to 16, as multi-rail GPU nodes carry (8 compute NICs, often 2 more for storage). */
 export const NIC_COUNT_RULE = `1..${MAX_NICS}`;

@@ -4,6 +4,7 @@
  */
 import { UsageError } from '../errors.js';
 import { MAX_HOST, MIN_HOST } from './derive.js';
+import { closestWord } from './did-you-mean.js';
 import type { Fleet } from './model.js';
 
 export function parseHostSelection(expression: string, fleet: Fleet): number[] {
@@ -77,9 +78,29 @@ function resolveFragment(fragment: string, fleet: Fleet, known: ReadonlySet<numb
   }
   const byName = fleet.hosts.find((h) => h.name === fragment);
   if (byName) return [byName.id];
+  const meant = meantForm(fragment, fleet);
+  if (meant !== undefined) throw new UsageError(`--hosts ${JSON.stringify(fragment)}: ${meant}`);
   throw new UsageError(
     `--hosts ${fragment}: no such host in ${fleet.file}${suggest(fragment, fleet.hosts.map((h) => h.name), (n) => n)}${hintKnown(fleet)}`,
   );
+}
+
+/**
+ * An item that is no host's name but plainly meant another form: a role or an owner without its
+ * `@` / `pair:`, items split by spaces, a range with an end missing. The next step, or undefined.
+ */
+function meantForm(fragment: string, fleet: Fleet): string | undefined {
+  const spacedRange = /^(\d+)\s*-\s*(\d+)$/.exec(fragment);
+  if (spacedRange) return `a range is written without spaces: write ${spacedRange[1]}-${spacedRange[2]}`;
+  if (/\s/.test(fragment)) {
+    return `items are separated by commas, not spaces: write ${fragment.split(/[\s,]+/).filter(Boolean).join(',')}`;
+  }
+  if (/^\d+-$|^-\d+$|^\d+-\d+(-\d*)+$|^\d+--+\d+$/.test(fragment)) {
+    return `a range is written FROM-TO with both ends, e.g. 16-20${hintKnown(fleet)}`;
+  }
+  if (fleet.hosts.some((h) => h.role === fragment)) return `no host is named ${fragment}, but it is a role: write @${fragment}`;
+  if (fleet.pairs.some((p) => p.owner === fragment)) return `no host is named ${fragment}, but pairs belong to ${fragment}: write pair:${fragment}`;
+  return undefined;
 }
 
 function requireKnown(id: number, fragment: string, fleet: Fleet, known: ReadonlySet<number>): number {
@@ -94,27 +115,8 @@ function hintKnown(fleet: Fleet): string {
 }
 
 function suggest(word: string, candidates: readonly string[], show: (c: string) => string): string {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const c of candidates) {
-    const d = editDistance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [c, d];
-  }
-  return best !== undefined && bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? `; did you mean ${show(best)}?` : '';
-}
-
-export function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length]!;
+  const best = closestWord(word, candidates);
+  return best === undefined ? '' : `; did you mean ${show(best)}?`;
 }
 
 /** `[16,17,18,19,20,34]` → `16-20,34`. Input need not be sorted or unique. */

@@ -2,6 +2,7 @@
 import { isScalar } from 'yaml';
 import type { z } from 'zod';
 import { clipInput, type InventoryProblem } from '../errors.js';
+import { closestWord } from './did-you-mean.js';
 import { formatPath, type YamlPath, type YamlSource } from './yaml-source.js';
 
 export type AllowedKeys = (path: YamlPath) => readonly string[] | undefined;
@@ -15,7 +16,7 @@ export function issuesToProblems(issues: readonly z.core.$ZodIssue[], source: Ya
       for (const key of issue.keys) {
         const where = clipInput(formatPath([...path, key]));
         problems.push(
-          source.problem([...path, key], `${where}: unknown key "${clipInput(key)}"`, allowedText(allowed), { key: true }),
+          source.problem([...path, key], `${where}: unknown key "${clipInput(key)}"${didYouMean(key, allowed)}`, allowedText(allowed), { key: true }),
         );
       }
       continue;
@@ -35,4 +36,10 @@ export function issuesToProblems(issues: readonly z.core.$ZodIssue[], source: Ya
 function allowedText(allowed: readonly string[] | undefined): string | undefined {
   if (allowed === undefined) return undefined;
   return allowed.length > 0 ? `allowed here: ${allowed.join(', ')}` : 'nothing may be set here';
+}
+
+/** `manger` → `; did you mean "manager"?`, as --hosts suggests a close host name. */
+export function didYouMean(key: string, allowed: readonly string[] | undefined): string {
+  const best = allowed === undefined ? undefined : closestWord(key, allowed);
+  return best === undefined ? '' : `; did you mean "${best}"?`;
 }

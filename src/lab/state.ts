@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
 import { foldHosts } from '../inventory/select.js';
-import { LAB_ROOT, checkLabName, hostPaths, isLabName, labNameOption, labPaths } from './names.js';
+import { DEFAULT_LAB_NAME, LAB_ROOT, checkLabName, hostPaths, isLabName, labNameOption, labPaths } from './names.js';
 import type { LabPlan } from './plan.js';
 
 export interface LabState {
@@ -76,13 +76,29 @@ export function describeLabsUp(labs: readonly LabSummary[]): string {
   return `labs up here: ${up.map((l) => `${l.name} (hosts ${foldHosts(l.hosts)}, ${l.mgmtSubnet})`).join(', ')}`;
 }
 
+/**
+ * Why lab `name` cannot be used, and the next step. Without --name the lab is `default`; when other
+ * labs are up, the user most likely meant one of them, so the fix is their --name, not `lab up`.
+ */
+export function labNotUpMessage(name: string, labs: readonly LabSummary[]): string {
+  const up = labs.filter((l) => l.status === 'up');
+  const startIt = `ibfleet lab up${labNameOption(name)}`;
+  if (name !== DEFAULT_LAB_NAME || up.length === 0) {
+    return `lab ${name} is not up (${describeLabsUp(labs)}); start it with: ${startIt}`;
+  }
+  const described = (l: LabSummary) => `${l.name} (hosts ${foldHosts(l.hosts)}, ${l.mgmtSubnet})`;
+  const which =
+    up.length === 1
+      ? `the lab up here is ${described(up[0]!)}: add --name ${up[0]!.name}`
+      : `labs up here: ${up.map(described).join(', ')}: add --name with one of ${up.map((l) => l.name).join(', ')}`;
+  return `without --name the lab is "${DEFAULT_LAB_NAME}", which is not up; ${which} (or start the default lab with: ${startIt})`;
+}
+
 /** The plan of a lab that is up, or a usage error naming the labs that are and how to start this one. */
 export async function requireLab(name: string): Promise<LabPlan> {
   checkLabName(name);
   const state = await readLabState(name);
-  if (!state) {
-    throw new UsageError(`lab ${name} is not up (${describeLabsUp(await labSummaries())}); start it with: ibfleet lab up${labNameOption(name)}`);
-  }
+  if (!state) throw new UsageError(labNotUpMessage(name, await labSummaries()));
   if (state.status !== 'up') throw new UsageError(`lab ${name} did not finish starting; remove it with: ibfleet lab down${labNameOption(name)}`);
   return state.plan;
 }

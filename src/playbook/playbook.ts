@@ -4,7 +4,7 @@
 import { isMap, isScalar, isSeq } from 'yaml';
 import { clipInput, ConfigError, type InventoryProblem } from '../errors.js';
 import { YamlSource } from '../inventory/yaml-source.js';
-import { issuesToProblems } from '../inventory/zod-problems.js';
+import { didYouMean, issuesToProblems } from '../inventory/zod-problems.js';
 import { REQUIRED_STEP, STEP_NAMES, stepModule, type RegisteredStep } from '../steps/registry.js';
 import type { Step } from '../steps/step.js';
 
@@ -32,7 +32,7 @@ export function loadPlaybook(text: string, file: string): Playbook {
   if (!isMap(root)) throw new ConfigError('playbook', [source.problem([], 'a playbook is a YAML map with name and steps', 'see playbooks/dual-ib-routing.yaml')]);
   for (const pair of root.items) {
     const key = isScalar(pair.key) ? String(pair.key.value ?? '') : String(pair.key ?? '');
-    if (!TOP_KEYS.includes(key)) problems.push(source.problem([key], `unknown key "${clipInput(key)}"`, `allowed here: ${TOP_KEYS.join(', ')}`, { key: true }));
+    if (!TOP_KEYS.includes(key)) problems.push(source.problem([key], `unknown key "${clipInput(key)}"${didYouMean(key, TOP_KEYS)}`, `allowed here: ${TOP_KEYS.join(', ')}`, { key: true }));
   }
   const js = source.toJS() as { name?: unknown; steps?: unknown };
   const name = typeof js.name === 'string' && /^[a-z0-9][a-z0-9_-]*$/.test(js.name) ? js.name : undefined;
@@ -69,7 +69,7 @@ function readStep(source: YamlSource, item: unknown, i: number, before: readonly
   const known = `known steps: ${STEP_NAMES.join(', ')}`;
   if (stepName === undefined) return { problems: [source.problem(['steps', i], `steps[${i}] is not a step`, `write "- <step>" or "- <step>: { params }"; ${known}`)] };
   const module = stepModule(stepName);
-  if (!module) return { problems: [source.problem(['steps', i], `steps[${i}]: unknown step "${clipInput(stepName)}"`, known)] };
+  if (!module) return { problems: [source.problem(['steps', i], `steps[${i}]: unknown step "${clipInput(stepName)}"${didYouMean(stepName, STEP_NAMES)}`, known)] };
   if (before.some((s) => s.module.name === module.name)) return { problems: [source.problem(['steps', i], `steps[${i}]: step ${module.name} appears twice`, 'each step runs once')] };
   const parsed = module.parse(value);
   if ('step' in parsed) {

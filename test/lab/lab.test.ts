@@ -154,6 +154,15 @@ describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
     const notUp = await ibfleet(['lab', 'reboot', 'all', '--name', CLASH.name]);
     expect(notUp.code).toBe(2);
     expect(notUp.stderr).toMatch(new RegExp(`lab ${CLASH.name} is not up \\(labs up here: .*${NAME} \\(hosts 16,34,40, ${SUBNET}\\).*\\); start it with: ibfleet lab up --name ${CLASH.name}`));
+
+    // Without --name the lab is "default"; with this lab up (and maybe others), the fix is its --name.
+    // Skipped where a default lab is up: the command would then reboot one of its hosts.
+    if (!existsSync('/run/ibfleet-lab/default')) {
+      const noName = await ibfleet(['lab', 'reboot', '16']);
+      expect(noName.code).toBe(2);
+      expect(noName.stderr).toContain('without --name the lab is "default", which is not up;');
+      expect(noName.stderr).toMatch(new RegExp(`add --name (with one of (.*, )?)?${NAME}\\b.*\\(or start the default lab with: ibfleet lab up\\)`));
+    }
   });
 
   it('reboot restores boot state, then runs the installed hook the way each manager would', async () => {

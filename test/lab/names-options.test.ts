@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { backingPath, checkLabName, hostPaths, isLabNamespace, labOfNamespace, rootLinkName } from '../../src/lab/names.js';
+import { labNotUpMessage } from '../../src/lab/state.js';
 import { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments, parseMgmtSubnet, parseNicCounts } from '../../src/lab/options.js';
 
 describe('lab names', () => {
@@ -127,5 +128,28 @@ describe('lab options', () => {
   ])('--mgmt-subnet %s', (text, expected) => {
     if (expected === true) expect(parseMgmtSubnet(text).prefixLength).toBeLessThanOrEqual(24);
     else expect(() => parseMgmtSubnet(text)).toThrow(expected);
+  });
+});
+
+describe('a lab that is not up: the message names the next step', () => {
+  const lab = (name: string, status: 'up' | 'starting' = 'up') =>
+    ({ name, status, hosts: [16, 34, 40], mgmtSubnet: '198.18.7.0/24', rootLink: `ibfl-${name}`, inventory: '', knownHosts: '', identity: '', hostsWithoutSshd: [] }) as const;
+  it.each([
+    {
+      case: 'no --name while exactly one other lab is up: its --name',
+      name: 'default',
+      labs: [lab('nc4')],
+      says: 'without --name the lab is "default", which is not up; the lab up here is nc4 (hosts 16,34,40, 198.18.7.0/24): add --name nc4 (or start the default lab with: ibfleet lab up)',
+    },
+    {
+      case: 'no --name while two labs are up (one more still starting): both names',
+      name: 'default',
+      labs: [lab('nc4'), lab('t2'), lab('crashed', 'starting')],
+      says: 'labs up here: nc4 (hosts 16,34,40, 198.18.7.0/24), t2 (hosts 16,34,40, 198.18.7.0/24): add --name with one of nc4, t2 (or start',
+    },
+    { case: 'no --name and no lab up: lab up', name: 'default', labs: [], says: 'lab default is not up (no lab is up on this machine); start it with: ibfleet lab up' },
+    { case: 'a --name of a lab not up: the ones that are, and how to start it', name: 'mine', labs: [lab('nc4')], says: 'lab mine is not up (labs up here: nc4 (hosts 16,34,40, 198.18.7.0/24)); start it with: ibfleet lab up --name mine' },
+  ])('$case', ({ name, labs, says }) => {
+    expect(labNotUpMessage(name, labs)).toContain(says);
   });
 });

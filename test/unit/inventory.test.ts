@@ -249,7 +249,7 @@ const BAD: readonly BadCase[] = [
 
   // Interface names: what the kernel accepts and no shell has to quote.
   { name: 'an interface name of 16 characters', text: host16(', interfaces: [abcdefghijklmnop, ib1]'), at: '4:31', says: ['hosts.16.interfaces[0] = "abcdefghijklmnop"', ...IFACE_RULE] },
-  { name: 'an interface name with a space', text: host16(', interfaces: ["ib 0", ib1]'), at: '4:31', says: ['"ib 0"', ...IFACE_RULE] },
+  { name: 'an interface name with a space (not two names: 0 has no letter)', text: host16(', interfaces: ["ib 0", ib1]'), at: '4:31', says: ['"ib 0"', ...IFACE_RULE] },
   { name: 'an interface name with ;', text: host16(', interfaces: [ib0, "ib1;reboot"]'), at: '4:36', says: ['hosts.16.interfaces[1] = "ib1;reboot"', ...IFACE_RULE] },
   { name: 'an interface name with $(x)', text: host16(', interfaces: ["$(x)", ib1]'), at: '4:31', says: ['"$(x)"', ...IFACE_RULE] },
   { name: 'the interface name ..', text: host16(', interfaces: ["..", ib1]'), at: '4:31', says: ['".."', 'not "." or ".."'] },
@@ -257,6 +257,9 @@ const BAD: readonly BadCase[] = [
   { name: 'an interface name that ip(8) would read as an option', text: host16(', interfaces: ["-x", ib1]'), at: '4:31', says: ['"-x"', 'not starting with -'] },
   { name: "ifupdown's --all event as an interface name", text: host16(', interfaces: [ib0, "--all"]'), at: '4:36', says: ['"--all"', 'not starting with -'] },
   { name: 'an empty interface name', text: host16(', interfaces: ["", ib1]'), at: '4:31', says: ['""', ...IFACE_RULE] },
+  // `[ib0 ib1]` is YAML for one item "ib0 ib1": the fix is the comma, not the naming rule.
+  { name: 'two interface names without a comma', text: host16(', interfaces: [ib0 ib1]'), at: '4:31', says: ['hosts.16.interfaces[0] = "ib0 ib1": one name with spaces in it: a missing comma? write [ib0, ib1]'] },
+  { name: 'three interface names without commas, under defaults', text: yaml(...FABRIC, 'defaults:', '  interfaces: [ibs5f0  ibs5f1 ib2]', 'hosts:', '  16: { name: a }'), at: '4:16', says: ['a missing comma? write [ibs5f0, ibs5f1, ib2]'] },
   { name: 'a bad interface name under defaults', text: yaml(...FABRIC, 'defaults:', '  interfaces: [ib0, "ib/1"]', 'hosts:', '  16: { name: a }'), at: '4:21', says: ['defaults.interfaces[1] = "ib/1"', ...IFACE_RULE] },
   { name: 'one interface listed for two NICs', text: host16(', interfaces: [ib0]'), at: '4:30', says: ['host 16 lists 1 interface(s)', 'fabric.nics is 2', 'one interface per NIC'] },
   { name: 'three interfaces listed for two NICs', text: host16(', interfaces: [ib0, ib1, ib2]'), at: '4:30', says: ['3 interface(s)', 'fabric.nics is 2'] },
@@ -267,8 +270,11 @@ const BAD: readonly BadCase[] = [
   { name: 'an unknown top-level key', text: yaml(...FABRIC, 'hosts:', '  16: { name: a }', 'extra: 1'), at: '5:1', says: ['unknown key "extra"', 'allowed here: fabric, defaults, hosts, pairs, ssh'] },
   { name: 'fabric.rdma that is not a boolean', text: yaml(...FABRIC, '  rdma: maybe', 'hosts:', '  16: { name: a }'), at: '3:9', says: ['fabric.rdma', 'rdma is true', 'false (plain Ethernet'] },
   { name: 'an unknown fabric key', text: yaml(...FABRIC, '  mtu: 2044', 'hosts:', '  16: { name: a }'), at: '3:3', says: ['fabric.mtu: unknown key "mtu"', 'allowed here: subnet, nics, rdma, tableBase'] },
-  { name: 'an unknown host key (a typo)', text: host16(', nmae: b'), at: '4:18', says: ['hosts.16.nmae: unknown key "nmae"', 'allowed here: role, user, port, sudo, interfaces, nics, manager, identityFile, name, address'] },
-  { name: 'an unknown defaults key', text: yaml(...FABRIC, 'defaults:', '  usr: root', 'hosts:', '  16: { name: a }'), at: '4:3', says: ['defaults.usr: unknown key "usr"', 'allowed here: role, user, port, sudo, interfaces, nics, manager, identityFile'] },
+  { name: 'an unknown host key (a typo)', text: host16(', nmae: b'), at: '4:18', says: ['hosts.16.nmae: unknown key "nmae"; did you mean "name"?', 'allowed here: role, user, port, sudo, interfaces, nics, manager, identityFile, name, address'] },
+  { name: 'an unknown defaults key', text: yaml(...FABRIC, 'defaults:', '  usr: root', 'hosts:', '  16: { name: a }'), at: '4:3', says: ['defaults.usr: unknown key "usr"; did you mean "user"?', 'allowed here: role, user, port, sudo, interfaces, nics, manager, identityFile'] },
+  { name: 'a misspelt manager key', text: host16(', manger: netplan'), at: '4:18', says: ['hosts.16.manger: unknown key "manger"; did you mean "manager"? (allowed here: role,'] },
+  { name: 'a misspelt pair key', text: withPairs('{ owner: alice, cpu: 16, mem: 34, onwer: bob }'), at: '7:39', says: ['pairs[0].onwer: unknown key "onwer"; did you mean "owner"?'] },
+  { name: 'an unknown key close to none: no guess', text: host16(', storage: x'), at: '4:18', says: ['hosts.16.storage: unknown key "storage" (allowed here:'] },
   { name: 'an unknown pair key', text: withPairs('{ owner: alice, cpu: 16, mem: 34, gpu: 1 }'), at: '7:39', says: ['pairs[0].gpu: unknown key "gpu"', 'allowed here: owner, cpu, mem'] },
   { name: 'an unknown ssh key', text: yaml(...FABRIC, 'hosts:', '  16: { name: a }', 'ssh:', '  knownhosts: k'), at: '6:3', says: ['ssh.knownhosts', 'allowed here: knownHosts, identityFile, config'] },
 
@@ -400,7 +406,7 @@ describe('each problem once, at its cause; independent problems all in one pass'
 
   it('an unknown key does not hide a cross-reference error: both are reported', () => {
     const text = yaml(...FABRIC, 'hosts:', '  16: { name: a, nmae: x }', '  34: { name: b }', 'pairs:', '  - { owner: alice, cpu: 16, mem: 35 }');
-    expect(lines(text)).toEqual(['4:18: hosts.16.nmae: unknown key "nmae"', '7:35: pair of alice: mem host 35 is not in hosts']);
+    expect(lines(text)).toEqual(['4:18: hosts.16.nmae: unknown key "nmae"; did you mean "name"?', '7:35: pair of alice: mem host 35 is not in hosts']);
   });
 
   it('an unknown top-level key, a repeated management address and an unknown pair host: all three', () => {
@@ -410,6 +416,6 @@ describe('each problem once, at its cause; independent problems all in one pass'
 
   it('a broken fabric stops there: every host depends on it, so nothing else would be worth reading', () => {
     const text = yaml('fabric:', '  subnet: 172.16.0.0/16', '  nics: nine', 'hosts:', '  16: { name: a, nmae: x }', 'pairs:', '  - { owner: alice, cpu: 16, mem: 35 }');
-    expect(lines(text)).toEqual(['3:9: fabric.nics = "nine": nics is a whole number 1..16', '5:18: hosts.16.nmae: unknown key "nmae"']);
+    expect(lines(text)).toEqual(['3:9: fabric.nics = "nine": nics is a whole number 1..16', '5:18: hosts.16.nmae: unknown key "nmae"; did you mean "name"?']);
   });
 });

@@ -75,7 +75,8 @@ describe('a bad playbook is refused with file:line:col and what is allowed', () 
   it.each([
     { name: 'an unknown step', text: yaml('name: p', 'steps:', '  - policy-routing', '  - reboot'), says: [`${FILE}:4:5: steps[1]: unknown step "reboot"`, KNOWN] },
     { name: 'mainRoutes other than remove or keep', text: yaml('name: p', 'steps:', '  - policy-routing:', '      mainRoutes: delete'), says: [`${FILE}:4:19: steps[0].policy-routing.mainRoutes = "delete"`, 'remove', 'keep'] },
-    { name: 'a misspelt parameter', text: yaml('name: p', 'steps:', '  - policy-routing:', '      mainroutes: keep'), says: [`${FILE}:4:7: steps[0].policy-routing.mainroutes: unknown key "mainroutes"`, 'allowed here: mainRoutes'] },
+    { name: 'a misspelt parameter', text: yaml('name: p', 'steps:', '  - policy-routing:', '      mainroutes: keep'), says: [`${FILE}:4:7: steps[0].policy-routing.mainroutes: unknown key "mainroutes"; did you mean "mainRoutes"?`, 'allowed here: mainRoutes'] },
+    { name: 'a misspelt step', text: yaml('name: p', 'steps:', '  - policy-routng'), says: [`${FILE}:3:5: steps[0]: unknown step "policy-routng"; did you mean "policy-routing"?`, KNOWN] },
     { name: 'rp_filter out of range', text: yaml('name: p', 'steps:', '  - policy-routing', '  - fabric-sysctl:', '      rp_filter: 3'), says: [`${FILE}:5:18: steps[1].fabric-sysctl.rp_filter = 3`, 'rp_filter is 0..2'] },
     { name: 'accept_local out of range', text: yaml('name: p', 'steps:', '  - policy-routing', '  - fabric-sysctl: { accept_local: 2 }'), says: [`${FILE}:4:36: steps[1].fabric-sysctl.accept_local = 2`, 'accept_local is 0..1'] },
     { name: 'a sysctl value given as a string', text: yaml('name: p', 'steps:', '  - policy-routing', '  - fabric-sysctl:', '      arp_ignore: "2"'), says: [`${FILE}:5:19: steps[1].fabric-sysctl.arp_ignore = "2"`, 'whole number 0..8'] },
@@ -95,6 +96,7 @@ describe('a bad playbook is refused with file:line:col and what is allowed', () 
     { name: 'no steps', text: yaml('name: p'), says: [`${FILE}:1:1: steps is required`] },
     { name: 'no name', text: yaml('steps:', '  - policy-routing'), says: [`${FILE}:1:1: name is required`, 'dual-ib-routing'] },
     { name: 'a name that is not a lower-case word', text: yaml('name: Dual IB', 'steps:', '  - policy-routing'), says: [`${FILE}:1:7: name = "Dual IB" is not a playbook name`, 'a-z, 0-9, _ and -'] },
+    { name: 'a misspelt top-level key', text: yaml('name: p', 'stpes:', '  - policy-routing'), says: [`${FILE}:2:1: unknown key "stpes"; did you mean "steps"?`] },
     { name: 'an unknown top-level key', text: yaml('name: p', 'hosts: all', 'steps:', '  - policy-routing'), says: [`${FILE}:2:1: unknown key "hosts"`, 'allowed here: name, description, steps'] },
     { name: 'malformed YAML', text: yaml('name: p', 'steps:', '  - policy-routing', ' - persist'), says: [`${FILE}:4:1: invalid YAML`] },
     { name: 'an empty file', text: '', says: [`${FILE}:1:1: a playbook is a YAML map with name and steps`] },

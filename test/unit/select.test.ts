@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { loadInventory } from '../../src/inventory/load.js';
-import { editDistance, foldHosts, parseHostSelection, readsAsSelection } from '../../src/inventory/select.js';
+import { editDistance } from '../../src/inventory/did-you-mean.js';
+import { foldHosts, parseHostSelection, readsAsSelection } from '../../src/inventory/select.js';
 
 /** Hosts 16-20 and 34: two CPU servers, three memory servers, one GPU box; two pairs. */
 const fleet = loadInventory(
@@ -74,6 +75,17 @@ describe('parseHostSelection: a selection naming something unknown is a usage er
     { expression: '16,,34', says: ['--hosts "16,,34" has an empty item', 'single commas'] },
     { expression: '34,', says: ['has an empty item'] },
     { expression: ',16', says: ['has an empty item'] },
+    // An item that is no host's name but plainly meant another form: the message is the fix.
+    { expression: 'cpu', says: ['--hosts "cpu": no host is named cpu, but it is a role: write @cpu'] },
+    { expression: '16,mem', says: ['--hosts "mem": no host is named mem, but it is a role: write @mem'] },
+    { expression: 'bob', says: ['--hosts "bob": no host is named bob, but pairs belong to bob: write pair:bob'] },
+    { expression: '16 34', says: ['--hosts "16 34": items are separated by commas, not spaces: write 16,34'] },
+    { expression: '16  34 @gpu', says: ['write 16,34,@gpu'] },
+    { expression: '16 - 20', says: ['--hosts "16 - 20": a range is written without spaces: write 16-20'] },
+    { expression: '16-', says: ['--hosts "16-": a range is written FROM-TO with both ends, e.g. 16-20 (known: 16-20,34)'] },
+    { expression: '34,-20', says: ['--hosts "-20": a range is written FROM-TO'] },
+    { expression: '16-18-20', says: ['--hosts "16-18-20": a range is written FROM-TO'] },
+    { expression: '16--20', says: ['a range is written FROM-TO'] },
     { expression: '', says: ['--hosts is empty', 'host numbers, ranges, names, @role, pair:OWNER or all'] },
     { expression: ' , ', says: ['--hosts is empty'] },
   ].map((c) => [JSON.stringify(c.expression), c] as const))('%s', (_, { expression, says }) => {
@@ -89,6 +101,17 @@ describe('parseHostSelection: a selection naming something unknown is a usage er
 
   it('suggests nothing when no name is close', () => {
     expect(() => select('storage')).toThrow(/^--hosts storage: no such host in lab\/fleet.yaml \(known: 16-20,34\)$/);
+  });
+
+  it('a host named like a role is that host: the name wins over the hint', () => {
+    const named = loadInventory('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpu, role: mem }\n  17: { name: b, role: cpu }\n', 'x.yaml');
+    expect(parseHostSelection('cpu', named)).toEqual([16]);
+    expect(() => parseHostSelection('mem', named)).toThrow('write @mem');
+  });
+
+  it('a range without an end in an empty inventory says there are no hosts', () => {
+    const empty = loadInventory('fabric:\n  subnet: 172.16.0.0/16\nhosts: {}\n', 'empty.yaml');
+    expect(() => parseHostSelection('16-', empty)).toThrow('e.g. 16-20 (it has no hosts)');
   });
 
   it('in an inventory without hosts, says so', () => {
