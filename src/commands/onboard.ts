@@ -8,12 +8,12 @@ import { addRunOptions } from './run-options.js';
 
 /** The options as a schema; the inventory's name rules load with it, when the command runs. */
 async function onboardOptions({ z }: OptionTools) {
-  const [{ HOST_NAME, OWNER_NAME, USER_NAME }, { readsAsSelection }] = await Promise.all([import('../inventory/schema.js'), import('../inventory/select.js')]);
+  const [{ ADDRESS, ADDRESS_RULE, HOST_NAME, OWNER_NAME, USER_NAME }, { readsAsSelection }] = await Promise.all([import('../inventory/schema.js'), import('../inventory/select.js')]);
   const hostNumber = (flag: string) => {
     const error = `${flag} is a host number 1..254 (the third octet of the machine's 172.16 addresses)`;
     return z.string({ error }).regex(/^[0-9]+$/, { error }).transform(Number).pipe(z.number().min(1, { error }).max(254, { error }));
   };
-  const address = (flag: string) => z.string().regex(/^[^\s-]\S*$/, { error: `${flag} is one management address or DNS name (no spaces, not starting with -)` }).optional();
+  const address = (flag: string) => z.string().regex(ADDRESS, { error: `${flag} is the management (SSH) address: ${ADDRESS_RULE}` }).optional();
   // A name --hosts reads as something else (`16`, `16-20`, `all`) could never select the host by name.
   const hostName = (flag: string) =>
     z

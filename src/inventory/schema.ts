@@ -13,6 +13,15 @@ export const IFACE_NAME = /^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,14}$/;
 export const IFACE_RULE = '1-15 characters of A-Z a-z 0-9 _ . -, not starting with -, not "." or ".."';
 
 export const HOST_NAME = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
+/**
+ * A management address: a host name (DNS labels of letters, digits, dashes, dots between them; an
+ * ssh_config alias may have underscores) or an IP address (IPv4 is a host name by this rule; IPv6
+ * as colon-separated hex, no brackets). It reaches ssh, ssh_config matching and an exported
+ * Ansible inventory: a blank, a `;`, a leading `-` (`-oProxyCommand=...`) or `{{ }}` never does.
+ */
+export const ADDRESS = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,251}[A-Za-z0-9_])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$/;
+export const ADDRESS_RULE = 'a host name (letters, digits, dots, dashes, underscores; not starting or ending with - or .) or an IP address';
+
 export const ROLE_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 export const OWNER_NAME = /^[a-z_][a-z0-9_.-]{0,31}$/;
 export const USER_NAME = /^[a-z_][a-z0-9_.-]{0,31}\$?$/;
@@ -66,7 +75,7 @@ export const hostSchema = z
       .regex(HOST_NAME, { error: 'a host name is letters, digits, dots and dashes' })
       // --hosts 16 is host 16 whatever is named 16: a name that reads as a selection could never select its host.
       .refine((name) => !readsAsSelection(name), { error: 'a host name --hosts can select by name: not a number, a range (16-20) or all' }),
-    address: z.string().min(1, { error: 'address is the management (SSH) address or DNS name' }),
+    address: z.string({ error: `address is the management (SSH) address: ${ADDRESS_RULE}` }).regex(ADDRESS, { error: `address is the management (SSH) address: ${ADDRESS_RULE}` }),
   })
   .partial();
 

@@ -11,7 +11,7 @@
  * ibfleet.routing under collections/ansible_collections (found next to the playbook, and
  * installable by AWX from collections/requirements.yml). Pure.
  */
-import { Document } from 'yaml';
+import { Document, visit } from 'yaml';
 import type { Fleet, Host, Manager } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { ROUTING_SCRIPT_PATH } from '../script/paths.js';
@@ -67,8 +67,18 @@ export interface ProjectFile {
 export const COLLECTION_DIR = 'collections/ansible_collections/ibfleet/routing';
 export const ROLE_NAME = 'ibfleet.routing.routing';
 
+/**
+ * Ansible templates every string of an inventory and host_vars on the controller, `--check` too: an
+ * inventory value with `{{ lookup('pipe', ...) }}` in it would run there. Each string ibfleet writes
+ * is data, so each is tagged `!unsafe` (never templated); numbers and booleans carry no template.
+ */
 const yaml = (value: unknown, comment: string): string => {
   const doc = new Document(value);
+  visit(doc, {
+    Scalar(key, node) {
+      if (key !== 'key' && typeof node.value === 'string') node.tag = '!unsafe';
+    },
+  });
   doc.commentBefore = comment;
   return doc.toString({ lineWidth: 0 });
 };

@@ -6,10 +6,11 @@
  * `ibfleet export ansible` writes, run with the real ansible-playbook.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseDocument } from 'yaml';
 import { labExec } from '../../src/lab/index.js';
 import { NO_SYSTEMD_NOTE } from '../../src/steps/persist/systemd.js';
 import { ibfleet, json, statuses } from '../helpers/cli.js';
@@ -172,11 +173,12 @@ describe.skipIf(!IS_ROOT)('fitting the tools HPC sites run: check mode, NHC, nod
 
   describe('ibfleet export ansible, run with the real ansible-playbook', () => {
     const project = join(work, 'ansible');
-    const ansible = (...args: string[]) =>
+    /** ansible-playbook on a project (the main one unless `dir`), run in `cwd` (where a lookup('pipe') would run). */
+    const ansibleIn = (dir: string, cwd: string, ...args: string[]) =>
       new Promise<{ code: number; out: string; recap: Record<string, Record<string, number>> }>((resolve) => {
         // A private control path, and masters that end 5 s after the last task: nothing left running.
         const env = { ...process.env, ANSIBLE_NOCOLOR: '1', ANSIBLE_SSH_ARGS: `-C -o ControlMaster=auto -o ControlPersist=5s -o ControlPath=${work}/cp-%C` };
-        const child = spawn('ansible-playbook', ['-i', join(project, 'inventory.yml'), join(project, 'site.yml'), ...args], { env });
+        const child = spawn('ansible-playbook', ['-i', join(dir, 'inventory.yml'), join(dir, 'site.yml'), ...args], { env, cwd });
         let out = '';
         child.stdout.on('data', (b: Buffer) => (out += b.toString()));
         child.stderr.on('data', (b: Buffer) => (out += b.toString()));
@@ -187,7 +189,39 @@ describe.skipIf(!IS_ROOT)('fitting the tools HPC sites run: check mode, NHC, nod
           resolve({ code: code ?? 1, out, recap });
         });
       });
+    const ansible = (...args: string[]) => ansibleIn(project, work, ...args);
     const changed = (recap: Record<string, Record<string, number>>) => Object.fromEntries(Object.entries(recap).map(([host, counts]) => [host, counts.changed]));
+
+    it('inventory text is data to Ansible: an identityFile or knownHosts with {{ lookup(...) }} in its name runs nothing on the controller, --check included; the key reaches the host as the file it names', { timeout: ANSIBLE_TIMEOUT_MS }, async () => {
+      const hostile = join(work, 'hostile');
+      const labDir = dirname(lab().inventoryPath);
+      // Where a pipe lookup would run on the controller: it leaves a file named for the value it came through.
+      const pwned = (what: string, quote: string) => `{{ lookup(${quote}pipe${quote}, ${quote}touch ${hostile}/PWNED-${what}${quote}) }}`;
+      const exported = async (name: string, ssh: { identityFile: string; knownHosts: string }) => {
+        for (const [path, from] of [[ssh.identityFile, 'id_ed25519'], [ssh.knownHosts, 'known_hosts']] as const) {
+          mkdirSync(dirname(path), { recursive: true });
+          copyFileSync(join(labDir, from), path);
+          chmodSync(path, 0o600);
+        }
+        const inventory = parseDocument(readFileSync(lab().inventoryPath, 'utf8'));
+        inventory.setIn(['ssh', 'identityFile'], ssh.identityFile);
+        inventory.setIn(['ssh', 'knownHosts'], ssh.knownHosts);
+        writeFileSync(join(hostile, `${name}.yaml`), inventory.toString());
+        const result = await ibfleet(['-i', join(hostile, `${name}.yaml`), '--no-log', 'export', 'ansible', '--hosts', '40', '--out', join(hostile, name), '--playbook', QUIET_REPAIR]);
+        expect(result.code, result.stderr).toBe(0);
+        return join(hostile, name);
+      };
+      // ansible_ssh_private_key_file, as Ansible hands it to ssh (IdentityFile="..."): the host is reached with the key of that literal name.
+      const byKey = await exported('key', { identityFile: join(hostile, 'keys', `k${pwned('key', "'")}`), knownHosts: join(hostile, 'known_hosts') });
+      const keyed = await ansibleIn(byKey, hostile, '--check');
+      expect(readdirSync(hostile).filter((f) => f.startsWith('PWNED')), 'nothing ran on the controller').toEqual([]);
+      expect(keyed.code, keyed.out).toBe(0);
+      expect(keyed.recap.node40, keyed.out).toMatchObject({ unreachable: 0, failed: 0 });
+      // ansible_ssh_common_args (ssh splits UserKnownHostsFile at blanks: such a name cannot reach a host, but it must run nothing either).
+      const byKnownHosts = await exported('known-hosts', { identityFile: join(hostile, 'id_ed25519'), knownHosts: join(hostile, 'keys', `kh${pwned('known-hosts', '"')}`) });
+      await ansibleIn(byKnownHosts, hostile, '--check');
+      expect(readdirSync(hostile).filter((f) => f.startsWith('PWNED')), 'nothing ran on the controller').toEqual([]);
+    });
 
     it('export asks the auto hosts for their manager and writes the project', async () => {
       const result = await run('export', 'ansible', '--hosts', 'all', '--out', project, '--playbook', QUIET_REPAIR);

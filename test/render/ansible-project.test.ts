@@ -13,12 +13,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { isScalar, parse as parseYaml, parseDocument, visit } from 'yaml';
 import { renderAnsibleProject, exportRefusal, type AnsibleExport } from '../../src/render/ansible-project.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { filesOf, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
+/** Ansible's `!unsafe` strings read as the strings they are. */
+const parse = (text: string): unknown => parseYaml(text, { customTags: [{ tag: '!unsafe', resolve: (s: string) => s }] });
 const seeds = loadFixtureFleet('seeds.yaml');
 const playbook = loadFixturePlaybook();
 const target = (address: string) => ({ address, port: 22, user: 'root', become: false, identitiesOnly: false, jumps: [] });
@@ -79,6 +81,19 @@ describe('the project export ansible writes', () => {
     });
   });
 
+  it("every string of the inventory and host_vars is !unsafe to Ansible (data: a {{ }} in an inventory value is never templated on the controller)", () => {
+    const hostile = renderAnsibleProject({ ...project, hosts: [{ ...project.hosts[1]!, target: { ...project.hosts[1]!.target, identityFile: "keys/k{{ lookup('pipe','touch PWNED') }}" } }], ssh: { ...project.ssh, knownHosts: '{% raw %}kh{{ x }}' } });
+    const vars = hostile.filter((f) => f.relative === 'inventory.yml' || f.relative.startsWith('host_vars/'));
+    expect(vars).toHaveLength(2);
+    for (const f of vars) {
+      const strings: { value: string; tag: string | undefined }[] = [];
+      visit(parseDocument(f.content, { customTags: [{ tag: '!unsafe', resolve: (s: string) => s }] }), { Scalar: (key, node) => void (key !== 'key' && isScalar(node) && typeof node.value === 'string' && strings.push({ value: node.value, tag: node.tag })) });
+      expect(strings.length, f.relative).toBeGreaterThan(3);
+      expect(strings.filter((s) => s.tag !== '!unsafe'), f.relative).toEqual([]);
+    }
+    expect(vars[0]!.content).toContain("ansible_ssh_private_key_file: !unsafe keys/k{{ lookup('pipe','touch PWNED') }}\n");
+  });
+
   it('is pure: the same input gives the same bytes', () => {
     expect(renderAnsibleProject(project)).toEqual(files);
   });
@@ -108,7 +123,8 @@ describe.runIf(ANSIBLE)('ansible-core reads it', () => {
     writeProject(dir);
     const result = spawnSync('ansible-inventory', ['-i', 'inventory.yml', '--host', 'memserver34'], { cwd: dir, encoding: 'utf8' });
     expect(result.status, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ ibfleet_host: 34, ibfleet_manager: 'netplan', ansible_host: '10.208.130.34' });
+    // Every string is Ansible's unsafe text: data, never templated.
+    expect(JSON.parse(result.stdout)).toMatchObject({ ibfleet_host: 34, ibfleet_manager: { __ansible_unsafe: 'netplan' }, ansible_host: { __ansible_unsafe: '10.208.130.34' } });
   });
 
   it('AWX\'s way in: ansible-galaxy installs collection ibfleet.routing from collections/requirements.yml', () => {

@@ -141,6 +141,11 @@ describe('deriving each NIC from the lab convention (NIC n of host h is 172.16.h
     const fleet = loadInventory(yaml(...FABRIC, 'hosts:', `  5: { name: a, interfaces: ["${name}", other] }`), FILE);
     expect(hostOf(fleet, 5).nics[0]!.iface).toBe(name);
   });
+
+  it.each(['10.208.130.16', 'cpuserver16.lab.example.org', 'gpu_node7', 'fe80::1', '2001:db8::16', 'n'])('accepts the management address %s (a host name, an ssh_config alias or an IP address)', (address) => {
+    const fleet = loadInventory(yaml(...FABRIC, 'hosts:', `  5: { name: a, address: "${address}" }`), FILE);
+    expect(hostOf(fleet, 5).address).toBe(address);
+  });
 });
 
 describe('defaults', () => {
@@ -327,6 +332,8 @@ const BAD: readonly BadCase[] = [
   { name: 'a host with no fields at all', text: yaml(...FABRIC, 'hosts:', '  16:'), at: '4:3', says: ['host 16 has neither name nor address'] },
   { name: 'a host that is a number, not a map', text: yaml(...FABRIC, 'hosts:', '  16: 5'), at: '4:7', says: ['hosts.16 = 5', 'expected object'] },
   { name: 'a port of 0', text: host16(', port: 0'), at: '4:24', says: ['hosts.16.port = 0', '1..65535'] },
+  // A management address reaches ssh and an exported Ansible inventory: a host name or an IP address, nothing a shell, ssh or Jinja reads.
+  ...['x;id', 'a b', '-oProxyCommand=touch PWNED', "h{{ lookup('pipe','id') }}", '', 'host.'].map((address) => ({ name: `the management address ${JSON.stringify(address)}`, text: host16(`, address: ${JSON.stringify(address)}`), at: '4:27', says: [`hosts.16.address = ${JSON.stringify(address)}`, 'a host name (letters, digits, dots, dashes, underscores', 'or an IP address'] })),
   { name: 'sudo given as a word', text: host16(', sudo: yes'), at: '4:24', says: ['hosts.16.sudo = "yes"', 'true or false'] },
 
   // Not YAML, or not an inventory.
