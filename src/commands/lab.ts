@@ -25,6 +25,7 @@ const upOptions = ({ z }: OptionTools) =>
     withoutRdma: z.string().optional(),
     withoutSystemd: z.string().optional(),
     fresh: z.string().optional(),
+    suite: z.array(z.string()),
   });
 const downOptions = ({ z }: OptionTools) => z.object({ name: z.string().default(DEFAULT_LAB_NAME), all: z.boolean().default(false) });
 const namedOptions = ({ z }: OptionTools) => z.object({ name: z.string() });
@@ -65,15 +66,18 @@ function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): 
     .option('--without-rdma <hosts>', 'hosts that show no RDMA device (no /sys/class/infiniband entry, no rping), as a machine without driver or rdma-core')
     .option('--without-systemd <hosts>', 'hosts that run no systemd (a container, a chroot-like host): no timers, PID 1 is not systemd, systemctl answers offline')
     .option('--fresh <hosts>', 'hosts as a new machine arrives: fabric NICs present, no address and nothing configuring them (what deploy and onboard provision from)')
+    .option('--suite <suite|hosts=suite>', 'run hosts on a Debian release\'s whole root (bullseye, bookworm, trixie): --suite trixie for every host, --suite 16=bullseye for some (repeatable; default: this machine\'s own /usr); built with mmdebstrap on first use and cached in /var/cache/ibfleet-lab/roots', collect, [])
     .action(async (raw: unknown, cmd: Command) => {
       const opts = await readOptions(upOptions, raw);
       const out = await labOutput(io, cmd);
-      const [{ labUp }, { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments, parseNicCounts }, { formatLabUpText, labUpJson }, { selfCommand }] = await Promise.all([
+      const [{ labUp }, { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments, parseNicCounts }, { formatLabUpText, labUpJson }, { selfCommand }, { parseSuiteAssignments }] = await Promise.all([
         import('../lab/up.js'),
         import('../lab/options.js'),
         import('../lab/format.js'),
         import('./self-command.js'),
+        import('../lab/suites.js'),
       ]);
+      const suites = parseSuiteAssignments(opts.suite);
       const fleet = await sourceFleet(cmd, io);
       const started = performance.now();
       const info = await labUp({
@@ -82,6 +86,7 @@ function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): 
         managers: parseManagerAssignments(opts.manager),
         interfaces: parseInterfaceAssignments(opts.interfaces),
         nics: parseNicCounts(opts.nics),
+        suites,
         networkDaemons: opts.managers,
         ...(opts.hosts !== undefined ? { hosts: parseLabHosts(opts.hosts) } : {}),
         ...(opts.mgmtSubnet !== undefined ? { mgmtSubnet: opts.mgmtSubnet } : {}),

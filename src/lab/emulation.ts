@@ -13,6 +13,7 @@ import { MGMT_IFACE } from './names.js';
 import { renderTimerRunner } from './timer-runner.js';
 import { runsSystemd, type LabHost, type LabNic, type LabPlan } from './plan.js';
 import { configuredNics, isFresh } from './fresh.js';
+import { SUITE_RELEASE, type Suite } from './suites.js';
 
 export interface ViewFile {
   /** Path as the host sees it: under /etc, /run or /root. */
@@ -83,9 +84,30 @@ export const EMULATED_OS: Readonly<Record<Manager, OsRelease>> = {
   },
 };
 
-export function emulationLabel(manager: Manager, systemd = true, fresh = false): string {
+/** `Ubuntu 18.04, netplan + networkd-dispatcher` — or, on a suite, the Debian release its root is. */
+export function emulationLabel(manager: Manager, systemd = true, fresh = false, suite?: Suite): string {
   const what = { netplan: 'netplan + networkd-dispatcher', networkmanager: 'NetworkManager', ifupdown: 'ifupdown' }[manager];
-  return `${EMULATED_OS[manager].label}, ${what}${systemd ? '' : ', no systemd'}${fresh ? ', fresh (NICs unconfigured)' : ''}`;
+  const os = suite !== undefined ? `${SUITE_RELEASE[suite]} (${suite})` : EMULATED_OS[manager].label;
+  return `${os}, ${what}${systemd ? '' : ', no systemd'}${fresh ? ', fresh (NICs unconfigured)' : ''}`;
+}
+
+/**
+ * The OS files of a host: on a suite its root's own os-release stays (the host is that release), and
+ * it gets a machine-id of its own — mmdebstrap leaves the file empty, systemd-networkd 257 refuses
+ * to run without one, and on a real fleet no two machines share one. Elsewhere: the release the
+ * host's manager emulates.
+ */
+function osFiles(plan: LabPlan, host: LabHost): ViewFile[] {
+  if (host.suite !== undefined) {
+    const id = createHash('sha256').update(`ibfleet-lab/${plan.name}/${host.id}`).digest('hex').slice(0, 32);
+    return [{ path: '/etc/machine-id', mode: 0o444, content: `${id}\n` }];
+  }
+  const os = EMULATED_OS[host.manager];
+  return [
+    { path: '/etc/os-release', mode: 0o644, content: os.osRelease },
+    { path: '/etc/debian_version', mode: 0o644, content: os.debianVersion },
+    ...(os.lsbRelease ? [{ path: '/etc/lsb-release', mode: 0o644, content: os.lsbRelease }] : []),
+  ];
 }
 
 /**
@@ -268,11 +290,8 @@ export function renderHostView(plan: LabPlan, host: LabHost, labPublicKey: strin
     { path: '/run/network', mode: 0o755 },
     { path: HOST_BOOT_DIR, mode: 0o755 },
   ];
-  const os = EMULATED_OS[host.manager];
   const files: ViewFile[] = [
-    { path: '/etc/os-release', mode: 0o644, content: os.osRelease },
-    { path: '/etc/debian_version', mode: 0o644, content: os.debianVersion },
-    ...(os.lsbRelease ? [{ path: '/etc/lsb-release', mode: 0o644, content: os.lsbRelease }] : []),
+    ...osFiles(plan, host),
     { path: '/etc/hostname', mode: 0o644, content: `${host.name}\n` },
     { path: '/etc/hosts', mode: 0o644, content: `127.0.0.1\tlocalhost\n127.0.1.1\t${host.name}\n${host.address}\t${host.name}\n` },
     { path: '/etc/ssh/sshd_config', mode: 0o644, content: renderSshdConfig(plan, host) },

@@ -6,6 +6,7 @@ import type { LabDownResult } from './down.js';
 import { labNameOption } from './names.js';
 import type { HostReboot } from './reboot.js';
 import type { LabSummary } from './state.js';
+import { SUITE_RELEASE, type Suite } from './suites.js';
 
 const SHOWN_HOSTS = 12;
 
@@ -17,12 +18,15 @@ export function formatLabUpText(info: LabInfo, elapsedMs: number, ibfleet = 'ibf
   const ids = foldHosts(info.hosts.map((h) => h.id));
   const shown = info.hosts.slice(0, SHOWN_HOSTS);
   const width = (texts: string[]) => Math.max(...texts.map((t) => t.length));
-  const [names, addresses, labels] = [width(shown.map((h) => h.name)), width(shown.map((h) => h.address)), width(shown.map((h) => emulationLabel(h.manager, h.systemd, h.fresh)))];
+  const [names, addresses, labels] = [width(shown.map((h) => h.name)), width(shown.map((h) => h.address)), width(shown.map((h) => emulationLabel(h.manager, h.systemd, h.fresh, h.suite)))];
   const rows = shown.map((h) => {
     const nics = h.fresh ? `${h.nics.map((n) => n.iface).join(', ')} (no address yet)` : h.nics.map((n) => `${n.iface} ${n.address}/${n.prefixLength}`).join(', ');
-    return `  ${String(h.id).padStart(3)}  ${h.name.padEnd(names)}  ${h.address.padEnd(addresses)}  ${emulationLabel(h.manager, h.systemd, h.fresh).padEnd(labels)}  ${nics}`;
+    return `  ${String(h.id).padStart(3)}  ${h.name.padEnd(names)}  ${h.address.padEnd(addresses)}  ${emulationLabel(h.manager, h.systemd, h.fresh, h.suite).padEnd(labels)}  ${nics}`;
   });
   if (info.hosts.length > SHOWN_HOSTS) rows.push(`  … and ${info.hosts.length - SHOWN_HOSTS} more (see the inventory)`);
+  // Each suite once: what its root runs.
+  const suites = new Map(info.hosts.flatMap((h) => (h.suite !== undefined ? [[h.suite, h.versions ?? ''] as const] : [])));
+  for (const [suite, versions] of suites) rows.push(`  ${suite} (${SUITE_RELEASE[suite]}): ${versions}`);
   const [a, b] = [info.hosts[0]!, info.hosts[1] ?? info.hosts[0]!];
   const nic2 = a.nics[1];
   const mostNics = Math.max(...info.hosts.map((h) => h.nics.length));
@@ -67,7 +71,7 @@ export function labUpJson(info: LabInfo, elapsedMs: number) {
     ok: true,
     lab: info,
     elapsedMs: Math.round(elapsedMs),
-    hosts: info.hosts.map((h) => ({ id: h.id, name: h.name, status: 'ok', error: null, address: h.address, manager: h.manager, systemd: h.systemd, namespace: h.namespace })),
+    hosts: info.hosts.map((h) => ({ id: h.id, name: h.name, status: 'ok', error: null, address: h.address, manager: h.manager, systemd: h.systemd, namespace: h.namespace, suite: h.suite ?? null, versions: h.versions ?? null })),
   };
 }
 
@@ -97,7 +101,25 @@ export function formatLabListText(labs: readonly LabSummary[]): string {
     const which = l.hostsWithoutSshd.length === 1 ? `host ${l.hostsWithoutSshd[0]} has` : `hosts ${foldHosts(l.hostsWithoutSshd)} have`;
     return `lab ${l.name}: ${which} no sshd running (the machine restarted, or it was stopped); start the lab again with: ibfleet lab down${labNameOption(l.name)}, then lab up\n`;
   });
-  return `${[header, ...rows].map(line).join('\n')}\n${crashed.join('')}${stopped.join('')}`;
+  const systems = labs.filter((l) => l.hostSystems.some((h) => h.suite !== undefined)).map(formatHostSystems);
+  return `${[header, ...rows].map(line).join('\n')}\n${systems.join('')}${crashed.join('')}${stopped.join('')}`;
+}
+
+/**
+ * A lab whose hosts run on suites: which hosts run which manager on which root, hosts alike folded
+ * into one line (`hosts 1-20: netplan on trixie (Debian 13): NM 1.52.1, systemd 257.13, …`).
+ */
+function formatHostSystems(lab: LabSummary): string {
+  const groups = new Map<string, { ids: number[]; text: string }>();
+  for (const h of lab.hostSystems) {
+    const key = `${h.manager}/${h.suite ?? ''}`;
+    const where = h.suite !== undefined ? `${h.suite} (${SUITE_RELEASE[h.suite as Suite] ?? h.suite}): ${h.versions || 'versions unknown'}` : "this machine's own /usr";
+    const group = groups.get(key) ?? { ids: [], text: `${h.manager} on ${where}` };
+    group.ids.push(h.id);
+    groups.set(key, group);
+  }
+  const lines = [...groups.values()].map((g) => `  ${g.ids.length > 1 ? 'hosts' : 'host'} ${foldHosts(g.ids)}: ${g.text}`);
+  return `lab ${lab.name}:\n${lines.join('\n')}\n`;
 }
 
 export function labListJson(labs: readonly LabSummary[]) {

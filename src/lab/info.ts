@@ -2,6 +2,8 @@
 import type { Manager } from '../inventory/model.js';
 import { hostPaths, labPaths } from './names.js';
 import { runsSystemd, type LabPlan } from './plan.js';
+import type { SuiteVersions } from './roots.js';
+import { formatVersions, type Suite } from './suites.js';
 
 export interface LabHostInfo {
   readonly id: number;
@@ -20,6 +22,10 @@ export interface LabHostInfo {
   readonly namespace: string;
   /** sshd's log, with one "Accepted publickey" line per login. */
   readonly sshdLog: string;
+  /** The Debian release whose root the host runs on (lab up --suite); absent: the machine's own /usr. */
+  readonly suite?: Suite;
+  /** On a suite: its managers' versions, as `NM 1.52.1, systemd 257.13, …`. */
+  readonly versions?: string;
 }
 
 export interface LabInfo {
@@ -37,7 +43,7 @@ export interface LabInfo {
   readonly hosts: readonly LabHostInfo[];
 }
 
-export function labInfo(plan: LabPlan): LabInfo {
+export function labInfo(plan: LabPlan, roots?: SuiteVersions): LabInfo {
   const paths = labPaths(plan.name);
   return {
     name: plan.name,
@@ -60,6 +66,7 @@ export function labInfo(plan: LabPlan): LabInfo {
       nics: h.nics.map((n) => ({ iface: n.iface, address: n.address, prefixLength: n.prefixLength })),
       namespace: h.namespace,
       sshdLog: hostPaths(plan.name, h.id).sshdLog,
+      ...(h.suite !== undefined ? { suite: h.suite, versions: formatVersions(roots?.[h.suite] ?? {}) } : {}),
     })),
   };
 }

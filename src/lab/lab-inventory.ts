@@ -34,7 +34,7 @@ export function renderLabInventory(plan: LabPlan): string {
       if (isMap(pair.value)) {
         pair.value.flow = true;
         const host = plan.hosts.find((h) => String(h.id) === String((pair.key as { value?: unknown }).value));
-        if (host) pair.value.comment = ` ${emulationLabel(host.manager, runsSystemd(host) && plan.networkDaemons, host.fresh)}`;
+        if (host) pair.value.comment = ` ${emulationLabel(host.manager, runsSystemd(host) && plan.networkDaemons, host.fresh, host.suite)}`;
       }
     }
   }

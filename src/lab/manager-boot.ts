@@ -62,6 +62,38 @@ export function udevSysctlLines(host: LabHost): string {
 /** What udev's rule runs (Debian's path; /lib is /usr/lib on merged-/usr systems). */
 const UDEV_SYSCTL = '/lib/systemd/systemd-sysctl';
 
+/**
+ * Once the manager has brought the NICs up: NIC 1's main-table route to the fabric subnet is the one
+ * the kernel uses — the first of the equal routes — as on the seeds' machines, whatever order the
+ * daemon configured the NICs in (networkd 252 goes by descending ifindex, 257 does not). Where another
+ * NIC's route comes first, each route of NICs 2.. is deleted and appended again as it was: the same
+ * routes, with the same attributes, only in NIC order. A host's daemons keep what they made.
+ */
+export function nic1RouteFirst(plan: LabPlan, host: LabHost): string {
+  const nics = configuredNics(host);
+  if (nics.length < 2) return '';
+  const subnet = plan.fabric.subnet;
+  return `# The seeds' failure: NIC 1's route to ${subnet} first in main, whatever order the manager went in.
+# route_last NIC: NIC's routes to the subnet deleted and appended again, exactly as ip prints them.
+route_last() {
+	nic=$1
+	ip -4 -o route show table main exact ${subnet} dev "$nic" | sed 's/ linkdown//; s/ dead//' >"$B/route-order"
+	while read -r route; do
+		# shellcheck disable=SC2086 # the route's own words
+		set -- $route
+		{ ip -4 route del table main "$@" dev "$nic" && ip -4 route append table main "$@" dev "$nic"; } || status=1
+	done <"$B/route-order"
+}
+first=$(ip -4 -o route show table main exact ${subnet} | head -n 1)
+case "$first " in
+*" dev ${nics[0]!.iface} "*) ;;
+*)
+${nics.slice(1).map((n) => `\troute_last ${n.iface}`).join('\n')}
+	;;
+esac
+`;
+}
+
 /** Fabric addresses in NIC order, so the main table lists NIC 1's subnet route first — the seeds' failure. */
 export function fabricUpBatch(host: LabHost): string[] {
   return configuredNics(host).flatMap((n) => [`link set ${n.iface} up`, `address add ${n.address}/${n.prefixLength} dev ${n.iface}`]);
@@ -156,16 +188,16 @@ export const MANAGER_DAEMON: Readonly<Record<Exclude<LabHost['manager'], 'ifupdo
  * `systemctl restart NetworkManager` / `systemctl restart systemd-networkd` do — D-Bus, the
  * dispatchers and the kernel state stay. ifupdown has no daemon: `ifdown` and `ifup` every fabric NIC.
  */
-export function renderManagerRestartScript(host: LabHost): string {
+export function renderManagerRestartScript(plan: LabPlan, host: LabHost): string {
   const head = `set -u
 status=0
 ${DIRS}
 `;
-  if (host.manager === 'ifupdown') return `${head}${host.nics.map((n) => `ifdown ${n.iface} 2>&1 || status=$?\nifup -v ${n.iface} 2>&1 || status=$?`).join('\n')}\nexit "$status"\n`;
+  if (host.manager === 'ifupdown') return `${head}${host.nics.map((n) => `ifdown ${n.iface} 2>&1 || status=$?\nifup -v ${n.iface} 2>&1 || status=$?`).join('\n')}\n${nic1RouteFirst(plan, host)}exit "$status"\n`;
   const start = host.manager === 'networkmanager' ? START_NETWORK_MANAGER : `${START_NETWORKD}${awaitRoutable(host)}\n`;
   return `${head}${START}
 ${AWAIT}
-${start}exit "$status"
+${start}${nic1RouteFirst(plan, host)}exit "$status"
 `;
 }
 
@@ -193,7 +225,7 @@ ${systemdMark}${sysctlLines(host)}
   return `${head}status=0
 ${udevSysctlLines(host)}
 ${helpers}
-${manager}${timers}exit "$status"
+${manager}${nic1RouteFirst(plan, host)}${timers}exit "$status"
 `;
 }
 

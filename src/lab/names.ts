@@ -105,6 +105,8 @@ export interface HostPaths {
   /** Overlay upper directory mirrors the host's `/`: `upper/etc/...`. */
   readonly upper: string;
   readonly work: string;
+  /** A host on a suite: where its root overlay is mounted before it becomes its `/` (scripts.ts). */
+  readonly newRoot: string;
   readonly root: string;
   readonly run: string;
   /** Bind-mounted mount and UTS namespace files (kept alive without a process). */
@@ -125,6 +127,7 @@ export function hostPaths(name: string, id: number): HostPaths {
     dir,
     upper: `${dir}/upper`,
     work: `${dir}/work`,
+    newRoot: `${dir}/rootfs`,
     root: `${dir}/root`,
     run: `${dir}/run`,
     mountNs: `${dir}/mnt`,

@@ -10,6 +10,7 @@ import type { Fleet, Manager, Pair } from '../inventory/model.js';
 import { foldHosts } from '../inventory/select.js';
 import { checkLabName, DEFAULT_LAB_NAME, fabricPortName, gpuNodeInterfaces, hostNamespace, labDir, mgmtPortName, rootLinkName, switchNamespace } from './names.js';
 import { DEFAULT_CONTROLLER_ADDRESS, DEFAULT_MGMT_SUBNET, parseControllerAddress, parseMgmtSubnet } from './options.js';
+import { DEFAULT_ROOTS_DIR, type Suite } from './suites.js';
 
 export interface LabNic {
   readonly index: number;
@@ -52,6 +53,11 @@ export interface LabHost {
    * nothing configures them (fresh.ts). Absent in the state of labs brought up before.
    */
   readonly fresh?: boolean;
+  /**
+   * The Debian release whose whole root the host runs on (lab up --suite; suites.ts); absent: the
+   * machine's own /usr, as every host of a lab brought up before suites ran.
+   */
+  readonly suite?: Suite;
 }
 
 export interface LabPlan {
@@ -73,6 +79,8 @@ export interface LabPlan {
    * host (the benchmark's).
    */
   readonly networkDaemons: boolean;
+  /** Where the suites' roots are cached (suites.ts); present when a host runs on a suite. */
+  readonly rootsDir?: string;
 }
 
 export interface LabPlanInput {
@@ -98,6 +106,10 @@ export interface LabPlanInput {
   readonly noSystemd?: readonly number[];
   /** Hosts as a new machine arrives: fabric NICs without address or configuration (lab up --fresh). */
   readonly fresh?: readonly number[];
+  /** The Debian release of each host's root (lab up --suite): `all`, or per host (winning over `all`). */
+  readonly suites?: { readonly all?: Suite; readonly hosts?: ReadonlyMap<number, Suite> };
+  /** Default DEFAULT_ROOTS_DIR. */
+  readonly rootsDir?: string;
 }
 
 /**
@@ -121,7 +133,7 @@ export function planLab(input: LabPlanInput): LabPlan {
     const stray = (list ?? []).filter((id) => !ids.includes(id));
     if (stray.length) throw new UsageError(`${option} names host${stray.length > 1 ? 's' : ''} ${foldHosts(stray)}, not in the lab (--hosts ${foldHosts(ids)})`);
   }
-  for (const [option, map] of [['--manager', input.managers], ['--interfaces', input.interfaces], ['--nics', input.nics?.hosts]] as const) {
+  for (const [option, map] of [['--manager', input.managers], ['--interfaces', input.interfaces], ['--nics', input.nics?.hosts], ['--suite', input.suites?.hosts]] as const) {
     const stray = [...(map?.keys() ?? [])].filter((id) => !ids.includes(id));
     if (stray.length) throw new UsageError(`${option} names host${stray.length > 1 ? 's' : ''} ${foldHosts(stray)}, which ${stray.length > 1 ? 'are' : 'is'} not in the lab (--hosts ${foldHosts(ids)})`);
   }
@@ -144,6 +156,7 @@ export function planLab(input: LabPlanInput): LabPlan {
     hosts,
     pairs: fleet.pairs.filter((p) => inLab.has(p.cpu) && inLab.has(p.mem)),
     networkDaemons: input.networkDaemons ?? true,
+    ...(hosts.some((h) => h.suite !== undefined) ? { rootsDir: input.rootsDir ?? DEFAULT_ROOTS_DIR } : {}),
   };
 }
 
@@ -163,6 +176,7 @@ function planHost(id: number, input: LabPlanInput, labName: string, mgmt: Cidr, 
   const option = input.managers?.get(id);
   const fromInventory = known && known.manager !== 'auto' ? known.manager : undefined;
   const [manager, managerFrom]: [Manager, ManagerSource] = option ? [option, 'option'] : fromInventory ? [fromInventory, 'inventory'] : [defaultManager(id), 'default'];
+  const suite = input.suites?.hosts?.get(id) ?? input.suites?.all;
   const asked = input.nics?.hosts?.get(id) ?? input.nics?.all;
   const count = asked ?? known?.nics.length ?? fleet.fabric.nics;
   // The inventory's names fit only its own count; another count asked for gets the lab's names.
@@ -191,6 +205,7 @@ function planHost(id: number, input: LabPlanInput, labName: string, mgmt: Cidr, 
     rdma: !(input.noRdma ?? []).includes(id),
     systemd: (input.networkDaemons ?? true) && !(input.noSystemd ?? []).includes(id),
     ...((input.fresh ?? []).includes(id) ? { fresh: true } : {}),
+    ...(suite !== undefined ? { suite } : {}),
   };
 }
 

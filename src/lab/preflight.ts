@@ -8,7 +8,7 @@ import { delimiter, join } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Manager } from '../inventory/model.js';
 
-export const INSTALL_HINT = 'apt-get install openssh-server iproute2 iputils-ping util-linux ifupdown network-manager netplan.io networkd-dispatcher dbus (or: sudo scripts/setup)';
+export const INSTALL_HINT = 'apt-get install openssh-server iproute2 iputils-ping util-linux ifupdown network-manager netplan.io networkd-dispatcher dbus mmdebstrap (or: sudo scripts/setup)';
 
 /** Command → the Debian/Ubuntu package that ships it. */
 export const LAB_TOOLS: Readonly<Record<string, string>> = {
@@ -49,10 +49,15 @@ export interface PreflightNeeds {
   readonly managers: readonly Manager[];
   /** Whether a host emulates systemd: the lab's systemctl is laid over the real one, which must be there. */
   readonly systemd?: boolean;
+  /** Whether a suite's root must be built first (lab up --suite on a machine without it cached): mmdebstrap. */
+  readonly rootBuilder?: boolean;
 }
 
 /** What hosts that emulate systemd need: the real systemctl, for the stand-in to lie over. */
 export const SYSTEMD_TOOLS: Readonly<Record<string, string>> = { systemctl: 'systemd', bash: 'bash' };
+
+/** What builds a suite's root (suites.ts): mmdebstrap, and flock for its lock. */
+export const ROOT_BUILDER_TOOLS: Readonly<Record<string, string>> = { mmdebstrap: 'mmdebstrap', flock: 'util-linux' };
 
 export interface LabTools {
   /** sshd must be started by absolute path (it re-executes itself). */
@@ -63,7 +68,7 @@ export interface LabTools {
 export function preflightProblems(needs: PreflightNeeds, probe: PreflightProbe, command = 'lab up'): string[] {
   const problems: string[] = [];
   if (!probe.isRoot()) problems.push(rootProblem(command));
-  const tools = Object.assign({}, LAB_TOOLS, ...needs.managers.map((m) => MANAGER_TOOLS[m]), needs.systemd ? SYSTEMD_TOOLS : {}) as Record<string, string>;
+  const tools = Object.assign({}, LAB_TOOLS, ...needs.managers.map((m) => MANAGER_TOOLS[m]), needs.systemd ? SYSTEMD_TOOLS : {}, needs.rootBuilder ? ROOT_BUILDER_TOOLS : {}) as Record<string, string>;
   const missing = Object.entries(tools).filter(([cmd]) => probe.findCommand(cmd) === undefined);
   if (missing.length) {
     problems.push(`${command} needs ${missing.map(([cmd, pkg]) => `${cmd} (${pkg})`).join(', ')}, not found; install with: ${INSTALL_HINT}`);

@@ -36,7 +36,7 @@ export async function labRestartManager(name: string, id: number): Promise<LabRe
       await waitUntil(() => !existsSync(`/proc/${pid}/ns`), 5000);
     }
   }
-  const result = await labExec(plan.name, id, ['sh', '-c', renderManagerRestartScript(host)], { timeoutMs: 90_000 });
+  const result = await labExec(plan.name, id, ['sh', '-c', renderManagerRestartScript(plan, host)], { timeoutMs: 90_000 });
   await new Promise((r) => setTimeout(r, 300));
   const settled = await waitForHooksQuiet(plan.name, id);
   return { id, manager: host.manager, result, settled, ok: result.code === 0 && settled };

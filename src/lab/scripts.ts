@@ -11,6 +11,7 @@ import { disableIpv6, HOST_BOOT_DIR, renderNetworkBootScript } from './manager-b
 import { SYSTEMCTL_STANDIN_PATH } from './systemctl-standin.js';
 import { PID1_COMM_PATH } from './emulation.js';
 import { IPOIB_MTU } from './rdma-emulation.js';
+import { DEFAULT_ROOTS_DIR, suiteRoot } from './suites.js';
 
 export const HOOK_PATH_ENV = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -69,9 +70,12 @@ export function renderHostStartScript(plan: LabPlan, host: LabHost, sshd: string
   return `set -eu
 ssh-keygen -q -t ed25519 -N '' -C ${shellQuote(`root@${host.name}`)} -f ${shellQuote(key)}
 unshare ${shellQuote(`--mount=${p.mountNs}`)} ${shellQuote(`--uts=${p.utsNs}`)} --propagation private sh -euc ${shellQuote(renderMountScript(plan, host))}
-${shellCommand(enterArgs(plan.name, host.id))} sh -euc ${shellQuote(renderBootScript(plan, host, sshd))}
+${shellCommand(enterArgs(plan.name, host.id))} sh -euc ${shellQuote(renderBootScript(plan, host, host.suite !== undefined ? SUITE_SSHD : sshd))}
 `;
 }
+
+/** Where Debian's openssh-server puts sshd, in every suite's root. */
+const SUITE_SSHD = '/usr/sbin/sshd';
 
 /** `nsenter` into a host: its mount, UTS and network namespaces. */
 export function enterArgs(lab: string, id: number): string[] {
@@ -84,27 +88,17 @@ export function enterArgs(lab: string, id: number): string[] {
  * of namespace files — other hosts' and other labs' — since a copy keeps that namespace, and with it
  * a lab's links and routes, alive after `lab down`. Then /etc becomes an overlay whose network-
  * manager trees hold only this host's files, and /root, /run and node_exporter's textfile
- * directory become the host's own.
+ * directory become the host's own. A host on a suite gets its whole root instead (suiteMounts).
  */
 export function renderMountScript(plan: LabPlan, host: LabHost): string {
   const p = hostPaths(plan.name, host.id);
+  if (host.suite !== undefined) return suiteMounts(plan, host);
   return `up=${shellQuote(p.upper)}
 awk ${shellQuote(namespaceFileMounts())} /proc/self/mountinfo | xargs -r umount -l 2>/dev/null || true
 echo ${shellQuote(host.name)} > /proc/sys/kernel/hostname
 mount -t overlay ibfleet-lab -o ${shellQuote(`lowerdir=/etc,upperdir=${p.upper}/etc,workdir=${p.work}`)} /etc
-# Keep only what the upper layer (this host's files) holds.
-prune() {
-	if [ ! -e "$up$1" ] && [ ! -L "$up$1" ]; then rm -rf -- "$1"; return 0; fi
-	if [ -d "$1" ] && [ ! -L "$1" ]; then
-		for f in "$1"/* "$1"/.[!.]* "$1"/..?*; do
-			if [ -e "$f" ] || [ -L "$f" ]; then prune "$f"; fi
-		done
-	fi
-	return 0
-}
-for t in ${MANAGED_TREES.map(shellQuote).join(' ')} /etc/ssh/ssh_host_*; do
-	if [ -e "$t" ] || [ -L "$t" ]; then prune "$t"; fi
-done
+${PRUNE}
+prune_trees ''
 mount --bind ${shellQuote(p.root)} /root
 # node_exporter's textfile directory (Debian's prometheus-node-exporter) is the host's own, where the
 # machine has one: what a host writes there (ibfleet's monitor: prometheus) never reaches the machine.
@@ -112,10 +106,70 @@ if [ -d /var/lib/prometheus ]; then
 	mount -t tmpfs -o mode=0755,size=1m ibfleet-lab-prometheus /var/lib/prometheus
 	mkdir -m 0755 /var/lib/prometheus/node-exporter
 fi
-${host.rdma !== false ? `# rping and ibv_devinfo: the lab's stand-ins (src/lab/rping-standin.py, ibv-devinfo-standin.ts), on the PATH of this host alone.
-mount -t overlay ibfleet-lab-bin -o ${shellQuote(`ro,lowerdir=${plan.dir}/bin:/usr/bin`)} /usr/bin
-` : ''}${host.manager === 'networkmanager' && plan.networkDaemons ? `mount --bind ${shellQuote(p.nmState)} /var/lib/NetworkManager\n` : ''}${renderSystemdMounts(p.run, host)}# Last: the lab's paths under the machine's /run are out of sight after it.
+${labBinMount(plan, host, '')}${nmStateMount(plan, host, '')}${renderSystemdMounts(p.run, host)}# Last: the lab's paths under the machine's /run are out of sight after it.
 mount --bind ${shellQuote(p.run)} /run
+`;
+}
+
+/**
+ * A host on a Debian suite: an overlay of the suite's cached root (read-only below, the host's own
+ * directory above — the same upper layer that holds its /etc files) becomes the host's `/` by
+ * pivot_root, and the machine's tree is detached from the namespace altogether, so every program
+ * the host runs — its managers, sshd, python3, mount — is the suite's. The lab's pieces are laid in
+ * before the pivot, while the machine's paths are still in sight.
+ */
+function suiteMounts(plan: LabPlan, host: LabHost): string {
+  const p = hostPaths(plan.name, host.id);
+  // A plain absolute path (roots.ts checks $IBFLEET_LAB_ROOTS): safe inside the quotes below.
+  const root = suiteRoot(plan.rootsDir ?? DEFAULT_ROOTS_DIR, host.suite!);
+  return `up=${shellQuote(p.upper)}
+R=${shellQuote(p.newRoot)}
+echo ${shellQuote(host.name)} > /proc/sys/kernel/hostname
+mount -t overlay ibfleet-lab-root -o "lowerdir=${root},upperdir=$up,workdir=${p.work}" "$R"
+${PRUNE}
+prune_trees "$R"
+mount --bind ${shellQuote(p.root)} "$R/root"
+mount -t proc proc "$R/proc"
+mount --rbind /dev "$R/dev"
+${labBinMount(plan, host, '"$R"')}${nmStateMount(plan, host, '"$R"')}mount --bind ${shellQuote(p.run)} "$R/run"
+# The suite's tree becomes / (put_old on top of it, then detached: nothing of the machine stays).
+cd "$R"
+pivot_root . .
+umount -l .
+cd /
+${renderSystemdMounts('/run', host)}`;
+}
+
+/** Removes, under the root $1, whatever of MANAGED_TREES and the host keys the host's upper layer does not hold. */
+const PRUNE = `# Keep only what the upper layer (this host's files) holds.
+prune() {
+	if [ ! -e "$up\${1#"$R"}" ] && [ ! -L "$up\${1#"$R"}" ]; then rm -rf -- "$1"; return 0; fi
+	if [ -d "$1" ] && [ ! -L "$1" ]; then
+		for f in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+			if [ -e "$f" ] || [ -L "$f" ]; then prune "$f"; fi
+		done
+	fi
+	return 0
+}
+prune_trees() {
+	R=$1
+	for t in ${MANAGED_TREES.map((t) => `"$R"${shellQuote(t)}`).join(' ')} "$R"/etc/ssh/ssh_host_*; do
+		if [ -e "$t" ] || [ -L "$t" ]; then prune "$t"; fi
+	done
+}`;
+
+/** rping and ibv_devinfo: the lab's stand-ins, on the PATH of an RDMA host alone. */
+function labBinMount(plan: LabPlan, host: LabHost, root: string): string {
+  if (host.rdma === false) return '';
+  return `# rping and ibv_devinfo: the lab's stand-ins (src/lab/rping-standin.py, ibv-devinfo-standin.ts), on the PATH of this host alone.
+mount -t overlay ibfleet-lab-bin -o "ro,lowerdir=${plan.dir}/bin:${root}/usr/bin" ${root}/usr/bin
+`;
+}
+
+/** NetworkManager's state (timestamps, secret key) is the host's own. */
+function nmStateMount(plan: LabPlan, host: LabHost, root: string): string {
+  if (host.manager !== 'networkmanager' || !plan.networkDaemons) return '';
+  return `mount --bind ${shellQuote(hostPaths(plan.name, host.id).nmState)} ${root}/var/lib/NetworkManager
 `;
 }
 

@@ -5,11 +5,15 @@ import { UsageError } from '../errors.js';
 import { foldHosts } from '../inventory/select.js';
 import { DEFAULT_LAB_NAME, LAB_ROOT, checkLabName, hostPaths, isLabName, labNameOption, labPaths } from './names.js';
 import type { LabPlan } from './plan.js';
+import type { SuiteVersions } from './roots.js';
+import { formatVersions } from './suites.js';
 
 export interface LabState {
   /** `starting` until every host's sshd answers; a lab left `starting` crashed during `up`. */
   readonly status: 'starting' | 'up';
   readonly plan: LabPlan;
+  /** Package versions of the suites' roots the hosts run on (absent: every host on the machine's /usr). */
+  readonly roots?: SuiteVersions;
 }
 
 export async function readLabState(name: string): Promise<LabState | undefined> {
@@ -40,6 +44,8 @@ export interface LabSummary {
   readonly identity: string;
   /** Hosts of a lab that is up whose sshd no longer runs: the machine restarted (its processes ended, the lab's files stayed), or someone stopped it. */
   readonly hostsWithoutSshd: readonly number[];
+  /** What each host runs: its manager, and the suite whose root it runs on with that root's versions. */
+  readonly hostSystems: readonly { readonly id: number; readonly manager: string; readonly suite?: string; readonly versions?: string }[];
 }
 
 /** The pid a lab host's sshd wrote, if it did (sshd removes the file when it stops). */
@@ -59,12 +65,13 @@ export async function labSummaries(): Promise<LabSummary[]> {
   const names = existsSync(LAB_ROOT) ? (await readdir(LAB_ROOT)).filter(isLabName).sort() : [];
   const states = (await Promise.all(names.map(readLabState))).filter((s): s is LabState => s !== undefined);
   return Promise.all(
-    states.map(async ({ status, plan }) => {
+    states.map(async ({ status, plan, roots }) => {
       const paths = labPaths(plan.name);
       const hosts = plan.hosts.map((h) => h.id);
       const running = status === 'up' ? await Promise.all(hosts.map((id) => sshdRuns(plan.name, id))) : hosts.map(() => true);
       const hostsWithoutSshd = hosts.filter((_, i) => !running[i]);
-      return { name: plan.name, status, hosts, mgmtSubnet: plan.mgmtSubnet, rootLink: plan.rootLink, inventory: paths.inventory, knownHosts: paths.knownHosts, identity: paths.identity, hostsWithoutSshd };
+      const hostSystems = plan.hosts.map((h) => ({ id: h.id, manager: h.manager, ...(h.suite !== undefined ? { suite: h.suite, versions: formatVersions(roots?.[h.suite] ?? {}) } : {}) }));
+      return { name: plan.name, status, hosts, mgmtSubnet: plan.mgmtSubnet, rootLink: plan.rootLink, inventory: paths.inventory, knownHosts: paths.knownHosts, identity: paths.identity, hostsWithoutSshd, hostSystems };
     }),
   );
 }

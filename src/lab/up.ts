@@ -25,6 +25,8 @@ import { raiseNeighbourTable } from './neigh.js';
 import { hasRdma, writeRpingStandIn, writeSysfsLayer } from './rdma.js';
 import { labSummaries, writeLabState } from './state.js';
 import { run, runOk } from './system.js';
+import { ensureSuiteRoots, hasRoot, rootsDirFrom, type SuiteVersions } from './roots.js';
+import type { Suite } from './suites.js';
 
 type HostMap<T> = ReadonlyMap<number, T> | Readonly<Record<number, T>>;
 
@@ -53,6 +55,8 @@ export interface LabUpOptions {
   readonly noSystemd?: readonly number[];
   /** Hosts as a new machine arrives: fabric NICs present, no address and no configuration for them. */
   readonly fresh?: readonly number[];
+  /** The Debian release of hosts' roots (lab up --suite): `all`, or per host; default the machine's own /usr. */
+  readonly suites?: { readonly all?: Suite; readonly hosts?: HostMap<Suite> };
   /** Hosts started at once (default 8: the work is mostly short processes waiting on the kernel). */
   readonly concurrency?: number;
   readonly probe?: PreflightProbe;
@@ -87,19 +91,26 @@ export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
     ...(options.noRdma ? { noRdma: options.noRdma } : {}),
     ...(options.noSystemd ? { noSystemd: options.noSystemd } : {}),
     ...(options.fresh ? { fresh: options.fresh } : {}),
+    ...(options.suites ? { suites: { ...(options.suites.all !== undefined ? { all: options.suites.all } : {}), ...(options.suites.hosts ? { hosts: toMap(options.suites.hosts)! } : {}) } } : {}),
+    rootsDir: rootsDirFrom(),
   });
-  const managers = plan.networkDaemons ? [...new Set(plan.hosts.map((h) => h.manager))] : [];
-  const tools = checkPreflight({ managers, systemd: plan.hosts.some(runsSystemd) }, options.probe);
+  // The machine's managers and systemctl matter for the hosts on its own /usr only.
+  const own = plan.hosts.filter((h) => h.suite === undefined);
+  const suites = [...new Set(plan.hosts.flatMap((h) => (h.suite !== undefined ? [h.suite] : [])))];
+  const toBuild = suites.filter((s) => !hasRoot(plan.rootsDir!, s));
+  const managers = plan.networkDaemons ? [...new Set(own.map((h) => h.manager))] : [];
+  const tools = checkPreflight({ managers, systemd: own.some(runsSystemd), ...(toBuild.length ? { rootBuilder: true } : {}) }, options.probe);
+  const roots = suites.length ? await ensureSuiteRoots(plan.rootsDir!, suites, options.onStep ?? (() => undefined)) : undefined;
   await refuseLeftovers(plan);
   await refuseRouteConflict(plan);
   await claimStateDir(plan);
   try {
-    await build(plan, tools, options);
+    await build(plan, tools, options, roots);
   } catch (error) {
     await labDown(plan.name).catch(() => undefined);
     throw error;
   }
-  return labInfo(plan);
+  return labInfo(plan, roots);
 }
 
 async function refuseLeftovers(plan: LabPlan): Promise<void> {
@@ -155,13 +166,13 @@ async function claimStateDir(plan: LabPlan): Promise<void> {
   }
 }
 
-async function build(plan: LabPlan, tools: LabTools, options: LabUpOptions): Promise<void> {
+async function build(plan: LabPlan, tools: LabTools, options: LabUpOptions, roots: SuiteVersions | undefined): Promise<void> {
   const step = options.onStep ?? (() => undefined);
   const paths = labPaths(plan.name);
   // Mount-namespace files can only be bound inside a private mount.
   await runOk('lab up: private mount', ['mount', '--bind', plan.dir, plan.dir]);
   await runOk('lab up: private mount', ['mount', '--make-private', plan.dir]);
-  await writeLabState({ status: 'starting', plan });
+  await writeLabState({ status: 'starting', plan, ...(roots ? { roots } : {}) });
   await runOk('lab up: lab key', ['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', `ibfleet-lab-${plan.name}`, '-f', paths.identity]);
   const publicKey = await readFile(`${paths.identity}.pub`, 'utf8');
 
@@ -198,13 +209,13 @@ async function build(plan: LabPlan, tools: LabTools, options: LabUpOptions): Pro
   const keys = await Promise.all(plan.hosts.map(async (h) => ({ address: h.address, publicKey: await readFile(`${hostPaths(plan.name, h.id).upper}${HOST_KEY_VIEW_PATH}.pub`, 'utf8') })));
   await writeFile(paths.knownHosts, renderKnownHosts(keys), { mode: 0o644 });
   await writeFile(paths.inventory, renderLabInventory(plan), { mode: 0o644 });
-  await writeLabState({ status: 'up', plan });
+  await writeLabState({ status: 'up', plan, ...(roots ? { roots } : {}) });
 }
 
 async function writeHostFiles(plan: LabPlan, id: number, publicKey: string): Promise<void> {
   const host = plan.hosts.find((h) => h.id === id)!;
   const p = hostPaths(plan.name, id);
-  for (const dir of [`${p.upper}/etc`, p.work, p.root, p.run, p.nmState]) await mkdir(dir, { recursive: true, mode: 0o755 });
+  for (const dir of [`${p.upper}/etc`, p.work, p.root, p.run, p.nmState, ...(host.suite !== undefined ? [p.newRoot] : [])]) await mkdir(dir, { recursive: true, mode: 0o755 });
   await chmod(p.root, 0o700);
   const view = renderHostView(plan, host, publicKey);
   for (const d of view.dirs) {

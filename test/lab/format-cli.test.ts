@@ -79,6 +79,7 @@ describe('what lab list prints', () => {
     knownHosts: `/run/ibfleet-lab/${name}/known_hosts`,
     identity: `/run/ibfleet-lab/${name}/id_ed25519`,
     hostsWithoutSshd,
+    hostSystems: hosts.map((id) => ({ id, manager: 'netplan' })),
   });
 
   it('a row per lab: name, status, hosts folded, subnet, inventory; a crashed one with its remedy', () => {
@@ -113,7 +114,28 @@ describe('what lab list prints', () => {
       knownHosts: '/run/ibfleet-lab/demo/known_hosts',
       identity: '/run/ibfleet-lab/demo/id_ed25519',
       hostsWithoutSshd: [],
+      hostSystems: [
+        { id: 16, manager: 'netplan' },
+        { id: 34, manager: 'netplan' },
+      ],
     });
+  });
+
+  it('under a lab with suite hosts: each host\'s manager, suite and versions, hosts alike folded', () => {
+    const trixie = 'NM 1.52.1, systemd 257.13, netplan 1.1.2';
+    const lab = { ...summary('gens', 'up', [1, 2, 3, 16], 4), hostSystems: [
+      { id: 1, manager: 'netplan', suite: 'trixie', versions: trixie },
+      { id: 2, manager: 'netplan', suite: 'trixie', versions: trixie },
+      { id: 3, manager: 'networkmanager', suite: 'bullseye', versions: 'NM 1.30.6' },
+      { id: 16, manager: 'networkmanager' },
+    ] };
+    expect(formatLabListText([lab]).split('\n').slice(2)).toEqual([
+      'lab gens:',
+      `  hosts 1-2: netplan on trixie (Debian 13): ${trixie}`,
+      '  host 3: networkmanager on bullseye (Debian 11): NM 1.30.6',
+      "  host 16: networkmanager on this machine's own /usr",
+      '',
+    ]);
   });
 });
 
@@ -167,6 +189,9 @@ describe('ibfleet lab on the command line', () => {
     [['lab', 'up', '--manager', '34=systemd'], /unknown manager "systemd"/],
     [['lab', 'up', '--mgmt-subnet', '198.18.0.0/28'], /between \/8 and \/24/],
     [['lab', 'up', '--name', 'Bad'], /lab name "Bad" is not allowed/],
+    [['lab', 'up', '--suite', 'sid'], /--suite sid: "sid" is not a suite the lab builds; use one of bullseye, bookworm, trixie/],
+    [['lab', 'up', '--suite', '16=buster'], /--suite 16=buster: "buster" is not a suite the lab builds; use one of bullseye, bookworm, trixie/],
+    [['lab', 'up', '--hosts', '16,34', '--suite', '40=trixie'], /--suite names host 40, which is not in the lab \(--hosts 16,34\)/],
     [['lab', 'reboot', '0', '--name', 'no-such-lab'], /lab no-such-lab is not up \((no lab is up on this machine|labs up here: .*)\); start it with: ibfleet lab up --name no-such-lab/],
   ])('%j is a usage error (exit 2, nothing created)', async (argv, message) => {
     const result = await ibfleet(argv);

@@ -40,6 +40,7 @@ export const TEST_LAB_OCTETS = {
   'e2e-multirail': 30,
   'e2e-fit': 220,
   'e2e-generations': 20,
+  'e2e-suites': 180,
 } as const;
 
 export interface TestLab {

@@ -133,7 +133,7 @@ describe('lab options', () => {
 
 describe('a lab that is not up: the message names the next step', () => {
   const lab = (name: string, status: 'up' | 'starting' = 'up') =>
-    ({ name, status, hosts: [16, 34, 40], mgmtSubnet: '198.18.7.0/24', rootLink: `ibfl-${name}`, inventory: '', knownHosts: '', identity: '', hostsWithoutSshd: [] }) as const;
+    ({ name, status, hosts: [16, 34, 40], mgmtSubnet: '198.18.7.0/24', rootLink: `ibfl-${name}`, inventory: '', knownHosts: '', identity: '', hostsWithoutSshd: [], hostSystems: [] }) as const;
   it.each([
     {
       case: 'no --name while exactly one other lab is up: its --name',

@@ -21,7 +21,7 @@ describe('lab up preflight', () => {
 
   it('names each missing tool with its package and the install command', () => {
     expect(preflightProblems({ managers: [] }, probe({ missing: ['sshd', 'ping'] }))).toEqual([
-      'lab up needs sshd (openssh-server), ping (iputils-ping), not found; install with: apt-get install openssh-server iproute2 iputils-ping util-linux ifupdown network-manager netplan.io networkd-dispatcher dbus (or: sudo scripts/setup)',
+      'lab up needs sshd (openssh-server), ping (iputils-ping), not found; install with: apt-get install openssh-server iproute2 iputils-ping util-linux ifupdown network-manager netplan.io networkd-dispatcher dbus mmdebstrap (or: sudo scripts/setup)',
     ]);
   });
 
