@@ -72,6 +72,8 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
     const secrets: string[] = [];
     // The log starts once the request passed every check that needs no machine: with the first contact.
     let log: RunLog | undefined;
+    // Hosts whose name is the machine's own, unknown until discovery: shown by number until then.
+    let unnamed: ReadonlySet<number> = new Set();
     const report = await runOnboard({
       request: opts,
       inventory,
@@ -81,14 +83,15 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
       timeoutMs: globals.timeout * 1000,
       interrupt,
       events: {
-        onStart: (hosts) => {
+        onStart: (hosts, names) => {
+          unnamed = names;
           log = startRunLog(io, globals, 'onboard', () => secrets);
-          say(onboardStartLine(opts.owner, hosts, globals.inventory));
+          say(onboardStartLine(opts.owner, hosts, globals.inventory, unnamed));
         },
         discovery: {
           onHostStart: (...a) => log?.events.onHostStart?.(...a),
           onStage: (host, stage, at) => {
-            if (stage === 'wait') say(discoveryWaitLine(host));
+            if (stage === 'wait') say(discoveryWaitLine(host, unnamed));
             log?.events.onStage?.(host, stage, at);
           },
           onHostDone: (...a) => log?.events.onHostDone?.(...a),

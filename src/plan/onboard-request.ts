@@ -35,6 +35,15 @@ function nameFor(request: OnboardRequest, role: OnboardRole, fleet: Fleet, hostn
   return chooseName({ flag: roleNameFlag(request, role), inventory: hostById(fleet, id)?.name, hostname, taken, role, id });
 }
 
+/**
+ * Whether the host's name waits for discovery: no --cpu-name / --mem-name and no inventory entry,
+ * so it will be what the machine calls itself. Until then it has no name worth printing — a
+ * provisional cpuserverN would be contradicted by the nodeN written a moment later.
+ */
+export function nameWaitsForDiscovery(request: OnboardRequest, role: OnboardRole, fleet: Fleet): boolean {
+  return roleNameFlag(request, role) === undefined && hostById(fleet, roleId(request, role)) === undefined;
+}
+
 export function roleId(request: OnboardRequest, role: OnboardRole): number {
   return role === 'cpu' ? request.cpu : request.mem;
 }

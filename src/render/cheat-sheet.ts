@@ -1,6 +1,6 @@
 /**
  * The student's cheat sheet as data: their machine pair, each NIC's interface and address, and the
- * exact ping and rping commands that work now — in the seeds' own form (`ping -I ibs5f0 172.16.34.1`,
+ * exact ping and rping commands that work now — in the seeds' own form (`ping -c 3 -I ibs5f0 172.16.34.1`,
  * `rping -s -a … -p … -v` on one machine, `rping -c -I … -a … -C 10 -v` on the other), each marked
  * with what verify saw when it ran it just now. Pure; --json shows it as is, src/ui/text/cheat-sheet.ts
  * as text.
@@ -8,6 +8,9 @@
 import type { Host, Manager } from '../inventory/model.js';
 import type { CellEnd, MatrixCell } from '../vocabulary.js';
 import { RPING_BASE_PORT } from './verify-commands.js';
+
+/** Pings a student's ping sends: without -c it runs until Ctrl-C, and a newcomer may not know to press it. */
+export const CHEAT_SHEET_PING_COUNT = 3;
 
 /** Pings a student's rping client sends; enough to see it work, bounded so it ends on its own. */
 export const CHEAT_SHEET_RPING_COUNT = 10;
@@ -88,7 +91,7 @@ export function buildCheatSheet(input: CheatSheetInput): CheatSheet {
     [input.mem, input.cpu],
   ];
   const ping: CheatCommand[] = directions.flatMap(([a, b]) =>
-    ends(a).flatMap((from) => ends(b).map((to) => ({ on: a.name, command: `ping -I ${from.iface} ${to.ip}`, from, to, ...verdict(input.cells, 'ping', from, to) }))),
+    ends(a).flatMap((from) => ends(b).map((to) => ({ on: a.name, command: `ping -c ${CHEAT_SHEET_PING_COUNT} -I ${from.iface} ${to.ip}`, from, to, ...verdict(input.cells, 'ping', from, to) }))),
   );
   // Servers on the memory server first: the seeds' direction (the CPU server is the client).
   const rping: RpingServer[] = directions.flatMap(([client, server]) =>

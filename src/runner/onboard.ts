@@ -19,7 +19,7 @@ import { HOST_OVERRIDES } from '../steps/registry.js';
 import { hostById, type Fleet, type Host } from '../inventory/model.js';
 import { readProbe } from '../plan/change-output.js';
 import { discoverHost, factsUnderFoundNames, ONBOARD_ROLES, type HostDiscovery } from '../plan/onboard.js';
-import { discoveredAddition, provisionalAddition, roleId, roleManagerFlag, type OnboardRequest } from '../plan/onboard-request.js';
+import { discoveredAddition, nameWaitsForDiscovery, provisionalAddition, roleId, roleManagerFlag, type OnboardRequest } from '../plan/onboard-request.js';
 import { lockedMessage } from '../plan/change-output.js';
 import { missingPrerequisite, probeWants, providesNics } from '../plan/host-plan.js';
 import { refusedBeforeContact, summarize, type InventoryChange, type OnboardOutcome, type OnboardReport } from '../plan/onboard-summary.js';
@@ -38,9 +38,10 @@ import { runVerify } from './verify.js';
 
 export interface OnboardEvents {
   /** The request passed every check that needs no host: these are the machines to contact. */
-  onStart?(hosts: readonly HostRef[]): void;
+  onStart?(hosts: readonly HostRef[], unnamed: ReadonlySet<number>): void;
   /** Discovery's host events (connect, probe). */
   readonly discovery?: RunEvents;
+  /** `host` under the name onboard will write for it (the machine's own, when nothing else names it). */
   onDiscovered?(discovery: HostDiscovery, host: HostRef): void;
   /** Deploy and verify are each a run of their own with a fresh display (one TUI shows one run). */
   phase?(name: 'deploy' | 'verify'): Promise<RunDisplay>;
@@ -131,12 +132,14 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
   const file = inventory.path;
 
   const original = await inventory.read();
-  const provisional = planInventoryAddition(original, file, inventory.baseDir, provisionalAddition(request, loadInventory(original, file, inventory.baseDir, HOST_OVERRIDES), file), HOST_OVERRIDES);
+  const before = loadInventory(original, file, inventory.baseDir, HOST_OVERRIDES);
+  const provisional = planInventoryAddition(original, file, inventory.baseDir, provisionalAddition(request, before, file), HOST_OVERRIDES);
   if (!provisional.ok) throw new UsageError(refusedBeforeContact(provisional.conflicts, file));
   const report = new ReportBuilder(request, file, pairHosts(request, provisional.fleet), () => now() - started);
 
   const transport = sharedSessions(await options.transport(provisional.fleet));
-  events.onStart?.(report.hosts.map(hostRef));
+  const unnamed = new Set(ONBOARD_ROLES.filter((role) => nameWaitsForDiscovery(request, role, before)).map((role) => roleId(request, role)));
+  events.onStart?.(report.hosts.map(hostRef), unnamed);
   let held = new Map<number, Discovered>();
   try {
     // 1. Discover: connect and run the read-only probe; nothing on the hosts changes.
@@ -199,16 +202,17 @@ async function deployAndVerify(run: OnboardRun, found: ReadonlyMap<number, Disco
 function decide(run: OnboardRun, found: ReadonlyMap<number, Discovered>): { ok: true; discovered: HostDiscovery[]; addition: InventoryAddition; planned: Planned } | { ok: false; problems: readonly string[] } {
   const { options, provisional, report } = run;
   const { request, inventory, playbook } = options;
-  const discovered = pairHosts(request, provisional.fleet).map((host, i) => {
+  const hosts = pairHosts(request, provisional.fleet);
+  const discovered = hosts.map((host, i) => {
     const role = ONBOARD_ROLES[i]!;
-    const d = discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: found.get(host.id)!.facts, managerFlag: roleManagerFlag(request, role), prerequisite: (manager, facts) => missingPrerequisite(playbook, manager, facts), providesAddresses: providesNics(playbook) });
-    run.events.onDiscovered?.(d, hostRef(host));
-    return d;
+    return discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: found.get(host.id)!.facts, managerFlag: roleManagerFlag(request, role), prerequisite: (manager, facts) => missingPrerequisite(playbook, manager, facts), providesAddresses: providesNics(playbook) });
   });
+  const addition = discoveredAddition(request, discovered, loadInventory(run.original, inventory.path, inventory.baseDir, HOST_OVERRIDES));
+  // Shown under the names written: what the student reads here is what the inventory will say.
+  discovered.forEach((d, i) => run.events.onDiscovered?.(d, { ...hostRef(hosts[i]!), name: addition.hosts[i]!.name }));
   report.note({ discovered });
   const refusals = discovered.flatMap((d) => d.problems.map((p) => `${d.role} ${d.id}: ${p}`));
   if (refusals.length > 0) return { ok: false, problems: refusals };
-  const addition = discoveredAddition(request, discovered, loadInventory(run.original, inventory.path, inventory.baseDir, HOST_OVERRIDES));
   const planned = planInventoryAddition(run.original, inventory.path, inventory.baseDir, addition, HOST_OVERRIDES);
   if (!planned.ok) return { ok: false, problems: planned.conflicts };
   return { ok: true, discovered, addition, planned };

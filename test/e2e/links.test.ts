@@ -134,6 +134,8 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
     const said = (h: (typeof doc.hosts)[number], kind: string) => (h.changes ?? []).filter((c) => c.kind === kind).map((c) => `${c.action} ${c.subject}`);
     expect(doc.hosts.map((h) => said(h, 'link-address'))).toEqual(FRESH.map(() => ['remove ib0', 'remove ib1']));
     expect(doc.hosts.map((h) => said(h, 'main-route'))).toEqual(FRESH.map(() => []));
+    // Counted as deploy counts them, key by key: 8 sysctls set, 8 reset (not "2", the NICs).
+    expect(doc.hosts.map((h) => said(h, 'sysctl'))).toEqual(FRESH.map(() => [...Array(4).fill('reset ib0'), ...Array(4).fill('reset ib1')]));
     expect(await nicState(60)).toBe('/etc/netplan:\n99-netcfg.yaml');
     expect(await nicState(61)).toBe('/etc/netplan:\n01-network-manager-all.yaml');
     expect(await nicState(62)).toBe('/etc/network/interfaces.d:');

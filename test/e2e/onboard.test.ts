@@ -107,19 +107,19 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
 
     // The cheat sheet: the seeds' command forms, with the real interface names.
     expect(doc.cheatSheet.ping.filter((c) => c.on === 'node50').map((c) => c.command)).toEqual([
-      'ping -I ibp1s0 172.16.51.1',
-      'ping -I ibp1s0 172.16.51.2',
-      'ping -I ibp2s0 172.16.51.1',
-      'ping -I ibp2s0 172.16.51.2',
+      'ping -c 3 -I ibp1s0 172.16.51.1',
+      'ping -c 3 -I ibp1s0 172.16.51.2',
+      'ping -c 3 -I ibp2s0 172.16.51.1',
+      'ping -c 3 -I ibp2s0 172.16.51.2',
     ]);
     expect(doc.cheatSheet.ping.every((c) => c.checked === 'ok')).toBe(true);
     expect(doc.cheatSheet.rping[0]).toMatchObject({ on: 'node51', command: 'rping -s -a 172.16.51.1 -p 7174 -v', clients: [{ on: 'node50', command: 'rping -c -I 172.16.50.1 -a 172.16.51.1 -p 7174 -C 10 -v' }, {}] });
     expect(doc.cheatSheet.notes[0]).toMatch(/^rping could not be checked here: no RDMA device/);
 
-    // Every ping command on the sheet works by hand, as the student would type it.
+    // Every ping command on the sheet works by hand, exactly as the student types it, and ends on its own.
     for (const c of doc.cheatSheet.ping) {
       const id = c.on === 'node50' ? 50 : 51;
-      const out = await labExec(NAME, id, ['sh', '-c', `${c.command.replace(/^ping /, 'ping -c 1 -W 1 ')}`]);
+      const out = await labExec(NAME, id, ['sh', '-c', c.command], { timeoutMs: 15_000 });
       expect(out.code, `${c.on}: ${c.command}\n${out.stdout}${out.stderr}`).toBe(0);
     }
   });
@@ -133,7 +133,7 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
     expect(result.stdout).toContain('inventory: ');
     expect(result.stdout).toMatch(/already lists both hosts and the pair; unchanged/);
     expect(result.stdout).toContain(`alice's machine pair\n  cpu  50  node50  ${address(50)}`);
-    expect(result.stdout).toContain('    ping -I ibp2s0 172.16.51.2\n');
+    expect(result.stdout).toContain('    ping -c 3 -I ibp2s0 172.16.51.2\n');
     expect(result.stdout).toContain('on node51:  rping -s -a 172.16.51.2 -p 7174 -v');
     expect(result.stdout).toMatch(/onboard ok: alice's pair node50 \(50\) and node51 \(51\) is deployed and verified/);
   });

@@ -15,6 +15,7 @@ import { complete, type CompletionSources } from '../../src/ui/completion/engine
 import { commandSpec } from '../../src/command-line.js';
 import { CLI } from '../helpers/cli.js';
 import { seedsFleet } from '../lab/fleet.js';
+import { loadInventory } from '../../src/inventory/load.js';
 
 const ROOT = resolve(CLI, '../..');
 const ODD = 'test/fixtures/odd-names.yaml';
@@ -54,12 +55,26 @@ describe('what completes where (the engine)', () => {
     ['ibfleet completion ', ['bash', 'zsh', 'fish']],
     ['ibfleet lab down --name ', ['demo', 'mine']],
     ['ibfleet lab reboot --name mine ', ['all', '16', '34', 'cpuserver16', 'memserver34', '@cpu', '@mem', 'pair:alice']],
+    // Without --name (typed after the hosts), the hosts of the one lab that is up.
+    ['ibfleet lab reboot ', ['all', '16', '34', 'cpuserver16', 'memserver34', '@cpu', '@mem', 'pair:alice']],
+    ['ibfleet lab reboot 16 --name ', ['demo', 'mine']],
+    ['ibfleet lab reboot --name demo ', []],
     ['ibfleet lab up --hosts ', []],
     ['ibfleet -i ', 'files:|'],
     ['ibfleet deploy --playbook play', 'files:|play'],
     ['ibfleet render --out=ou', 'dirs:--out=|ou'],
   ])('%s', (line, expected) => {
     expect(values(line)).toEqual(expected);
+  });
+
+  it('lab reboot without --name while several labs are up: each host once, described with its labs; no `all` (of which lab?)', () => {
+    const other = loadInventory('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpuserver16 }\n  40: { name: node40 }\n', 'other.yaml');
+    const two: CompletionSources = { ...sources, labFleet: (name) => (name === 'mine' ? seedsFleet() : name === 'demo' ? other : undefined) };
+    const c = complete(spec, 'ibfleet lab reboot ', two);
+    const candidates = c.kind === 'words' ? c.candidates : [];
+    expect(candidates.map((x) => x.value)).toEqual(['16', '40', 'cpuserver16', 'node40', '34', 'memserver34', '@cpu', '@mem', 'pair:alice']);
+    expect(candidates.find((x) => x.value === '16')?.description).toBe('lab demo: cpuserver16, mine: cpuserver16');
+    expect(candidates.find((x) => x.value === '34')?.description).toBe('lab mine: memserver34');
   });
 
   it('takes host sets from the inventory the line names: -i, --inventory=, or IBFLEET_INVENTORY before or in the environment', () => {

@@ -40,15 +40,15 @@ Name the NIC every time (-I): each NIC now sends from its own address through it
 
 ping (all 8 checked just now)
   on cpuserver16:
-    ping -I ibs5f0 172.16.34.1
-    ping -I ibs5f0 172.16.34.2
-    ping -I ibs5f1 172.16.34.1
-    ping -I ibs5f1 172.16.34.2
+    ping -c 3 -I ibs5f0 172.16.34.1
+    ping -c 3 -I ibs5f0 172.16.34.2
+    ping -c 3 -I ibs5f1 172.16.34.1
+    ping -c 3 -I ibs5f1 172.16.34.2
   on memserver34:
-    ping -I ib0 172.16.16.1
-    ping -I ib0 172.16.16.2
-    ping -I ib1 172.16.16.1
-    ping -I ib1 172.16.16.2
+    ping -c 3 -I ib0 172.16.16.1
+    ping -c 3 -I ib0 172.16.16.2
+    ping -c 3 -I ib1 172.16.16.1
+    ping -c 3 -I ib1 172.16.16.2
 
 rping (not checked here)
   start the server first; it serves one client and exits: start it again before the next client
@@ -73,10 +73,10 @@ note: rping could not be checked here: no RDMA device on cpuserver16 (/sys/class
 `);
   });
 
-  it('the commands are the seeds’ forms: ping -I <iface> <peer>, rping server -s -a, client -c -I <local> -a <peer> -C 10', () => {
+  it('the commands are the seeds’ forms: ping -c 3 -I <iface> <peer>, rping server -s -a, client -c -I <local> -a <peer> -C 10', () => {
     const sheet = buildCheatSheet({ owner: 'alice', cpu, mem });
     expect(sheet.ping).toHaveLength(8);
-    expect(sheet.ping.filter((c) => c.on === 'cpuserver16').map((c) => c.command)).toEqual(['ping -I ibs5f0 172.16.34.1', 'ping -I ibs5f0 172.16.34.2', 'ping -I ibs5f1 172.16.34.1', 'ping -I ibs5f1 172.16.34.2']);
+    expect(sheet.ping.filter((c) => c.on === 'cpuserver16').map((c) => c.command)).toEqual(['ping -c 3 -I ibs5f0 172.16.34.1', 'ping -c 3 -I ibs5f0 172.16.34.2', 'ping -c 3 -I ibs5f1 172.16.34.1', 'ping -c 3 -I ibs5f1 172.16.34.2']);
     expect(sheet.rping).toHaveLength(4);
     expect(sheet.rping[1]).toMatchObject({
       on: 'memserver34',
@@ -95,9 +95,9 @@ note: rping could not be checked here: no RDMA device on cpuserver16 (/sys/class
     const sheet = buildCheatSheet({ owner: 'alice', cpu, mem, details, cells: cells((c) => c.from.nic === 1 && c.to.nic === 1) });
     const text = formatCheatSheetText(sheet);
     expect(text).toContain('ping (2 of 8 worked just now; the FAILED ones are marked)');
-    expect(text).toContain('    ping -I ibs5f0 172.16.34.1\n');
-    expect(text).toContain('    ping -I ibs5f1 172.16.34.2   # FAILED just now: 0/3 replies\n');
-    expect(sheet.ping.find((c) => c.command === 'ping -I ib1 172.16.16.2')).toMatchObject({ checked: 'failed', detail: '0/3 replies' });
+    expect(text).toContain('    ping -c 3 -I ibs5f0 172.16.34.1\n');
+    expect(text).toContain('    ping -c 3 -I ibs5f1 172.16.34.2   # FAILED just now: 0/3 replies\n');
+    expect(sheet.ping.find((c) => c.command === 'ping -c 3 -I ib1 172.16.16.2')).toMatchObject({ checked: 'failed', detail: '0/3 replies' });
   });
 
   it('passed rping cells count as checked; a port can be chosen', () => {

@@ -18,7 +18,8 @@ import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { AFTER_MARK } from '../../src/render/apply-script.js';
 import { writeFileAtomic, type InventoryFile } from '../../src/runner/files.js';
 import type { OnboardRequest } from '../../src/plan/onboard-request.js';
-import { runOnboard } from '../../src/runner/onboard.js';
+import { runOnboard, type OnboardEvents } from '../../src/runner/onboard.js';
+import { formatDiscoveryLines, onboardStartLine } from '../../src/ui/text/onboard.js';
 import type { Transport } from '../../src/runner/transport.js';
 import { ConnectError } from '../../src/runner/transport.js';
 import { deployedProbe, fakeTransport, fixture, ok, type FakeHost } from '../helpers/fake-transport.js';
@@ -125,7 +126,7 @@ function counting(transport: Transport): Transport & { connects: Map<number, num
 
 const request: OnboardRequest = { owner: 'alice', cpu: 16, mem: 34, cpuAddress: '10.0.0.16', memAddress: '10.0.0.34' };
 
-async function onboard(machines: Record<number, FakeHost>, options: { file?: ReturnType<typeof memoryFile>; request?: Partial<OnboardRequest>; interrupt?: AbortSignal } = {}) {
+async function onboard(machines: Record<number, FakeHost>, options: { file?: ReturnType<typeof memoryFile>; request?: Partial<OnboardRequest>; interrupt?: AbortSignal; events?: OnboardEvents } = {}) {
   const fake = fakeTransport(machines);
   const transport = counting(fake);
   const file = options.file ?? memoryFile(INVENTORY);
@@ -141,6 +142,7 @@ async function onboard(machines: Record<number, FakeHost>, options: { file?: Ret
     concurrency: 8,
     timeoutMs: 5000,
     interrupt: options.interrupt ?? new AbortController().signal,
+    ...(options.events ? { events: options.events } : {}),
   });
   const scripts = (id: number) => (fake.log.scripts.get(id) ?? []).map((s) => (s.includes(AFTER_MARK) ? 'apply' : s.includes('rdma-devices') ? 'capabilities' : /^job \d+ ping/m.test(s) ? 'ping' : s.includes('@@ibfleet') ? 'probe' : 'other'));
   return { report, file, transport, scripts, built: () => built };
@@ -158,6 +160,31 @@ describe('onboard names a machine as it calls itself', () => {
     expect(report.outcome, report.problems.join('\n')).toBe('ok');
     expect(file.text).toContain('  16: { name: gpu-a7, address: 10.0.0.16, role: cpu');
     expect(file.text).toContain('  34: { name: alice-mem, address: 10.0.0.34, role: mem }');
+  });
+});
+
+describe('what onboard prints names a host as the inventory will', () => {
+  const withHostname = (name: string) => (t: string) => t.replace('@@ibfleet uid\n', `@@ibfleet hostname\n|${name}\n@@ibfleet uid\n`);
+
+  it('before discovery, a host the machine will name has no name yet; once found, the name written (not cpuserverN)', async () => {
+    const lines: string[] = [];
+    const events: OnboardEvents = {
+      onStart: (hosts, unnamed) => lines.push(onboardStartLine('alice', hosts, 'lab.yaml', unnamed)),
+      onDiscovered: (d, host) => lines.push(...formatDiscoveryLines(d, host)),
+    };
+    const { report, file } = await onboard({ 16: cpuMachine({ probe: withHostname('node16'), name: 'node16' }), 34: memMachine({ probe: withHostname('mem-b2'), name: 'alice-mem' }) }, { request: { memName: 'alice-mem' }, events });
+    expect(report.outcome, report.problems.join('\n')).toBe('ok');
+    expect(lines[0]).toBe("ibfleet onboard: alice's pair · cpu 16 (10.0.0.16) · mem 34 alice-mem (10.0.0.34) · inventory lab.yaml");
+    expect(lines.slice(1).map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual(['[16 node16]', '[34 alice-mem]']);
+    expect(file.text).toContain('  16: { name: node16,');
+    expect(lines.join('\n')).not.toContain('cpuserver16');
+  });
+
+  it('a host the inventory already names keeps that name from the first line', async () => {
+    const lines: string[] = [];
+    const file = memoryFile(`${INVENTORY}  16: { name: gpu-a7, address: 10.0.0.16, role: cpu }\n`);
+    await onboard({ 16: cpuMachine({ name: 'gpu-a7' }), 34: memMachine() }, { file, events: { onStart: (hosts, unnamed) => lines.push(onboardStartLine('alice', hosts, 'lab.yaml', unnamed)) } });
+    expect(lines).toEqual(["ibfleet onboard: alice's pair · cpu 16 gpu-a7 (10.0.0.16) · mem 34 (10.0.0.34) · inventory lab.yaml"]);
   });
 });
 
@@ -228,7 +255,7 @@ pairs:
     const cells = report.verify!.cells;
     expect(cells.filter((c) => c.method === 'ping').every((c) => c.ok === true)).toBe(true);
     expect(cells.filter((c) => c.method === 'rping').map((c) => c.ok)).toEqual(Array(8).fill(null));
-    expect(report.cheatSheet!.ping[0]).toMatchObject({ on: 'cpuserver16', command: 'ping -I ibs5f0 172.16.34.1', checked: 'ok' });
+    expect(report.cheatSheet!.ping[0]).toMatchObject({ on: 'cpuserver16', command: 'ping -c 3 -I ibs5f0 172.16.34.1', checked: 'ok' });
     expect(report.cheatSheet!.notes[0]).toMatch(/^rping could not be checked here: no RDMA device on cpuserver16/);
     expect(report.summary).toBe("alice's pair cpuserver16 (16) and memserver34 (34) is deployed and verified; inventory/lab.yaml now lists both hosts and the pair.");
   });
@@ -334,7 +361,7 @@ describe('onboard: failures (exit 1), and what the student is told', () => {
     expect(file.writes).toBe(1);
     expect(report.problems).toEqual(['ping cpuserver16/ibs5f1 → memserver34/ib0: 0/3 replies', 'ping cpuserver16/ibs5f1 → memserver34/ib1: 0/3 replies']);
     expect(report.summary).toMatch(/^verify failed: 2 cells did not pass .* Both hosts are deployed and now in inventory\/lab\.yaml; fix the fabric, then check again with: ibfleet -i inventory\/lab\.yaml verify --pair alice$/);
-    expect(report.cheatSheet!.ping.filter((c) => c.checked === 'failed').map((c) => c.command)).toEqual(['ping -I ibs5f1 172.16.34.1', 'ping -I ibs5f1 172.16.34.2']);
+    expect(report.cheatSheet!.ping.filter((c) => c.checked === 'failed').map((c) => c.command)).toEqual(['ping -c 3 -I ibs5f1 172.16.34.1', 'ping -c 3 -I ibs5f1 172.16.34.2']);
   });
 
   it('someone edits the inventory meanwhile: the addition is made to what is there now', async () => {

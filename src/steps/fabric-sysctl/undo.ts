@@ -8,19 +8,26 @@ import { shellQuote } from '../../script/shell.js';
 import { change, type Finding, type Restore, type Undo, type FactsContext } from '../step.js';
 import { SYSCTL_FACT, SYSCTL_KEYS } from './facts.js';
 
+/**
+ * One finding per NIC and key, as deploy has: both count the same thing, so a deploy that set
+ * 8 sysctls is undone by a rollback that resets 8, not "2" (its NICs).
+ */
 function rollbackFindings({ host, facts }: FactsContext): Finding[] {
   const sysctl = factOf(facts, SYSCTL_FACT);
   const defaults = sysctl.get('default') ?? {};
-  return host.nics.map((nic) => {
+  return host.nics.flatMap((nic) => {
     const values = sysctl.get(nic.iface) ?? {};
-    const off = SYSCTL_KEYS.filter((k) => defaults[k] !== undefined && values[k] !== undefined && values[k] !== defaults[k]);
-    return {
-      id: `sysctl ${nic.iface}`,
-      subject: { kind: 'nic', iface: nic.iface, aspect: 'sysctl' },
-      ok: off.length === 0,
-      detail: off.length ? `${nic.iface}: ${off.map((k) => `${k}=${values[k]}`).join(', ')} differ from the kernel defaults` : `${nic.iface}: sysctls at defaults`,
-      fix: off.length ? change('sysctl', 'reset', nic.iface, `${nic.iface}: reset ${off.join(', ')} to conf/default`) : undefined,
-    };
+    return SYSCTL_KEYS.map((key): Finding => {
+      const [have, want] = [values[key], defaults[key]];
+      const off = have !== undefined && want !== undefined && have !== want;
+      return {
+        id: `sysctl ${nic.iface} ${key}`,
+        subject: { kind: 'nic', iface: nic.iface, aspect: `sysctl ${key}` },
+        ok: !off,
+        detail: off ? `${nic.iface}: ${key}=${have} differs from the kernel default ${want}` : `${nic.iface}: ${key} at its default`,
+        fix: off ? change('sysctl', 'reset', nic.iface, `${nic.iface}: ${key} ${have} → ${want}`) : undefined,
+      };
+    });
   });
 }
 

@@ -61,6 +61,8 @@ interface LineState {
   readonly path: readonly string[];
   readonly inventory: string | undefined;
   readonly labName: string;
+  /** Whether the line says --name: without it the lab is `default`, which may not be up. */
+  readonly labNamed: boolean;
   /** Positional arguments given after the command path. */
   readonly positionals: number;
   /** The option whose value the cursor is on (`--hosts ` or `--hosts=`), if any. */
@@ -87,17 +89,17 @@ function readLine(root: CommandSpec, line: string, env: Readonly<Record<string, 
   for (; i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!); i++) {
     if (words[i]!.startsWith('IBFLEET_INVENTORY=')) inventory = words[i]!.slice('IBFLEET_INVENTORY='.length);
   }
-  let labName = 'default';
+  let labName: string | undefined;
   const walked = walkWords(root, words.slice(i + 1), (flag, value, path) => {
     if (flag === '-i' || flag === '--inventory') inventory = value;
     if (flag === '--name' && path[0] === 'lab') labName = value;
   });
   const { path, pending } = walked;
-  const positionals = walked.positionals.length;
-  if (pending !== undefined) return { path, inventory, labName, positionals, valueOf: pending, word, value: word };
+  const base = { path, inventory, labName: labName ?? 'default', labNamed: labName !== undefined, positionals: walked.positionals.length, word };
+  if (pending !== undefined) return { ...base, valueOf: pending, value: word };
   const eq = word.startsWith('--') ? word.indexOf('=') : -1;
-  if (eq > 0) return { path, inventory, labName, positionals, valueOf: word.slice(0, eq), word, value: word.slice(eq + 1) };
-  return { path, inventory, labName, positionals, valueOf: undefined, word, value: word };
+  if (eq > 0) return { ...base, valueOf: word.slice(0, eq), value: word.slice(eq + 1) };
+  return { ...base, valueOf: undefined, value: word };
 }
 
 export function complete(root: CommandSpec, line: string, sources: CompletionSources, env: Readonly<Record<string, string | undefined>> = {}): Completion {
@@ -147,14 +149,38 @@ function valuesFor(kind: ValueKind, state: LineState, sources: CompletionSources
       const fleet = sources.fleet(state.inventory);
       return as((fleet?.pairs ?? []).map((p) => ({ value: p.owner, description: `pair ${p.cpu},${p.mem}` })));
     }
-    case 'hosts':
-    case 'lab-hosts': {
-      const fleet = kind === 'hosts' ? sources.fleet(state.inventory) : sources.labFleet(state.labName);
+    case 'hosts': {
+      const fleet = sources.fleet(state.inventory);
       return as(fleet ? hostSetCandidates(fleet, state.value) : []);
     }
+    case 'lab-hosts':
+      return as(labHostCandidates(state, sources));
     default:
       return { kind: 'words', candidates: [] };
   }
+}
+
+/**
+ * The hosts of the lab the line names. Without --name, when the default lab is not up, the hosts
+ * of the labs that are: `lab reboot 16 --name nc4` is typed host first, and the --name that
+ * follows is not on the line yet. Several labs: each value once, described with its labs' names.
+ */
+function labHostCandidates(state: LineState, sources: CompletionSources): Candidate[] {
+  const named = sources.labFleet(state.labName);
+  if (named !== undefined || state.labNamed) return named ? hostSetCandidates(named, state.value) : [];
+  const labs = sources.labNames().flatMap((name) => {
+    const fleet = sources.labFleet(name);
+    return fleet ? [{ name, fleet }] : [];
+  });
+  if (labs.length === 1) return hostSetCandidates(labs[0]!.fleet, state.value).map((c) => ({ ...c, description: `lab ${labs[0]!.name}: ${c.description ?? ''}` }));
+  const merged = new Map<string, string[]>();
+  for (const { name, fleet } of labs) {
+    for (const c of hostSetCandidates(fleet, state.value)) {
+      if (c.value === 'all') continue; // all of which lab?
+      merged.set(c.value, [...(merged.get(c.value) ?? []), `${name}: ${c.description ?? ''}`]);
+    }
+  }
+  return [...merged].map(([value, where]) => ({ value, description: `lab ${where.join(', ')}` }));
 }
 
 /** Every single host selection an inventory offers: all, numbers, names, @roles, pair:owners. */

@@ -8,14 +8,18 @@ import type { HostRef } from '../../vocabulary.js';
 import { pluralize, STAGE_NOTES } from './format.js';
 import { sanitizeLine } from './sanitize.js';
 
-/** `ibfleet onboard: alice's pair · cpu 16 cpuserver16 (10.0.0.16) · mem 34 memserver34 (10.0.0.34) · inventory I` */
-export function onboardStartLine(owner: string, hosts: readonly HostRef[], inventory: string): string {
-  return `ibfleet onboard: ${owner}'s pair · ${hosts.map((h, i) => `${i === 0 ? 'cpu' : 'mem'} ${h.id} ${h.name} (${h.target})`).join(' · ')} · inventory ${inventory}`;
+/**
+ * `ibfleet onboard: alice's pair · cpu 16 (10.0.0.16) · mem 34 memserver34 (10.0.0.34) · inventory I`:
+ * a host whose name waits for discovery (`unnamed`) is shown without one, not under a guess.
+ */
+export function onboardStartLine(owner: string, hosts: readonly HostRef[], inventory: string, unnamed: ReadonlySet<number> = new Set()): string {
+  const host = (h: HostRef, i: number) => `${i === 0 ? 'cpu' : 'mem'} ${h.id}${unnamed.has(h.id) ? '' : ` ${h.name}`} (${h.target})`;
+  return `ibfleet onboard: ${owner}'s pair · ${hosts.map(host).join(' · ')} · inventory ${inventory}`;
 }
 
-/** `[51 memserver51] waiting for another ibfleet run (the host lock)`: discovery queues behind a run on the machine. */
-export function discoveryWaitLine(host: HostRef): string {
-  return `[${host.id} ${host.name}] ${STAGE_NOTES.wait}`;
+/** `[51 memserver51] waiting for another ibfleet run (the host lock)`: discovery queues behind a run on the machine; `[51]` while its name waits for discovery. */
+export function discoveryWaitLine(host: HostRef, unnamed: ReadonlySet<number> = new Set()): string {
+  return `[${host.id}${unnamed.has(host.id) ? '' : ` ${host.name}`}] ${STAGE_NOTES.wait}`;
 }
 
 /** `[50 cpuserver50] found Ubuntu 18.04.6 LTS · netplan (detected) · NIC 1 ibp1s0 172.16.50.1/16 · NIC 2 ibp2s0 172.16.50.2/16` */
