@@ -17,7 +17,7 @@ import type { Playbook } from '../playbook/playbook.js';
 import { ROUTING_SCRIPT_PATH } from '../script/paths.js';
 import type { RenderedFile } from '../script/rendered-file.js';
 import { formatMode } from '../script/rendered-file.js';
-import { OWNED_PATHS } from '../steps/registry.js';
+import { OWNED_PATHS, STEPS } from '../steps/registry.js';
 import { VERSION } from '../version.js';
 import { directoriesFor } from './apply-script.js';
 import { ROLE_DEFAULTS, ROLE_META, ROLE_TASKS } from './ansible-role.js';
@@ -116,6 +116,9 @@ function inventory(project: AnsibleExport): string {
   return yaml({ all: { children: { ibfleet: { hosts } } } }, header(`The hosts of ${project.fleet.hosts.length === project.hosts.length ? 'the inventory' : 'the selection'}, as ibfleet reaches them over SSH (sudo as become).`));
 }
 
+/** ibfleet's files a deploy decides on each host from its probe (links'): the role never writes or removes them. */
+const DECIDED_ON_HOST: readonly string[] = STEPS.filter((s) => s.decidedOnHost).flatMap((s) => (s.paths ?? []).map((p) => p.path));
+
 /** The files a host gets, what of ibfleet's it must not have, and what systemd is told after. */
 function hostVars(project: AnsibleExport, entry: AnsibleHost, files: readonly RenderedFile[]): string {
   const { host, manager } = entry;
@@ -131,7 +134,7 @@ function hostVars(project: AnsibleExport, entry: AnsibleHost, files: readonly Re
     ibfleet_nics: host.nics.map((n) => ({ nic: n.index, iface: n.iface, address: `${n.address}/${n.prefixLength}`, table: n.table, priority: n.priority })),
     ibfleet_directories: directoriesFor(files).filter((d) => d !== '/etc'),
     ibfleet_files: files.map((f) => ({ path: f.path, mode: formatMode(f.mode) })),
-    ibfleet_absent: OWNED_PATHS.filter((p) => !written.includes(p)),
+    ibfleet_absent: OWNED_PATHS.filter((p) => !written.includes(p) && !DECIDED_ON_HOST.includes(p)),
     ibfleet_after_files_changed: after(written),
     ibfleet_after_files_unchanged: after([]),
   };
@@ -244,8 +247,17 @@ export function renderAnsibleProject(project: AnsibleExport): ProjectFile[] {
   return out;
 }
 
-/** Why a playbook cannot be exported: a step that persists in the manager's configuration needs what only deploy's probe knows. */
+/**
+ * Why a playbook cannot be exported: a step asked for what deploy decides from each host's probe
+ * (links' mode, MTU, partition), or persistence in the manager's configuration, which needs it too.
+ */
 export function exportRefusal(playbook: Playbook, hosts: readonly Pick<AnsibleHost, 'host' | 'manager'>[]): string | undefined {
+  for (const { step } of playbook.steps) {
+    for (const { host } of hosts) {
+      const why = step.exportRefusal?.(host);
+      if (why) return `playbook ${playbook.name}: ${why}`;
+    }
+  }
   const native = hosts.find((h) => previewPersistence(playbook, h.manager).kind !== 'script');
   if (!native) return undefined;
   return `playbook ${playbook.name} persists in the network manager's own configuration on ${native.host.name} (${native.manager}), which deploy sets from what it finds on each host (its connection profiles, its netplan devices): an exported project cannot know that. Export the hook playbook (the default), or deploy this one with ibfleet deploy`;

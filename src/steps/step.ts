@@ -284,6 +284,11 @@ export interface Step {
    */
   afterFiles?(written: readonly string[], removed: readonly string[]): readonly string[];
   status?(ctx: FactsContext): StatusPart;
+  /**
+   * Why `ibfleet export ansible`, which has no probe, cannot do what this step is asked on the host
+   * (what it does is decided there, from the probe); undefined: the exported role does it.
+   */
+  exportRefusal?(host: Host): string | undefined;
   /** Status over the selected hosts together. */
   fleetWarnings?(results: readonly HostResult[]): readonly string[];
 }
@@ -341,6 +346,12 @@ export interface StepModule<P = unknown> {
   readonly paths?: readonly OwnedPath[];
   /** What the probe must read for it beyond the common facts. */
   readonly facts?: readonly Fact<unknown>[];
+  /**
+   * Its files are decided on each host from the probe (which NICs lack their address, the profile
+   * bound to one): `ibfleet export ansible`'s role neither writes nor removes them, whatever the
+   * playbook — they stay as deploy left them.
+   */
+  readonly decidedOnHost?: boolean;
   /**
    * Parameters a host may override in the inventory (`links:` on the host or in `defaults`):
    * checked when the inventory is loaded, read back from `host.overrides[key]`.

@@ -5,7 +5,6 @@
  * prometheus-node-exporter scraped inside a host on its own lab address, and the project
  * `ibfleet export ansible` writes, run with the real ansible-playbook.
  */
-import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -13,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { labExec } from '../../src/lab/index.js';
 import { NO_SYSTEMD_NOTE } from '../../src/steps/persist/systemd.js';
+import { ansiblePlaybook, changedOf } from '../helpers/ansible.js';
 import { ibfleet, json, statuses } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 
@@ -173,24 +173,9 @@ describe.skipIf(!IS_ROOT)('fitting the tools HPC sites run: check mode, NHC, nod
 
   describe('ibfleet export ansible, run with the real ansible-playbook', () => {
     const project = join(work, 'ansible');
-    /** ansible-playbook on a project (the main one unless `dir`), run in `cwd` (where a lookup('pipe') would run). */
-    const ansibleIn = (dir: string, cwd: string, ...args: string[]) =>
-      new Promise<{ code: number; out: string; recap: Record<string, Record<string, number>> }>((resolve) => {
-        // A private control path, and masters that end 5 s after the last task: nothing left running.
-        const env = { ...process.env, ANSIBLE_NOCOLOR: '1', ANSIBLE_SSH_ARGS: `-C -o ControlMaster=auto -o ControlPersist=5s -o ControlPath=${work}/cp-%C` };
-        const child = spawn('ansible-playbook', ['-i', join(dir, 'inventory.yml'), join(dir, 'site.yml'), ...args], { env, cwd });
-        let out = '';
-        child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-        child.stderr.on('data', (b: Buffer) => (out += b.toString()));
-        child.on('close', (code) => {
-          const recap = Object.fromEntries(
-            [...out.matchAll(/^(\S+)\s+: ((?:\w+=\d+\s*)+)$/gm)].map((m) => [m[1]!, Object.fromEntries(m[2]!.trim().split(/\s+/).map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]))]),
-          );
-          resolve({ code: code ?? 1, out, recap });
-        });
-      });
+    const ansibleIn = (dir: string, cwd: string, ...args: string[]) => ansiblePlaybook(dir, { cwd, controlDir: work }, ...args);
     const ansible = (...args: string[]) => ansibleIn(project, work, ...args);
-    const changed = (recap: Record<string, Record<string, number>>) => Object.fromEntries(Object.entries(recap).map(([host, counts]) => [host, counts.changed]));
+    const changed = changedOf;
 
     it('inventory text is data to Ansible: an identityFile or knownHosts with {{ lookup(...) }} in its name runs nothing on the controller, --check included; the key reaches the host as the file it names', { timeout: ANSIBLE_TIMEOUT_MS }, async () => {
       const hostile = join(work, 'hostile');

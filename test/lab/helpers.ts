@@ -41,6 +41,7 @@ export const TEST_LAB_OCTETS = {
   'e2e-fit': 220,
   'e2e-generations': 20,
   'e2e-suites': 180,
+  'e2e-export-links': 10,
 } as const;
 
 export interface TestLab {

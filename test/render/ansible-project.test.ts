@@ -104,6 +104,25 @@ describe('the project export ansible writes', () => {
     expect(exportRefusal(native, [{ host: hostOf(seeds, 34), manager: 'ifupdown' }])).toBeUndefined();
     expect(exportRefusal(playbook, project.hosts)).toBeUndefined();
   });
+
+  it("links' files are never in a host's ibfleet_absent: the role leaves what links wrote as deploy wrote it", () => {
+    for (const { host } of project.hosts) {
+      const vars = parse(byPath.get(`host_vars/${host.name}.yml`)!.content) as { ibfleet_absent: string[] };
+      expect(vars.ibfleet_absent.length).toBeGreaterThan(0);
+      expect(vars.ibfleet_absent.filter((p) => ['/etc/netplan/50-ibfleet-links.yaml', '/etc/network/interfaces.d/ibfleet-links', '/etc/ibfleet/links'].includes(p))).toEqual([]);
+    }
+  });
+
+  it.each([
+    ['the playbook asks links for an MTU', '  - links: { mtu: 2044 }', undefined, 'step links asks cpuserver16 for mtu 2044'],
+    ['the playbook asks links for connected mode', '  - links: { mode: connected }', undefined, 'step links asks cpuserver16 for mode connected'],
+    ["one host's links: asks for a partition", '  - links', { pkey: '0x8002' }, 'step links asks memserver34 for pkey 0x8002'],
+  ] as const)('a playbook whose links asks what deploy decides from the probe is refused: %s', (_, step, override, says) => {
+    const text = readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8').replace(/^ {2}- links$/m, step);
+    const asked = loadPlaybook(text, 'asked.yaml');
+    const hosts = project.hosts.map((h) => (override && h.host.id === 34 ? { ...h, host: { ...h.host, overrides: { links: override } } } : h));
+    expect(exportRefusal(asked, hosts)).toContain(`playbook dual-ib-routing: ${says} (the playbook's or the inventory's links:)`);
+  });
 });
 
 const ANSIBLE = spawnSync('ansible-playbook', ['--version'], { encoding: 'utf8' }).status === 0;

@@ -118,7 +118,21 @@ function use(params: LinksParams): Step {
     preview: (ctx) => preview(ctx, params),
     nicFindings: (ctx, nic) => nicFindings(ctx, params, nic),
     apply: (ctx, input) => apply(ctx, params, input),
+    exportRefusal: (host) => exportRefusal(host, params),
   };
+}
+
+/**
+ * The exported role carries links only as far as it does nothing: each NIC already carries its
+ * address (the routing script's --preflight fails the host otherwise, nothing changed). Whatever
+ * more is asked — a mode, an MTU, a partition, a RoCE mode — is decided per NIC from the probe
+ * (which NICs differ, the profile bound to one, what the HCA can take), which the export has not.
+ */
+function exportRefusal(host: Host, params: LinksParams): string | undefined {
+  const settings = settingsFor(host, params);
+  const asked = (['mode', 'mtu', 'pkey', 'roceMode'] as const).filter((k) => settings[k] !== undefined).map((k) => `${k} ${settings[k]}`);
+  if (asked.length === 0) return undefined;
+  return `step links asks ${host.name} for ${asked.join(', ')} (the playbook's or the inventory's links:): which NICs get it, through which profile or file, and whether the HCA can take it, deploy decides from each host's probe, which an exported project does not have; deploy it with ibfleet deploy, or export a playbook whose links asks only for the address`;
 }
 
 export const links: StepModule<LinksParams> = {
@@ -140,6 +154,7 @@ export const links: StepModule<LinksParams> = {
     { path: LINKS_RECORD_PATH, kind: 'links-record' },
   ],
   facts: [LINKS_FACT],
+  decidedOnHost: true,
   undo: linksUndo,
   restore: linksRestore,
   use,
