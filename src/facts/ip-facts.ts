@@ -75,6 +75,8 @@ export interface LinkFact {
   /** Carrier (LOWER_UP): an IPoIB interface has it only while its port is ACTIVE. */
   readonly lowerUp: boolean;
   readonly mtu: number | undefined;
+  /** The kernel's hardware address (`link/ether`, `link/infiniband`), lower case, where `ip` printed one. */
+  readonly hwaddr?: string;
 }
 
 export function parseLinks(lines: readonly string[]): Map<string, LinkFact> {
@@ -84,7 +86,8 @@ export function parseLinks(lines: readonly string[]): Map<string, LinkFact> {
     const match = /^\d+:\s+([^:@\s]+)(?:@\S+)?:\s+<([^>]*)>(?:\s+mtu\s+(\d+))?/.exec(line);
     if (!match) continue;
     const flags = match[2]!.split(',');
-    out.set(match[1]!, { up: flags.includes('UP'), lowerUp: flags.includes('LOWER_UP'), mtu: match[3] ? Number(match[3]) : undefined });
+    const hwaddr = /\slink\/(?:ether|infiniband)\s+([0-9a-fA-F]{2}(?::[0-9a-fA-F]{2})+)(?:\s|$)/.exec(line)?.[1]?.toLowerCase();
+    out.set(match[1]!, { up: flags.includes('UP'), lowerUp: flags.includes('LOWER_UP'), mtu: match[3] ? Number(match[3]) : undefined, ...(hwaddr ? { hwaddr } : {}) });
   }
   return out;
 }

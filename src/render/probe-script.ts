@@ -47,6 +47,8 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
   const batch = ['link show', 'addr show', 'rule show', 'route show table all', ...gets.map((g) => `route get ${g.peer} from ${g.from}`)];
   // A failed `route get` says why only on stderr, and fails the batch (-force runs the rest): then
   // every `route get` is asked again on its own, its reason kept, in a section that overrides it.
+  // The batch's own stderr is dropped: `Command failed -:6` for a NIC without its address yet (every
+  // fresh host) would otherwise be the last thing a change printed, quoted in place of a tool's words.
   const routeGetRetries = gets.map((g) => `\t\ts route-get ${shellQuote(g.iface)}; ip -4 route get ${g.peer} from ${g.from} 2>&1`);
   const configFiles = [
     '/etc/NetworkManager/system-connections/*',
@@ -69,7 +71,7 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     // The machine's own name: onboard writes it to the inventory unless told another.
     `\ts hostname; rd /proc/sys/kernel/hostname`,
     '\ts os; rd /etc/os-release',
-    '\ts ip; ip -o -4 -force -batch - <<\'IBFLEET_IP\'',
+    '\ts ip; ip -o -4 -force -batch - 2>/dev/null <<\'IBFLEET_IP\'',
     ...batch,
     'IBFLEET_IP',
     '\tip_status=$?',

@@ -42,6 +42,7 @@ export const TEST_LAB_OCTETS = {
   'e2e-generations': 20,
   'e2e-suites': 180,
   'e2e-export-links': 10,
+  'e2e-links-managers': 40,
 } as const;
 
 export interface TestLab {

@@ -47,7 +47,7 @@ describe('parsing probe output', () => {
       { iface: 'ib0', address: '172.16.34.1', prefixLength: 16 },
       { iface: 'ib1', address: '172.16.34.2', prefixLength: 16 },
     ]);
-    expect(facts.links.get('ib1')).toEqual({ up: true, lowerUp: true, mtu: 1500 });
+    expect(facts.links.get('ib1')).toEqual({ up: true, lowerUp: true, mtu: 1500, hwaddr: expect.stringMatching(/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/) });
     expect(facts.routes.get('main')!.filter((r) => r.dst === '172.16.0.0/16').map((r) => r.dev)).toEqual(['ib0', 'ib1']);
     expect(facts.routes.get('941') ?? []).toEqual([]);
     expect(facts.files.get('/etc/ibfleet/ibfleet-routes')).toBeUndefined();
@@ -83,7 +83,7 @@ describe('parsing probe output', () => {
       expect(facts.files.get('/etc/ibfleet/ibfleet-routes')).toMatchObject({ mode: 0o755, uid: 0 });
       expect(facts.files.get('/etc/sysctl.d/60-ibfleet-fabric.conf')).toMatchObject({ mode: 0o644, uid: 0 });
       expect(facts.files.get('/etc/network/if-up.d/ibfleet-routes')).toBeUndefined();
-      expect(facts.links.get('ib1')).toEqual({ up: true, lowerUp: true, mtu: 1500 });
+      expect(facts.links.get('ib1')).toEqual({ up: true, lowerUp: true, mtu: 1500, hwaddr: expect.stringMatching(/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/) });
       expect(facts.addresses.filter((a) => a.iface.startsWith('ib')).map((a) => a.address)).toEqual(['172.16.34.1', '172.16.34.2']);
       expect(facts.tools.has('sha256sum')).toBe(true);
     }

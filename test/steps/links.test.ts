@@ -118,9 +118,10 @@ describe('a machine as it arrives: deploy configures its NICs in the manager, th
       'ib1: 172.16.61.2/16 (nmcli: new ethernet profile ibfleet-ib1, activated)',
     ]);
     const lines = managerLines(plan);
-    expect(lines).toContain(`if nmcli connection add type ethernet con-name ibfleet-ib0 ifname ib0 connection.uuid ${uuid} connection.autoconnect yes ipv4.method manual ipv4.addresses 172.16.61.1/16 ipv6.method ignore; then`);
-    expect(lines).toContain(`if nmcli --wait 30 connection up uuid ${uuid}; then`);
-    expect(lines).toContain('await_address ib0 172.16.61.1 || status=1');
+    expect(lines).toContain(`tell 'ib0: profile ibfleet-ib0 added' 'ib0: nmcli connection add (profile ibfleet-ib0)' nmcli connection add type ethernet con-name ibfleet-ib0 ifname ib0 connection.uuid ${uuid} connection.autoconnect yes ipv4.method manual ipv4.addresses 172.16.61.1/16 ipv6.method ignore\n`);
+    expect(lines).toContain(`tell 'ib0: profile ibfleet-ib0 activated' 'ib0: nmcli connection up (profile ibfleet-ib0)' nmcli --wait 30 connection up uuid ${uuid}\n`);
+    // Only from a manager that took every command: after a failed one no address comes.
+    expect(lines).toContain('[ "$status" -ne 0 ] || await_address ib0 172.16.61.1 || status=1');
     expect(fileOf(plan, LINKS_RECORD_PATH)).toContain(`nic ib0 networkmanager ${uuid} created link-mtu=2044`);
   });
 
@@ -153,14 +154,15 @@ network:
 `);
     const script = renderApplyScript(host(60), fleet, plan);
     expect(script).toContain(`netplan generate refuses ${LINKS_NETPLAN_PATH} together with this host`);
-    expect(managerLines(plan)).toContain('networkctl reconfigure ib0 ib1 || status=1');
+    expect(managerLines(plan)).toContain("tell 'netplan generate' 'netplan generate' netplan generate\n");
+    expect(managerLines(plan)).toContain("elif networkctl reload 2>/dev/null; then tell 'networkctl reconfigure ib0 ib1' 'networkctl reconfigure ib0 ib1' networkctl reconfigure ib0 ib1\n");
   });
 
   it('ifupdown: a stanza file in interfaces.d, brought up with ifup before the routing lock (ifup runs the hook itself)', () => {
     const plan = planDeploy(host(62), fleet, hook, facts(fresh.ifupdown));
     expect(fileOf(plan, LINKS_STANZA_PATH)).toContain('auto ib0\niface ib0 inet static\n\taddress 172.16.62.1/16\n');
     const script = renderApplyScript(host(62), fleet, plan);
-    expect(script.indexOf("if ifup ib0; then echo 'ibfleet: ib0: ifup'")).toBeGreaterThan(script.indexOf(`mv -f /etc/network/interfaces.d/.ibfleet-links.ibfleet-new.$$ ${LINKS_STANZA_PATH}`));
+    expect(script.indexOf("tell 'ib0: ifup' 'ib0: ifup' ifup ib0")).toBeGreaterThan(script.indexOf(`mv -f /etc/network/interfaces.d/.ibfleet-links.ibfleet-new.$$ ${LINKS_STANZA_PATH}`));
     // ifup runs if-up.d, ibfleet's hook among them: nothing holds the routing lock its script takes.
     const lock = script.indexOf(TAKE_ROUTING_LOCK);
     expect(lock === -1 || lock > script.indexOf('ifup ib0')).toBe(true);
@@ -307,13 +309,55 @@ describe("a profile already bound to the NIC is changed, never a second one; its
 
   it('the DHCP profile of ib0 gets the address, set manual; the record keeps auto', () => {
     const plan = planDeploy(host(61), fleet, hook, facts(dhcp(false)));
-    expect(managerLines(plan)).toContain("if nmcli connection modify uuid 11111111-2222-4333-8444-555555555555 ipv4.method manual +ipv4.addresses 172.16.61.1/16; then echo 'ibfleet: ib0: profile Wired connection 1 changed'");
+    expect(managerLines(plan)).toContain("tell 'ib0: profile Wired connection 1 changed' 'ib0: nmcli connection modify (profile Wired connection 1)' nmcli connection modify uuid 11111111-2222-4333-8444-555555555555 ipv4.method manual +ipv4.addresses 172.16.61.1/16\n");
     expect(managerLines(plan)).not.toContain('con-name ibfleet-ib0');
     expect(fileOf(plan, LINKS_RECORD_PATH)).toContain('nic ib0 networkmanager 11111111-2222-4333-8444-555555555555 modified method=auto addresses= mtu=auto transport-mode= link-mtu=2044');
   });
 
   it("one NetworkManager keeps in memory only (its own record of an address set by hand) is not the NIC's profile", () => {
     expect(managerLines(planDeploy(host(61), fleet, hook, facts(dhcp(true))))).toContain('con-name ibfleet-ib0');
+  });
+
+  /** A profile bound to a NIC otherwise than by its name: NetworkManager activates it on the NIC at boot all the same. */
+  const unnamed = (name: string, ...bindings: string[]) =>
+    withSection(fresh.nm, 'links nm', [
+      'file 99999999-2222-4333-8444-555555555555 /etc/NetworkManager/system-connections/x.nmconnection',
+      'connection.uuid:99999999-2222-4333-8444-555555555555',
+      `connection.id:${name}`,
+      'connection.type:802-3-ethernet',
+      'connection.interface-name:',
+      'ipv4.method:disabled',
+      'ipv4.addresses:',
+      '802-3-ethernet.mtu:auto',
+      ...bindings,
+    ]);
+
+  it('one bound by MAC address (ib0\'s, as the kernel has it, in any case) is the one changed; another MAC binds another NIC', () => {
+    const plan = planDeploy(host(61), fleet, hook, facts(unnamed('macbound', '802-3-ethernet.mac-address:A2:3D:F3:63:BB:9E')));
+    expect(managerLines(plan)).toContain("tell 'ib0: profile macbound changed' 'ib0: nmcli connection modify (profile macbound)' nmcli connection modify uuid 99999999-2222-4333-8444-555555555555 ipv4.method manual +ipv4.addresses 172.16.61.1/16\n");
+    expect(managerLines(plan)).not.toContain('con-name ibfleet-ib0');
+    expect(managerLines(plan)).toContain('con-name ibfleet-ib1');
+    expect(fileOf(plan, LINKS_RECORD_PATH)).toContain('nic ib0 networkmanager 99999999-2222-4333-8444-555555555555 modified method=disabled addresses= mtu=auto transport-mode=');
+    const other = planDeploy(host(61), fleet, hook, facts(unnamed('elsewhere', '802-3-ethernet.mac-address:A2:3D:F3:63:BB:9F')));
+    expect(managerLines(other)).toContain('con-name ibfleet-ib0');
+  });
+
+  it('one whose match.interface-name takes ib0 alone is the one changed; one that takes ib0 and ib1 is refused, naming both', () => {
+    const only = planDeploy(host(61), fleet, hook, facts(unnamed('globbed', 'match.interface-name:ib[0]')));
+    expect(managerLines(only)).toContain("tell 'ib0: profile globbed changed'");
+    expect(managerLines(only)).toContain('con-name ibfleet-ib1');
+    expect(refusal(() => planDeploy(host(61), fleet, hook, facts(unnamed('both', 'match.interface-name:ib*'))))).toContain(
+      'ib0: connection profile both applies to it and to ib1 (match.interface-name ib*); ibfleet gives each NIC its own address, which one profile cannot carry for both: bind the profile to one interface (connection.interface-name) or remove it',
+    );
+    // Bound by its name as well, it applies to that NIC only.
+    const named = planDeploy(host(61), fleet, hook, facts(unnamed('named', 'match.interface-name:ib*').replace('connection.interface-name:\n', 'connection.interface-name:ib1\n')));
+    expect(managerLines(named)).toContain("tell 'ib1: profile named changed'");
+  });
+
+  it('an IPoIB profile does not apply to an Ethernet NIC, nor one bound to nothing in particular', () => {
+    const ipoib = unnamed('ipoib', 'match.interface-name:ib0').replace('connection.type:802-3-ethernet', 'connection.type:infiniband');
+    expect(managerLines(planDeploy(host(61), fleet, hook, facts(ipoib)))).toContain('con-name ibfleet-ib0');
+    expect(managerLines(planDeploy(host(61), fleet, hook, facts(unnamed('any'))))).toContain('con-name ibfleet-ib0');
   });
 });
 

@@ -9,7 +9,6 @@
  */
 import type { Manager } from '../../inventory/model.js';
 import { shellQuote } from '../../script/shell.js';
-import { renderNetplanApply } from '../../script/netplan.js';
 import { isAbout, type ApplyInput, type ApplyPart, type HostContext } from '../step.js';
 import { LINKS_NETPLAN_PATH, LINKS_STANZA_PATH, type LinksPlan, type ManagedNic } from './decide.js';
 import { foundProfile, LINK_ASPECTS } from './findings.js';
@@ -35,26 +34,71 @@ await_address() {
 }
 `;
 
+/**
+ * Each command that tells the manager something goes through `tell`: once one failed nothing
+ * more is told (the restore puts back what was), and the host fails at once with the tool's own
+ * words on stderr — which the summary quotes — not after waiting for addresses that cannot come.
+ */
+export const TELL_FUNCTION = `# tell DONE FAILED CMD...: run a network manager's command unless one failed before; say DONE
+# when it succeeds, else FAILED and what the command said (its own words, on one line) on stderr.
+tell() {
+	[ "$status" -eq 0 ] || return 1
+	tell_done=$1 tell_failed=$2
+	shift 2
+	# Into a file, not a command substitution: that would wait for whatever the command left running with its output (ifup's hooks may).
+	tell_log=$(mktemp) || { status=1; return 1; }
+	"$@" >"$tell_log" 2>&1
+	tell_rc=$?
+	if [ "$tell_rc" -eq 0 ]; then
+		rm -f "$tell_log"
+		printf 'ibfleet: %s\\n' "$tell_done"
+		return 0
+	fi
+	status=1
+	tell_out=$(tr -s '\\n\\t' '  ' <"$tell_log")
+	rm -f "$tell_log"
+	printf 'ibfleet: %s failed (exit %s): %s\\n' "$tell_failed" "$tell_rc" "\${tell_out:-it printed nothing}" >&2
+	return 1
+}
+`;
+
 /** What a change told the host, for the restore after a failed verification. */
 export interface LinksMemo {
   readonly manager: Manager;
   readonly nics: readonly { readonly iface: string; readonly address: string; readonly prefixLength: number; readonly uuid: string | undefined; readonly ipoib: boolean }[];
 }
 
-function guarded(command: string, done: string): string {
-  return `if ${command}; then echo ${shellQuote(`ibfleet: ${done}`)}; else status=1; fi`;
+/** `command`: shell words, quoted where needed; `failed`: what was being done, for the message when it fails. */
+function told(command: string, done: string, failed: string): string {
+  return `tell ${shellQuote(done)} ${shellQuote(failed)} ${command}`;
 }
 
 function nmLines(ctx: HostContext, touched: readonly ManagedNic[]): string[] {
   return touched.flatMap((m) => {
     const found = foundProfile(ctx.facts, m);
-    return [`# ${m.nic.iface}: connection profile ${(found?.name ?? m.profile!.name).replace(/[\r\n]/g, ' ')}`, ...nmLinkCommands(m, found).map((c) => guarded(c.run, c.says))];
+    return [`# ${m.nic.iface}: connection profile ${(found?.name ?? m.profile!.name).replace(/[\r\n]/g, ' ')}`, ...nmLinkCommands(m, found).map((c) => told(c.run, c.says, c.does))];
   });
 }
 
 function ifupdownLines(touched: readonly ManagedNic[]): string[] {
   // Down first where it is up: ifup does nothing for an interface ifupdown thinks configured.
-  return touched.flatMap((m) => [`ifdown --force ${shellQuote(m.nic.iface)} >/dev/null 2>&1`, guarded(`ifup ${shellQuote(m.nic.iface)}`, `${m.nic.iface}: ifup`)]);
+  return touched.flatMap((m) => [`[ "$status" -ne 0 ] || ifdown --force ${shellQuote(m.nic.iface)} >/dev/null 2>&1`, told(`ifup ${shellQuote(m.nic.iface)}`, `${m.nic.iface}: ifup`, `${m.nic.iface}: ifup`)]);
+}
+
+/**
+ * netplan: ibfleet's file regenerated into networkd's configuration, then the NICs reconfigured
+ * (networkd 244+; before it, no reload: netplan apply), each command's failure in its own words.
+ */
+function netplanLines(nics: readonly string[]): string[] {
+  const quoted = nics.map(shellQuote).join(' ');
+  return [
+    "# netplan: ibfleet's file for the fabric NICs, regenerated and reloaded into systemd-networkd.",
+    told('netplan generate', 'netplan generate', 'netplan generate'),
+    'if [ "$status" -ne 0 ]; then :',
+    `elif networkctl reload 2>/dev/null; then ${told(`networkctl reconfigure ${quoted}`, `networkctl reconfigure ${nics.join(' ')}`, `networkctl reconfigure ${nics.join(' ')}`)}`,
+    `else ${told('netplan apply', 'netplan apply', 'netplan apply')}`,
+    'fi',
+  ];
 }
 
 /** The NICs the change configures: those whose checks failed; every NIC of ibfleet's file when the file is rewritten. */
@@ -68,13 +112,15 @@ export function linksApply(ctx: HostContext, plan: LinksPlan, input: ApplyInput)
   const touched = touchedNics(plan, input);
   if (touched.length === 0) return {};
   const nics = touched.map((m) => m.nic.iface);
-  const manager = { networkmanager: () => nmLines(ctx, touched), netplan: () => ['# netplan: ibfleet\'s file for the fabric NICs, into systemd-networkd.', ...renderNetplanApply(true, nics)], ifupdown: () => ifupdownLines(touched) }[ctx.manager]();
+  const manager = { networkmanager: () => nmLines(ctx, touched), netplan: () => netplanLines(nics), ifupdown: () => ifupdownLines(touched) }[ctx.manager]();
   const memo: LinksMemo = { manager: ctx.manager, nics: touched.map((m) => ({ iface: m.nic.iface, address: m.nic.address, prefixLength: m.nic.prefixLength, uuid: m.profile?.uuid, ipoib: m.ipoib })) };
   const lines = [
     AWAIT_ADDRESS_FUNCTION,
+    TELL_FUNCTION,
     "# The fabric NICs, in the manager's own configuration, before the routing needs their addresses.",
     ...manager,
-    ...touched.map((m) => `await_address ${shellQuote(m.nic.iface)} ${shellQuote(m.nic.address)} || status=1`),
+    // An address is awaited only from a manager that took every command: after a failed one none will come.
+    ...touched.map((m) => `[ "$status" -ne 0 ] || await_address ${shellQuote(m.nic.iface)} ${shellQuote(m.nic.address)} || status=1`),
   ];
   // ifup runs if-up.d (ibfleet's hook among them) before it returns: it must not wait on the routing lock.
   return ctx.manager === 'ifupdown' ? { unlocked: lines, memo } : { manager: lines, memo };

@@ -16,6 +16,7 @@ import { generatedFor } from '../../script/header.js';
 import type { Blocker } from '../step.js';
 import { LINKS_FACT, ARPHRD_INFINIBAND, type LinksFacts, type NmLink } from './facts.js';
 import { hardwareIface, hardwareRefusal } from './hardware.js';
+import { bindingText, profileApplies, type NmDevice } from './nm-match.js';
 import { splitChild, type LinksParams } from './params.js';
 import { recordOf, type LinksRecord, type RecordEntry } from './record.js';
 
@@ -126,13 +127,39 @@ export function kernelDiffers(facts: HostFacts, links: LinksFacts, nic: Nic, wan
   return want.mode !== undefined && links.sys.get(nic.iface)?.mode !== want.mode;
 }
 
-/** The profile bound to the NIC: the one it is active with, the one ibfleet made, or the first that names it. */
+/** The NIC as NetworkManager compares a profile with it; a P_Key child's address is its parent's, so it is matched by name only. */
+export function nmDevice(facts: HostFacts, links: LinksFacts, nic: Nic): NmDevice {
+  const child = hardwareIface(nic) !== nic.iface;
+  return { iface: nic.iface, hwaddr: child ? undefined : facts.links.get(nic.iface)?.hwaddr, ipoib: links.sys.get(hardwareIface(nic))?.type === ARPHRD_INFINIBAND };
+}
+
+/**
+ * The profiles that apply to the NIC (by name, hardware address or match.interface-name), not one
+ * NetworkManager keeps in memory only: it made that of an address set by hand, and drops it with the address.
+ */
+function applying(ctx: Ctx, links: LinksFacts, nic: Nic): NmLink[] {
+  const device = nmDevice(ctx.facts, links, nic);
+  return (links.nm ?? []).filter((p) => !p.volatile && profileApplies(p, device));
+}
+
+/** The profile bound to the NIC: the one it is active with, the one ibfleet made, one that names it, or the first that applies. */
 function boundProfile(ctx: Ctx, links: LinksFacts, nic: Nic, entry: RecordEntry | undefined): NmLink | undefined {
-  // Not one NetworkManager keeps in memory only: it made that of an address set by hand, and drops it with the address.
-  const bound = (links.nm ?? []).filter((p) => p.iface === nic.iface && !p.volatile);
+  const bound = applying(ctx, links, nic);
   const active = ctx.facts.nm?.active.get(nic.iface);
   const recorded = entry?.manager === 'networkmanager' ? entry.uuid : undefined;
-  return bound.find((p) => p.uuid === active) ?? bound.find((p) => p.uuid === recorded) ?? bound.find((p) => p.uuid === profileUuid(ctx.host, nic.iface)) ?? bound[0];
+  return bound.find((p) => p.uuid === active) ?? bound.find((p) => p.uuid === recorded) ?? bound.find((p) => p.uuid === profileUuid(ctx.host, nic.iface)) ?? bound.find((p) => p.iface === nic.iface) ?? bound[0];
+}
+
+/**
+ * Another interface of the host the profile applies to as well (a pattern, a profile bound to no
+ * name): ibfleet gives each NIC its own address, which one profile cannot carry for two.
+ */
+function sharedWith(ctx: Ctx, links: LinksFacts, nic: Nic, p: NmLink): string | undefined {
+  if (p.iface === nic.iface) return undefined;
+  const fabric = ctx.host.nics.filter((n) => n.iface !== nic.iface && profileApplies(p, nmDevice(ctx.facts, links, n))).map((n) => n.iface);
+  // Other interfaces by name only (their kind unread): the loopback takes no profile of these types.
+  const others = p.match.length && !p.mac ? [...ctx.facts.links.keys()].filter((i) => i !== nic.iface && i !== 'lo' && !fabric.includes(i) && profileApplies(p, { iface: i, hwaddr: undefined, ipoib: p.type === 'infiniband' })) : [];
+  return [...fabric, ...others][0];
 }
 
 /** Why the host's manager cannot take ibfleet's configuration of any NIC; undefined when it can. */
@@ -151,11 +178,13 @@ function hostRefusal(ctx: Ctx, links: LinksFacts, nics: readonly Nic[]): string 
 }
 
 /** Why the manager's own configuration keeps links from configuring the NIC; undefined when nothing does. */
-function managerRefusal(ctx: Ctx, nic: Nic, existing: NmLink | undefined, hasAddress: boolean): string | undefined {
+function managerRefusal(ctx: Ctx, links: LinksFacts, nic: Nic, existing: NmLink | undefined, hasAddress: boolean): string | undefined {
   switch (ctx.manager) {
     case 'networkmanager': {
       const other = existing && otherFabricAddress(ctx, nic, existing.addresses);
-      return other ? `${nic.iface}: its connection profile ${existing.name} gives it ${other}, not ${nic.address}/${nic.prefixLength}: someone may be using that address; change the profile or remove it` : undefined;
+      if (other) return `${nic.iface}: its connection profile ${existing.name} gives it ${other}, not ${nic.address}/${nic.prefixLength}: someone may be using that address; change the profile or remove it`;
+      const shared = existing && sharedWith(ctx, links, nic, existing);
+      return shared ? `${nic.iface}: connection profile ${existing.name} applies to it and to ${shared} (${bindingText(existing)}); ibfleet gives each NIC its own address, which one profile cannot carry for both: bind the profile to one interface (connection.interface-name) or remove it` : undefined;
     }
     case 'netplan': {
       const claim = netplanClaims(othersNetplan(ctx.facts)).find((c) => c.iface === nic.iface);
@@ -216,7 +245,7 @@ export function planLinks(ctx: Ctx, settings: LinksParams): LinksPlan {
     if (roce) refuse(nic, roce);
     if (roce || !wanted.includes(nic)) continue;
     const existing = ctx.manager === 'networkmanager' ? boundProfile(ctx, links, nic, recordOf(links.record, nic.iface)) : undefined;
-    const refusal = managerRefusal(ctx, nic, existing, carries(ctx.facts, nic)) ?? hardwareRefusal(nic, { ...settings, roceMode: undefined }, ctx.facts, links, ctx.manager);
+    const refusal = managerRefusal(ctx, links, nic, existing, carries(ctx.facts, nic)) ?? hardwareRefusal(nic, { ...settings, roceMode: undefined }, ctx.facts, links, ctx.manager);
     if (refusal) refuse(nic, refusal);
     else managed.push(managedNic(ctx, links, nic, settings, existing));
   }
@@ -248,7 +277,7 @@ function configuredElsewhere(ctx: Ctx, links: LinksFacts, nic: Nic): boolean {
   const cidr = `${nic.address}/${nic.prefixLength}`;
   switch (ctx.manager) {
     case 'networkmanager':
-      return (links.nm ?? []).some((p) => p.iface === nic.iface && !p.volatile && p.addresses.includes(cidr) && p.uuid !== profileUuid(ctx.host, nic.iface));
+      return applying(ctx, links, nic).some((p) => p.addresses.includes(cidr) && p.uuid !== profileUuid(ctx.host, nic.iface));
     case 'netplan':
       return netplanAddresses(othersNetplan(ctx.facts), nic.iface).includes(cidr);
     case 'ifupdown':

@@ -56,6 +56,10 @@ export interface NmLink {
   /** infiniband.p-key as nmcli prints it (`-1`: none). */
   readonly pkey: string;
   readonly parent: string;
+  /** The hardware address it is bound to (802-3-ethernet.mac-address or infiniband.mac-address, lower case); '' when none. */
+  readonly mac: string;
+  /** match.interface-name (NetworkManager 1.14+): the patterns of interface names it applies to; [] when none. */
+  readonly match: readonly string[];
   /** Kept in memory only (its file under /run): NetworkManager's own record of an address set by hand, gone with it. */
   readonly volatile: boolean;
 }
@@ -76,7 +80,9 @@ export interface LinksFacts {
 }
 
 /** The properties nmcli is asked for, in this order (an absent setting prints nothing). */
-const NM_FIELDS = ['connection.uuid', 'connection.id', 'connection.type', 'connection.interface-name', 'ipv4.method', 'ipv4.addresses', '802-3-ethernet.mtu', 'infiniband.mtu', 'infiniband.transport-mode', 'infiniband.p-key', 'infiniband.parent'];
+const NM_FIELDS = ['connection.uuid', 'connection.id', 'connection.type', 'connection.interface-name', 'ipv4.method', 'ipv4.addresses', '802-3-ethernet.mtu', 'infiniband.mtu', 'infiniband.transport-mode', 'infiniband.p-key', 'infiniband.parent', '802-3-ethernet.mac-address', 'infiniband.mac-address'];
+/** The match setting came with NetworkManager 1.14; an older nmcli refuses the whole command for a field it does not know. */
+const NM_MATCH_FIELD = 'match.interface-name';
 
 /** The interfaces to read: the fabric NICs and the parents of P_Key children. */
 export function probedInterfaces(ifaces: readonly string[]): string[] {
@@ -104,7 +110,7 @@ function nmLines(): string[] {
     '\t\twhile IFS=: read -r v f; do [ -n "$v" ] && echo "file $v $f" && set -- "$@" uuid "$v"; done <<IBFLEET_NM',
     '$u',
     'IBFLEET_NM',
-    `\t\t[ "$#" -eq 0 ] || nmcli -t -f ${NM_FIELDS.join(',')} connection show "$@" 2>/dev/null`,
+    `\t\t[ "$#" -eq 0 ] || nmcli -t -f ${[...NM_FIELDS, NM_MATCH_FIELD].join(',')} connection show "$@" 2>/dev/null || nmcli -t -f ${NM_FIELDS.join(',')} connection show "$@" 2>/dev/null`,
     '\tfi',
   ];
 }
@@ -169,16 +175,19 @@ function parseIbvDevinfo(lines: readonly string[]): Map<string, number> {
   return out;
 }
 
-/** `nmcli -t` of several profiles: `field:value` lines, a blank line between profiles. */
+/** `nmcli -t` of several profiles: `field:value` lines, a blank line between profiles; a profile printed twice counts once (its last). */
 export function parseNmLinks(lines: readonly string[]): NmLink[] {
-  const profiles: NmLink[] = [];
+  const profiles = new Map<string, NmLink>();
   const files = new Map(lines.flatMap((l) => {
     const m = /^file (\S+) (.*)$/.exec(l);
     return m ? [[m[1]!, m[2]!] as const] : [];
   }));
   let current: Record<string, string> | undefined;
   const finish = () => {
-    if (current?.['connection.uuid']) profiles.push(toNmLink(current, files));
+    if (current?.['connection.uuid']) {
+      const profile = toNmLink(current, files);
+      profiles.set(profile.uuid, profile);
+    }
     current = undefined;
   };
   for (const line of lines) {
@@ -189,7 +198,7 @@ export function parseNmLinks(lines: readonly string[]): NmLink[] {
     current[m[1]!] = unescapeTerse(m[2]!);
   }
   finish();
-  return profiles;
+  return [...profiles.values()];
 }
 
 function toNmLink(p: Record<string, string>, files: ReadonlyMap<string, string>): NmLink {
@@ -207,6 +216,9 @@ function toNmLink(p: Record<string, string>, files: ReadonlyMap<string, string>)
     transportMode: (p['infiniband.transport-mode'] ?? '').trim(),
     pkey: (p['infiniband.p-key'] ?? '').trim(),
     parent: (p['infiniband.parent'] ?? '').trim().replace(/^--$/, ''),
+    mac: ((type === 'infiniband' ? p['infiniband.mac-address'] : p['802-3-ethernet.mac-address']) ?? '').trim().replace(/^--$/, '').toLowerCase(),
+    // A list nmcli prints joined by commas.
+    match: (p[NM_MATCH_FIELD] ?? '').split(',').map((m) => m.trim()).filter((m) => m !== '' && m !== '--'),
   };
 }
 

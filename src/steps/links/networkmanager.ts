@@ -66,10 +66,11 @@ export function upCommand(uuid: string): string {
   return `nmcli --wait 30 connection up uuid ${shellQuote(uuid)}`;
 }
 
-/** A command of the change and what it says when it succeeded. */
+/** A command of the change, what it says when it succeeded, and what it was doing (for when it failed). */
 export interface NmStep {
   readonly run: string;
   readonly says: string;
+  readonly does: string;
 }
 
 /**
@@ -79,12 +80,12 @@ export interface NmStep {
 export function nmLinkCommands(m: ManagedNic, found: NmLink | undefined): NmStep[] {
   const p = m.profile!;
   const iface = m.nic.iface;
-  const up = { run: upCommand(p.uuid), says: `${iface}: profile ${p.name} activated` };
-  const add = { run: addCommand(m), says: `${iface}: profile ${p.name} added` };
+  const up = { run: upCommand(p.uuid), says: `${iface}: profile ${p.name} activated`, does: `${iface}: nmcli connection up (profile ${p.name})` };
+  const add = { run: addCommand(m), says: `${iface}: profile ${p.name} added`, does: `${iface}: nmcli connection add (profile ${p.name})` };
   if (!found) return [add, up];
-  if (p.own && found.type !== profileType(m).shown) return [{ run: deleteCommand(p.uuid), says: `${iface}: profile ${p.name} of type ${found.type} deleted` }, add, up];
+  if (p.own && found.type !== profileType(m).shown) return [{ run: deleteCommand(p.uuid), says: `${iface}: profile ${p.name} of type ${found.type} deleted`, does: `${iface}: nmcli connection delete (profile ${p.name})` }, add, up];
   const edits = profileEdits(m, found);
-  return [...(edits.length ? [{ run: modifyCommand(p.uuid, edits), says: `${iface}: profile ${found.name} changed` }] : []), up];
+  return [...(edits.length ? [{ run: modifyCommand(p.uuid, edits), says: `${iface}: profile ${found.name} changed`, does: `${iface}: nmcli connection modify (profile ${found.name})` }] : []), up];
 }
 
 /** A changed profile's properties as they were (rollback, restore): nmcli's words, each quoted. */

@@ -14,7 +14,9 @@ import { shellQuote } from '../../script/shell.js';
 import { change, type FactsContext, type Finding, type Restore, type RollbackContext, type Undo, type UndoLines } from '../step.js';
 import type { LinksMemo } from './apply.js';
 import { LINKS_FACT, ARPHRD_INFINIBAND } from './facts.js';
+import { nmDevice } from './decide.js';
 import { hardwareIface } from './hardware.js';
+import { profileApplies } from './nm-match.js';
 import { deleteCommand, modifyCommand, restoreWords, upCommand } from './networkmanager.js';
 import type { RecordEntry } from './record.js';
 
@@ -117,7 +119,7 @@ function snapshot({ host, facts }: FactsContext): [string, string][] {
   return host.nics.map((nic): [string, string] => {
     const addresses = facts.addresses.filter((a) => a.iface === nic.iface).map((a) => `${a.address}/${a.prefixLength}`);
     const link = facts.links.get(nic.iface);
-    const profiles = (links.nm ?? []).filter((p) => p.iface === nic.iface).map((p) => `${p.uuid} ${p.method} ${p.addresses.join(',')} mtu ${p.mtu}${p.transportMode ? ` ${p.transportMode}` : ''}`);
+    const profiles = (links.nm ?? []).filter((p) => profileApplies(p, nmDevice(facts, links, nic))).map((p) => `${p.uuid} ${p.method} ${p.addresses.join(',')} mtu ${p.mtu}${p.transportMode ? ` ${p.transportMode}` : ''}`);
     const mode = links.sys.get(nic.iface)?.mode;
     return [`${nic.iface} link`, `${link ? `${link.up ? 'up' : 'down'} mtu ${link.mtu}${mode ? ` ${mode}` : ''}` : 'absent'}, ${addresses.join(' ') || 'no address'}${links.nm ? `, profiles ${profiles.join('; ') || '(none)'}` : ''}`];
   });

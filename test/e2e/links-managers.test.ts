@@ -1,0 +1,91 @@
+/**
+ * The links step against what the real managers keep besides ibfleet's own configuration, on
+ * machines as they arrive (lab up --fresh): a NetworkManager profile bound to a NIC by its MAC
+ * address is the one deploy changes (NetworkManager activates it at boot whatever else exists), a
+ * boot keeps the address, rollback gives the profile its properties back; a manager's command
+ * that fails fails the host at once, in that command's own words, and the host is put back.
+ *
+ * Lab: 70 and 71 NetworkManager, 72 netplan — all fresh.
+ */
+import { describe, expect, it } from 'vitest';
+import { labExec, labReboot } from '../../src/lab/index.js';
+import { ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
+import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
+
+const LAB = testLab('e2e-links-managers');
+const HOSTS = [70, 71, 72];
+/** How long a manager may take to bring the NICs up after a boot, on a loaded machine. */
+const SETTLE_MS = 30_000;
+
+noteIfNotRoot('test/e2e/links-managers.test.ts (links against the managers\' own configuration)');
+
+describe.skipIf(!IS_ROOT)('links: the managers\' own configuration of a fresh NIC (needs root)', () => {
+  const lab = useLab({ name: LAB.name, mgmtSubnet: LAB.mgmtSubnet, hosts: HOSTS, managers: { 70: 'networkmanager', 71: 'networkmanager', 72: 'netplan' }, fresh: HOSTS });
+
+  const sh = async (id: number, script: string) => (await labExec(LAB.name, id, ['sh', '-c', script])).stdout.trim();
+  const run = (...args: string[]) => ibfleet(['-i', lab().inventoryPath, ...args]);
+  const status = async (hosts: string) => {
+    const doc = json(await run('status', '--hosts', hosts, '--json'));
+    return { ok: Object.values(statuses(doc)).every((s) => s === 'ok'), reasons: doc.hosts.flatMap((h) => h.reasons.map((r) => `${h.id}: ${r}`)) };
+  };
+  const untilOk = async (hosts: string) => {
+    const deadline = Date.now() + SETTLE_MS;
+    for (;;) {
+      const s = await status(hosts);
+      if (s.ok) return;
+      if (Date.now() > deadline) expect(s.reasons, 'status').toEqual([]);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  };
+  const matrix = async (hosts: string) => {
+    const doc = json<JsonRun>(await run('verify', '--hosts', hosts, '--json'));
+    expect(doc.matrix!.filter((c) => !c.ok).map((c) => `${c.from.ip} → ${c.to.ip} (${c.method}): ${c.detail}`)).toEqual([]);
+    return doc.matrix!.length;
+  };
+  /** Addresses on the fabric NICs and NetworkManager's profiles: what a fresh host has of both. */
+  const nicState = (id: number) => sh(id, "ip -4 -o addr show | grep -E ' ib[01] ' || true; nmcli -t -f NAME,TYPE connection show | sort");
+
+  it('a profile bound to ib0 by MAC address is the one deploy changes, not duplicated: a boot keeps the address, rollback its properties', async () => {
+    // The address NetworkManager compares: the kernel's (`ip link`).
+    const mac = (await sh(70, 'ip -o link show dev ib0')).match(/link\/ether (\S+)/)![1]!.toUpperCase();
+    await sh(70, `nmcli connection add type ethernet con-name macbound 802-3-ethernet.mac-address ${mac} ipv4.method disabled ipv6.method ignore`);
+    const deployed = await run('deploy', '--hosts', '70,71', '--json');
+    expect(json(deployed).hosts.map((h) => [h.id, h.status, h.error]), deployed.stderr).toEqual([[70, 'changed', null], [71, 'changed', null]]);
+    expect(await sh(70, 'nmcli -t -f NAME connection show | sort')).toBe('ibfleet-ib1\nmacbound');
+    expect(await sh(70, 'nmcli -g ipv4.method,ipv4.addresses connection show macbound')).toBe('manual\n172.16.70.1/16');
+
+    // At boot NetworkManager activates the profile bound to the NIC: it is the one that carries the address.
+    expect((await labReboot(LAB.name, [70])).map((r) => r.ok)).toEqual([true]);
+    await untilOk('70,71');
+    expect(await sh(70, 'nmcli -g GENERAL.CONNECTION device show ib0')).toBe('macbound');
+    expect(await matrix('70,71')).toBeGreaterThan(0);
+
+    const rolled = json(await run('rollback', '--hosts', '70,71', '--json'));
+    expect(rolled.hosts.map((h) => h.status)).toEqual(['changed', 'changed']);
+    expect(await sh(70, 'nmcli -g ipv4.method,ipv4.addresses connection show macbound')).toBe('disabled');
+    expect(await nicState(70)).toBe('macbound:802-3-ethernet');
+    expect(await nicState(71)).toBe('');
+  });
+
+  it('a failing nmcli fails the host within seconds in its own words, and the host is put back', async () => {
+    const before = await nicState(71);
+    // NetworkManager cannot store a profile: its keyfile directory is a file.
+    const dir = '/etc/NetworkManager/system-connections';
+    await sh(71, `mv ${dir} ${dir}.away && touch ${dir}`);
+    try {
+      const started = Date.now();
+      const result = await run('deploy', '--hosts', '71', '--json');
+      const took = Date.now() - started;
+      expect(result.code).toBe(1);
+      const error = json(result).hosts[0]!.error ?? '';
+      expect(error).toContain("ib0: nmcli connection add (profile ibfleet-ib0) failed (exit 4): Error: Failed to add 'ibfleet-ib0' connection:");
+      // Not the probe's noise, nor a wait for addresses that cannot come.
+      expect(error).not.toContain('Command failed');
+      expect(error).toContain('rolled back: the host is as it was before this deploy');
+      expect(took).toBeLessThan(15_000);
+      expect(await nicState(71)).toBe(before);
+    } finally {
+      await sh(71, `rm -f ${dir} && mv ${dir}.away ${dir}`);
+    }
+  });
+});
