@@ -164,6 +164,8 @@ export interface HostResult {
   readonly fabric?: readonly NicFabric[];
   /** Checks run on the host after apply (deploy) or during status. */
   readonly checks?: readonly Check[];
+  /** Status: none of ibfleet's files is on the host — it was never deployed (or rolled back), and deploy is the fix. */
+  readonly notDeployed?: boolean;
   /** For --dry-run: the exact files and commands that would run. */
   readonly planText?: string;
   /** SSH connections and channels this host used (the benchmark counts them). */

@@ -143,6 +143,8 @@ export interface StatusFinding {
   readonly fabric?: NicFabric[];
   /** With `diff`: each of ibfleet's files that differs, as a diff. */
   readonly diffs?: FileDiff[];
+  /** None of ibfleet's files is on the host: never deployed (or rolled back); its drift is all "deploy it". */
+  readonly notDeployed?: boolean;
 }
 
 /** What the steps say about the host beyond its routing (its RDMA ports, its neighbour table), read-only. */
@@ -177,7 +179,16 @@ export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts
   const reasons = [...health.problems, ...blockers.map((b) => b.message), ...choice.blockers, ...failingFindings(assessment).map((f) => f.detail)];
   // Notes come last and are no drift (a host without systemd has no repair timer, and needs none).
   const notes = playbook.steps.flatMap((s) => s.step.statusNotes?.(ctx) ?? []);
-  return { status: reasons.length ? 'drift' : 'ok', reasons: [...reasons, ...notes], manager: chosen.manager, checks: checksOf(assessment), ...health.extra, ...(options.diff ? { diffs: fileDiffs(files, facts) } : {}) };
+  const notDeployed = files.length > 0 && files.every((f) => !facts.files.has(f.path));
+  return {
+    status: reasons.length ? 'drift' : 'ok',
+    reasons: [...reasons, ...notes],
+    manager: chosen.manager,
+    checks: checksOf(assessment),
+    ...health.extra,
+    ...(options.diff ? { diffs: fileDiffs(files, facts) } : {}),
+    ...(notDeployed && reasons.length ? { notDeployed } : {}),
+  };
 }
 
 /** Status over the selected hosts together (the fleet's ports, modes and MTUs compared). */

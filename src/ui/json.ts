@@ -57,6 +57,7 @@ export function runDocument(header: RunHeader, input: Omit<RunEnd, 'cells'> & { 
       ...(r.warnings?.length ? { warnings: r.warnings } : {}),
       ...(r.fabric ? { fabric: r.fabric } : {}),
       ...(r.checks ? { checks: r.checks } : {}),
+      ...(r.notDeployed ? { notDeployed: true } : {}),
       ...(r.diffs ? { diffs: r.diffs } : {}),
       ...(r.planText ? { plan: r.planText } : {}),
       ...(r.connections !== undefined ? { ssh: { connections: r.connections, channels: r.channels ?? 0 } } : {}),

@@ -12,6 +12,7 @@ import { summarizeChanges } from './text/changes.js';
 import { formatDiffLines } from './text/diffs.js';
 import { foldedFabricLines, foldedWarningLines } from './text/fabric.js';
 import { foldResults } from './text/fold.js';
+import { statusGroups } from './text/status-fold.js';
 import { formatPlanLines } from './text/plan.js';
 import { formatCounts, formatDuration, STAGE_NOTES } from './text/format.js';
 import { runHeading, runHeadingParts } from './text/header.js';
@@ -72,7 +73,7 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
     onCell: (cell: MatrixCell) => write(cellLine(cell)),
     onRunEnd: (e: RunEnd) => {
       if (reportsHostState(options.command)) {
-        for (const line of foldedStatusLines(e.results)) write(line);
+        for (const line of foldedStatusLines(e.results, start?.inventory)) write(line);
         for (const line of foldedFabricLines(e.results)) write(`fabric ${sanitizeLine(line)}`);
       }
       // Lines came in finishing order; the recap is in host order, hosts alike folded.
@@ -155,14 +156,18 @@ export function foldedOutcomeLines(results: readonly HostResult[]): string[] {
   return groups.map((g) => `${g.hostSet}: ${g.status === 'not-run' ? 'not run' : g.status}${g.reasons[0] ? `: ${g.reasons[0]}` : ''}`);
 }
 
-/** Hosts with the same status and reasons become one line (`16,34: ok`), what needs attention first. */
-export function foldedStatusLines(results: readonly HostResult[]): string[] {
-  const groups = foldResults(
-    results.map((r) => ({ id: r.host.id, status: r.status, reasons: (r.status === 'unreachable' || r.status === 'failed' ? [r.error?.message ?? ''] : r.reasons).map((reason) => sanitizeLine(clipHostText(reason), 'keep')) })),
+/**
+ * Hosts with the same status and reasons become one line (`16,34: ok`), what needs attention first;
+ * hosts never deployed one line per manager with the deploy command (status-fold.ts).
+ */
+export function foldedStatusLines(results: readonly HostResult[], inventory?: string): string[] {
+  const groups = statusGroups(results, inventory, (r) =>
+    (r.status === 'unreachable' || r.status === 'failed' ? [r.error?.message ?? ''] : r.reasons).map((reason) => sanitizeLine(clipHostText(reason), 'keep')),
   );
   const lines: string[] = [];
   for (const g of groups) {
-    if (g.reasons.length <= 1) lines.push(`${g.hostSet}: ${g.status}${g.reasons[0] ? `: ${g.reasons[0]}` : ''}`);
+    if (g.summary !== undefined) lines.push(`${g.hostSet}: ${sanitizeLine(g.summary, 'keep')}`);
+    else if (g.reasons.length <= 1) lines.push(`${g.hostSet}: ${g.status}${g.reasons[0] ? `: ${g.reasons[0]}` : ''}`);
     else {
       lines.push(`${g.hostSet}: ${g.status}:`);
       for (const reason of g.reasons) lines.push(`    - ${reason}`);

@@ -74,6 +74,11 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
     expect(reasons(61)).toContain('ib0: no connection profile (ibfleet adds ibfleet-ib0)');
     expect(reasons(60)).toContain('ib0 is down (no 172.16.60.1)');
     expect(reasons(62)).toContain('links file /etc/network/interfaces.d/ibfleet-links is missing');
+    expect(doc.hosts.map((h) => (h as { notDeployed?: boolean }).notDeployed)).toEqual(HOSTS.map(() => true));
+    // As text: not two dozen drift lines a host, but one line with the command that is the fix.
+    const text = await run('status');
+    expect(text.code).toBe(1);
+    expect(text.stdout.split('\n').filter((l) => /^\d/.test(l))).toEqual([`60-64: not deployed — ibfleet deploy -i ${lab().inventoryPath} --hosts 60-64`]);
   });
 
   it('a playbook without links refuses them, as before, and changes nothing', async () => {

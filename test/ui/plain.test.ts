@@ -93,13 +93,38 @@ describe('plain output and the TUI use one text layer', () => {
       .filter((l) => /^\d/.test(l))
       .map((l) => l.split(': ').slice(0, 2));
     const tuiState = fold([start('status', results.map((r) => r.host)), ...results.map((r) => ({ type: 'hostDone' as const, result: r }))], { command: 'status' });
-    const tuiGroups = statusGroups(tuiState.finished).map((g) => [g.hostSet, g.status]);
+    const tuiGroups = statusGroups(tuiState.results, tuiState.header?.inventory).map((g) => [g.hostSet, g.status]);
     expect(plainGroups).toEqual([
       ['40', 'unreachable'],
       ['34', 'drift'],
       ['16-17,41', 'ok'],
     ]);
     expect(plainGroups).toEqual(tuiGroups);
+  });
+
+  it('hosts never deployed: one line, whatever their manager, with the deploy command for exactly them; the TUI says the same', () => {
+    const drift = (id: number, manager: 'netplan' | 'ifupdown', reasons: string[]) => result(host(id), 'drift', { manager, notDeployed: true, reasons });
+    const results = [
+      result(cpu16, 'ok'),
+      drift(60, 'netplan', ['ib0 is down (no 172.16.60.1)', 'ib0: rule from 172.16.60.1 is missing']),
+      drift(61, 'netplan', ['ib0 is down (no 172.16.61.1)', 'ib0: rule from 172.16.61.1 is missing']),
+      drift(62, 'ifupdown', ['ib0 carries no IPv4 address']),
+      result(mem34, 'drift', { reasons: ['ib1: rule 942 missing'] }),
+    ];
+    const { events, text } = capture('status');
+    events.onRunStart!(runStart(results.map((r) => r.host), { command: 'status', inventory: '/run/lab x/inventory.yaml' }));
+    events.onRunEnd!(end(results));
+    expect(text().split('\n').filter((l) => /^\d/.test(l))).toEqual([
+      '34: drift: ib1: rule 942 missing',
+      "60-62: not deployed — ibfleet deploy -i '/run/lab x/inventory.yaml' --hosts 60-62",
+      '16: ok',
+    ]);
+    const tuiState = fold([start('status', results.map((r) => r.host), { inventory: '/run/lab x/inventory.yaml' }), ...results.map((r) => ({ type: 'hostDone' as const, result: r }))], { command: 'status' });
+    expect(statusGroups(tuiState.results, tuiState.header?.inventory).map((g) => [g.hostSet, g.status, g.summary ?? g.reasons.join('; ')])).toEqual([
+      ['34', 'drift', 'ib1: rule 942 missing'],
+      ['60-62', 'drift', "not deployed — ibfleet deploy -i '/run/lab x/inventory.yaml' --hosts 60-62"],
+      ['16', 'ok', ''],
+    ]);
   });
 
   it('the header line: the same words as the TUI\'s', () => {

@@ -19,6 +19,8 @@ export interface HostGroup {
   /** `16-20,34`. */
   readonly hostSet: string;
   readonly reasons: readonly string[];
+  /** One line that says it all, shown in place of the status and reasons (status-fold.ts: hosts never deployed). */
+  readonly summary?: string;
 }
 
 /**

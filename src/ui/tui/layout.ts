@@ -7,10 +7,10 @@
  * attention (as one folded line), running hosts (oldest first: a stuck host stays in view), the
  * matrix, then detail. Whatever does not fit is counted, never silently dropped.
  */
-import { foldResults, type HostGroup } from '../text/fold.js';
+import type { HostGroup } from '../text/fold.js';
 import { chooseMatrixView, type MatrixView } from './matrix.js';
 import type { FinishedHost, RunningHost, RunState } from './state.js';
-import { failingHostSets, freezesRow, keepsRowsLive } from './state.js';
+import { failingHostSets, freezesRow, keepsRowsLive, statusGroups } from './state.js';
 import { reportsHostState } from '../../vocabulary.js';
 
 export interface Viewport {
@@ -124,7 +124,7 @@ export function planLiveArea(state: RunState, viewport: Viewport): LivePlan {
   let hiddenGroups: HostGroup[] = [];
   let moreGroups = false;
   if (liveGroups) {
-    const all = foldResults(state.finished.map((f) => ({ id: f.host.id, status: f.status, reasons: f.reasons })));
+    const all = statusGroups(state.results, state.header?.inventory);
     let index = 0;
     for (; index < all.length; index++) {
       const last = index === all.length - 1;

@@ -24,6 +24,7 @@ import type { Manager } from '../../inventory/model.js';
 import { foldHosts } from '../../inventory/select.js';
 import { foldedFabricLines, foldedWarningLines } from '../text/fabric.js';
 import { foldResults, type HostGroup } from '../text/fold.js';
+import { statusGroups as foldStatus } from '../text/status-fold.js';
 import { STATUS_ORDER } from '../text/format.js';
 import { runHeading, type RunHeading } from '../text/header.js';
 import { summarizeChanges } from '../text/changes.js';
@@ -292,7 +293,7 @@ function noteFabric(d: Draft, end: RunEnd): void {
 
 function endRun(d: Draft, durationMs: number, interrupted: boolean): Draft {
   if (reportsHostState(d.command)) {
-    if (d.finished.length > 0) d.staticItems.push({ kind: 'groups', key: 'status', groups: statusGroups(d.finished), detailed: true });
+    if (d.finished.length > 0) d.staticItems.push({ kind: 'groups', key: 'status', groups: statusGroups(d.results, d.header?.inventory), detailed: true });
     if (d.pendingNotes) d.staticItems.push(d.pendingNotes);
   } else {
     const unfrozen = d.finished.filter((f) => !freezesRow(d, f.status));
@@ -322,9 +323,9 @@ function endRun(d: Draft, durationMs: number, interrupted: boolean): Draft {
 
 const foldInput = (f: FinishedHost) => ({ id: f.host.id, status: f.status, reasons: f.reasons });
 
-/** Status rows: one per group of hosts with the same status and the same reasons. */
-export function statusGroups(finished: readonly FinishedHost[]): HostGroup[] {
-  return foldResults(finished.map(foldInput));
+/** Status rows: one per group of hosts with the same status and the same reasons; hosts never deployed one per manager. */
+export function statusGroups(results: readonly HostResult[], inventory: string | undefined): HostGroup[] {
+  return foldStatus(results, inventory, (r) => toFinishedHost(r).reasons);
 }
 
 // ---- Derived numbers the live area and the summary need ----

@@ -26,7 +26,8 @@ export function StatusView({ groups, detailed, hidden = [], truncate = false }: 
       {groups.map((group) => {
         const look = STATUS_LOOK[group.status];
         // Folded successes keep what they changed (`+2 rules …`): hosts fold only when that is the same.
-        const inline = group.status !== 'drift' && group.reasons.length > 0 && (detailed || group.reasons.length === 1) ? group.reasons.join('; ') : '';
+        // A group summed up in one line (hosts never deployed: the deploy command) keeps it beside the row.
+        const inline = group.summary ?? (group.status !== 'drift' && group.reasons.length > 0 && (detailed || group.reasons.length === 1) ? group.reasons.join('; ') : '');
         const below = detailed && group.status === 'drift' ? group.reasons : [];
         const text = `${look.symbol} ${detailed ? formatGroupText(group) : formatCountedGroupText(group)}`;
         return (
