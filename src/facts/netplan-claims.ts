@@ -4,6 +4,7 @@
  * can add a NIC's routing. Pure.
  */
 import { parse } from 'yaml';
+import { globMatches } from './glob.js';
 import type { HostFacts } from './host-facts.js';
 
 export interface NetplanClaim {
@@ -13,6 +14,39 @@ export interface NetplanClaim {
   /** Where the file defines it: device type (`ethernets`, `bonds`, …) and id. */
   readonly type: string;
   readonly id: string;
+  /** Its `match:` (without `set-name`, it configures every interface that takes it: `name` is a shell pattern). */
+  readonly match?: { readonly name?: string; readonly macaddress?: string; readonly driver?: string };
+}
+
+/** The name a definition gives its interface, and its `match:` criteria, from the device's mapping. */
+export function deviceClaim(id: string, device: unknown): Pick<NetplanClaim, 'iface' | 'match'> {
+  const d = (device ?? {}) as { 'set-name'?: unknown; match?: unknown };
+  const m = d.match && typeof d.match === 'object' ? (d.match as Record<string, unknown>) : undefined;
+  const text = (key: string) => (typeof m?.[key] === 'string' ? { [key]: m[key] as string } : {});
+  const match = m ? { ...text('name'), ...text('macaddress'), ...text('driver') } : undefined;
+  const iface = typeof d['set-name'] === 'string' ? d['set-name'] : typeof match?.name === 'string' ? match.name : id;
+  return { iface, ...(match && Object.keys(match).length ? { match } : {}) };
+}
+
+/**
+ * The definition configures the interface, as netplan matches one: by its id (or `set-name`), or by
+ * its `match:` — the name pattern (a glob, `ib[0]`, `ib*`) and the MAC address (against the
+ * kernel's, where known) each holding where given. A match by driver alone is not read (the probe
+ * does not read drivers): it claims no NIC here.
+ */
+export function claimConfigures(claim: Pick<NetplanClaim, 'iface' | 'match'>, iface: string, hwaddr: string | undefined): boolean {
+  if (claim.iface === iface) return true;
+  const m = claim.match;
+  if (!m || (m.name === undefined && m.macaddress === undefined)) return false;
+  if (m.name !== undefined && !globMatches(m.name, iface)) return false;
+  return m.macaddress === undefined || hwaddr === undefined || m.macaddress.toLowerCase() === hwaddr.toLowerCase();
+}
+
+/** How the definition names what it configures, for a message: `ethernets.fabric, match name ib[0]`. */
+export function claimText(claim: NetplanClaim): string {
+  const m = claim.match;
+  const words = m ? Object.entries(m).map(([k, v]) => `${k} ${v}`) : [];
+  return `${claim.type}.${claim.id}${words.length ? `, match ${words.join(' ')}` : ''}`;
 }
 
 const DEVICE_TYPES = ['ethernets', 'bonds', 'bridges', 'vlans', 'wifis', 'modems', 'tunnels', 'vrfs', 'dummy-devices', 'virtual-ethernets', 'nm-devices'];
@@ -65,10 +99,9 @@ function parseClaims(text: string): Omit<NetplanClaim, 'file'>[] {
     const sectionRenderer = typeof (section as { renderer?: unknown }).renderer === 'string' ? String((section as { renderer: string }).renderer) : globalRenderer;
     for (const [id, device] of Object.entries(section as Record<string, unknown>)) {
       if (id === 'renderer' || !device || typeof device !== 'object') continue;
-      const d = device as { renderer?: unknown; 'set-name'?: unknown; match?: { name?: unknown } };
+      const d = device as { renderer?: unknown };
       const renderer = typeof d.renderer === 'string' ? d.renderer : sectionRenderer;
-      const name = typeof d['set-name'] === 'string' ? d['set-name'] : typeof d.match?.name === 'string' ? d.match.name : id;
-      claims.push({ iface: name, renderer, type, id });
+      claims.push({ ...deviceClaim(id, device), renderer, type, id });
     }
   }
   return claims;

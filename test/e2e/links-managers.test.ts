@@ -2,7 +2,8 @@
  * The links step against what the real managers keep besides ibfleet's own configuration, on
  * machines as they arrive (lab up --fresh): a NetworkManager profile bound to a NIC by its MAC
  * address is the one deploy changes (NetworkManager activates it at boot whatever else exists), a
- * boot keeps the address, rollback gives the profile its properties back; a manager's command
+ * boot keeps the address, rollback gives the profile its properties back; a netplan file that
+ * matches a NIC by a name pattern refuses the host as one naming it does; a manager's command
  * that fails fails the host at once, in that command's own words, and the host is put back.
  *
  * Lab: 70 and 71 NetworkManager, 72 netplan — all fresh.
@@ -86,6 +87,24 @@ describe.skipIf(!IS_ROOT)('links: the managers\' own configuration of a fresh NI
       expect(await nicState(71)).toBe(before);
     } finally {
       await sh(71, `rm -f ${dir} && mv ${dir}.away ${dir}`);
+    }
+  });
+
+  it('a netplan file matching ib0 by a name pattern (ib[0]) refuses the host at plan, as one naming ib0 does: nothing changes', async () => {
+    const state = () => sh(72, "ip -o link show dev ib0 | grep -o '<[^>]*>'; ip -4 -o addr show dev ib0; ls /etc/netplan /etc/ibfleet 2>&1");
+    await sh(72, `printf 'network:\n  version: 2\n  ethernets:\n    fabric:\n      match:\n        name: "ib[0]"\n      dhcp4: false\n' >/etc/netplan/01-ib.yaml && chmod 600 /etc/netplan/01-ib.yaml`);
+    try {
+      const before = await state();
+      const started = Date.now();
+      const result = await run('deploy', '--hosts', '72', '--json');
+      expect(result.code).toBe(1);
+      expect(json(result).hosts[0]!.error).toBe(
+        'plan: ib0: /etc/netplan/01-ib.yaml configures it (ethernets.fabric, match name ib[0]) without 172.16.72.1/16; ibfleet does not edit that file: add the address there, or remove ib0 from it',
+      );
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(await state()).toBe(before);
+    } finally {
+      await sh(72, 'rm -f /etc/netplan/01-ib.yaml');
     }
   });
 });

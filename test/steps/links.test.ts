@@ -292,6 +292,19 @@ describe('refused before anything changes, each naming the NIC, the value and wh
       'ib0: /etc/netplan/01-ib.yaml configures it (ethernets.ib0) without 172.16.60.1/16; ibfleet does not edit that file: add the address there, or remove ib0 from it',
     );
   });
+
+  it('one that matches the NIC by a name pattern or its MAC address, as netplan does: refused alike; given the address there, left to it', () => {
+    const file = (...match: string[]) => withSection(fresh.netplan, 'netplan', ['#file /etc/netplan/01-ib.yaml', '|network:', '|  ethernets:', '|    fabric:', '|      match:', ...match.map((m) => `|        ${m}`), '|      dhcp4: true']);
+    expect(refusal(() => planDeploy(host(60), fleet, hook, facts(file('name: "ib[0]"'))))).toBe(
+      'ib0: /etc/netplan/01-ib.yaml configures it (ethernets.fabric, match name ib[0]) without 172.16.60.1/16; ibfleet does not edit that file: add the address there, or remove ib0 from it',
+    );
+    expect(refusal(() => planDeploy(host(60), fleet, hook, facts(file('name: "ib*"'))))).toContain('ib1: /etc/netplan/01-ib.yaml configures it (ethernets.fabric, match name ib*)');
+    const ib0Mac = /ib0@\S+ .*link\/ether (\S+)/.exec(fresh.netplan)![1]!;
+    expect(refusal(() => planDeploy(host(60), fleet, hook, facts(file(`macaddress: "${ib0Mac.toUpperCase()}"`))))).toContain(`(ethernets.fabric, match macaddress ${ib0Mac.toUpperCase()})`);
+    // Another NIC's pattern or MAC address: not ib0's.
+    expect(managerLines(planDeploy(host(60), fleet, hook, facts(file('name: "ib[2-9]"'))))).toContain('networkctl reconfigure ib0 ib1');
+    expect(managerLines(planDeploy(host(60), fleet, hook, facts(file('macaddress: "02:00:00:00:00:01"', 'name: "ib*"'))))).toContain('networkctl reconfigure ib0 ib1');
+  });
 });
 
 describe("a profile already bound to the NIC is changed, never a second one; its earlier properties kept for rollback", () => {

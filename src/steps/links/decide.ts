@@ -9,7 +9,7 @@
  * changes. Pure.
  */
 import { factOf, type HostFacts } from '../../facts/host-facts.js';
-import { netplanClaims, netplanNetwork } from '../../facts/netplan-claims.js';
+import { claimConfigures, claimText, deviceClaim, netplanClaims, netplanNetwork } from '../../facts/netplan-claims.js';
 import { cidrContains, parseIpv4 } from '../../inventory/ipv4.js';
 import type { Fleet, Host, Manager, Nic } from '../../inventory/model.js';
 import { generatedFor } from '../../script/header.js';
@@ -89,22 +89,26 @@ function othersNetplan(facts: HostFacts): HostFacts['netplan'] {
   return facts.netplan.filter((f) => f.file !== LINKS_NETPLAN_PATH && !generatedFor(f.text));
 }
 
-/** The addresses netplan files give an interface (its definitions by id, set-name or match.name). */
-function netplanAddresses(files: HostFacts['netplan'], iface: string): string[] {
+/** The addresses netplan files give an interface (its definitions by id, set-name or match, a name pattern too). */
+function netplanAddresses(files: HostFacts['netplan'], iface: string, hwaddr: string | undefined): string[] {
   return files.flatMap(({ text }) => {
     const network = netplanNetwork(text);
     if (!network) return [];
     return Object.values(network).flatMap((section) => {
       if (!section || typeof section !== 'object') return [];
       return Object.entries(section as Record<string, unknown>).flatMap(([id, device]) => {
-        const d = (device ?? {}) as { 'set-name'?: unknown; match?: { name?: unknown }; addresses?: unknown };
-        const name = typeof d['set-name'] === 'string' ? d['set-name'] : typeof d.match?.name === 'string' ? d.match.name : id;
-        if (name !== iface || !Array.isArray(d.addresses)) return [];
+        const d = (device ?? {}) as { addresses?: unknown };
+        if (!claimConfigures(deviceClaim(id, device), iface, hwaddr) || !Array.isArray(d.addresses)) return [];
         // An address is a string, or (netplan 0.103+) a mapping from it to its options.
         return d.addresses.flatMap((a: unknown) => (typeof a === 'string' ? [a] : a && typeof a === 'object' ? Object.keys(a) : []));
       });
     });
   });
+}
+
+/** The host's netplan definition (not ibfleet's) that configures the NIC, as netplan matches one. */
+function netplanClaimOf(facts: HostFacts, nic: Nic) {
+  return netplanClaims(othersNetplan(facts)).find((c) => claimConfigures(c, nic.iface, facts.links.get(nic.iface)?.hwaddr));
 }
 
 function carries(facts: HostFacts, nic: Nic): boolean {
@@ -187,8 +191,8 @@ function managerRefusal(ctx: Ctx, links: LinksFacts, nic: Nic, existing: NmLink 
       return shared ? `${nic.iface}: connection profile ${existing.name} applies to it and to ${shared} (${bindingText(existing)}); ibfleet gives each NIC its own address, which one profile cannot carry for both: bind the profile to one interface (connection.interface-name) or remove it` : undefined;
     }
     case 'netplan': {
-      const claim = netplanClaims(othersNetplan(ctx.facts)).find((c) => c.iface === nic.iface);
-      return claim && !hasAddress ? `${nic.iface}: ${claim.file} configures it (${claim.type}.${claim.id}) without ${nic.address}/${nic.prefixLength}; ibfleet does not edit that file: add the address there, or remove ${nic.iface} from it` : undefined;
+      const claim = netplanClaimOf(ctx.facts, nic);
+      return claim && !hasAddress ? `${nic.iface}: ${claim.file} configures it (${claimText(claim)}) without ${nic.address}/${nic.prefixLength}; ibfleet does not edit that file: add the address there, or remove ${nic.iface} from it` : undefined;
     }
     case 'ifupdown': {
       const stanza = ctx.facts.ifupdown.find((s) => s.keyword === 'iface' && s.iface === nic.iface && s.file !== LINKS_STANZA_PATH);
@@ -208,7 +212,7 @@ function managedNic(ctx: Ctx, links: LinksFacts, nic: Nic, want: LinksParams, ex
   const ipoib = links.sys.get(hardwareIface(nic))?.type === ARPHRD_INFINIBAND;
   const uuid = existing?.uuid ?? profileUuid(ctx.host, nic.iface);
   const profile = ctx.manager === 'networkmanager' ? { uuid, name: existing?.name ?? profileName(nic.iface), existing, own: uuid === profileUuid(ctx.host, nic.iface) } : undefined;
-  const claimed = netplanClaims(othersNetplan(ctx.facts)).some((c) => c.iface === nic.iface);
+  const claimed = netplanClaimOf(ctx.facts, nic) !== undefined;
   return { nic, want, ipoib, profile, addressElsewhere: ctx.manager === 'netplan' && claimed && carries(ctx.facts, nic) };
 }
 
@@ -279,7 +283,7 @@ function configuredElsewhere(ctx: Ctx, links: LinksFacts, nic: Nic): boolean {
     case 'networkmanager':
       return applying(ctx, links, nic).some((p) => p.addresses.includes(cidr) && p.uuid !== profileUuid(ctx.host, nic.iface));
     case 'netplan':
-      return netplanAddresses(othersNetplan(ctx.facts), nic.iface).includes(cidr);
+      return netplanAddresses(othersNetplan(ctx.facts), nic.iface, ctx.facts.links.get(nic.iface)?.hwaddr).includes(cidr);
     case 'ifupdown':
       return ctx.facts.ifupdown.some((s) => s.keyword === 'iface' && s.iface === nic.iface && s.file !== LINKS_STANZA_PATH);
   }

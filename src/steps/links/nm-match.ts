@@ -7,6 +7,7 @@
  * applies rather than adding a second beside it (SPEC: modified, not duplicated). A profile that
  * binds to nothing applies to every device of its type: not one NIC's, and not taken as one. Pure.
  */
+import { globMatches } from '../../facts/glob.js';
 import type { NmLink } from './facts.js';
 
 /** What NetworkManager compares a profile with: the device's name, hardware address (as the kernel has it) and kind. */
@@ -34,32 +35,6 @@ export function hwaddrMatches(a: string, b: string): boolean {
   return x.slice(from).join(':') === y.slice(from).join(':');
 }
 
-/** A shell pattern (fnmatch without flags: `*`, `?`, `[…]` with `!` or `^`, `\` escapes) as a RegExp. */
-function globRegExp(pattern: string): RegExp {
-  let out = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '\\' && i + 1 < pattern.length) out += escapeRe(pattern[++i]!);
-    else if (c === '*') out += '[\\s\\S]*';
-    else if (c === '?') out += '[\\s\\S]';
-    else if (c === '[') {
-      const end = pattern.indexOf(']', i + 2);
-      if (end < 0) out += '\\[';
-      else {
-        const body = pattern.slice(i + 1, end);
-        const negated = body.startsWith('!') || body.startsWith('^');
-        out += `[${negated ? '^' : ''}${(negated ? body.slice(1) : body).replace(/[\\\]^]/g, '\\$&')}]`;
-        i = end;
-      }
-    } else out += escapeRe(c);
-  }
-  return new RegExp(`^${out}$`);
-}
-
-function escapeRe(c: string): string {
-  return c.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
-}
-
 /**
  * `match.interface-name` as NetworkManager evaluates it (nm_wildcard_match_check, 1.26+): a pattern
  * may start with `|` (optional, the default) or `&` (mandatory), then `!` (inverted; a bare `!`
@@ -76,7 +51,7 @@ export function interfaceNameMatches(patterns: readonly string[], iface: string)
     if (prefixed) [mandatory, p] = [p.startsWith('&'), p.slice(1)];
     const inverted = p.startsWith('!');
     if (inverted) [mandatory, p] = [mandatory || !prefixed, p.slice(1)];
-    const hit = globRegExp(p).test(iface) !== inverted;
+    const hit = globMatches(p, iface) !== inverted;
     if (mandatory && !hit) return false;
     if (!mandatory) [optional, anyOptional] = [true, anyOptional || hit];
   }
