@@ -2,7 +2,7 @@
  * `ibfleet export ansible --hosts S --out DIR [--playbook P]`: an Ansible project that does what
  * deploy does (src/render/ansible-project.ts renders it, pure). A host whose inventory says
  * `manager: auto` is asked which manager it runs (read-only, status's probe); every other host is
- * not contacted. DIR is written as `render --out` writes, never through a link inside it.
+ * not contacted. DIR is written whole or not at all: new, empty or an earlier export only (out-dir.ts, replaceTree).
  */
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
@@ -36,7 +36,7 @@ export function registerExport(program: Command, io: Io, done: (r: CommandResult
 }
 
 async function exportAnsible(io: Io, cmd: Command, opts: Required<Pick<ExportOptions, 'hosts' | 'out'>> & ExportOptions): Promise<CommandResult['verdict']> {
-  const [{ parseGlobals, readFleet, readPlaybook, writeJson }, { parseHostSelection }, project, { resolveTargets }, { writeTree }] = await Promise.all([
+  const [{ parseGlobals, readFleet, readPlaybook, writeJson }, { parseHostSelection }, project, { resolveTargets }, { checkReplaceable, replaceTree }] = await Promise.all([
     import('./context.js'),
     import('../inventory/select.js'),
     import('../render/ansible-project.js'),
@@ -49,6 +49,8 @@ async function exportAnsible(io: Io, cmd: Command, opts: Required<Pick<ExportOpt
   const ids = new Set(parseHostSelection(opts.hosts, fleet));
   const hosts = fleet.hosts.filter((h) => ids.has(h.id));
   refuseNative(project.exportRefusal, playbook, hosts);
+  // Before any host is asked: a directory that is neither new, empty nor an earlier export is refused.
+  await checkReplaceable(opts.out, io.cwd, 'export ansible --out', project.PROJECT_TREE);
   const managers = await managersOf(io, cmd, globals, { fleet, playbook }, hosts);
   if ('failed' in managers) {
     io.stderr.write(`export ansible: nothing written: ${managers.failed.join('; ')}\n`);
@@ -67,7 +69,7 @@ async function exportAnsible(io: Io, cmd: Command, opts: Required<Pick<ExportOpt
   });
   const knownHosts = globals.knownHosts ? resolve(io.cwd, globals.knownHosts) : fleet.ssh.knownHosts;
   const files = project.renderAnsibleProject({ fleet, playbook, hosts: entries, ssh: { knownHosts, config: fleet.ssh.config, acceptNew: globals.acceptNew } });
-  const written = await writeTree(opts.out, io.cwd, files.map((f) => ({ relative: f.relative, content: f.content, mode: f.mode })), 'export ansible --out');
+  const written = await replaceTree(opts.out, io.cwd, files.map((f) => ({ relative: f.relative, content: f.content, mode: f.mode })), 'export ansible --out', project.PROJECT_TREE);
   const dir = resolve(io.cwd, opts.out);
   const summary = entries.map((e) => ({ id: e.host.id, name: e.host.name, manager: e.manager, address: e.target.address }));
   if (globals.json) writeJson(io, { command: 'export', ok: true, out: dir, hosts: summary, written });

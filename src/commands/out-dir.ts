@@ -11,8 +11,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, realpath, rename, stat, unlink } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { lstat, mkdir, open, readdir, readFile, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 
 export interface TreeFile {
@@ -160,4 +160,90 @@ export async function writeTree(dir: string, cwd: string, files: readonly TreeFi
     written.push(join(shown, ...parts));
   }
   return written;
+}
+
+/**
+ * What a writer puts at the top of a directory it owns whole (`export ansible --out`): each name
+ * and its kind, and the file of its own that marks a directory it wrote before (`begins` its text).
+ */
+export interface OwnTree {
+  readonly entries: Readonly<Record<string, 'file' | 'directory'>>;
+  readonly mark: { readonly relative: string; readonly begins: string };
+}
+
+/** Why `root` is not a directory this writer may replace: neither empty nor its own earlier tree (only its names, each of its kind, the mark in place). */
+async function notReplaceable(root: string, own: OwnTree): Promise<string | undefined> {
+  const entries = await readdir(root);
+  if (entries.length === 0) return undefined;
+  const foreign = entries.filter((e) => !Object.hasOwn(own.entries, e));
+  if (foreign.length) return `it holds what ibfleet does not write there (${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? `, … ${foreign.length} in all` : ''})`;
+  for (const name of entries) {
+    const found = await lstat(join(root, name));
+    const want = own.entries[name];
+    if (found.isSymbolicLink() || (want === 'directory' ? !found.isDirectory() : !found.isFile())) return `its ${name} is ${found.isSymbolicLink() ? 'a symbolic link' : kindOf(found)}, where ibfleet writes a ${want}`;
+  }
+  const marked = await readFile(join(root, own.mark.relative), 'utf8').then((t) => t.startsWith(own.mark.begins), () => false);
+  return marked ? undefined : `its ${own.mark.relative} is not one ibfleet wrote`;
+}
+
+/**
+ * The directory `dir` names, resolved (a link given as `dir` is followed: the user chose it), when
+ * it exists; refused (UsageError) unless it is empty or the writer's own earlier tree. Nothing is
+ * written: a command checks this before it contacts any host.
+ */
+export async function checkReplaceable(dir: string, cwd: string, option: string, own: OwnTree): Promise<string | undefined> {
+  const out = `${option} ${dir}`;
+  const shown = resolve(cwd, dir);
+  const given = await realpath(shown).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw fsError(`use ${shown}`, error, out);
+  });
+  if (given === undefined) return undefined;
+  const found = await stat(given);
+  if (!found.isDirectory()) throw new UsageError(`${out}: it is ${kindOf(found)}, not a directory (give a new or empty directory to write into)`);
+  if (dirname(given) === given) throw new UsageError(`${out}: refusing to write into the root directory; nothing was written (give a new or empty directory)`);
+  const why = await notReplaceable(given, own).catch((error: unknown) => {
+    throw fsError(`read ${given}`, error, out);
+  });
+  if (why) throw new UsageError(`${out}: ${given} is neither empty nor written by ibfleet before: ${why}; nothing was written (give a new or empty directory)`);
+  return given;
+}
+
+/**
+ * Writes `files` as the whole of `dir`, all or nothing: into a fresh directory beside it first
+ * (nothing there can be a link), which then takes its place in one rename — so a failure leaves
+ * `dir` as it was, and what an earlier tree had that this one has not (a host no longer exported)
+ * is gone. `dir` must be missing, empty, or the writer's own earlier tree (checkReplaceable);
+ * anything else is refused before a byte is written: a directory of the user's is never merged
+ * into, nor emptied.
+ */
+export async function replaceTree(dir: string, cwd: string, files: readonly TreeFile[], option: string, own: OwnTree): Promise<string[]> {
+  const out = `${option} ${dir}`;
+  const shown = resolve(cwd, dir);
+  const given = await checkReplaceable(dir, cwd, option, own);
+  const target = given ?? shown;
+  const parent = await prepareRoot(dirname(target), cwd, out);
+  const staged = join(parent, `.${basename(target)}.ibfleet-${randomBytes(6).toString('hex')}`);
+  const old = `${staged}-old`;
+  try {
+    await mkdir(staged, 0o755);
+  } catch (error) {
+    throw fsError(`create ${staged}`, error, out);
+  }
+  let movedAside = false;
+  try {
+    await writeTree(staged, cwd, files, option);
+    // rename(2) puts a directory over a missing or empty one; an earlier tree is moved aside first.
+    if (given !== undefined && (await readdir(given)).length > 0) {
+      await rename(given, old);
+      movedAside = true;
+    }
+    await rename(staged, target);
+  } catch (error) {
+    await rm(staged, { recursive: true, force: true }).catch(() => undefined);
+    if (movedAside) await rename(old, target).catch(() => undefined);
+    throw error instanceof UsageError ? error : fsError(`write ${target}`, error, out);
+  }
+  if (movedAside) await rm(old, { recursive: true, force: true }).catch(() => undefined);
+  return files.map((f) => join(shown, ...f.relative.split('/').filter((p) => p !== '')));
 }

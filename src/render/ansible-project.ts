@@ -65,6 +65,12 @@ export interface ProjectFile {
 }
 
 export const COLLECTION_DIR = 'collections/ansible_collections/ibfleet/routing';
+
+/** What the project holds at its top, and how an earlier export is known (its ansible.cfg): `--out` writes only into a new, empty or earlier export's directory. */
+export const PROJECT_TREE = {
+  entries: { 'README.md': 'file', 'ansible.cfg': 'file', 'inventory.yml': 'file', 'site.yml': 'file', collections: 'directory', host_vars: 'directory', files: 'directory' },
+  mark: { relative: 'ansible.cfg', begins: '# Written by ibfleet ' },
+} as const;
 export const ROLE_NAME = 'ibfleet.routing.routing';
 
 /**

@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isScalar, parse as parseYaml, parseDocument, visit } from 'yaml';
-import { renderAnsibleProject, exportRefusal, type AnsibleExport } from '../../src/render/ansible-project.js';
+import { renderAnsibleProject, exportRefusal, PROJECT_TREE, type AnsibleExport } from '../../src/render/ansible-project.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { filesOf, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 
@@ -92,6 +92,12 @@ describe('the project export ansible writes', () => {
       expect(strings.filter((s) => s.tag !== '!unsafe'), f.relative).toEqual([]);
     }
     expect(vars[0]!.content).toContain("ansible_ssh_private_key_file: !unsafe keys/k{{ lookup('pipe','touch PWNED') }}\n");
+  });
+
+  it('PROJECT_TREE names exactly what the project holds at its top, each of its kind (--out replaces only such a directory)', () => {
+    const tops = Object.fromEntries(files.map((f) => { const [top, ...rest] = f.relative.split('/'); return [top!, rest.length ? 'directory' : 'file']; }));
+    expect(tops).toEqual(PROJECT_TREE.entries);
+    expect(byPath.get(PROJECT_TREE.mark.relative)!.content.startsWith(PROJECT_TREE.mark.begins)).toBe(true);
   });
 
   it('is pure: the same input gives the same bytes', () => {

@@ -2,7 +2,7 @@
  * The CLI end to end through `main(argv, io)` with a fake Io: what `ibfleet hosts` and
  * `ibfleet render` print, write and exit with. No SSH is involved in either command.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -449,5 +449,70 @@ describe('ibfleet export ansible: the project written, or a usage error (exit 2)
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(message);
     expect(() => statSync(join(scratch, 'native'))).toThrow();
+  });
+
+  describe('--out is written whole or not at all: a new, empty or earlier export\'s directory only', () => {
+    const exportTo = (out: string, hosts = 'all') => ibfleet(['-i', seeds, 'export', 'ansible', '--hosts', hosts, '--out', out]);
+    /** Every path below `dir`, with a file's content, as a comparable listing. */
+    const listing = (dir: string): string[] =>
+      readdirSync(dir, { recursive: true, withFileTypes: true }).map((e) => {
+        const path = join(e.parentPath, e.name);
+        return e.isSymbolicLink() ? `${path} -> ${readlinkSync(path)}` : e.isFile() ? `${path}: ${readFileSync(path, 'utf8')}` : path;
+      }).sort();
+
+    it('--out / is refused (exit 2); nothing is written there', async () => {
+      const before = readdirSync('/').sort();
+      const run = await exportTo('/');
+      expect([run.code, run.stderr]).toEqual([2, 'ibfleet: export ansible --out /: refusing to write into the root directory; nothing was written (give a new or empty directory)\n']);
+      expect(readdirSync('/').sort()).toEqual(before);
+    });
+
+    it("a directory holding the user's files is refused (exit 2), naming them, and left exactly as it was", async () => {
+      const out = join(scratch, 'busy');
+      mkdirSync(join(out, 'files/old'), { recursive: true });
+      writeFileSync(join(out, 'notes.txt'), 'mine\n');
+      writeFileSync(join(out, 'files/old/stale'), 'stale\n');
+      const before = listing(out);
+      const run = await exportTo(out);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toBe(`ibfleet: export ansible --out ${out}: ${out} is neither empty nor written by ibfleet before: it holds what ibfleet does not write there (notes.txt); nothing was written (give a new or empty directory)\n`);
+      expect(listing(out)).toEqual(before);
+    });
+
+    it('an earlier export whose host_vars is a symbolic link is refused before a file is written; the link\'s target stays empty', async () => {
+      const out = join(scratch, 'linked');
+      expect((await exportTo(out)).code).toBe(0);
+      const elsewhere = join(scratch, 'elsewhere');
+      mkdirSync(elsewhere);
+      rmSync(join(out, 'host_vars'), { recursive: true });
+      symlinkSync(elsewhere, join(out, 'host_vars'));
+      const before = listing(out);
+      const run = await exportTo(out);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`${out} is neither empty nor written by ibfleet before: its host_vars is a symbolic link, where ibfleet writes a directory; nothing was written`);
+      expect(listing(out)).toEqual(before);
+      expect(readdirSync(elsewhere)).toEqual([]);
+    });
+
+    it('an earlier export is replaced whole: a host no longer exported leaves no files or host_vars behind', async () => {
+      const out = join(scratch, 'again');
+      expect((await exportTo(out)).code).toBe(0);
+      expect(readdirSync(join(out, 'files')).sort()).toEqual(['cpuserver16', 'memserver34']);
+      const run = await exportTo(out, '16');
+      expect(run.code, run.stderr).toBe(0);
+      expect(readdirSync(join(out, 'files'))).toEqual(['cpuserver16']);
+      expect(readdirSync(join(out, 'host_vars'))).toEqual(['cpuserver16.yml']);
+      expect(readdirSync(scratch).filter((n) => n.includes('.ibfleet-')), 'no staging directory left').toEqual([]);
+    });
+
+    it('an empty directory, or a link the user gives as --out to one, takes the project', async () => {
+      const empty = join(scratch, 'empty');
+      mkdirSync(empty);
+      symlinkSync(empty, join(scratch, 'to-empty'));
+      const run = await exportTo(join(scratch, 'to-empty'));
+      expect(run.code, run.stderr).toBe(0);
+      expect(readdirSync(empty).sort()).toEqual(['README.md', 'ansible.cfg', 'collections', 'files', 'host_vars', 'inventory.yml', 'site.yml']);
+      expect(lstatSync(join(scratch, 'to-empty')).isSymbolicLink()).toBe(true);
+    });
   });
 });
