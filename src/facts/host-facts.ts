@@ -6,6 +6,7 @@
  */
 import { OS_NAME_MAX, printableLine } from '../host-text.js';
 import type { Fact } from './fact.js';
+import { parseObstacles, type ObstacleKind } from './obstacles.js';
 import { parseNmSection, type NmFacts } from './nm-facts.js';
 import { parseAddresses, parseLinks, parseRoute, parseRouteGet, parseRule, splitIpBatch, type AddressFact, type LinkFact, type RouteFact, type RouteGetFact, type RuleFact } from './ip-facts.js';
 import { contentLines, splitSections } from './probe-format.js';
@@ -29,6 +30,8 @@ export interface HostFacts {
   readonly routeGet: ReadonlyMap<string, RouteGetFact>;
   /** Path → file facts, for the files of ibfleet's the probe found (a path it did not find is absent). */
   readonly files: ReadonlyMap<string, FileFact>;
+  /** Where ibfleet writes, what stands in the way: a directory or device at a file's path, a file at a directory's (obstacles.ts). */
+  readonly obstacles: ReadonlyMap<string, ObstacleKind>;
   /** Path → what the probe read of the file: its first lines, or all of it (probe option fileContents). */
   readonly contents: ReadonlyMap<string, { readonly text: string; readonly whole: boolean }>;
   readonly netplan: readonly { readonly file: string; readonly text: string }[];
@@ -190,6 +193,7 @@ export function parseProbe(output: string, facts: readonly Fact<unknown>[] = [])
     os: parseOsRelease(contentLines(get('os'))),
     ...parseIp(sections),
     files: parseFileSection(get('files')),
+    obstacles: parseObstacles(get('in-the-way')),
     contents: parseContents(sections),
     netplan: parseNetplan(get('netplan')),
     ...parseConfig(get('config')),

@@ -16,6 +16,9 @@ import type { Change, Check, FileDiff, HostResult, NicFabric } from '../vocabula
 import { assessHost, failingFindings, plannedChanges, type Assessment } from './assess.js';
 import { detectManager } from './detect-manager.js';
 import { fileDiffs } from './file-diff.js';
+import { inTheWay } from './in-the-way.js';
+import { planRestore } from './restore.js';
+import { restoreLines } from '../render/restore-script.js';
 
 /** The inventory's manager, or the one the host's configuration shows. */
 export function chooseManager(host: Host, facts: HostFacts): { manager: Manager } | { error: string } {
@@ -86,6 +89,8 @@ export interface DeployPlan {
   readonly parts: ReadonlyMap<string, ApplyPart>;
   /** False when the routing lives in the manager's configuration (no routing script). */
   readonly routingScript: boolean;
+  /** What the change runs to put the host back when it fails (render/apply-script.ts ApplyPlan.restore). */
+  readonly restore: readonly string[];
 }
 
 /** Deploy's plan for a host, or a HostError at stage `plan` saying why it cannot be deployed. */
@@ -99,8 +104,11 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
   if (assessment.blockers.length > 0 || choice.blockers.length > 0) throw new HostError('plan', [...assessment.blockers.map((b) => b.message), ...choice.blockers].join('; '));
   const failing = failingFindings(assessment);
   const write = files.filter((f) => failing.some((x) => x.subject.kind === 'file' && x.subject.path === f.path));
+  const obstacles = inTheWay(write, facts);
+  if (obstacles.length > 0) throw new HostError('plan', `${obstacles.join('; ')}; nothing was changed`);
   const remove = failing.flatMap((x) => (x.subject.kind === 'stale' ? [x.subject.path] : []));
   const input = { failing, write, remove };
+  const parts = new Map(playbook.steps.map((s) => [s.module.name, applyPart(s.step, ctx, input)]));
   return {
     manager: chosen.manager,
     files,
@@ -110,8 +118,9 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
     changes: plannedChanges(assessment),
     persistence: ctx.persistence,
     notes: [...choice.notes, ...playbook.steps.flatMap((s) => s.step.notes?.(ctx) ?? [])],
-    parts: new Map(playbook.steps.map((s) => [s.module.name, applyPart(s.step, ctx, input)])),
+    parts,
     routingScript: ctx.persistence.kind === 'script',
+    restore: restoreLines(planRestore(host, fleet, facts, write, '', parts), 'shell'),
   };
 }
 
@@ -176,7 +185,7 @@ export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts
   }
   const { ctx, choice, files, assessment } = decide(host, fleet, playbook, facts, chosen.manager);
   const blockers = assessment.blockers.filter((b) => !health.explains.some((explains) => explains?.(b)));
-  const reasons = [...health.problems, ...blockers.map((b) => b.message), ...choice.blockers, ...failingFindings(assessment).map((f) => f.detail)];
+  const reasons = [...health.problems, ...blockers.map((b) => b.message), ...choice.blockers, ...inTheWay(files, facts), ...failingFindings(assessment).map((f) => f.detail)];
   // Notes come last and are no drift (a host without systemd has no repair timer, and needs none).
   const notes = playbook.steps.flatMap((s) => s.step.statusNotes?.(ctx) ?? []);
   const notDeployed = files.length > 0 && files.every((f) => !facts.files.has(f.path));

@@ -120,7 +120,8 @@ function writeFiles(files: readonly RenderedFile[], validations: NonNullable<App
   // umask 022 makes every new file 0644 already; only other modes need a chmod.
   files.forEach((f, i) => f.mode !== 0o644 && byMode.set(f.mode, [...(byMode.get(f.mode) ?? []), staged[i]!]));
   // `[ -d ]` is the shell's own: a directory that is there costs nothing.
-  const lines = ['umask 022', ...dirs.map((d) => `[ -d ${shellQuote(d)} ] || if mkdir -p ${shellQuote(d)}; then echo ${shellQuote(`${CREATED_DIR_LINE}${d}`)}; else status=1; fi`)];
+  // $created lists them deepest first for the change's own restore (ApplyPlan.restore).
+  const lines = ['umask 022', ...dirs.map((d) => `[ -d ${shellQuote(d)} ] || if mkdir -p ${shellQuote(d)}; then echo ${shellQuote(`${CREATED_DIR_LINE}${d}`)}; created="${d} $created"; else status=1; fi`)];
   // The files' own $variables are their text, not this script's: SC2016 does not apply.
   files.forEach((f, i) => lines.push(`# ${f.path} (${f.mode.toString(8).padStart(4, '0')})`, '# shellcheck disable=SC2016', writeContent(f, staged[i]!)));
   // The script runs as root (directly or through sudo), so the files it creates are root's, as the
@@ -129,8 +130,10 @@ function writeFiles(files: readonly RenderedFile[], validations: NonNullable<App
   // A step's check of a staged file (netplan generate): the file is renamed into place only once it passes.
   files.forEach((f, i) => validations.filter((v) => v.path === f.path).forEach((v) => lines.push(...v.lines(staged[i]!))));
   lines.push(`[ "$status" -ne 0 ] || keep ${files.map((f) => shellQuote(f.path)).join(' ')} || status=1`);
+  // -T: a directory at the path (the plan refuses one the probe saw) fails the rename, where plain
+  // mv would move the file into it and report success.
   lines.push('if [ "$status" -eq 0 ]; then');
-  files.forEach((f, i) => lines.push(`\tif mv -f ${staged[i]} ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: wrote ${f.path}`)}; else status=1; fi`));
+  files.forEach((f, i) => lines.push(`\tif mv -fT ${staged[i]} ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: wrote ${f.path}`)}; else status=1; fi`));
   lines.push('fi');
   lines.push(`[ "$status" -eq 0 ] || rm -f ${staged.join(' ')}`);
   return lines;
@@ -150,6 +153,30 @@ export interface ApplyPlan {
   readonly parts: ReadonlyMap<string, ApplyPart>;
   /** False when the routing lives in the manager's configuration: there is no routing script to run. */
   readonly routingScript?: boolean;
+  /**
+   * What puts the host back as the probe found it (restore-script.ts restoreLines), run by the
+   * change itself when it fails: the host ends as it was or fully applied whether or not the
+   * controller is still there to see it (cut off, timed out, killed).
+   */
+  readonly restore?: readonly string[];
+}
+
+/** What a change that failed and put the host back says, for the controller's message. */
+export const SELF_RESTORED_LINE = 'ibfleet: the change failed and put the host back as it was';
+
+/** The change's own restore, when it failed: its exit status stays the failure's. */
+function selfRestore(lines: readonly string[]): string[] {
+  return [
+    '# A change that failed puts back what it changed, here and now: the controller may be gone.',
+    'if [ "$status" -ne 0 ]; then',
+    '	failed=$status',
+    '	status=0',
+    "	echo 'ibfleet: the change failed; putting the host back as it was'",
+    ...lines.map((l) => `	${l.replace(/\n(?=.)/g, '\n\t')}`),
+    `	if [ "$status" -eq 0 ]; then echo ${shellQuote(SELF_RESTORED_LINE)}; else echo 'ibfleet: putting the host back did not finish' >&2; fi`,
+    '	status=$failed',
+    'fi',
+  ];
 }
 
 /**
@@ -170,6 +197,7 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
     `# ibfleet deploy: host ${host.id} (${host.name})`,
     renderPrelude('deploy', runId),
     'status=0',
+    'created=',
     ...(lockFirst ? [TAKE_ROUTING_LOCK] : []),
     ...writeFiles(plan.write, parts.flatMap((p) => p.validate ?? [])),
     ...plan.remove.map((p) => `retire ${shellQuote(p)} || status=1`),
@@ -179,6 +207,7 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
       ? []
       : ['# Apply now: the routing script sets sysctls, table routes and rules for every fabric NIC.', `if [ "$status" -eq 0 ]; then`, `\t${ROUTING_SCRIPT_PATH} || status=$?`, 'fi']),
     ...part('after'),
+    ...(plan.restore ? selfRestore(plan.restore) : []),
     afterProbe(host, fleet),
     finishLine(runId),
     'exit "$status"',

@@ -14,6 +14,7 @@ import { deriveNicAddress } from '../inventory/derive.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { receivedWhole, shellQuote } from '../script/shell.js';
 import { OWNED_PATHS, STEP_FACTS } from '../steps/registry.js';
+import { obstacleProbe, type WriteTargets } from '../facts/obstacles.js';
 import { renderTakeLock, type LockKind } from './host-lock.js';
 
 export { PROBE_END } from '../facts/probe-format.js';
@@ -34,6 +35,16 @@ export const EVIDENCE_DIRS = [
   '/etc/NetworkManager/dispatcher.d',
   '/etc/network/if-up.d',
 ] as const;
+
+/**
+ * Where ibfleet may write, whatever the playbook: its files, and the directories they and their
+ * staged copies (a hook's, one directory up) live in — the probe says what stands in the way there.
+ */
+const parent = (p: string) => p.replace(/\/[^/]+$/, '');
+export const WRITE_TARGETS: WriteTargets = {
+  files: OWNED_PATHS,
+  dirs: [...new Set(OWNED_PATHS.flatMap((p) => [parent(p), parent(parent(p))]))].sort(),
+};
 
 /**
  * Every process the probe starts costs the host a fork and an exec (about a millisecond each on a
@@ -83,6 +94,7 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     ...(options.fabric === false ? [] : renderRdmaProbe(host, options.everyInterface ? undefined : host.nics.map((n) => n.iface))),
     '\tset --',
     `\tfor p in ${OWNED_PATHS.map(shellQuote).join(' ')}; do [ -f "$p" ] && set -- "$@" "$p"; done`,
+    ...obstacleProbe(WRITE_TARGETS),
     '\ts files; if [ "$#" -gt 0 ]; then stat -c \'%a %u %n\' -- "$@"; sha256sum -- "$@"; fi',
     options.fileContents
       ? '\tfor p in "$@"; do s content "$p"; rd "$p"; done'

@@ -41,18 +41,22 @@ put_back() {
 	staged="\${dir%/*}/.\${1##*/}.ibfleet-restore.$$"
 	rm -f "$staged"
 	if [ -L "$kept" ]; then
-		cp -P "$kept" "$staged" && mv -f "$staged" "$1"
+		cp -P "$kept" "$staged" && mv -fT "$staged" "$1"
 	else
-		cp -p "$kept" "$staged" && chmod "$2" "$staged" && mv -f "$staged" "$1"
+		cp -p "$kept" "$staged" && chmod "$2" "$staged" && mv -fT "$staged" "$1"
 	fi || { rm -f "$staged"; return 1; }
 	echo "ibfleet: restored $1"
 	return 0
 }
 `;
 
-export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec, runId: string): string {
+/**
+ * The restore's own lines, after its prelude. `createdDirs`: the spec's, or — for the restore a
+ * change carries for itself (apply-script.ts) — those the change's `$created` lists, as it made them.
+ */
+export function restoreLines(spec: RestoreSpec, createdDirs: 'spec' | 'shell' = 'spec'): string[] {
   const part = (key: keyof UndoLines) => spec.steps.flatMap((s) => s[key] ?? []);
-  const lines: string[] = [`# ibfleet restore after a failed verification: host ${host.id} (${host.name})`, renderPrelude('restore', runId), FUNCTIONS, 'status=0'];
+  const lines: string[] = [FUNCTIONS];
   // Files first, then the manager's configuration, then the kernel state: a manager applying its
   // configuration afterwards (networkd drops every rule it did not make) would undo what is put back.
   // What must happen while the change's files are still there (ifupdown takes a NIC down by its stanza).
@@ -67,7 +71,14 @@ export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec,
   // and finds nothing to change.
   lines.push(TAKE_ROUTING_LOCK, ...part('manager'), ...part('kernel'));
   // Deepest first; one that is not empty (someone else's files) stays.
-  if (spec.createdDirs.length) lines.push(`rmdir ${[...spec.createdDirs].reverse().map(shellQuote).join(' ')} 2>/dev/null`);
-  lines.push(...part('last'), afterProbe(host, fleet), finishLine(runId), 'exit "$status"', '');
+  if (createdDirs === 'shell') lines.push('# $created: the directories the change made, deepest first, one word each.', '# shellcheck disable=SC2086', '[ -z "$created" ] || rmdir $created 2>/dev/null');
+  else if (spec.createdDirs.length) lines.push(`rmdir ${[...spec.createdDirs].reverse().map(shellQuote).join(' ')} 2>/dev/null`);
+  lines.push(...part('last'));
+  return lines;
+}
+
+export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec, runId: string): string {
+  const lines: string[] = [`# ibfleet restore after a failed verification: host ${host.id} (${host.name})`, renderPrelude('restore', runId), 'status=0', ...restoreLines(spec)];
+  lines.push(afterProbe(host, fleet), finishLine(runId), 'exit "$status"', '');
   return receivedWhole('__ibfleet_restore_main', lines.join('\n'));
 }

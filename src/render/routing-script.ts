@@ -177,7 +177,7 @@ snapshot() {
 			if [ -L "$p" ]; then
 				echo "rm -f $(q "$p") && ln -s $(q "$(readlink "$p")") $(q "$p") || status=1"
 			elif [ -f "$p" ]; then
-				echo "(umask 077 && printf '%s' $(q "$(base64 -w 0 <"$p")") | base64 -d >$(q "$staged")) && mv -f $(q "$staged") $(q "$p") && chmod $(stat -c %a "$p") $(q "$p") || status=1"
+				echo "(umask 077 && printf '%s' $(q "$(base64 -w 0 <"$p")") | base64 -d >$(q "$staged")) && mv -fT $(q "$staged") $(q "$p") && chmod $(stat -c %a "$p") $(q "$p") || status=1"
 			else
 				echo "rm -f $(q "$p") || status=1"
 			fi

@@ -10,7 +10,7 @@ import type { Fleet } from '../inventory/model.js';
 import type { HostFacts } from '../facts/host-facts.js';
 import { lockedMessage, readChangeOutput } from '../plan/change-output.js';
 import { planRestore, restoredMessage, stateDifferences } from '../plan/restore.js';
-import { LOCKED_EXIT } from '../render/apply-script.js';
+import { LOCKED_EXIT, SELF_RESTORED_LINE } from '../render/apply-script.js';
 import { randomBytes } from 'node:crypto';
 import type { RenderedFile } from '../script/rendered-file.js';
 import type { ApplyPart } from '../steps/step.js';
@@ -19,10 +19,14 @@ import { renderSettleProbe } from '../render/settle-script.js';
 import type { HostTask } from './fanout.js';
 import { OUTPUT_KEEP, scriptFailed, type ExecResult, type Session } from './transport.js';
 
-/** Why a change's own result cannot be read, or undefined when it can (it exited and printed its closing probe whole). */
-export function cutOffReason(result: ExecResult, what = 'the change'): string | undefined {
+/**
+ * Why a change's own result cannot be read, or undefined when it can (it exited and printed its
+ * closing probe whole). `timedOut`: the host's deadline passed (it closed the channel).
+ */
+export function cutOffReason(result: ExecResult, what = 'the change', timedOut?: string): string | undefined {
   if (result.cut) return `the host printed more than ${OUTPUT_KEEP / (1024 * 1024)} MiB on ${result.cut.stream} during ${what}, so ibfleet stopped reading it`;
   if (result.code !== null) return undefined;
+  if (timedOut) return timedOut;
   return result.signal ? `the shell of ${what} was killed by SIG${result.signal}` : `the connection was lost during ${what}`;
 }
 
@@ -33,14 +37,15 @@ export function cutOffReason(result: ExecResult, what = 'the change'): string | 
  */
 export async function settleCutOffChange(task: HostTask, fleet: Fleet, reconnect: () => Promise<Session>, change: { readonly runId: string; readonly why: string }): Promise<{ readonly after: HostFacts; readonly session: Session }> {
   const { runId, why } = change;
-  const unknown = (detail: string) => new HostError('apply', `${why}; the host finishes the change on its own, but ${detail}: check it with ibfleet status --hosts ${task.host.id}`);
+  const unknown = (detail: string) => new HostError('apply', `${why}; the host finishes the change on its own (or puts itself back if it fails), but ${detail}: check it with ibfleet status --hosts ${task.host.id}`);
   let session: Session;
   try {
     session = await reconnect();
   } catch (error) {
     throw unknown(`connecting again failed (${(error as Error).message})`);
   }
-  const result = await session.run(renderSettleProbe(task.host, fleet, runId, (task.remainingMs() - 1000) / 1000), { signal: task.signal }).catch((error: Error) => error);
+  const care = task.aftercare;
+  const result = await session.run(renderSettleProbe(task.host, fleet, runId, (care.remainingMs() - 1000) / 1000), { signal: care.signal }).catch((error: Error) => error);
   if (result instanceof Error) throw unknown(`reading its state failed (${result.message})`);
   if (result.code === LOCKED_EXIT) throw unknown('it was still running when the time ran out');
   const { after } = readChangeOutput(result.stdout);
@@ -62,6 +67,8 @@ export interface FailedChange {
   readonly changeOutput: string;
   /** What each step of the change kept for its restore (what it told the network manager). */
   readonly parts: ReadonlyMap<string, ApplyPart>;
+  /** Its output was not seen to its end (it may have put the host back itself). */
+  readonly cutOff?: boolean;
 }
 
 /**
@@ -69,9 +76,12 @@ export interface FailedChange {
  * completed with how that went (restored, what still differs, nothing to undo, or unfinished).
  */
 export async function restoreAfterFailure(task: HostTask, session: Session, fleet: Fleet, change: FailedChange, failure: string): Promise<string> {
-  if (stateDifferences(task.host, fleet, change.before, change.after).length === 0) return restoredMessage(failure, { kind: 'unchanged' });
+  if (stateDifferences(task.host, fleet, change.before, change.after).length === 0) {
+    const itself = change.cutOff === true || change.changeOutput.split('\n').includes(SELF_RESTORED_LINE);
+    return restoredMessage(failure, { kind: itself ? 'restored' : 'unchanged', left: [] });
+  }
   const spec = planRestore(task.host, fleet, change.before, change.written, change.changeOutput, change.parts);
-  const result = await session.run(renderRestoreScript(task.host, fleet, spec, `${change.runId}-restore`), { signal: task.hardSignal }).catch((error: Error) => error);
+  const result = await session.run(renderRestoreScript(task.host, fleet, spec, `${change.runId}-restore`), { signal: task.aftercare.signal }).catch((error: Error) => error);
   if (result instanceof Error) return restoredMessage(failure, { kind: 'unfinished', why: result.message });
   if (result.code === LOCKED_EXIT) return restoredMessage(failure, { kind: 'unfinished', why: lockedMessage(result.stderr) });
   const { after } = readChangeOutput(result.stdout);

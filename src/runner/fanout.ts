@@ -24,6 +24,31 @@ export interface HostTask {
   remainingMs(): number;
   /** Keeps what was sent to the host or what it printed, for the run log. */
   record(label: string, text: string): void;
+  /** Seeing a change through that is under way when the deadline passes (Aftercare). */
+  readonly aftercare: Aftercare;
+}
+
+/**
+ * A change under way when the host's deadline passes goes on on the host by itself (it ignores the
+ * hang-up, finishes, and puts the host back if it fails): the work then gets AFTERCARE_MS more to
+ * see where it ended — connect again, wait for the change, read the state, restore a host it left
+ * failed — and reports that, so a timeout never leaves the host's end unsaid. Reading and deciding
+ * get no such time: a timeout there is a timeout.
+ */
+export interface Aftercare {
+  /** A change is under way (true) or has ended (false). */
+  changing(on: boolean): void;
+  /** Aborts when the aftercare's time is up: for what sees a change through (reconnecting, settling, restoring). */
+  readonly signal: AbortSignal;
+  /** Milliseconds left to see a change through: the deadline's rest and the aftercare's, or what is left of it once started. */
+  remainingMs(): number;
+  /** Once the deadline has passed: what the timeout says ("timed out after 60 s during push"). */
+  timedOut(): string | undefined;
+}
+
+/** How long a change under way at the deadline is seen through: the time limit again, at least 30 s. */
+export function aftercareMs(timeoutMs: number): number {
+  return Math.max(timeoutMs, 30_000);
 }
 
 /** What a host's work returns; the fan-out adds the host, the duration and failure handling. */
@@ -168,6 +193,7 @@ const TIMED_OUT = Symbol('timed out');
 
 async function runOne(host: Host, ref: HostRef, deadline: Deadline, options: FanoutOptions, work: (task: HostTask) => Promise<HostOutcome>, now: () => number): Promise<HostResult> {
   let current: Stage = 'connect';
+  const care = new AftercareClock(deadline, now, () => current);
   const task: HostTask = {
     host,
     ref,
@@ -180,15 +206,70 @@ async function runOne(host: Host, ref: HostRef, deadline: Deadline, options: Fan
     hardSignal: deadline.hardSignal,
     remainingMs: () => Math.max(0, deadline.timeoutMs - (now() - deadline.startedAt)),
     record: (label, text) => options.events.onOutput?.(ref, label, text),
+    aftercare: care,
   };
   const durationMs = () => now() - deadline.startedAt;
   try {
-    const outcome = await Promise.race([work(task), deadline.expired.then((): typeof TIMED_OUT => TIMED_OUT)]);
+    const working = work(task);
+    let outcome = await Promise.race([working, deadline.expired.then((): typeof TIMED_OUT => TIMED_OUT)]);
+    if (outcome === TIMED_OUT && care.under) {
+      const said = timeoutError(host, current, deadline.timeoutMs).message;
+      care.start(said);
+      outcome = await Promise.race([working, care.expired.then((): typeof TIMED_OUT => TIMED_OUT)]);
+      if (outcome === TIMED_OUT) throw new HostError(current, `${said}; the change goes on on the host by itself (it finishes, or puts the host back if it fails), but its end was not seen within ${timeLimitText(care.ms)} more: check the host with ibfleet status --hosts ${host.id}`);
+    }
     if (outcome === TIMED_OUT) throw timeoutError(host, current, deadline.timeoutMs);
     return { host: ref, durationMs: durationMs(), ...outcome };
   } catch (error) {
     const interrupted = options.interrupt.aborted && !deadline.hardSignal.aborted;
     return { host: ref, durationMs: durationMs(), ...failureOutcome(error, current, interrupted) };
+  } finally {
+    care.stop();
+  }
+}
+
+/** One host's Aftercare: started when the deadline passes with a change under way. */
+class AftercareClock implements Aftercare {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private startedAt: number | undefined;
+  private changes = 0;
+  private said: string | undefined;
+  readonly signal = this.controller.signal;
+  readonly ms: number;
+  readonly expired: Promise<void>;
+  private expire!: () => void;
+  constructor(
+    private readonly deadline: Deadline,
+    private readonly now: () => number,
+    private readonly stage: () => Stage,
+  ) {
+    this.ms = aftercareMs(deadline.timeoutMs);
+    this.expired = new Promise((resolve) => (this.expire = resolve));
+  }
+  get under(): boolean {
+    return this.changes > 0;
+  }
+  changing(on: boolean): void {
+    this.changes = Math.max(0, this.changes + (on ? 1 : -1));
+  }
+  start(said: string): void {
+    this.said = said;
+    this.startedAt = this.now();
+    this.timer = setTimeout(() => {
+      this.controller.abort();
+      this.expire();
+    }, this.ms);
+  }
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+  remainingMs(): number {
+    if (this.startedAt !== undefined) return Math.max(0, this.ms - (this.now() - this.startedAt));
+    return Math.max(0, this.deadline.timeoutMs - (this.now() - this.deadline.startedAt)) + this.ms;
+  }
+  timedOut(): string | undefined {
+    return this.said ?? (this.deadline.hardSignal.aborted ? `timed out after ${timeLimitText(this.deadline.timeoutMs)} during ${this.stage()}` : undefined);
   }
 }
 

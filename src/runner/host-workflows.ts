@@ -7,6 +7,7 @@ import { HostError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { osName, type HostFacts } from '../facts/host-facts.js';
 import { lockedMessage, readChangeOutput, readProbe } from '../plan/change-output.js';
+import { stateDifferences } from '../plan/restore.js';
 import { assessStatus, checksOf, planDeploy, probeWants, reassessDeploy, verification } from '../plan/host-plan.js';
 import { assessRollback, needsChange, rollbackChanges, rollbackLines } from '../plan/rollback.js';
 import type { Playbook } from '../playbook/playbook.js';
@@ -46,7 +47,8 @@ async function withSession<T>(task: HostTask, transport: Transport, fn: (session
   task.stage('connect');
   const sessions = [await transport.connect(task.host, task.signal)];
   const reconnect = async () => {
-    const again = await transport.connect(task.host, task.signal);
+    // Seeing a change through, which may go on past the deadline (fanout.ts Aftercare).
+    const again = await transport.connect(task.host, task.aftercare.signal);
     sessions.push(again);
     return again;
   };
@@ -167,6 +169,7 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
         const planned = planDeploy(task.host, ctx.fleet, ctx.playbook, probed);
         if (options.dryRun || planned.changes.length === 0) return { decision: planned };
         sent = renderApplyScript(task.host, ctx.fleet, planned, runId);
+        task.aftercare.changing(true);
         return {
           decision: planned,
           change: {
@@ -201,7 +204,7 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
       const { changeOutput } = readChangeOutput(result.stdout);
       let { after } = readChangeOutput(result.stdout);
       let live = session;
-      const cutOff = cutOffReason(result);
+      const cutOff = cutOffReason(result, 'the change', task.aftercare.timedOut());
       if (cutOff) ({ after, session: live } = await settleCutOffChange(task, ctx.fleet, reconnect, { runId, why: cutOff }));
       if (!after.complete) throw scriptFailed('apply', 'applying the change', result);
       task.stage('verify');
@@ -209,8 +212,11 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
       const check = verification(assessment);
       const told = cutOff ? [`${cutOff}; the host finished the change on its own (checked on a new connection)`] : [];
       if ((cutOff || result.code === 0) && check.ok) return { ...base, status: 'changed', reasons: [...told, ...plan.notes, ...plan.changes.map((c) => c.text)], changes: plan.changes, checks: checksOf(assessment) } as const;
-      const failure = !cutOff && result.code !== 0 ? scriptFailed('apply', 'applying the change', result) : new HostError('verify', check.ok ? 'verification failed' : check.message);
-      const message = await restoreAfterFailure(task, live, ctx.fleet, { runId, before: facts, after, written: plan.write, changeOutput, parts: plan.parts }, [...told, failure.message].join('; '));
+      const failure = !cutOff && result.code !== 0 ? scriptFailed('apply', 'applying the change', result) : new HostError(cutOff ? 'apply' : 'verify', check.ok ? 'verification failed' : check.message);
+      // Cut off from a change that then failed and put the host back itself: what it found missing is all of it, no news.
+      const putBack = cutOff !== undefined && stateDifferences(task.host, ctx.fleet, facts, after).length === 0;
+      const said = putBack ? `${cutOff}; the change failed on the host (checked on a new connection)` : [...told, failure.message].join('; ');
+      const message = await restoreAfterFailure(task, live, ctx.fleet, { runId, before: facts, after, written: plan.write, changeOutput, parts: plan.parts, cutOff: cutOff !== undefined }, said);
       throw new HostError(failure.stage, message, { ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }), stderrTail: changeOutput.trim().split('\n').slice(-8).join('\n') });
     });
 }
@@ -236,6 +242,7 @@ export function rollbackHost(ctx: WorkflowContext) {
         const assessment = assessRollback(task.host, ctx.fleet, probed);
         if (!needsChange(assessment)) return { decision: assessment };
         sent = renderRollbackScript(task.host, ctx.fleet, rollbackLines(task.host, ctx.fleet, probed), runId);
+        task.aftercare.changing(true);
         return {
           decision: assessment,
           change: {
@@ -251,7 +258,7 @@ export function rollbackHost(ctx: WorkflowContext) {
       recordChange(task, 'rollback', sent, result);
       if (result.code === LOCKED_EXIT) throw new HostError('apply', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
       let { after } = readChangeOutput(result.stdout);
-      const cutOff = cutOffReason(result, 'the rollback');
+      const cutOff = cutOffReason(result, 'the rollback', task.aftercare.timedOut());
       if (cutOff) ({ after } = await settleCutOffChange(task, ctx.fleet, reconnect, { runId, why: cutOff }));
       else if (result.code !== 0 || !after.complete) throw scriptFailed('apply', 'rollback', result);
       task.stage('verify');

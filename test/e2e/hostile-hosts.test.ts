@@ -4,7 +4,8 @@
  * failure found by trying ibfleet as an adversary would (issue 14), set up on the host the way an
  * attacker or a broken machine would leave it: a hostile ~/.bashrc of the SSH user, a login that
  * prints hundreds of megabytes, a site rule that captures the fabric subnet, a link that goes down
- * mid-run, an unprivileged user grabbing the host lock.
+ * mid-run, an unprivileged user grabbing the host lock; and (issue 29) a directory where ibfleet writes a
+ * file, a change that outlives --timeout.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,7 +27,8 @@ const NAME = LAB.name;
 noteIfNotRoot('test/e2e/hostile-hosts.test.ts (hostile hosts against lab hosts)');
 
 describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
-  const lab = useLab({ name: NAME, mgmtSubnet: LAB.mgmtSubnet, hosts: [34, 41, 42, 43] });
+  // 40 and 44: fresh ifupdown hosts, for the links step's stanza and ifup (issue 29).
+  const lab = useLab({ name: NAME, mgmtSubnet: LAB.mgmtSubnet, hosts: [34, 40, 41, 42, 43, 44], managers: { 40: 'ifupdown', 44: 'ifupdown' }, fresh: [40, 44] });
   const work = mkdtempSync(join(tmpdir(), 'ibfleet-hostile-e2e-'));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -266,12 +268,12 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       expect(text).not.toMatch(UNSAFE);
       expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(220);
       const doc = parse(text, { version: '1.1' }) as { hosts: Record<string, { name: string }> };
-      expect(Object.keys(doc.hosts)).toEqual(['34', '41', '42', '43']);
+      expect(Object.keys(doc.hosts)).toEqual(['34', '40', '41', '42', '43', '44']);
       // Hostnames --hosts reads as a selection (`all`, `16-20`) are not names: the lab's names instead.
       expect([doc.hosts['42']!.name, doc.hosts['43']!.name]).toEqual(['cpuserver42', 'memserver43']);
       // PyYAML, where the machine has it (not a dependency): the reader that took the NEL for a line break.
       const pyyaml = spawnSync('python3', ['-c', 'import sys, yaml; print(sorted(yaml.safe_load(open(sys.argv[1], encoding="utf-8"))["hosts"]))', file], { encoding: 'utf8' });
-      if (pyyaml.status === 0) expect(pyyaml.stdout.trim()).toBe('[34, 41, 42, 43]');
+      if (pyyaml.status === 0) expect(pyyaml.stdout.trim()).toBe('[34, 40, 41, 42, 43, 44]');
     } finally {
       for (const id of [42, 43]) {
         await labExec(NAME, id, ['sh', '-c', 'cat > /etc/os-release'], { input: saved[id]!.osRelease });
@@ -279,6 +281,67 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       }
     }
   });
+
+  describe('something in the way of a file ibfleet writes (issue 29)', () => {
+    const STANZA = '/etc/network/interfaces.d/ibfleet-links';
+    afterAll(async () => {
+      await sh(40, `rmdir ${STANZA} 2>/dev/null; true`);
+      await ibfleet(['-i', inv(), 'rollback', '--hosts', '44']);
+    });
+
+    it('a directory at the links stanza path is refused at plan with its name; nothing changes there, the other host deploys', async () => {
+      await sh(40, `mkdir ${STANZA}`);
+      const result = await ibfleet(['-i', inv(), '--timeout', '30', 'deploy', '--hosts', '40,44', '--json']);
+      expect(result.code).toBe(1);
+      const [h40, h44] = json(result).hosts;
+      expect(h40).toMatchObject({ status: 'failed', error: expect.stringContaining(`${STANZA} is a directory, where ibfleet writes its links file`) });
+      expect(h40!.error).toContain('nothing was changed');
+      expect(result.ms, 'refused at once, not after a timeout').toBeLessThan(20_000);
+      expect(await ibfleetLeft(40)).toEqual({ files: STANZA, addresses: '' });
+      expect(await sh(40, `ls -A ${STANZA}`), 'nothing staged into the directory').toBe('');
+      expect(h44!.status).toBe('changed');
+      const status = json(await ibfleet(['-i', inv(), 'status', '--hosts', '40', '--json'])).hosts[0]!;
+      expect(status.status).toBe('drift');
+      expect(status.reasons.join('\n')).toContain(`${STANZA} is a directory`);
+    });
+  });
+
+  describe('a change that outlives --timeout (issue 29)', () => {
+    /** An admin's own if-up.d script that holds ifup for ib0 8 s, then exits with `code`. */
+    const slowIfup = (code: number) => sh(40, `printf '#!/bin/sh\\n[ "$IFACE" = ib0 ] || exit 0\\nsleep 8\\nexit ${code}\\n' >/etc/network/if-up.d/00-slow && chmod 755 /etc/network/if-up.d/00-slow`);
+    afterAll(async () => {
+      await sh(40, 'rm -f /etc/network/if-up.d/00-slow');
+      await ibfleet(['-i', inv(), 'rollback', '--hosts', '40']);
+    });
+
+    it('and then fails on the host leaves the host as it was, and the run says it was rolled back', async () => {
+      await slowIfup(1);
+      const result = await ibfleet(['-i', inv(), '--timeout', '4', 'deploy', '--hosts', '40', '--json']);
+      const host = json(result).hosts[0]!;
+      expect(result.code).toBe(1);
+      expect(host.status).toBe('failed');
+      expect(host.error).toMatch(/^apply: timed out after 4 s during (push|apply); .*rolled back: the host is as it was before this deploy/);
+      expect(await ibfleetLeft(40)).toEqual({ files: '', addresses: '' });
+    });
+
+    it('and then succeeds on the host ends fully applied, and the run says the host finished it', async () => {
+      await slowIfup(0);
+      const result = await ibfleet(['-i', inv(), '--timeout', '4', 'deploy', '--hosts', '40', '--json']);
+      const host = json(result).hosts[0]!;
+      expect(host.status, host.error ?? '').toBe('changed');
+      expect(host.reasons[0]).toMatch(/^timed out after 4 s during (push|apply); the host finished the change on its own/);
+      expect(json(await ibfleet(['-i', inv(), 'status', '--hosts', '40', '--json'])).hosts[0]!.status).toBe('ok');
+    });
+  });
+
+  /** Which of ibfleet's files an ifupdown host has, and the fabric addresses it carries. */
+  async function ibfleetLeft(id: number) {
+    const files = ['/etc/ibfleet', '/etc/network/if-up.d/ibfleet-routes', '/etc/sysctl.d/60-ibfleet-fabric.conf', '/etc/systemd/system/ibfleet-routes-repair.timer', '/etc/network/interfaces.d/ibfleet-links'];
+    return {
+      files: await sh(id, `for p in ${files.join(' ')}; do [ -e $p ] && echo $p; done; true`),
+      addresses: await sh(id, "ip -4 -o addr show | awk '$4 ~ /^172\\.16\\./ { print $2, $4 }'"),
+    };
+  }
 
   /** The CLI run under GNU time (installed by scripts/setup), for its peak RSS. */
   async function timedIbfleet(args: readonly string[]) {

@@ -59,7 +59,7 @@ describe('deploy on one host (fake transport)', () => {
     expect(apply).toContain("printf '%s' '#!/bin/sh");
     expect(apply).toContain("' >/etc/ibfleet/.ibfleet-routes.ibfleet-new.$$ || status=1");
     expect(apply).toContain("' >/etc/networkd-dispatcher/.50-ibfleet-routes.ibfleet-new.$$ || status=1");
-    expect(apply).toContain('mv -f /etc/networkd-dispatcher/.50-ibfleet-routes.ibfleet-new.$$ /etc/networkd-dispatcher/routable.d/50-ibfleet-routes');
+    expect(apply).toContain('mv -fT /etc/networkd-dispatcher/.50-ibfleet-routes.ibfleet-new.$$ /etc/networkd-dispatcher/routable.d/50-ibfleet-routes');
   });
 
   it('changes nothing when everything is in place: one probe, reported unchanged, and its shell gets no second script', async () => {

@@ -162,7 +162,7 @@ network:
     const plan = planDeploy(host(62), fleet, hook, facts(fresh.ifupdown));
     expect(fileOf(plan, LINKS_STANZA_PATH)).toContain('auto ib0\niface ib0 inet static\n\taddress 172.16.62.1/16\n');
     const script = renderApplyScript(host(62), fleet, plan);
-    expect(script.indexOf("tell 'ib0: ifup' 'ib0: ifup' ifup ib0")).toBeGreaterThan(script.indexOf(`mv -f /etc/network/interfaces.d/.ibfleet-links.ibfleet-new.$$ ${LINKS_STANZA_PATH}`));
+    expect(script.indexOf("tell 'ib0: ifup' 'ib0: ifup' ifup ib0")).toBeGreaterThan(script.indexOf(`mv -fT /etc/network/interfaces.d/.ibfleet-links.ibfleet-new.$$ ${LINKS_STANZA_PATH}`));
     // ifup runs if-up.d, ibfleet's hook among them: nothing holds the routing lock its script takes.
     const lock = script.indexOf(TAKE_ROUTING_LOCK);
     expect(lock === -1 || lock > script.indexOf('ifup ib0')).toBe(true);

@@ -85,7 +85,7 @@ describe('what a monitored host receives', () => {
   it('prometheus: the routing script writes the textfile after the NICs and checks it under --check; without it, neither', () => {
     const script = routingScriptFor(monitored, host, seeds);
     expect(script).toContain("printf '%s %s\\n' 'ibfleet_nic_ok{iface=\"ib1\",nic=\"2\"}' \"$(was_ok ib1)\"");
-    expect(script).toContain('mv -f "$tmp" /var/lib/prometheus/node-exporter/ibfleet.prom');
+    expect(script).toContain('mv -fT "$tmp" /var/lib/prometheus/node-exporter/ibfleet.prom');
     expect(script).toContain('# TYPE ibfleet_repairs_total counter');
     expect(script).toContain(`drift 'node_exporter textfile ${TEXTFILE_PATH} is missing (every run of the routing script writes it)'`);
     // The NHC file is one of the files --check compares.

@@ -99,7 +99,7 @@ if [ "$NAMED" -eq 0 ] && [ -d ${dir} ]; then
 	tmp=${shellQuote(`${TEXTFILE_DIR}/.ibfleet.prom.`)}$$
 	if {
 ${textfileLines(host, playbook).join('\n')}
-	} >"$tmp" && chmod 0644 "$tmp" && mv -f "$tmp" ${shellQuote(TEXTFILE_PATH)}; then
+	} >"$tmp" && chmod 0644 "$tmp" && mv -fT "$tmp" ${shellQuote(TEXTFILE_PATH)}; then
 		:
 	else
 		rm -f "$tmp"
