@@ -113,6 +113,7 @@ function buildFleet(input: InventoryInput, source: YamlSource, baseDir: string, 
   const problems: InventoryProblem[] = [];
   const fabric = checkFabric(input, source, problems);
   checkDecimalFields(input, source, problems);
+  checkOverrideSpelling(input, source, overrides, problems);
 
   const hostEntries: { id: number; key: string; raw: HostInput }[] = [];
   const seenIds = new Map<number, string>();
@@ -174,6 +175,24 @@ function checkDecimalFields(input: InventoryInput, source: YamlSource, problems:
   for (const path of paths) {
     const problem = source.notDecimalProblem(path);
     if (problem) problems.push(problem);
+  }
+}
+
+/**
+ * The numbers of a step's overrides (`links: { mtu: 2044 }`) under the same rule, in defaults and
+ * on every host: plain decimal digits, or `0x…` for the fields the step writes in hex (a P_Key).
+ */
+function checkOverrideSpelling(input: InventoryInput, source: YamlSource, overrides: readonly HostOverride[], problems: InventoryProblem[]): void {
+  const places: YamlPath[] = [['defaults'], ...Object.keys(input.hosts).map((key): YamlPath => ['hosts', key])];
+  for (const o of overrides) {
+    for (const place of places) {
+      for (const field of o.keys) {
+        const path: YamlPath = [...place, o.key, field];
+        const noun = o.hex?.[field];
+        const problem = noun !== undefined ? source.notHexProblem(path, noun) : source.notDecimalProblem(path);
+        if (problem) problems.push(problem);
+      }
+    }
   }
 }
 

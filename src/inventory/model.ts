@@ -55,6 +55,8 @@ export interface HostOverride {
   readonly schema: z.ZodType<Readonly<Record<string, unknown>>>;
   /** Its fields (for "allowed here" when a key is unknown). */
   readonly keys: readonly string[];
+  /** Fields written in hex (`pkey: 0x8002`), each with what it is ("a P_Key"); every other number is a plain decimal. */
+  readonly hex?: Readonly<Record<string, string>>;
 }
 
 export interface Pair {

@@ -22,6 +22,8 @@ export const MAX_ALIAS_NODES = 100;
 
 /** Whole numbers as written in ibfleet's files: plain decimal digits (`016` is 16: YAML 1.2 has no implicit octal). */
 export const DECIMAL = /^[0-9]+$/;
+/** Values that are hex by nature (a P_Key): `0x` and hex digits. */
+const HEX = /^0x[0-9a-f]+$/i;
 
 /**
  * YAML 1.2 also reads `0x10`, `0o20`, `1e3`, `+16` and `16.0` as whole numbers; where ibfleet
@@ -239,6 +241,26 @@ export class YamlSource {
     if (!odd) return undefined;
     const meant = Number.isSafeInteger(odd.value) ? `; write ${odd.value} if that is what you mean` : '';
     return this.problem(path, `${formatPath(path)} = ${clipInput(odd.written)} is not written in decimal (YAML reads it as ${odd.value})`, `whole numbers are plain decimal digits${meant}`);
+  }
+
+  /**
+   * The problem with the number at `path` when it is not written in hex (`0x…`), for values that are
+   * hex by nature (a P_Key, named `noun`): YAML reads `pkey: 8002` as decimal 8002 = 0x1f42, never
+   * the 0x8002 its writer meant. Digits given as text ("8002") are the same slip. Anything else (a
+   * word) is the schema's to judge: undefined.
+   */
+  notHexProblem(path: YamlPath, noun: string): InventoryProblem | undefined {
+    const node = this.nodeAt(path);
+    if (!isScalar(node)) return undefined;
+    const written = typeof node.value === 'number' ? sourceText(node) : typeof node.value === 'string' && DECIMAL.test(node.value.trim()) ? node.value.trim() : undefined;
+    if (written === undefined || HEX.test(written)) return undefined;
+    const value = typeof node.value === 'number' ? node.value : Number(written);
+    const hex = Number.isSafeInteger(value) && value >= 0 ? `0x${value.toString(16)}` : undefined;
+    if (DECIMAL.test(written)) {
+      const meant = written.length <= 4 ? `0x${written}` : hex;
+      return this.problem(path, `${formatPath(path)} = ${clipInput(written)} is decimal ${value}${hex ? ` = ${hex}` : ''}`, `${noun} is written in hex${meant ? `: ${meant}` : ', e.g. 0x8002'}`);
+    }
+    return this.problem(path, `${formatPath(path)} = ${clipInput(written)} is not written in hex (YAML reads it as ${value}${hex ? ` = ${hex}` : ''})`, `${noun} is written in hex, e.g. 0x8002`);
   }
 
   /** The document as plain data, converted once when it was parsed. */

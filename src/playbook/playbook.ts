@@ -3,7 +3,7 @@
  */
 import { isMap, isScalar, isSeq } from 'yaml';
 import { clipInput, ConfigError, type InventoryProblem } from '../errors.js';
-import { YamlSource } from '../inventory/yaml-source.js';
+import { YamlSource, type YamlPath } from '../inventory/yaml-source.js';
 import { didYouMean, issuesToProblems } from '../inventory/zod-problems.js';
 import { REQUIRED_STEP, STEP_NAMES, stepModule, type RegisteredStep } from '../steps/registry.js';
 import type { Step } from '../steps/step.js';
@@ -73,10 +73,12 @@ function readStep(source: YamlSource, item: unknown, i: number, before: readonly
   if (before.some((s) => s.module.name === module.name)) return { problems: [source.problem(['steps', i], `steps[${i}]: step ${module.name} appears twice`, 'each step runs once')] };
   const parsed = module.parse(value);
   if ('step' in parsed) {
-    // Every number a step takes is a whole number, spelt as the inventory's are (yaml-source.ts, notDecimal);
-    // what a step takes as text (a P_Key, hex by nature) is spelt as its schema allows.
-    const numbers = Object.entries(parsed.params as object).filter(([, v]) => typeof v === 'number').map(([key]) => key);
-    const spelling = isScalar(item) ? [] : numbers.flatMap((key) => source.notDecimalProblem(['steps', i, module.name, key]) ?? []);
+    // Every number a step takes is a whole number, spelt as the inventory's are (yaml-source.ts, notDecimal),
+    // but what is hex by nature (a P_Key: hostOverride.hex), which is written 0x….
+    const hex = module.hostOverride?.hex ?? {};
+    const numbers = Object.entries(parsed.params as object).filter(([key, v]) => typeof v === 'number' && !Object.hasOwn(hex, key)).map(([key]) => key);
+    const at = (key: string): YamlPath => ['steps', i, module.name, key];
+    const spelling = isScalar(item) ? [] : [...numbers.flatMap((key) => source.notDecimalProblem(at(key)) ?? []), ...Object.entries(hex).flatMap(([key, noun]) => source.notHexProblem(at(key), noun) ?? [])];
     return spelling.length ? { problems: spelling } : { module, step: parsed.step, params: parsed.params };
   }
   const stepPath = isScalar(item) ? ['steps', i] : ['steps', i, module.name];

@@ -450,6 +450,29 @@ describe('asked per host in the inventory (links: on the host or in defaults)', 
     }
   });
 
+  it('numbers are spelt as everywhere in the inventory: mtu in plain decimal digits, a P_Key in hex (8002 is decimal 8002 = 0x1f42)', () => {
+    const bad = INVENTORY.replace('manager: netplan }', 'manager: netplan, links: { mtu: 1e3, pkey: 8002 } }') + 'defaults:\n  links: { mtu: 0x7d0, pkey: "8002" }\n';
+    const problems = (() => {
+      try {
+        loadInventory(bad, 'lab.yaml', undefined, HOST_OVERRIDES);
+        return [];
+      } catch (error) {
+        return (error as ConfigError).problems.map((p) => `${p.position.line}:${p.position.column} ${p.message}${p.hint ? ` (${p.hint})` : ''}`);
+      }
+    })();
+    expect(problems).toEqual([
+      '3:79 hosts.60.links.mtu = 1e3 is not written in decimal (YAML reads it as 1000) (whole numbers are plain decimal digits; write 1000 if that is what you mean)',
+      '3:90 hosts.60.links.pkey = 8002 is decimal 8002 = 0x1f42 (a P_Key is written in hex: 0x8002)',
+      `${bad.split('\n').length - 1}:17 defaults.links.mtu = 0x7d0 is not written in decimal (YAML reads it as 2000) (whole numbers are plain decimal digits; write 2000 if that is what you mean)`,
+      `${bad.split('\n').length - 1}:30 defaults.links.pkey = 8002 is decimal 8002 = 0x1f42 (a P_Key is written in hex: 0x8002)`,
+    ]);
+    for (const [mtu, pkey] of [['0o3720', '0x8002'], ['2044.0', '0x8002'], ['2044', '0x0002']]) {
+      const text = INVENTORY.replace('manager: netplan }', `manager: netplan, links: { mtu: ${mtu}, pkey: ${pkey} } }`);
+      if (mtu === '2044') expect(host(60, loadInventory(text, 'lab.yaml', undefined, HOST_OVERRIDES)).overrides).toEqual({ links: { mtu: 2044, pkey: '0x8002' } });
+      else expect(() => loadInventory(text, 'lab.yaml', undefined, HOST_OVERRIDES)).toThrow(`hosts.60.links.mtu = ${mtu} is not written in decimal`);
+    }
+  });
+
   it('without the steps\' overrides an inventory saying links: is refused as any unknown key', () => {
     expect(() => loadInventory(INVENTORY.replace('manager: netplan }', 'manager: netplan, links: { mtu: 1500 } }'), 'lab.yaml')).toThrow(/unknown key "links"/);
   });
@@ -465,10 +488,16 @@ describe('P_Keys as the playbook gives them', () => {
   it.each([
     ['0x8002', '0x8002'],
     ['0x0002', '0x8002'],
-    ['2', '0x8002'],
     ["'0x7fff'", '0xffff'],
-    ['32770', '0x8002'],
   ])('%s → full member %s', (given, want) => expect(pkeyOf(given)).toEqual({ pkey: want }));
+
+  it.each([
+    ['2', 'pkey = 2 is decimal 2 = 0x2 (a P_Key is written in hex: 0x2)'],
+    ['32770', 'pkey = 32770 is decimal 32770 = 0x8002 (a P_Key is written in hex: 0x8002)'],
+    ["'8002'", 'pkey = 8002 is decimal 8002 = 0x1f42 (a P_Key is written in hex: 0x8002)'],
+  ])('%s, not written 0x…, is refused naming both readings', (given, says) => {
+    expect(() => pkeyOf(given)).toThrow(says);
+  });
 
   it.each(['0', '0x8000', '0x10000', 'fast'])('%s is refused with what is allowed', (given) => {
     expect(() => pkeyOf(given)).toThrow(/pkey/);

@@ -426,6 +426,19 @@ describe('exit codes and messages', () => {
   });
 });
 
+describe("numbers in a host's links: are refused at load as everywhere (exit 2, nothing contacted)", () => {
+  it('pkey 8002 (decimal 8002 = 0x1f42, not the 0x8002 meant) and mtu 1e3: deploy names both at file:line:col and contacts no host', async () => {
+    const inventory = join(scratch, 'links-numbers.yaml');
+    writeFileSync(inventory, readFileSync(join(PACKAGE_ROOT, 'test/fixtures/seeds.yaml'), 'utf8').replace(/^defaults:$/m, 'defaults:\n  links: { pkey: 8002, mtu: 1e3 }'));
+    const line = readFileSync(inventory, 'utf8').split('\n').findIndex((l) => l.includes('pkey: 8002')) + 1;
+    const run = await ibfleet(['-i', inventory, 'deploy', '--hosts', '16', '--timeout', '3']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`${inventory}:${line}:18: defaults.links.pkey = 8002 is decimal 8002 = 0x1f42 (a P_Key is written in hex: 0x8002)`);
+    expect(run.stderr).toContain(`${inventory}:${line}:29: defaults.links.mtu = 1e3 is not written in decimal (YAML reads it as 1000)`);
+    expect(run.stderr).toContain('nothing was contacted');
+  });
+});
+
 describe('ibfleet export ansible: the project written, or a usage error (exit 2) with nothing written', () => {
   const seeds = join(PACKAGE_ROOT, 'test/fixtures/seeds.yaml');
 

@@ -22,7 +22,7 @@ import { leftFinding, managedFindings } from './findings.js';
 import { linksStanzaFile, renderLinksStanzas } from './ifupdown.js';
 import { linksNetplanFile, renderLinksNetplan } from './netplan.js';
 import { addCommand, upCommand } from './networkmanager.js';
-import { LINKS_KEY, linksSettings, settingsFor, type LinksParams } from './params.js';
+import { HEX_PARAMS, LINKS_KEY, linksSettings, settingsFor, type LinksParams } from './params.js';
 import { linksRecordFile, LINKS_RECORD_PATH } from './record.js';
 import { roceFinding, roceScriptPart } from './roce.js';
 import { linksRestore, linksUndo } from './undo.js';
@@ -139,7 +139,7 @@ export const links: StepModule<LinksParams> = {
   name: 'links',
   summary: "the fabric NICs themselves: each one's convention address (and IPoIB mode, MTU, partition, RoCE mode when asked) in the host manager's own configuration",
   params: linksSettings,
-  hostOverride: { key: LINKS_KEY, schema: linksSettings, keys: Object.keys(linksSettings.shape) },
+  hostOverride: { key: LINKS_KEY, schema: linksSettings, keys: Object.keys(linksSettings.shape), hex: HEX_PARAMS },
   kinds: [
     { kind: 'link-profile', noun: ['link profile', 'link profiles'], shape: 'counted', rank: 5 },
     { kind: 'link-address', noun: ['address', 'addresses'], shape: 'counted', rank: 6 },

@@ -21,7 +21,8 @@ export const MIN_MTU = 68;
 const PKEY_TEXT = /^(0x[0-9a-f]{1,4}|[0-9]{1,5})$/i;
 
 /**
- * A P_Key as given (0x8002, 0x0002, 32770, or text of those) → its full-membership form as the
+ * A P_Key as given (0x8002, 0x0002, or text of those; a loaded file's decimal spelling is refused
+ * where it stands: HEX_PARAMS) → its full-membership form as the
  * kernel names the child interface (`0x8002`): the membership bit is what IPoIB joins with, and a
  * limited member (0x0002) could not reach the other limited members of its partition. 0 is no
  * P_Key and 0x8000 its full-member form (invalid in every partition table).
@@ -51,6 +52,9 @@ export const linksSettings = z.strictObject({
 });
 
 export type LinksParams = z.infer<typeof linksSettings>;
+
+/** The parameters written in hex, and what each is: `pkey: 8002` is decimal 8002 to YAML, never the 0x8002 meant. */
+export const HEX_PARAMS: Readonly<Record<string, string>> = { pkey: 'a P_Key' };
 
 /** The key hosts override the step's parameters under in the inventory. */
 export const LINKS_KEY = 'links';
