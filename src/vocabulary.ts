@@ -203,7 +203,7 @@ export interface MatrixStart {
  * host whose time ran out. Displays fold failing cells by these (`378 cells: no per-NIC routing on
  * 24 NICs — ibfleet deploy --hosts 16,34,40`), deciding on the kind, never on the text.
  */
-export type CellCauseKind = 'no-interface' | 'link-down' | 'no-carrier' | 'no-rdma' | 'port-not-active' | 'no-subnet-manager' | 'routing-missing' | 'other-nic' | 'no-route' | 'timed-out';
+export type CellCauseKind = 'no-interface' | 'link-down' | 'no-carrier' | 'no-rdma' | 'port-not-active' | 'no-subnet-manager' | 'routing-missing' | 'other-nic' | 'no-route' | 'timed-out' | 'unreachable';
 
 export interface CellCause {
   readonly kind: CellCauseKind;

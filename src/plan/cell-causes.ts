@@ -8,6 +8,7 @@ import type { Fleet, Nic } from '../inventory/model.js';
 import type { CellCause, CellCauseKind, CellEnd, CellSpec } from '../vocabulary.js';
 import type { HostFacts } from '../facts/host-facts.js';
 import { nicFabric, portLabel } from '../facts/nic-fabric.js';
+import { portNextStep } from '../steps/fabric-health/problems.js';
 
 function nicOf(fleet: Fleet, end: CellEnd): Nic | undefined {
   return fleet.hosts.find((h) => h.id === end.host)?.nics.find((n) => n.index === end.nic);
@@ -23,12 +24,13 @@ function endCauses(fleet: Fleet, cell: CellSpec, role: 'source' | 'destination',
   const causes: CellCause[] = [];
   const link = facts.links.get(nic.iface);
   if (!link) return [cause('no-interface', `${at} does not exist`)];
-  if (!link.up) causes.push(cause('link-down', `${at} is down`));
+  if (!link.up) causes.push(cause('link-down', `${at} is down: bring it up (ip link set ${end.iface} up, or through its network manager)`));
   const fabric = fleet.fabric.rdma && facts.rdma ? nicFabric(nic, facts) : undefined;
   // Ping needs no RDMA device; an rping cell cannot work without one.
   if (fabric?.device === null && cell.method === 'rping') causes.push(cause('no-rdma', `${at} has no RDMA device`));
   if (fabric && fabric.device !== null) {
-    if (fabric.state !== 'ACTIVE') causes.push(cause('port-not-active', `${at}: port ${portLabel(fabric)} is ${fabric.state ?? 'unknown'}${fabric.physState && fabric.physState !== 'LinkUp' ? ` (${fabric.physState})` : ''}`));
+    // With status's next step: the cause line is where the admin reads what to do.
+    if (fabric.state !== 'ACTIVE') causes.push(cause('port-not-active', `${at}: port ${portLabel(fabric)} is ${fabric.state ?? 'unknown'}${fabric.physState && fabric.physState !== 'LinkUp' ? ` (${fabric.physState})` : ''}: ${portNextStep(fabric)}`));
     else if (fabric.linkLayer === 'InfiniBand' && (fabric.smLid ?? 0) === 0) causes.push(cause('no-subnet-manager', `${at}: port ${portLabel(fabric)} has no subnet manager`));
   } else if (link.up && !link.lowerUp) causes.push(cause('no-carrier', `${at} has no carrier`));
   // A port or link that is down explains the cell; the routing it took with it is a consequence.

@@ -102,16 +102,29 @@ export function chooseCells(hosts: readonly Host[], mode: MatrixMode, rping: Rpi
 }
 
 /**
- * How a reachable host did in verify: failed when a cell from it failed (skipped cells do not
- * count); not-run when, without a failure, some of its cells were never checked (interrupted).
+ * Which host a failed cell is charged to: the hosts its causes name (a port down at the
+ * destination fails the destination, not every host that pinged it); a cell nothing explains, its
+ * source, which ran the tool that saw it fail.
  */
-export function sourceVerdict(host: Pick<Host, 'id' | 'name'>, cells: readonly MatrixCell[]): Pick<HostResult, 'status' | 'reasons' | 'error'> {
+export function chargedTo(cell: Pick<MatrixCell, 'from' | 'causes'>, host: number): boolean {
+  return cell.causes && cell.causes.length > 0 ? cell.causes.some((c) => c.host === host) : cell.from.host === host;
+}
+
+/**
+ * How a reachable host did in verify: failed when a failed cell is charged to it (chargedTo;
+ * skipped cells do not count), the message naming what was found at it; not-run when, without a
+ * failure, some of its cells were never checked (interrupted). Cells not run because another host
+ * could not be reached are that host's, not this one's.
+ */
+export function hostVerdict(host: Pick<Host, 'id' | 'name'>, cells: readonly MatrixCell[]): Pick<HostResult, 'status' | 'reasons' | 'error'> {
   const mine = cells.filter((cell) => cell.from.host === host.id);
-  const failed = mine.filter((cell) => cell.state === 'failed');
-  const notRun = mine.filter((cell) => cell.state === 'not-run');
+  const involved = cells.filter((cell) => cell.from.host === host.id || cell.to.host === host.id);
+  const charged = involved.filter((cell) => cell.state === 'failed' && chargedTo(cell, host.id));
+  const notRun = mine.filter((cell) => cell.state === 'not-run' && !cell.causes?.some((c) => c.kind === 'unreachable'));
   const unrun = notRun.length > 0 ? `, ${notRun.length} not run (interrupted)` : '';
-  if (failed.length > 0) {
-    const message = `${failed.length} of ${mine.length} cells from ${host.name} failed${unrun}`;
+  if (charged.length > 0) {
+    const found = [...new Set(charged.flatMap((cell) => (cell.causes ?? []).filter((c) => c.host === host.id).map((c) => c.text)))];
+    const message = found.length > 0 ? `${charged.length} of ${involved.length} cells through ${host.name} failed${unrun}: ${found.slice(0, 2).join('; ')}${found.length > 2 ? `; and ${found.length - 2} more` : ''}` : `${charged.length} of ${mine.length} cells from ${host.name} failed${unrun}`;
     return { status: 'failed', reasons: [message], error: { stage: 'check', message, stderrTail: '' } };
   }
   if (notRun.length > 0) {

@@ -14,7 +14,7 @@ import type { Fleet, Host } from '../inventory/model.js';
 import { cellCauses, explainFailure } from '../plan/cell-causes.js';
 import type { HostFacts } from '../facts/host-facts.js';
 import { readProbe } from '../plan/change-output.js';
-import { cellKey, chooseCells, finishCell, notRunCell, parsePing, rpingCellVerdict, sourceVerdict, type MatrixMode, type RpingMode } from '../plan/matrix.js';
+import { cellKey, chooseCells, finishCell, notRunCell, parsePing, rpingCellVerdict, hostVerdict, type MatrixMode, type RpingMode } from '../plan/matrix.js';
 import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable, type Capabilities, type CellOutput } from '../plan/verify-output.js';
 import { RPING_BASE_PORT } from '../render/verify-commands.js';
 import { CELLS_PER_BATCH, CLIENTS_DONE_MARK, PORT_MARK, READY_MARK, RPING_SERVER_SECONDS, STOP_SERVERS, renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../render/verify-scripts.js';
@@ -113,7 +113,8 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
     const b = connected.get(spec.to.host)!;
     const down = a.failure ?? b.failure;
     if (down?.status === 'not-run') return finish(notRunCell(spec));
-    if (down) return finish(finishCell(spec, { ok: false, detail: `host ${down.host.id} ${down.status}: ${clipHostText(down.error?.message ?? '')}` }));
+    // Not a failure of the cell, nor of the other end: it could not run. Charged to the host that could not be reached.
+    if (down) return finish(unreachableCell(spec, down));
     if (spec.method === 'rping') {
       const why = rpingUnavailable(spec.from.name, a.caps!) ?? rpingUnavailable(spec.to.name, b.caps!);
       if (why) return finish(finishCell(spec, { ok: null, detail: `skipped: ${why}` }));
@@ -127,6 +128,12 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
 
   for (const { spec } of runnable) if (!done.has(cellKey(spec))) finish(options.interrupt.aborted ? notRunCell(spec) : finishCell(spec, { ok: false, detail: 'no result from the host' }));
   return specs.map((s) => done.get(cellKey(s))!);
+}
+
+/** A cell one of whose hosts could not be reached (or failed its probe): not run, the cause that host. */
+function unreachableCell(spec: CellSpec, down: HostResult): MatrixCell {
+  const text = `host ${down.host.id} ${down.status}${down.error ? ` at ${down.error.stage}` : ''}: ${clipHostText(down.error?.message ?? '')}`;
+  return { ...finishCell(spec, { ok: null, detail: `not run: ${text}`, notRun: true }), causes: [{ kind: 'unreachable', host: down.host.id, text }] };
 }
 
 function matrixStart(options: Pick<VerifyOptions, 'mode' | 'modeReason'>): MatrixStart {
@@ -146,7 +153,7 @@ function hostResults(options: VerifyOptions, connected: ReadonlyMap<number, Conn
       options.events.onHostDone?.(c.failure);
       return c.failure;
     }
-    const result: HostResult = { host: hostRef(host), durationMs: now() - c.deadline!.startedAt, ...sourceVerdict(host, cells), connections: 1, channels: c.session?.channels ?? 0 };
+    const result: HostResult = { host: hostRef(host), durationMs: now() - c.deadline!.startedAt, ...hostVerdict(host, cells), connections: 1, channels: c.session?.channels ?? 0 };
     options.events.onHostDone?.(result);
     return result;
   });

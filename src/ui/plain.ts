@@ -7,7 +7,7 @@
  */
 import { clipHostLines, clipHostText } from '../host-text.js';
 import { reportsHostState, type CommandName, type HostResult, type MatrixCell, type MatrixStart, type RunEnd, type RunEvents, type RunStart } from '../vocabulary.js';
-import { causeGroups, formatCauseGroupText, formatMatrixStartText, formatRailsText } from './text/matrix-summary.js';
+import { causeGroups, formatCauseGroupText, formatMatrixStartText, formatRailsText, notRunForUnreachable, unreachableCellLines } from './text/matrix-summary.js';
 import { summarizeChanges } from './text/changes.js';
 import { formatDiffLines } from './text/diffs.js';
 import { foldedFabricLines, foldedWarningLines } from './text/fabric.js';
@@ -70,7 +70,8 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
       const line = formatMatrixStartText(announced);
       if (line) write(line);
     },
-    onCell: (cell: MatrixCell) => write(cellLine(cell)),
+    // Cells an unreachable host kept from running are folded at the end: one line, not one per cell.
+    onCell: (cell: MatrixCell) => void (notRunForUnreachable(cell) ? undefined : write(cellLine(cell))),
     onRunEnd: (e: RunEnd) => {
       if (reportsHostState(options.command)) {
         for (const line of foldedStatusLines(e.results, start?.inventory)) write(line);
@@ -81,6 +82,7 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
       for (const line of foldedWarningLines(e.results, e.warnings)) write(`warning ${sanitizeLine(line)}`);
       if (start?.diff) for (const line of formatDiffLines(e.results)) write(line);
       if (start?.dryRun) for (const line of formatPlanLines(e.results, { scriptsHint: start.showScripts ? undefined : 'the exact scripts: --show-scripts' })) write(line);
+      for (const line of unreachableCellLines(e.cells)) write(line);
       const failedCells = e.cells.filter((c) => c.state === 'failed');
       for (const c of failedCells) write(`  reproduce ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.reproduce}`);
       for (const line of matrixSummaryLines(e.cells, matrix)) write(line);

@@ -80,9 +80,12 @@ describe.skipIf(!IS_ROOT)('the fabric: RDMA ports in status, lab port, rping end
     expect(plain.code).toBe(1);
     expect(plain.stdout).toContain('ib1 → mlx5_1/1 is DOWN (Disabled): the port is disabled: enable it');
     expect(plain.stdout).toMatch(/^fabric 34: ib0 → mlx5_0\/1 ACTIVE LinkUp 56 Gb\/sec InfiniBand, datagram MTU 2044 · ib1 → mlx5_1\/1 DOWN Disabled 56 Gb\/sec InfiniBand, datagram MTU 2044$/m);
-    const verify = json(await run('verify', '--rping', '--hosts', '16,34', '--json')).matrix!;
-    const into = verify.filter((c) => c.to.host === 34 && c.to.nic === 2);
-    expect(into.every((c) => c.ok === false && c.detail.includes('likely: 34/ib1: port mlx5_1/1 is DOWN (Disabled)'))).toBe(true);
+    const verified = json(await run('verify', '--rping', '--hosts', '16,34', '--json'));
+    const into = verified.matrix!.filter((c) => c.to.host === 34 && c.to.nic === 2);
+    expect(into.every((c) => c.ok === false && c.detail.includes('likely: 34/ib1: port mlx5_1/1 is DOWN (Disabled): the port is disabled: enable it'))).toBe(true);
+    // The cells are charged to the host whose port is down: 16, which pinged it, is ok.
+    expect(verified.hosts.map((h) => [h.id, h.status])).toEqual([[16, 'ok'], [34, 'failed']]);
+    expect(verified.hosts[1]!.error).toMatch(/cells through memserver34 failed: 34\/ib1: port mlx5_1\/1 is DOWN \(Disabled\): the port is disabled: enable it/);
     await labPort(LAB.name, 34, 'ib1', { state: 'active' });
     expect(await settled(34)).toBe(true);
   });

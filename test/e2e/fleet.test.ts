@@ -202,6 +202,20 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
       ]);
       // The silent host is given up after --timeout, not after the OS's TCP timeout (minutes).
       expect(result.ms).toBeLessThan(15_000);
+
+      // verify blames only the host whose sshd is down: its cells are not run (one line), the others are ok.
+      const verified = await run('verify', '--hosts', '16,34,41', '--no-rping', '--timeout', '4', '--json');
+      expect(verified.code).toBe(1);
+      const vdoc = json<JsonRun>(verified);
+      expect(vdoc.hosts.map((h) => [h.id, h.status])).toEqual([[16, 'ok'], [34, 'ok'], [41, 'unreachable']]);
+      const with41 = vdoc.matrix!.filter((c) => c.from.host === 41 || c.to.host === 41);
+      expect(with41.length).toBe(16);
+      for (const c of with41) expect(c).toMatchObject({ ok: null, state: 'not-run', causes: [{ kind: 'unreachable', host: 41 }] });
+      expect(vdoc.matrix!.filter((c) => c.from.host !== 41 && c.to.host !== 41).every((c) => c.ok === true)).toBe(true);
+      const plain = await run('verify', '--hosts', '16,34,41', '--no-rping', '--timeout', '4', '--no-log');
+      expect(plain.stdout).not.toMatch(/^FAIL|reproduce/m);
+      expect(plain.stdout).toContain(`not run: 16 cells — host 41 unreachable at connect: connection refused by ${LAB.address(41)}:22 (is sshd running?)`);
+      expect(plain.stdout).toMatch(/^\[16 cpuserver16\] ok /m);
     } finally {
       await sh(40, 'ip -4 route replace 198.19.255.254/32 dev mgmt0');
       await sh(41, '/usr/sbin/sshd -E /run/sshd.log');

@@ -116,7 +116,7 @@ describe.skipIf(!IS_ROOT)('multi-rail GPU nodes: 3 hosts × 8 NICs, one per mana
       const plain = await run('verify', '--rail', '--no-rping', '--no-log');
       expect(plain.code).toBe(1);
       expect(plain.stdout).toContain('by rail (NIC n → NIC n): 1 6/6 · 2 6/6 · 3 6/6 · 4 6/6 · 5 2/6 · 6 6/6 · 7 6/6 · 8 6/6 passed');
-      expect(plain.stdout).toMatch(/^ {2}- 4 cells: 34\/ibp18s0: port mlx5_1\/1 is DOWN \(Disabled\)$/m);
+      expect(plain.stdout).toMatch(/^ {2}- 4 cells: 34\/ibp18s0: port mlx5_1\/1 is DOWN \(Disabled\): the port is disabled: enable it \(ibportstate … enable, or on the switch\)$/m);
     } finally {
       await labPort(lab().name, 34, 'ibp18s0', { state: 'active' });
     }

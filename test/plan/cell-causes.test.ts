@@ -81,10 +81,10 @@ describe('why a failed cell failed, from the hosts\' own state', () => {
   });
 
   it.each([
-    { what: 'a port DOWN at the destination', to: { port2: '1: DOWN|3: Disabled' }, want: ['34/ib1: port mlx5_1/1 is DOWN (Disabled)'] },
-    { what: 'a port in INIT', to: { port2: '2: INIT|5: LinkUp', smLid: '0x0' }, want: ['34/ib1: port mlx5_1/1 is INIT'] },
+    { what: 'a port DOWN at the destination', to: { port2: '1: DOWN|3: Disabled' }, want: ['34/ib1: port mlx5_1/1 is DOWN (Disabled): the port is disabled: enable it (ibportstate … enable, or on the switch)'] },
+    { what: 'a port in INIT', to: { port2: '2: INIT|5: LinkUp', smLid: '0x0' }, want: ['34/ib1: port mlx5_1/1 is INIT: the link is up but no subnet manager has configured the port: start one (systemctl start opensm on a host of this fabric) or enable the switch\'s SM'] },
     { what: 'an ACTIVE port without subnet manager', to: { smLid: '0x0' }, want: ['34/ib1: port mlx5_1/1 has no subnet manager'] },
-    { what: 'the interface down (the down port it takes along is the same story)', to: { flags: { ib1: 'BROADCAST,MULTICAST' } }, want: ['34/ib1 is down'] },
+    { what: 'the interface down (the down port it takes along is the same story)', to: { flags: { ib1: 'BROADCAST,MULTICAST' } }, want: ['34/ib1 is down: bring it up (ip link set ib1 up, or through its network manager)'] },
   ])('$what', ({ to, want }) => {
     expect(causesOf(cell(), {}, to)).toEqual(want);
   });
@@ -104,13 +104,13 @@ describe('why a failed cell failed, from the hosts\' own state', () => {
 
   it('without carrier: the port says why where RDMA is checked; with fabric.rdma: false the carrier does', () => {
     const noCarrier = { port2: '1: DOWN|2: Polling', flags: { ib1: 'BROADCAST,MULTICAST,UP' } };
-    expect(causesOf(cell(), {}, noCarrier)).toEqual(['34/ib1: port mlx5_1/1 is DOWN (Polling)']);
+    expect(causesOf(cell(), {}, noCarrier)).toEqual(['34/ib1: port mlx5_1/1 is DOWN (Polling): the port is looking for a link partner: check the cable and that the switch port is enabled']);
     expect(causesOf(cell(), {}, noCarrier, ethernet)).toEqual(['34/ib1 has no carrier']);
   });
 
   it('both ends, the source first; at most three in the detail', () => {
     const causes = causesOf(cell(), { port2: '1: DOWN|3: Disabled' }, { undeployed: true });
-    expect(causes).toEqual(['16/ib1: port mlx5_1/1 is DOWN (Disabled)', '34/ib1: no rule from 172.16.34.2, table 942 empty (per-NIC routing not deployed: ibfleet deploy --hosts 34)']);
+    expect(causes).toEqual(['16/ib1: port mlx5_1/1 is DOWN (Disabled): the port is disabled: enable it (ibportstate … enable, or on the switch)', '34/ib1: no rule from 172.16.34.2, table 942 empty (per-NIC routing not deployed: ibfleet deploy --hosts 34)']);
     expect(explainFailure('0/3 replies', ['a', 'b', 'c', 'd'].map((text) => ({ text })))).toBe('0/3 replies — likely: a; b; c');
   });
 

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
-import { chooseMatrixMode, hostPairs, matrixCells, matrixSize, parsePing, parseRping, rpingCellVerdict } from '../../src/plan/matrix.js';
+import { chooseMatrixMode, finishCell, hostPairs, hostVerdict, matrixCells, matrixSize, parsePing, parseRping, rpingCellVerdict } from '../../src/plan/matrix.js';
+import type { CellCause, MatrixCell } from '../../src/vocabulary.js';
 import { reproduceCommand } from '../../src/render/verify-commands.js';
 import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable } from '../../src/plan/verify-output.js';
 import { renderPingScript } from '../../src/render/verify-scripts.js';
@@ -137,5 +138,61 @@ describe('an rping cell names the server\'s own failure, not its debug chatter',
     ['rdma_bind_addr successful\nrdma_bind_addr: Cannot assign requested address\n', 'REJECTED (error 8); server: rdma_bind_addr: Cannot assign requested address'],
   ])('server said %j → %s', (server, detail) => {
     expect(rpingCellVerdict(rejected, server)).toEqual({ ok: false, detail });
+  });
+});
+
+describe('a cell is charged to the host that caused it', () => {
+  const specs = matrixCells(fleet.hosts, 'full', ['ping']);
+  const port34: CellCause = { kind: 'port-not-active', host: 34, iface: 'ib1', text: '34/ib1: port mlx5_1/1 is DOWN (Disabled): the port is disabled: enable it (ibportstate … enable, or on the switch)' };
+  const gone40: CellCause = { kind: 'unreachable', host: 40, text: 'host 40 unreachable at connect: connection refused by a40:22 (is sshd running?)' };
+  /** The matrix with `judge` deciding each cell: passed unless it says otherwise. */
+  const matrix = (judge: (from: string, to: string) => { state: 'failed' | 'not-run'; causes?: CellCause[] } | undefined): MatrixCell[] =>
+    specs.map((spec) => {
+      const j = judge(`${spec.from.host}/${spec.from.iface}`, `${spec.to.host}/${spec.to.iface}`);
+      if (!j) return finishCell(spec, { ok: true, detail: '3/3 replies' });
+      const cell = j.state === 'failed' ? finishCell(spec, { ok: false, detail: '0/3 replies' }) : finishCell(spec, { ok: null, detail: 'not run', notRun: true });
+      return j.causes ? { ...cell, causes: j.causes } : cell;
+    });
+  const verdicts = (cells: MatrixCell[]) => fleet.hosts.map((h) => [h.id, hostVerdict(h, cells).status, hostVerdict(h, cells).reasons.join('')]);
+
+  it.each([
+    {
+      case: 'a port down at 34: only 34 fails, its reason says what was found there and the fix',
+      cells: matrix((from, to) => (from === '34/ib1' || to === '34/ib1' ? { state: 'failed', causes: [port34] } : undefined)),
+      expected: [
+        [16, 'ok', ''],
+        [34, 'failed', `8 of 16 cells through memserver34 failed: ${port34.text}`],
+        [40, 'ok', ''],
+      ],
+    },
+    {
+      case: 'host 40 unreachable: its cells are not run, and the others are ok, not "interrupted"',
+      cells: matrix((from, to) => (from.startsWith('40/') || to.startsWith('40/') ? { state: 'not-run', causes: [gone40] } : undefined)),
+      expected: [
+        [16, 'ok', ''],
+        [34, 'ok', ''],
+        [40, 'ok', ''],
+      ],
+    },
+    {
+      case: 'a failure nothing explains: charged to its source, which ran the tool that saw it',
+      cells: matrix((from, to) => (from === '16/ibs5f1' && to === '34/ib0' ? { state: 'failed' } : undefined)),
+      expected: [
+        [16, 'failed', '1 of 8 cells from cpuserver16 failed'],
+        [34, 'ok', ''],
+        [40, 'ok', ''],
+      ],
+    },
+    {
+      case: 'interrupted: the cells not run without a cause are the host\'s own',
+      cells: matrix((from) => (from.startsWith('16/') ? { state: 'not-run' } : undefined)),
+      expected: [
+        [16, 'not-run', 'interrupted: 8 of 8 cells from cpuserver16 not run'],
+        [34, 'ok', ''],
+        [40, 'ok', ''],
+      ],
+    },
+  ])('$case', ({ cells, expected }) => {
+    expect(verdicts(cells)).toEqual(expected);
   });
 });

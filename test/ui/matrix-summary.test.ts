@@ -82,3 +82,26 @@ describe('plain lines of a multi-rail verify', () => {
     expect(formatMatrixStartText({ mode: 'ring' })).toBe('matrix: ring (each host to the next, every NIC pair)');
   });
 });
+
+describe('cells an unreachable host kept from running: one line, not one per cell', () => {
+  const [a, b, c] = hosts.map((h) => [nic(h, 1, 'ib0'), nic(h, 2, 'ib1')]) as [ReturnType<typeof nic>[], ReturnType<typeof nic>[], ReturnType<typeof nic>[]];
+  const gone = (id: number): CellCause => ({ kind: 'unreachable', host: id, text: `host ${id} unreachable at connect: connection refused by a${id}:22 (is sshd running?)` });
+  const notRun = (from: ReturnType<typeof nic>, to: ReturnType<typeof nic>, cause: CellCause): MatrixCell => cell(from, to, null, { state: 'not-run', detail: `not run: ${cause.text}`, causes: [cause] });
+  const cells: MatrixCell[] = [
+    cell(a[0]!, b[0]!, true),
+    ...a.flatMap((from) => c.map((to) => notRun(from, to, gone(40)))),
+    ...c.flatMap((from) => a.map((to) => notRun(from, to, gone(40)))),
+    cell(b[1]!, a[1]!, null, { state: 'not-run', detail: 'not run: interrupted' }),
+  ];
+
+  it('plain output: the cells of host 40 folded under its cause, the interrupted one listed as before, no FAIL, no reproduce', () => {
+    const lines: string[] = [];
+    const plain = plainHandler({ write: (chunk: string) => void lines.push(...chunk.split('\n').filter(Boolean)), isTTY: false }, { command: 'verify', stages: false });
+    for (const x of cells) plain.onCell?.(x);
+    plain.onRunEnd?.({ results: [result(hosts[0]!, 'ok'), result(hosts[1]!, 'not-run'), result(hosts[2]!, 'unreachable')], cells, durationMs: 2000, interrupted: false });
+    expect(lines.filter((l) => !l.startsWith('ok ') && !l.startsWith('summary'))).toEqual([
+      'not run ping 34/ib1 (172.16.34.2) → 16/ib1 (172.16.16.2): not run: interrupted',
+      'not run: 8 cells — host 40 unreachable at connect: connection refused by a40:22 (is sshd running?)',
+    ]);
+  });
+});

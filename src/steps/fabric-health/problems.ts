@@ -22,6 +22,12 @@ const NEXT_FOR_PHYS: Readonly<Record<string, string>> = {
   Sleep: 'the port is asleep: check the cable and the switch port',
 };
 
+/** What to do about a port that is not ACTIVE: status's words, also on the verify cells it fails. */
+export function portNextStep(n: Pick<NicFabric, 'state' | 'physState' | 'linkLayer' | 'smLid'>): string {
+  const noSm = n.linkLayer === 'InfiniBand' && (n.smLid ?? 0) === 0;
+  return n.state === 'INIT' && noSm ? NEXT_FOR_STATE.INIT! : (n.physState && NEXT_FOR_PHYS[n.physState]) ?? NEXT_FOR_STATE[n.state ?? ''] ?? 'check ibstat and the subnet manager';
+}
+
 /** What keeps RDMA from working through each NIC; empty when every port is usable. */
 export function fabricProblems(host: Host, fabric: readonly NicFabric[], facts: HostFacts): string[] {
   const problems: string[] = [];
@@ -41,7 +47,7 @@ export function fabricProblems(host: Host, fabric: readonly NicFabric[], facts: 
     const noSm = ib && (n.smLid ?? 0) === 0;
     if (n.state !== 'ACTIVE') {
       const phys = n.physState && n.physState !== 'LinkUp' ? ` (${n.physState})` : '';
-      const next = n.state === 'INIT' && noSm ? NEXT_FOR_STATE.INIT! : (n.physState && NEXT_FOR_PHYS[n.physState]) ?? NEXT_FOR_STATE[n.state ?? ''] ?? 'check ibstat and the subnet manager';
+      const next = portNextStep(n);
       problems.push(`${at} is ${n.state ?? 'in an unknown state'}${phys}${n.state === 'INIT' && noSm ? ', no subnet manager (SM LID 0)' : ''}: ${next}`);
       continue;
     }

@@ -70,6 +70,7 @@ const KIND_WORDS: Readonly<Record<CellCauseKind, string>> = {
   'other-nic': 'traffic leaves through another NIC',
   'no-route': 'no route from the NIC\'s address',
   'timed-out': 'time limit (--timeout) ran out',
+  unreachable: 'host unreachable',
 };
 
 /**
@@ -116,4 +117,23 @@ export function formatCauseGroupText(group: CauseGroup): string {
   const fix = group.kind === 'routing-missing' ? ` — ibfleet deploy --hosts ${hosts}` : '';
   const where = nics.length === 0 ? `hosts ${hosts}` : nics.length <= 3 ? nics.map((c) => `${c.host}/${c.iface}`).join(', ') : fix ? `${nics.length} NICs` : `${nics.length} NICs on ${hosts}`;
   return `${count}: ${KIND_WORDS[group.kind]} on ${where}${fix}`;
+}
+
+/**
+ * Cells that could not run because one of their hosts could not be reached, one line per such
+ * host: `not run: 16 cells — host 40 unreachable at connect: connection refused by …` (the cells
+ * themselves are not listed: each would say the same).
+ */
+export function unreachableCellLines(cells: readonly Pick<MatrixCell, 'state' | 'causes'>[]): string[] {
+  const groups = new Map<string, number>();
+  for (const cell of cells) {
+    const cause = cell.state === 'not-run' ? cell.causes?.find((c) => c.kind === 'unreachable') : undefined;
+    if (cause) groups.set(cause.text, (groups.get(cause.text) ?? 0) + 1);
+  }
+  return [...groups].map(([text, count]) => `not run: ${pluralize(count, 'cell')} — ${sanitizeLine(text)}`);
+}
+
+/** Whether a cell is one unreachableCellLines folds (displays do not list it on its own). */
+export function notRunForUnreachable(cell: Pick<MatrixCell, 'state' | 'causes'>): boolean {
+  return cell.state === 'not-run' && cell.causes?.some((c) => c.kind === 'unreachable') === true;
 }
