@@ -6,22 +6,34 @@
  * matches a NIC by a name pattern refuses the host as one naming it does; a manager's command
  * that fails fails the host at once, in that command's own words, and the host is put back.
  *
- * Lab: 70 and 71 NetworkManager, 72 netplan — all fresh.
+ * And on the managers' other generations: NetworkManager 1.30 (Debian 11), whose nmcli gives a new
+ * profile no uuid, and 1.52 (Debian 13) — from fresh through a boot to rollback, and a failing
+ * nmcli in its own words there too.
+ *
+ * Lab: 70 and 71 NetworkManager, 72 netplan (this machine's own); 73 NetworkManager on bullseye,
+ * 74 on trixie — all fresh.
  */
 import { describe, expect, it } from 'vitest';
-import { labExec, labReboot } from '../../src/lab/index.js';
+import { labExec, labReboot, labRestartManager } from '../../src/lab/index.js';
 import { ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 
 const LAB = testLab('e2e-links-managers');
-const HOSTS = [70, 71, 72];
+const HOSTS = [70, 71, 72, 73, 74];
 /** How long a manager may take to bring the NICs up after a boot, on a loaded machine. */
 const SETTLE_MS = 30_000;
 
 noteIfNotRoot('test/e2e/links-managers.test.ts (links against the managers\' own configuration)');
 
 describe.skipIf(!IS_ROOT)('links: the managers\' own configuration of a fresh NIC (needs root)', () => {
-  const lab = useLab({ name: LAB.name, mgmtSubnet: LAB.mgmtSubnet, hosts: HOSTS, managers: { 70: 'networkmanager', 71: 'networkmanager', 72: 'netplan' }, fresh: HOSTS });
+  const lab = useLab({
+    name: LAB.name,
+    mgmtSubnet: LAB.mgmtSubnet,
+    hosts: HOSTS,
+    managers: { 70: 'networkmanager', 71: 'networkmanager', 72: 'netplan', 73: 'networkmanager', 74: 'networkmanager' },
+    fresh: HOSTS,
+    suites: { hosts: { 73: 'bullseye', 74: 'trixie' } },
+  });
 
   const sh = async (id: number, script: string) => (await labExec(LAB.name, id, ['sh', '-c', script])).stdout.trim();
   const run = (...args: string[]) => ibfleet(['-i', lab().inventoryPath, ...args]);
@@ -105,6 +117,47 @@ describe.skipIf(!IS_ROOT)('links: the managers\' own configuration of a fresh NI
       expect(await state()).toBe(before);
     } finally {
       await sh(72, 'rm -f /etc/netplan/01-ib.yaml');
+    }
+  });
+
+  it('NetworkManager 1.30 (bullseye) and 1.52 (trixie), from fresh: the profiles under the uuids ibfleet derives, status ok, a boot, the matrix, rollback fresh', async () => {
+    expect(await sh(73, 'nmcli --version')).toMatch(/version 1\.30\./);
+    expect(await sh(74, 'nmcli --version')).toMatch(/version 1\.52\./);
+    const deployed = await run('deploy', '--hosts', '73,74', '--json');
+    expect(json(deployed).hosts.map((h) => [h.id, h.status, h.error]), deployed.stderr).toEqual([[73, 'changed', null], [74, 'changed', null]]);
+    for (const id of [73, 74]) {
+      // The uuid the record keeps (and every later run looks for) is the profile's.
+      const recorded = (await sh(id, "sed -n 's/^nic ib0 networkmanager \\([^ ]*\\) created.*/\\1/p' /etc/ibfleet/links")).trim();
+      expect(await sh(id, 'nmcli -g connection.uuid connection show ibfleet-ib0'), `host ${id}`).toBe(recorded);
+    }
+    expect((await status('73,74')).reasons).toEqual([]);
+    expect((await labReboot(LAB.name, [73, 74])).map((r) => r.ok)).toEqual([true, true]);
+    await untilOk('73,74');
+    expect(await matrix('73,74')).toBeGreaterThan(0);
+    expect(json(await run('rollback', '--hosts', '73,74', '--json')).hosts.map((h) => h.status)).toEqual(['changed', 'changed']);
+    for (const id of [73, 74]) expect(await sh(id, 'ip -4 -o addr show | grep -E " ib[01] "; nmcli -t -f NAME connection show; ls /etc/NetworkManager/system-connections'), `host ${id}`).toBe('');
+  });
+
+  it('NetworkManager 1.30: a failing nmcli fails the host within seconds in its own words, and the keyfile ibfleet wrote goes with the restore', async () => {
+    // NetworkManager told by its configuration to leave ib0 alone: it refuses to activate a profile there.
+    await sh(73, "printf '[keyfile]\\nunmanaged-devices=interface-name:ib0\\n' >/etc/NetworkManager/conf.d/90-test.conf");
+    await labRestartManager(LAB.name, 73);
+    const state = () => sh(73, 'ip -4 -o addr show | grep -E " ib[01] "; nmcli -t -f NAME connection show; ls /etc/NetworkManager/system-connections');
+    const before = await state();
+    try {
+      const started = Date.now();
+      const result = await run('deploy', '--hosts', '73', '--json');
+      const took = Date.now() - started;
+      expect(result.code).toBe(1);
+      const error = json(result).hosts[0]!.error ?? '';
+      expect(error).toContain('ib0: nmcli connection up (profile ibfleet-ib0) failed (exit 4): Error: Connection activation failed:');
+      expect(error).toContain('rolled back: the host is as it was before this deploy');
+      expect(took).toBeLessThan(15_000);
+      expect(await state()).toBe(before);
+      expect(before).not.toMatch(/ibfleet/);
+    } finally {
+      await sh(73, 'rm -f /etc/NetworkManager/conf.d/90-test.conf');
+      await labRestartManager(LAB.name, 73);
     }
   });
 });

@@ -125,6 +125,37 @@ describe('a machine as it arrives: deploy configures its NICs in the manager, th
     expect(fileOf(plan, LINKS_RECORD_PATH)).toContain(`nic ib0 networkmanager ${uuid} created link-mtu=2044`);
   });
 
+  it('NetworkManager before 1.42 (nmcli gives a new profile no uuid there): the keyfile written, loaded, activated; a restore removes only its own', () => {
+    const old = fresh.nm.replace('general running:1.42.4', 'general running:1.30.6');
+    const plan = planDeploy(host(61), fleet, hook, facts(old));
+    const uuid = profileUuid(host(61), 'ib0');
+    const lines = managerLines(plan);
+    expect(lines).not.toContain('nmcli connection add');
+    expect(lines).toContain(`tell 'ib0: profile ibfleet-ib0 written (/etc/NetworkManager/system-connections/ibfleet-ib0.nmconnection)' 'ib0: writing /etc/NetworkManager/system-connections/ibfleet-ib0.nmconnection' new_keyfile /etc/NetworkManager/system-connections/ibfleet-ib0.nmconnection '[connection]
+id=ibfleet-ib0
+uuid=${uuid}
+type=802-3-ethernet
+interface-name=ib0
+autoconnect=true
+
+[802-3-ethernet]
+
+[ipv4]
+method=manual
+address1=172.16.61.1/16
+
+[ipv6]
+method=ignore
+'
+tell 'ib0: profile ibfleet-ib0 loaded' 'ib0: nmcli connection load (profile ibfleet-ib0)' nmcli connection load /etc/NetworkManager/system-connections/ibfleet-ib0.nmconnection
+tell 'ib0: profile ibfleet-ib0 activated' 'ib0: nmcli connection up (profile ibfleet-ib0)' nmcli --wait 30 connection up uuid ${uuid}`);
+    expect(fileOf(plan, LINKS_RECORD_PATH)).toContain(`nic ib0 networkmanager ${uuid} created link-mtu=2044`);
+    const restore = planRestore(host(61), fleet, facts(old), plan.write, '', plan.parts).steps.flatMap((x) => x.manager ?? []).join('\n');
+    expect(restore).toContain(`nmcli connection delete uuid ${uuid} >/dev/null 2>&1 || true\n! grep -q -x -F uuid=${uuid} /etc/NetworkManager/system-connections/ibfleet-ib0.nmconnection 2>/dev/null || rm -f /etc/NetworkManager/system-connections/ibfleet-ib0.nmconnection`);
+    // From 1.42 nmcli adds it with its uuid, as before.
+    expect(managerLines(planDeploy(host(61), fleet, hook, facts(fresh.nm)))).not.toContain('new_keyfile');
+  });
+
   it('the manager is told before the routing script runs, under the routing lock', () => {
     const plan = planDeploy(host(61), fleet, hook, facts(fresh.nm));
     const script = renderApplyScript(host(61), fleet, plan);

@@ -12,7 +12,8 @@ import { shellQuote } from '../../script/shell.js';
 import { isAbout, type ApplyInput, type ApplyPart, type HostContext } from '../step.js';
 import { LINKS_NETPLAN_PATH, LINKS_STANZA_PATH, type LinksPlan, type ManagedNic } from './decide.js';
 import { foundProfile, LINK_ASPECTS } from './findings.js';
-import { nmLinkCommands } from './networkmanager.js';
+import { versionAtLeast } from '../../facts/nm-facts.js';
+import { keyfilePath, NEW_KEYFILE_FUNCTION, nmLinkCommands, NM_ADD_UUID_SINCE } from './networkmanager.js';
 
 /** How long the change waits for a manager to put a NIC's address on it, in tenths of a second. */
 const WAIT_TENTHS = 300;
@@ -65,7 +66,8 @@ tell() {
 /** What a change told the host, for the restore after a failed verification. */
 export interface LinksMemo {
   readonly manager: Manager;
-  readonly nics: readonly { readonly iface: string; readonly address: string; readonly prefixLength: number; readonly uuid: string | undefined; readonly ipoib: boolean }[];
+  /** `keyfile`: the keyfile the change writes for a profile it adds (NetworkManager before 1.42), gone with the profile. */
+  readonly nics: readonly { readonly iface: string; readonly address: string; readonly prefixLength: number; readonly uuid: string | undefined; readonly ipoib: boolean; readonly keyfile?: string }[];
 }
 
 /** `command`: shell words, quoted where needed; `failed`: what was being done, for the message when it fails. */
@@ -73,11 +75,20 @@ function told(command: string, done: string, failed: string): string {
   return `tell ${shellQuote(done)} ${shellQuote(failed)} ${command}`;
 }
 
+/** NetworkManager before 1.42: ibfleet's new profiles go in as keyfiles (networkmanager.ts NM_ADD_UUID_SINCE). */
+function viaKeyfile(ctx: HostContext): boolean {
+  return ctx.facts.nm !== undefined && !versionAtLeast(ctx.facts.nm.version, NM_ADD_UUID_SINCE);
+}
+
 function nmLines(ctx: HostContext, touched: readonly ManagedNic[]): string[] {
-  return touched.flatMap((m) => {
-    const found = foundProfile(ctx.facts, m);
-    return [`# ${m.nic.iface}: connection profile ${(found?.name ?? m.profile!.name).replace(/[\r\n]/g, ' ')}`, ...nmLinkCommands(m, found).map((c) => told(c.run, c.says, c.does))];
-  });
+  const keyfile = viaKeyfile(ctx);
+  return [
+    ...(keyfile ? [`# NetworkManager ${ctx.facts.nm!.version.replace(/[^0-9A-Za-z.~+-]/g, '?')}: before ${NM_ADD_UUID_SINCE} nmcli gives no new profile its uuid; ibfleet writes the keyfile and has it loaded.`, NEW_KEYFILE_FUNCTION] : []),
+    ...touched.flatMap((m) => {
+      const found = foundProfile(ctx.facts, m);
+      return [`# ${m.nic.iface}: connection profile ${(found?.name ?? m.profile!.name).replace(/[\r\n]/g, ' ')}`, ...nmLinkCommands(m, found, keyfile).map((c) => told(c.run, c.says, c.does))];
+    }),
+  ];
 }
 
 function ifupdownLines(touched: readonly ManagedNic[]): string[] {
@@ -113,7 +124,8 @@ export function linksApply(ctx: HostContext, plan: LinksPlan, input: ApplyInput)
   if (touched.length === 0) return {};
   const nics = touched.map((m) => m.nic.iface);
   const manager = { networkmanager: () => nmLines(ctx, touched), netplan: () => netplanLines(nics), ifupdown: () => ifupdownLines(touched) }[ctx.manager]();
-  const memo: LinksMemo = { manager: ctx.manager, nics: touched.map((m) => ({ iface: m.nic.iface, address: m.nic.address, prefixLength: m.nic.prefixLength, uuid: m.profile?.uuid, ipoib: m.ipoib })) };
+  const keyfile = ctx.manager === 'networkmanager' && viaKeyfile(ctx);
+  const memo: LinksMemo = { manager: ctx.manager, nics: touched.map((m) => ({ iface: m.nic.iface, address: m.nic.address, prefixLength: m.nic.prefixLength, uuid: m.profile?.uuid, ipoib: m.ipoib, ...(keyfile && m.profile ? { keyfile: keyfilePath(m) } : {}) })) };
   const lines = [
     AWAIT_ADDRESS_FUNCTION,
     TELL_FUNCTION,

@@ -33,6 +33,39 @@ function settingWords(m: ManagedNic): string[] {
   return words;
 }
 
+/**
+ * nmcli gives a profile it adds the uuid asked only from NetworkManager 1.42 (its NEWS: "support
+ * setting the UUID when creating a connection"); before, `connection.uuid` on `add` is refused
+ * ("the property can't be changed"). There ibfleet writes the profile's keyfile itself, root's
+ * alone as NetworkManager requires, and has NetworkManager read it (`nmcli connection load`, in
+ * every version ibfleet supports): the same profile, under the same uuid, whatever the version.
+ */
+export const NM_ADD_UUID_SINCE = '1.42';
+/** Where NetworkManager keeps the profiles it writes (its keyfile plugin's directory). */
+export const KEYFILE_DIR = '/etc/NetworkManager/system-connections';
+
+export function keyfilePath(m: ManagedNic): string {
+  return `${KEYFILE_DIR}/${m.profile!.name}.nmconnection`;
+}
+
+/** The keyfile of ibfleet's profile: what `addCommand` gives nmcli, in NetworkManager's keyfile words. */
+export function keyfileText(m: ManagedNic): string {
+  const p = m.profile!;
+  const partition = partitionOf(m);
+  const typed = [
+    ...(m.want.mtu !== undefined ? [`mtu=${m.want.mtu}`] : []),
+    ...(m.ipoib && m.want.mode !== undefined ? [`transport-mode=${m.want.mode}`] : []),
+    ...(m.ipoib && partition ? [`parent=${partition.parent}`, `p-key=${Number(partition.pkey)}`] : []),
+  ];
+  const type = profileType(m).shown;
+  return [
+    '[connection]', `id=${p.name}`, `uuid=${p.uuid}`, `type=${type}`, `interface-name=${m.nic.iface}`, 'autoconnect=true', '',
+    `[${type}]`, ...typed, '',
+    '[ipv4]', 'method=manual', `address1=${cidr(m)}`, '',
+    '[ipv6]', 'method=ignore', '',
+  ].join('\n');
+}
+
 /** `nmcli connection add …`: ibfleet's profile for a NIC that has none. */
 export function addCommand(m: ManagedNic): string {
   const p = m.profile!;
@@ -66,6 +99,22 @@ export function upCommand(uuid: string): string {
   return `nmcli --wait 30 connection up uuid ${shellQuote(uuid)}`;
 }
 
+/**
+ * new_keyfile PATH TEXT: a profile's keyfile, root's alone (NetworkManager ignores another's),
+ * staged under a hidden name (which NetworkManager skips) and renamed; never over a file that is there.
+ */
+export const NEW_KEYFILE_FUNCTION = `new_keyfile() {
+	if [ -e "$1" ] || [ -L "$1" ]; then
+		echo "$1 is there already, and is no profile ibfleet knows" >&2
+		return 1
+	fi
+	nk_staged="\${1%/*}/.ibfleet-new.$$"
+	if (umask 077 && printf '%s' "$2" >"$nk_staged") && mv -f "$nk_staged" "$1"; then return 0; fi
+	rm -f "$nk_staged"
+	return 1
+}
+`;
+
 /** A command of the change, what it says when it succeeded, and what it was doing (for when it failed). */
 export interface NmStep {
   readonly run: string;
@@ -77,13 +126,19 @@ export interface NmStep {
  * The commands that make the NIC as asked: its profile added or changed, then activated. ibfleet's
  * own profile found with another type (edited by hand) is made anew: a type cannot be changed.
  */
-export function nmLinkCommands(m: ManagedNic, found: NmLink | undefined): NmStep[] {
+export function nmLinkCommands(m: ManagedNic, found: NmLink | undefined, keyfile: boolean): NmStep[] {
   const p = m.profile!;
   const iface = m.nic.iface;
   const up = { run: upCommand(p.uuid), says: `${iface}: profile ${p.name} activated`, does: `${iface}: nmcli connection up (profile ${p.name})` };
-  const add = { run: addCommand(m), says: `${iface}: profile ${p.name} added`, does: `${iface}: nmcli connection add (profile ${p.name})` };
-  if (!found) return [add, up];
-  if (p.own && found.type !== profileType(m).shown) return [{ run: deleteCommand(p.uuid), says: `${iface}: profile ${p.name} of type ${found.type} deleted`, does: `${iface}: nmcli connection delete (profile ${p.name})` }, add, up];
+  const path = keyfilePath(m);
+  const add = keyfile
+    ? [
+        { run: `new_keyfile ${shellQuote(path)} ${shellQuote(keyfileText(m))}`, says: `${iface}: profile ${p.name} written (${path})`, does: `${iface}: writing ${path}` },
+        { run: `nmcli connection load ${shellQuote(path)}`, says: `${iface}: profile ${p.name} loaded`, does: `${iface}: nmcli connection load (profile ${p.name})` },
+      ]
+    : [{ run: addCommand(m), says: `${iface}: profile ${p.name} added`, does: `${iface}: nmcli connection add (profile ${p.name})` }];
+  if (!found) return [...add, up];
+  if (p.own && found.type !== profileType(m).shown) return [{ run: deleteCommand(p.uuid), says: `${iface}: profile ${p.name} of type ${found.type} deleted`, does: `${iface}: nmcli connection delete (profile ${p.name})` }, ...add, up];
   const edits = profileEdits(m, found);
   return [...(edits.length ? [{ run: modifyCommand(p.uuid, edits), says: `${iface}: profile ${found.name} changed`, does: `${iface}: nmcli connection modify (profile ${found.name})` }] : []), up];
 }

@@ -132,7 +132,8 @@ function restoreLines({ host, facts }: FactsContext, memo: unknown): UndoLines {
   const before = factOf(facts, LINKS_FACT);
   const nm = told.filter((n) => n.uuid !== undefined).flatMap((n) => {
     const was = before.nm?.find((p) => p.uuid === n.uuid);
-    if (!was) return [`${deleteCommand(n.uuid!)} >/dev/null 2>&1 || true`];
+    // A keyfile the change wrote that NetworkManager did not load is no profile to delete: the file goes itself (only ibfleet's: it names the uuid).
+    if (!was) return [`${deleteCommand(n.uuid!)} >/dev/null 2>&1 || true`, ...(n.keyfile ? [`! grep -q -x -F ${shellQuote(`uuid=${n.uuid!}`)} ${shellQuote(n.keyfile)} 2>/dev/null || rm -f ${shellQuote(n.keyfile)}`] : [])];
     const active = facts.nm?.active.get(n.iface) === n.uuid;
     return [`${modifyCommand(n.uuid!, restoreWords(n, was))} || status=1`, ...(active ? [`${upCommand(n.uuid!)} >/dev/null || status=1`] : [])];
   });
