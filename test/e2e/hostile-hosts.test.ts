@@ -334,6 +334,69 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
     });
   });
 
+  describe('a local user who can write node_exporter\'s textfile directory (issue 29)', () => {
+    const DIR = '/var/lib/prometheus/node-exporter';
+    const PROM = `${DIR}/ibfleet.prom`;
+    const REPAIR_EVERY_S = 5;
+    /** A repair run's interval, the lab timer runner's 1 s poll, and slack for a loaded machine. */
+    const REPAIR_BOUND_MS = (REPAIR_EVERY_S + 1) * 1000 + 6000;
+    const shipped = readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8');
+    const monitored = join(work, 'monitored.yaml');
+    writeFileSync(monitored, shipped.replace(/^ {2}- persist$/m, `  - persist: { repairEvery: ${REPAIR_EVERY_S}, monitor: prometheus }`));
+    const victim = () => sh(34, 'stat -c "%a %U" /root/victim; cat /root/victim');
+    const prom = () => sh(34, `stat -c '%F %U %a' ${PROM}`);
+    afterAll(async () => {
+      await sh(34, `chmod 0755 ${DIR}; rm -f ${DIR}/.ibfleet.prom.* /root/victim; userdel mallory 2>/dev/null; true`);
+      await ibfleet(['-i', inv(), 'rollback', '--hosts', '34']);
+    });
+
+    it('plants links for every pid and at the textfile: root writes through none, status and --check say why, deploy refuses the directory, and the repair timer writes again once it is root\'s', async () => {
+      const deployed = await ibfleet(['-i', inv(), 'deploy', '--hosts', '34', '--playbook', monitored, '--json']);
+      expect(deployed.code, deployed.stdout).toBe(0);
+      expect(await prom()).toBe('regular file root 644');
+      await sh(34, `useradd -M -d /nonexistent -s /bin/sh mallory; printf 'precious\\n' >/root/victim && chmod 0600 /root/victim && chmod 0777 ${DIR}`);
+      // As mallory: a link at every name a pid could give, and root's textfile replaced by one.
+      const plant = [
+        'import os',
+        `d = "${DIR}"`,
+        'for p in range(1, int(open("/proc/sys/kernel/pid_max").read()) + 1):',
+        '    try: os.symlink("/root/victim", "%s/.ibfleet.prom.%d" % (d, p))',
+        '    except FileExistsError: pass',
+        'os.unlink(d + "/ibfleet.prom"); os.symlink("/root/victim", d + "/ibfleet.prom")',
+      ].join('\n');
+      const planted = await labExec(NAME, 34, ['runuser', '-u', 'mallory', '--', 'python3', '-c', plant]);
+      expect(planted.code, planted.stderr).toBe(0);
+      expect(await prom()).toBe('symbolic link mallory 777');
+
+      // The repair timer runs meanwhile, as root: the victim stays as it was.
+      const until = Date.now() + REPAIR_BOUND_MS;
+      while (Date.now() < until && (await victim()) === '600 root\nprecious') await new Promise((r) => setTimeout(r, 500));
+      expect(await victim()).toBe('600 root\nprecious');
+      expect(await prom()).toBe('symbolic link mallory 777');
+
+      const uid = await sh(34, 'id -u mallory');
+      const status = json(await ibfleet(['-i', inv(), 'status', '--hosts', '34', '--playbook', monitored, '--json'])).hosts[0]!;
+      expect(status.status).toBe('drift');
+      expect(status.reasons).toContain(`node_exporter's textfile directory ${DIR} is a link, or not root's alone (owned by another user, or group- or world-writable): anyone who can write there can make root write through a link they plant, so ibfleet writes no textfile into it; make it a directory of root's, mode 0755`);
+      const check = await labExec(NAME, 34, ['/etc/ibfleet/ibfleet-routes', '--check']);
+      expect(check.code).toBe(1);
+      expect(check.stdout).toContain(`node_exporter's textfile directory ${DIR} is a link, or not root's alone`);
+      const refused = json(await ibfleet(['-i', inv(), 'deploy', '--hosts', '34', '--playbook', monitored, '--json'])).hosts[0]!;
+      expect(refused.status).toBe('failed');
+      expect(refused.error).toMatch(new RegExp(`^plan: monitor: prometheus: node_exporter's textfile directory ${DIR} is a link, or not root's alone`));
+
+      // The directory root's alone again: status names mallory's link until the next repair replaces it.
+      await sh(34, `chmod 0755 ${DIR}`);
+      const named = json(await ibfleet(['-i', inv(), 'status', '--hosts', '34', '--playbook', monitored, '--json'])).hosts[0]!;
+      if ((await prom()) === 'symbolic link mallory 777') expect(named.reasons).toContain(`node_exporter textfile ${PROM} is not a regular file of root's: it is a symbolic link of uid ${uid}`);
+      const back = Date.now() + 2 * REPAIR_BOUND_MS;
+      while (Date.now() < back && (await prom()) !== 'regular file root 644') await new Promise((r) => setTimeout(r, 500));
+      expect(await prom()).toBe('regular file root 644');
+      expect(await victim()).toBe('600 root\nprecious');
+      expect(json(await ibfleet(['-i', inv(), 'status', '--hosts', '34', '--playbook', monitored, '--json'])).hosts[0]!.status).toBe('ok');
+    });
+  });
+
   /** Which of ibfleet's files an ifupdown host has, and the fabric addresses it carries. */
   async function ibfleetLeft(id: number) {
     const files = ['/etc/ibfleet', '/etc/network/if-up.d/ibfleet-routes', '/etc/sysctl.d/60-ibfleet-fabric.conf', '/etc/systemd/system/ibfleet-routes-repair.timer', '/etc/network/interfaces.d/ibfleet-links'];

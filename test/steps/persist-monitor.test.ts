@@ -18,7 +18,7 @@ import { renderApplyScript, renderRollbackScript } from '../../src/render/apply-
 import { routingScriptFor } from '../../src/render/host-files.js';
 import { renderForDisplay } from '../../src/render/host-render.js';
 import { sha256 } from '../../src/script/digest.js';
-import { NHC_PATH, TEXTFILE_PATH } from '../../src/steps/persist/monitor.js';
+import { MONITOR_FACT, NHC_PATH, TEXTFILE_PATH } from '../../src/steps/persist/monitor.js';
 import { filesOf, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 import { deployedProbe } from '../helpers/fake-transport.js';
 import { withFile, withSection } from '../helpers/probe-edit.js';
@@ -85,7 +85,7 @@ describe('what a monitored host receives', () => {
   it('prometheus: the routing script writes the textfile after the NICs and checks it under --check; without it, neither', () => {
     const script = routingScriptFor(monitored, host, seeds);
     expect(script).toContain("printf '%s %s\\n' 'ibfleet_nic_ok{iface=\"ib1\",nic=\"2\"}' \"$(was_ok ib1)\"");
-    expect(script).toContain('mv -fT "$tmp" /var/lib/prometheus/node-exporter/ibfleet.prom');
+    expect(script).toContain('mv -fT "$tmp" ibfleet.prom');
     expect(script).toContain('# TYPE ibfleet_repairs_total counter');
     expect(script).toContain(`drift 'node_exporter textfile ${TEXTFILE_PATH} is missing (every run of the routing script writes it)'`);
     // The NHC file is one of the files --check compares.
@@ -145,5 +145,23 @@ describe('rollback', () => {
     const script = renderRollbackScript(host, seeds, rollbackLines(host, seeds, facts));
     expect(script).toContain(`retire ${NHC_PATH} || status=1`);
     expect(script).toContain(`rm -f ${TEXTFILE_PATH} || status=1`);
+  });
+});
+
+describe("node_exporter's textfile directory and the textfile, as the probe's stat shows them (issue 29)", () => {
+  const dir = '/var/lib/prometheus/node-exporter';
+  const parse = (lines: string[]) => MONITOR_FACT.parse(new Map([['monitor', lines]]));
+  it.each([
+    [['dir', 'textfile', `0 755 directory|${dir}`, `0 644 regular file|${TEXTFILE_PATH}`], { dirUnsafe: false, textfileOther: undefined }],
+    [['dir', `0 1755 directory|${dir}`], { dirUnsafe: false, textfileOther: undefined }],
+    [['dir', `0 775 directory|${dir}`], { dirUnsafe: true }],
+    [['dir', `0 757 directory|${dir}`], { dirUnsafe: true }],
+    [['dir', `0 1777 directory|${dir}`], { dirUnsafe: true }],
+    [['dir', `112 755 directory|${dir}`], { dirUnsafe: true }],
+    [['dir', `0 777 symbolic link|${dir}`], { dirUnsafe: true }],
+    [['dir', 'textfile', `0 755 directory|${dir}`, `1001 777 symbolic link|${TEXTFILE_PATH}`], { dirUnsafe: false, textfileOther: 'a symbolic link of uid 1001' }],
+    [['dir', 'textfile', `0 755 directory|${dir}`, `1001 644 regular file|${TEXTFILE_PATH}`], { textfileOther: 'a regular file of uid 1001' }],
+  ])('%j', (lines, want) => {
+    expect(parse(lines)).toMatchObject(want);
   });
 });

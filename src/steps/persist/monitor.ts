@@ -39,15 +39,39 @@ const REPAIRS_PATH = '/run/ibfleet/repairs';
 export const MONITOR_WORDS = {
   textfileMissing: `node_exporter textfile ${TEXTFILE_PATH} is missing (every run of the routing script writes it)`,
   dirMissing: `node_exporter's textfile directory ${TEXTFILE_DIR} is missing: is prometheus-node-exporter installed?`,
+  dirUnsafe: `node_exporter's textfile directory ${TEXTFILE_DIR} is a link, or not root's alone (owned by another user, or group- or world-writable): anyone who can write there can make root write through a link they plant, so ibfleet writes no textfile into it; make it a directory of root's, mode 0755`,
+  textfileNotOurs: `node_exporter textfile ${TEXTFILE_PATH} is not a regular file of root's`,
 } as const;
 
-/** Whether the host has node_exporter's textfile directory, and ibfleet's textfile in it. */
-export const MONITOR_FACT: Fact<{ readonly dir: boolean; readonly textfile: boolean }> = {
+/** What the probe saw at node_exporter's textfile directory and ibfleet's textfile: type, owner, mode (stat, which follows no link). */
+export interface MonitorFact {
+  readonly dir: boolean;
+  readonly textfile: boolean;
+  /** The directory is a link, not root's, or group- or world-writable: the routing script writes nothing into it. */
+  readonly dirUnsafe: boolean;
+  /** What is at the textfile's path when it is not a regular file of root's ("a symbolic link of uid 1001"). */
+  readonly textfileOther: string | undefined;
+}
+
+/** `stat` only where the directory is there: most hosts have no node_exporter, and a process costs each one. */
+export const MONITOR_FACT: Fact<MonitorFact> = {
   name: 'monitor',
-  probe: () => [`\ts monitor; [ ! -d ${TEXTFILE_DIR} ] || echo dir; [ ! -f ${TEXTFILE_PATH} ] || echo textfile`],
+  probe: () => [`\ts monitor; if [ -d ${TEXTFILE_DIR} ]; then echo dir; [ ! -e ${TEXTFILE_PATH} ] && [ ! -L ${TEXTFILE_PATH} ] || echo textfile; stat -c '%u %a %F|%n' -- ${TEXTFILE_DIR} ${TEXTFILE_PATH} 2>/dev/null; fi`],
   parse: (sections) => {
     const lines = (sections.get('monitor') ?? []).map((l) => l.trim());
-    return { dir: lines.includes('dir'), textfile: lines.includes('textfile') };
+    const stats = new Map(lines.flatMap((l) => {
+      const m = /^(\d+) ([0-7]+) ([^|]+)\|(.*)$/.exec(l);
+      return m ? [[m[4]!, { uid: Number(m[1]), mode: parseInt(m[2]!, 8), type: m[3]! }] as const] : [];
+    }));
+    const dir = stats.get(TEXTFILE_DIR);
+    const file = stats.get(TEXTFILE_PATH);
+    const fileOurs = file !== undefined && file.type === 'regular file' && file.uid === 0;
+    return {
+      dir: lines.includes('dir'),
+      textfile: lines.includes('textfile'),
+      dirUnsafe: dir !== undefined && (dir.type !== 'directory' || dir.uid !== 0 || (dir.mode & 0o022) !== 0),
+      textfileOther: file === undefined || fileOurs ? undefined : `a ${file.type} of uid ${file.uid}`,
+    };
   },
 };
 
@@ -82,6 +106,12 @@ function textfileLines(host: Host, playbook: string): string[] {
  * After the NICs, on every run that is not a check and looked at every NIC: the repairs counted
  * (a hook's or the timer's run that changed something), then the textfile written whole and renamed.
  * A host without the directory (node_exporter not installed) gets nothing: status says why.
+ *
+ * Root writes into a directory others may reach, so nothing is written through a name someone
+ * else could have made: the script works inside the directory (cd: a rename of its path
+ * meanwhile changes nothing), writes nothing unless it is root's alone and no link, creates the
+ * temporary file with mktemp (O_EXCL: a link planted at its name is never followed) and renames it
+ * over the textfile (rename replaces a link there, never follows it); no chmod ever follows a link.
  */
 function textfileWriter(host: Host, playbook: string): string {
   const dir = shellQuote(TEXTFILE_DIR);
@@ -96,23 +126,43 @@ if [ "$NAMED" -eq 0 ] && [ -d ${dir} ]; then
 		{ [ -d /run/ibfleet ] || mkdir -m 0700 /run/ibfleet; } && printf '%s\\n' "$repairs" >${REPAIRS_PATH}
 	fi
 	now=$(date +%s)
-	tmp=${shellQuote(`${TEXTFILE_DIR}/.ibfleet.prom.`)}$$
-	if {
-${textfileLines(host, playbook).join('\n')}
-	} >"$tmp" && chmod 0644 "$tmp" && mv -fT "$tmp" ${shellQuote(TEXTFILE_PATH)}; then
-		:
+	tmp=
+	if [ -L ${dir} ] || ! cd ${dir} 2>/dev/null; then
+		say ${shellQuote(`not writing ${TEXTFILE_PATH}: ${TEXTFILE_DIR} is a link`)}
 	else
-		rm -f "$tmp"
-		say "cannot write ${TEXTFILE_PATH}"
+		# Root's alone: owner root, no write bit for group or others (the 2nd-last and last digit of %a).
+		case $(stat -c '%u %a' . 2>/dev/null) in
+		0\\ *[2367]? | 0\\ *[2367]) textfile_dir=0 ;;
+		0\\ *) textfile_dir=1 ;;
+		*) textfile_dir=0 ;;
+		esac
+		if [ "$textfile_dir" -eq 0 ]; then
+			say ${shellQuote(`not writing ${TEXTFILE_PATH}: ${TEXTFILE_DIR} is not root's alone (owned by another user, or group- or world-writable)`)}
+		elif tmp=$(mktemp .ibfleet.prom.XXXXXXXXXX) && {
+${textfileLines(host, playbook).map((l) => `\t${l}`).join('\n')}
+		} >"$tmp" && chmod 0644 "$tmp" && mv -fT "$tmp" ibfleet.prom; then
+			:
+		else
+			[ -z "$tmp" ] || rm -f "$tmp"
+			say ${shellQuote(`cannot write ${TEXTFILE_PATH}`)}
+		fi
+		cd / || :
 	fi
 fi`;
 }
 
-/** Under --check: the textfile a run writes is there (its content changes every run: only its presence is ibfleet's to check). */
+/**
+ * Under --check: the textfile a run writes is there, a regular file of root's, in a directory of
+ * root's alone (its content changes every run: only what it is is ibfleet's to check). Status's words.
+ */
 const TEXTFILE_CHECK = `if [ ! -d ${shellQuote(TEXTFILE_DIR)} ]; then
 	drift ${shellQuote(MONITOR_WORDS.dirMissing)}
-elif [ ! -f ${shellQuote(TEXTFILE_PATH)} ]; then
+elif [ -L ${shellQuote(TEXTFILE_DIR)} ] || case $(stat -c '%u %a' ${shellQuote(TEXTFILE_DIR)} 2>/dev/null) in 0\\ *[2367]? | 0\\ *[2367]) true ;; 0\\ *) false ;; *) true ;; esac; then
+	drift ${shellQuote(MONITOR_WORDS.dirUnsafe)}
+elif [ ! -e ${shellQuote(TEXTFILE_PATH)} ] && [ ! -L ${shellQuote(TEXTFILE_PATH)} ]; then
 	drift ${shellQuote(MONITOR_WORDS.textfileMissing)}
+elif [ -L ${shellQuote(TEXTFILE_PATH)} ] || [ ! -f ${shellQuote(TEXTFILE_PATH)} ] || [ "$(stat -c %u ${shellQuote(TEXTFILE_PATH)})" != 0 ]; then
+	drift "${MONITOR_WORDS.textfileNotOurs}: it is $(stat -c 'a %F of uid %u' ${shellQuote(TEXTFILE_PATH)})"
 fi`;
 
 export function monitorScript(host: Host, playbook: string, monitors: readonly Monitor[]): ScriptPart {
@@ -160,10 +210,24 @@ export function monitorFiles(host: Host, playbook: string, monitors: readonly Mo
   return [{ path: NHC_PATH, mode: 0o644, content: renderNhcCheck(host, playbook), role: 'monitor', kind: 'monitor', label: `NHC check ${NHC_PATH}` }];
 }
 
-/** What the host must have for the monitor to mean anything: node_exporter's textfile directory. */
+/** What the host must have for the monitor to mean anything: node_exporter's textfile directory, root's alone. */
 export function monitorPrerequisite(facts: HostFacts, monitors: readonly Monitor[]): string | undefined {
-  if (!monitors.includes('prometheus') || factOf(facts, MONITOR_FACT).dir) return undefined;
-  return `monitor: prometheus writes node_exporter's textfile into ${TEXTFILE_DIR}, which this host does not have: install prometheus-node-exporter, or drop prometheus from the persist step's monitor`;
+  if (!monitors.includes('prometheus')) return undefined;
+  const found = factOf(facts, MONITOR_FACT);
+  if (!found.dir) return `monitor: prometheus writes node_exporter's textfile into ${TEXTFILE_DIR}, which this host does not have: install prometheus-node-exporter, or drop prometheus from the persist step's monitor`;
+  return found.dirUnsafe ? `monitor: prometheus: ${MONITOR_WORDS.dirUnsafe}` : undefined;
+}
+
+/** The textfile as status sees it: its directory there and root's alone, the file there and a regular file of root's. */
+function textfileFinding(found: MonitorFact): Finding {
+  const subject = { kind: 'host', aspect: 'textfile' } as const;
+  const install = change('monitor', 'install', TEXTFILE_PATH, `write ${TEXTFILE_PATH} (the routing script's run does)`);
+  if (!found.dir) return { id: 'textfile', subject, ok: false, detail: MONITOR_WORDS.dirMissing, fix: undefined };
+  // Not deploy's to mend: whoever made the directory so decides; the plan refuses the host meanwhile.
+  if (found.dirUnsafe) return { id: 'textfile', subject, ok: false, detail: MONITOR_WORDS.dirUnsafe, fix: undefined };
+  if (found.textfileOther) return { id: 'textfile', subject, ok: false, detail: `${MONITOR_WORDS.textfileNotOurs}: it is ${found.textfileOther}`, fix: install };
+  if (!found.textfile) return { id: 'textfile', subject, ok: false, detail: MONITOR_WORDS.textfileMissing, fix: install };
+  return { id: 'textfile', subject, ok: true, detail: `node_exporter textfile ${TEXTFILE_PATH} written`, fix: install };
 }
 
 /** The textfile, and what a monitor the playbook no longer names left behind. */
@@ -172,8 +236,7 @@ export function monitorFindings(facts: HostFacts, monitors: readonly Monitor[], 
   const findings: Finding[] = [];
   const wanted = scripted && monitors.includes('prometheus');
   if (wanted) {
-    const detail = !found.dir ? MONITOR_WORDS.dirMissing : found.textfile ? `node_exporter textfile ${TEXTFILE_PATH} written` : MONITOR_WORDS.textfileMissing;
-    findings.push({ id: 'textfile', subject: { kind: 'host', aspect: 'textfile' }, ok: found.dir && found.textfile, detail, fix: found.dir ? change('monitor', 'install', TEXTFILE_PATH, `write ${TEXTFILE_PATH} (the routing script's run does)`) : undefined });
+    findings.push(textfileFinding(found));
   } else if (found.textfile) {
     findings.push({ id: 'stale textfile', subject: { kind: 'host', aspect: 'stale textfile' }, ok: false, detail: `stale ${TEXTFILE_PATH} (the playbook monitors no more with prometheus)`, fix: change('monitor', 'remove', TEXTFILE_PATH, `remove ${TEXTFILE_PATH}`) });
   }
@@ -190,7 +253,7 @@ export function monitorApply(failing: readonly Finding[]): string[] {
 }
 
 /** Rollback: the textfile goes with ibfleet's files. */
-export const REMOVE_TEXTFILE = `[ ! -f ${shellQuote(TEXTFILE_PATH)} ] || rm -f ${shellQuote(TEXTFILE_PATH)} || status=1`;
+export const REMOVE_TEXTFILE = `[ ! -f ${shellQuote(TEXTFILE_PATH)} ] && [ ! -L ${shellQuote(TEXTFILE_PATH)} ] || rm -f ${shellQuote(TEXTFILE_PATH)} || status=1`;
 
 /** What render says a monitor does besides its files. */
 export function monitorNotes(monitors: readonly Monitor[]): string[] {
