@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec, labReboot, labRestartManager } from '../../src/lab/index.js';
 import { ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
-import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
+import { IS_ROOT, noteIfNotRoot, testLab, testSuite, useLab } from '../lab/helpers.js';
 
 const LAB = testLab('e2e-links');
 const FRESH = [60, 61, 62];
@@ -182,7 +182,9 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
     expect(onboard.stdout).toContain('rping -c -I 172.16.61.2 -a 172.16.60.2 -p 7174 -C 10 -v');
     const text = readFileSync(inventory, 'utf8');
     expect(text).toContain("# The lab's students (comments stay).");
-    expect(text).toMatch(/60: \{ name: node60, address: [\d.]+, role: mem \} # bob's mem server: Ubuntu 18\.04\.6 LTS, netplan \(detected\)/);
+    // The OS onboard read off the host: the release netplan hosts emulate, or the suite's own (test/e2e/on-suite).
+    const os = testSuite() === undefined ? 'Ubuntu 18\\.04\\.6 LTS' : `Debian GNU/Linux \\d+ \\(${testSuite()}\\)`;
+    expect(text).toMatch(new RegExp(`60: \\{ name: node60, address: [\\d.]+, role: mem \\} # bob's mem server: ${os}, netplan \\(detected\\)`));
     expect(text).toContain('  - { owner: bob, cpu: 61, mem: 60 }');
     const verify = json<JsonRun>(await ibfleet(['-i', inventory, 'verify', '--pair', 'bob', '--rping', '--json']));
     expect(verify.matrix!.filter((c) => !c.ok)).toEqual([]);

@@ -6,8 +6,9 @@
  * Tests run two files at once (maxWorkers: 2), so every file takes its own lab from `testLab`, and a
  * lab refuses a subnet another lab uses.
  */
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { labDown, labUp, type LabInfo, type LabUpOptions } from '../../src/lab/index.js';
+import type { Suite } from '../../src/lab/suites.js';
 import { run, type RunResult } from '../../src/lab/system.js';
 
 export const IS_ROOT = process.getuid?.() === 0;
@@ -54,10 +55,60 @@ export interface TestLab {
   readonly addressPattern: string;
 }
 
+/**
+ * Generation runs (test/e2e/on-suite/): a manager's end-to-end file run again with every host on
+ * a Debian suite. Such a lab is named `<base>-<suite>` and lives in 198.19.X.0/24 — X from the file's
+ * octet here plus the suite's hundred (bullseye 100, bookworm 150, trixie 200), plus the slot —
+ * away from the ordinary labs (198.18.X) and the hand-made ones (198.19.0–99).
+ */
+export const GENERATION_OCTETS: Partial<Record<keyof typeof TEST_LAB_OCTETS, number>> = {
+  'e2e-managers-nm': 0,
+  'e2e-managers-netplan': 10,
+  'e2e-native-nm': 20,
+  'e2e-native-netplan': 30,
+  'e2e-links': 40,
+};
+const SUITE_OCTET: Readonly<Record<Suite, number>> = { bullseye: 100, bookworm: 150, trixie: 200 };
+
+const SUITE_KEY = Symbol.for('ibfleet.test.suite');
+type SuiteGlobal = { [SUITE_KEY]?: Suite };
+
+/** The suite this test file's labs run on: set by a generation file before it imports the file it repeats. */
+export function testSuite(): Suite | undefined {
+  return (globalThis as SuiteGlobal)[SUITE_KEY];
+}
+
+/**
+ * Starts a generation run: every lab the file imported next brings up (testLab + useLab) runs its
+ * hosts on `suite`. `defects` are the file's cases known to fail on that suite — a product defect
+ * not fixed yet, or an expectation of the machine's own manager version — by their full name
+ * ("describe > it") and why: skipped there, with the reason said, only in this run, never in the
+ * file's own.
+ */
+export function onSuite(suite: Suite, defects: Readonly<Record<string, string>> = {}): void {
+  (globalThis as SuiteGlobal)[SUITE_KEY] = suite;
+  beforeEach((ctx) => {
+    const names: string[] = [];
+    for (let t: { name: string; suite?: unknown } | undefined = ctx.task; t; t = (t as { suite?: { name: string; suite?: unknown } }).suite) if (t.name) names.unshift(t.name);
+    const defect = defects[names.join(' > ')];
+    if (defect !== undefined) {
+      console.warn(`SKIPPED on ${suite}: ${names.join(' > ')} — ${defect}`);
+      ctx.skip();
+    }
+  });
+}
+
 export function testLab(base: keyof typeof TEST_LAB_OCTETS): TestLab {
   const raw = process.env.IBFLEET_TEST_SLOT ?? '0';
   if (!/^\d$/.test(raw)) throw new Error(`IBFLEET_TEST_SLOT is one digit 0..9, not ${JSON.stringify(raw)}`);
   const slot = Number(raw);
+  const suite = testSuite();
+  if (suite !== undefined) {
+    const octet = GENERATION_OCTETS[base];
+    if (octet === undefined) throw new Error(`${base} has no generation subnet; add it to GENERATION_OCTETS`);
+    const prefix = `198.19.${SUITE_OCTET[suite] + octet + slot}`;
+    return { name: `${base}-${suite}${slot === 0 ? '' : `-${slot}`}`, mgmtSubnet: `${prefix}.0/24`, address: (id) => `${prefix}.${id}`, addressPattern: prefix.replace(/\./g, '\\.') };
+  }
   const prefix = `198.18.${TEST_LAB_OCTETS[base] + slot}`;
   return {
     name: slot === 0 ? base : `${base}-${slot}`,
@@ -78,8 +129,10 @@ export function useLab(options: LabUpOptions & { readonly name: string; readonly
   beforeAll(async () => {
     if (!IS_ROOT) return;
     await labDown(options.name);
+    // A generation run: every host on its suite, unless the file chose suites itself.
+    const suite = testSuite();
     try {
-      info = await labUp(options);
+      info = await labUp(suite !== undefined && options.suites === undefined ? { ...options, suites: { all: suite } } : options);
     } catch (error) {
       failure = error;
       throw error;
