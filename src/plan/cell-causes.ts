@@ -8,7 +8,7 @@ import type { Fleet, Nic } from '../inventory/model.js';
 import type { CellCause, CellCauseKind, CellEnd, CellSpec } from '../vocabulary.js';
 import type { HostFacts } from '../facts/host-facts.js';
 import { nicFabric, portLabel } from '../facts/nic-fabric.js';
-import { portNextStep } from '../steps/fabric-health/problems.js';
+import { NEXT_FOR_NO_SM, portNextStep } from '../steps/fabric-health/problems.js';
 
 function nicOf(fleet: Fleet, end: CellEnd): Nic | undefined {
   return fleet.hosts.find((h) => h.id === end.host)?.nics.find((n) => n.index === end.nic);
@@ -31,8 +31,8 @@ function endCauses(fleet: Fleet, cell: CellSpec, role: 'source' | 'destination',
   if (fabric && fabric.device !== null) {
     // With status's next step: the cause line is where the admin reads what to do.
     if (fabric.state !== 'ACTIVE') causes.push(cause('port-not-active', `${at}: port ${portLabel(fabric)} is ${fabric.state ?? 'unknown'}${fabric.physState && fabric.physState !== 'LinkUp' ? ` (${fabric.physState})` : ''}: ${portNextStep(fabric)}`));
-    else if (fabric.linkLayer === 'InfiniBand' && (fabric.smLid ?? 0) === 0) causes.push(cause('no-subnet-manager', `${at}: port ${portLabel(fabric)} has no subnet manager`));
-  } else if (link.up && !link.lowerUp) causes.push(cause('no-carrier', `${at} has no carrier`));
+    else if (fabric.linkLayer === 'InfiniBand' && (fabric.smLid ?? 0) === 0) causes.push(cause('no-subnet-manager', `${at}: port ${portLabel(fabric)} has no subnet manager: ${NEXT_FOR_NO_SM}`));
+  } else if (link.up && !link.lowerUp) causes.push(cause('no-carrier', `${at} has no carrier: check the cable and the switch port`));
   // A port or link that is down explains the cell; the routing it took with it is a consequence.
   if (causes.length > 0) return causes;
   const hasRule = facts.rules.some((r) => r.from === nic.address && r.table === String(nic.table));

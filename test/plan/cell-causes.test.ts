@@ -83,7 +83,7 @@ describe('why a failed cell failed, from the hosts\' own state', () => {
   it.each([
     { what: 'a port DOWN at the destination', to: { port2: '1: DOWN|3: Disabled' }, want: ['34/ib1: port mlx5_1/1 is DOWN (Disabled): the port is disabled: enable it (ibportstate … enable, or on the switch)'] },
     { what: 'a port in INIT', to: { port2: '2: INIT|5: LinkUp', smLid: '0x0' }, want: ['34/ib1: port mlx5_1/1 is INIT: the link is up but no subnet manager has configured the port: start one (systemctl start opensm on a host of this fabric) or enable the switch\'s SM'] },
-    { what: 'an ACTIVE port without subnet manager', to: { smLid: '0x0' }, want: ['34/ib1: port mlx5_1/1 has no subnet manager'] },
+    { what: 'an ACTIVE port without subnet manager', to: { smLid: '0x0' }, want: ["34/ib1: port mlx5_1/1 has no subnet manager: start one (systemctl start opensm on a host of this fabric) or enable the switch's SM"] },
     { what: 'the interface down (the down port it takes along is the same story)', to: { flags: { ib1: 'BROADCAST,MULTICAST' } }, want: ['34/ib1 is down: bring it up (ip link set ib1 up, or through its network manager)'] },
   ])('$what', ({ to, want }) => {
     expect(causesOf(cell(), {}, to)).toEqual(want);
@@ -105,7 +105,7 @@ describe('why a failed cell failed, from the hosts\' own state', () => {
   it('without carrier: the port says why where RDMA is checked; with fabric.rdma: false the carrier does', () => {
     const noCarrier = { port2: '1: DOWN|2: Polling', flags: { ib1: 'BROADCAST,MULTICAST,UP' } };
     expect(causesOf(cell(), {}, noCarrier)).toEqual(['34/ib1: port mlx5_1/1 is DOWN (Polling): the port is looking for a link partner: check the cable and that the switch port is enabled']);
-    expect(causesOf(cell(), {}, noCarrier, ethernet)).toEqual(['34/ib1 has no carrier']);
+    expect(causesOf(cell(), {}, noCarrier, ethernet)).toEqual(['34/ib1 has no carrier: check the cable and the switch port']);
   });
 
   it('both ends, the source first; at most three in the detail', () => {

@@ -16,6 +16,9 @@ const NEXT_FOR_STATE: Readonly<Record<string, string>> = {
   ARMED: 'the subnet manager has not finished bringing the port up: wait a sweep, or restart opensm',
 };
 
+/** An InfiniBand port ACTIVE without subnet manager (SM LID 0): also said on the verify cells it fails. */
+export const NEXT_FOR_NO_SM = "start one (systemctl start opensm on a host of this fabric) or enable the switch's SM";
+
 const NEXT_FOR_PHYS: Readonly<Record<string, string>> = {
   Polling: 'the port is looking for a link partner: check the cable and that the switch port is enabled',
   Disabled: 'the port is disabled: enable it (ibportstate … enable, or on the switch)',
@@ -52,7 +55,7 @@ export function fabricProblems(host: Host, fabric: readonly NicFabric[], facts: 
       continue;
     }
     if (n.physState !== 'LinkUp') problems.push(`${at} is ACTIVE but its physical state is ${n.physState ?? 'unknown'}: ${(n.physState && NEXT_FOR_PHYS[n.physState]) ?? 'check the cable'}`);
-    if (noSm) problems.push(`${at} has no subnet manager (SM LID 0): start one (systemctl start opensm on a host of this fabric) or enable the switch's SM`);
+    if (noSm) problems.push(`${at} has no subnet manager (SM LID 0): ${NEXT_FOR_NO_SM}`);
     if (!n.up) problems.push(`${at} is ACTIVE but ${n.iface} is down: bring it up (ip link set ${n.iface} up, or through its network manager)`);
     if (n.linkLayer === 'Ethernet' && n.roceV2Gid === null) {
       const address = host.nics.find((x) => x.index === n.nic)?.address ?? '';
