@@ -66,6 +66,7 @@ export async function buildTransport(io: Io, globals: GlobalOptions, fleet: Flee
     acceptNew: globals.acceptNew,
     env: io.env,
     sudoPassword,
+    secrets: () => secrets,
     connectTimeoutMs: Math.min(globals.timeout * 1000, 30_000),
   });
 }

@@ -30,6 +30,12 @@ export interface SshTransportOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Asked at most once per run, only when a host's sudo wants a password. */
   readonly sudoPassword?: (() => Promise<string | undefined>) | undefined;
+  /**
+   * Secrets known before any host is contacted (-K's password, asked up front): a host may print
+   * it before its sudo ever asks for it (a ~/.bashrc that holds it, prints it and exits), so it is
+   * taken out of every text from the start, not only once sudo asked.
+   */
+  readonly secrets?: () => readonly string[];
   /** Handshake limit; the runner's per-host timeout bounds everything else. */
   readonly connectTimeoutMs: number;
 }
@@ -74,7 +80,7 @@ export function sshTransport(options: SshTransportOptions): Transport {
   // (exit 2, with its line), not a failure repeated on every host.
   const sshConfig = readSshConfig(options.fleet.ssh.config ?? join(env.home, '.ssh', 'config'), env.home);
   let loaded: Promise<void> | undefined;
-  const sudo = sudoPasswordOnce(options.sudoPassword);
+  const sudo = sudoPasswordOnce(options.sudoPassword, options.secrets ?? (() => []));
   const opener: Opener = { knownHosts, loadIdentity: identityLoader(), agentSocket: options.env.SSH_AUTH_SOCK, acceptNew: options.acceptNew, connectTimeoutMs: options.connectTimeoutMs, secrets: sudo.secrets };
 
   return {
@@ -104,10 +110,10 @@ export function sshTransport(options: SshTransportOptions): Transport {
 
 /**
  * The sudo password, asked at most once per run and only when a host's sudo wants it. It is a
- * secret from the moment it is asked for, so every text a host sends after that has it taken out
+ * secret from the moment it is asked for (or known: SshTransportOptions.secrets), so every text a host sends after that has it taken out
  * (redact.ts): the password is written to a channel only once the answer has settled.
  */
-function sudoPasswordOnce(askUser: SshTransportOptions['sudoPassword']): { ask: () => Promise<string | undefined>; secrets: () => readonly string[] } {
+function sudoPasswordOnce(askUser: SshTransportOptions['sudoPassword'], known: () => readonly string[]): { ask: () => Promise<string | undefined>; secrets: () => readonly string[] } {
   let asked: Promise<string | undefined> | undefined;
   let password: string | undefined;
   return {
@@ -116,7 +122,7 @@ function sudoPasswordOnce(askUser: SshTransportOptions['sudoPassword']): { ask: 
         password = value;
         return value;
       })),
-    secrets: () => (password === undefined ? [] : [password]),
+    secrets: () => [...new Set([...known(), ...(password === undefined ? [] : [password])])].filter((s) => s !== ''),
   };
 }
 

@@ -118,6 +118,23 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       });
     }
 
+    it('a .bashrc that holds the password itself, prints it and exits before any shell starts: it appears nowhere (issue 29)', async () => {
+      const SECRET = 'Bar-S3cret-42';
+      await addSudoUser(41, 'ops', PASSWORD); // does nothing when an earlier scenario made it
+      await setBashrc(41, '/run/ops', [`PW='${SECRET}'`, 'echo "pw is $PW here" >&2', 'exit 4', ''].join('\n'));
+      for (const mode of ['plain', 'json'] as const) {
+        const log = join(work, `bashrc-pw-${mode}.log`);
+        const result = await ibfleet(['-i', inventoryAs(41, 'ops'), '--timeout', '10', '--log', log, 'status', '--hosts', '41', '-K', ...(mode === 'json' ? ['--json'] : [])], { input: `${SECRET}\n` });
+        const everything = `${result.stdout}\n${result.stderr}\n${readFileSync(log, 'utf8')}`;
+        expect(result.code, everything).toBe(1);
+        expect(everything).not.toContain(SECRET);
+        // Not vacuous: the host did print it, and the message shows where it was taken out.
+        const message = /sudo on ops@\S+ did not start a shell: pw is \[secret removed\] here/;
+        if (mode === 'json') expect(json(result).hosts[0]!.error).toMatch(message);
+        else expect(result.stdout).toMatch(message);
+      }
+    });
+
     it('still goes to sudo through a chatty .bashrc (stdout and stderr) that reads nothing', async () => {
       await sh(41, 'rm -f /run/ops/stolen; ip -4 rule del from 172.16.41.2 lookup 942 2>/dev/null; true');
       await setBashrc(41, '/run/ops', 'echo "Welcome to node41"; echo "[sudo] password for ops:" >&2\n');
