@@ -11,7 +11,7 @@
  * nmcli in its own words there too.
  *
  * Lab: 70 and 71 NetworkManager, 72 netplan (this machine's own); 73 NetworkManager on bullseye,
- * 74 on trixie — all fresh.
+ * 74 on trixie; 75 ifupdown — all fresh.
  */
 import { describe, expect, it } from 'vitest';
 import { labExec, labReboot, labRestartManager } from '../../src/lab/index.js';
@@ -19,7 +19,7 @@ import { ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 
 const LAB = testLab('e2e-links-managers');
-const HOSTS = [70, 71, 72, 73, 74];
+const HOSTS = [70, 71, 72, 73, 74, 75];
 /** How long a manager may take to bring the NICs up after a boot, on a loaded machine. */
 const SETTLE_MS = 30_000;
 
@@ -30,7 +30,7 @@ describe.skipIf(!IS_ROOT)('links: the managers\' own configuration of a fresh NI
     name: LAB.name,
     mgmtSubnet: LAB.mgmtSubnet,
     hosts: HOSTS,
-    managers: { 70: 'networkmanager', 71: 'networkmanager', 72: 'netplan', 73: 'networkmanager', 74: 'networkmanager' },
+    managers: { 70: 'networkmanager', 71: 'networkmanager', 72: 'netplan', 73: 'networkmanager', 74: 'networkmanager', 75: 'ifupdown' },
     fresh: HOSTS,
     suites: { hosts: { 73: 'bullseye', 74: 'trixie' } },
   });
@@ -117,6 +117,23 @@ describe.skipIf(!IS_ROOT)('links: the managers\' own configuration of a fresh NI
       expect(await state()).toBe(before);
     } finally {
       await sh(72, 'rm -f /etc/netplan/01-ib.yaml');
+    }
+  });
+
+  it("a failing ifup fails the host at once in its own words (an if-pre-up.d script's), and the host is put back", async () => {
+    const state = () => sh(75, "ip -4 -o addr show | grep -E ' ib[01] '; ls /etc/network/interfaces.d /etc/ibfleet 2>&1");
+    await sh(75, "printf '#!/bin/sh\\n[ \"$IFACE\" = ib0 ] || exit 0\\necho \"ib0 is not to be configured here (site policy)\" >&2\\nexit 1\\n' >/etc/network/if-pre-up.d/zz-test && chmod 755 /etc/network/if-pre-up.d/zz-test");
+    try {
+      const before = await state();
+      const started = Date.now();
+      const result = await run('deploy', '--hosts', '75', '--json');
+      expect(result.code).toBe(1);
+      const error = json(result).hosts[0]!.error ?? '';
+      expect(error).toMatch(/ibfleet: ib0: ifup failed \(exit 1\): .*ib0 is not to be configured here \(site policy\)/);
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(await state()).toBe(before);
+    } finally {
+      await sh(75, 'rm -f /etc/network/if-pre-up.d/zz-test');
     }
   });
 
