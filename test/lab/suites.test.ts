@@ -1,9 +1,13 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { planLab } from '../../src/lab/plan.js';
 import { renderMountScript } from '../../src/lab/scripts.js';
 import { rootsDirFrom } from '../../src/lab/roots.js';
-import { formatVersions, parseSuiteAssignments, parseVersions, renderRootBuildScript, suiteRoot } from '../../src/lab/suites.js';
+import { formatVersions, parseSuiteAssignments, parseVersions, renderRootBuildScript, SHOWN_PACKAGES, suiteRoot, suiteVersionsFile } from '../../src/lab/suites.js';
 import { emulationLabel, renderHostView } from '../../src/lab/emulation.js';
 import { seedsFleet } from './fleet.js';
 
@@ -80,5 +84,41 @@ describe('lab up --suite', () => {
 
   it.each(['relative/dir', '/a b', '/x/../etc', '/x,upperdir=/'])('refuses $IBFLEET_LAB_ROOTS=%j', (value) => {
     expect(() => rootsDirFrom({ IBFLEET_LAB_ROOTS: value })).toThrow(UsageError);
+  });
+});
+
+describe('building a root: two lab ups at once', () => {
+  /** mmdebstrap stand-in: counts its runs, takes a while, and leaves a root with a dpkg status. */
+  const FAKE_MMDEBSTRAP = `#!/bin/sh
+for last; do :; done
+echo run >>"$COUNT"
+sleep 1
+mkdir -p "$last/var/lib/dpkg"
+for p in ${SHOWN_PACKAGES.map(([p]) => p).join(' ')}; do
+	printf 'Package: %s\\nStatus: install ok installed\\nVersion: 1.0-1\\nArchitecture: amd64\\nMaintainer: x\\nDescription: x\\n\\n' "$p"
+done >"$last/var/lib/dpkg/status"
+`;
+
+  it('build it once: the second waits on the lock, then finds it whole', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ibfleet-roots-'));
+    try {
+      mkdirSync(join(dir, 'bin'));
+      writeFileSync(join(dir, 'bin/mmdebstrap'), FAKE_MMDEBSTRAP, { mode: 0o755 });
+      const env = { PATH: `${join(dir, 'bin')}:/usr/sbin:/usr/bin:/sbin:/bin`, COUNT: join(dir, 'count') };
+      const build = () => new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn('sh', ['-euc', renderRootBuildScript(join(dir, 'roots'), 'trixie')], { env });
+        let stderr = '';
+        child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+        child.on('close', (code) => resolve({ code, stderr }));
+      });
+      const [a, b] = await Promise.all([build(), build()]);
+      expect([a.code, b.code]).toEqual([0, 0]);
+      expect(readFileSync(join(dir, 'count'), 'utf8')).toBe('run\n');
+      expect(a.stderr + b.stderr).toContain('another lab up is building the trixie root; waiting for it');
+      expect(parseVersions(readFileSync(suiteVersionsFile(join(dir, 'roots'), 'trixie'), 'utf8'))).toEqual(Object.fromEntries(SHOWN_PACKAGES.map(([p]) => [p, '1.0-1'])));
+      expect(readdirSync(join(dir, 'roots')).filter((f) => !f.endsWith('.lock'))).toEqual(['trixie']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
