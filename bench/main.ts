@@ -18,13 +18,16 @@ import { REFERENCE_TOOLS, toolVersion, type ReferenceTool } from './references.j
 import { formatGrowth, formatSize, formatVerdicts, fitGrowth, judgeSize } from './report.js';
 import { benchmarkSize, CLI, labDownQuietly, REPO_ROOT, type SizeResult } from './run.js';
 import { spread } from './stats.js';
+import { isSuite, SUITES } from '../src/lab/suites.js';
 
-const USAGE = `usage: npm run bench -- --hosts N[,N...] [--nics 2] [--rounds 3] [-c 32] [--timeout 120] [--full-matrix-hosts 20] [--tools pdsh,clush,ansible|none] [--name bench] [--mgmt-subnet 198.18.200.0/24] [--out FILE] [--cli PATH]`;
+const USAGE = `usage: npm run bench -- --hosts N[,N...] [--nics 2] [--suite bullseye|bookworm|trixie] [--rounds 3] [-c 32] [--timeout 120] [--full-matrix-hosts 20] [--tools pdsh,clush,ansible|none] [--name bench] [--mgmt-subnet 198.18.200.0/24] [--out FILE] [--cli PATH]`;
 
 export interface BenchArgs {
   readonly sizes: readonly number[];
   /** Fabric NICs per lab host (2 as the seeds; 8 as multi-rail GPU nodes). */
   readonly nics: number;
+  /** The Debian release whose root the lab hosts run on (lab up --suite); default this machine's own /usr. */
+  readonly suite: string | undefined;
   readonly rounds: number;
   readonly concurrency: number;
   readonly timeoutS: number;
@@ -43,6 +46,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     options: {
       hosts: { type: 'string', default: '100' },
       nics: { type: 'string', default: '2' },
+      suite: { type: 'string' },
       rounds: { type: 'string', default: '3' },
       concurrency: { type: 'string', short: 'c', default: '32' },
       timeout: { type: 'string', default: '120' },
@@ -71,6 +75,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   return {
     sizes,
     nics: whole(values.nics, '--nics', 1, 16),
+    suite: checkSuite(values.suite),
     rounds: whole(values.rounds, '--rounds', 1, 50),
     concurrency: whole(values.concurrency, '--concurrency', 1, 1024),
     timeoutS: whole(values.timeout, '--timeout', 5, 3600),
@@ -81,6 +86,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     out: values.out,
     cli: values.cli,
   };
+}
+
+function checkSuite(suite: string | undefined): string | undefined {
+  if (suite !== undefined && !isSuite(suite)) throw new Error(`--suite: unknown suite ${suite} (known: ${SUITES.join(', ')})\n${USAGE}`);
+  return suite;
 }
 
 /** `ibfleet --help` and `ibfleet render --hosts 34`: the start-up cost a user feels (the lead's target: < 0.3 s). */
@@ -146,13 +156,13 @@ async function main(): Promise<number> {
   process.once('SIGTERM', stop);
 
   const env = environment();
-  log(`${env.cpus} CPUs, ${env.memoryGiB} GiB, node ${env.node}; sizes ${args.sizes.join(', ')} × ${args.nics} NICs; ${args.rounds} rounds; concurrency ${args.concurrency}; tools ${args.tools.join(', ') || 'none'}`);
+  log(`${env.cpus} CPUs, ${env.memoryGiB} GiB, node ${env.node}; sizes ${args.sizes.join(', ')} × ${args.nics} NICs${args.suite ? ` on ${args.suite}` : ''}; ${args.rounds} rounds; concurrency ${args.concurrency}; tools ${args.tools.join(', ') || 'none'}`);
   const startup = await measureStartup(cli);
   const sizes: SizeResult[] = [];
   let failure: Error | undefined;
   for (const hosts of args.sizes) {
     try {
-      const size = await benchmarkSize({ hosts, nics: args.nics, rounds: args.rounds, concurrency: args.concurrency, timeoutS: args.timeoutS, fullMatrixHosts: args.fullMatrixHosts, references: args.tools, labName: args.name, mgmtSubnet: args.mgmtSubnet, log, cli });
+      const size = await benchmarkSize({ hosts, nics: args.nics, ...(args.suite ? { suite: args.suite } : {}), rounds: args.rounds, concurrency: args.concurrency, timeoutS: args.timeoutS, fullMatrixHosts: args.fullMatrixHosts, references: args.tools, labName: args.name, mgmtSubnet: args.mgmtSubnet, log, cli });
       sizes.push(size);
       process.stdout.write(`\n${formatSize(size)}\n`);
     } catch (error) {

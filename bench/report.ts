@@ -144,7 +144,7 @@ export function formatSize(size: SizeResult): string {
     range(r.hostsVerified),
   ]);
   const verify = `verify --hosts all without a mode checks: ${size.verifyDefault.mode}${size.verifyDefault.reason ? ` (${size.verifyDefault.reason})` : ''}`;
-  const head = `N = ${size.hosts} × ${size.nics} NICs: ${verify}\n${size.rows[0]?.runs ?? 0} rounds, lab up ${size.labUpS.toFixed(1)} s, background load ${size.backgroundCpus.toFixed(2)} CPUs${size.skipped.length ? `; skipped: ${size.skipped.join('; ')}` : ''}`;
+  const head = `N = ${size.hosts} × ${size.nics} NICs${size.suite ? ` on ${size.suite}` : ''}: ${verify}\n${size.rows[0]?.runs ?? 0} rounds, lab up ${size.labUpS.toFixed(1)} s, background load ${size.backgroundCpus.toFixed(2)} CPUs${size.skipped.length ? `; skipped: ${size.skipped.join('; ')}` : ''}`;
   return `${head}\n${table(headers, lines)}`;
 }
 

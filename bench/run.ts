@@ -43,6 +43,8 @@ export interface SizeOptions {
   readonly hosts: number;
   /** Fabric NICs per host (default 2). */
   readonly nics?: number;
+  /** The Debian release whose root the lab hosts run on (their sshd, sh, ip); default the machine's own /usr. */
+  readonly suite?: string;
   readonly rounds: number;
   readonly concurrency: number;
   readonly timeoutS: number;
@@ -109,6 +111,8 @@ export interface RowSummary {
 export interface SizeResult {
   readonly hosts: number;
   readonly nics: number;
+  /** The lab hosts' Debian suite (absent: the machine's own /usr). */
+  readonly suite?: string;
   /** The matrix `verify --hosts all` checks at this size without a mode, and why (src/plan/matrix.ts). */
   readonly verifyDefault: MatrixChoice;
   readonly labUpS: number;
@@ -180,7 +184,7 @@ export async function benchmarkSize(options: SizeOptions): Promise<SizeResult> {
     log(`lab ${options.labName}: bringing up ${options.hosts} hosts on ${options.mgmtSubnet}`);
     // Without network managers: the benchmark times ibfleet, and 254 hosts' daemons and repair timers
     // (a routing-script run every 30 s per host) would add background CPU to every timed round.
-    const up = await labCli(['--json', 'lab', 'up', '--name', options.labName, '--hosts', `1-${options.hosts}`, '--nics', String(options.nics ?? 2), '--mgmt-subnet', options.mgmtSubnet, '--no-managers']);
+    const up = await labCli(['--json', 'lab', 'up', '--name', options.labName, '--hosts', `1-${options.hosts}`, '--nics', String(options.nics ?? 2), '--mgmt-subnet', options.mgmtSubnet, '--no-managers', ...(options.suite ? ['--suite', options.suite] : [])]);
     if (up.exitCode !== 0) throw new Error(`lab up failed (exit ${up.exitCode}): ${up.stderr.trim()}`);
     const lab = (JSON.parse(up.stdout) as { lab: LabInfo }).lab;
     log(`lab up in ${up.wallS.toFixed(1)} s`);
@@ -360,7 +364,7 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
     for (const unit of sequence) await units[unit]!(round);
   }
 
-  return { hosts: options.hosts, nics: options.nics ?? 2, verifyDefault: chooseMatrixMode(fleet.hosts, undefined), labUpS, backgroundCpus: background, skipped, runs, rows: summarise(runs) };
+  return { hosts: options.hosts, nics: options.nics ?? 2, ...(options.suite ? { suite: options.suite } : {}), verifyDefault: chooseMatrixMode(fleet.hosts, undefined), labUpS, backgroundCpus: background, skipped, runs, rows: summarise(runs) };
 }
 
 export function summarise(runs: readonly RunRecord[]): RowSummary[] {
