@@ -4,6 +4,9 @@
  * host failed — so it stands on its own, below both.
  */
 
-/** Not every command uses every stage. `wait`: another ibfleet run holds the host's lock, and this one waits for it (deploy, rollback). */
-export const STAGES = ['connect', 'wait', 'probe', 'plan', 'push', 'apply', 'verify', 'check'] as const;
+/**
+ * Not every command uses every stage. `wait`: another ibfleet run holds the host's lock, and this
+ * one waits for it (deploy, rollback). `run`: exec runs the admin's command.
+ */
+export const STAGES = ['connect', 'wait', 'probe', 'plan', 'push', 'apply', 'verify', 'check', 'run'] as const;
 export type Stage = (typeof STAGES)[number];

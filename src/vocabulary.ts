@@ -12,7 +12,7 @@ import type { Host, Manager } from './inventory/model.js';
 import type { Stage } from './stages.js';
 
 /** The commands whose runs a display shows (render only with --diff, which asks the hosts). */
-export type CommandName = 'deploy' | 'status' | 'render' | 'rollback' | 'verify' | 'onboard';
+export type CommandName = 'deploy' | 'status' | 'render' | 'rollback' | 'verify' | 'onboard' | 'exec';
 
 /** status and render --diff report each host's state (folded by answer, no per-host rows kept); they change nothing. */
 export function reportsHostState(command: CommandName): boolean {
@@ -168,9 +168,22 @@ export interface HostResult {
   readonly notDeployed?: boolean;
   /** For --dry-run: the exact files and commands that would run. */
   readonly planText?: string;
+  /** exec: what the admin's command printed and how it exited. */
+  readonly exec?: ExecOutput;
   /** SSH connections and channels this host used (the benchmark counts them). */
   readonly connections?: number;
   readonly channels?: number;
+}
+
+/** What `ibfleet exec` kept of one host's command: each stream's last EXEC_OUTPUT_MAX characters, and how much went before. */
+export interface ExecOutput {
+  /** null: killed by a signal (`signal` says which). */
+  readonly exitCode: number | null;
+  readonly signal?: string;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Characters cut from the start of a stream; `more: true` when the host printed more than ibfleet reads at all. */
+  readonly cut?: { readonly stdout?: number; readonly stderr?: number; readonly more?: boolean };
 }
 
 /** One end of a matrix cell: a NIC of a host. */

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { registerCompletion } from './completion.js';
 import type { CommandResult, Io } from './context.js';
 import { registerDeploy } from './deploy.js';
+import { registerExec } from './exec.js';
 import { registerExport } from './export.js';
 import { registerHosts } from './hosts.js';
 import { registerLab } from './lab.js';
@@ -21,6 +22,7 @@ export function registerCommands(program: Command, io: Io, done: (r: CommandResu
   registerRollback(program, io, done);
   registerVerify(program, io, done);
   registerOnboard(program, io, done);
+  registerExec(program, io, done);
   registerExport(program, io, done);
   registerCompletion(program, io, done);
 }

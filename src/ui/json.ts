@@ -60,6 +60,7 @@ export function runDocument(header: RunHeader, input: Omit<RunEnd, 'cells'> & { 
       ...(r.notDeployed ? { notDeployed: true } : {}),
       ...(r.diffs ? { diffs: r.diffs } : {}),
       ...(r.planText ? { plan: r.planText } : {}),
+      ...(r.exec ? { exitCode: r.exec.exitCode, ...(r.exec.signal ? { signal: r.exec.signal } : {}), stdout: r.exec.stdout, stderr: r.exec.stderr, ...(r.exec.cut ? { outputCut: r.exec.cut } : {}) } : {}),
       ...(r.connections !== undefined ? { ssh: { connections: r.connections, channels: r.channels ?? 0 } } : {}),
     })),
     // Which matrix ran (full, rail, ring), and why when verify chose it.

@@ -44,6 +44,7 @@ export const TEST_LAB_OCTETS = {
   'e2e-suites': 180,
   'e2e-export-links': 10,
   'e2e-links-managers': 40,
+  'e2e-ops': 0,
 } as const;
 
 export interface TestLab {
