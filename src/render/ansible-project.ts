@@ -140,7 +140,7 @@ function hostVars(project: AnsibleExport, entry: AnsibleHost, files: readonly Re
     ibfleet_nics: host.nics.map((n) => ({ nic: n.index, iface: n.iface, address: `${n.address}/${n.prefixLength}`, table: n.table, priority: n.priority })),
     ibfleet_directories: directoriesFor(files).filter((d) => d !== '/etc'),
     ibfleet_files: files.map((f) => ({ path: f.path, mode: formatMode(f.mode) })),
-    ibfleet_absent: OWNED_PATHS.filter((p) => !written.includes(p) && !DECIDED_ON_HOST.includes(p)),
+    ibfleet_absent: [...OWNED_PATHS.filter((p) => !written.includes(p) && !DECIDED_ON_HOST.includes(p)), ...project.playbook.steps.flatMap((s) => s.step.unwantedFiles?.() ?? [])],
     ibfleet_after_files_changed: after(written),
     ibfleet_after_files_unchanged: after([]),
   };
@@ -200,6 +200,8 @@ Written by \`ibfleet export ansible\` (ibfleet ${VERSION}). Role \`ibfleet.routi
 the files ibfleet rendered for each host (\`files/<host>/\` next to the playbook, listed in the
 host's \`ibfleet_files\`) and runs ibfleet's routing script, ${ROUTING_SCRIPT_PATH}:
 
+0. The host lock \`ibfleet deploy\` takes, for the whole run (a deploy or rollback under way is
+   waited for; one that comes meanwhile waits for the role).
 1. \`--preflight\`: every fabric NIC there, up, with its address; otherwise the host fails with
    ibfleet's reasons and nothing is changed on it (as \`ibfleet deploy\` refuses it at plan).
 2. \`--snapshot\`: what the change may touch (rules, tables, routes, sysctls, the files), as a

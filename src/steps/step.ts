@@ -289,6 +289,12 @@ export interface Step {
    * (what it does is decided there, from the probe); undefined: the exported role does it.
    */
   exportRefusal?(host: Host): string | undefined;
+  /**
+   * ibfleet's files beyond the steps' own paths that a host deployed with these settings must not
+   * have (the textfile of a monitor the playbook dropped): deploy removes them when its probe finds
+   * them; `ibfleet export ansible`'s role, which has no probe, removes them on every run.
+   */
+  unwantedFiles?(): readonly string[];
   /** Status over the selected hosts together. */
   fleetWarnings?(results: readonly HostResult[]): readonly string[];
 }

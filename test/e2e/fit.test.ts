@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { labExec } from '../../src/lab/index.js';
+import { LOCK_PATH, ROUTES_LOCK_PATH } from '../../src/script/paths.js';
 import { NO_SYSTEMD_NOTE } from '../../src/steps/persist/systemd.js';
 import { ansiblePlaybook, changedOf } from '../helpers/ansible.js';
 import { ibfleet, json, statuses } from '../helpers/cli.js';
@@ -46,6 +47,14 @@ const MONITORED_QUIET = withPersist('monitored-quiet', '{ repairEvery: 3600, mon
 const ANSIBLE_TIMEOUT_MS = 300_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Polls `done` every 100 ms, at most 60 s. */
+async function until(done: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within 60 s`);
+    await sleep(100);
+  }
+}
 
 describe.skipIf(!IS_ROOT)('fitting the tools HPC sites run: check mode, NHC, node_exporter, Ansible (needs root)', () => {
   const lab = useLab({ name: LAB.name, mgmtSubnet: LAB.mgmtSubnet, hosts: HOSTS, managers: { 16: 'networkmanager', 34: 'netplan', 40: 'ifupdown' } });
@@ -224,6 +233,55 @@ describe.skipIf(!IS_ROOT)('fitting the tools HPC sites run: check mode, NHC, nod
       expect((await statusOf(QUIET_REPAIR)).statuses).toEqual({ 16: 'ok', 34: 'ok', 40: 'ok' });
       const again = json(await run('deploy', '--hosts', 'all', '--playbook', QUIET_REPAIR, '--json'));
       expect(statuses(again)).toEqual({ 16: 'unchanged', 34: 'unchanged', 40: 'unchanged' });
+    });
+
+    it("the role takes deploy's host lock: it waits for a deploy that holds it, and changes the host only once that deploy is done", { timeout: ANSIBLE_TIMEOUT_MS }, async () => {
+      await sh(40, `rm -f ${NHC} /run/h1-released`);
+      // A deploy's run holding the lock for 6 s, named in the lock file as deploy names its runs.
+      const holder = exec(40, `exec 9>>${LOCK_PATH}; flock 9; printf 'ibfleet deploy %s test-holder\\n' $$ >${LOCK_PATH}; sleep 6; date +%s.%N >/run/h1-released`);
+      await until(async () => (await sh(40, `cat ${LOCK_PATH}`)).startsWith('ibfleet deploy '), 'the holder took the lock');
+      const played = await ansible('--limit', 'node40');
+      await holder;
+      expect(played.code, played.out).toBe(0);
+      const released = Number(await sh(40, 'cat /run/h1-released'));
+      const written = Number(await sh(40, `date -r ${NHC} +%s.%N`));
+      expect(written, 'the NHC file was written back after the deploy gave the lock back').toBeGreaterThan(released);
+    });
+
+    it('a deploy while the role runs finds the host lock held by "another ibfleet ansible" (and is not told unchanged); once the role ends, deploy takes it', { timeout: ANSIBLE_TIMEOUT_MS }, async () => {
+      // The routing script's own lock held: the role's first run of the script waits on it (up to 10 s), under the host lock.
+      const pidFile = '/run/h1-routes-holder.pid';
+      const routesHolder = exec(40, `exec 8>>${ROUTES_LOCK_PATH}; flock 8; echo $$ >${pidFile}; exec sleep 600`);
+      await until(async () => (await sh(40, `cat ${pidFile} 2>/dev/null; true`)) !== '', 'the routing script\'s lock is held');
+      let playing: ReturnType<typeof ansible> | undefined;
+      try {
+        // An earlier run's name stays in the lock file (and its stopped holder may linger as a zombie): this run's names another.
+        const earlier = await sh(40, `cat ${LOCK_PATH}`);
+        playing = ansible('--limit', 'node40');
+        await until(async () => {
+          const now = await sh(40, `cat ${LOCK_PATH}`);
+          return now !== earlier && now.startsWith('ibfleet ansible ');
+        }, 'the role took the host lock');
+        const deployed = json(await run('deploy', '--hosts', '40', '--playbook', QUIET_REPAIR, '--timeout', '3', '--json'));
+        expect(deployed.hosts[0]!.status).toBe('failed');
+        expect(deployed.hosts[0]!.error).toMatch(/the host lock \/run\/ibfleet\/lock is held by another ibfleet ansible \(its shell is pid \d+\)/);
+      } finally {
+        await sh(40, `kill "$(cat ${pidFile})"; rm -f ${pidFile}`);
+        await routesHolder;
+      }
+      const played = await playing;
+      expect(played.code, played.out).toBe(0);
+      expect(await sh(40, `flock -n ${LOCK_PATH} true && echo free`), 'the role gave the lock back').toBe('free');
+      expect(statuses(json(await run('deploy', '--hosts', '40', '--playbook', QUIET_REPAIR, '--json')))).toEqual({ 40: 'unchanged' });
+    });
+
+    it("a playbook without monitor: prometheus: the role removes the textfile a deploy with it left, as deploy would; status ok", { timeout: ANSIBLE_TIMEOUT_MS }, async () => {
+      expect((await run('deploy', '--hosts', '40', '--playbook', MONITORED_QUIET)).code).toBe(0);
+      expect(await sh(40, `ls ${TEXTFILE}`)).toBe(TEXTFILE);
+      const played = await ansible('--limit', 'node40');
+      expect(played.code, played.out).toBe(0);
+      expect(await sh(40, `ls ${TEXTFILE} 2>/dev/null; true`)).toBe('');
+      expect((await statusOf(QUIET_REPAIR)).statuses[40]).toBe('ok');
     });
 
     it('--check --diff on a host whose rule was deleted reports it changed, says why, and changes nothing', { timeout: ANSIBLE_TIMEOUT_MS }, async () => {

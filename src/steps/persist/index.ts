@@ -29,7 +29,7 @@ import { planNativeSteps } from './native-plan.js';
 import { HOOK_PATHS, NETPLAN_FILE_PATH, REPAIR_DROP_IN_PATH, REPAIR_PATHS, REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH } from './paths.js';
 import { chooseNative } from './persistence.js';
 import { renderRepairDropIn, renderRepairService, renderRepairTimer } from './repair.js';
-import { MONITOR_FACT, MONITORS, monitorApply, monitorFiles, monitorFindings, monitorNotes, monitorPrerequisite, monitorScript, NHC_PATH, type Monitor } from './monitor.js';
+import { MONITOR_FACT, MONITORS, monitorApply, monitorFiles, monitorFindings, monitorNotes, monitorPrerequisite, monitorScript, NHC_PATH, TEXTFILE_PATH, type Monitor } from './monitor.js';
 import { NO_SYSTEMD_NOTE, repairActivation, repairUnitsAsRestored, SYSTEMD_FACT, SYSTEMD_RUNS_FUNCTION, TIMER_CHECK } from './systemd.js';
 import { printLine } from '../../script/shell.js';
 import { persistRestore, persistUndo } from './undo.js';
@@ -199,5 +199,7 @@ export const persist: StepModule<PersistParams> = {
     }),
     apply,
     afterFiles: repairActivation,
+    // The textfile is the routing script's to write, and only with monitor: prometheus.
+    unwantedFiles: () => (p.monitor.includes('prometheus') ? [] : [TEXTFILE_PATH]),
   }),
 };
