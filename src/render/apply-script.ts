@@ -84,7 +84,9 @@ function stageDir(file: RenderedFile): string {
 }
 
 function stagedPath(file: RenderedFile): string {
-  return `${shellQuote(`${stageDir(file)}/.${file.path.replace(/^.*\//, '')}.ibfleet-new`)}.$$`;
+  // Staged one directory up, a file is named with its own directory too: netplan's two hooks share a name.
+  const name = file.stageOutside ? file.path.split('/').slice(-2).join('.') : file.path.replace(/^.*\//, '');
+  return `${shellQuote(`${stageDir(file)}/.${name}.ibfleet-new`)}.$$`;
 }
 
 /**

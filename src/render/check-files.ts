@@ -2,8 +2,9 @@
  * What the routing script's `--check` knows of ibfleet's other files on the host: each one's path,
  * mode and checksum as rendered, so the host alone can tell a file missing, edited or re-moded —
  * in the words status uses (plan/assess.ts fileFinding). The routing script is the same whichever
- * network manager runs it, so a file that only some managers get (each manager's hook, at its own
- * path) is checked as one of several: the one installed must be intact, and one must be. The
+ * network manager runs it, so files that only some managers get (each manager's hooks, at their own
+ * paths; netplan's are two) are checked as one of several sets: the set installed must be whole and
+ * intact, and one set must be there. The
  * routing script cannot hold its own checksum; it is the program running. Pure.
  */
 import { MANAGERS, type Manager } from '../inventory/model.js';
@@ -18,13 +19,15 @@ interface Expected {
   readonly label: string;
   /** Checked only where this shell condition holds (RenderedFile.checkWhere). */
   readonly where?: string | undefined;
+  /** In a one-of check: the set it belongs to (the manager whose hook it is); a set is installed whole. */
+  readonly set: string;
 }
 
 /** A file every manager gets alike, or a file of which each manager gets its own (`noun`: what they are). */
 export type FileCheck = { readonly kind: 'file'; readonly file: Expected } | { readonly kind: 'one-of'; readonly noun: string; readonly files: readonly Expected[] };
 
 function expected(file: RenderedFile): Expected {
-  return { path: file.path, mode: file.mode.toString(8), sha256: sha256(file.content), label: file.label ?? file.path, where: file.checkWhere };
+  return { path: file.path, mode: file.mode.toString(8), sha256: sha256(file.content), label: file.label ?? file.path, where: file.checkWhere, set: file.manager ?? file.path };
 }
 
 /**
@@ -44,10 +47,11 @@ export function fileChecksOf(byManager: ReadonlyMap<Manager, readonly RenderedFi
       if (!checks.some((c) => c.kind === 'file' && c.file.path === file.path)) checks.push({ kind: 'file', file: expected(file) });
       continue;
     }
-    const group = roles.get(file.role) ?? [];
+    const key = file.checkGroup ?? file.role;
+    const group = roles.get(key) ?? [];
     if (group.length === 0) {
-      roles.set(file.role, group);
-      checks.push({ kind: 'one-of', noun: file.role, files: group });
+      roles.set(key, group);
+      checks.push({ kind: 'one-of', noun: key, files: group });
     }
     if (!group.some((e) => e.path === file.path && e.sha256 === sha256(file.content))) group.push(expected(file));
   }
@@ -72,23 +76,44 @@ check_file() {
 
 `;
 
-const CHECK_ONE_OF = `# check_one_of NOUN PLACES [PATH MODE SHA256 LABEL]... — the file each network manager gets at its
-# own place (its hook): the one installed must be as rendered, and exactly one must be there.
+const CHECK_ONE_OF = `# check_one_of NOUN PLACES [COUNT [PATH MODE SHA256 LABEL]...]... — the files each network manager
+# gets at its own places (its hooks), as sets of COUNT files: the set installed must be there whole and
+# as rendered, and exactly one set must be there.
 check_one_of() {
 	noun=$1 places=$2
 	shift 2
 	n=0 seen=
-	while [ "$#" -ge 4 ]; do
-		if [ -f "$1" ]; then
+	while [ "$#" -ge 5 ]; do
+		k=$1
+		shift
+		if any_file "$k" "$@"; then
 			n=$((n + 1))
-			seen="\${seen:+$seen, }$1"
-			check_file "$1" "$2" "$3" "$4"
+			while [ "$k" -gt 0 ]; do
+				[ ! -f "$1" ] || seen="\${seen:+$seen, }$1"
+				check_file "$1" "$2" "$3" "$4"
+				shift 4
+				k=$((k - 1))
+			done
+		else
+			shift $((k * 4))
 		fi
-		shift 4
 	done
 	[ "$n" -gt 0 ] || drift "$noun is missing (ibfleet installs it for the host's network manager: $places)"
-	[ "$n" -le 1 ] || drift "$n of ibfleet's $noun files are installed ($seen): the host's network manager needs one (ibfleet deploy removes the others)"
+	[ "$n" -le 1 ] || drift "the $noun files of $n network managers are installed ($seen): the host's network manager needs its own (ibfleet deploy removes the others)"
 	return 0
+}
+
+# any_file COUNT [PATH MODE SHA256 LABEL]... — is any of the COUNT files there?
+# (Its own counter: sh functions share their caller's variables.)
+any_file() {
+	left=$1
+	shift
+	while [ "$left" -gt 0 ]; do
+		[ ! -f "$1" ] || return 0
+		shift 4
+		left=$((left - 1))
+	done
+	return 1
 }
 
 `;
@@ -108,7 +133,9 @@ export function renderFileChecks(checks: readonly FileCheck[]): string[] {
     ...checks.map((c) => {
       if (c.kind === 'file') return `${c.file.where ? `! ${c.file.where} || ` : ''}check_file ${words(c.file)}`;
       const places = c.files.map((f) => f.path).join(', ');
-      return `check_one_of ${shellQuote(c.noun)} ${shellQuote(places)} \\\n\t${c.files.map(words).join(' \\\n\t')}`;
+      // Each set's files together, behind their count (fileChecksOf adds them manager by manager).
+      const sets = [...new Set(c.files.map((f) => f.set))].map((set) => c.files.filter((f) => f.set === set));
+      return `check_one_of ${shellQuote(c.noun)} ${shellQuote(places)} \\\n\t${sets.map((files) => `${files.length} ${files.map(words).join(' ')}`).join(' \\\n\t')}`;
     }),
   ];
 }

@@ -31,6 +31,11 @@ export interface RenderedFile {
    * only where systemd runs (`systemd_runs`); the script is the same on every host.
    */
   readonly checkWhere?: string;
+  /**
+   * The routing script's check groups the files only some managers get by this (default: the
+   * role), one manager's set installed whole: netplan's networkd setting goes with its hooks.
+   */
+  readonly checkGroup?: string;
 }
 
 export function formatMode(mode: number): string {

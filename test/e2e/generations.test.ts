@@ -1,33 +1,102 @@
 /**
- * ibfleet across the network managers' generations, end to end: what an older or newer manager
- * does differently from the machine's own, and that ibfleet holds there.
+ * ibfleet across the network managers' generations, end to end on hosts whose whole root is a
+ * Debian release (lab up --suite): what an older or newer manager does differently from the
+ * machine's own, and that ibfleet holds there.
  *
  * - netplan 0.101 (Debian 11) writes /run/NetworkManager/conf.d/netplan.conf on every `netplan
- *   generate`, whether or not NetworkManager runs: a fresh netplan host with that directory and no
- *   NetworkManager is still detected as netplan.
+ *   generate`, whether or not NetworkManager runs: a fresh bullseye netplan host is still detected
+ *   as netplan.
+ * - systemd-networkd 257 (Debian 13) removes ibfleet's rules and table routes when a link is
+ *   reconfigured or networkd restarts, and networkd-dispatcher then reports no `routable`: with the
+ *   hook playbook and no repair timer, the routing is back within 5 s of `networkctl reconfigure`
+ *   and of a restart of networkd, on Debian 11, 12 and 13, and on a host without systemd.
  *
- * Lab: 70 netplan, fresh.
+ * Lab: 70 bullseye netplan, fresh; 71 trixie netplan; 72 trixie netplan without systemd;
+ * 73 bullseye netplan; 74 bookworm netplan.
  */
-import { describe, expect, it } from 'vitest';
-import { json } from '../helpers/cli.js';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { labRestartManager } from '../../src/lab/index.js';
+import { json, statuses, type JsonRun } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 import { managerLab } from './managers.js';
 
 const LAB = testLab('e2e-generations');
+const NETWORKD = [71, 72, 73, 74];
+/** The bound the README states: the routing is back within this of a reconfigure or restart of networkd. */
+const BACK_WITHIN_MS = 5000;
 
 noteIfNotRoot('test/e2e/generations.test.ts (manager generations)');
 
-describe.skipIf(!IS_ROOT)('manager generations (needs root)', () => {
-  const lab = useLab({ name: LAB.name, mgmtSubnet: LAB.mgmtSubnet, hosts: [70], managers: { 70: 'netplan' }, fresh: [70] });
+describe.skipIf(!IS_ROOT)('manager generations on Debian 11, 12 and 13 (needs root)', () => {
+  const lab = useLab({
+    name: LAB.name,
+    mgmtSubnet: LAB.mgmtSubnet,
+    hosts: [70, ...NETWORKD],
+    managers: { 70: 'netplan', 71: 'netplan', 72: 'netplan', 73: 'netplan', 74: 'netplan' },
+    fresh: [70],
+    noSystemd: [72],
+    suites: { hosts: { 70: 'bullseye', 71: 'trixie', 72: 'trixie', 73: 'bullseye', 74: 'bookworm' } },
+  });
   const m = managerLab(lab);
+  /** The shipped hook playbook without the repair timer: only what the managers run can bring the routing back. */
+  const work = mkdtempSync(join(tmpdir(), 'ibfleet-e2e-generations-'));
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  const hooksOnly = join(work, 'hooks-only.yaml');
+  const shipped = readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8');
+  writeFileSync(hooksOnly, shipped.replace(/^ {2}- persist$/m, '  - persist:\n      repairEvery: 0'));
+  const networkdInventory = () => m.variant('networkd.yaml', (t) => t.replace(/^ {2}70: .*\n/m, ''));
+  const statusOf = async () => {
+    const doc = json(await m.runOn(networkdInventory(), 'status', '--playbook', hooksOnly, '--json'));
+    return { statuses: statuses(doc), reasons: doc.hosts.flatMap((h) => h.reasons.map((r) => `${h.id}: ${r}`)) };
+  };
+  /** Every networkd host ok, `ms` after `since`: what status says then. */
+  const okAt = async (since: number, ms: number) => {
+    await new Promise((r) => setTimeout(r, Math.max(0, since + ms - Date.now())));
+    return statusOf();
+  };
+  const allOk = Object.fromEntries(NETWORKD.map((id) => [id, 'ok']));
 
-  it("a fresh netplan host where netplan 0.101 left /run/NetworkManager/conf.d/netplan.conf and NetworkManager does not run is detected as netplan", async () => {
-    // What netplan 0.101's generator writes there on a host whose fabric NICs nothing configures yet.
-    await m.sh(70, "mkdir -p /run/NetworkManager/conf.d && printf '[keyfile]\\n# devices managed by networkd\\nunmanaged-devices+=\\n' >/run/NetworkManager/conf.d/netplan.conf");
-    expect(await m.sh(70, 'command -v nmcli >/dev/null && nmcli -t -f RUNNING general 2>&1; ls /run/NetworkManager')).toMatch(/conf\.d$/);
+  it('a fresh netplan 0.101 host, where netplan generate wrote /run/NetworkManager/conf.d/netplan.conf and NetworkManager does not run, is detected as netplan', async () => {
+    expect(await m.sh(70, "dpkg-query -W -f '${Version}\\n' netplan.io; ls /run/NetworkManager/conf.d; nmcli -t -f RUNNING general >/dev/null 2>&1 || echo 'nm: not running'")).toMatch(/^0\.101-\S+\nnetplan\.conf\nnm: not running$/);
     const planned = json(await m.run('deploy', '--hosts', '70', '--dry-run', '--json'));
-    const reasons = planned.hosts[0]!.reasons.join('\n');
-    expect(reasons).not.toMatch(/cannot tell which network manager/);
+    expect(planned.hosts[0]!.reasons.join('\n')).not.toMatch(/cannot tell which network manager/);
     expect(planned.hosts[0]).toMatchObject({ manager: 'netplan' });
+  });
+
+  it('deploy with the hooks and no repair timer: every networkd host ok (networkd 247, 252, 257; 72 without systemd)', async () => {
+    const deployed = await m.runOn(networkdInventory(), 'deploy', '--hosts', 'all', '--playbook', hooksOnly, '--json');
+    expect(deployed.code, deployed.stdout + deployed.stderr).toBe(0);
+    expect(await m.sh(71, 'networkctl --version | head -1')).toMatch(/^systemd 257 /);
+    expect(await statusOf()).toEqual({ statuses: allOk, reasons: [] });
+  });
+
+  it(`networkctl reconfigure ib1: the rules and table routes are back within ${BACK_WITHIN_MS / 1000} s on every networkd host`, async () => {
+    const since = Date.now();
+    await Promise.all(NETWORKD.map((id) => m.sh(id, 'networkctl reconfigure ib1')));
+    expect(await okAt(since, BACK_WITHIN_MS)).toEqual({ statuses: allOk, reasons: [] });
+  });
+
+  it(`a restart of systemd-networkd (a package upgrade): back within ${BACK_WITHIN_MS / 1000} s of networkd being up again`, async () => {
+    for (const id of NETWORKD) {
+      await labRestartManager(lab().name, id);
+      const since = Date.now();
+      const s = await okAt(since, BACK_WITHIN_MS);
+      expect(s.reasons.filter((r) => r.startsWith(`${id}: `)), `host ${id}`).toEqual([]);
+    }
+    // And a reconfigure after the restart, when networkd runs with ibfleet's networkd.conf drop-in.
+    const since = Date.now();
+    await Promise.all(NETWORKD.map((id) => m.sh(id, 'networkctl reconfigure ib0; networkctl reconfigure ib1')));
+    expect(await okAt(since, BACK_WITHIN_MS)).toEqual({ statuses: allOk, reasons: [] });
+    const matrix = json<JsonRun>(await m.runOn(networkdInventory(), 'verify', '--no-rping', '--json')).matrix!;
+    expect(matrix.filter((c) => !c.ok).map((c) => `${c.from.host}.${c.from.nic} → ${c.to.host}.${c.to.nic}: ${c.detail}`)).toEqual([]);
+  });
+
+  it('rollback removes the hooks and the networkd drop-in', async () => {
+    const rolled = await m.runOn(networkdInventory(), 'rollback', '--hosts', 'all', '--json');
+    expect(rolled.code, rolled.stdout).toBe(0);
+    for (const id of NETWORKD) expect(await m.sh(id, 'ls /etc/networkd-dispatcher/routable.d /etc/networkd-dispatcher/configured.d; ls /etc/systemd/networkd.conf.d 2>/dev/null; true'), `host ${id}`).not.toMatch(/ibfleet/);
   });
 });

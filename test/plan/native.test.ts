@@ -211,7 +211,7 @@ describe('deploy, status and rollback with native persistence', () => {
 
   it('the native playbook on a hook host removes the hook, its routing script and its timer', () => {
     const plan = planDeploy(netplanHost, seeds, native, parseProbe(netplanHook));
-    expect(plan.remove).toEqual(['/etc/ibfleet/ibfleet-routes', '/etc/networkd-dispatcher/routable.d/50-ibfleet-routes', '/etc/systemd/system/ibfleet-routes-repair.service', '/etc/systemd/system/ibfleet-routes-repair.timer', '/etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf']);
+    expect(plan.remove).toEqual(['/etc/ibfleet/ibfleet-routes', '/etc/networkd-dispatcher/routable.d/50-ibfleet-routes', '/etc/networkd-dispatcher/configured.d/50-ibfleet-routes', '/etc/systemd/networkd.conf.d/60-ibfleet.conf', '/etc/systemd/system/ibfleet-routes-repair.service', '/etc/systemd/system/ibfleet-routes-repair.timer', '/etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf']);
     expect(plan.write.map((f) => f.path)).toContain(NETPLAN_FILE_PATH);
   });
 

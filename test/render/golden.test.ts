@@ -21,7 +21,7 @@ import { ROUTING_SCRIPT_PATH } from '../../src/script/paths.js';
 import type { RenderedFile } from '../../src/script/rendered-file.js';
 import { renderSysctlConf, sysctlKey, SYSCTL_PATH, type SysctlParams } from '../../src/steps/fabric-sysctl/sysctl-file.js';
 import { renderHook as hookFor } from '../../src/steps/persist/hooks.js';
-import { HOOK_PATHS, REPAIR_PATHS } from '../../src/steps/persist/paths.js';
+import { HOOK_PATHS, MANAGER_HOOK_PATHS, NETWORKD_CONF_PATH, REPAIR_PATHS } from '../../src/steps/persist/paths.js';
 import { OWNED_PATH } from '../../src/steps/policy-routing/owned-record.js';
 import { VERSION } from '../../src/version.js';
 import { filesOf as renderHostFiles, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
@@ -61,6 +61,10 @@ describe('golden files: the exact bytes each host receives', () => {
   describe('memserver34 (ib0, ib1), under each of the three network managers', () => {
     it.each(MANAGERS)('the %s hook', (manager) => {
       expectGolden(fileOf(renderHostFiles(memserver34, seeds, playbook, manager), 'hook').content, `memserver34/hook-${manager}`);
+    });
+
+    it("netplan's networkd.conf drop-in", () => {
+      expectGolden(fileOf(renderHostFiles(memserver34, seeds, playbook, 'netplan'), 'networkd-conf').content, 'memserver34/60-ibfleet.conf');
     });
 
     it('the routing script, the same whichever manager runs it', () => {
@@ -113,16 +117,17 @@ describe('golden files: the exact bytes each host receives', () => {
 
 describe('what a host receives: paths, modes and names', () => {
   it.each([
-    ['netplan', '/etc/networkd-dispatcher/routable.d/50-ibfleet-routes'],
-    ['ifupdown', '/etc/network/if-up.d/ibfleet-routes'],
-    ['networkmanager', '/etc/NetworkManager/dispatcher.d/50-ibfleet-routes'],
-  ] as const)('%s: the routing script (0755), the ownership record, the sysctl file, the hook at %s (0755) and the repair units (0644)', (manager, hook) => {
+    ['netplan', ['/etc/networkd-dispatcher/routable.d/50-ibfleet-routes', '/etc/networkd-dispatcher/configured.d/50-ibfleet-routes']],
+    ['ifupdown', ['/etc/network/if-up.d/ibfleet-routes']],
+    ['networkmanager', ['/etc/NetworkManager/dispatcher.d/50-ibfleet-routes']],
+  ] as const)('%s: the routing script (0755), the ownership record, the sysctl file, the hooks at %s (0755) and the repair units (0644)', (manager, hooks) => {
     const files = renderHostFiles(memserver34, seeds, playbook, manager);
     expect(files.map((f) => [f.path, f.mode.toString(8), f.role])).toEqual([
       ['/etc/ibfleet/ibfleet-routes', '755', 'routing-script'],
       ['/etc/ibfleet/owned', '644', 'record'],
       ['/etc/sysctl.d/60-ibfleet-fabric.conf', '644', 'sysctl'],
-      [hook, '755', 'hook'],
+      ...hooks.map((hook) => [hook, '755', 'hook']),
+      ...(manager === 'netplan' ? [['/etc/systemd/networkd.conf.d/60-ibfleet.conf', '644', 'networkd-conf']] : []),
       ['/etc/systemd/system/ibfleet-routes-repair.service', '644', 'repair'],
       ['/etc/systemd/system/ibfleet-routes-repair.timer', '644', 'repair'],
       ['/etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf', '644', 'repair'],
@@ -131,11 +136,11 @@ describe('what a host receives: paths, modes and names', () => {
 
   it('persist with repairEvery: 0 installs the hook and no repair timer', () => {
     const noRepair = loadPlaybook('name: no-repair\nsteps:\n  - policy-routing\n  - fabric-sysctl\n  - persist: { repairEvery: 0 }\n', 'no-repair.yaml');
-    expect(renderHostFiles(memserver34, seeds, noRepair, 'netplan').map((f) => f.role)).toEqual(['routing-script', 'record', 'sysctl', 'hook']);
+    expect(renderHostFiles(memserver34, seeds, noRepair, 'netplan').map((f) => f.role)).toEqual(['routing-script', 'record', 'sysctl', 'hook', 'hook', 'networkd-conf']);
   });
 
   it('hook names are ones run-parts and the dispatchers run: only [A-Za-z0-9_-], no dots', () => {
-    for (const path of Object.values(HOOK_PATHS)) expect(basename(path)).toMatch(/^[A-Za-z0-9_-]+$/);
+    for (const path of Object.values(MANAGER_HOOK_PATHS).flat()) expect(basename(path)).toMatch(/^[A-Za-z0-9_-]+$/);
   });
 
   it('a playbook without persist or fabric-sysctl gives only the routing script and the ownership record', () => {
@@ -147,11 +152,11 @@ describe('what a host receives: paths, modes and names', () => {
     const auto = { ...memserver34, manager: 'auto' } as const;
     const shown = renderForDisplay(auto, seeds, playbook);
     expect(shown.managers).toEqual(['networkmanager', 'ifupdown', 'netplan']);
-    expect(shown.files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, OWNED_PATH, SYSCTL_PATH, HOOK_PATHS.networkmanager, HOOK_PATHS.ifupdown, HOOK_PATHS.netplan, ...REPAIR_PATHS]);
+    expect(shown.files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, OWNED_PATH, SYSCTL_PATH, HOOK_PATHS.networkmanager, HOOK_PATHS.ifupdown, ...MANAGER_HOOK_PATHS.netplan, ...REPAIR_PATHS, NETWORKD_CONF_PATH]);
   });
 
   it('a known manager shows just its own hook', () => {
-    expect(renderForDisplay(memserver34, seeds, playbook).files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, OWNED_PATH, SYSCTL_PATH, HOOK_PATHS.netplan, ...REPAIR_PATHS]);
+    expect(renderForDisplay(memserver34, seeds, playbook).files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, OWNED_PATH, SYSCTL_PATH, ...MANAGER_HOOK_PATHS.netplan, NETWORKD_CONF_PATH, ...REPAIR_PATHS]);
   });
 });
 
@@ -173,7 +178,7 @@ describe('headers name the file, the host and the ibfleet version', () => {
   it.each(MANAGERS)('%s: every file starts with its path and "Generated by ibfleet <version> for host 34 (memserver34)"', (manager) => {
     for (const file of renderHostFiles(memserver34, seeds, playbook, manager)) {
       const lines = file.content.split('\n');
-      const script = file.role !== 'sysctl' && file.role !== 'repair' && file.role !== 'record';
+      const script = file.role !== 'sysctl' && file.role !== 'repair' && file.role !== 'record' && file.role !== 'networkd-conf';
       const header = script ? lines.slice(1, 3) : lines.slice(0, 2);
       if (script) expect(lines[0]).toBe('#!/bin/sh');
       expect(header).toEqual([`# ${file.path}`, `# Generated by ibfleet ${VERSION} for host 34 (memserver34), playbook dual-ib-routing.`]);
@@ -266,7 +271,7 @@ describe('hooks differ only in how their manager hands over the interface and ev
   const hooks = Object.fromEntries(MANAGERS.map((m) => [m, renderHook(m, memserver34, playbook)])) as Record<Manager, string>;
 
   it.each([
-    ['netplan', 'iface=${IFACE:-}', '[ "${STATE:-routable}" = routable ] || exit 0'],
+    ['netplan', 'iface=${IFACE:-}', '\troutable | configured) ;;'],
     ['ifupdown', 'iface=${IFACE:-}', '[ "${MODE:-start}" = start ] || exit 0'],
     ['networkmanager', 'iface=${1:-}', '\tup | reapply | dhcp4-change) ;;'],
   ] as const)('%s reads %s and ignores other events', (manager, reads, filter) => {

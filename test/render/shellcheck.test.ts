@@ -57,7 +57,7 @@ function scriptsOf(subject: Subject): { name: string; content: string }[] {
   for (const manager of MANAGERS) {
     for (const file of renderHostFiles(subject.host, subject.fleet, subject.playbook, manager)) {
       // The NHC check is bash, sourced by NHC: test/steps/persist-monitor.test.ts checks it as bash.
-      if (file.role === 'sysctl' || file.role === 'repair' || file.role === 'record' || file.role === 'monitor') continue;
+      if (file.role === 'sysctl' || file.role === 'repair' || file.role === 'record' || file.role === 'monitor' || file.role === 'networkd-conf') continue;
       seen.set(file.role === 'hook' ? `hook-${manager}` : 'ibfleet-routes', file.content);
     }
   }

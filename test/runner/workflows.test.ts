@@ -58,8 +58,8 @@ describe('deploy on one host (fake transport)', () => {
     // Staged next to its directory (the hook one level up, out of the dispatcher's sight), then renamed.
     expect(apply).toContain("printf '%s' '#!/bin/sh");
     expect(apply).toContain("' >/etc/ibfleet/.ibfleet-routes.ibfleet-new.$$ || status=1");
-    expect(apply).toContain("' >/etc/networkd-dispatcher/.50-ibfleet-routes.ibfleet-new.$$ || status=1");
-    expect(apply).toContain('mv -fT /etc/networkd-dispatcher/.50-ibfleet-routes.ibfleet-new.$$ /etc/networkd-dispatcher/routable.d/50-ibfleet-routes');
+    expect(apply).toContain("' >/etc/networkd-dispatcher/.routable.d.50-ibfleet-routes.ibfleet-new.$$ || status=1");
+    expect(apply).toContain('mv -fT /etc/networkd-dispatcher/.routable.d.50-ibfleet-routes.ibfleet-new.$$ /etc/networkd-dispatcher/routable.d/50-ibfleet-routes');
   });
 
   it('changes nothing when everything is in place: one probe, reported unchanged, and its shell gets no second script', async () => {

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, HostError } from '../../src/errors.js';
 import { factOf } from '../../src/facts/host-facts.js';
 import { loadInventory } from '../../src/inventory/load.js';
-import type { Fleet, Host } from '../../src/inventory/model.js';
+import type { Fleet, Host, Manager } from '../../src/inventory/model.js';
 import { readProbe } from '../../src/plan/change-output.js';
 import { detectManager } from '../../src/plan/detect-manager.js';
 import { assessStatus, planDeploy, probeWants, type DeployPlan } from '../../src/plan/host-plan.js';
@@ -19,7 +19,7 @@ import { planRestore } from '../../src/plan/restore.js';
 import { assessRollback, rollbackChanges, rollbackLines } from '../../src/plan/rollback.js';
 import { loadPlaybook, type Playbook } from '../../src/playbook/playbook.js';
 import { renderApplyScript } from '../../src/render/apply-script.js';
-import { routingScriptFor } from '../../src/render/host-files.js';
+import { renderContext, renderHostFiles, routingScriptFor } from '../../src/render/host-files.js';
 import { renderProbeScript } from '../../src/render/probe-script.js';
 import { TAKE_ROUTING_LOCK } from '../../src/render/routing-lock.js';
 import { sha256 } from '../../src/script/digest.js';
@@ -52,11 +52,14 @@ const withoutLinks = loadPlaybook(playbookText('dual-ib-routing.yaml').replace('
 
 const fresh = { netplan: fixture('fresh-netplan.txt'), nm: fixture('fresh-nm.txt'), ifupdown: fixture('fresh-ifupdown.txt') };
 /**
- * Captured after a deploy, with the routing script's checksum as this ibfleet renders it: the
- * capture predates changes to the script's text, which say nothing about links.
+ * Captured after a deploy, with the checksums of the routing script, hooks and networkd setting as
+ * this ibfleet renders them: the capture predates changes to their text, which say nothing of links.
  */
-const asDeployedNow = (probe: string, id: number) => withFile(probe, ROUTING_SCRIPT_PATH, '755', sha256(routingScriptFor(hook, host(id), fleet)));
-const deployed = { netplan: asDeployedNow(fixture('fresh-netplan-deployed.txt'), 60), nm: asDeployedNow(fixture('fresh-nm-deployed.txt'), 61), ifupdown: asDeployedNow(fixture('fresh-ifupdown-deployed.txt'), 62) };
+const asDeployedNow = (probe: string, id: number, manager: Manager) =>
+  renderHostFiles(hook, renderContext(hook, host(id), fleet, manager))
+    .filter((f) => f.role === 'hook' || f.role === 'networkd-conf')
+    .reduce((text, f) => withFile(text, f.path, f.mode.toString(8), sha256(f.content)), withFile(probe, ROUTING_SCRIPT_PATH, '755', sha256(routingScriptFor(hook, host(id), fleet))));
+const deployed = { netplan: asDeployedNow(fixture('fresh-netplan-deployed.txt'), 60, 'netplan'), nm: asDeployedNow(fixture('fresh-nm-deployed.txt'), 61, 'networkmanager'), ifupdown: asDeployedNow(fixture('fresh-ifupdown-deployed.txt'), 62, 'ifupdown') };
 
 function refusal(run: () => unknown): string {
   try {

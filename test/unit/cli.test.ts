@@ -122,11 +122,13 @@ describe('ibfleet render', () => {
     expect(code).toBe(0);
     expect(stderr).toBe('');
     expect(stdout.split('\n').filter((l) => l.startsWith('==> ') || l.startsWith('--- '))).toEqual([
-      '==> host 34 (memserver34) · manager netplan · 7 files and commands',
+      '==> host 34 (memserver34) · manager netplan · 9 files and commands',
       '--- /etc/ibfleet/ibfleet-routes  (root:root 0755, routing-script)',
       '--- /etc/ibfleet/owned  (root:root 0644, record)',
       '--- /etc/sysctl.d/60-ibfleet-fabric.conf  (root:root 0644, sysctl)',
       '--- /etc/networkd-dispatcher/routable.d/50-ibfleet-routes  (root:root 0755, hook, netplan)',
+      '--- /etc/networkd-dispatcher/configured.d/50-ibfleet-routes  (root:root 0755, hook, netplan)',
+      '--- /etc/systemd/networkd.conf.d/60-ibfleet.conf  (root:root 0644, networkd-conf, netplan)',
       '--- /etc/systemd/system/ibfleet-routes-repair.service  (root:root 0644, repair)',
       '--- /etc/systemd/system/ibfleet-routes-repair.timer  (root:root 0644, repair)',
       '--- /etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf  (root:root 0644, repair)',
@@ -168,7 +170,7 @@ describe('ibfleet render', () => {
       expect(readFileSync(target, 'utf8')).toBe(file.content);
       expect(statSync(target).mode & 0o777).toBe(file.mode);
     }
-    expect(expected.map((f) => f.mode)).toEqual([0o755, 0o644, 0o644, 0o755, 0o644, 0o644, 0o644]);
+    expect(expected.map((f) => f.mode)).toEqual([0o755, 0o644, 0o644, 0o755, 0o755, 0o644, 0o644, 0o644, 0o644]);
     expect(stdout.trimEnd().split('\n')).toEqual(expected.map((f) => `wrote ${join(out, 'memserver34', f.path)} (${f.mode === 0o755 ? '0755' : '0644'})`));
   });
 
@@ -446,7 +448,7 @@ describe('ibfleet export ansible: the project written, or a usage error (exit 2)
     const out = join(scratch, 'ansible');
     const run = await ibfleet(['-i', seeds, 'export', 'ansible', '--hosts', 'all', '--out', out]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain(`export ansible: 2 hosts (16 networkmanager, 34 netplan) → ${out} (27 files)`);
+    expect(run.stdout).toContain(`export ansible: 2 hosts (16 networkmanager, 34 netplan) → ${out} (29 files)`);
     expect(run.stdout).toContain(`ansible-playbook -i ${out}/inventory.yml ${out}/site.yml --check --diff`);
     expect(readFileSync(join(out, 'files/memserver34/etc/ibfleet/ibfleet-routes'), 'utf8')).toBe(renderHostFiles(hostOf(loadInventory(readFileSync(seeds, 'utf8'), seeds), 34), loadInventory(readFileSync(seeds, 'utf8'), seeds), loadFixturePlaybook(), 'netplan')[0]!.content);
     expect(statSync(join(out, 'files/memserver34/etc/ibfleet/ibfleet-routes')).mode & 0o777).toBe(0o755);

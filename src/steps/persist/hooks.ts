@@ -11,7 +11,7 @@
 import type { Host, Manager } from '../../inventory/model.js';
 import { renderHeader } from '../../script/header.js';
 import { ROUTING_SCRIPT_PATH } from '../../script/paths.js';
-import { HOOK_PATHS } from './paths.js';
+import { HOOK_PATHS, MANAGER_HOOK_PATHS } from './paths.js';
 import { REPAIR_COMMAND } from './repair.js';
 
 interface HookShape {
@@ -24,10 +24,12 @@ interface HookShape {
 const SHAPES: Readonly<Record<Manager, HookShape>> = {
   netplan: {
     contract: [
-      '# networkd-dispatcher runs the executables in routable.d with IFACE and STATE=routable in the',
-      '# environment each time systemd-networkd reports an interface routable (netplan renderer: networkd).',
+      '# networkd-dispatcher runs the executables in routable.d and configured.d with IFACE and STATE in the',
+      '# environment each time systemd-networkd reports an interface routable, or configured (netplan',
+      '# renderer: networkd). Both: networkd 248+ drops rules it did not make when it reconfigures a link',
+      '# or restarts, and networkd 257 then reports the link configured again but not routable.',
     ].join('\n'),
-    selectEvent: ['iface=${IFACE:-}', '[ "${STATE:-routable}" = routable ] || exit 0'].join('\n'),
+    selectEvent: ['iface=${IFACE:-}', 'case ${STATE:-routable} in', '\troutable | configured) ;;', '\t*) exit 0 ;;', 'esac'].join('\n'),
   },
   ifupdown: {
     contract: [
@@ -45,13 +47,14 @@ const SHAPES: Readonly<Record<Manager, HookShape>> = {
   },
 };
 
-export function hookPath(manager: Manager): string {
-  return HOOK_PATHS[manager];
+/** Every hook file of `manager` (netplan: routable.d and configured.d). */
+export function hookPaths(manager: Manager): readonly string[] {
+  return MANAGER_HOOK_PATHS[manager];
 }
 
-export function renderHook(manager: Manager, host: Host, playbook: string): string {
+/** The hook at `path`, one of `hookPaths(manager)`: the same script, its header naming where it is. */
+export function renderHook(manager: Manager, host: Host, playbook: string, path: string = HOOK_PATHS[manager]): string {
   const shape = SHAPES[manager];
-  const path = HOOK_PATHS[manager];
   return `#!/bin/sh
 ${renderHeader(host, playbook, path)}
 #

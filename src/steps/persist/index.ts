@@ -20,13 +20,14 @@ import { MANAGERS, type Host, type Manager } from '../../inventory/model.js';
 import { factOf, type HostFacts } from '../../facts/host-facts.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
 import { SCRIPT_PERSISTENCE, type ApplyInput, type ApplyPart, type HostContext, type Persistence, type PreviewPart, type RenderContext, type ScriptPart, type StepModule } from '../step.js';
-import { hookPath, renderHook } from './hooks.js';
+import { hookPaths, renderHook } from './hooks.js';
+import { renderNetworkdConf } from './networkd-conf.js';
 import { renderNativeSteps } from './native-apply.js';
 import { profileFindings, staleFindings, timerFinding } from './native-assess.js';
 import { renderNetplanFile, renderNetplanValidation } from './native-netplan.js';
 import { NM_NATIVE_SINCE, nmModifyCommand, nmReapplyCommand, nmRoutingRule } from './native-nm.js';
 import { planNativeSteps } from './native-plan.js';
-import { HOOK_PATHS, NETPLAN_FILE_PATH, REPAIR_DROP_IN_PATH, REPAIR_PATHS, REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH } from './paths.js';
+import { HOOK_PATHS, MANAGER_HOOK_PATHS, NETPLAN_FILE_PATH, NETWORKD_CONF_PATH, REPAIR_DROP_IN_PATH, REPAIR_PATHS, REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH } from './paths.js';
 import { chooseNative } from './persistence.js';
 import { renderRepairDropIn, renderRepairService, renderRepairTimer } from './repair.js';
 import { MONITOR_FACT, MONITORS, monitorApply, monitorFiles, monitorFindings, monitorNotes, monitorPrerequisite, monitorScript, NHC_PATH, TEXTFILE_PATH, type Monitor } from './monitor.js';
@@ -84,7 +85,9 @@ function files(ctx: RenderContext, p: PersistParams): RenderedFile[] {
   const { host, playbook, manager, persistence } = ctx;
   if (persistence.kind === 'netplan') return [{ path: NETPLAN_FILE_PATH, mode: 0o600, content: renderNetplanFile(host, ctx.fleet, playbook, persistence.devices), role: 'netplan', manager, kind: 'netplan-file', routing: true }];
   if (persistence.kind === 'networkmanager') return [];
-  const out: RenderedFile[] = [{ path: hookPath(manager), mode: 0o755, content: renderHook(manager, host, playbook), role: 'hook', manager, kind: 'hook', label: `hook ${hookPath(manager)}`, stageOutside: true }];
+  const out: RenderedFile[] = hookPaths(manager).map((path) => ({ path, mode: 0o755, content: renderHook(manager, host, playbook, path), role: 'hook', manager, kind: 'hook', label: `hook ${path}`, stageOutside: true }));
+  // networkd.conf.d/: networkd keeps ibfleet's rules and routes when it restarts (networkd-conf.ts).
+  if (manager === 'netplan') out.push({ path: NETWORKD_CONF_PATH, mode: 0o644, content: renderNetworkdConf(host, playbook), role: 'networkd-conf', manager, kind: 'networkd-conf', label: `networkd setting ${NETWORKD_CONF_PATH}`, checkGroup: 'hook' });
   // A host without systemd has no timers (a container, a chroot-like host): the hooks alone persist the routing.
   if (repairEvery > 0 && !withoutSystemd(ctx, p)) {
     const unit = (path: string, content: string): RenderedFile => ({ path, mode: 0o644, content, role: 'repair', kind: 'timer', label: `repair unit ${path}`, checkWhere: 'systemd_runs' });
@@ -171,11 +174,12 @@ export const persist: StepModule<PersistParams> = {
   kinds: [
     { kind: 'nm-profile', noun: ['connection profile', 'connection profiles'], shape: 'counted', rank: 10 },
     { kind: 'hook', noun: ['hook', 'hooks'], shape: 'file', rank: 70 },
+    { kind: 'networkd-conf', noun: ['networkd setting', 'networkd settings'], shape: 'file', rank: 75 },
     { kind: 'netplan-file', noun: ['netplan file', 'netplan files'], shape: 'file', rank: 90 },
     { kind: 'timer', noun: ['timer unit', 'timer units'], shape: 'file', rank: 100 },
     { kind: 'monitor', noun: ['monitor file', 'monitor files'], shape: 'file', rank: 105 },
   ],
-  paths: [...MANAGERS.map((m) => ({ path: HOOK_PATHS[m], kind: 'hook' })), ...REPAIR_PATHS.map((path) => ({ path, kind: 'timer' })), { path: NETPLAN_FILE_PATH, kind: 'netplan-file' }, { path: NHC_PATH, kind: 'monitor' }],
+  paths: [...MANAGERS.flatMap((m) => MANAGER_HOOK_PATHS[m].map((path) => ({ path, kind: 'hook' }))), { path: NETWORKD_CONF_PATH, kind: 'networkd-conf' }, ...REPAIR_PATHS.map((path) => ({ path, kind: 'timer' })), { path: NETPLAN_FILE_PATH, kind: 'netplan-file' }, { path: NHC_PATH, kind: 'monitor' }],
   facts: [SYSTEMD_FACT, MONITOR_FACT],
   undo: persistUndo,
   restore: persistRestore,

@@ -14,7 +14,7 @@ import { ROUTING_SCRIPT_PATH } from '../../script/paths.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
 import { change, type Finding, type Persistence } from '../step.js';
 import { nmRoutingRule } from './native-nm.js';
-import { HOOK_PATHS, NETPLAN_FILE_PATH, REPAIR_PATHS } from './paths.js';
+import { MANAGER_HOOK_PATHS, NETPLAN_FILE_PATH, NETWORKD_CONF_PATH, REPAIR_PATHS } from './paths.js';
 import { formerRoutingOf, NO_FORMER_ROUTING, type FormerRouting } from '../policy-routing/former.js';
 import { REPAIR_TIMER_UNIT } from './repair.js';
 
@@ -22,7 +22,7 @@ import { REPAIR_TIMER_UNIT } from './repair.js';
 export const PERSIST_ASPECTS = { profile: 'profile', staleProfile: 'stale profile' } as const;
 
 /** The files of the routing script's mechanism: stale where the routing lives in the manager's configuration. */
-export const SCRIPT_MODE_PATHS: readonly string[] = [ROUTING_SCRIPT_PATH, ...Object.values(HOOK_PATHS), ...REPAIR_PATHS];
+export const SCRIPT_MODE_PATHS: readonly string[] = [ROUTING_SCRIPT_PATH, ...Object.values(MANAGER_HOOK_PATHS).flat(), NETWORKD_CONF_PATH, ...REPAIR_PATHS];
 
 /** ibfleet's part of a profile: its rule, and the route table when it is the NIC's (0 is NetworkManager's default). */
 export function ibfleetOnProfile(profile: NmProfile, nic: Nic): { readonly table: boolean; readonly rules: readonly string[] } {
@@ -101,6 +101,7 @@ function stale(path: string, kind: string, detail: string, text: string): Findin
 /** The kind of change removing one of the routing script mechanism's files is. */
 function scriptModeKind(path: string): string {
   if (path === ROUTING_SCRIPT_PATH) return 'script';
+  if (path === NETWORKD_CONF_PATH) return 'networkd-conf';
   return REPAIR_PATHS.includes(path) ? 'timer' : 'hook';
 }
 
@@ -131,9 +132,10 @@ export function staleFindings(host: Host, manager: Manager, persistence: Persist
       const why = factOf(facts, SYSTEMD_FACT).runs === false ? 'no systemd runs on this host to start it' : 'the playbook has no repair timer';
       for (const path of REPAIR_PATHS.filter(has)) findings.push(stale(path, 'timer', `stale repair unit ${path} (${why})`, `remove ${path} (${why})`));
     }
-    for (const [other, path] of Object.entries(HOOK_PATHS) as [Manager, string][]) {
-      if (other !== manager && has(path)) findings.push(stale(path, 'hook', `stale ${other} hook ${path} (this host uses ${manager})`, `remove ${path} (hook for ${other}; this host uses ${manager})`));
+    for (const [other, paths] of Object.entries(MANAGER_HOOK_PATHS) as [Manager, readonly string[]][]) {
+      for (const path of paths) if (other !== manager && has(path)) findings.push(stale(path, 'hook', `stale ${other} hook ${path} (this host uses ${manager})`, `remove ${path} (hook for ${other}; this host uses ${manager})`));
     }
+    if (manager !== 'netplan' && has(NETWORKD_CONF_PATH)) findings.push(stale(NETWORKD_CONF_PATH, 'networkd-conf', `stale networkd setting ${NETWORKD_CONF_PATH} (this host uses ${manager})`, `remove ${NETWORKD_CONF_PATH} (netplan's; this host uses ${manager})`));
     findings.push(...staleProfiles(host, facts, formerRoutingOf(host, facts)));
   }
   if (persistence.kind !== 'netplan' && has(NETPLAN_FILE_PATH)) {

@@ -13,6 +13,29 @@ export const HOOK_PATHS: Readonly<Record<Manager, string>> = {
 };
 
 /**
+ * The same netplan hook for networkd-dispatcher's `configured` state. systemd-networkd 248+ removes
+ * every rule it did not make when it reconfigures a link or starts (ManageForeignRoutingPolicyRules=
+ * yes, its default), and networkd 257 then reports only `configuring` and `configured` for the
+ * link — the operational state stays `routable`, so routable.d never runs. networkd-dispatcher runs
+ * `<state>.d` for administrative states as for operational ones (1.x to 2.2).
+ */
+export const NETWORKD_CONFIGURED_HOOK_PATH = '/etc/networkd-dispatcher/configured.d/50-ibfleet-routes';
+
+/**
+ * On netplan hosts with the hook, a networkd.conf drop-in that keeps systemd-networkd (248+) from
+ * removing ibfleet's rules and table routes when it starts: after a restart (a package upgrade)
+ * networkd-dispatcher reports no state that changed, so no hook runs (hooks.ts).
+ */
+export const NETWORKD_CONF_PATH = '/etc/systemd/networkd.conf.d/60-ibfleet.conf';
+
+/** Every hook file each manager's hook mode installs: the one above, and for netplan the configured.d one too. */
+export const MANAGER_HOOK_PATHS: Readonly<Record<Manager, readonly string[]>> = {
+  netplan: [HOOK_PATHS.netplan, NETWORKD_CONFIGURED_HOOK_PATH],
+  ifupdown: [HOOK_PATHS.ifupdown],
+  networkmanager: [HOOK_PATHS.networkmanager],
+};
+
+/**
  * The periodic repair behind the hooks (repair.ts): a systemd service that runs the routing
  * script, its timer, and the drop-in that makes timers.target want the timer (enables it).
  */
