@@ -23,6 +23,7 @@ const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   rollback: ['ibfleet rollback --hosts 34', 'ibfleet rollback --hosts all'],
   verify: ['ibfleet verify --pair alice', 'ibfleet verify --hosts all --ring', 'ibfleet verify --hosts 16,34 --no-rping'],
   onboard: ['ibfleet onboard --cpu 16 --mem 34 --owner alice --cpu-address 10.208.130.16 --mem-address 10.208.130.34', 'ibfleet onboard --cpu 50 --mem 51 --owner bob --cpu-address 10.0.0.50 --mem-address 10.0.0.51 --cpu-name gpu50'],
+  offboard: ['ibfleet offboard --pair bob --dry-run        # what would be rolled back and removed', 'ibfleet offboard --pair bob', 'ibfleet offboard --hosts 60 --no-rollback    # out of the inventory, routing left on the host'],
   exec: ['ibfleet exec --hosts @cpu -- uname -r', 'ibfleet exec --hosts all -- sh -c "ip -br addr | grep ib"', 'ibfleet --json exec --hosts 16,34 -- ip rule'],
   'export ansible': [
     'ibfleet export ansible --hosts all --out /srv/awx/ibfleet      # then: ansible-playbook -i /srv/awx/ibfleet/inventory.yml /srv/awx/ibfleet/site.yml',
@@ -34,7 +35,7 @@ const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** Commands that contact hosts keep a run log; their help says where. */
-const LOGGED = new Set(['deploy', 'status', 'rollback', 'verify', 'onboard', 'exec']);
+const LOGGED = new Set(['deploy', 'status', 'rollback', 'verify', 'onboard', 'offboard', 'exec']);
 
 function fullName(command: Command): string {
   const names: string[] = [];

@@ -7,6 +7,7 @@ import { registerExec } from './exec.js';
 import { registerExport } from './export.js';
 import { registerHosts } from './hosts.js';
 import { registerLab } from './lab.js';
+import { registerOffboard } from './offboard.js';
 import { registerOnboard } from './onboard.js';
 import { registerRender } from './render.js';
 import { registerRollback } from './rollback.js';
@@ -22,6 +23,7 @@ export function registerCommands(program: Command, io: Io, done: (r: CommandResu
   registerRollback(program, io, done);
   registerVerify(program, io, done);
   registerOnboard(program, io, done);
+  registerOffboard(program, io, done);
   registerExec(program, io, done);
   registerExport(program, io, done);
   registerCompletion(program, io, done);

@@ -110,3 +110,30 @@ export function formatKnownHostsLine(name: string, blob: Buffer): string {
 export function fingerprint(blob: Buffer): string {
   return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
 }
+
+/**
+ * `text` (a known_hosts file) without the entries for `names` (as knownHostsName() writes them:
+ * `addr`, `[addr]:port`), hashed ones included. A line listing other names too keeps them and
+ * loses only these; wildcard patterns and comments are never touched, they are not one host's.
+ */
+export function withoutKnownHosts(text: string, names: readonly string[]): { text: string; removed: number } {
+  const wanted = new Set(names.map((n) => n.toLowerCase()));
+  let removed = 0;
+  const lines = text.split('\n').flatMap((raw) => {
+    const fields = raw.trim().split(/\s+/);
+    const at = fields[0] === '@revoked' || fields[0] === '@cert-authority' ? 1 : 0;
+    const patterns = fields[at];
+    if (raw.trim().startsWith('#') || !patterns || fields.length < at + 3) return [raw];
+    if (patterns.startsWith('|1|')) {
+      if (!names.some((n) => patternsMatch(patterns, n))) return [raw];
+      removed++;
+      return [];
+    }
+    const list = patterns.split(',');
+    const kept = list.filter((p) => !wanted.has(p.toLowerCase()));
+    if (kept.length === list.length) return [raw];
+    removed++;
+    return kept.length === 0 ? [] : [raw.replace(patterns, kept.join(','))];
+  });
+  return { text: lines.join('\n'), removed };
+}

@@ -72,10 +72,26 @@ interface Opener {
   readonly secrets: () => readonly string[];
 }
 
+/** The known_hosts file a run reads and writes: --known-hosts, else the inventory's, else ~/.ssh/known_hosts. */
+function knownHostsPath(options: Pick<SshTransportOptions, 'knownHostsFile' | 'fleet'>, env: SshEnvironment): string {
+  return (options.knownHostsFile ?? options.fleet.ssh.knownHosts ?? join(env.home, '.ssh', 'known_hosts')).replace(/^~(?=\/)/, env.home);
+}
+
+/** Where the transport keeps `hosts`' keys: the file, and each host's name in it (`addr`, `[addr]:port`), as a run would look it up. */
+export function knownHostsOf(options: Pick<SshTransportOptions, 'knownHostsFile' | 'fleet' | 'env'>, hosts: readonly Host[]): { file: string; names: Map<number, string> } {
+  const env = defaultSshEnvironment(options.env);
+  const sshConfig = readSshConfig(options.fleet.ssh.config ?? join(env.home, '.ssh', 'config'), env.home);
+  const names = new Map(hosts.map((h) => {
+    const target = resolveSshTarget(h, options.fleet, sshConfig, env);
+    return [h.id, knownHostsName(target.hostName, target.port)] as const;
+  }));
+  return { file: knownHostsPath(options, env), names };
+}
+
 export function sshTransport(options: SshTransportOptions): Transport {
   const env: SshEnvironment = defaultSshEnvironment(options.env);
-  const knownHostsFile = options.knownHostsFile ?? options.fleet.ssh.knownHosts ?? join(env.home, '.ssh', 'known_hosts');
-  const knownHosts = new KnownHostsStore(knownHostsFile.replace(/^~(?=\/)/, env.home));
+  const knownHostsFile = knownHostsPath(options, env);
+  const knownHosts = new KnownHostsStore(knownHostsFile);
   // Read and checked now, before any host is contacted: a broken config is the user's input error
   // (exit 2, with its line), not a failure repeated on every host.
   const sshConfig = readSshConfig(options.fleet.ssh.config ?? join(env.home, '.ssh', 'config'), env.home);

@@ -41,7 +41,7 @@ const values = (line: string, env: Record<string, string> = {}) => {
 
 describe('what completes where (the engine)', () => {
   it.each([
-    ['ibfleet ', ['hosts', 'render', 'lab', 'deploy', 'status', 'rollback', 'verify', 'onboard', 'exec', 'export', 'completion']],
+    ['ibfleet ', ['hosts', 'render', 'lab', 'deploy', 'status', 'rollback', 'verify', 'onboard', 'offboard', 'exec', 'export', 'completion']],
     ['ibfleet de', ['deploy']],
     ['ibfleet lab ', ['up', 'down', 'list', 'reboot', 'flap', 'restart', 'exec', 'port']],
     ['ibfleet deploy --d', ['--dry-run']],
