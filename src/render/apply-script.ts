@@ -233,8 +233,26 @@ export function renderRollbackScript(host: Host, fleet: Fleet, steps: readonly U
     ...part('manager'),
     ...part('kernel'),
     ...part('last'),
+    ...forgetKept(),
     afterProbe(host, fleet),
     finishLine(runId),
     'exit "$status"',
   ].join('\n'));
+}
+
+/**
+ * Rollback leaves nothing of ibfleet's: the last versions it kept of its own files go, then the
+ * directories under PREVIOUS_DIR and /etc/ibfleet itself, each only if empty — a file someone else
+ * put there keeps its directory.
+ */
+function forgetKept(): string[] {
+  const parent = (p: string) => p.replace(/\/[^/]+$/, '');
+  const dirs = new Set<string>();
+  for (const path of OWNED_PATHS) for (let d = parent(path); d !== '' && d !== '/'; d = parent(d)) dirs.add(`${PREVIOUS_DIR}${d}`);
+  const deepestFirst = [...dirs].sort((a, b) => b.split('/').length - a.split('/').length || a.localeCompare(b));
+  return [
+    "# Nothing of ibfleet's stays: the versions it kept of its own files, then its directories if empty.",
+    `rm -f ${OWNED_PATHS.map((p) => shellQuote(`${PREVIOUS_DIR}${p}`)).join(' ')} || status=1`,
+    `rmdir ${[...deepestFirst, PREVIOUS_DIR, parent(ROUTING_SCRIPT_PATH)].map(shellQuote).join(' ')} 2>/dev/null`,
+  ];
 }

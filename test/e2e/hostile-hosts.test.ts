@@ -349,6 +349,13 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       expect(host.reasons[0]).toMatch(/^timed out after 4 s during (push|apply); the host finished the change on its own/);
       expect(json(await ibfleet(['-i', inv(), 'status', '--hosts', '40', '--json'])).hosts[0]!.status).toBe('ok');
     });
+
+    it('rollback then leaves nothing of ibfleet\'s: no /etc/ibfleet, not even the versions it kept under previous/', async () => {
+      await sh(40, 'rm -f /etc/network/if-up.d/00-slow');
+      const result = await ibfleet(['-i', inv(), 'rollback', '--hosts', '40', '--json']);
+      expect(json(result).hosts[0]!.status, result.stdout).toBe('changed');
+      expect(await ibfleetLeft(40)).toEqual({ files: '', addresses: '' });
+    });
   });
 
   describe('a local user who can write node_exporter\'s textfile directory (issue 29)', () => {
