@@ -58,7 +58,15 @@ export function renderNetplanApply(reload: boolean, ifaces: readonly string[]): 
       'fi',
     );
   } else if (ifaces.length) {
-    lines.push('# netplan: systemd-networkd configures the NICs again from its (unchanged) configuration.', `networkctl reconfigure ${nics} || status=1`);
+    lines.push(
+      '# netplan: systemd-networkd configures the NICs again from its (unchanged) configuration;',
+      '# systemd before 244 (Ubuntu 18.04: 237) has no networkctl reconfigure: netplan apply there.',
+      "if networkctl --help 2>/dev/null | grep -q '^ *reconfigure '; then",
+      `\tnetworkctl reconfigure ${nics} || status=1`,
+      'else',
+      '\tnetplan apply || status=1',
+      'fi',
+    );
   }
   return lines;
 }
