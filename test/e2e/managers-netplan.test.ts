@@ -55,6 +55,9 @@ describe.skipIf(!IS_ROOT)('netplan and ifupdown hosts: the routing survives what
 
   it('without persistence the same events show the bug: drift and failing cells', async () => {
     expect((await m.run('rollback', '--hosts', 'all', '--json')).code).toBe(0);
+    // networkd reads networkd.conf only when it starts: the hook's drop-in that rollback took away
+    // (ManageForeignRoutingPolicyRules=no) holds until then. A boot, as a host's next one would.
+    await labReboot(LAB.name, HOSTS);
     expect((await m.run('deploy', '--hosts', 'all', '--playbook', m.unpersisted, '--json')).code).toBe(0);
     expect((await m.status(m.unpersisted)).reasons).toEqual([]);
 
