@@ -10,7 +10,7 @@ import { MAIN_RULE_PRIORITY, MAX_HOST, MIN_HOST, RESERVED_TABLES, deriveNicAddre
 import { formatCidr, parseCidr, parseIpv4, type Cidr } from './ipv4.js';
 import { foldHosts } from './select.js';
 import type { Fleet, Host, HostOverride, Nic, Pair } from './model.js';
-import { defaultsSchema, fabricSchema, hostSchema, inventorySchema, inventorySchemas, pairSchema, sshSchema, type HostInput, type InventoryInput, type InventorySchemas } from './schema.js';
+import { fabricSchema, inventorySchema, inventorySchemas, pairSchema, sshSchema, type HostInput, type InventoryInput, type InventorySchemas } from './schema.js';
 import { DECIMAL, YamlSource, type YamlPath } from './yaml-source.js';
 import { issuesToProblems } from './zod-problems.js';
 

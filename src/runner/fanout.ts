@@ -8,7 +8,7 @@
 import pLimit from 'p-limit';
 import { HostError } from '../errors.js';
 import type { Host } from '../inventory/model.js';
-import { hostRef, type CommandName, type HostFailure, type HostRef, type HostResult, type MatrixCell, type MatrixStart, type RunDisplay, type RunEnd, type RunEvents, type RunHeader, type Stage } from '../vocabulary.js';
+import { hostRef, type HostFailure, type HostRef, type HostResult, type MatrixCell, type MatrixStart, type RunDisplay, type RunEnd, type RunEvents, type RunHeader, type Stage } from '../vocabulary.js';
 import { ConnectError } from './transport.js';
 
 export interface HostTask {

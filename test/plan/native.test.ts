@@ -142,7 +142,7 @@ describe('which persistence a host gets', () => {
   });
 
   it('netplan defining both NICs with one glob: the hook, since one definition cannot carry two NICs\' routes', () => {
-    const glob = netplanHook.replace(/\|    ib0:\n\|      addresses: \[172\.16\.34\.1\/16\]\n\|    ib1:\n\|      addresses: \[172\.16\.34\.2\/16\]\n/, '|    fabric:\n|      match: { name: "ib*" }\n');
+    const glob = netplanHook.replace(/\| {4}ib0:\n\| {6}addresses: \[172\.16\.34\.1\/16\]\n\| {4}ib1:\n\| {6}addresses: \[172\.16\.34\.2\/16\]\n/, '|    fabric:\n|      match: { name: "ib*" }\n');
     expect(glob).not.toBe(netplanHook);
     expect(choose(netplanHost, glob).notes).toEqual(['ib0 has no netplan definition of its own, so a netplan file cannot add its routing: the routing persists with the networkd-dispatcher hook instead']);
   });
@@ -191,7 +191,7 @@ describe('deploy, status and rollback with native persistence', () => {
   });
 
   it('status reports an edited netplan file as drift, and deploy rewrites it and reloads networkd', () => {
-    const probe = netplanDeployed.replace(/^([0-9a-f]{64})(  \/etc\/netplan\/60-ibfleet\.yaml)$/m, `${'0'.repeat(64)}$2`);
+    const probe = netplanDeployed.replace(/^([0-9a-f]{64})( {2}\/etc\/netplan\/60-ibfleet\.yaml)$/m, `${'0'.repeat(64)}$2`);
     expect(probe).not.toBe(netplanDeployed);
     expect(assessStatus(netplanHost, seeds, native, parseProbe(probe)).reasons).toEqual([`${NETPLAN_FILE_PATH} was modified (content differs from the rendered file)`]);
     const plan = planDeploy(netplanHost, seeds, native, parseProbe(probe));

@@ -126,7 +126,7 @@ function snapshot({ host, facts }: FactsContext): [string, string][] {
 }
 
 /** The restore: each NIC the change configured back as the probe before it found it. */
-function restoreLines({ host, facts }: FactsContext, memo: unknown): UndoLines {
+function restoreLines({ facts }: FactsContext, memo: unknown): UndoLines {
   const told = (memo as LinksMemo | undefined)?.nics ?? [];
   if (told.length === 0) return {};
   const before = factOf(facts, LINKS_FACT);

@@ -17,7 +17,7 @@ export interface LiveAreaProps {
 }
 
 /** Everything that still changes, sized by planLiveArea() to fit the terminal; one line per entry. */
-export function LiveArea({ state, plan, now, frame, columns }: LiveAreaProps) {
+export function LiveArea({ state, plan, now, frame }: LiveAreaProps) {
   const progress = plan.progress ? formatProgressText(state) : undefined;
   return (
     <Box flexDirection="column">
