@@ -16,7 +16,10 @@ export default tseslint.config(
       // Text from a host is hostile: the code strips and tests control characters on purpose.
       'no-control-regex': 'off',
       // `_name` marks a parameter or binding kept for its position or its type.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
     },
   },
 );

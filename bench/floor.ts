@@ -17,7 +17,12 @@ export interface FloorJob {
   readonly identityFile: string;
   readonly knownHostsFile: string;
   readonly timeoutMs: number;
-  readonly hosts: readonly { readonly id: number; readonly address: string; readonly port: number; readonly scriptFile: string }[];
+  readonly hosts: readonly {
+    readonly id: number;
+    readonly address: string;
+    readonly port: number;
+    readonly scriptFile: string;
+  }[];
 }
 
 export interface FloorHostResult {
@@ -37,7 +42,12 @@ function knownKeys(text: string): Map<string, Set<string>> {
   return keys;
 }
 
-function runOne(job: FloorJob, host: FloorJob['hosts'][number], privateKey: Buffer, known: Map<string, Set<string>>): Promise<FloorHostResult> {
+function runOne(
+  job: FloorJob,
+  host: FloorJob['hosts'][number],
+  privateKey: Buffer,
+  known: Map<string, Set<string>>,
+): Promise<FloorHostResult> {
   const script = readFileSync(host.scriptFile);
   const name = host.port === 22 ? host.address : `[${host.address}]:${host.port}`;
   return new Promise((resolve) => {

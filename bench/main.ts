@@ -66,12 +66,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   }
   const whole = (text: string, what: string, min: number, max: number) => {
     const n = Number(text);
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${what} must be a whole number ${min}..${max}, not ${JSON.stringify(text)}\n${USAGE}`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new Error(`${what} must be a whole number ${min}..${max}, not ${JSON.stringify(text)}\n${USAGE}`);
     return n;
   };
   const sizes = values.hosts.split(',').map((s) => whole(s.trim(), '--hosts', 2, 254));
   const tools = values.tools === 'none' || values.tools === '' ? [] : values.tools.split(',').map((t) => t.trim());
-  for (const t of tools) if (!(REFERENCE_TOOLS as readonly string[]).includes(t)) throw new Error(`--tools: unknown tool ${t} (known: ${REFERENCE_TOOLS.join(', ')}, or none)`);
+  for (const t of tools)
+    if (!(REFERENCE_TOOLS as readonly string[]).includes(t))
+      throw new Error(`--tools: unknown tool ${t} (known: ${REFERENCE_TOOLS.join(', ')}, or none)`);
   return {
     sizes,
     nics: whole(values.nics, '--nics', 1, 16),
@@ -89,19 +92,23 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
 }
 
 function checkSuite(suite: string | undefined): string | undefined {
-  if (suite !== undefined && !isSuite(suite)) throw new Error(`--suite: unknown suite ${suite} (known: ${SUITES.join(', ')})\n${USAGE}`);
+  if (suite !== undefined && !isSuite(suite))
+    throw new Error(`--suite: unknown suite ${suite} (known: ${SUITES.join(', ')})\n${USAGE}`);
   return suite;
 }
 
 /** `ibfleet --help` and `ibfleet render --hosts 34`: the start-up cost a user feels (the lead's target: < 0.3 s). */
-async function measureStartup(cli: string): Promise<Record<string, { wallS: ReturnType<typeof spread>; cpuS: ReturnType<typeof spread> }>> {
+async function measureStartup(
+  cli: string,
+): Promise<Record<string, { wallS: ReturnType<typeof spread>; cpuS: ReturnType<typeof spread> }>> {
   const out: Record<string, { wallS: ReturnType<typeof spread>; cpuS: ReturnType<typeof spread> }> = {};
   for (const [label, args] of [
     ['ibfleet --help', ['--help']],
     ['ibfleet render --hosts 34', ['render', '--hosts', '34']],
   ] as const) {
     const runs = [];
-    for (let i = 0; i < 5; i++) runs.push(await measure([process.execPath, cli, ...args], { hosts: [], cwd: REPO_ROOT }));
+    for (let i = 0; i < 5; i++)
+      runs.push(await measure([process.execPath, cli, ...args], { hosts: [], cwd: REPO_ROOT }));
     out[label] = { wallS: spread(runs.map((r) => r.wallS)), cpuS: spread(runs.map((r) => r.toolCpuS)) };
   }
   return out;
@@ -110,7 +117,11 @@ async function measureStartup(cli: string): Promise<Record<string, { wallS: Retu
 function environment() {
   const git = (args: string[]) => {
     try {
-      return execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      return execFileSync('git', args, {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
     } catch {
       return undefined;
     }
@@ -137,7 +148,9 @@ async function main(): Promise<number> {
     return 2;
   }
   if (process.getuid?.() !== 0) {
-    process.stderr.write('bench: needs root (it brings up lab hosts: network namespaces, mounts, sshd); run it with sudo\n');
+    process.stderr.write(
+      'bench: needs root (it brings up lab hosts: network namespaces, mounts, sshd); run it with sudo\n',
+    );
     return 2;
   }
   const cli = args.cli ?? CLI;
@@ -156,13 +169,28 @@ async function main(): Promise<number> {
   process.once('SIGTERM', stop);
 
   const env = environment();
-  log(`${env.cpus} CPUs, ${env.memoryGiB} GiB, node ${env.node}; sizes ${args.sizes.join(', ')} × ${args.nics} NICs${args.suite ? ` on ${args.suite}` : ''}; ${args.rounds} rounds; concurrency ${args.concurrency}; tools ${args.tools.join(', ') || 'none'}`);
+  log(
+    `${env.cpus} CPUs, ${env.memoryGiB} GiB, node ${env.node}; sizes ${args.sizes.join(', ')} × ${args.nics} NICs${args.suite ? ` on ${args.suite}` : ''}; ${args.rounds} rounds; concurrency ${args.concurrency}; tools ${args.tools.join(', ') || 'none'}`,
+  );
   const startup = await measureStartup(cli);
   const sizes: SizeResult[] = [];
   let failure: Error | undefined;
   for (const hosts of args.sizes) {
     try {
-      const size = await benchmarkSize({ hosts, nics: args.nics, ...(args.suite ? { suite: args.suite } : {}), rounds: args.rounds, concurrency: args.concurrency, timeoutS: args.timeoutS, fullMatrixHosts: args.fullMatrixHosts, references: args.tools, labName: args.name, mgmtSubnet: args.mgmtSubnet, log, cli });
+      const size = await benchmarkSize({
+        hosts,
+        nics: args.nics,
+        ...(args.suite ? { suite: args.suite } : {}),
+        rounds: args.rounds,
+        concurrency: args.concurrency,
+        timeoutS: args.timeoutS,
+        fullMatrixHosts: args.fullMatrixHosts,
+        references: args.tools,
+        labName: args.name,
+        mgmtSubnet: args.mgmtSubnet,
+        log,
+        cli,
+      });
       sizes.push(size);
       process.stdout.write(`\n${formatSize(size)}\n`);
     } catch (error) {
@@ -174,14 +202,21 @@ async function main(): Promise<number> {
   const verdicts = sizes.map(judgeSize);
   const growth = fitGrowth(sizes);
   const startupText = Object.entries(startup)
-    .map(([label, s]) => `${label}: ${s.wallS ? `${s.wallS.median.toFixed(3)} s wall (${s.wallS.min.toFixed(3)}–${s.wallS.max.toFixed(3)})` : '—'}, ${s.cpuS ? `${s.cpuS.median.toFixed(3)} s CPU` : '—'}`)
+    .map(
+      ([label, s]) =>
+        `${label}: ${s.wallS ? `${s.wallS.median.toFixed(3)} s wall (${s.wallS.min.toFixed(3)}–${s.wallS.max.toFixed(3)})` : '—'}, ${s.cpuS ? `${s.cpuS.median.toFixed(3)} s CPU` : '—'}`,
+    )
     .join('; ');
   if (sizes.length) process.stdout.write(`\n${formatVerdicts(verdicts)}\n\n${formatGrowth(growth)}\n`);
   process.stdout.write(`\nCLI start-up (5 runs, median): ${startupText}\n`);
 
-  const file = args.out ?? join(REPO_ROOT, 'bench', 'results', `bench-${started.toISOString().replace(/[:.]/g, '-')}.json`);
+  const file =
+    args.out ?? join(REPO_ROOT, 'bench', 'results', `bench-${started.toISOString().replace(/[:.]/g, '-')}.json`);
   await mkdir(join(file, '..'), { recursive: true });
-  await writeFile(file, `${JSON.stringify({ startedAt: started.toISOString(), finishedAt: new Date().toISOString(), args, environment: env, startup, sizes, verdicts, growth, ...(failure ? { error: failure.message } : {}) }, null, 2)}\n`);
+  await writeFile(
+    file,
+    `${JSON.stringify({ startedAt: started.toISOString(), finishedAt: new Date().toISOString(), args, environment: env, startup, sizes, verdicts, growth, ...(failure ? { error: failure.message } : {}) }, null, 2)}\n`,
+  );
   process.stdout.write(`\nresults: ${file}\n`);
   return failure ? 1 : 0;
 }

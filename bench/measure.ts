@@ -143,16 +143,28 @@ async function measureWith(timeFile: string, argv: readonly string[], options: M
   const machineBefore = machineBusyTicks();
   const childrenBefore = gnuTime ? 0 : reapedChildrenTicks();
   const started = process.hrtime.bigint();
-  const { exitCode, stdout, stderr } = await new Promise<{ exitCode: number; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(command[0]!, command.slice(1), { env: options.env ?? process.env, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ exitCode: code ?? (signal ? 128 : 1), stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
-    child.stdin.end(options.input ?? '');
-  });
+  const { exitCode, stdout, stderr } = await new Promise<{ exitCode: number; stdout: string; stderr: string }>(
+    (resolve, reject) => {
+      const child = spawn(command[0]!, command.slice(1), {
+        env: options.env ?? process.env,
+        cwd: options.cwd,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      child.stdout.on('data', (b: Buffer) => out.push(b));
+      child.stderr.on('data', (b: Buffer) => err.push(b));
+      child.on('error', reject);
+      child.on('close', (code, signal) =>
+        resolve({
+          exitCode: code ?? (signal ? 128 : 1),
+          stdout: Buffer.concat(out).toString('utf8'),
+          stderr: Buffer.concat(err).toString('utf8'),
+        }),
+      );
+      child.stdin.end(options.input ?? '');
+    },
+  );
   const wallS = Number(process.hrtime.bigint() - started) / 1e9;
   await options.afterExit?.();
   // A session's sshd finishes a moment after the client left; its CPU counts once the listener reaps it.
@@ -212,7 +224,10 @@ export function raiseNeighbourTable(log: (line: string) => void): () => void {
     before.set(file, current);
     writeFileSync(file, String(want));
   }
-  if (before.size) log(`raised ${[...before.keys()].map((f) => f.split('/').pop()).join(', ')} of the machine's ARP table for the benchmark (restored at the end)`);
+  if (before.size)
+    log(
+      `raised ${[...before.keys()].map((f) => f.split('/').pop()).join(', ')} of the machine's ARP table for the benchmark (restored at the end)`,
+    );
   const restore = () => {
     for (const [file, value] of before) writeFileSync(file, value);
     before.clear();

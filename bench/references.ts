@@ -104,7 +104,13 @@ export function renderAnsiblePlaybook(): string {
   ].join('\n');
 }
 
-export async function prepareReferences(dir: string, hosts: readonly ReferenceHost[], scripts: ReadonlyMap<number, string>, ssh: { identityFile: string; knownHostsFile: string; user: string }, forks: number): Promise<ReferenceSetup> {
+export async function prepareReferences(
+  dir: string,
+  hosts: readonly ReferenceHost[],
+  scripts: ReadonlyMap<number, string>,
+  ssh: { identityFile: string; knownHostsFile: string; user: string },
+  forks: number,
+): Promise<ReferenceSetup> {
   const scriptsDir = join(dir, 'scripts');
   await mkdir(scriptsDir, { recursive: true, mode: 0o700 });
   await mkdir(join(dir, 'ansible-local'), { recursive: true, mode: 0o700 });
@@ -120,9 +126,14 @@ export async function prepareReferences(dir: string, hosts: readonly ReferenceHo
   await writeFile(setup.sshConfig, renderSshConfig(ssh.identityFile, ssh.knownHostsFile, ssh.user), { mode: 0o600 });
   await writeFile(setup.hostsFile, hosts.map((h) => `${h.address}\n`).join(''));
   await writeFile(setup.ansibleConfig, renderAnsibleConfig(dir, setup.sshConfig, forks), { mode: 0o600 });
-  await writeFile(setup.ansibleInventory, `[lab]\n${hosts.map((h) => `${h.address} ansible_user=${ssh.user}`).join('\n')}\n`);
+  await writeFile(
+    setup.ansibleInventory,
+    `[lab]\n${hosts.map((h) => `${h.address} ansible_user=${ssh.user}`).join('\n')}\n`,
+  );
   await writeFile(setup.ansiblePlaybook, renderAnsiblePlaybook());
-  await Promise.all(hosts.map((h) => writeFile(join(scriptsDir, `${h.address}.sh`), scripts.get(h.id)!, { mode: 0o600 })));
+  await Promise.all(
+    hosts.map((h) => writeFile(join(scriptsDir, `${h.address}.sh`), scripts.get(h.id)!, { mode: 0o600 })),
+  );
   return setup;
 }
 
@@ -141,27 +152,74 @@ export interface ReferenceCommand {
 }
 
 function markedOk(stdout: string): number {
-  return new Set(stdout.split('\n').filter((l) => l.endsWith(`: ${RC_MARK}0`)).map((l) => l.slice(0, l.indexOf(':')))).size;
+  return new Set(
+    stdout
+      .split('\n')
+      .filter((l) => l.endsWith(`: ${RC_MARK}0`))
+      .map((l) => l.slice(0, l.indexOf(':'))),
+  ).size;
 }
 
-export function referenceCommand(tool: ReferenceTool, setup: ReferenceSetup, hosts: readonly ReferenceHost[], concurrency: number, round: number, env: NodeJS.ProcessEnv): ReferenceCommand {
+export function referenceCommand(
+  tool: ReferenceTool,
+  setup: ReferenceSetup,
+  hosts: readonly ReferenceHost[],
+  concurrency: number,
+  round: number,
+  env: NodeJS.ProcessEnv,
+): ReferenceCommand {
   switch (tool) {
     case 'pdsh':
       return {
-        argv: [findTool('pdsh')!, '-R', 'exec', '-f', String(concurrency), '-w', `^${setup.hostsFile}`, 'sh', '-c', sshOnce(setup)],
+        argv: [
+          findTool('pdsh')!,
+          '-R',
+          'exec',
+          '-f',
+          String(concurrency),
+          '-w',
+          `^${setup.hostsFile}`,
+          'sh',
+          '-c',
+          sshOnce(setup),
+        ],
         env,
         hostsOk: markedOk,
       };
     case 'clush':
       return {
-        argv: [findTool('clush')!, '-R', 'exec', '-f', String(concurrency), '-w', hosts.map((h) => h.address).join(','), sshOnce(setup)],
+        argv: [
+          findTool('clush')!,
+          '-R',
+          'exec',
+          '-f',
+          String(concurrency),
+          '-w',
+          hosts.map((h) => h.address).join(','),
+          sshOnce(setup),
+        ],
         env,
         hostsOk: markedOk,
       };
     case 'ansible':
       return {
-        argv: [findTool('ansible')!, '-i', setup.ansibleInventory, setup.ansiblePlaybook, '-f', String(concurrency), '-e', `round=${round}`],
-        env: { ...env, ANSIBLE_CONFIG: setup.ansibleConfig, ANSIBLE_SSH_CONTROL_PATH_DIR: join(setup.dir, `cp-${round}`), ANSIBLE_NOCOLOR: '1', ANSIBLE_FORCE_COLOR: '0' },
+        argv: [
+          findTool('ansible')!,
+          '-i',
+          setup.ansibleInventory,
+          setup.ansiblePlaybook,
+          '-f',
+          String(concurrency),
+          '-e',
+          `round=${round}`,
+        ],
+        env: {
+          ...env,
+          ANSIBLE_CONFIG: setup.ansibleConfig,
+          ANSIBLE_SSH_CONTROL_PATH_DIR: join(setup.dir, `cp-${round}`),
+          ANSIBLE_NOCOLOR: '1',
+          ANSIBLE_FORCE_COLOR: '0',
+        },
         hostsOk: (stdout) =>
           stdout
             .split('\n')

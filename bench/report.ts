@@ -32,8 +32,18 @@ export interface SizeVerdict {
   /** Verify cost per host: the ring and the rails over all N, the full matrix over its smaller set. */
   readonly verifyPerHost: {
     readonly ring: { readonly wallMs: number | null; readonly cpuMs: number | null; readonly hosts: number } | null;
-    readonly rail: { readonly wallMs: number | null; readonly cpuMs: number | null; readonly hosts: number; readonly cellsPerHost: number } | null;
-    readonly full: { readonly wallMs: number | null; readonly cpuMs: number | null; readonly hosts: number; readonly cellsPerHost: number } | null;
+    readonly rail: {
+      readonly wallMs: number | null;
+      readonly cpuMs: number | null;
+      readonly hosts: number;
+      readonly cellsPerHost: number;
+    } | null;
+    readonly full: {
+      readonly wallMs: number | null;
+      readonly cpuMs: number | null;
+      readonly hosts: number;
+      readonly cellsPerHost: number;
+    } | null;
   };
 }
 
@@ -50,7 +60,15 @@ function ratio(size: SizeResult, top: RowName, bottom: RowName): Ratio {
   return { wall: div(med(a?.wallS), med(b?.wallS)), cpu: div(med(a?.toolCpuS), med(b?.toolCpuS)) };
 }
 
-const IBFLEET_ROWS: readonly RowName[] = [ROWS.deploy, ROWS.deployAgain, ROWS.status, ROWS.ring, ROWS.full, ROWS.rail, ROWS.rollback];
+const IBFLEET_ROWS: readonly RowName[] = [
+  ROWS.deploy,
+  ROWS.deployAgain,
+  ROWS.status,
+  ROWS.ring,
+  ROWS.full,
+  ROWS.rail,
+  ROWS.rollback,
+];
 
 export function judgeSize(size: SizeResult): SizeVerdict {
   const deploy = row(size, ROWS.deploy);
@@ -74,13 +92,32 @@ export function judgeSize(size: SizeResult): SizeVerdict {
       deployWithin125xFloor: within === null ? null : within <= 1.25,
       deployCpuMsPerHost: cpuMs,
       cpuAtMost10msPerHost: cpuMs === null ? null : cpuMs <= 10,
-      allDeployedAndVerified: (deploy?.hostsVerified?.min ?? 0) === size.hosts && (ring?.hostsVerified?.min ?? 0) === size.hosts && (ring?.cells ? ring.cells.passedMin === ring.cells.total : false),
-      oneConnectionPerHost: ibfleetRows.length > 0 && ibfleetRows.every((r) => r.connectionsPerHost?.min === 1 && r.connectionsPerHost.max === 1),
+      allDeployedAndVerified:
+        (deploy?.hostsVerified?.min ?? 0) === size.hosts &&
+        (ring?.hostsVerified?.min ?? 0) === size.hosts &&
+        (ring?.cells ? ring.cells.passedMin === ring.cells.total : false),
+      oneConnectionPerHost:
+        ibfleetRows.length > 0 &&
+        ibfleetRows.every((r) => r.connectionsPerHost?.min === 1 && r.connectionsPerHost.max === 1),
     },
     verifyPerHost: {
       ring: ring ? { wallMs: med(ring.wallMsPerHost), cpuMs: med(ring.cpuMsPerHost), hosts: ring.hosts } : null,
-      rail: rail ? { wallMs: med(rail.wallMsPerHost), cpuMs: med(rail.cpuMsPerHost), hosts: rail.hosts, cellsPerHost: (rail.cells?.total ?? 0) / rail.hosts } : null,
-      full: full ? { wallMs: med(full.wallMsPerHost), cpuMs: med(full.cpuMsPerHost), hosts: full.hosts, cellsPerHost: (full.cells?.total ?? 0) / full.hosts } : null,
+      rail: rail
+        ? {
+            wallMs: med(rail.wallMsPerHost),
+            cpuMs: med(rail.cpuMsPerHost),
+            hosts: rail.hosts,
+            cellsPerHost: (rail.cells?.total ?? 0) / rail.hosts,
+          }
+        : null,
+      full: full
+        ? {
+            wallMs: med(full.wallMsPerHost),
+            cpuMs: med(full.cpuMsPerHost),
+            hosts: full.hosts,
+            cellsPerHost: (full.cells?.total ?? 0) / full.hosts,
+          }
+        : null,
     },
   };
 }
@@ -115,19 +152,41 @@ export function fitGrowth(sizes: readonly SizeResult[]): GrowthFit[] {
 
 // ---- text ----
 
-const num = (v: number | null | undefined, digits = 2) => (v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits));
-const sp = (s: Spread | null, digits = 2) => (s ? `${num(s.median, digits)} (${num(s.min, digits)}–${num(s.max, digits)})` : '—');
-const range = (r: { min: number; max: number } | null, digits = 0) => (r ? (r.min === r.max ? num(r.min, digits) : `${num(r.min, digits)}–${num(r.max, digits)}`) : '—');
+const num = (v: number | null | undefined, digits = 2) =>
+  v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits);
+const sp = (s: Spread | null, digits = 2) =>
+  s ? `${num(s.median, digits)} (${num(s.min, digits)}–${num(s.max, digits)})` : '—';
+const range = (r: { min: number; max: number } | null, digits = 0) =>
+  r ? (r.min === r.max ? num(r.min, digits) : `${num(r.min, digits)}–${num(r.max, digits)}`) : '—';
 const x = (v: number | null) => (v === null ? '—' : `${v.toFixed(2)}×`);
 
 function table(headers: readonly string[], lines: readonly (readonly string[])[], alignLeft = 1): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const fmt = (cells: readonly string[]) => `| ${cells.map((c, i) => (i < alignLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  return [fmt(headers), `|${widths.map((w, i) => (i < alignLeft ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...lines.map(fmt)].join('\n');
+  const fmt = (cells: readonly string[]) =>
+    `| ${cells.map((c, i) => (i < alignLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  return [
+    fmt(headers),
+    `|${widths.map((w, i) => (i < alignLeft ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
+    ...lines.map(fmt),
+  ].join('\n');
 }
 
 export function formatSize(size: SizeResult): string {
-  const headers = ['row', 'hosts', 'cells', 'wall s: median (min–max)', 'tool CPU s', 'CPU ms/host', 'machine CPU s', "hosts' sshd CPU s", 'peak RSS MiB', 'conn/host', 'chan/host', 'ok', 'verified'];
+  const headers = [
+    'row',
+    'hosts',
+    'cells',
+    'wall s: median (min–max)',
+    'tool CPU s',
+    'CPU ms/host',
+    'machine CPU s',
+    "hosts' sshd CPU s",
+    'peak RSS MiB',
+    'conn/host',
+    'chan/host',
+    'ok',
+    'verified',
+  ];
   const lines = size.rows.map((r) => [
     r.row,
     String(r.hosts),
@@ -149,7 +208,19 @@ export function formatSize(size: SizeResult): string {
 }
 
 export function formatVerdicts(verdicts: readonly SizeVerdict[]): string {
-  const ratioHeaders = ['N', 'ibfleet/floor wall', 'ibfleet/floor CPU', 'pdsh/ibfleet wall', 'pdsh/ibfleet CPU', 'clush/ibfleet wall', 'clush/ibfleet CPU', 'ansible/ibfleet wall', 'ansible/ibfleet CPU', 'pdsh/floor wall', 'ansible/floor wall'];
+  const ratioHeaders = [
+    'N',
+    'ibfleet/floor wall',
+    'ibfleet/floor CPU',
+    'pdsh/ibfleet wall',
+    'pdsh/ibfleet CPU',
+    'clush/ibfleet wall',
+    'clush/ibfleet CPU',
+    'ansible/ibfleet wall',
+    'ansible/ibfleet CPU',
+    'pdsh/floor wall',
+    'ansible/floor wall',
+  ];
   const ratioLines = verdicts.map((v) => [
     String(v.hosts),
     x(v.ratios.ibfleetOverFloor.wall),
@@ -164,7 +235,16 @@ export function formatVerdicts(verdicts: readonly SizeVerdict[]): string {
     x(v.ratios.ansibleOverFloor.wall),
   ]);
   const yes = (b: boolean | null) => (b === null ? '—' : b ? 'met' : 'MISSED');
-  const targetHeaders = ['N', 'deploy ≤ 1.25× floor', 'deploy CPU ms/host (≤ 10)', 'all deployed + verified', '1 connection/host', 'ring ms/host wall, CPU', 'full matrix ms/host wall, CPU (hosts, cells/host)', 'rail ms/host wall, CPU (cells/host)'];
+  const targetHeaders = [
+    'N',
+    'deploy ≤ 1.25× floor',
+    'deploy CPU ms/host (≤ 10)',
+    'all deployed + verified',
+    '1 connection/host',
+    'ring ms/host wall, CPU',
+    'full matrix ms/host wall, CPU (hosts, cells/host)',
+    'rail ms/host wall, CPU (cells/host)',
+  ];
   const targetLines = verdicts.map((v) => [
     String(v.hosts),
     `${yes(v.targets.deployWithin125xFloor)} (${x(v.ratios.ibfleetOverFloor.wall)})`,
@@ -172,15 +252,32 @@ export function formatVerdicts(verdicts: readonly SizeVerdict[]): string {
     yes(v.targets.allDeployedAndVerified),
     yes(v.targets.oneConnectionPerHost),
     v.verifyPerHost.ring ? `${num(v.verifyPerHost.ring.wallMs, 0)}, ${num(v.verifyPerHost.ring.cpuMs, 1)}` : '—',
-    v.verifyPerHost.full ? `${num(v.verifyPerHost.full.wallMs, 0)}, ${num(v.verifyPerHost.full.cpuMs, 1)} (${v.verifyPerHost.full.hosts}, ${num(v.verifyPerHost.full.cellsPerHost, 0)})` : '—',
-    v.verifyPerHost.rail ? `${num(v.verifyPerHost.rail.wallMs, 0)}, ${num(v.verifyPerHost.rail.cpuMs, 1)} (${num(v.verifyPerHost.rail.cellsPerHost, 0)})` : '—',
+    v.verifyPerHost.full
+      ? `${num(v.verifyPerHost.full.wallMs, 0)}, ${num(v.verifyPerHost.full.cpuMs, 1)} (${v.verifyPerHost.full.hosts}, ${num(v.verifyPerHost.full.cellsPerHost, 0)})`
+      : '—',
+    v.verifyPerHost.rail
+      ? `${num(v.verifyPerHost.rail.wallMs, 0)}, ${num(v.verifyPerHost.rail.cpuMs, 1)} (${num(v.verifyPerHost.rail.cellsPerHost, 0)})`
+      : '—',
   ]);
   return `Ratios (medians)\n${table(ratioHeaders, ratioLines)}\n\nTargets (issue 7)\n${table(targetHeaders, targetLines)}`;
 }
 
 export function formatGrowth(fits: readonly GrowthFit[]): string {
   if (fits.length === 0) return 'Growth against N: run several sizes (e.g. --hosts 20,50,100,254) to fit it.';
-  const headers = ['row', 'N', 'wall ms/host (slope)', 'wall fixed s', 'wall R²', 'wall exp', 'wall', 'CPU ms/host (slope)', 'CPU fixed s', 'CPU R²', 'CPU exp', 'CPU'];
+  const headers = [
+    'row',
+    'N',
+    'wall ms/host (slope)',
+    'wall fixed s',
+    'wall R²',
+    'wall exp',
+    'wall',
+    'CPU ms/host (slope)',
+    'CPU fixed s',
+    'CPU R²',
+    'CPU exp',
+    'CPU',
+  ];
   const lines = fits.map((f) => [
     f.row,
     f.sizes.join(','),

@@ -18,7 +18,14 @@ import { loadPlaybook } from '../src/playbook/playbook.js';
 import { routingScriptFor } from '../src/render/host-files.js';
 import type { FloorJob, FloorHostResult } from './floor.js';
 import { backgroundLoad, measure, raiseNeighbourTable, type HostProbe, type Measurement } from './measure.js';
-import { findTool, prepareReferences, referenceCommand, stopControlMasters, type ReferenceSetup, type ReferenceTool } from './references.js';
+import {
+  findTool,
+  prepareReferences,
+  referenceCommand,
+  stopControlMasters,
+  type ReferenceSetup,
+  type ReferenceTool,
+} from './references.js';
 import { spread, type Spread } from './stats.js';
 
 export const REPO_ROOT = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '..' : '../..', import.meta.url));
@@ -170,7 +177,9 @@ function parseDoc(m: Measurement, what: string): IbfleetJson {
   try {
     return JSON.parse(m.stdout) as IbfleetJson;
   } catch {
-    throw new Error(`${what}: no JSON document (exit ${m.exitCode}): ${m.stderr.trim().split('\n').slice(-5).join(' | ')}`);
+    throw new Error(
+      `${what}: no JSON document (exit ${m.exitCode}): ${m.stderr.trim().split('\n').slice(-5).join(' | ')}`,
+    );
   }
 }
 
@@ -184,7 +193,21 @@ export async function benchmarkSize(options: SizeOptions): Promise<SizeResult> {
     log(`lab ${options.labName}: bringing up ${options.hosts} hosts on ${options.mgmtSubnet}`);
     // Without network managers: the benchmark times ibfleet, and 254 hosts' daemons and repair timers
     // (a routing-script run every 30 s per host) would add background CPU to every timed round.
-    const up = await labCli(['--json', 'lab', 'up', '--name', options.labName, '--hosts', `1-${options.hosts}`, '--nics', String(options.nics ?? 2), '--mgmt-subnet', options.mgmtSubnet, '--no-managers', ...(options.suite ? ['--suite', options.suite] : [])]);
+    const up = await labCli([
+      '--json',
+      'lab',
+      'up',
+      '--name',
+      options.labName,
+      '--hosts',
+      `1-${options.hosts}`,
+      '--nics',
+      String(options.nics ?? 2),
+      '--mgmt-subnet',
+      options.mgmtSubnet,
+      '--no-managers',
+      ...(options.suite ? ['--suite', options.suite] : []),
+    ]);
     if (up.exitCode !== 0) throw new Error(`lab up failed (exit ${up.exitCode}): ${up.stderr.trim()}`);
     const lab = (JSON.parse(up.stdout) as { lab: LabInfo }).lab;
     log(`lab up in ${up.wallS.toFixed(1)} s`);
@@ -196,25 +219,49 @@ export async function benchmarkSize(options: SizeOptions): Promise<SizeResult> {
   }
 }
 
-async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly number[], work: string, labUpS: number): Promise<SizeResult> {
+async function runRounds(
+  options: SizeOptions,
+  lab: LabInfo,
+  ids: readonly number[],
+  work: string,
+  labUpS: number,
+): Promise<SizeResult> {
   const log = options.log;
   const env = childEnv();
-  const probes: HostProbe[] = lab.hosts.map((h) => ({ id: h.id, sshdLog: h.sshdLog, sshdPidFile: hostPaths(lab.name, h.id).sshdPid }));
+  const probes: HostProbe[] = lab.hosts.map((h) => ({
+    id: h.id,
+    sshdLog: h.sshdLog,
+    sshdPidFile: hostPaths(lab.name, h.id).sshdPid,
+  }));
   const fleet: Fleet = loadInventory(await readFile(lab.inventoryPath, 'utf8'), lab.inventoryPath);
-  const playbook = loadPlaybook(await readFile(join(REPO_ROOT, 'playbooks/dual-ib-routing.yaml'), 'utf8'), 'dual-ib-routing.yaml');
+  const playbook = loadPlaybook(
+    await readFile(join(REPO_ROOT, 'playbooks/dual-ib-routing.yaml'), 'utf8'),
+    'dual-ib-routing.yaml',
+  );
   const user = fleet.hosts[0]?.user ?? 'root';
 
   // The floor and the reference tools run exactly the routing script ibfleet renders for each host.
   const scripts = new Map(fleet.hosts.map((h) => [h.id, routingScriptFor(playbook, h, fleet)]));
   const refHosts = lab.hosts.map((h) => ({ id: h.id, address: h.address }));
-  const setup = await prepareReferences(join(work, 'refs'), refHosts, scripts, { identityFile: lab.identityPath, knownHostsFile: lab.knownHostsPath, user }, options.concurrency);
+  const setup = await prepareReferences(
+    join(work, 'refs'),
+    refHosts,
+    scripts,
+    { identityFile: lab.identityPath, knownHostsFile: lab.knownHostsPath, user },
+    options.concurrency,
+  );
   const floorJob: FloorJob = {
     concurrency: options.concurrency,
     user,
     identityFile: lab.identityPath,
     knownHostsFile: lab.knownHostsPath,
     timeoutMs: options.timeoutS * 1000,
-    hosts: lab.hosts.map((h) => ({ id: h.id, address: h.address, port: 22, scriptFile: join(setup.scriptsDir, `${h.address}.sh`) })),
+    hosts: lab.hosts.map((h) => ({
+      id: h.id,
+      address: h.address,
+      port: 22,
+      scriptFile: join(setup.scriptsDir, `${h.address}.sh`),
+    })),
   };
   const floorJobFile = join(work, 'floor-job.json');
   await writeFile(floorJobFile, JSON.stringify(floorJob));
@@ -230,7 +277,21 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
 
   const cli = options.cli ?? CLI;
   const ibfleet = (args: readonly string[], selection: readonly number[] = ids) =>
-    measure([process.execPath, cli, '-i', lab.inventoryPath, '-c', String(options.concurrency), '--timeout', String(options.timeoutS), '--json', ...args], { hosts: probes.filter((p) => selection.includes(p.id)), env, cwd: REPO_ROOT });
+    measure(
+      [
+        process.execPath,
+        cli,
+        '-i',
+        lab.inventoryPath,
+        '-c',
+        String(options.concurrency),
+        '--timeout',
+        String(options.timeoutS),
+        '--json',
+        ...args,
+      ],
+      { hosts: probes.filter((p) => selection.includes(p.id)), env, cwd: REPO_ROOT },
+    );
 
   const runs: RunRecord[] = [];
   const record = (r: RunRecord) => {
@@ -241,7 +302,8 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
     );
   };
 
-  const loginsPerHost = (m: Measurement, selection: readonly number[]) => perHost(selection.map((id) => m.logins.get(id) ?? 0));
+  const loginsPerHost = (m: Measurement, selection: readonly number[]) =>
+    perHost(selection.map((id) => m.logins.get(id) ?? 0));
   const common = (m: Measurement, selection: readonly number[]) => ({
     hosts: selection.length,
     exitCode: m.exitCode,
@@ -253,12 +315,24 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
     connectionsPerHost: loginsPerHost(m, selection),
   });
 
-  const ibfleetRecord = (row: RowName, round: number, m: Measurement, selection: readonly number[], good: readonly string[]): RunRecord => {
+  const ibfleetRecord = (
+    row: RowName,
+    round: number,
+    m: Measurement,
+    selection: readonly number[],
+    good: readonly string[],
+  ): RunRecord => {
     const doc = parseDoc(m, row);
     const okHosts = doc.hosts.filter((h) => good.includes(h.status));
     const failed = doc.hosts.filter((h) => !good.includes(h.status));
     const channels = doc.hosts.map((h) => h.ssh?.channels ?? 0);
-    const cells = doc.matrix ? { total: doc.matrix.length, passed: doc.matrix.filter((c) => c.ok === true).length, ...(doc.matrixMode ? { mode: doc.matrixMode } : {}) } : undefined;
+    const cells = doc.matrix
+      ? {
+          total: doc.matrix.length,
+          passed: doc.matrix.filter((c) => c.ok === true).length,
+          ...(doc.matrixMode ? { mode: doc.matrixMode } : {}),
+        }
+      : undefined;
     const verifiedRow = row !== ROWS.rollback;
     return {
       row,
@@ -268,7 +342,11 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
       hostsOk: okHosts.length,
       hostsVerified: verifiedRow ? okHosts.length : null,
       ...(cells ? { cells } : {}),
-      ...(failed.length ? { note: `${failed.length} not ok, e.g. host ${failed[0]!.id} ${failed[0]!.status}: ${failed[0]!.error ?? ''}` } : {}),
+      ...(failed.length
+        ? {
+            note: `${failed.length} not ok, e.g. host ${failed[0]!.id} ${failed[0]!.status}: ${failed[0]!.error ?? ''}`,
+          }
+        : {}),
     };
   };
 
@@ -277,7 +355,8 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
     const m = await ibfleet(['rollback', '--hosts', 'all']);
     const doc = parseDoc(m, 'reset');
     const bad = doc.hosts.filter((h) => h.status !== 'changed' && h.status !== 'unchanged');
-    if (bad.length) throw new Error(`reset (rollback) failed on ${bad.length} hosts, e.g. ${bad[0]!.id}: ${bad[0]!.error}`);
+    if (bad.length)
+      throw new Error(`reset (rollback) failed on ${bad.length} hosts, e.g. ${bad[0]!.id}: ${bad[0]!.error}`);
   };
 
   const units: Record<string, (round: number) => Promise<void>> = {
@@ -317,7 +396,9 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
         channelsPerHost: perHost(results.map((r) => r.channels)),
         hostsOk: results.length - bad.length,
         hostsVerified: null,
-        ...(bad.length ? { note: `${bad.length} failed, e.g. host ${bad[0]!.id}: ${bad[0]!.error ?? `exit ${bad[0]!.code}`}` } : {}),
+        ...(bad.length
+          ? { note: `${bad.length} failed, e.g. host ${bad[0]!.id}: ${bad[0]!.error ?? `exit ${bad[0]!.code}`}` }
+          : {}),
       });
       await reset();
     },
@@ -342,7 +423,13 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
         channelsPerHost: tool === 'ansible' ? null : { mean: 1, min: 1, max: 1 },
         hostsOk: ok,
         hostsVerified: null,
-        ...(ok < ids.length ? { note: `exit ${m.exitCode}: ${(m.stderr || m.stdout).trim().split('\n').slice(-2).join(' | ').slice(0, 300)}` } : masters ? { note: `${masters} ControlPersist masters stopped after the run` } : {}),
+        ...(ok < ids.length
+          ? {
+              note: `exit ${m.exitCode}: ${(m.stderr || m.stdout).trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`,
+            }
+          : masters
+            ? { note: `${masters} ControlPersist masters stopped after the run` }
+            : {}),
       });
       await reset();
     };
@@ -364,7 +451,17 @@ async function runRounds(options: SizeOptions, lab: LabInfo, ids: readonly numbe
     for (const unit of sequence) await units[unit]!(round);
   }
 
-  return { hosts: options.hosts, nics: options.nics ?? 2, ...(options.suite ? { suite: options.suite } : {}), verifyDefault: chooseMatrixMode(fleet.hosts, undefined), labUpS, backgroundCpus: background, skipped, runs, rows: summarise(runs) };
+  return {
+    hosts: options.hosts,
+    nics: options.nics ?? 2,
+    ...(options.suite ? { suite: options.suite } : {}),
+    verifyDefault: chooseMatrixMode(fleet.hosts, undefined),
+    labUpS,
+    backgroundCpus: background,
+    skipped,
+    runs,
+    rows: summarise(runs),
+  };
 }
 
 export function summarise(runs: readonly RunRecord[]): RowSummary[] {
@@ -389,10 +486,20 @@ export function summarise(runs: readonly RunRecord[]): RowSummary[] {
       hostsCpuS: spread(mine.map((r) => r.hostsCpuS)),
       peakRssMiB: spread(mine.map((r) => r.peakRssMiB ?? Number.NaN)),
       connectionsPerHost: range(mine.flatMap((r) => [r.connectionsPerHost.min, r.connectionsPerHost.max])),
-      channelsPerHost: channelRuns.length ? range(channelRuns.flatMap((r) => [r.channelsPerHost!.min, r.channelsPerHost!.max])) : null,
+      channelsPerHost: channelRuns.length
+        ? range(channelRuns.flatMap((r) => [r.channelsPerHost!.min, r.channelsPerHost!.max]))
+        : null,
       hostsOk: range(mine.map((r) => r.hostsOk)),
       hostsVerified: verifiedRuns.length ? range(verifiedRuns.map((r) => r.hostsVerified!)) : null,
-      ...(cellRuns.length ? { cells: { total: cellRuns[0]!.cells!.total, passedMin: Math.min(...cellRuns.map((r) => r.cells!.passed)), ...(cellRuns[0]!.cells!.mode ? { mode: cellRuns[0]!.cells!.mode } : {}) } } : {}),
+      ...(cellRuns.length
+        ? {
+            cells: {
+              total: cellRuns[0]!.cells!.total,
+              passedMin: Math.min(...cellRuns.map((r) => r.cells!.passed)),
+              ...(cellRuns[0]!.cells!.mode ? { mode: cellRuns[0]!.cells!.mode } : {}),
+            },
+          }
+        : {}),
       failedRuns: mine.filter((r) => r.exitCode !== 0 || r.hostsOk < r.hosts).length,
     });
   }

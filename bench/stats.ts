@@ -46,7 +46,8 @@ export function fitLinear(points: readonly { n: number; y: number }[]): LinearFi
   const ly = logs.reduce((s, p) => s + p.y, 0) / logs.length;
   const lsxx = logs.reduce((s, p) => s + (p.x - lx) ** 2, 0);
   const exponent = lsxx === 0 ? Number.NaN : logs.reduce((s, p) => s + (p.x - lx) * (p.y - ly), 0) / lsxx;
-  const marginal = (a: { n: number; y: number } | undefined, b: { n: number; y: number } | undefined) => (a && b && b.n !== a.n ? (b.y - a.y) / (b.n - a.n) : Number.NaN);
+  const marginal = (a: { n: number; y: number } | undefined, b: { n: number; y: number } | undefined) =>
+    a && b && b.n !== a.n ? (b.y - a.y) / (b.n - a.n) : Number.NaN;
   const marginalFirst = marginal(pts[0], pts[1]);
   const marginalLast = marginal(pts[k - 2], pts[k - 1]);
   let verdict: LinearFit['verdict'] = 'too few points';

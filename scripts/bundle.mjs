@@ -34,14 +34,19 @@ await build({
   // application and picks the production ones at build time.
   define: { 'process.env.NODE_ENV': '"production"' },
   // Bundled CommonJS dependencies (Ink's) call require(); give the ESM output one.
-  banner: { js: "import { createRequire as __ibfleetRequire } from 'node:module'; const require = __ibfleetRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __ibfleetRequire } from 'node:module'; const require = __ibfleetRequire(import.meta.url);",
+  },
   plugins: [
     {
       // Ink imports React DevTools only when DEV=true; ibfleet never ships it.
       name: 'no-devtools',
       setup(b) {
         b.onResolve({ filter: /^react-devtools-core$/ }, () => ({ path: 'react-devtools-core', namespace: 'stub' }));
-        b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({ contents: 'export default { initialize() {}, connectToDevTools() {} };', loader: 'js' }));
+        b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({
+          contents: 'export default { initialize() {}, connectToDevTools() {} };',
+          loader: 'js',
+        }));
       },
     },
   ],

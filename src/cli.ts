@@ -11,7 +11,16 @@ import { commandSpec, findCommand, walkWords } from './command-line.js';
 import type { CommandResult, Io } from './commands/context.js';
 import { addHelpFooters, optionDescription } from './commands/help.js';
 import { registerCommands } from './commands/register.js';
-import { BugError, clipInput, ConfigError, HostError, InterruptedError, LabError, UsageError, type ConfigKind } from './errors.js';
+import {
+  BugError,
+  clipInput,
+  ConfigError,
+  HostError,
+  InterruptedError,
+  LabError,
+  UsageError,
+  type ConfigKind,
+} from './errors.js';
 import { jsonText, sanitizeLine, sanitizeLines } from './ui/text/sanitize.js';
 import type { RunVerdict } from './vocabulary.js';
 import { VERSION } from './version.js';
@@ -19,7 +28,12 @@ import { VERSION } from './version.js';
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
 
 /** A request refused before anything changed is the user's to fix, like a usage error. */
-const VERDICT_EXIT: Readonly<Record<RunVerdict, number>> = { ok: EXIT.ok, failed: EXIT.failed, refused: EXIT.usage, interrupted: EXIT.interrupted };
+const VERDICT_EXIT: Readonly<Record<RunVerdict, number>> = {
+  ok: EXIT.ok,
+  failed: EXIT.failed,
+  refused: EXIT.usage,
+  interrupted: EXIT.interrupted,
+};
 
 /** What commander said while parsing: its parse error, and (under --json) the help or version it printed. */
 export interface CommanderSaid {
@@ -30,15 +44,28 @@ export interface CommanderSaid {
 
 export function buildProgram(io: Io, done: (r: CommandResult) => void, said: CommanderSaid = {}): Command {
   const program = new Command('ibfleet')
-    .description('Per-NIC policy routing for lab servers with two InfiniBand NICs in one subnet:\nderive, render, deploy over SSH, verify.')
+    .description(
+      'Per-NIC policy routing for lab servers with two InfiniBand NICs in one subnet:\nderive, render, deploy over SSH, verify.',
+    )
     .version(VERSION, '-V, --version')
     .option('-i, --inventory <file>', 'inventory file (default: inventory/fleet.yaml, or $IBFLEET_INVENTORY)')
     .option('-c, --concurrency <n>', 'hosts worked on at once (default: 32)')
-    .option('--timeout <seconds>', "time limit per host; in verify's matrix, the longest a host may go without finishing anything (default: 60)")
+    .option(
+      '--timeout <seconds>',
+      "time limit per host; in verify's matrix, the longest a host may go without finishing anything (default: 60)",
+    )
     .option('--json', 'print one JSON document on stdout instead of text or the TUI; errors too')
     .option('--known-hosts <file>', 'known_hosts file to check host keys against (default: ~/.ssh/known_hosts)')
-    .addOption(new Option('--accept-new', 'record unknown host keys (like StrictHostKeyChecking=accept-new); changed keys are still refused'))
-    .option('--log <file>', 'write the run log to FILE (default: $XDG_STATE_HOME/ibfleet/runs/, i.e. ~/.local/state/ibfleet/runs/)')
+    .addOption(
+      new Option(
+        '--accept-new',
+        'record unknown host keys (like StrictHostKeyChecking=accept-new); changed keys are still refused',
+      ),
+    )
+    .option(
+      '--log <file>',
+      'write the run log to FILE (default: $XDG_STATE_HOME/ibfleet/runs/, i.e. ~/.local/state/ibfleet/runs/)',
+    )
     .option('--no-log', 'keep no run log')
     .exitOverride()
     .configureOutput({
@@ -48,7 +75,10 @@ export function buildProgram(io: Io, done: (r: CommandResult) => void, said: Com
       outputError: (message) => void (said.message = message.trim().replace(/^error: /, '')),
     });
   const help = program.createHelp();
-  program.configureHelp({ showGlobalOptions: true, optionDescription: (option) => optionDescription(option, help, help.optionDescription) });
+  program.configureHelp({
+    showGlobalOptions: true,
+    optionDescription: (option) => optionDescription(option, help, help.optionDescription),
+  });
   registerCommands(program, io, done);
   for (const sub of program.commands) sub.exitOverride();
   addHelpFooters(program);
@@ -67,7 +97,12 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     await program.parseAsync(argv as string[], { from: 'user' });
     return result ? VERDICT_EXIT[result.verdict] : EXIT.ok;
   } catch (error) {
-    return reportError(error, io, { line: readCommandLine(program, argv), json: argv.includes('--json'), commanderMessage: said.message, commanderOut: said.out });
+    return reportError(error, io, {
+      line: readCommandLine(program, argv),
+      json: argv.includes('--json'),
+      commanderMessage: said.message,
+      commanderOut: said.out,
+    });
   }
 }
 
@@ -130,30 +165,64 @@ function describeError(error: unknown, io: Io, context: ErrorContext): ReportedE
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.help') return 'help';
     const said = context.commanderMessage ?? error.message.replace(/^error: /, '');
     const message = (error.code === 'commander.excessArguments' ? positionalHint(context.line) : undefined) ?? said;
-    return { kind: 'usage', message, exit: EXIT.usage, text: `ibfleet: ${message}\n(run ibfleet ${name ?? ''}${name ? ' ' : ''}--help for usage)\n` };
+    return {
+      kind: 'usage',
+      message,
+      exit: EXIT.usage,
+      text: `ibfleet: ${message}\n(run ibfleet ${name ?? ''}${name ? ' ' : ''}--help for usage)\n`,
+    };
   }
   if (error instanceof ConfigError) {
     const message = `${error.total === 1 ? 'this problem' : `these ${error.total} problems`} must be fixed first; nothing was contacted`;
-    const problems = error.problems.map((p) => ({ file: p.position.file, line: p.position.line, column: p.position.column, message: p.message, hint: p.hint ?? null }));
-    return { kind: error.kind, message: `${error.message}\n${message}`, exit: EXIT.usage, text: `${error.message}\nibfleet: ${message}\n`, problems };
+    const problems = error.problems.map((p) => ({
+      file: p.position.file,
+      line: p.position.line,
+      column: p.position.column,
+      message: p.message,
+      hint: p.hint ?? null,
+    }));
+    return {
+      kind: error.kind,
+      message: `${error.message}\n${message}`,
+      exit: EXIT.usage,
+      text: `${error.message}\nibfleet: ${message}\n`,
+      problems,
+    };
   }
-  if (error instanceof UsageError) return { kind: 'usage', message: error.message, exit: EXIT.usage, text: `ibfleet: ${error.message}\n` };
-  if (error instanceof InterruptedError) return { kind: 'interrupted', message: 'interrupted', exit: EXIT.interrupted, text: 'ibfleet: interrupted\n' };
+  if (error instanceof UsageError)
+    return { kind: 'usage', message: error.message, exit: EXIT.usage, text: `ibfleet: ${error.message}\n` };
+  if (error instanceof InterruptedError)
+    return { kind: 'interrupted', message: 'interrupted', exit: EXIT.interrupted, text: 'ibfleet: interrupted\n' };
   if (error instanceof HostError || error instanceof LabError) {
-    const [kind, where] = error instanceof HostError ? (['host', error.stage] as const) : (['lab', error.step] as const);
-    return { kind, message: `${where}: ${error.message}`, exit: EXIT.failed, text: `ibfleet: ${where}: ${sanitizeLine(error.message, 'keep')}\n${sanitizeLines(error.stderrTail, 'keep').join('\n')}\n` };
+    const [kind, where] =
+      error instanceof HostError ? (['host', error.stage] as const) : (['lab', error.step] as const);
+    return {
+      kind,
+      message: `${where}: ${error.message}`,
+      exit: EXIT.failed,
+      text: `ibfleet: ${where}: ${sanitizeLine(error.message, 'keep')}\n${sanitizeLines(error.stderrTail, 'keep').join('\n')}\n`,
+    };
   }
   const what = error instanceof BugError ? 'bug' : 'unexpected error';
-  const text = error instanceof Error ? `${error.name !== 'Error' && !(error instanceof BugError) ? `${error.name}: ` : ''}${error.message}` : String(error);
+  const text =
+    error instanceof Error
+      ? `${error.name !== 'Error' && !(error instanceof BugError) ? `${error.name}: ` : ''}${error.message}`
+      : String(error);
   if (io.env.IBFLEET_DEBUG) {
     // The build is minified: a stack names source lines only with source maps on.
-    const mapped = process.execArgv.includes('--enable-source-maps') || (io.env.NODE_OPTIONS ?? '').includes('--enable-source-maps');
+    const mapped =
+      process.execArgv.includes('--enable-source-maps') || (io.env.NODE_OPTIONS ?? '').includes('--enable-source-maps');
     const stack = `ibfleet: ${what}: ${error instanceof Error ? (error.stack ?? text) : text}\n${mapped ? '' : 'ibfleet: NODE_OPTIONS=--enable-source-maps names the source lines\n'}`;
     return { kind: 'bug', message: `${what}: ${text}`, exit: EXIT.failed, text: stack };
   }
   // One line: what happened and where the details are, not a stack trace the user cannot act on.
   const line = `${what}: ${clipInput(text.split('\n')[0]!, 200)}`;
-  return { kind: 'bug', message: line, exit: EXIT.failed, text: `ibfleet: ${line} (a defect in ibfleet: run it again with IBFLEET_DEBUG=1 for the stack trace, and report it with the command you ran)\n` };
+  return {
+    kind: 'bug',
+    message: line,
+    exit: EXIT.failed,
+    text: `ibfleet: ${line} (a defect in ibfleet: run it again with IBFLEET_DEBUG=1 for the stack trace, and report it with the command you ran)\n`,
+  };
 }
 
 /**
@@ -168,12 +237,23 @@ function reportError(error: unknown, io: Io, context: ErrorContext): number {
   if (described === 'help' || described === 'version') {
     // Under --json, help and version are a document too: `{"command", "ok": true, "help": TEXT}`.
     const text = (context.commanderOut ?? []).join('');
-    if (json) io.stdout.write(`${jsonText({ command: name ?? null, ok: true, [described]: described === 'version' ? text.trim() : text })}\n`);
+    if (json)
+      io.stdout.write(
+        `${jsonText({ command: name ?? null, ok: true, [described]: described === 'version' ? text.trim() : text })}\n`,
+      );
     return EXIT.ok;
   }
   io.stderr.write(described.text);
   if (json) {
-    const doc = { command: name ?? null, ok: false, error: { kind: described.kind, message: described.message, ...(described.problems ? { problems: described.problems } : {}) } };
+    const doc = {
+      command: name ?? null,
+      ok: false,
+      error: {
+        kind: described.kind,
+        message: described.message,
+        ...(described.problems ? { problems: described.problems } : {}),
+      },
+    };
     io.stdout.write(`${jsonText(doc)}\n`);
   }
   return described.exit;
@@ -192,7 +272,9 @@ function processIo(): Io {
         const c = (controller = new AbortController());
         process.on('SIGINT', () => {
           if (c.signal.aborted) process.exit(EXIT.interrupted);
-          process.stderr.write('\nibfleet: interrupted: no new hosts start; changes under way finish (Ctrl-C again to quit now)\n');
+          process.stderr.write(
+            '\nibfleet: interrupted: no new hosts start; changes under way finish (Ctrl-C again to quit now)\n',
+          );
           c.abort();
         });
       }
@@ -201,7 +283,8 @@ function processIo(): Io {
   };
 }
 
-const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+const invokedDirectly =
+  process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
   // `ibfleet status | head`: a closed pipe is the reader's choice, not an error worth a stack trace.
   for (const stream of [process.stdout, process.stderr]) {

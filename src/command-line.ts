@@ -76,7 +76,11 @@ export interface WalkedLine {
  * command so far, before any positional, goes down into it; after `--` every word is a positional.
  * `onValue` hears each option's value with the command path it was given at.
  */
-export function walkWords(root: CommandSpec, words: readonly string[], onValue: (flag: string, value: string, path: readonly string[]) => void = () => undefined): WalkedLine {
+export function walkWords(
+  root: CommandSpec,
+  words: readonly string[],
+  onValue: (flag: string, value: string, path: readonly string[]) => void = () => undefined,
+): WalkedLine {
   const path: string[] = [];
   const positionals: string[] = [];
   let pending: string | undefined;
@@ -86,7 +90,8 @@ export function walkWords(root: CommandSpec, words: readonly string[], onValue: 
       onValue(pending, word, path);
       pending = undefined;
     } else if (rest || word === '-' || !word.startsWith('-')) {
-      const sub = rest || positionals.length > 0 ? undefined : findCommand(root, path).commands.find((c) => c.name === word);
+      const sub =
+        rest || positionals.length > 0 ? undefined : findCommand(root, path).commands.find((c) => c.name === word);
       if (sub) path.push(word);
       else positionals.push(word);
     } else if (word === '--') {

@@ -62,7 +62,12 @@ export class ConfigError extends Error {
   constructor(kind: ConfigKind, problems: readonly InventoryProblem[]) {
     const shown = problems.slice(0, MAX_PROBLEMS);
     const left = problems.length - shown.length;
-    super([...shown.map(formatProblem), ...(left > 0 ? [`… and ${left} more problem${left === 1 ? '' : 's'} not shown (fix these first)`] : [])].join('\n'));
+    super(
+      [
+        ...shown.map(formatProblem),
+        ...(left > 0 ? [`… and ${left} more problem${left === 1 ? '' : 's'} not shown (fix these first)`] : []),
+      ].join('\n'),
+    );
     this.name = 'ConfigError';
     this.kind = kind;
     this.problems = shown;

@@ -24,7 +24,8 @@
  *  - the bidi controls: embeddings and overrides U+202A–U+202E, isolates U+2066–U+2069, and the
  *    marks U+200E LRM, U+200F RLM and U+061C ALM, which reorder the text around them.
  */
-export const UNPRINTABLE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+export const UNPRINTABLE =
+  /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** ESC-introduced sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL` or `ESC ] … ESC \`), and two-character escapes. */
 const ESCAPE_SEQUENCE = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
@@ -53,7 +54,12 @@ export const OS_NAME_MAX = 80;
 export function printableLine(text: string, max: number): string {
   const line = printable(text, ' ').replace(/\s+/g, ' ').trim();
   const chars = [...line];
-  return chars.length <= max ? line : `${chars.slice(0, max - 1).join('').trimEnd()}…`;
+  return chars.length <= max
+    ? line
+    : `${chars
+        .slice(0, max - 1)
+        .join('')
+        .trimEnd()}…`;
 }
 
 /**
@@ -77,5 +83,10 @@ export function clipHostText(text: string, max = SHOWN_HOST_TEXT): string {
 
 /** Every line of a host's output tail through clipHostText, each at most `perLine` characters. */
 export function clipHostLines(text: string, perLine = SHOWN_TAIL_LINE): string {
-  return text.length <= perLine ? text : text.split('\n').map((line) => clipHostText(line, perLine)).join('\n');
+  return text.length <= perLine
+    ? text
+    : text
+        .split('\n')
+        .map((line) => clipHostText(line, perLine))
+        .join('\n');
 }

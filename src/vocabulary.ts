@@ -46,7 +46,12 @@ export interface NicRef {
 }
 
 export function hostRef(host: Host): HostRef {
-  return { id: host.id, name: host.name, target: host.target, nics: host.nics.map((n) => ({ index: n.index, iface: n.iface, address: n.address })) };
+  return {
+    id: host.id,
+    name: host.name,
+    target: host.target,
+    nics: host.nics.map((n) => ({ index: n.index, iface: n.iface, address: n.address })),
+  };
 }
 
 /** What a run is, as its displays, its log and its JSON document head it. */
@@ -216,7 +221,18 @@ export interface MatrixStart {
  * host whose time ran out. Displays fold failing cells by these (`378 cells: no per-NIC routing on
  * 24 NICs — ibfleet deploy --hosts 16,34,40`), deciding on the kind, never on the text.
  */
-export type CellCauseKind = 'no-interface' | 'link-down' | 'no-carrier' | 'no-rdma' | 'port-not-active' | 'no-subnet-manager' | 'routing-missing' | 'other-nic' | 'no-route' | 'timed-out' | 'unreachable';
+export type CellCauseKind =
+  | 'no-interface'
+  | 'link-down'
+  | 'no-carrier'
+  | 'no-rdma'
+  | 'port-not-active'
+  | 'no-subnet-manager'
+  | 'routing-missing'
+  | 'other-nic'
+  | 'no-route'
+  | 'timed-out'
+  | 'unreachable';
 
 export interface CellCause {
   readonly kind: CellCauseKind;
@@ -287,7 +303,10 @@ export interface RunDisplay {
 export type RunVerdict = 'ok' | 'failed' | 'refused' | 'interrupted';
 
 /** Every host ended well and no cell failed (skipped cells are not failures). */
-export function runPassed(results: readonly Pick<HostResult, 'status'>[], cells: readonly Pick<MatrixCell, 'ok'>[] = []): boolean {
+export function runPassed(
+  results: readonly Pick<HostResult, 'status'>[],
+  cells: readonly Pick<MatrixCell, 'ok'>[] = [],
+): boolean {
   return results.every((r) => !FAILING_STATUSES.has(r.status)) && cells.every((c) => c.ok !== false);
 }
 

@@ -13,10 +13,20 @@ export function registerCompletion(program: Command, io: Io, done: (r: CommandRe
     .command('completion')
     .description('print the shell completion script: commands, options, and --hosts values from the inventory')
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
-    .addHelpText('after', '\nbash: source <(ibfleet completion bash)    zsh: source <(ibfleet completion zsh)    fish: ibfleet completion fish | source')
+    .addHelpText(
+      'after',
+      '\nbash: source <(ibfleet completion bash)    zsh: source <(ibfleet completion zsh)    fish: ibfleet completion fish | source',
+    )
     .action(async (shell: string) => {
-      const [scripts, { VERSION }] = await Promise.all([import('../ui/completion/scripts.js'), import('../version.js')]);
-      const render = { bash: scripts.renderBashCompletion, zsh: scripts.renderZshCompletion, fish: scripts.renderFishCompletion }[shell as 'bash' | 'zsh' | 'fish'];
+      const [scripts, { VERSION }] = await Promise.all([
+        import('../ui/completion/scripts.js'),
+        import('../version.js'),
+      ]);
+      const render = {
+        bash: scripts.renderBashCompletion,
+        zsh: scripts.renderZshCompletion,
+        fish: scripts.renderFishCompletion,
+      }[shell as 'bash' | 'zsh' | 'fish'];
       io.stdout.write(render(VERSION));
       done({ verdict: 'ok' });
     });
@@ -39,7 +49,14 @@ export function registerCompletion(program: Command, io: Io, done: (r: CommandRe
 
 /** Inventories and labs as completion sees them: anything unreadable or invalid just offers nothing. */
 async function completionSources(io: Io) {
-  const [{ readFileSync, readdirSync }, { dirname, resolve }, { loadInventory }, { DEFAULT_INVENTORY }, { LAB_ROOT, isLabName, labPaths }, { HOST_OVERRIDES }] = await Promise.all([
+  const [
+    { readFileSync, readdirSync },
+    { dirname, resolve },
+    { loadInventory },
+    { DEFAULT_INVENTORY },
+    { LAB_ROOT, isLabName, labPaths },
+    { HOST_OVERRIDES },
+  ] = await Promise.all([
     import('node:fs'),
     import('node:path'),
     import('../inventory/load.js'),

@@ -42,7 +42,10 @@ export const DEFAULT_PLAYBOOK = 'playbooks/dual-ib-routing.yaml';
  * and ` 16 ` (16, 10, 17, 16), which on a command line are slips, not wishes.
  */
 export function decimalInteger(error: string) {
-  return z.string({ error }).regex(/^[0-9]+$/, { error }).transform(Number);
+  return z
+    .string({ error })
+    .regex(/^[0-9]+$/, { error })
+    .transform(Number);
 }
 
 /** Node's timers hold at most 2^31 - 1 ms; a longer delay silently becomes 1 ms, so it is refused. */
@@ -53,11 +56,20 @@ const timeoutSeconds = z
   .regex(/^([0-9]+(\.[0-9]*)?|\.[0-9]+)$/, { error: '--timeout must be a number of seconds, e.g. 60 or 2.5' })
   .transform(Number)
   .refine((s) => s >= 0.001, { error: '--timeout must be at least 0.001 seconds (1 ms)' })
-  .refine((s) => s <= MAX_TIMEOUT_SECONDS, { error: `--timeout is at most ${MAX_TIMEOUT_SECONDS} seconds (about 24 days, the longest timer Node.js keeps)` });
+  .refine((s) => s <= MAX_TIMEOUT_SECONDS, {
+    error: `--timeout is at most ${MAX_TIMEOUT_SECONDS} seconds (about 24 days, the longest timer Node.js keeps)`,
+  });
 
 export const globalOptionsSchema = z.object({
   inventory: z.string().optional(),
-  concurrency: decimalInteger('--concurrency must be a whole number').pipe(z.number().min(1, { error: '--concurrency must be at least 1' }).max(1024, { error: '--concurrency is at most 1024' })).default(32),
+  concurrency: decimalInteger('--concurrency must be a whole number')
+    .pipe(
+      z
+        .number()
+        .min(1, { error: '--concurrency must be at least 1' })
+        .max(1024, { error: '--concurrency is at most 1024' }),
+    )
+    .default(32),
   timeout: timeoutSeconds.default(60),
   json: z.boolean().default(false),
   knownHosts: z.string().optional(),
@@ -88,8 +100,14 @@ export async function readFleet(globals: GlobalOptions, io: Io): Promise<Fleet> 
 /** `--playbook` is relative to the working directory; without it, the built-in default ships with ibfleet. */
 export async function readPlaybook(path: string | undefined, io: Io): Promise<Playbook> {
   const file = path ?? DEFAULT_PLAYBOOK;
-  const location = path === undefined ? join(PACKAGE_ROOT, DEFAULT_PLAYBOOK) : isAbsolute(path) ? path : resolve(io.cwd, path);
-  const text = await readConfigText(location, io.cwd, 'playbook', `pass --playbook FILE; the default is ${DEFAULT_PLAYBOOK}`);
+  const location =
+    path === undefined ? join(PACKAGE_ROOT, DEFAULT_PLAYBOOK) : isAbsolute(path) ? path : resolve(io.cwd, path);
+  const text = await readConfigText(
+    location,
+    io.cwd,
+    'playbook',
+    `pass --playbook FILE; the default is ${DEFAULT_PLAYBOOK}`,
+  );
   return loadPlaybook(text, file);
 }
 

@@ -13,7 +13,9 @@ const deployOptions = ({ z }: OptionTools) =>
       showScripts: z.boolean().default(false),
       askSudoPass: z.boolean().default(false),
     })
-    .refine((o) => o.dryRun || !o.showScripts, { error: "--show-scripts goes with --dry-run (a deploy that runs writes each host's script to the run log)" });
+    .refine((o) => o.dryRun || !o.showScripts, {
+      error: "--show-scripts goes with --dry-run (a deploy that runs writes each host's script to the run log)",
+    });
 
 export function registerDeploy(program: Command, io: Io, done: (r: CommandResult) => void): void {
   addRunOptions(
@@ -22,7 +24,10 @@ export function registerDeploy(program: Command, io: Io, done: (r: CommandResult
       .description('probe, plan, push, apply and verify per-NIC routing on the selected hosts, in parallel')
       .option('--hosts <set>', 'hosts to deploy to: 16,34 16-20 memserver34 @cpu pair:alice all')
       .option('--playbook <file>', 'playbook (default: the built-in dual-ib-routing)')
-      .option('-n, --dry-run', 'show the plan per host, by kind of change, hosts with the same plan folded; change nothing')
+      .option(
+        '-n, --dry-run',
+        'show the plan per host, by kind of change, hosts with the same plan folded; change nothing',
+      )
       .option('--show-scripts', 'with --dry-run: also print the exact script each host would run'),
   ).action(async (raw: unknown, cmd: Command) => {
     const opts = await readOptions(deployOptions, raw);
@@ -35,6 +40,13 @@ export function registerDeploy(program: Command, io: Io, done: (r: CommandResult
     const run = await prepareRun(io, cmd, { selection: opts.hosts, askSudoPass: opts.askSudoPass });
     const { dryRun } = opts;
     const showScripts = dryRun && opts.showScripts;
-    done({ verdict: await runPerHost(io, run, { command: 'deploy', inventory: run.globals.inventory, playbook: playbook.name, dryRun, showScripts }, deployHost({ fleet: run.fleet, playbook, transport: run.transport }, { dryRun })) });
+    done({
+      verdict: await runPerHost(
+        io,
+        run,
+        { command: 'deploy', inventory: run.globals.inventory, playbook: playbook.name, dryRun, showScripts },
+        deployHost({ fleet: run.fleet, playbook, transport: run.transport }, { dryRun }),
+      ),
+    });
   });
 }

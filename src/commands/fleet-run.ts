@@ -8,7 +8,17 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { parseHostSelection } from '../inventory/select.js';
-import { runVerdict, type CommandName, type HostResult, type MatrixCell, type MatrixStart, type RunDisplay, type RunEvents, type RunHeader, type RunVerdict } from '../vocabulary.js';
+import {
+  runVerdict,
+  type CommandName,
+  type HostResult,
+  type MatrixCell,
+  type MatrixStart,
+  type RunDisplay,
+  type RunEvents,
+  type RunHeader,
+  type RunVerdict,
+} from '../vocabulary.js';
 import { announceRun, runHosts, type FanoutOptions, type HostOutcome, type HostTask } from '../runner/fanout.js';
 import type { Transport } from '../runner/transport.js';
 import { runDocument } from '../ui/json.js';
@@ -50,7 +60,14 @@ export async function prepareRun(io: Io, cmd: Command, request: RunRequest): Pro
  * The ssh2 transport for `fleet` with the global options; with -K the sudo password is asked once,
  * up front, and also put in `secrets` (the run log takes it out of anything it writes).
  */
-export async function buildTransport(io: Io, globals: GlobalOptions, fleet: Fleet, askSudoPass: boolean, interrupt?: AbortSignal, secrets: string[] = []): Promise<Transport> {
+export async function buildTransport(
+  io: Io,
+  globals: GlobalOptions,
+  fleet: Fleet,
+  askSudoPass: boolean,
+  interrupt?: AbortSignal,
+  secrets: string[] = [],
+): Promise<Transport> {
   let password: Promise<string> | undefined;
   const ask = async () => {
     const value = await askSecret(io, 'sudo password for the selected hosts: ', interrupt);
@@ -71,7 +88,12 @@ export async function buildTransport(io: Io, globals: GlobalOptions, fleet: Flee
   });
 }
 
-export async function chooseDisplay(io: Io, globals: GlobalOptions, header: RunHeader, log?: RunLog): Promise<RunDisplay> {
+export async function chooseDisplay(
+  io: Io,
+  globals: GlobalOptions,
+  header: RunHeader,
+  log?: RunLog,
+): Promise<RunDisplay> {
   const { command } = header;
   if (globals.json) {
     return {
@@ -80,7 +102,10 @@ export async function chooseDisplay(io: Io, globals: GlobalOptions, header: RunH
     };
   }
   if (io.stdout.isTTY && io.env.IBFLEET_PLAIN !== '1') return loadTui(io, command);
-  const plain = plainHandler(io.stdout, { command, stages: command === 'deploy' || command === 'rollback' || command === 'onboard' });
+  const plain = plainHandler(io.stdout, {
+    command,
+    stages: command === 'deploy' || command === 'rollback' || command === 'onboard',
+  });
   return { events: plain, finish: async () => undefined };
 }
 
@@ -107,23 +132,42 @@ export async function runDisplayed(
   io: Io,
   run: FleetRunSetup,
   header: RunHeader,
-  body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[]; readonly matrix?: MatrixStart; readonly warnings?: readonly string[] }>,
+  body: (events: RunEvents) => Promise<{
+    readonly results: readonly HostResult[];
+    readonly cells?: readonly MatrixCell[];
+    readonly matrix?: MatrixStart;
+    readonly warnings?: readonly string[];
+  }>,
 ): Promise<RunVerdict> {
   const log = startRunLog(io, run.globals, header.command, run.secrets);
   const display = withRunLog(io, run.globals, await chooseDisplay(io, run.globals, header, log), log);
-  return runVerdict(await announceRun(run.hosts, { header, concurrency: run.globals.concurrency, interrupt: run.interrupt }, display, body));
+  return runVerdict(
+    await announceRun(
+      run.hosts,
+      { header, concurrency: run.globals.concurrency, interrupt: run.interrupt },
+      display,
+      body,
+    ),
+  );
 }
 
 /**
  * The run's log (src/ui/run-log-file.ts), or none with --no-log. A log that cannot be opened
  * is said once on stderr and the run goes on: the record matters less than the work.
  */
-export function startRunLog(io: Io, globals: GlobalOptions, command: string, secrets: () => readonly string[]): RunLog | undefined {
+export function startRunLog(
+  io: Io,
+  globals: GlobalOptions,
+  command: string,
+  secrets: () => readonly string[],
+): RunLog | undefined {
   try {
     return openRunLog({ env: io.env, cwd: io.cwd, file: globals.log, command, secrets });
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    io.stderr.write(`ibfleet: no run log: ${(error as Error).message} (--log FILE to write it elsewhere, --no-log for none)\n`);
+    io.stderr.write(
+      `ibfleet: no run log: ${(error as Error).message} (--log FILE to write it elsewhere, --no-log for none)\n`,
+    );
     return undefined;
   }
 }
@@ -138,7 +182,13 @@ export function checkLogOption(globals: GlobalOptions, io: Io): void {
 }
 
 /** `display`, with every event also written to `log`, which is closed and named once the display is done. */
-export function withRunLog(io: Io, globals: GlobalOptions, display: RunDisplay, log: RunLog | undefined, options: { readonly close?: boolean } = {}): RunDisplay {
+export function withRunLog(
+  io: Io,
+  globals: GlobalOptions,
+  display: RunDisplay,
+  log: RunLog | undefined,
+  options: { readonly close?: boolean } = {},
+): RunDisplay {
   if (!log) return display;
   return {
     events: teeEvents(display.events, log.events),
@@ -184,5 +234,10 @@ export function runPerHost(
 
 /** The fan-out's options from the command line's, reporting to `events`. */
 export function fanoutOptions(run: FleetRunSetup, events: RunEvents): FanoutOptions {
-  return { concurrency: run.globals.concurrency, timeoutMs: run.globals.timeout * 1000, interrupt: run.interrupt, events };
+  return {
+    concurrency: run.globals.concurrency,
+    timeoutMs: run.globals.timeout * 1000,
+    interrupt: run.interrupt,
+    events,
+  };
 }

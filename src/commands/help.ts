@@ -12,19 +12,42 @@ const EXIT_CODES = `Exit codes:
 
 const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   hosts: ['ibfleet hosts', 'ibfleet hosts --hosts @cpu', 'ibfleet --json hosts --hosts pair:alice'],
-  render: ['ibfleet render --hosts 34', 'ibfleet render --hosts all --out /tmp/ibfleet-files', 'ibfleet render --hosts 16 --diff        # what differs from the host (read-only SSH)'],
+  render: [
+    'ibfleet render --hosts 34',
+    'ibfleet render --hosts all --out /tmp/ibfleet-files',
+    'ibfleet render --hosts 16 --diff        # what differs from the host (read-only SSH)',
+  ],
   deploy: [
     'ibfleet deploy --hosts 16,34 --dry-run        # the plan by kind, hosts alike folded',
     'ibfleet deploy --hosts 16,34 --dry-run --show-scripts',
     'ibfleet deploy --hosts pair:alice',
     'ibfleet -K deploy --hosts all                 # ask once for the sudo password',
   ],
-  status: ['ibfleet status', 'ibfleet status --hosts 40-57 --diff         # each drifted file as a diff', 'ibfleet --json status | jq .summary'],
+  status: [
+    'ibfleet status',
+    'ibfleet status --hosts 40-57 --diff         # each drifted file as a diff',
+    'ibfleet --json status | jq .summary',
+  ],
   rollback: ['ibfleet rollback --hosts 34', 'ibfleet rollback --hosts all'],
-  verify: ['ibfleet verify --pair alice', 'ibfleet verify --hosts all --ring', 'ibfleet verify --hosts 16,34 --no-rping'],
-  onboard: ['ibfleet onboard --cpu 16 --mem 34 --owner alice --cpu-address 10.208.130.16 --mem-address 10.208.130.34', 'ibfleet onboard --cpu 50 --mem 51 --owner bob --cpu-address 10.0.0.50 --mem-address 10.0.0.51 --cpu-name gpu50'],
-  offboard: ['ibfleet offboard --pair bob --dry-run        # what would be rolled back and removed', 'ibfleet offboard --pair bob', 'ibfleet offboard --hosts 60 --no-rollback    # out of the inventory, routing left on the host'],
-  exec: ['ibfleet exec --hosts @cpu -- uname -r', 'ibfleet exec --hosts all -- sh -c "ip -br addr | grep ib"', 'ibfleet --json exec --hosts 16,34 -- ip rule'],
+  verify: [
+    'ibfleet verify --pair alice',
+    'ibfleet verify --hosts all --ring',
+    'ibfleet verify --hosts 16,34 --no-rping',
+  ],
+  onboard: [
+    'ibfleet onboard --cpu 16 --mem 34 --owner alice --cpu-address 10.208.130.16 --mem-address 10.208.130.34',
+    'ibfleet onboard --cpu 50 --mem 51 --owner bob --cpu-address 10.0.0.50 --mem-address 10.0.0.51 --cpu-name gpu50',
+  ],
+  offboard: [
+    'ibfleet offboard --pair bob --dry-run        # what would be rolled back and removed',
+    'ibfleet offboard --pair bob',
+    'ibfleet offboard --hosts 60 --no-rollback    # out of the inventory, routing left on the host',
+  ],
+  exec: [
+    'ibfleet exec --hosts @cpu -- uname -r',
+    'ibfleet exec --hosts all -- sh -c "ip -br addr | grep ib"',
+    'ibfleet --json exec --hosts 16,34 -- ip rule',
+  ],
   'export ansible': [
     'ibfleet export ansible --hosts all --out /srv/awx/ibfleet      # then: ansible-playbook -i /srv/awx/ibfleet/inventory.yml /srv/awx/ibfleet/site.yml',
     'ibfleet export ansible --hosts @cpu --out ./ansible --playbook playbooks/dual-ib-routing.yaml',
@@ -49,7 +72,9 @@ export function addHelpFooters(program: Command): void {
     const name = fullName(command);
     const examples = EXAMPLES[name];
     if (examples) {
-      const log = LOGGED.has(name) ? '\nRun log: every run that contacts hosts is logged (plan, script output, checks, timings) under\n$XDG_STATE_HOME/ibfleet/runs/ (default ~/.local/state/ibfleet/runs/); --log FILE writes it elsewhere.\n' : '';
+      const log = LOGGED.has(name)
+        ? '\nRun log: every run that contacts hosts is logged (plan, script output, checks, timings) under\n$XDG_STATE_HOME/ibfleet/runs/ (default ~/.local/state/ibfleet/runs/); --log FILE writes it elsewhere.\n'
+        : '';
       command.addHelpText('after', `\nExamples:\n${examples.map((e) => `  ${e}`).join('\n')}\n${log}\n${EXIT_CODES}`);
     }
     command.commands.forEach(visit);
@@ -66,7 +91,15 @@ export function addHelpFooters(program: Command): void {
 export function optionDescription(option: Option, helper: Help, base: (option: Option) => string): string {
   const saved = { value: option.defaultValue, description: option.defaultValueDescription };
   const value = option.defaultValue as unknown;
-  const shown = option.defaultValueDescription ?? (Array.isArray(value) ? (value.length ? value.join(',') : undefined) : value === undefined || value === false ? undefined : String(value));
+  const shown =
+    option.defaultValueDescription ??
+    (Array.isArray(value)
+      ? value.length
+        ? value.join(',')
+        : undefined
+      : value === undefined || value === false
+        ? undefined
+        : String(value));
   option.defaultValue = undefined;
   option.defaultValueDescription = undefined;
   try {

@@ -12,11 +12,8 @@ export function registerHosts(program: Command, io: Io, done: (r: CommandResult)
     .option('--hosts <set>', 'hosts to show: 16,34 16-20 memserver34 @cpu pair:alice all', 'all')
     .action(async (raw: unknown, cmd: Command) => {
       const opts = await readOptions(hostsOptions, raw);
-      const [{ parseGlobals, readFleet, writeJson }, { parseHostSelection }, { formatHostsText, hostsJson }] = await Promise.all([
-        import('./context.js'),
-        import('../inventory/select.js'),
-        import('../ui/text/hosts.js'),
-      ]);
+      const [{ parseGlobals, readFleet, writeJson }, { parseHostSelection }, { formatHostsText, hostsJson }] =
+        await Promise.all([import('./context.js'), import('../inventory/select.js'), import('../ui/text/hosts.js')]);
       const globals = parseGlobals(cmd.optsWithGlobals(), io);
       const fleet = await readFleet(globals, io);
       const ids = new Set(parseHostSelection(opts.hosts, fleet));

@@ -30,10 +30,14 @@ export interface OffboardRequest {
 
 /** The hosts `--hosts` or `--pair` names (exactly one of them). */
 function chosenHosts(request: OffboardRequest, fleet: Fleet, file: string): number[] {
-  if ((request.hosts === undefined) === (request.pair === undefined)) throw new UsageError('offboard takes --hosts S or --pair OWNER (one of them), e.g. offboard --pair alice');
+  if ((request.hosts === undefined) === (request.pair === undefined))
+    throw new UsageError('offboard takes --hosts S or --pair OWNER (one of them), e.g. offboard --pair alice');
   if (request.hosts !== undefined) return parseHostSelection(request.hosts, fleet);
   const pair = fleet.pairs.find((p) => p.owner === request.pair);
-  if (!pair) throw new UsageError(`${file} has no pair of ${request.pair} (owners: ${fleet.pairs.map((p) => p.owner).join(', ') || 'none'})`);
+  if (!pair)
+    throw new UsageError(
+      `${file} has no pair of ${request.pair} (owners: ${fleet.pairs.map((p) => p.owner).join(', ') || 'none'})`,
+    );
   return [pair.cpu, pair.mem];
 }
 
@@ -48,15 +52,32 @@ async function rollBack(io: Io, cmd: Command, request: OffboardRequest, hosts: r
   const run = await prepareRun(io, cmd, { selection: foldHosts(hosts), askSudoPass: request.askSudoPass });
   const header = { command: 'rollback', inventory: run.globals.inventory } as const;
   const log = startRunLog(io, run.globals, 'offboard', run.secrets);
-  const shown: RunDisplay = run.globals.json ? { events: {}, finish: async () => undefined } : await chooseDisplay(io, run.globals, header, log);
+  const shown: RunDisplay = run.globals.json
+    ? { events: {}, finish: async () => undefined }
+    : await chooseDisplay(io, run.globals, header, log);
   const display = withRunLog(io, run.globals, shown, log);
-  return announceRun(run.hosts, { header, concurrency: run.globals.concurrency, interrupt: run.interrupt }, display, async (events) => ({
-    results: await runHosts(run.hosts, fanoutOptions(run, events), rollbackHost({ fleet: run.fleet, playbook, transport: run.transport })),
-  }));
+  return announceRun(
+    run.hosts,
+    { header, concurrency: run.globals.concurrency, interrupt: run.interrupt },
+    display,
+    async (events) => ({
+      results: await runHosts(
+        run.hosts,
+        fanoutOptions(run, events),
+        rollbackHost({ fleet: run.fleet, playbook, transport: run.transport }),
+      ),
+    }),
+  );
 }
 
 /** Takes `hosts`' keys out of the known_hosts file the runs use; a file that is not there has none. */
-async function forgetKeys(io: Io, globals: GlobalOptions, fleet: Fleet, hosts: readonly Host[], dryRun: boolean): Promise<{ file: string; removed: number }> {
+async function forgetKeys(
+  io: Io,
+  globals: GlobalOptions,
+  fleet: Fleet,
+  hosts: readonly Host[],
+  dryRun: boolean,
+): Promise<{ file: string; removed: number }> {
   const { file, names } = knownHostsOf({ fleet, knownHostsFile: globals.knownHosts, env: io.env }, hosts);
   let text: string;
   try {
@@ -76,14 +97,37 @@ export async function runOffboard(io: Io, cmd: Command, request: OffboardRequest
   const fleet = loadInventory(await inventory.read(), inventory.path, inventory.baseDir, HOST_OVERRIDES);
   const chosen = chosenHosts(request, fleet, inventory.path);
   // Planned now, before any host is touched: an inventory offboard cannot edit stops it here.
-  const planned = removalOrRefuse(planInventoryRemoval(await inventory.read(), inventory.path, inventory.baseDir, { hosts: chosen, owners: [] }, HOST_OVERRIDES));
+  const planned = removalOrRefuse(
+    planInventoryRemoval(
+      await inventory.read(),
+      inventory.path,
+      inventory.baseDir,
+      { hosts: chosen, owners: [] },
+      HOST_OVERRIDES,
+    ),
+  );
   const say = (line: string) => void (globals.json ? undefined : io.stdout.write(`${line}\n`));
   if (request.dryRun) {
-    const keys = await forgetKeys(io, globals, fleet, fleet.hosts.filter((h) => chosen.includes(h.id)), true);
+    const keys = await forgetKeys(
+      io,
+      globals,
+      fleet,
+      fleet.hosts.filter((h) => chosen.includes(h.id)),
+      true,
+    );
     say(`would ${request.rollback ? `roll back ${foldHosts(chosen)}, then ` : ''}remove from ${inventory.path}:`);
     for (const line of planned.removedLines) say(`  - ${line}`);
     say(`and ${keys.removed} known_hosts entr${keys.removed === 1 ? 'y' : 'ies'} from ${keys.file}`);
-    if (globals.json) writeJson(io, { command: 'offboard', ok: true, dryRun: true, inventory: inventory.path, rollback: request.rollback ? chosen : [], removed: removedDoc(planned), knownHosts: keys });
+    if (globals.json)
+      writeJson(io, {
+        command: 'offboard',
+        ok: true,
+        dryRun: true,
+        inventory: inventory.path,
+        rollback: request.rollback ? chosen : [],
+        removed: removedDoc(planned),
+        knownHosts: keys,
+      });
     return 'ok';
   }
   const end = request.rollback ? await rollBack(io, cmd, request, chosen) : undefined;
@@ -92,20 +136,57 @@ export async function runOffboard(io: Io, cmd: Command, request: OffboardRequest
   const keptIds = new Set(kept.map((r) => r.host.id));
   const leaving = chosen.filter((id) => !keptIds.has(id));
   // Read again: the rollback took time, and the file is written from what it is now.
-  const removal = leaving.length ? removalOrRefuse(planInventoryRemoval(await inventory.read(), inventory.path, inventory.baseDir, { hosts: leaving, owners: [] }, HOST_OVERRIDES)) : undefined;
+  const removal = leaving.length
+    ? removalOrRefuse(
+        planInventoryRemoval(
+          await inventory.read(),
+          inventory.path,
+          inventory.baseDir,
+          { hosts: leaving, owners: [] },
+          HOST_OVERRIDES,
+        ),
+      )
+    : undefined;
   if (removal) await inventory.write(removal.text);
-  const keys = await forgetKeys(io, globals, fleet, fleet.hosts.filter((h) => removal?.removedHosts.includes(h.id)), false);
-  const keptText = kept.map((r) => ({ id: r.host.id, reason: `its rollback ${r.status === 'not-run' ? 'did not run' : `failed: ${r.error?.message ?? r.status}`}` }));
+  const keys = await forgetKeys(
+    io,
+    globals,
+    fleet,
+    fleet.hosts.filter((h) => removal?.removedHosts.includes(h.id)),
+    false,
+  );
+  const keptText = kept.map((r) => ({
+    id: r.host.id,
+    reason: `its rollback ${r.status === 'not-run' ? 'did not run' : `failed: ${r.error?.message ?? r.status}`}`,
+  }));
   if (globals.json) {
-    writeJson(io, { command: 'offboard', ok: kept.length === 0, inventory: inventory.path, rollback: end ? runDocument({ command: 'rollback', inventory: inventory.path }, end) : null, removed: removal ? removedDoc(removal) : { hosts: [], pairs: [], lines: [] }, kept: keptText, knownHosts: keys });
+    writeJson(io, {
+      command: 'offboard',
+      ok: kept.length === 0,
+      inventory: inventory.path,
+      rollback: end ? runDocument({ command: 'rollback', inventory: inventory.path }, end) : null,
+      removed: removal ? removedDoc(removal) : { hosts: [], pairs: [], lines: [] },
+      kept: keptText,
+      knownHosts: keys,
+    });
   } else {
-    if (removal) say(`removed from ${inventory.path}: host${removal.removedHosts.length === 1 ? '' : 's'} ${foldHosts(removal.removedHosts)}${removal.removedPairs.map((p) => `; ${p.owner}'s pair (cpu ${p.cpu}, mem ${p.mem})`).join('')}`);
+    if (removal)
+      say(
+        `removed from ${inventory.path}: host${removal.removedHosts.length === 1 ? '' : 's'} ${foldHosts(removal.removedHosts)}${removal.removedPairs.map((p) => `; ${p.owner}'s pair (cpu ${p.cpu}, mem ${p.mem})`).join('')}`,
+      );
     say(`${keys.file}: ${keys.removed} known_hosts entr${keys.removed === 1 ? 'y' : 'ies'} removed`);
-    for (const k of keptText) say(`kept ${k.id} in the inventory: ${k.reason}; fix it and offboard again, or offboard --hosts ${k.id} --no-rollback`);
+    for (const k of keptText)
+      say(
+        `kept ${k.id} in the inventory: ${k.reason}; fix it and offboard again, or offboard --hosts ${k.id} --no-rollback`,
+      );
   }
   return kept.length === 0 ? 'ok' : 'failed';
 }
 
 function removedDoc(removal: Extract<InventoryRemoval, { ok: true }>) {
-  return { hosts: removal.removedHosts, pairs: removal.removedPairs.map((p) => ({ owner: p.owner, cpu: p.cpu, mem: p.mem })), lines: removal.removedLines };
+  return {
+    hosts: removal.removedHosts,
+    pairs: removal.removedPairs.map((p) => ({ owner: p.owner, cpu: p.cpu, mem: p.mem })),
+    lines: removal.removedLines,
+  };
 }

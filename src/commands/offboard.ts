@@ -23,7 +23,9 @@ export function registerOffboard(program: Command, io: Io, done: (r: CommandResu
   addRunOptions(
     program
       .command('offboard')
-      .description('take hosts or a pair out of the fleet: rollback, then remove them from the inventory (comments kept) and their known_hosts keys')
+      .description(
+        'take hosts or a pair out of the fleet: rollback, then remove them from the inventory (comments kept) and their known_hosts keys',
+      )
       .option('--hosts <set>', 'hosts to take out: 16,34 16-20 memserver34 @cpu pair:alice')
       .option('--pair <owner>', "the owner's pair: both its hosts and the pair entry")
       .option('--no-rollback', 'remove from the inventory without rolling the hosts back first (they keep the routing)')

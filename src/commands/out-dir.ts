@@ -42,7 +42,13 @@ function fsError(what: string, error: unknown, out: string): UsageError {
   return new UsageError(`${out}: cannot ${what}: ${reason}${code ? ` (${code})` : ''}`);
 }
 
-function kindOf(s: { isFile(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
+function kindOf(s: {
+  isFile(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+}): string {
   if (s.isFile()) return 'a file';
   if (s.isCharacterDevice() || s.isBlockDevice()) return 'a device';
   if (s.isFIFO()) return 'a pipe';
@@ -62,14 +68,17 @@ async function prepareRoot(dir: string, cwd: string, out: string): Promise<strin
     try {
       const found = await stat(existing);
       if (!found.isDirectory()) {
-        throw new UsageError(`${out}: ${existing === root ? 'it' : existing} is ${kindOf(found)}, not a directory (give a directory to write the files into)`);
+        throw new UsageError(
+          `${out}: ${existing === root ? 'it' : existing} is ${kindOf(found)}, not a directory (give a directory to write the files into)`,
+        );
       }
       break;
     } catch (error) {
       if (error instanceof UsageError) throw error;
       const code = (error as NodeJS.ErrnoException).code;
       // ENOTDIR: a component further up is a file; walking up finds it and says so.
-      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || dirname(existing) === existing) throw fsError(`use ${existing}`, error, out);
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || dirname(existing) === existing)
+        throw fsError(`use ${existing}`, error, out);
       missing.unshift(existing);
       existing = dirname(existing);
     }
@@ -103,7 +112,9 @@ async function ensureSubdirectory(path: string, out: string): Promise<void> {
     throw fsError(`use ${path}`, error, out);
   });
   if (found.isSymbolicLink()) {
-    throw new UsageError(`${out}: ${path} is a symbolic link; refusing to write through it (remove it, or write to a fresh directory)`);
+    throw new UsageError(
+      `${out}: ${path} is a symbolic link; refusing to write through it (remove it, or write to a fresh directory)`,
+    );
   }
   if (!found.isDirectory()) throw new UsageError(`${out}: ${path} is ${kindOf(found)}, not a directory`);
 }
@@ -118,7 +129,11 @@ async function writeOne(dir: string, name: string, file: TreeFile, out: string):
   const staged = join(dir, `.${name}.ibfleet-${randomBytes(6).toString('hex')}`);
   let handle;
   try {
-    handle = await open(staged, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    handle = await open(
+      staged,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
   } catch (error) {
     throw fsError(`write ${target}`, error, out);
   }
@@ -139,7 +154,12 @@ async function writeOne(dir: string, name: string, file: TreeFile, out: string):
  * Writes every file under `dir` (relative to `cwd`); returns the paths written as the user named
  * them, in order. `option` names the command's option in messages (`render --out DIR`).
  */
-export async function writeTree(dir: string, cwd: string, files: readonly TreeFile[], option = 'render --out'): Promise<string[]> {
+export async function writeTree(
+  dir: string,
+  cwd: string,
+  files: readonly TreeFile[],
+  option = 'render --out',
+): Promise<string[]> {
   const out = `${option} ${dir}`;
   const root = await prepareRoot(dir, cwd, out);
   const shown = resolve(cwd, dir);
@@ -147,7 +167,8 @@ export async function writeTree(dir: string, cwd: string, files: readonly TreeFi
   const written: string[] = [];
   for (const file of files) {
     const parts = file.relative.split('/').filter((p) => p !== '');
-    if (parts.length === 0 || parts.some((p) => p === '.' || p === '..')) throw new UsageError(`${out}: refusing the path ${file.relative}`);
+    if (parts.length === 0 || parts.some((p) => p === '.' || p === '..'))
+      throw new UsageError(`${out}: refusing the path ${file.relative}`);
     let dir = root;
     for (const part of parts.slice(0, -1)) {
       dir = join(dir, part);
@@ -176,13 +197,18 @@ async function notReplaceable(root: string, own: OwnTree): Promise<string | unde
   const entries = await readdir(root);
   if (entries.length === 0) return undefined;
   const foreign = entries.filter((e) => !Object.hasOwn(own.entries, e));
-  if (foreign.length) return `it holds what ibfleet does not write there (${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? `, … ${foreign.length} in all` : ''})`;
+  if (foreign.length)
+    return `it holds what ibfleet does not write there (${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? `, … ${foreign.length} in all` : ''})`;
   for (const name of entries) {
     const found = await lstat(join(root, name));
     const want = own.entries[name];
-    if (found.isSymbolicLink() || (want === 'directory' ? !found.isDirectory() : !found.isFile())) return `its ${name} is ${found.isSymbolicLink() ? 'a symbolic link' : kindOf(found)}, where ibfleet writes a ${want}`;
+    if (found.isSymbolicLink() || (want === 'directory' ? !found.isDirectory() : !found.isFile()))
+      return `its ${name} is ${found.isSymbolicLink() ? 'a symbolic link' : kindOf(found)}, where ibfleet writes a ${want}`;
   }
-  const marked = await readFile(join(root, own.mark.relative), 'utf8').then((t) => t.startsWith(own.mark.begins), () => false);
+  const marked = await readFile(join(root, own.mark.relative), 'utf8').then(
+    (t) => t.startsWith(own.mark.begins),
+    () => false,
+  );
   return marked ? undefined : `its ${own.mark.relative} is not one ibfleet wrote`;
 }
 
@@ -191,7 +217,12 @@ async function notReplaceable(root: string, own: OwnTree): Promise<string | unde
  * it exists; refused (UsageError) unless it is empty or the writer's own earlier tree. Nothing is
  * written: a command checks this before it contacts any host.
  */
-export async function checkReplaceable(dir: string, cwd: string, option: string, own: OwnTree): Promise<string | undefined> {
+export async function checkReplaceable(
+  dir: string,
+  cwd: string,
+  option: string,
+  own: OwnTree,
+): Promise<string | undefined> {
   const out = `${option} ${dir}`;
   const shown = resolve(cwd, dir);
   const given = await realpath(shown).catch((error: unknown) => {
@@ -200,12 +231,21 @@ export async function checkReplaceable(dir: string, cwd: string, option: string,
   });
   if (given === undefined) return undefined;
   const found = await stat(given);
-  if (!found.isDirectory()) throw new UsageError(`${out}: it is ${kindOf(found)}, not a directory (give a new or empty directory to write into)`);
-  if (dirname(given) === given) throw new UsageError(`${out}: refusing to write into the root directory; nothing was written (give a new or empty directory)`);
+  if (!found.isDirectory())
+    throw new UsageError(
+      `${out}: it is ${kindOf(found)}, not a directory (give a new or empty directory to write into)`,
+    );
+  if (dirname(given) === given)
+    throw new UsageError(
+      `${out}: refusing to write into the root directory; nothing was written (give a new or empty directory)`,
+    );
   const why = await notReplaceable(given, own).catch((error: unknown) => {
     throw fsError(`read ${given}`, error, out);
   });
-  if (why) throw new UsageError(`${out}: ${given} is neither empty nor written by ibfleet before: ${why}; nothing was written (give a new or empty directory)`);
+  if (why)
+    throw new UsageError(
+      `${out}: ${given} is neither empty nor written by ibfleet before: ${why}; nothing was written (give a new or empty directory)`,
+    );
   return given;
 }
 
@@ -217,7 +257,13 @@ export async function checkReplaceable(dir: string, cwd: string, option: string,
  * anything else is refused before a byte is written: a directory of the user's is never merged
  * into, nor emptied.
  */
-export async function replaceTree(dir: string, cwd: string, files: readonly TreeFile[], option: string, own: OwnTree): Promise<string[]> {
+export async function replaceTree(
+  dir: string,
+  cwd: string,
+  files: readonly TreeFile[],
+  option: string,
+  own: OwnTree,
+): Promise<string[]> {
   const out = `${option} ${dir}`;
   const shown = resolve(cwd, dir);
   const given = await checkReplaceable(dir, cwd, option, own);

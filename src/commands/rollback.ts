@@ -14,7 +14,9 @@ export function registerRollback(program: Command, io: Io, done: (r: CommandResu
   addRunOptions(
     program
       .command('rollback')
-      .description('undo deploy: remove hooks, script and sysctl file, rules and tables; main routes back as the kernel had them')
+      .description(
+        'undo deploy: remove hooks, script and sysctl file, rules and tables; main routes back as the kernel had them',
+      )
       .option('--hosts <set>', 'hosts to roll back: 16,34 16-20 memserver34 @cpu pair:alice all'),
   ).action(async (raw: unknown, cmd: Command) => {
     const opts = await readOptions(rollbackOptions, raw);
@@ -25,6 +27,13 @@ export function registerRollback(program: Command, io: Io, done: (r: CommandResu
     ]);
     const playbook = await readPlaybook(undefined, io);
     const run = await prepareRun(io, cmd, { selection: opts.hosts, askSudoPass: opts.askSudoPass });
-    done({ verdict: await runPerHost(io, run, { command: 'rollback', inventory: run.globals.inventory }, rollbackHost({ fleet: run.fleet, playbook, transport: run.transport })) });
+    done({
+      verdict: await runPerHost(
+        io,
+        run,
+        { command: 'rollback', inventory: run.globals.inventory },
+        rollbackHost({ fleet: run.fleet, playbook, transport: run.transport }),
+      ),
+    });
   });
 }

@@ -2,7 +2,10 @@
 import type { Command } from 'commander';
 
 export function addRunOptions(command: Command): Command {
-  return command.option('-K, --ask-sudo-pass', 'ask once for the sudo password (hidden) and send it on stdin to hosts whose sudo asks');
+  return command.option(
+    '-K, --ask-sudo-pass',
+    'ask once for the sudo password (hidden) and send it on stdin to hosts whose sudo asks',
+  );
 }
 
 /** The one message for a command that needs --hosts and was given none. */

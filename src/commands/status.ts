@@ -19,7 +19,10 @@ export function registerStatus(program: Command, io: Io, done: (r: CommandResult
       .description('read-only: which hosts comply with the playbook and what drifted')
       .option('--hosts <set>', 'hosts to check (default: all)')
       .option('--playbook <file>', 'playbook to check against (default: the built-in dual-ib-routing)')
-      .option('--diff', "show each of ibfleet's files that differs on a host as a unified diff (host's copy → what deploy installs)"),
+      .option(
+        '--diff',
+        "show each of ibfleet's files that differs on a host as a unified diff (host's copy → what deploy installs)",
+      ),
   ).action(async (raw: unknown, cmd: Command) => {
     const opts = await readOptions(statusOptions, raw);
     const [{ readPlaybook }, { prepareRun, runPerHost }, { statusHost }, { fleetWarnings }] = await Promise.all([
@@ -31,6 +34,14 @@ export function registerStatus(program: Command, io: Io, done: (r: CommandResult
     const playbook = await readPlaybook(opts.playbook, io);
     const run = await prepareRun(io, cmd, { selection: opts.hosts, askSudoPass: opts.askSudoPass });
     const { diff } = opts;
-    done({ verdict: await runPerHost(io, run, { command: 'status', inventory: run.globals.inventory, playbook: playbook.name, diff }, statusHost({ fleet: run.fleet, playbook, transport: run.transport }, { diff }), fleetWarnings(playbook)) });
+    done({
+      verdict: await runPerHost(
+        io,
+        run,
+        { command: 'status', inventory: run.globals.inventory, playbook: playbook.name, diff },
+        statusHost({ fleet: run.fleet, playbook, transport: run.transport }, { diff }),
+        fleetWarnings(playbook),
+      ),
+    });
   });
 }

@@ -18,18 +18,27 @@ const verifyOptions = ({ z, decimalInteger }: OptionTools) => {
       // both given is a contradiction, not a choice; neither means "where possible".
       rping: z
         .array(z.enum(RPING_FLAGS))
-        .max(1, { error: '--rping and --no-rping contradict each other: give one (--rping: every pair must pass rping; --no-rping: ping only)' })
+        .max(1, {
+          error:
+            '--rping and --no-rping contradict each other: give one (--rping: every pair must pass rping; --no-rping: ping only)',
+        })
         .transform((flags): RpingMode => (flags[0] === '--rping' ? 'on' : flags[0] === '--no-rping' ? 'off' : 'auto')),
       full: z.boolean().default(false),
       rail: z.boolean().default(false),
       ring: z.boolean().default(false),
-      rpingPort: decimalInteger(port).pipe(z.number().min(1024, { error: port }).max(65000, { error: port })).optional(),
+      rpingPort: decimalInteger(port)
+        .pipe(z.number().min(1024, { error: port }).max(65000, { error: port }))
+        .optional(),
       askSudoPass: z.boolean().default(false),
     })
     .refine((o) => o.hosts === undefined || o.pair === undefined, { error: 'give --hosts or --pair, not both' })
     .superRefine((o, ctx) => {
       const modes = (['full', 'rail', 'ring'] as const).filter((m) => o[m]);
-      if (modes.length > 1) ctx.addIssue({ code: 'custom', message: `${modes.map((m) => `--${m}`).join(' and ')} contradict each other: give one (--full: every NIC pair; --rail: NIC n to NIC n; --ring: each host to the next)` });
+      if (modes.length > 1)
+        ctx.addIssue({
+          code: 'custom',
+          message: `${modes.map((m) => `--${m}`).join(' and ')} contradict each other: give one (--full: every NIC pair; --rail: NIC n to NIC n; --ring: each host to the next)`,
+        });
     });
 };
 
@@ -37,14 +46,28 @@ export function registerVerify(program: Command, io: Io, done: (r: CommandResult
   const verify = addRunOptions(
     program
       .command('verify')
-      .description('prove connectivity: ping (and rping where there is RDMA) from every NIC to every NIC of the other hosts')
+      .description(
+        'prove connectivity: ping (and rping where there is RDMA) from every NIC to every NIC of the other hosts',
+      )
       .option('--hosts <set>', 'hosts to check (default: all)')
       .option('--pair <owner>', "check one student's machine pair (same as --hosts pair:OWNER)")
-      .option('--rping', 'require the RDMA check: rping cells for every pair (skipped with the reason where a host has no RDMA device)')
+      .option(
+        '--rping',
+        'require the RDMA check: rping cells for every pair (skipped with the reason where a host has no RDMA device)',
+      )
       .option('--no-rping', 'ping only, even where the hosts have RDMA devices')
-      .option('--full', 'every NIC to every NIC of every other host (the default while that is at most 1024 cells a host)')
-      .option('--rail', 'NIC n to NIC n of every other host: what rail-aligned collective traffic uses (the default when the full matrix is too large and this is not)')
-      .option('--ring', 'each host to the next one only (all NIC pairs); the default when the full matrix and the rails are too large')
+      .option(
+        '--full',
+        'every NIC to every NIC of every other host (the default while that is at most 1024 cells a host)',
+      )
+      .option(
+        '--rail',
+        'NIC n to NIC n of every other host: what rail-aligned collective traffic uses (the default when the full matrix is too large and this is not)',
+      )
+      .option(
+        '--ring',
+        'each host to the next one only (all NIC pairs); the default when the full matrix and the rails are too large',
+      )
       .option('--rping-port <port>', 'first rping port; each server on a host gets the next one (default: 7174)'),
   );
   const rpingFlags: (typeof RPING_FLAGS)[number][] = [];
@@ -52,12 +75,32 @@ export function registerVerify(program: Command, io: Io, done: (r: CommandResult
   verify.on('option:no-rping', () => rpingFlags.push('--no-rping'));
   verify.action(async (raw: Record<string, unknown>, cmd: Command) => {
     const opts = await readOptions(verifyOptions, { ...raw, rping: rpingFlags });
-    const [{ fanoutOptions, prepareRun, runDisplayed }, { runVerify }, { chooseMatrixMode }] = await Promise.all([import('./fleet-run.js'), import('../runner/verify.js'), import('../plan/matrix.js')]);
-    const run = await prepareRun(io, cmd, { selection: opts.pair !== undefined ? `pair:${opts.pair}` : opts.hosts, askSudoPass: opts.askSudoPass });
-    if (run.hosts.length < 2) throw new UsageError(`verify needs at least two hosts; the selection has ${run.hosts.length}`);
-    const matrix = chooseMatrixMode(run.hosts, opts.full ? 'full' : opts.rail ? 'rail' : opts.ring ? 'ring' : undefined);
+    const [{ fanoutOptions, prepareRun, runDisplayed }, { runVerify }, { chooseMatrixMode }] = await Promise.all([
+      import('./fleet-run.js'),
+      import('../runner/verify.js'),
+      import('../plan/matrix.js'),
+    ]);
+    const run = await prepareRun(io, cmd, {
+      selection: opts.pair !== undefined ? `pair:${opts.pair}` : opts.hosts,
+      askSudoPass: opts.askSudoPass,
+    });
+    if (run.hosts.length < 2)
+      throw new UsageError(`verify needs at least two hosts; the selection has ${run.hosts.length}`);
+    const matrix = chooseMatrixMode(
+      run.hosts,
+      opts.full ? 'full' : opts.rail ? 'rail' : opts.ring ? 'ring' : undefined,
+    );
     const verdict = await runDisplayed(io, run, { command: 'verify', inventory: run.globals.inventory }, (events) =>
-      runVerify({ ...fanoutOptions(run, events), fleet: run.fleet, hosts: run.hosts, mode: matrix.mode, ...(matrix.reason ? { modeReason: matrix.reason } : {}), rping: opts.rping, transport: run.transport, ...(opts.rpingPort !== undefined ? { basePort: opts.rpingPort } : {}) }),
+      runVerify({
+        ...fanoutOptions(run, events),
+        fleet: run.fleet,
+        hosts: run.hosts,
+        mode: matrix.mode,
+        ...(matrix.reason ? { modeReason: matrix.reason } : {}),
+        rping: opts.rping,
+        transport: run.transport,
+        ...(opts.rpingPort !== undefined ? { basePort: opts.rpingPort } : {}),
+      }),
     );
     done({ verdict });
   });

@@ -8,7 +8,19 @@ import { OS_NAME_MAX, printableLine } from '../host-text.js';
 import type { Fact } from './fact.js';
 import { parseObstacles, type ObstacleKind } from './obstacles.js';
 import { parseNmSection, type NmFacts } from './nm-facts.js';
-import { parseAddresses, parseLinks, parseRoute, parseRouteGet, parseRule, splitIpBatch, type AddressFact, type LinkFact, type RouteFact, type RouteGetFact, type RuleFact } from './ip-facts.js';
+import {
+  parseAddresses,
+  parseLinks,
+  parseRoute,
+  parseRouteGet,
+  parseRule,
+  splitIpBatch,
+  type AddressFact,
+  type LinkFact,
+  type RouteFact,
+  type RouteGetFact,
+  type RuleFact,
+} from './ip-facts.js';
 import { contentLines, splitSections } from './probe-format.js';
 import { parseRdmaSection, type RdmaFacts } from './rdma-facts.js';
 
@@ -144,14 +156,21 @@ function parseRuntime(lines: readonly string[]): Pick<HostFacts, 'dirs' | 'ifsta
         if (!m) return [];
         // ifupdown 0.8: /run/network/ifstate.<iface> holding "<iface>"; older: one file of "iface=iface" lines.
         const fromName = /ifstate\.(.+)$/.exec(m[1]!)?.[1];
-        return fromName ? [fromName] : m[2]!.split(/\s+/).filter(Boolean).map((e) => e.split('=')[0]!);
+        return fromName
+          ? [fromName]
+          : m[2]!
+              .split(/\s+/)
+              .filter(Boolean)
+              .map((e) => e.split('=')[0]!);
       }),
     ),
   };
 }
 
 /** The `ip` batch: links, addresses, rules, every table's routes, and each NIC's `route get`. */
-function parseIp(sections: ReadonlyMap<string, readonly string[]>): Pick<HostFacts, 'links' | 'addresses' | 'rules' | 'routes' | 'routeGet'> {
+function parseIp(
+  sections: ReadonlyMap<string, readonly string[]>,
+): Pick<HostFacts, 'links' | 'addresses' | 'rules' | 'routes' | 'routeGet'> {
   const ip = splitIpBatch(sections.get('ip') ?? []);
   const routes = new Map<string, RouteFact[]>();
   // The kernel's own `local` table (addresses of this host, broadcasts) says nothing ibfleet uses.
@@ -164,23 +183,46 @@ function parseIp(sections: ReadonlyMap<string, readonly string[]>): Pick<HostFac
     const found = ip.routeGets.find((l) => l.startsWith(`${peer} from ${from} `));
     if (iface && found) routeGet.set(iface, parseRouteGet([found]));
   }
-  for (const [key, lines] of sections) if (key.startsWith('route-get ')) routeGet.set(key.slice('route-get '.length), parseRouteGet(lines));
-  return { links: parseLinks(ip.links), addresses: parseAddresses(ip.addrs), rules: ip.rules.map(parseRule).filter((r): r is RuleFact => r !== undefined), routes, routeGet };
+  for (const [key, lines] of sections)
+    if (key.startsWith('route-get ')) routeGet.set(key.slice('route-get '.length), parseRouteGet(lines));
+  return {
+    links: parseLinks(ip.links),
+    addresses: parseAddresses(ip.addrs),
+    rules: ip.rules.map(parseRule).filter((r): r is RuleFact => r !== undefined),
+    routes,
+    routeGet,
+  };
 }
 
 /** What the probe read of ibfleet's files: a few header lines each (`head PATH`), or all (`content PATH`). */
-function parseContents(sections: ReadonlyMap<string, readonly string[]>): Map<string, { text: string; whole: boolean }> {
+function parseContents(
+  sections: ReadonlyMap<string, readonly string[]>,
+): Map<string, { text: string; whole: boolean }> {
   const contents = new Map<string, { text: string; whole: boolean }>();
   for (const [key, lines] of sections) {
     const [kind, ...rest] = key.split(' ');
-    if (kind === 'head' || kind === 'content') contents.set(rest.join(' '), { text: contentLines(lines).map((l) => `${l}\n`).join(''), whole: kind === 'content' });
+    if (kind === 'head' || kind === 'content')
+      contents.set(rest.join(' '), {
+        text: contentLines(lines)
+          .map((l) => `${l}\n`)
+          .join(''),
+        whole: kind === 'content',
+      });
   }
   return contents;
 }
 
 /** The steps' facts, each from the sections that carry its name. */
-function parseExtra(sections: ReadonlyMap<string, readonly string[]>, facts: readonly Fact<unknown>[]): Map<string, unknown> {
-  return new Map(facts.map((fact) => [fact.name, fact.parse(new Map([...sections].filter(([key]) => key === fact.name || key.startsWith(`${fact.name} `))))]));
+function parseExtra(
+  sections: ReadonlyMap<string, readonly string[]>,
+  facts: readonly Fact<unknown>[],
+): Map<string, unknown> {
+  return new Map(
+    facts.map((fact) => [
+      fact.name,
+      fact.parse(new Map([...sections].filter(([key]) => key === fact.name || key.startsWith(`${fact.name} `)))),
+    ]),
+  );
 }
 
 /** `facts`: the steps' facts the probe ran (render/probe-script.ts), parsed from their own sections. */
@@ -198,7 +240,11 @@ export function parseProbe(output: string, facts: readonly Fact<unknown>[] = [])
     netplan: parseNetplan(get('netplan')),
     ...parseConfig(get('config')),
     ...parseRuntime(get('runtime')),
-    tools: new Set(get('tools').map((l) => l.trim()).filter(Boolean)),
+    tools: new Set(
+      get('tools')
+        .map((l) => l.trim())
+        .filter(Boolean),
+    ),
     hostname: contentLines(get('hostname'))[0]?.trim() || undefined,
     rdma: sections.has('rdma') ? parseRdmaSection(get('rdma')) : undefined,
     nm: parseNmSection(get('nm')),

@@ -48,7 +48,14 @@ function after(tokens: readonly string[], key: string): string | undefined {
 export function parseRoute(line: string): RouteFact {
   const text = normalizeLine(line);
   const tokens = text.split(' ');
-  return { dst: tokens[0] ?? '', dev: after(tokens, 'dev'), src: after(tokens, 'src'), proto: after(tokens, 'proto'), scope: after(tokens, 'scope'), text };
+  return {
+    dst: tokens[0] ?? '',
+    dev: after(tokens, 'dev'),
+    src: after(tokens, 'src'),
+    proto: after(tokens, 'proto'),
+    scope: after(tokens, 'scope'),
+    text,
+  };
 }
 
 export function parseRule(line: string): RuleFact | undefined {
@@ -56,7 +63,12 @@ export function parseRule(line: string): RuleFact | undefined {
   if (!match) return undefined;
   const text = normalizeLine(match[2]!);
   const tokens = text.split(' ');
-  return { priority: Number(match[1]), from: after(tokens, 'from') ?? 'all', table: after(tokens, 'lookup') ?? after(tokens, 'table'), text };
+  return {
+    priority: Number(match[1]),
+    from: after(tokens, 'from') ?? 'all',
+    table: after(tokens, 'lookup') ?? after(tokens, 'table'),
+    text,
+  };
 }
 
 export function parseAddresses(lines: readonly string[]): AddressFact[] {
@@ -86,8 +98,15 @@ export function parseLinks(lines: readonly string[]): Map<string, LinkFact> {
     const match = /^\d+:\s+([^:@\s]+)(?:@\S+)?:\s+<([^>]*)>(?:\s+mtu\s+(\d+))?/.exec(line);
     if (!match) continue;
     const flags = match[2]!.split(',');
-    const hwaddr = /\slink\/(?:ether|infiniband)\s+([0-9a-fA-F]{2}(?::[0-9a-fA-F]{2})+)(?:\s|$)/.exec(line)?.[1]?.toLowerCase();
-    out.set(match[1]!, { up: flags.includes('UP'), lowerUp: flags.includes('LOWER_UP'), mtu: match[3] ? Number(match[3]) : undefined, ...(hwaddr ? { hwaddr } : {}) });
+    const hwaddr = /\slink\/(?:ether|infiniband)\s+([0-9a-fA-F]{2}(?::[0-9a-fA-F]{2})+)(?:\s|$)/
+      .exec(line)?.[1]
+      ?.toLowerCase();
+    out.set(match[1]!, {
+      up: flags.includes('UP'),
+      lowerUp: flags.includes('LOWER_UP'),
+      mtu: match[3] ? Number(match[3]) : undefined,
+      ...(hwaddr ? { hwaddr } : {}),
+    });
   }
   return out;
 }
@@ -112,7 +131,13 @@ export function splitIpBatch(lines: readonly string[]): {
   routes: Map<string, string[]>;
   routeGets: string[];
 } {
-  const out = { links: [] as string[], addrs: [] as string[], rules: [] as string[], routes: new Map<string, string[]>(), routeGets: [] as string[] };
+  const out = {
+    links: [] as string[],
+    addrs: [] as string[],
+    rules: [] as string[],
+    routes: new Map<string, string[]>(),
+    routeGets: [] as string[],
+  };
   for (const line of lines) {
     if (line.trim() === '') continue;
     if (/^\d+:\s+[^\s:]+:\s+</.test(line)) out.links.push(line);
@@ -122,7 +147,7 @@ export function splitIpBatch(lines: readonly string[]): {
     else {
       const tokens = normalizeLine(line).split(' ');
       const at = tokens.indexOf('table');
-      const table = at >= 0 ? tokens[at + 1] ?? 'main' : 'main';
+      const table = at >= 0 ? (tokens[at + 1] ?? 'main') : 'main';
       if (at >= 0) tokens.splice(at, 2);
       out.routes.set(table, [...(out.routes.get(table) ?? []), tokens.join(' ')]);
     }

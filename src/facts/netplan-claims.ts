@@ -34,7 +34,11 @@ export function deviceClaim(id: string, device: unknown): Pick<NetplanClaim, 'if
  * kernel's, where known) each holding where given. A match by driver alone is not read (the probe
  * does not read drivers): it claims no NIC here.
  */
-export function claimConfigures(claim: Pick<NetplanClaim, 'iface' | 'match'>, iface: string, hwaddr: string | undefined): boolean {
+export function claimConfigures(
+  claim: Pick<NetplanClaim, 'iface' | 'match'>,
+  iface: string,
+  hwaddr: string | undefined,
+): boolean {
   if (claim.iface === iface) return true;
   const m = claim.match;
   if (!m || (m.name === undefined && m.macaddress === undefined)) return false;
@@ -49,7 +53,19 @@ export function claimText(claim: NetplanClaim): string {
   return `${claim.type}.${claim.id}${words.length ? `, match ${words.join(' ')}` : ''}`;
 }
 
-const DEVICE_TYPES = ['ethernets', 'bonds', 'bridges', 'vlans', 'wifis', 'modems', 'tunnels', 'vrfs', 'dummy-devices', 'virtual-ethernets', 'nm-devices'];
+const DEVICE_TYPES = [
+  'ethernets',
+  'bonds',
+  'bridges',
+  'vlans',
+  'wifis',
+  'modems',
+  'tunnels',
+  'vrfs',
+  'dummy-devices',
+  'virtual-ethernets',
+  'nm-devices',
+];
 
 /** Interfaces netplan files configure, with the renderer that applies to each (networkd unless set). */
 export function netplanClaims(files: HostFacts['netplan']): NetplanClaim[] {
@@ -96,7 +112,10 @@ function parseClaims(text: string): Omit<NetplanClaim, 'file'>[] {
   for (const type of DEVICE_TYPES) {
     const section = network[type];
     if (!section || typeof section !== 'object') continue;
-    const sectionRenderer = typeof (section as { renderer?: unknown }).renderer === 'string' ? String((section as { renderer: string }).renderer) : globalRenderer;
+    const sectionRenderer =
+      typeof (section as { renderer?: unknown }).renderer === 'string'
+        ? String((section as { renderer: string }).renderer)
+        : globalRenderer;
     for (const [id, device] of Object.entries(section as Record<string, unknown>)) {
       if (id === 'renderer' || !device || typeof device !== 'object') continue;
       const d = device as { renderer?: unknown };

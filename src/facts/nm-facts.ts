@@ -84,7 +84,10 @@ export function versionAtLeast(version: string, minimum: string): boolean {
 
 /** A routing rule as text that compares equal however NetworkManager or a person spaced it. */
 export function normalizeNmRule(rule: string): string {
-  return rule.trim().replace(/\s+/g, ' ').replace(/ from (\d+\.\d+\.\d+\.\d+)\/32\b/, ' from $1');
+  return rule
+    .trim()
+    .replace(/\s+/g, ' ')
+    .replace(/ from (\d+\.\d+\.\d+\.\d+)\/32\b/, ' from $1');
 }
 
 /**

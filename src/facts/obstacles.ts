@@ -9,7 +9,15 @@
  */
 import { shellQuote } from '../script/shell.js';
 
-export type ObstacleKind = 'directory' | 'link to a directory' | 'block device' | 'character device' | 'fifo' | 'socket' | 'not a directory' | 'link to nothing';
+export type ObstacleKind =
+  | 'directory'
+  | 'link to a directory'
+  | 'block device'
+  | 'character device'
+  | 'fifo'
+  | 'socket'
+  | 'not a directory'
+  | 'link to nothing';
 
 /** Where ibfleet writes: its files' paths, and the directories they and their staged copies live in. */
 export interface WriteTargets {
@@ -35,7 +43,16 @@ export function obstacleProbe(targets: WriteTargets): string[] {
   ];
 }
 
-const KINDS: readonly ObstacleKind[] = ['link to a directory', 'directory', 'block device', 'character device', 'fifo', 'socket', 'not a directory', 'link to nothing'];
+const KINDS: readonly ObstacleKind[] = [
+  'link to a directory',
+  'directory',
+  'block device',
+  'character device',
+  'fifo',
+  'socket',
+  'not a directory',
+  'link to nothing',
+];
 
 /** The `in-the-way` section: path → what stands there. */
 export function parseObstacles(lines: readonly string[]): Map<string, ObstacleKind> {

@@ -66,10 +66,19 @@ export function parseRdmaSection(lines: readonly string[]): RdmaFacts {
       const [iface, mode = '', devPort = '', devId = '', devs = ''] = text.split('|');
       if (iface) nics.set(iface, { mode, devPort, devId, devices: devs.split(' ').filter(Boolean) });
     } else if (kind === 'port' && rest.length >= 3) {
-      const [state = '', physState = '', rate = '', linkLayer = '', lid = '', smLid = ''] = rest.slice(2).join(' ').split('|');
+      const [state = '', physState = '', rate = '', linkLayer = '', lid = '', smLid = ''] = rest
+        .slice(2)
+        .join(' ')
+        .split('|');
       ports.set(`${rest[0]}/${rest[1]}`, { state, physState, rate, linkLayer, lid, smLid });
     } else if (kind === 'gid' && rest.length >= 4) {
-      gids.push({ device: rest[0]!, port: Number(rest[1]), index: Number(rest[2]), gid: rest[3]!, type: rest.slice(4).join(' ') });
+      gids.push({
+        device: rest[0]!,
+        port: Number(rest[1]),
+        index: Number(rest[2]),
+        gid: rest[3]!,
+        type: rest.slice(4).join(' '),
+      });
     }
   }
   return { devices, nics, ndevs, ports, gids };

@@ -32,7 +32,9 @@ export function ipv4MappedGid(address: string): string {
  * that has an RDMA device.
  */
 export function renderRdmaProbe(host: Host, ifaces: readonly string[] | undefined): string[] {
-  const names = ifaces ? ifaces.map(shellQuote).join(' ') : '$(for n in /sys/class/net/*/device/infiniband; do [ -d "$n" ] && { n=${n%/device/infiniband}; printf "%s " "${n##*/}"; }; done)';
+  const names = ifaces
+    ? ifaces.map(shellQuote).join(' ')
+    : '$(for n in /sys/class/net/*/device/infiniband; do [ -d "$n" ] && { n=${n%/device/infiniband}; printf "%s " "${n##*/}"; }; done)';
   const gids = host.nics.map((n) => ipv4MappedGid(n.address)).join('|');
   return [
     '\ts rdma',

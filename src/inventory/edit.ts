@@ -34,7 +34,13 @@ export type InventoryEdit =
  * owner who already has another pair, is a conflict and nothing is added. Throws ConfigError
  * when `text` itself is not a valid inventory.
  */
-export function planInventoryAddition(text: string, file: string, baseDir: string, addition: InventoryAddition, overrides: readonly HostOverride[] = []): InventoryEdit {
+export function planInventoryAddition(
+  text: string,
+  file: string,
+  baseDir: string,
+  addition: InventoryAddition,
+  overrides: readonly HostOverride[] = [],
+): InventoryEdit {
   const fleet = loadInventory(text, file, baseDir, overrides);
   const doc = parseDocument(text, { keepSourceTokens: false });
   const conflicts: string[] = [];
@@ -60,19 +66,28 @@ export function planInventoryAddition(text: string, file: string, baseDir: strin
     if (!same) {
       addPair = true;
       for (const other of fleet.pairs.filter((p) => p.owner === pair.owner)) {
-        conflicts.push(`${pair.owner} already has a pair in ${file} (cpu ${other.cpu}, mem ${other.mem}); an owner has one pair — remove that pair first, or onboard under another owner name`);
+        conflicts.push(
+          `${pair.owner} already has a pair in ${file} (cpu ${other.cpu}, mem ${other.mem}); an owner has one pair — remove that pair first, or onboard under another owner name`,
+        );
       }
       for (const other of fleet.pairs.filter((p) => p.owner !== pair.owner)) {
         for (const id of [pair.cpu, pair.mem]) {
-          if (other.cpu === id || other.mem === id) conflicts.push(`host ${id} already belongs to ${other.owner}'s pair (cpu ${other.cpu}, mem ${other.mem}); a machine serves one pair`);
+          if (other.cpu === id || other.mem === id)
+            conflicts.push(
+              `host ${id} already belongs to ${other.owner}'s pair (cpu ${other.cpu}, mem ${other.mem}); a machine serves one pair`,
+            );
         }
       }
     }
   }
   if (conflicts.length > 0) return { ok: false, conflicts };
-  if (newHosts.length === 0 && !addPair) return { ok: true, text, fleet, addedHosts: [], addedPair: false, addedLines: [] };
+  if (newHosts.length === 0 && !addPair)
+    return { ok: true, text, fleet, addedHosts: [], addedPair: false, addedLines: [] };
 
-  const insertions = [...hostInsertions(text, doc, newHosts), ...(addPair ? [pairInsertion(text, doc, addition.pair!)] : [])];
+  const insertions = [
+    ...hostInsertions(text, doc, newHosts),
+    ...(addPair ? [pairInsertion(text, doc, addition.pair!)] : []),
+  ];
   const next = applyInsertions(text, insertions);
   checkResult(text, next, newHosts, addPair ? addition.pair : undefined);
   let nextFleet: Fleet;
@@ -80,7 +95,13 @@ export function planInventoryAddition(text: string, file: string, baseDir: strin
     nextFleet = loadInventory(next, file, baseDir, overrides);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    return { ok: false, conflicts: error.problems.map((p) => `with these entries ${file} would not be valid: line ${p.position.line}: ${p.message}${p.hint ? ` (${p.hint})` : ''}`) };
+    return {
+      ok: false,
+      conflicts: error.problems.map(
+        (p) =>
+          `with these entries ${file} would not be valid: line ${p.position.line}: ${p.message}${p.hint ? ` (${p.hint})` : ''}`,
+      ),
+    };
   }
   return {
     ok: true,
@@ -101,10 +122,18 @@ interface Inherited {
 
 /** What a host entry that leaves a field out gets (the inventory's `defaults:`, else the built-ins). */
 function inheritedSettings(doc: Document, nics: number): Inherited {
-  const defaults = ((doc.toJS() as { defaults?: Record<string, unknown> } | null)?.defaults ?? {}) as { interfaces?: string[]; user?: string; manager?: string; role?: string; nics?: number };
+  const defaults = ((doc.toJS() as { defaults?: Record<string, unknown> } | null)?.defaults ?? {}) as {
+    interfaces?: string[];
+    user?: string;
+    manager?: string;
+    role?: string;
+    nics?: number;
+  };
   return {
     // A new host without nics of its own has defaults' count, else the fabric's.
-    interfaces: defaults.interfaces ?? Array.from({ length: typeof defaults.nics === 'number' ? defaults.nics : nics }, (_, i) => `ib${i}`),
+    interfaces:
+      defaults.interfaces ??
+      Array.from({ length: typeof defaults.nics === 'number' ? defaults.nics : nics }, (_, i) => `ib${i}`),
     user: defaults.user,
     manager: defaults.manager ?? 'auto',
     role: defaults.role,
@@ -113,7 +142,8 @@ function inheritedSettings(doc: Document, nics: number): Inherited {
 
 /** A new entry names only what differs from what it would inherit: `interfaces:` only for other names, and so on. */
 function withoutInherited(entry: HostEntry, inherit: Inherited): HostEntry {
-  const same = (a: readonly string[] | undefined, b: readonly string[]) => a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
+  const same = (a: readonly string[] | undefined, b: readonly string[]) =>
+    a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
   return {
     ...entry,
     interfaces: same(entry.interfaces, inherit.interfaces) ? undefined : entry.interfaces,
@@ -126,23 +156,33 @@ function withoutInherited(entry: HostEntry, inherit: Inherited): HostEntry {
 /** What differs between the inventory's host and the entry onboard would write, in words. */
 export function hostDifferences(existing: Host, entry: HostEntry): string[] {
   const diffs: string[] = [];
-  const differ = (what: string, has: string | undefined, wants: string) => diffs.push(`${what} ${has ?? '(none)'} (onboard would write ${wants})`);
+  const differ = (what: string, has: string | undefined, wants: string) =>
+    diffs.push(`${what} ${has ?? '(none)'} (onboard would write ${wants})`);
   if (existing.name !== entry.name) differ('name', existing.name, entry.name);
-  if (entry.address !== undefined && existing.address !== entry.address) differ('address', existing.address, entry.address);
+  if (entry.address !== undefined && existing.address !== entry.address)
+    differ('address', existing.address, entry.address);
   if (entry.role !== undefined && existing.role !== entry.role) differ('role', existing.role, entry.role);
   const ifaces = existing.nics.map((n) => n.iface);
-  if (entry.interfaces !== undefined && !isDeepStrictEqual(ifaces, [...entry.interfaces])) differ('interfaces', ifaces.join(', '), entry.interfaces.join(', '));
-  if (entry.user !== undefined && (existing.user ?? 'root') !== entry.user) differ('user', existing.user ?? 'root', entry.user);
-  if (entry.manager !== undefined && existing.manager !== entry.manager) differ('manager', existing.manager, entry.manager);
+  if (entry.interfaces !== undefined && !isDeepStrictEqual(ifaces, [...entry.interfaces]))
+    differ('interfaces', ifaces.join(', '), entry.interfaces.join(', '));
+  if (entry.user !== undefined && (existing.user ?? 'root') !== entry.user)
+    differ('user', existing.user ?? 'root', entry.user);
+  if (entry.manager !== undefined && existing.manager !== entry.manager)
+    differ('manager', existing.manager, entry.manager);
   return diffs;
 }
 
 /** The object an entry stands for in the YAML (also what the result is checked against). */
 function entryData(entry: HostEntry): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries({ name: entry.name, address: entry.address, role: entry.role, interfaces: entry.interfaces && [...entry.interfaces], user: entry.user, manager: entry.manager }).filter(
-      ([, v]) => v !== undefined,
-    ),
+    Object.entries({
+      name: entry.name,
+      address: entry.address,
+      role: entry.role,
+      interfaces: entry.interfaces && [...entry.interfaces],
+      user: entry.user,
+      manager: entry.manager,
+    }).filter(([, v]) => v !== undefined),
   );
 }
 
@@ -155,7 +195,11 @@ function checkResult(before: string, after: string, hosts: readonly HostEntry[],
   const expectedHosts = (expected.hosts ?? {}) as Record<string, unknown>;
   for (const h of hosts) expectedHosts[String(h.id)] = entryData(h);
   expected.hosts = expectedHosts;
-  if (pair) expected.pairs = [...((expected.pairs as unknown[] | undefined) ?? []), { owner: pair.owner, cpu: pair.cpu, mem: pair.mem }];
+  if (pair)
+    expected.pairs = [
+      ...((expected.pairs as unknown[] | undefined) ?? []),
+      { owner: pair.owner, cpu: pair.cpu, mem: pair.mem },
+    ];
   let actual: unknown;
   try {
     actual = parse(after);

@@ -34,7 +34,8 @@ export function detectStyle(text: string, doc: Document): Style {
     if ((isMap(node) || isSeq(node)) && node.flow && node.range && node.items.length > 0) {
       flowSources.push({ open: isMap(node) ? '{' : '[', source: text.slice(node.range[0], node.range[1]) });
     }
-    if (isMap(node) || isSeq(node)) for (const item of node.items) collect(isMap(node) ? (item as YamlPair).value : item);
+    if (isMap(node) || isSeq(node))
+      for (const item of node.items) collect(isMap(node) ? (item as YamlPair).value : item);
   };
   if (isMap(hosts) && !hosts.flow && hosts.items.length > 0) {
     const first = hosts.items[0]!;
@@ -109,7 +110,10 @@ function trailingComment(comment: string | undefined): string {
 export function hostLines(entry: HostEntry, style: Style, indent: string): string[] {
   const fields = hostFields(entry, style);
   if (style.flowHosts) return [`${indent}${entry.id}: ${flowMap(fields, style)}${trailingComment(entry.comment)}`];
-  return [`${indent}${entry.id}:${trailingComment(entry.comment)}`, ...fields.map(([k, v]) => `${indent}${style.fieldIndent}${k}: ${v}`)];
+  return [
+    `${indent}${entry.id}:${trailingComment(entry.comment)}`,
+    ...fields.map(([k, v]) => `${indent}${style.fieldIndent}${k}: ${v}`),
+  ];
 }
 
 export function pairFields(pair: Pair): [string, string][] {

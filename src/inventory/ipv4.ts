@@ -38,5 +38,5 @@ export function formatCidr(cidr: Cidr): string {
 }
 
 export function cidrContains(cidr: Cidr, address: number): boolean {
-  return ((address & maskOf(cidr.prefixLength)) >>> 0) === cidr.network;
+  return (address & maskOf(cidr.prefixLength)) >>> 0 === cidr.network;
 }

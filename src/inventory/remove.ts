@@ -43,7 +43,13 @@ function sharesLines(text: string, [start, stop]: [number, number], ownStart: nu
  * Plans removing `hosts` and the pairs of `owners` (and every pair naming a removed host) from
  * the inventory `text`. Throws ConfigError when `text` itself is not a valid inventory.
  */
-export function planInventoryRemoval(text: string, file: string, baseDir: string, remove: { readonly hosts: readonly number[]; readonly owners: readonly string[] }, overrides: readonly HostOverride[] = []): InventoryRemoval {
+export function planInventoryRemoval(
+  text: string,
+  file: string,
+  baseDir: string,
+  remove: { readonly hosts: readonly number[]; readonly owners: readonly string[] },
+  overrides: readonly HostOverride[] = [],
+): InventoryRemoval {
   const fleet = loadInventory(text, file, baseDir, overrides);
   const hostIds = new Set(remove.hosts);
   const pairs = fleet.pairs.filter((p) => remove.owners.includes(p.owner) || hostIds.has(p.cpu) || hostIds.has(p.mem));
@@ -57,7 +63,8 @@ export function planInventoryRemoval(text: string, file: string, baseDir: string
     const own = [keyNode?.range?.[0] ?? node?.range?.[0], node?.range?.[1]] as const;
     if (own[0] === undefined || own[1] === undefined) return problems.push(`${what}: not found in ${file}`);
     const lines = wholeLines(text, own[0], own[1]);
-    if (sharesLines(text, lines, own[0], own[1])) return problems.push(`${what} shares its line with other entries in ${file}; take it out by hand`);
+    if (sharesLines(text, lines, own[0], own[1]))
+      return problems.push(`${what} shares its line with other entries in ${file}; take it out by hand`);
     ranges.push(lines);
   };
   const hostsNode = root.items.find((p) => keyText(p.key) === 'hosts')?.value;
@@ -72,33 +79,69 @@ export function planInventoryRemoval(text: string, file: string, baseDir: string
     const items = pairsNode.items.filter((item) => isMap(item) && owners.has(String(item.get('owner'))));
     // The last pair: the `pairs:` key goes with its items, whole.
     if (items.length === pairsNode.items.length) take('pairs', pairsNode as Node, pairsEntry!.key as Node);
-    else for (const item of items) take(`${String((item as { get(k: string): unknown }).get('owner'))}'s pair`, item as Node);
+    else
+      for (const item of items)
+        take(`${String((item as { get(k: string): unknown }).get('owner'))}'s pair`, item as Node);
   }
   if (problems.length > 0) return { ok: false, problems };
   ranges.sort((a, b) => b[0] - a[0]);
   let next = text;
   const removedLines: string[] = [];
   for (const [start, stop] of ranges) {
-    removedLines.unshift(...text.slice(start, stop).replace(/\r?\n$/, '').split(/\r?\n/));
+    removedLines.unshift(
+      ...text
+        .slice(start, stop)
+        .replace(/\r?\n$/, '')
+        .split(/\r?\n/),
+    );
     next = next.slice(0, start) + next.slice(stop);
   }
   return checked(next, file, baseDir, overrides, fleet, { hostIds, pairs, removedLines });
 }
 
 /** The edited text must load, and hold the hosts and pairs that were to stay — no more, no fewer. */
-function checked(next: string, file: string, baseDir: string, overrides: readonly HostOverride[], before: Fleet, removed: { hostIds: Set<number>; pairs: readonly Pair[]; removedLines: string[] }): InventoryRemoval {
+function checked(
+  next: string,
+  file: string,
+  baseDir: string,
+  overrides: readonly HostOverride[],
+  before: Fleet,
+  removed: { hostIds: Set<number>; pairs: readonly Pair[]; removedLines: string[] },
+): InventoryRemoval {
   let fleet: Fleet;
   try {
     fleet = loadInventory(next, file, baseDir, overrides);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    return { ok: false, problems: error.problems.map((p) => `without these entries ${file} would not be valid: line ${p.position.line}: ${p.message}`) };
+    return {
+      ok: false,
+      problems: error.problems.map(
+        (p) => `without these entries ${file} would not be valid: line ${p.position.line}: ${p.message}`,
+      ),
+    };
   }
   const ids = (f: Fleet) => f.hosts.map((h) => h.id).join(',');
   const owners = (ps: readonly Pair[]) => ps.map((p) => p.owner).join(',');
   const keptPairs = before.pairs.filter((p) => !removed.pairs.includes(p));
-  if (ids(fleet) !== before.hosts.filter((h) => !removed.hostIds.has(h.id)).map((h) => h.id).join(',') || owners(fleet.pairs) !== owners(keptPairs)) {
-    return { ok: false, problems: [`${file} is laid out so that removing lines would change other entries; take the entries out by hand`] };
+  if (
+    ids(fleet) !==
+      before.hosts
+        .filter((h) => !removed.hostIds.has(h.id))
+        .map((h) => h.id)
+        .join(',') ||
+    owners(fleet.pairs) !== owners(keptPairs)
+  ) {
+    return {
+      ok: false,
+      problems: [`${file} is laid out so that removing lines would change other entries; take the entries out by hand`],
+    };
   }
-  return { ok: true, text: next, fleet, removedHosts: [...removed.hostIds].sort((a, b) => a - b), removedPairs: removed.pairs, removedLines: removed.removedLines };
+  return {
+    ok: true,
+    text: next,
+    fleet,
+    removedHosts: [...removed.hostIds].sort((a, b) => a - b),
+    removedPairs: removed.pairs,
+    removedLines: removed.removedLines,
+  };
 }

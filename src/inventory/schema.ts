@@ -20,7 +20,8 @@ export const HOST_NAME = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
  * Ansible inventory: a blank, a `;`, a leading `-` (`-oProxyCommand=...`) or `{{ }}` never does.
  */
 export const ADDRESS = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,251}[A-Za-z0-9_])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$/;
-export const ADDRESS_RULE = 'a host name (letters, digits, dots, dashes, underscores; not starting or ending with - or .) or an IP address';
+export const ADDRESS_RULE =
+  'a host name (letters, digits, dots, dashes, underscores; not starting or ending with - or .) or an IP address';
 
 export const ROLE_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 export const OWNER_NAME = /^[a-z_][a-z0-9_.-]{0,31}$/;
@@ -37,7 +38,8 @@ const ifaceName = z
  */
 export function ifaceNameProblem(input: unknown): string {
   const words = typeof input === 'string' ? input.trim().split(/\s+/) : [];
-  if (words.length > 1 && words.every((w) => IFACE_NAME.test(w) && /[A-Za-z]/.test(w))) return `one name with spaces in it: a missing comma? write [${words.join(', ')}]`;
+  if (words.length > 1 && words.every((w) => IFACE_NAME.test(w) && /[A-Za-z]/.test(w)))
+    return `one name with spaces in it: a missing comma? write [${words.join(', ')}]`;
   return `not a valid Linux interface name (${IFACE_RULE})`;
 }
 
@@ -46,7 +48,9 @@ export const NIC_COUNT_RULE = `1..${MAX_NICS}`;
 const nicCount = z
   .int({ error: `nics is a whole number ${NIC_COUNT_RULE}` })
   .min(1, { error: `nics is ${NIC_COUNT_RULE}` })
-  .max(MAX_NICS, { error: `nics is ${NIC_COUNT_RULE} (NIC n is the last octet of its address and table tableBase + n)` });
+  .max(MAX_NICS, {
+    error: `nics is ${NIC_COUNT_RULE} (NIC n is the last octet of its address and table tableBase + n)`,
+  });
 
 const managerSetting = z.enum(['auto', ...MANAGERS], {
   error: `unknown manager (allowed: auto, ${MANAGERS.join(', ')})`,
@@ -56,7 +60,10 @@ const managerSetting = z.enum(['auto', ...MANAGERS], {
 const hostCommon = {
   role: z.string().regex(ROLE_NAME, { error: 'a role is a lower-case word (a-z, 0-9, _ -), e.g. cpu' }),
   user: z.string().regex(USER_NAME, { error: 'not a valid Unix user name' }),
-  port: z.int({ error: 'a port is a whole number 1..65535' }).min(1, { error: 'a port is 1..65535' }).max(65535, { error: 'a port is 1..65535' }),
+  port: z
+    .int({ error: 'a port is a whole number 1..65535' })
+    .min(1, { error: 'a port is 1..65535' })
+    .max(65535, { error: 'a port is 1..65535' }),
   sudo: z.boolean({ error: 'sudo is true or false' }),
   interfaces: z.array(ifaceName, { error: 'interfaces is a list of interface names, NIC 1 first' }),
   // A host's own count overrides the fabric's: 8-NIC GPU nodes beside 2-NIC CPU servers.
@@ -74,13 +81,19 @@ export const hostSchema = z
       .string()
       .regex(HOST_NAME, { error: 'a host name is letters, digits, dots and dashes' })
       // --hosts 16 is host 16 whatever is named 16: a name that reads as a selection could never select its host.
-      .refine((name) => !readsAsSelection(name), { error: 'a host name --hosts can select by name: not a number, a range (16-20) or all' }),
-    address: z.string({ error: `address is the management (SSH) address: ${ADDRESS_RULE}` }).regex(ADDRESS, { error: `address is the management (SSH) address: ${ADDRESS_RULE}` }),
+      .refine((name) => !readsAsSelection(name), {
+        error: 'a host name --hosts can select by name: not a number, a range (16-20) or all',
+      }),
+    address: z
+      .string({ error: `address is the management (SSH) address: ${ADDRESS_RULE}` })
+      .regex(ADDRESS, { error: `address is the management (SSH) address: ${ADDRESS_RULE}` }),
   })
   .partial();
 
 export const pairSchema = z.strictObject({
-  owner: z.string({ error: 'owner is required' }).regex(OWNER_NAME, { error: 'an owner is a user-style name (a-z, 0-9, _ . -)' }),
+  owner: z
+    .string({ error: 'owner is required' })
+    .regex(OWNER_NAME, { error: 'an owner is a user-style name (a-z, 0-9, _ . -)' }),
   cpu: z.int({ error: 'cpu is a host number' }),
   mem: z.int({ error: 'mem is a host number' }),
 });
@@ -89,8 +102,17 @@ export const fabricSchema = z.strictObject({
   subnet: z.string({ error: 'subnet is an IPv4 network like 172.16.0.0/16' }),
   nics: nicCount.default(2),
   // false: plain Ethernet NICs without RDMA; status then skips the RDMA port checks.
-  rdma: z.boolean({ error: 'rdma is true (the NICs are InfiniBand / RoCE HCAs, the default) or false (plain Ethernet: no RDMA checks)' }).default(true),
-  tableBase: z.int({ error: 'tableBase is a whole number' }).min(1, { error: 'tableBase must be at least 1' }).max(2 ** 31 - 10, { error: 'tableBase is too large (rule priorities tableBase + NIC stay below 32766)' }).default(940),
+  rdma: z
+    .boolean({
+      error:
+        'rdma is true (the NICs are InfiniBand / RoCE HCAs, the default) or false (plain Ethernet: no RDMA checks)',
+    })
+    .default(true),
+  tableBase: z
+    .int({ error: 'tableBase is a whole number' })
+    .min(1, { error: 'tableBase must be at least 1' })
+    .max(2 ** 31 - 10, { error: 'tableBase is too large (rule priorities tableBase + NIC stay below 32766)' })
+    .default(940),
 });
 
 export const sshSchema = z
@@ -127,7 +149,10 @@ export function inventorySchemas(overrides: readonly HostOverride[]): InventoryS
   const defaults = defaultsSchema.extend(extra);
   const host = hostSchema.extend(extra);
   return {
-    inventory: inventorySchema.extend({ defaults: defaults.default({}), hosts: z.record(z.string(), host.nullable(), { error: 'hosts is a map of host number → host' }) }) as unknown as z.ZodType<InventoryInput>,
+    inventory: inventorySchema.extend({
+      defaults: defaults.default({}),
+      hosts: z.record(z.string(), host.nullable(), { error: 'hosts is a map of host number → host' }),
+    }) as unknown as z.ZodType<InventoryInput>,
     defaults: { keys: Object.keys(defaults.shape) },
     host: { keys: Object.keys(host.shape) },
     overrides,

@@ -3,7 +3,16 @@
  * host-number order, comments kept with the entry below them, the pair after the last pair), and
  * the insertions applied to the text, every other byte left as it was. Pure.
  */
-import { isMap, isScalar, isSeq, type Document, type Node, type Pair as YamlPair, type YAMLMap, type YAMLSeq } from 'yaml';
+import {
+  isMap,
+  isScalar,
+  isSeq,
+  type Document,
+  type Node,
+  type Pair as YamlPair,
+  type YAMLMap,
+  type YAMLSeq,
+} from 'yaml';
 import { BugError } from '../errors.js';
 import type { HostEntry } from './entry.js';
 import { detectStyle, flowMap, hostLines, lineStart, pairFields } from './entry-style.js';
@@ -65,14 +74,24 @@ export function hostInsertions(text: string, doc: Document, entries: readonly Ho
     // `hosts: { 16: {...} }`: stay inside the braces, right after the last entry.
     const flowStyle = { ...style, flowHosts: true };
     const entries = sorted.map((e) => hostLines({ ...e, comment: undefined }, flowStyle, '')[0]!);
-    return [{ at: nodeEnd(hosts.items[hosts.items.length - 1] as YamlPair), inline: entries.map((e) => `, ${e}`).join(''), lines: entries, order: 0 }];
+    return [
+      {
+        at: nodeEnd(hosts.items[hosts.items.length - 1] as YamlPair),
+        inline: entries.map((e) => `, ${e}`).join(''),
+        lines: entries,
+        order: 0,
+      },
+    ];
   }
-  if (hosts.flow) return [emptyToBlock(text, hosts as YAMLMap, sorted.map((e) => hostLines(e, style, style.indent)).flat(), 0)];
+  if (hosts.flow)
+    return [emptyToBlock(text, hosts as YAMLMap, sorted.map((e) => hostLines(e, style, style.indent)).flat(), 0)];
   const items = hosts.items as YamlPair[];
   const byOffset = new Map<number, string[]>();
   for (const entry of sorted) {
     const next = items.find((p) => Number(keyText(p.key)) > entry.id);
-    const at = next ? aboveComments(text, lineStart(text, (next.key as Node).range![0])) : endOfLine(text, nodeEnd(items[items.length - 1]!));
+    const at = next
+      ? aboveComments(text, lineStart(text, (next.key as Node).range![0]))
+      : endOfLine(text, nodeEnd(items[items.length - 1]!));
     byOffset.set(at, [...(byOffset.get(at) ?? []), ...hostLines(entry, style, style.indent)]);
   }
   return [...byOffset].map(([at, lines]) => ({ at, lines, order: 0 }));

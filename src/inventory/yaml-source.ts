@@ -2,7 +2,20 @@
  * YAML with positions: parse a document once, then find the line and column of any path in it so
  * every validation problem can name file:line:col. Shared by the inventory and the playbooks.
  */
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Alias, type Document, type Node, type Pair } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseDocument,
+  visit,
+  type Alias,
+  type Document,
+  type Node,
+  type Pair,
+} from 'yaml';
 import { clipInput, ConfigError, type ConfigKind, type InventoryProblem, type SourcePosition } from '../errors.js';
 
 export type YamlPath = readonly (string | number)[];
@@ -57,7 +70,13 @@ export class YamlSource {
       const line = before.split('\n').length;
       const column = binary.index - before.lastIndexOf('\n');
       const code = `U+${binary[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
-      throw new ConfigError(kind, [{ position: { file, line, column }, message: `not a YAML text file: it contains the control character ${code}`, hint: 'is it a binary file? give the YAML file itself' }]);
+      throw new ConfigError(kind, [
+        {
+          position: { file, line, column },
+          message: `not a YAML text file: it contains the control character ${code}`,
+          hint: 'is it a binary file? give the YAML file itself',
+        },
+      ]);
     }
     const lines = new LineCounter();
     // logLevel error: the library's warnings (a map key that is itself a map) would go to the
@@ -80,7 +99,10 @@ export class YamlSource {
       );
     }
     const proto = source.findKey('__proto__');
-    if (proto) throw new ConfigError(kind, [{ position: proto, message: 'key __proto__ is not allowed', hint: 'it names no setting; remove it' }]);
+    if (proto)
+      throw new ConfigError(kind, [
+        { position: proto, message: 'key __proto__ is not allowed', hint: 'it names no setting; remove it' },
+      ]);
     // Converted once, here, so every error of the conversion is a problem with a position too.
     try {
       source.js = doc.toJS({ maxAliasCount: MAX_ALIAS_NODES });
@@ -116,7 +138,11 @@ export class YamlSource {
     const unresolved = /^Unresolved alias[^:]*: (.*)$/.exec(message);
     if (unresolved) {
       const alias = aliases.find((a) => a.source === unresolved[1]);
-      return { position: at(alias), message: `alias *${clipInput(unresolved[1]!)} names no anchor before it`, hint: `set &${clipInput(unresolved[1]!)} on a node above, or write the value out` };
+      return {
+        position: at(alias),
+        message: `alias *${clipInput(unresolved[1]!)} names no anchor before it`,
+        hint: `set &${clipInput(unresolved[1]!)} on a node above, or write the value out`,
+      };
     }
     if (/Excessive alias count/.test(message)) {
       // Blame the first alias of a node that itself holds aliases: that is where expansion multiplies.
@@ -133,7 +159,11 @@ export class YamlSource {
         hint: 'write the repeated values out, or alias only small nodes without aliases in them',
       };
     }
-    return { position: { file: this.file, line: 1, column: 1 }, message: `cannot read the YAML: ${clipInput(message.split('\n')[0]!, 120)}`, hint: 'fix the document; a YAML linter shows the same spot' };
+    return {
+      position: { file: this.file, line: 1, column: 1 },
+      message: `cannot read the YAML: ${clipInput(message.split('\n')[0]!, 120)}`,
+      hint: 'fix the document; a YAML linter shows the same spot',
+    };
   }
 
   /**
@@ -158,8 +188,13 @@ export class YamlSource {
             const written = sourceText(key);
             const firstWritten = sourceText(firstKey);
             const firstAt = firstKey.range ? this.positionAt(firstKey.range[0]) : undefined;
-            const where = firstAt ? `first at line ${firstAt.line}${firstWritten !== written ? ` as ${firstWritten}` : ''}` : 'given earlier';
-            return { message: `${formatPath(path) || 'the document'}: key ${written} is repeated (${where})`, hint: 'each key may appear only once in a map' };
+            const where = firstAt
+              ? `first at line ${firstAt.line}${firstWritten !== written ? ` as ${firstWritten}` : ''}`
+              : 'given earlier';
+            return {
+              message: `${formatPath(path) || 'the document'}: key ${written} is repeated (${where})`,
+              hint: 'each key may appear only once in a map',
+            };
           }
           const found = search(pair.value, [...path, keyText(pair.key)]);
           if (found) return found;
@@ -240,7 +275,11 @@ export class YamlSource {
     const odd = this.notDecimal(path);
     if (!odd) return undefined;
     const meant = Number.isSafeInteger(odd.value) ? `; write ${odd.value} if that is what you mean` : '';
-    return this.problem(path, `${formatPath(path)} = ${clipInput(odd.written)} is not written in decimal (YAML reads it as ${odd.value})`, `whole numbers are plain decimal digits${meant}`);
+    return this.problem(
+      path,
+      `${formatPath(path)} = ${clipInput(odd.written)} is not written in decimal (YAML reads it as ${odd.value})`,
+      `whole numbers are plain decimal digits${meant}`,
+    );
   }
 
   /**
@@ -252,15 +291,28 @@ export class YamlSource {
   notHexProblem(path: YamlPath, noun: string): InventoryProblem | undefined {
     const node = this.nodeAt(path);
     if (!isScalar(node)) return undefined;
-    const written = typeof node.value === 'number' ? sourceText(node) : typeof node.value === 'string' && DECIMAL.test(node.value.trim()) ? node.value.trim() : undefined;
+    const written =
+      typeof node.value === 'number'
+        ? sourceText(node)
+        : typeof node.value === 'string' && DECIMAL.test(node.value.trim())
+          ? node.value.trim()
+          : undefined;
     if (written === undefined || HEX.test(written)) return undefined;
     const value = typeof node.value === 'number' ? node.value : Number(written);
     const hex = Number.isSafeInteger(value) && value >= 0 ? `0x${value.toString(16)}` : undefined;
     if (DECIMAL.test(written)) {
       const meant = written.length <= 4 ? `0x${written}` : hex;
-      return this.problem(path, `${formatPath(path)} = ${clipInput(written)} is decimal ${value}${hex ? ` = ${hex}` : ''}`, `${noun} is written in hex${meant ? `: ${meant}` : ', e.g. 0x8002'}`);
+      return this.problem(
+        path,
+        `${formatPath(path)} = ${clipInput(written)} is decimal ${value}${hex ? ` = ${hex}` : ''}`,
+        `${noun} is written in hex${meant ? `: ${meant}` : ', e.g. 0x8002'}`,
+      );
     }
-    return this.problem(path, `${formatPath(path)} = ${clipInput(written)} is not written in hex (YAML reads it as ${value}${hex ? ` = ${hex}` : ''})`, `${noun} is written in hex, e.g. 0x8002`);
+    return this.problem(
+      path,
+      `${formatPath(path)} = ${clipInput(written)} is not written in hex (YAML reads it as ${value}${hex ? ` = ${hex}` : ''})`,
+      `${noun} is written in hex, e.g. 0x8002`,
+    );
   }
 
   /** The document as plain data, converted once when it was parsed. */
@@ -283,5 +335,8 @@ function keyText(key: unknown): string {
 
 /** `hosts.16.interfaces[1]` for messages. */
 export function formatPath(path: YamlPath): string {
-  return path.reduce<string>((acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
+  return path.reduce<string>(
+    (acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg),
+    '',
+  );
 }

@@ -7,7 +7,11 @@ import { formatPath, type YamlPath, type YamlSource } from './yaml-source.js';
 
 export type AllowedKeys = (path: YamlPath) => readonly string[] | undefined;
 
-export function issuesToProblems(issues: readonly z.core.$ZodIssue[], source: YamlSource, allowedKeys: AllowedKeys): InventoryProblem[] {
+export function issuesToProblems(
+  issues: readonly z.core.$ZodIssue[],
+  source: YamlSource,
+  allowedKeys: AllowedKeys,
+): InventoryProblem[] {
   const problems: InventoryProblem[] = [];
   for (const issue of issues) {
     const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
@@ -16,7 +20,12 @@ export function issuesToProblems(issues: readonly z.core.$ZodIssue[], source: Ya
       for (const key of issue.keys) {
         const where = clipInput(formatPath([...path, key]));
         problems.push(
-          source.problem([...path, key], `${where}: unknown key "${clipInput(key)}"${didYouMean(key, allowed)}`, allowedText(allowed), { key: true }),
+          source.problem(
+            [...path, key],
+            `${where}: unknown key "${clipInput(key)}"${didYouMean(key, allowed)}`,
+            allowedText(allowed),
+            { key: true },
+          ),
         );
       }
       continue;
@@ -27,7 +36,9 @@ export function issuesToProblems(issues: readonly z.core.$ZodIssue[], source: Ya
       problems.push(source.problem(path, `${label} is required`, issue.message, { key: true }));
       continue;
     }
-    const shown = isScalar(node) ? ` = ${typeof node.value === 'string' ? JSON.stringify(clipInput(node.value)) : clipInput(String(node.source ?? node.value))}` : '';
+    const shown = isScalar(node)
+      ? ` = ${typeof node.value === 'string' ? JSON.stringify(clipInput(node.value)) : clipInput(String(node.source ?? node.value))}`
+      : '';
     problems.push(source.problem(path, `${label}${shown}: ${issue.message}`));
   }
   return problems;

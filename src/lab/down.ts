@@ -6,7 +6,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { LabError, tail } from '../errors.js';
-import { LAB_ROOT, NETNS_DIR, checkLabName, hostPaths, isLabName, isLabNamespace, labDir, labOfNamespace, rootLinkName } from './names.js';
+import {
+  LAB_ROOT,
+  NETNS_DIR,
+  checkLabName,
+  hostPaths,
+  isLabName,
+  isLabNamespace,
+  labDir,
+  labOfNamespace,
+  rootLinkName,
+} from './names.js';
 import { pidsIn, signal, waitUntil } from './processes.js';
 import { releaseNeighbourTable } from './neigh.js';
 import { readLabState, readSshdPid } from './state.js';
@@ -51,9 +61,25 @@ export async function labDown(name: string): Promise<LabDownResult> {
   await releaseNeighbourTable(name);
   await rmdir(LAB_ROOT).catch(() => undefined);
 
-  const leftovers = [...(await labNamespaces(name)), ...mountPointsUnder(dir), ...(existsSync(`/sys/class/net/${rootLink}`) ? [rootLink] : []), ...(existsSync(dir) ? [dir] : [])];
-  if (leftovers.length) throw new LabError('lab down', `lab ${name} could not be removed completely`, { stderrTail: tail(leftovers.join('\n')) });
-  return { name, found: true, processes, namespaces: namespaces.length, mounts: mountsBefore.length, rootLink: linkPresent, dir: dirPresent };
+  const leftovers = [
+    ...(await labNamespaces(name)),
+    ...mountPointsUnder(dir),
+    ...(existsSync(`/sys/class/net/${rootLink}`) ? [rootLink] : []),
+    ...(existsSync(dir) ? [dir] : []),
+  ];
+  if (leftovers.length)
+    throw new LabError('lab down', `lab ${name} could not be removed completely`, {
+      stderrTail: tail(leftovers.join('\n')),
+    });
+  return {
+    name,
+    found: true,
+    processes,
+    namespaces: namespaces.length,
+    mounts: mountsBefore.length,
+    rootLink: linkPresent,
+    dir: dirPresent,
+  };
 }
 
 /** Names of every lab with anything left on this machine: state directories and namespaces. */
@@ -107,7 +133,9 @@ async function killLabProcesses(name: string, namespaces: readonly string[], dir
   const nsfsDevice = (await stat('/proc/self/ns/net')).dev;
   const identities = new Set<string>();
   const nsFiles = [...namespaces.map((ns) => `${NETNS_DIR}/${ns}`)];
-  const hostIds = existsSync(`${dir}/hosts`) ? (await readdir(`${dir}/hosts`)).map(Number).filter(Number.isInteger) : [];
+  const hostIds = existsSync(`${dir}/hosts`)
+    ? (await readdir(`${dir}/hosts`)).map(Number).filter(Number.isInteger)
+    : [];
   for (const id of hostIds) nsFiles.push(hostPaths(name, id).mountNs, hostPaths(name, id).utsNs);
   for (const file of nsFiles) {
     const st = await stat(file).catch(() => undefined);

@@ -15,10 +15,16 @@ export interface LabExecOptions {
 export type LabRef = string | { readonly name: string };
 
 /** `argv` runs directly (no shell) in the host's namespaces, from its `/`. */
-export async function labExec(lab: LabRef, hostId: number, argv: readonly string[], options: LabExecOptions = {}): Promise<RunResult> {
+export async function labExec(
+  lab: LabRef,
+  hostId: number,
+  argv: readonly string[],
+  options: LabExecOptions = {},
+): Promise<RunResult> {
   const name = checkLabName(typeof lab === 'string' ? lab : lab.name);
   const paths = hostPaths(name, hostId);
-  if (!existsSync(paths.netNs) || !existsSync(paths.mountNs)) throw new UsageError(`host ${hostId} is not in lab ${name} (is the lab up? see ibfleet lab up)`);
+  if (!existsSync(paths.netNs) || !existsSync(paths.mountNs))
+    throw new UsageError(`host ${hostId} is not in lab ${name} (is the lab up? see ibfleet lab up)`);
   return run([...enterArgs(name, hostId), ...argv], {
     env: { ...BASE_ENV, HOME: '/root', ...options.env },
     ...(options.input !== undefined ? { input: options.input } : {}),

@@ -21,9 +21,13 @@ export interface LabFlap {
 export async function labFlap(name: string, id: number, iface: string, downMs = 1000): Promise<LabFlap> {
   const plan = await requireLab(name);
   const host = plan.hosts.find((h) => h.id === id);
-  if (!host) throw new UsageError(`lab ${name} has no host ${id} (its hosts: ${plan.hosts.map((h) => h.id).join(', ')})`);
+  if (!host)
+    throw new UsageError(`lab ${name} has no host ${id} (its hosts: ${plan.hosts.map((h) => h.id).join(', ')})`);
   const nic = host.nics.find((n) => n.iface === iface);
-  if (!nic) throw new UsageError(`host ${id} has no fabric NIC ${iface} (its NICs: ${host.nics.map((n) => n.iface).join(', ')})`);
+  if (!nic)
+    throw new UsageError(
+      `host ${id} has no fabric NIC ${iface} (its NICs: ${host.nics.map((n) => n.iface).join(', ')})`,
+    );
   const sw = ['nsenter', `--net=${NETNS_DIR}/${plan.switchNamespace}`, 'ip', 'link', 'set', nic.port];
   await runOk('lab flap: carrier down', [...sw, 'down']);
   await new Promise((r) => setTimeout(r, downMs));

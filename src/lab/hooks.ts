@@ -37,7 +37,17 @@ export function hookDir(manager: Exclude<Manager, 'ifupdown'>): string {
 }
 
 /** NetworkManager-dispatcher skips editor backups and package-manager leftovers by name. */
-const NM_IGNORED_SUFFIXES = ['~', '.rpmsave', '.rpmorig', '.rpmnew', '.dpkg-old', '.dpkg-dist', '.dpkg-new', '.dpkg-bak', '.dpkg-tmp'];
+const NM_IGNORED_SUFFIXES = [
+  '~',
+  '.rpmsave',
+  '.rpmorig',
+  '.rpmnew',
+  '.dpkg-old',
+  '.dpkg-dist',
+  '.dpkg-new',
+  '.dpkg-bak',
+  '.dpkg-tmp',
+];
 
 /**
  * Why a dispatcher would skip this file, or undefined if it runs it. Both require a regular file,
@@ -52,7 +62,8 @@ export function skipReason(manager: Exclude<Manager, 'ifupdown'>, entry: HookDir
   if (manager === 'netplan' && entry.gid !== 0) return 'group is not root';
   if (manager === 'networkmanager') {
     if ((entry.mode & 0o4000) !== 0) return 'set-UID';
-    if (entry.name.startsWith('.') || NM_IGNORED_SUFFIXES.some((s) => entry.name.endsWith(s))) return 'ignored name (hidden or package/editor leftover)';
+    if (entry.name.startsWith('.') || NM_IGNORED_SUFFIXES.some((s) => entry.name.endsWith(s)))
+      return 'ignored name (hidden or package/editor leftover)';
   }
   return undefined;
 }

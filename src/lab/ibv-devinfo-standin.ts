@@ -9,7 +9,8 @@
 import { ACTIVE_MTU_FILE } from './rdma-emulation.js';
 
 /** `ibv_devinfo`'s enum number for an MTU (IBV_MTU_256 = 1 … IBV_MTU_4096 = 5). */
-const MTU_ENUM = "case $1 in 256) echo 1 ;; 512) echo 2 ;; 1024) echo 3 ;; 2048) echo 4 ;; 4096) echo 5 ;; *) echo 0 ;; esac";
+const MTU_ENUM =
+  'case $1 in 256) echo 1 ;; 512) echo 2 ;; 1024) echo 3 ;; 2048) echo 4 ;; 4096) echo 5 ;; *) echo 0 ;; esac';
 
 export function renderIbvDevinfoStandIn(): string {
   return `#!/bin/sh

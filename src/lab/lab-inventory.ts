@@ -14,7 +14,13 @@ export function renderLabInventory(plan: LabPlan): string {
   const hosts = new Map<number, Record<string, unknown>>();
   for (const h of plan.hosts) {
     const ownCount = h.nics.length !== plan.fabric.nics ? { nics: h.nics.length } : {};
-    hosts.set(h.id, { name: h.name, address: h.address, ...(h.role !== undefined ? { role: h.role } : {}), ...ownCount, interfaces: h.nics.map((n) => n.iface) });
+    hosts.set(h.id, {
+      name: h.name,
+      address: h.address,
+      ...(h.role !== undefined ? { role: h.role } : {}),
+      ...ownCount,
+      interfaces: h.nics.map((n) => n.iface),
+    });
   }
   const doc = new Document({
     fabric: { subnet: plan.fabric.subnet, nics: plan.fabric.nics, tableBase: plan.fabric.tableBase },
@@ -26,7 +32,7 @@ export function renderLabInventory(plan: LabPlan): string {
   doc.commentBefore = [
     ` Inventory of ibfleet lab "${plan.name}" (ibfleet ${VERSION}), written by \`ibfleet lab up\`; \`ibfleet lab down\` removes it.`,
     ' Management addresses are on the lab network; paths below are relative to this file.',
-    ' manager stays auto: deploy detects each host\'s network manager as it would on a real machine.',
+    " manager stays auto: deploy detects each host's network manager as it would on a real machine.",
   ].join('\n');
   const hostsNode = doc.get('hosts');
   if (isMap(hostsNode)) {
@@ -34,7 +40,8 @@ export function renderLabInventory(plan: LabPlan): string {
       if (isMap(pair.value)) {
         pair.value.flow = true;
         const host = plan.hosts.find((h) => String(h.id) === String((pair.key as { value?: unknown }).value));
-        if (host) pair.value.comment = ` ${emulationLabel(host.manager, runsSystemd(host) && plan.networkDaemons, host.fresh, host.suite)}`;
+        if (host)
+          pair.value.comment = ` ${emulationLabel(host.manager, runsSystemd(host) && plan.networkDaemons, host.fresh, host.suite)}`;
       }
     }
   }

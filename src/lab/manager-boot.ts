@@ -24,7 +24,12 @@ export const TIMER_RUNNER_PATH = `${HOST_BOOT_DIR}/timer-runner`;
  * per-NIC routing is in place. The other two are pinned to the kernel defaults so a reboot also
  * undoes what a deploy sets, whatever the machine's own defaults are.
  */
-export const BOOT_SYSCTLS: Readonly<Record<string, string>> = { rp_filter: '1', arp_ignore: '1', arp_announce: '0', accept_local: '0' };
+export const BOOT_SYSCTLS: Readonly<Record<string, string>> = {
+  rp_filter: '1',
+  arp_ignore: '1',
+  arp_announce: '0',
+  accept_local: '0',
+};
 
 /** What /run keeps across a lab reboot: sshd (the lab's way in stays up) and the lab's bookkeeping. */
 const RUN_KEPT = ['sshd', 'sshd.pid', 'sshd.log', HOST_BOOT_DIR.slice('/run/'.length)];
@@ -50,7 +55,10 @@ export function sysctlLines(host: LabHost): string {
  * (sysctlLines) and then runs what that rule runs, with the same arguments, for each NIC.
  */
 export function udevSysctlLines(host: LabHost): string {
-  const prefixes = (iface: string) => ['ipv4/conf', 'ipv4/neigh', 'ipv6/conf', 'ipv6/neigh'].map((k) => shellQuote(`--prefix=/net/${k}/${iface}`)).join(' ');
+  const prefixes = (iface: string) =>
+    ['ipv4/conf', 'ipv4/neigh', 'ipv6/conf', 'ipv6/neigh']
+      .map((k) => shellQuote(`--prefix=/net/${k}/${iface}`))
+      .join(' ');
   return [
     "# udev's 99-systemd.rules, as each NIC appears: its keys from /etc/sysctl.d.",
     `if [ -x ${UDEV_SYSCTL} ]; then`,
@@ -88,7 +96,10 @@ first=$(ip -4 -o route show table main exact ${subnet} | head -n 1)
 case "$first " in
 *" dev ${nics[0]!.iface} "*) ;;
 *)
-${nics.slice(1).map((n) => `\troute_last ${n.iface}`).join('\n')}
+${nics
+  .slice(1)
+  .map((n) => `\troute_last ${n.iface}`)
+  .join('\n')}
 	;;
 esac
 `;
@@ -96,7 +107,10 @@ esac
 
 /** Fabric addresses in NIC order, so the main table lists NIC 1's subnet route first — the seeds' failure. */
 export function fabricUpBatch(host: LabHost): string[] {
-  return configuredNics(host).flatMap((n) => [`link set ${n.iface} up`, `address add ${n.address}/${n.prefixLength} dev ${n.iface}`]);
+  return configuredNics(host).flatMap((n) => [
+    `link set ${n.iface} up`,
+    `address add ${n.address}/${n.prefixLength} dev ${n.iface}`,
+  ]);
 }
 
 const DIRS = `B=${HOST_BOOT_DIR}
@@ -158,7 +172,12 @@ ${START_NETWORK_MANAGER}`;
 }
 
 function awaitRoutable(host: LabHost): string {
-  return configuredNics(host).map((n) => `await "${n.iface} routable" sh -c ${shellQuote(`networkctl status ${n.iface} | grep -q "State: routable"`)} || status=1`).join('\n');
+  return configuredNics(host)
+    .map(
+      (n) =>
+        `await "${n.iface} routable" sh -c ${shellQuote(`networkctl status ${n.iface} | grep -q "State: routable"`)} || status=1`,
+    )
+    .join('\n');
 }
 
 function netplanBoot(host: LabHost): string {
@@ -181,7 +200,10 @@ ${awaitRoutable(host)}
 }
 
 /** The daemon `systemctl restart` would restart on each host: what `lab restart` stops by PID and starts here. */
-export const MANAGER_DAEMON: Readonly<Record<Exclude<LabHost['manager'], 'ifupdown'>, string>> = { networkmanager: 'NetworkManager', netplan: 'systemd-networkd' };
+export const MANAGER_DAEMON: Readonly<Record<Exclude<LabHost['manager'], 'ifupdown'>, string>> = {
+  networkmanager: 'NetworkManager',
+  netplan: 'systemd-networkd',
+};
 
 /**
  * `lab restart`, once the manager's daemon is stopped: started again over the /run it left, as
@@ -193,7 +215,8 @@ export function renderManagerRestartScript(plan: LabPlan, host: LabHost): string
 status=0
 ${DIRS}
 `;
-  if (host.manager === 'ifupdown') return `${head}${host.nics.map((n) => `ifdown ${n.iface} 2>&1 || status=$?\nifup -v ${n.iface} 2>&1 || status=$?`).join('\n')}\n${nic1RouteFirst(plan, host)}exit "$status"\n`;
+  if (host.manager === 'ifupdown')
+    return `${head}${host.nics.map((n) => `ifdown ${n.iface} 2>&1 || status=$?\nifup -v ${n.iface} 2>&1 || status=$?`).join('\n')}\n${nic1RouteFirst(plan, host)}exit "$status"\n`;
   const start = host.manager === 'networkmanager' ? START_NETWORK_MANAGER : `${START_NETWORKD}${awaitRoutable(host)}\n`;
   return `${head}${START}
 ${AWAIT}
@@ -219,7 +242,11 @@ ${systemdMark}${sysctlLines(host)}
     return `${head}ip -batch - <<'EOF'\n${fabricUpBatch(host).join('\n')}\nEOF\n`;
   }
   const helpers = host.manager === 'ifupdown' ? START : `${START}\n${AWAIT}`;
-  const manager = { networkmanager: networkManagerBoot(), netplan: netplanBoot(host), ifupdown: 'ifup -a -v 2>&1 || status=$?\n' }[host.manager];
+  const manager = {
+    networkmanager: networkManagerBoot(),
+    netplan: netplanBoot(host),
+    ifupdown: 'ifup -a -v 2>&1 || status=$?\n',
+  }[host.manager];
   // systemd's timers: the lab's stand-in, on hosts that emulate systemd only.
   const timers = runsSystemd(host) ? `start timers bash ${TIMER_RUNNER_PATH}\n` : '';
   return `${head}status=0
@@ -244,7 +271,9 @@ ${host.nics.map((n) => `ip address flush dev ${n.iface}; ip link set ${n.iface} 
 ip -4 rule show | while IFS=: read -r pref rest; do
 	case $pref in 0 | 32766 | 32767) ;; *) ip -4 rule del pref "$pref" ;; esac
 done
-${fabricTables(plan).map((t) => `ip -4 route flush table ${t} 2>/dev/null || true`).join('\n')}
+${fabricTables(plan)
+  .map((t) => `ip -4 route flush table ${t} 2>/dev/null || true`)
+  .join('\n')}
 ${sysctlLines(host)}
 ip neigh flush all 2>/dev/null || true
 for f in /run/* /run/.[!.]*; do

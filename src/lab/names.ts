@@ -22,7 +22,9 @@ export function isLabName(name: string): boolean {
 
 export function checkLabName(name: string): string {
   if (!isLabName(name)) {
-    throw new UsageError(`lab name ${JSON.stringify(name)} is not allowed: use 1-32 characters of a-z 0-9 _ -, starting with a letter or digit`);
+    throw new UsageError(
+      `lab name ${JSON.stringify(name)} is not allowed: use 1-32 characters of a-z 0-9 _ -, starting with a letter or digit`,
+    );
   }
   return name;
 }
@@ -145,7 +147,11 @@ export function hostPaths(name: string, id: number): HostPaths {
  * before the host's mounts exist.
  */
 export function backingPath(paths: HostPaths, viewPath: string): string {
-  for (const [prefix, dir] of [['/etc', `${paths.upper}/etc`], ['/run', paths.run], ['/root', paths.root]] as const) {
+  for (const [prefix, dir] of [
+    ['/etc', `${paths.upper}/etc`],
+    ['/run', paths.run],
+    ['/root', paths.root],
+  ] as const) {
     if (viewPath === prefix || viewPath.startsWith(`${prefix}/`)) return dir + viewPath.slice(prefix.length);
   }
   throw new BugError(`${viewPath} is outside the host's private /etc, /run and /root`);
@@ -155,7 +161,9 @@ export function backingPath(paths: HostPaths, viewPath: string): string {
  * The PCI buses of a GPU node's NICs in rail order, as a DGX-class node spreads them over two CPU
  * sockets: the lab's interface names for a host of more than two NICs (`ibp12s0`, `ibp75s0`, …).
  */
-export const GPU_NODE_BUSES: readonly number[] = [12, 75, 141, 186, 18, 84, 151, 200, 13, 76, 142, 187, 19, 85, 152, 201];
+export const GPU_NODE_BUSES: readonly number[] = [
+  12, 75, 141, 186, 18, 84, 151, 200, 13, 76, 142, 187, 19, 85, 152, 201,
+];
 
 export function gpuNodeInterfaces(count: number): string[] {
   return GPU_NODE_BUSES.slice(0, count).map((bus) => `ibp${bus}s0`);

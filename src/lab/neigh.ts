@@ -100,7 +100,10 @@ async function writeRecord(at: NeighPlaces, record: NeighRecord): Promise<void> 
 }
 
 /** Raises the machine's thresholds for every lab up, this one included; returns what they are now. */
-export async function raiseNeighbourTable(plan: Pick<LabPlan, 'name' | 'hosts' | 'fabric'>, at: NeighPlaces = MACHINE): Promise<Thresholds | undefined> {
+export async function raiseNeighbourTable(
+  plan: Pick<LabPlan, 'name' | 'hosts' | 'fabric'>,
+  at: NeighPlaces = MACHINE,
+): Promise<Thresholds | undefined> {
   if (!existsSync(at.neigh)) return undefined;
   return locked(at, async () => {
     const current = await readThresholds(at);
@@ -126,7 +129,9 @@ export async function releaseNeighbourTable(name: string, at: NeighPlaces = MACH
     const labs = Object.fromEntries(Object.entries(record.labs).filter(([lab]) => lab !== name));
     if (Object.keys(labs).length > 0) return void (await writeRecord(at, { ...record, labs }));
     const current = await readThresholds(at);
-    const back = Object.fromEntries(KEYS.map((k) => [k, current[k] === record.set[k] ? record.original[k] : current[k]])) as Thresholds;
+    const back = Object.fromEntries(
+      KEYS.map((k) => [k, current[k] === record.set[k] ? record.original[k] : current[k]]),
+    ) as Thresholds;
     await writeThresholds(at, back, false);
     await rm(recordOf(at), { force: true });
   });

@@ -13,17 +13,22 @@ import { MGMT_IFACE } from './names.js';
 export function parseLabHosts(expression: string, what = '--hosts'): number[] {
   const ids = new Set<number>();
   const fragments = expression.split(',').map((f) => f.trim());
-  if (fragments.every((f) => f === '')) throw new UsageError(`${what} is empty; give host numbers and ranges, e.g. 16,34 or 1-50`);
+  if (fragments.every((f) => f === ''))
+    throw new UsageError(`${what} is empty; give host numbers and ranges, e.g. 16,34 or 1-50`);
   for (const fragment of fragments) {
     const match = /^(\d+)(?:-(\d+))?$/.exec(fragment);
     if (!match) {
-      throw new UsageError(`${what} ${JSON.stringify(fragment)}: lab hosts are host numbers and ranges (16,34,40-47), ${MIN_HOST}..${MAX_HOST}`);
+      throw new UsageError(
+        `${what} ${JSON.stringify(fragment)}: lab hosts are host numbers and ranges (16,34,40-47), ${MIN_HOST}..${MAX_HOST}`,
+      );
     }
     const from = Number(match[1]);
     const to = match[2] === undefined ? from : Number(match[2]);
     if (from > to) throw new UsageError(`${what} range ${fragment} runs backwards; write ${to}-${from}`);
     if (from < MIN_HOST || to > MAX_HOST) {
-      throw new UsageError(`${what} ${fragment}: host numbers are ${MIN_HOST}..${MAX_HOST} (the third octet of the fabric addresses)`);
+      throw new UsageError(
+        `${what} ${fragment}: host numbers are ${MIN_HOST}..${MAX_HOST} (the third octet of the fabric addresses)`,
+      );
     }
     for (let id = from; id <= to; id++) ids.add(id);
   }
@@ -32,7 +37,8 @@ export function parseLabHosts(expression: string, what = '--hosts'): number[] {
 
 function splitAssignment(value: string, option: string, example: string): [string, string] {
   const at = value.indexOf('=');
-  if (at <= 0 || at === value.length - 1) throw new UsageError(`${option} ${JSON.stringify(value)}: write HOSTS=VALUE, e.g. ${option} ${example}`);
+  if (at <= 0 || at === value.length - 1)
+    throw new UsageError(`${option} ${JSON.stringify(value)}: write HOSTS=VALUE, e.g. ${option} ${example}`);
   return [value.slice(0, at), value.slice(at + 1)];
 }
 
@@ -42,7 +48,9 @@ export function parseManagerAssignments(values: readonly string[]): Map<number, 
   for (const value of values) {
     const [hosts, manager] = splitAssignment(value, '--manager', '40=ifupdown');
     if (!(MANAGERS as readonly string[]).includes(manager)) {
-      throw new UsageError(`--manager ${value}: unknown manager ${JSON.stringify(manager)} (allowed: ${MANAGERS.join(', ')})`);
+      throw new UsageError(
+        `--manager ${value}: unknown manager ${JSON.stringify(manager)} (allowed: ${MANAGERS.join(', ')})`,
+      );
     }
     for (const id of parseLabHosts(hosts, '--manager')) out.set(id, manager as Manager);
   }
@@ -56,11 +64,16 @@ export function parseInterfaceAssignments(values: readonly string[]): Map<number
     const [hosts, list] = splitAssignment(value, '--interfaces', '40=ib0,ib1');
     const names = list.split(',');
     for (const name of names) {
-      if (!IFACE_NAME.test(name) || name === '.' || name === '..') throw new UsageError(`--interfaces ${value}: ${JSON.stringify(name)} is not a valid Linux interface name (${IFACE_RULE})`);
-      if (name === MGMT_IFACE || name === 'lo') throw new UsageError(`--interfaces ${value}: ${name} is taken by the lab (management interface / loopback)`);
+      if (!IFACE_NAME.test(name) || name === '.' || name === '..')
+        throw new UsageError(
+          `--interfaces ${value}: ${JSON.stringify(name)} is not a valid Linux interface name (${IFACE_RULE})`,
+        );
+      if (name === MGMT_IFACE || name === 'lo')
+        throw new UsageError(`--interfaces ${value}: ${name} is taken by the lab (management interface / loopback)`);
     }
     const dup = names.find((n, i) => names.indexOf(n) !== i);
-    if (dup !== undefined) throw new UsageError(`--interfaces ${value}: ${dup} is listed twice; each NIC has its own interface`);
+    if (dup !== undefined)
+      throw new UsageError(`--interfaces ${value}: ${dup} is listed twice; each NIC has its own interface`);
     for (const id of parseLabHosts(hosts, '--interfaces')) out.set(id, names);
   }
   return out;
@@ -74,7 +87,8 @@ export function parseNicCounts(values: readonly string[]): { all?: number; hosts
   let all: number | undefined;
   const hosts = new Map<number, number>();
   const count = (text: string, value: string): number => {
-    if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > MAX_NICS) throw new UsageError(`--nics ${value}: ${JSON.stringify(text)} is not a NIC count 1..${MAX_NICS}`);
+    if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > MAX_NICS)
+      throw new UsageError(`--nics ${value}: ${JSON.stringify(text)} is not a NIC count 1..${MAX_NICS}`);
     return Number(text);
   };
   for (const value of values) {
@@ -94,10 +108,16 @@ export const DEFAULT_CONTROLLER_ADDRESS = '198.19.255.254';
 
 export function parseMgmtSubnet(text: string): Cidr {
   const parsed = parseCidr(text);
-  if (!parsed) throw new UsageError(`--mgmt-subnet ${JSON.stringify(text)} is not an IPv4 network; write it like ${DEFAULT_MGMT_SUBNET}`);
-  if (parsed.hostBitsSet) throw new UsageError(`--mgmt-subnet ${text} has host bits set; did you mean ${formatCidr(parsed.cidr)}?`);
+  if (!parsed)
+    throw new UsageError(
+      `--mgmt-subnet ${JSON.stringify(text)} is not an IPv4 network; write it like ${DEFAULT_MGMT_SUBNET}`,
+    );
+  if (parsed.hostBitsSet)
+    throw new UsageError(`--mgmt-subnet ${text} has host bits set; did you mean ${formatCidr(parsed.cidr)}?`);
   if (parsed.cidr.prefixLength > 24 || parsed.cidr.prefixLength < 8) {
-    throw new UsageError(`--mgmt-subnet ${text}: use a prefix between /8 and /24, so host H can be <network>+H for every host 1..254`);
+    throw new UsageError(
+      `--mgmt-subnet ${text}: use a prefix between /8 and /24, so host H can be <network>+H for every host 1..254`,
+    );
   }
   return parsed.cidr;
 }

@@ -8,7 +8,17 @@ import { deriveNicAddress, deriveTable } from '../inventory/derive.js';
 import { cidrContains, formatCidr, formatIpv4, maskOf, parseCidr, type Cidr } from '../inventory/ipv4.js';
 import type { Fleet, Manager, Pair } from '../inventory/model.js';
 import { foldHosts } from '../inventory/select.js';
-import { checkLabName, DEFAULT_LAB_NAME, fabricPortName, gpuNodeInterfaces, hostNamespace, labDir, mgmtPortName, rootLinkName, switchNamespace } from './names.js';
+import {
+  checkLabName,
+  DEFAULT_LAB_NAME,
+  fabricPortName,
+  gpuNodeInterfaces,
+  hostNamespace,
+  labDir,
+  mgmtPortName,
+  rootLinkName,
+  switchNamespace,
+} from './names.js';
 import { DEFAULT_CONTROLLER_ADDRESS, DEFAULT_MGMT_SUBNET, parseControllerAddress, parseMgmtSubnet } from './options.js';
 import { DEFAULT_ROOTS_DIR, type Suite } from './suites.js';
 
@@ -129,13 +139,28 @@ export function planLab(input: LabPlanInput): LabPlan {
   if (ids.length === 0) throw new UsageError(`no lab hosts: ${fleet.file} has none; pass --hosts, e.g. --hosts 16,34`);
 
   checkMgmtSubnet(mgmt, controller, fleet, ids);
-  for (const [option, list] of [['--without-rdma', input.noRdma], ['--without-systemd', input.noSystemd], ['--fresh', input.fresh]] as const) {
+  for (const [option, list] of [
+    ['--without-rdma', input.noRdma],
+    ['--without-systemd', input.noSystemd],
+    ['--fresh', input.fresh],
+  ] as const) {
     const stray = (list ?? []).filter((id) => !ids.includes(id));
-    if (stray.length) throw new UsageError(`${option} names host${stray.length > 1 ? 's' : ''} ${foldHosts(stray)}, not in the lab (--hosts ${foldHosts(ids)})`);
+    if (stray.length)
+      throw new UsageError(
+        `${option} names host${stray.length > 1 ? 's' : ''} ${foldHosts(stray)}, not in the lab (--hosts ${foldHosts(ids)})`,
+      );
   }
-  for (const [option, map] of [['--manager', input.managers], ['--interfaces', input.interfaces], ['--nics', input.nics?.hosts], ['--suite', input.suites?.hosts]] as const) {
+  for (const [option, map] of [
+    ['--manager', input.managers],
+    ['--interfaces', input.interfaces],
+    ['--nics', input.nics?.hosts],
+    ['--suite', input.suites?.hosts],
+  ] as const) {
     const stray = [...(map?.keys() ?? [])].filter((id) => !ids.includes(id));
-    if (stray.length) throw new UsageError(`${option} names host${stray.length > 1 ? 's' : ''} ${foldHosts(stray)}, which ${stray.length > 1 ? 'are' : 'is'} not in the lab (--hosts ${foldHosts(ids)})`);
+    if (stray.length)
+      throw new UsageError(
+        `${option} names host${stray.length > 1 ? 's' : ''} ${foldHosts(stray)}, which ${stray.length > 1 ? 'are' : 'is'} not in the lab (--hosts ${foldHosts(ids)})`,
+      );
   }
 
   const takenNames = new Set(fleet.hosts.filter((h) => ids.includes(h.id)).map((h) => h.name));
@@ -152,7 +177,11 @@ export function planLab(input: LabPlanInput): LabPlan {
     mgmtPrefixLength: mgmt.prefixLength,
     controllerAddress: formatIpv4(controller),
     // One count for every host is the lab's fabric count; mixed, each host that differs says its own.
-    fabric: { subnet: fleet.fabric.subnetText, nics: counts.size === 1 ? hosts[0]!.nics.length : fleet.fabric.nics, tableBase: fleet.fabric.tableBase },
+    fabric: {
+      subnet: fleet.fabric.subnetText,
+      nics: counts.size === 1 ? hosts[0]!.nics.length : fleet.fabric.nics,
+      tableBase: fleet.fabric.tableBase,
+    },
     hosts,
     pairs: fleet.pairs.filter((p) => inLab.has(p.cpu) && inLab.has(p.mem)),
     networkDaemons: input.networkDaemons ?? true,
@@ -175,15 +204,28 @@ function planHost(id: number, input: LabPlanInput, labName: string, mgmt: Cidr, 
   }
   const option = input.managers?.get(id);
   const fromInventory = known && known.manager !== 'auto' ? known.manager : undefined;
-  const [manager, managerFrom]: [Manager, ManagerSource] = option ? [option, 'option'] : fromInventory ? [fromInventory, 'inventory'] : [defaultManager(id), 'default'];
+  const [manager, managerFrom]: [Manager, ManagerSource] = option
+    ? [option, 'option']
+    : fromInventory
+      ? [fromInventory, 'inventory']
+      : [defaultManager(id), 'default'];
   const suite = input.suites?.hosts?.get(id) ?? input.suites?.all;
   const asked = input.nics?.hosts?.get(id) ?? input.nics?.all;
   const count = asked ?? known?.nics.length ?? fleet.fabric.nics;
   // The inventory's names fit only its own count; another count asked for gets the lab's names.
-  const interfaces = input.interfaces?.get(id) ?? (known && known.nics.length === count ? known.nics.map((n) => n.iface) : defaultLabInterfaces(count));
+  const interfaces =
+    input.interfaces?.get(id) ??
+    (known && known.nics.length === count ? known.nics.map((n) => n.iface) : defaultLabInterfaces(count));
   if (interfaces.length !== count) {
-    const whose = asked !== undefined ? `host ${id} has ${count} NICs (--nics)` : known ? `host ${id} has ${count} NICs in the inventory` : `the fabric has ${count} NICs per host`;
-    throw new UsageError(`host ${id}: ${interfaces.length} interface(s) given (${interfaces.join(',')}) but ${whose}; give one name per NIC, or the count with --nics ${id}=${interfaces.length}`);
+    const whose =
+      asked !== undefined
+        ? `host ${id} has ${count} NICs (--nics)`
+        : known
+          ? `host ${id} has ${count} NICs in the inventory`
+          : `the fabric has ${count} NICs per host`;
+    throw new UsageError(
+      `host ${id}: ${interfaces.length} interface(s) given (${interfaces.join(',')}) but ${whose}; give one name per NIC, or the count with --nics ${id}=${interfaces.length}`,
+    );
   }
   return {
     id,
@@ -219,9 +261,18 @@ function checkMgmtSubnet(mgmt: Cidr, controller: number, fleet: Fleet, ids: read
   const text = formatCidr(mgmt);
   const broadcast = (mgmt.network | (~maskOf(mgmt.prefixLength) >>> 0)) >>> 0;
   const tooHigh = ids.filter((id) => mgmt.network + id >= broadcast);
-  if (tooHigh.length) throw new UsageError(`--mgmt-subnet ${text} has no room for host${tooHigh.length > 1 ? 's' : ''} ${foldHosts(tooHigh)} (host H gets <network>+H); use a /24 or larger`);
-  if (cidrsOverlap(mgmt, fleet.fabric.subnet)) throw new UsageError(`--mgmt-subnet ${text} overlaps the fabric subnet ${fleet.fabric.subnetText}; the default is ${DEFAULT_MGMT_SUBNET}`);
-  if (cidrContains(mgmt, controller)) throw new UsageError(`the controller address ${formatIpv4(controller)} lies inside --mgmt-subnet ${text}; choose a management subnet that does not contain it`);
+  if (tooHigh.length)
+    throw new UsageError(
+      `--mgmt-subnet ${text} has no room for host${tooHigh.length > 1 ? 's' : ''} ${foldHosts(tooHigh)} (host H gets <network>+H); use a /24 or larger`,
+    );
+  if (cidrsOverlap(mgmt, fleet.fabric.subnet))
+    throw new UsageError(
+      `--mgmt-subnet ${text} overlaps the fabric subnet ${fleet.fabric.subnetText}; the default is ${DEFAULT_MGMT_SUBNET}`,
+    );
+  if (cidrContains(mgmt, controller))
+    throw new UsageError(
+      `the controller address ${formatIpv4(controller)} lies inside --mgmt-subnet ${text}; choose a management subnet that does not contain it`,
+    );
 }
 
 /** Fabric routing tables of the lab (tableBase+1 .. tableBase+the most NICs a host has), flushed by `lab reboot`. */

@@ -8,7 +8,8 @@ import { delimiter, join } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Manager } from '../inventory/model.js';
 
-export const INSTALL_HINT = 'apt-get install openssh-server iproute2 iputils-ping util-linux ifupdown network-manager netplan.io networkd-dispatcher dbus mmdebstrap (or: sudo scripts/setup)';
+export const INSTALL_HINT =
+  'apt-get install openssh-server iproute2 iputils-ping util-linux ifupdown network-manager netplan.io networkd-dispatcher dbus mmdebstrap (or: sudo scripts/setup)';
 
 /** Command → the Debian/Ubuntu package that ships it. */
 export const LAB_TOOLS: Readonly<Record<string, string>> = {
@@ -24,7 +25,13 @@ export const LAB_TOOLS: Readonly<Record<string, string>> = {
 /** What each manager's lab hosts run: the real manager, its dispatcher and a D-Bus of their own. */
 export const MANAGER_TOOLS: Readonly<Record<Manager, Readonly<Record<string, string>>>> = {
   ifupdown: { ifup: 'ifupdown', ifdown: 'ifupdown', bash: 'bash' },
-  networkmanager: { NetworkManager: 'network-manager', nmcli: 'network-manager', 'nm-online': 'network-manager', 'dbus-daemon': 'dbus', bash: 'bash' },
+  networkmanager: {
+    NetworkManager: 'network-manager',
+    nmcli: 'network-manager',
+    'nm-online': 'network-manager',
+    'dbus-daemon': 'dbus',
+    bash: 'bash',
+  },
   netplan: {
     netplan: 'netplan.io',
     'systemd-networkd': 'systemd',
@@ -68,12 +75,21 @@ export interface LabTools {
 export function preflightProblems(needs: PreflightNeeds, probe: PreflightProbe, command = 'lab up'): string[] {
   const problems: string[] = [];
   if (!probe.isRoot()) problems.push(rootProblem(command));
-  const tools = Object.assign({}, LAB_TOOLS, ...needs.managers.map((m) => MANAGER_TOOLS[m]), needs.systemd ? SYSTEMD_TOOLS : {}, needs.rootBuilder ? ROOT_BUILDER_TOOLS : {}) as Record<string, string>;
+  const tools = Object.assign(
+    {},
+    LAB_TOOLS,
+    ...needs.managers.map((m) => MANAGER_TOOLS[m]),
+    needs.systemd ? SYSTEMD_TOOLS : {},
+    needs.rootBuilder ? ROOT_BUILDER_TOOLS : {},
+  ) as Record<string, string>;
   const missing = Object.entries(tools).filter(([cmd]) => probe.findCommand(cmd) === undefined);
   if (missing.length) {
-    problems.push(`${command} needs ${missing.map(([cmd, pkg]) => `${cmd} (${pkg})`).join(', ')}, not found; install with: ${INSTALL_HINT}`);
+    problems.push(
+      `${command} needs ${missing.map(([cmd, pkg]) => `${cmd} (${pkg})`).join(', ')}, not found; install with: ${INSTALL_HINT}`,
+    );
   }
-  if (!probe.hasOverlayfs()) problems.push(`${command} needs overlayfs in the kernel for each host's /etc (try: modprobe overlay)`);
+  if (!probe.hasOverlayfs())
+    problems.push(`${command} needs overlayfs in the kernel for each host's /etc (try: modprobe overlay)`);
   return problems;
 }
 
@@ -86,14 +102,27 @@ export function requireRoot(command: string, isRoot: () => boolean = () => proce
   if (!isRoot()) throw new UsageError(rootProblem(command));
 }
 
-export function checkPreflight(needs: PreflightNeeds, probe: PreflightProbe = systemProbe(), command = 'lab up'): LabTools {
+export function checkPreflight(
+  needs: PreflightNeeds,
+  probe: PreflightProbe = systemProbe(),
+  command = 'lab up',
+): LabTools {
   const problems = preflightProblems(needs, probe, command);
   if (problems.length) throw new UsageError(problems.join('\n'));
   return { sshd: probe.findCommand('sshd')! };
 }
 
 /** Root's usual PATH, searched after $PATH: sudo and cron often drop the sbin directories; systemd-networkd lives in /lib/systemd. */
-const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin', '/lib/systemd', '/usr/lib/systemd'];
+const SYSTEM_PATH = [
+  '/usr/local/sbin',
+  '/usr/local/bin',
+  '/usr/sbin',
+  '/usr/bin',
+  '/sbin',
+  '/bin',
+  '/lib/systemd',
+  '/usr/lib/systemd',
+];
 
 export function systemProbe(env: Readonly<Record<string, string | undefined>> = process.env): PreflightProbe {
   const dirs = [...(env.PATH ?? '').split(delimiter).filter((d) => d.startsWith('/')), ...SYSTEM_PATH];

@@ -46,7 +46,11 @@ export function signal(pids: Iterable<number>, sig: NodeJS.Signals): void {
   }
 }
 
-export async function waitUntil(done: () => boolean | Promise<boolean>, timeoutMs: number, pollMs = 25): Promise<boolean> {
+export async function waitUntil(
+  done: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  pollMs = 25,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (!(await done())) {
     if (Date.now() > deadline) return false;
@@ -69,7 +73,10 @@ export async function hostProcesses(lab: string, id: number): Promise<LabProcess
   const out: LabProcess[] = [];
   await Promise.all(
     [...pids].map(async (pid) => {
-      const [stat, cmdline] = await Promise.all([readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ''), readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')]);
+      const [stat, cmdline] = await Promise.all([
+        readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ''),
+        readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => ''),
+      ]);
       // comm may hold spaces and parentheses: the fields after the last ')' are fixed.
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (stat) out.push({ pid, ppid, command: cmdline.split('\0').filter(Boolean).join(' ') });
@@ -96,7 +103,7 @@ export async function hostDaemons(lab: string, id: number): Promise<LabProcess[]
     }
   }
   const chosen = new Set(roots);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const p of processes) if (!chosen.has(p.pid) && chosen.has(p.ppid)) grew = chosen.add(p.pid) !== undefined;
   }
@@ -117,7 +124,8 @@ export async function stopHostDaemons(lab: string, id: number): Promise<number> 
 }
 
 /** A hook (or the routing script it runs) is running in the host: its command names a hook directory. */
-const HOOK_COMMAND = /\/etc\/(NetworkManager\/dispatcher\.d|networkd-dispatcher|network\/if-[a-z-]+\.d)\/|\/etc\/ibfleet\//;
+const HOOK_COMMAND =
+  /\/etc\/(NetworkManager\/dispatcher\.d|networkd-dispatcher|network\/if-[a-z-]+\.d)\/|\/etc\/ibfleet\//;
 
 /**
  * Waits until no hook has run in the host for `quietMs` — the dispatchers start hooks a moment after
@@ -127,7 +135,9 @@ export async function waitForHooksQuiet(lab: string, id: number, quietMs = 400, 
   let quietSince = Date.now();
   return waitUntil(
     async () => {
-      const busy = (await hostProcesses(lab, id)).some((p) => HOOK_COMMAND.test(p.command) && !p.command.includes(HOST_BOOT_DIR));
+      const busy = (await hostProcesses(lab, id)).some(
+        (p) => HOOK_COMMAND.test(p.command) && !p.command.includes(HOST_BOOT_DIR),
+      );
       if (busy) quietSince = Date.now();
       return Date.now() - quietSince >= quietMs;
     },

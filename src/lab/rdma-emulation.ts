@@ -49,7 +49,12 @@ export function rdmaLayout(host: LabHost): RdmaNicLayout[] {
     const slots = host.nics.map((nic, i) => ({ nic, ...pciSlotOf(nic.iface, i) }));
     const pciOrder = [...slots].sort((a, b) => a.bus - b.bus || a.slot - b.slot || a.nic.index - b.nic.index);
     const hex = (n: number) => n.toString(16).padStart(2, '0');
-    return slots.map(({ nic, bus, slot }) => ({ iface: nic.iface, device: `mlx5_${pciOrder.findIndex((b) => b.nic === nic)}`, port: 1, pci: `0000:${hex(bus)}:${hex(slot)}.0` }));
+    return slots.map(({ nic, bus, slot }) => ({
+      iface: nic.iface,
+      device: `mlx5_${pciOrder.findIndex((b) => b.nic === nic)}`,
+      port: 1,
+      pci: `0000:${hex(bus)}:${hex(slot)}.0`,
+    }));
   }
   return host.nics.map((nic, i) =>
     dualPort(host)
@@ -80,7 +85,11 @@ function lid(host: LabHost, nic: LabNic): string {
  * fabric's first port); DOWN with the port disabled; Polling (no link partner); INIT (link up, no
  * SM has configured it: no LID, SM LID 0); no-sm (ACTIVE, but the SM is gone: SM LID 0).
  */
-export function portFiles(host: LabHost, nic: LabNic, state: PortStateName): Record<'state' | 'phys_state' | 'lid' | 'sm_lid', string> {
+export function portFiles(
+  host: LabHost,
+  nic: LabNic,
+  state: PortStateName,
+): Record<'state' | 'phys_state' | 'lid' | 'sm_lid', string> {
   switch (state) {
     case 'active':
       return { state: '4: ACTIVE', phys_state: '5: LinkUp', lid: lid(host, nic), sm_lid: '0x1' };
@@ -180,7 +189,10 @@ export function renderSysfsTree(host: LabHost): SysfsTree {
       { path: `devices/virtual/net/${l.iface}/dev_port`, content: String(l.port - 1) },
       { path: `devices/virtual/net/${l.iface}/dev_id`, content: `0x${(l.port - 1).toString(16)}` },
     );
-    links.push({ path: `devices/virtual/net/${l.iface}/device`, target: `../../../ibfleet-lab/${l.pci}` }, { path: `${pciDir}/net/${l.iface}`, target: `../../../virtual/net/${l.iface}` });
+    links.push(
+      { path: `devices/virtual/net/${l.iface}/device`, target: `../../../ibfleet-lab/${l.pci}` },
+      { path: `${pciDir}/net/${l.iface}`, target: `../../../virtual/net/${l.iface}` },
+    );
   });
   return { dirs, files, links };
 }

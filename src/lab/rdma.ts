@@ -11,7 +11,15 @@ import { UsageError } from '../errors.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { NETNS_DIR, hostPaths } from './names.js';
 import type { LabHost, LabPlan } from './plan.js';
-import { IPOIB_MTU, carrierIn, portDir, portFiles, renderSysfsTree, type IpoibMode, type PortStateName } from './rdma-emulation.js';
+import {
+  IPOIB_MTU,
+  carrierIn,
+  portDir,
+  portFiles,
+  renderSysfsTree,
+  type IpoibMode,
+  type PortStateName,
+} from './rdma-emulation.js';
 import { requireLab } from './state.js';
 import { renderIbvDevinfoStandIn } from './ibv-devinfo-standin.js';
 import { runOk } from './system.js';
@@ -33,7 +41,9 @@ export function hasRdma(host: LabHost): boolean {
 export async function writeRpingStandIn(plan: LabPlan): Promise<void> {
   const dir = labBinDir(plan);
   await mkdir(dir, { recursive: true, mode: 0o755 });
-  await writeFile(join(dir, 'rping'), await readFile(join(PACKAGE_ROOT, 'src/lab/rping-standin.py'), 'utf8'), { mode: 0o755 });
+  await writeFile(join(dir, 'rping'), await readFile(join(PACKAGE_ROOT, 'src/lab/rping-standin.py'), 'utf8'), {
+    mode: 0o755,
+  });
   await chmod(join(dir, 'rping'), 0o755);
   // ibv_devinfo: what provisioning a NIC reads of its port (the active MTU), for the emulated devices.
   await writeFile(join(dir, 'ibv_devinfo'), renderIbvDevinfoStandIn(), { mode: 0o755 });
@@ -80,16 +90,32 @@ async function rewrite(path: string, content: string): Promise<void> {
 export async function labPort(name: string, id: number, iface: string, change: PortChange): Promise<LabPortResult> {
   const plan = await requireLab(name);
   const host = plan.hosts.find((h) => h.id === id);
-  if (!host) throw new UsageError(`lab ${name} has no host ${id} (its hosts: ${plan.hosts.map((h) => h.id).join(', ')})`);
+  if (!host)
+    throw new UsageError(`lab ${name} has no host ${id} (its hosts: ${plan.hosts.map((h) => h.id).join(', ')})`);
   const nic = host.nics.find((n) => n.iface === iface);
-  if (!nic) throw new UsageError(`host ${id} has no fabric NIC ${iface} (its NICs: ${host.nics.map((n) => n.iface).join(', ')})`);
+  if (!nic)
+    throw new UsageError(
+      `host ${id} has no fabric NIC ${iface} (its NICs: ${host.nics.map((n) => n.iface).join(', ')})`,
+    );
   const root = sysfsLayer(plan, id);
   const port = portDir(host, iface)!;
-  if (!hasRdma(host) || !existsSync(join(root, port))) throw new UsageError(`host ${id} of lab ${name} has no emulated RDMA device (brought up with lab up --without-rdma, or by an older ibfleet)`);
+  if (!hasRdma(host) || !existsSync(join(root, port)))
+    throw new UsageError(
+      `host ${id} of lab ${name} has no emulated RDMA device (brought up with lab up --without-rdma, or by an older ibfleet)`,
+    );
   const changed: string[] = [];
   if (change.state) {
-    for (const [file, content] of Object.entries(portFiles(host, nic, change.state))) await rewrite(join(root, port, file), content);
-    const sw = ['nsenter', `--net=${NETNS_DIR}/${plan.switchNamespace}`, 'ip', 'link', 'set', nic.port, carrierIn(change.state) ? 'up' : 'down'];
+    for (const [file, content] of Object.entries(portFiles(host, nic, change.state)))
+      await rewrite(join(root, port, file), content);
+    const sw = [
+      'nsenter',
+      `--net=${NETNS_DIR}/${plan.switchNamespace}`,
+      'ip',
+      'link',
+      'set',
+      nic.port,
+      carrierIn(change.state) ? 'up' : 'down',
+    ];
     await runOk('lab port: carrier', sw);
     changed.push(`state ${change.state}`);
   }

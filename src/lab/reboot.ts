@@ -41,12 +41,25 @@ export interface HostReboot {
 
 export async function labReboot(name: string, ids: readonly number[]): Promise<HostReboot[]> {
   const plan = await requireLab(name);
-  if (!plan.networkDaemons) throw new UsageError(`lab ${name} runs no network managers (started without them, as the benchmark does); lab reboot needs them`);
+  if (!plan.networkDaemons)
+    throw new UsageError(
+      `lab ${name} runs no network managers (started without them, as the benchmark does); lab reboot needs them`,
+    );
   const known = new Set(plan.hosts.map((h) => h.id));
   const unknown = ids.filter((id) => !known.has(id));
-  if (unknown.length) throw new UsageError(`lab ${name} has no host ${foldHosts(unknown)} (its hosts: ${foldHosts(known)})`);
+  if (unknown.length)
+    throw new UsageError(`lab ${name} has no host ${foldHosts(unknown)} (its hosts: ${foldHosts(known)})`);
   const limit = pLimit(8);
-  return Promise.all(ids.map((id) => limit(() => rebootHost(plan, plan.hosts.find((h) => h.id === id)!))));
+  return Promise.all(
+    ids.map((id) =>
+      limit(() =>
+        rebootHost(
+          plan,
+          plan.hosts.find((h) => h.id === id)!,
+        ),
+      ),
+    ),
+  );
 }
 
 export async function rebootHost(plan: LabPlan, host: LabHost): Promise<HostReboot> {
@@ -55,9 +68,23 @@ export async function rebootHost(plan: LabPlan, host: LabHost): Promise<HostRebo
   const stopped = await stopHostDaemons(plan.name, host.id);
   const reset = await labExec(plan.name, host.id, ['sh', '-c', renderResetScript(plan, host)]);
   const notBooted: RunResult = { code: -1, stdout: '', stderr: 'not booted: the reset failed' };
-  if (reset.code !== 0) return { ...base, stopped, reset, boot: notBooted, ifupRuns: [], hooks: [], skipped: [], settled: false, ms: performance.now() - started, ok: false };
+  if (reset.code !== 0)
+    return {
+      ...base,
+      stopped,
+      reset,
+      boot: notBooted,
+      ifupRuns: [],
+      hooks: [],
+      skipped: [],
+      settled: false,
+      ms: performance.now() - started,
+      ok: false,
+    };
 
-  const boot = await labExec(plan.name, host.id, ['sh', '-c', renderNetworkBootScript(plan, host)], { timeoutMs: 90_000 });
+  const boot = await labExec(plan.name, host.id, ['sh', '-c', renderNetworkBootScript(plan, host)], {
+    timeoutMs: 90_000,
+  });
   const settled = await waitForHooksQuiet(plan.name, host.id);
   const listing = host.manager === 'ifupdown' ? undefined : await listHooks(plan, host, host.manager);
   return {

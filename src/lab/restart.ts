@@ -24,7 +24,8 @@ export interface LabRestart {
 export async function labRestartManager(name: string, id: number): Promise<LabRestart> {
   const plan = await requireLab(name);
   const host = plan.hosts.find((h) => h.id === id);
-  if (!host) throw new UsageError(`lab ${name} has no host ${id} (its hosts: ${plan.hosts.map((h) => h.id).join(', ')})`);
+  if (!host)
+    throw new UsageError(`lab ${name} has no host ${id} (its hosts: ${plan.hosts.map((h) => h.id).join(', ')})`);
   if (!plan.networkDaemons) throw new UsageError(`lab ${name} runs no network managers; lab restart needs them`);
   if (host.manager !== 'ifupdown') {
     const pidFile = `${hostPaths(plan.name, id).boot}/${MANAGER_DAEMON[host.manager]}.pid`;
@@ -36,7 +37,9 @@ export async function labRestartManager(name: string, id: number): Promise<LabRe
       await waitUntil(() => !existsSync(`/proc/${pid}/ns`), 5000);
     }
   }
-  const result = await labExec(plan.name, id, ['sh', '-c', renderManagerRestartScript(plan, host)], { timeoutMs: 90_000 });
+  const result = await labExec(plan.name, id, ['sh', '-c', renderManagerRestartScript(plan, host)], {
+    timeoutMs: 90_000,
+  });
   await new Promise((r) => setTimeout(r, 300));
   const settled = await waitForHooksQuiet(plan.name, id);
   return { id, manager: host.manager, result, settled, ok: result.code === 0 && settled };

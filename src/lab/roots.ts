@@ -21,7 +21,9 @@ export function rootsDirFrom(env: Readonly<Record<string, string | undefined>> =
   const dir = env.IBFLEET_LAB_ROOTS;
   if (dir === undefined || dir === '') return DEFAULT_ROOTS_DIR;
   if (!/^\/[\w./-]*$/.test(dir) || dir.split('/').includes('..')) {
-    throw new UsageError(`IBFLEET_LAB_ROOTS ${JSON.stringify(dir)}: give an absolute path of letters, digits and . _ - /, e.g. ${DEFAULT_ROOTS_DIR}`);
+    throw new UsageError(
+      `IBFLEET_LAB_ROOTS ${JSON.stringify(dir)}: give an absolute path of letters, digits and . _ - /, e.g. ${DEFAULT_ROOTS_DIR}`,
+    );
   }
   return dir.replace(/\/+$/, '') || '/';
 }
@@ -34,7 +36,12 @@ export function hasRoot(rootsDir: string, suite: Suite): boolean {
  * Every suite's root ready in the cache, built where missing (one suite after the other: each build
  * already keeps the mirror and the disk busy). Returns their package versions.
  */
-export async function ensureSuiteRoots(rootsDir: string, suites: readonly Suite[], onStep: (text: string) => void, env: Readonly<Record<string, string | undefined>> = process.env): Promise<SuiteVersions> {
+export async function ensureSuiteRoots(
+  rootsDir: string,
+  suites: readonly Suite[],
+  onStep: (text: string) => void,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<SuiteVersions> {
   const out: SuiteVersions = {};
   for (const suite of suites) {
     if (!hasRoot(rootsDir, suite)) await buildRoot(rootsDir, suite, onStep, env.IBFLEET_DEBIAN_MIRROR);
@@ -43,9 +50,17 @@ export async function ensureSuiteRoots(rootsDir: string, suites: readonly Suite[
   return out;
 }
 
-function buildRoot(rootsDir: string, suite: Suite, onStep: (text: string) => void, mirror: string | undefined): Promise<void> {
+function buildRoot(
+  rootsDir: string,
+  suite: Suite,
+  onStep: (text: string) => void,
+  mirror: string | undefined,
+): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-euc', renderRootBuildScript(rootsDir, suite, mirror)], { env: { ...BASE_ENV }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-euc', renderRootBuildScript(rootsDir, suite, mirror)], {
+      env: { ...BASE_ENV },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const lines: string[] = [];
     for (const stream of [child.stdout, child.stderr]) {
       createInterface({ input: stream }).on('line', (line) => {
@@ -53,10 +68,19 @@ function buildRoot(rootsDir: string, suite: Suite, onStep: (text: string) => voi
         if (line.trim()) onStep(`${suite} root: ${line.trim()}`);
       });
     }
-    child.on('error', (error) => reject(new LabError('lab up: root', `building the ${suite} root failed: ${error.message}`)));
+    child.on('error', (error) =>
+      reject(new LabError('lab up: root', `building the ${suite} root failed: ${error.message}`)),
+    );
     child.on('close', (code) => {
       if (code === 0) resolve();
-      else reject(new LabError('lab up: root', `building the ${suite} root failed (exit ${code}); nothing was kept, the next lab up builds it again`, { exitCode: code ?? 1, stderrTail: tail(lines.join('\n'), 8) }));
+      else
+        reject(
+          new LabError(
+            'lab up: root',
+            `building the ${suite} root failed (exit ${code}); nothing was kept, the next lab up builds it again`,
+            { exitCode: code ?? 1, stderrTail: tail(lines.join('\n'), 8) },
+          ),
+        );
     });
   });
 }

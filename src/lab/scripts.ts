@@ -26,7 +26,8 @@ export function renderCreateBatch(plan: LabPlan): string {
     // netplan hosts NIC 1's subnet route then comes first in main — as on the seeds' machines.
     // IPoIB in datagram mode carries 2044 bytes (a 2048-byte IB MTU less its 4-byte header).
     const mtu = h.rdma !== false ? ` mtu ${IPOIB_MTU.datagram}` : '';
-    for (const n of [...h.nics].reverse()) lines.push(`link add ${n.iface} netns ${h.namespace}${mtu} type veth peer name ${n.port} netns ${sw}${mtu}`);
+    for (const n of [...h.nics].reverse())
+      lines.push(`link add ${n.iface} netns ${h.namespace}${mtu} type veth peer name ${n.port} netns ${sw}${mtu}`);
   }
   // Created last and only once the switch exists: the pair's far end lives in the switch namespace,
   // so deleting that namespace removes this link from the machine too.
@@ -36,7 +37,11 @@ export function renderCreateBatch(plan: LabPlan): string {
 
 /** Inside the switch namespace: no IPv6 chatter on ~3 ports per host, bridges and ports up. */
 export function renderSwitchScript(plan: LabPlan): string {
-  const batch = [`link set ${MGMT_BRIDGE} up`, `link set ${FABRIC_BRIDGE} up`, `link set ${SWITCH_UPLINK} master ${MGMT_BRIDGE} up`];
+  const batch = [
+    `link set ${MGMT_BRIDGE} up`,
+    `link set ${FABRIC_BRIDGE} up`,
+    `link set ${SWITCH_UPLINK} master ${MGMT_BRIDGE} up`,
+  ];
   for (const h of plan.hosts) {
     batch.push(`link set ${h.mgmtPort} master ${MGMT_BRIDGE} up`);
     for (const n of h.nics) batch.push(`link set ${n.port} master ${FABRIC_BRIDGE} up`);
@@ -213,9 +218,15 @@ END {
  * management link the lab configures itself (no manager touches it), sshd, then the network boot.
  */
 export function renderBootScript(plan: LabPlan, host: LabHost, sshd: string): string {
-  const batch = ['link set lo up', `address add ${host.address}/${plan.mgmtPrefixLength} dev ${MGMT_IFACE}`, `link set ${MGMT_IFACE} up`, `route add ${plan.controllerAddress}/32 dev ${MGMT_IFACE}`];
+  const batch = [
+    'link set lo up',
+    `address add ${host.address}/${plan.mgmtPrefixLength} dev ${MGMT_IFACE}`,
+    `link set ${MGMT_IFACE} up`,
+    `route add ${plan.controllerAddress}/32 dev ${MGMT_IFACE}`,
+  ];
   // The emulated RDMA devices (rdma-emulation.ts) lie over it, read-only as well.
-  const rdma = host.rdma !== false ? `\nmount -t overlay ibfleet-lab-sys -o ro,lowerdir=${HOST_BOOT_DIR}/sys:/sys /sys` : '';
+  const rdma =
+    host.rdma !== false ? `\nmount -t overlay ibfleet-lab-sys -o ro,lowerdir=${HOST_BOOT_DIR}/sys:/sys /sys` : '';
   return `mount -t sysfs -o ro,nosuid,nodev,noexec sysfs /sys${rdma}
 ${disableIpv6()}
 ip -batch - <<'EOF'

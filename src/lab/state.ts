@@ -45,7 +45,12 @@ export interface LabSummary {
   /** Hosts of a lab that is up whose sshd no longer runs: the machine restarted (its processes ended, the lab's files stayed), or someone stopped it. */
   readonly hostsWithoutSshd: readonly number[];
   /** What each host runs: its manager, and the suite whose root it runs on with that root's versions. */
-  readonly hostSystems: readonly { readonly id: number; readonly manager: string; readonly suite?: string; readonly versions?: string }[];
+  readonly hostSystems: readonly {
+    readonly id: number;
+    readonly manager: string;
+    readonly suite?: string;
+    readonly versions?: string;
+  }[];
 }
 
 /** The pid a lab host's sshd wrote, if it did (sshd removes the file when it stops). */
@@ -68,10 +73,26 @@ export async function labSummaries(): Promise<LabSummary[]> {
     states.map(async ({ status, plan, roots }) => {
       const paths = labPaths(plan.name);
       const hosts = plan.hosts.map((h) => h.id);
-      const running = status === 'up' ? await Promise.all(hosts.map((id) => sshdRuns(plan.name, id))) : hosts.map(() => true);
+      const running =
+        status === 'up' ? await Promise.all(hosts.map((id) => sshdRuns(plan.name, id))) : hosts.map(() => true);
       const hostsWithoutSshd = hosts.filter((_, i) => !running[i]);
-      const hostSystems = plan.hosts.map((h) => ({ id: h.id, manager: h.manager, ...(h.suite !== undefined ? { suite: h.suite, versions: formatVersions(roots?.[h.suite] ?? {}) } : {}) }));
-      return { name: plan.name, status, hosts, mgmtSubnet: plan.mgmtSubnet, rootLink: plan.rootLink, inventory: paths.inventory, knownHosts: paths.knownHosts, identity: paths.identity, hostsWithoutSshd, hostSystems };
+      const hostSystems = plan.hosts.map((h) => ({
+        id: h.id,
+        manager: h.manager,
+        ...(h.suite !== undefined ? { suite: h.suite, versions: formatVersions(roots?.[h.suite] ?? {}) } : {}),
+      }));
+      return {
+        name: plan.name,
+        status,
+        hosts,
+        mgmtSubnet: plan.mgmtSubnet,
+        rootLink: plan.rootLink,
+        inventory: paths.inventory,
+        knownHosts: paths.knownHosts,
+        identity: paths.identity,
+        hostsWithoutSshd,
+        hostSystems,
+      };
     }),
   );
 }
@@ -106,6 +127,7 @@ export async function requireLab(name: string): Promise<LabPlan> {
   checkLabName(name);
   const state = await readLabState(name);
   if (!state) throw new UsageError(labNotUpMessage(name, await labSummaries()));
-  if (state.status !== 'up') throw new UsageError(`lab ${name} did not finish starting; remove it with: ibfleet lab down${labNameOption(name)}`);
+  if (state.status !== 'up')
+    throw new UsageError(`lab ${name} did not finish starting; remove it with: ibfleet lab down${labNameOption(name)}`);
   return state.plan;
 }

@@ -14,7 +14,11 @@ export const SUITES = ['bullseye', 'bookworm', 'trixie'] as const;
 export type Suite = (typeof SUITES)[number];
 
 /** What each suite is, for `lab up` and `lab list`. */
-export const SUITE_RELEASE: Readonly<Record<Suite, string>> = { bullseye: 'Debian 11', bookworm: 'Debian 12', trixie: 'Debian 13' };
+export const SUITE_RELEASE: Readonly<Record<Suite, string>> = {
+  bullseye: 'Debian 11',
+  bookworm: 'Debian 12',
+  trixie: 'Debian 13',
+};
 
 /** Where roots are kept unless $IBFLEET_LAB_ROOTS says otherwise: one directory per suite. */
 export const DEFAULT_ROOTS_DIR = '/var/cache/ibfleet-lab/roots';
@@ -56,7 +60,10 @@ export function isSuite(text: string): text is Suite {
 }
 
 function checkSuite(text: string, value: string): Suite {
-  if (!isSuite(text)) throw new UsageError(`--suite ${value}: ${JSON.stringify(text)} is not a suite the lab builds; use one of ${SUITES.join(', ')}`);
+  if (!isSuite(text))
+    throw new UsageError(
+      `--suite ${value}: ${JSON.stringify(text)} is not a suite the lab builds; use one of ${SUITES.join(', ')}`,
+    );
   return text;
 }
 
@@ -73,7 +80,10 @@ export function parseSuiteAssignments(values: readonly string[]): { all?: Suite;
       all = checkSuite(value, value);
       continue;
     }
-    if (at === 0 || at === value.length - 1) throw new UsageError(`--suite ${JSON.stringify(value)}: write SUITE or HOSTS=SUITE, e.g. --suite trixie or --suite 16=bullseye`);
+    if (at === 0 || at === value.length - 1)
+      throw new UsageError(
+        `--suite ${JSON.stringify(value)}: write SUITE or HOSTS=SUITE, e.g. --suite trixie or --suite 16=bullseye`,
+      );
     const suite = checkSuite(value.slice(at + 1), value);
     for (const id of parseLabHosts(value.slice(0, at), '--suite')) hosts.set(id, suite);
   }

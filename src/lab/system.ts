@@ -29,7 +29,10 @@ export function run(argv: readonly string[], options: RunOptions = {}): Promise<
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let timedOut = false;
-    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => ((timedOut = true), child.kill('SIGKILL')), options.timeoutMs);
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => ((timedOut = true), child.kill('SIGKILL')), options.timeoutMs);
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.stdin.on('error', () => undefined);
@@ -39,8 +42,13 @@ export function run(argv: readonly string[], options: RunOptions = {}): Promise<
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      const stderr = Buffer.concat(err).toString('utf8') + (timedOut ? `${command}: killed after ${options.timeoutMs} ms\n` : '');
-      resolve({ code: code ?? 128 + (SIGNALS[signal ?? ''] ?? 0), stdout: Buffer.concat(out).toString('utf8'), stderr });
+      const stderr =
+        Buffer.concat(err).toString('utf8') + (timedOut ? `${command}: killed after ${options.timeoutMs} ms\n` : '');
+      resolve({
+        code: code ?? 128 + (SIGNALS[signal ?? ''] ?? 0),
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr,
+      });
     });
     child.stdin.end(options.input ?? '');
   });
@@ -50,7 +58,10 @@ export function run(argv: readonly string[], options: RunOptions = {}): Promise<
 export async function runOk(step: string, argv: readonly string[], options: RunOptions = {}): Promise<RunResult> {
   const result = await run(argv, options);
   if (result.code !== 0) {
-    throw new LabError(step, `${step} failed: ${argv[0]} exited with ${result.code}`, { exitCode: result.code, stderrTail: tail(result.stderr || result.stdout, 8) });
+    throw new LabError(step, `${step} failed: ${argv[0]} exited with ${result.code}`, {
+      exitCode: result.code,
+      stderrTail: tail(result.stderr || result.stdout, 8),
+    });
   }
   return result;
 }

@@ -86,12 +86,26 @@ export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
     controllerAddress: options.controllerAddress,
     managers: toMap(options.managers),
     interfaces: toMap(options.interfaces),
-    ...(options.nics ? { nics: { ...(options.nics.all !== undefined ? { all: options.nics.all } : {}), ...(options.nics.hosts ? { hosts: toMap(options.nics.hosts)! } : {}) } } : {}),
+    ...(options.nics
+      ? {
+          nics: {
+            ...(options.nics.all !== undefined ? { all: options.nics.all } : {}),
+            ...(options.nics.hosts ? { hosts: toMap(options.nics.hosts)! } : {}),
+          },
+        }
+      : {}),
     ...(options.networkDaemons !== undefined ? { networkDaemons: options.networkDaemons } : {}),
     ...(options.noRdma ? { noRdma: options.noRdma } : {}),
     ...(options.noSystemd ? { noSystemd: options.noSystemd } : {}),
     ...(options.fresh ? { fresh: options.fresh } : {}),
-    ...(options.suites ? { suites: { ...(options.suites.all !== undefined ? { all: options.suites.all } : {}), ...(options.suites.hosts ? { hosts: toMap(options.suites.hosts)! } : {}) } } : {}),
+    ...(options.suites
+      ? {
+          suites: {
+            ...(options.suites.all !== undefined ? { all: options.suites.all } : {}),
+            ...(options.suites.hosts ? { hosts: toMap(options.suites.hosts)! } : {}),
+          },
+        }
+      : {}),
     rootsDir: rootsDirFrom(),
   });
   // The machine's managers and systemctl matter for the hosts on its own /usr only.
@@ -99,8 +113,13 @@ export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
   const suites = [...new Set(plan.hosts.flatMap((h) => (h.suite !== undefined ? [h.suite] : [])))];
   const toBuild = suites.filter((s) => !hasRoot(plan.rootsDir!, s));
   const managers = plan.networkDaemons ? [...new Set(own.map((h) => h.manager))] : [];
-  const tools = checkPreflight({ managers, systemd: own.some(runsSystemd), ...(toBuild.length ? { rootBuilder: true } : {}) }, options.probe);
-  const roots = suites.length ? await ensureSuiteRoots(plan.rootsDir!, suites, options.onStep ?? (() => undefined)) : undefined;
+  const tools = checkPreflight(
+    { managers, systemd: own.some(runsSystemd), ...(toBuild.length ? { rootBuilder: true } : {}) },
+    options.probe,
+  );
+  const roots = suites.length
+    ? await ensureSuiteRoots(plan.rootsDir!, suites, options.onStep ?? (() => undefined))
+    : undefined;
   await refuseLeftovers(plan);
   await refuseRouteConflict(plan);
   await claimStateDir(plan);
@@ -116,12 +135,22 @@ export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
 async function refuseLeftovers(plan: LabPlan): Promise<void> {
   const down = `ibfleet lab down${labNameOption(plan.name)}`;
   if (existsSync(plan.dir)) {
-    throw new UsageError(`lab ${plan.name} already exists (${plan.dir}); use it (inventory: ${labPaths(plan.name).inventory}) or, if it is yours, remove it first with: ${down}`);
+    throw new UsageError(
+      `lab ${plan.name} already exists (${plan.dir}); use it (inventory: ${labPaths(plan.name).inventory}) or, if it is yours, remove it first with: ${down}`,
+    );
   }
-  const namespaces = existsSync(NETNS_DIR) ? (await readdir(NETNS_DIR)).filter((ns) => isLabNamespace(plan.name, ns)) : [];
-  const leftovers = [...namespaces, ...(existsSync(`/sys/class/net/${plan.rootLink}`) ? [`link ${plan.rootLink}`] : [])];
+  const namespaces = existsSync(NETNS_DIR)
+    ? (await readdir(NETNS_DIR)).filter((ns) => isLabNamespace(plan.name, ns))
+    : [];
+  const leftovers = [
+    ...namespaces,
+    ...(existsSync(`/sys/class/net/${plan.rootLink}`) ? [`link ${plan.rootLink}`] : []),
+  ];
   if (leftovers.length) {
-    const shown = leftovers.length > 3 ? `${leftovers.slice(0, 3).join(', ')} and ${leftovers.length - 3} more` : leftovers.join(', ');
+    const shown =
+      leftovers.length > 3
+        ? `${leftovers.slice(0, 3).join(', ')} and ${leftovers.length - 3} more`
+        : leftovers.join(', ');
     throw new UsageError(`leftovers of an earlier lab ${plan.name} exist (${shown}); remove them with: ${down}`);
   }
 }
@@ -135,8 +164,11 @@ async function refuseRouteConflict(plan: LabPlan): Promise<void> {
   const routes = JSON.parse(listed.stdout || '[]') as { dst?: string; dev?: string }[];
   const clashes = conflictingRoutes(routes, plan.mgmtSubnet);
   const labs = (await labSummaries()).filter((l) => l.name !== plan.name);
-  const clashingLinks = new Set(routes.filter((r) => conflictingRoutes([r], plan.mgmtSubnet).length > 0).map((r) => r.dev));
-  const holder = labs.find((l) => subnetsOverlap(l.mgmtSubnet, plan.mgmtSubnet)) ?? labs.find((l) => clashingLinks.has(l.rootLink));
+  const clashingLinks = new Set(
+    routes.filter((r) => conflictingRoutes([r], plan.mgmtSubnet).length > 0).map((r) => r.dev),
+  );
+  const holder =
+    labs.find((l) => subnetsOverlap(l.mgmtSubnet, plan.mgmtSubnet)) ?? labs.find((l) => clashingLinks.has(l.rootLink));
   const another = `198.18.${(Number(plan.mgmtSubnet.split('.')[2]) + 1) % 256}.0/24`;
   if (holder) {
     throw new UsageError(
@@ -145,7 +177,9 @@ async function refuseRouteConflict(plan: LabPlan): Promise<void> {
     );
   }
   if (clashes.length) {
-    throw new UsageError(`the management subnet ${plan.mgmtSubnet} is already routed on this machine (${clashes.join('; ')}): another lab or a real network uses it; pick another with --mgmt-subnet, e.g. ${another}`);
+    throw new UsageError(
+      `the management subnet ${plan.mgmtSubnet} is already routed on this machine (${clashes.join('; ')}): another lab or a real network uses it; pick another with --mgmt-subnet, e.g. ${another}`,
+    );
   }
 }
 
@@ -166,19 +200,38 @@ async function claimStateDir(plan: LabPlan): Promise<void> {
   }
 }
 
-async function build(plan: LabPlan, tools: LabTools, options: LabUpOptions, roots: SuiteVersions | undefined): Promise<void> {
+async function build(
+  plan: LabPlan,
+  tools: LabTools,
+  options: LabUpOptions,
+  roots: SuiteVersions | undefined,
+): Promise<void> {
   const step = options.onStep ?? (() => undefined);
   const paths = labPaths(plan.name);
   // Mount-namespace files can only be bound inside a private mount.
   await runOk('lab up: private mount', ['mount', '--bind', plan.dir, plan.dir]);
   await runOk('lab up: private mount', ['mount', '--make-private', plan.dir]);
   await writeLabState({ status: 'starting', plan, ...(roots ? { roots } : {}) });
-  await runOk('lab up: lab key', ['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', `ibfleet-lab-${plan.name}`, '-f', paths.identity]);
+  await runOk('lab up: lab key', [
+    'ssh-keygen',
+    '-q',
+    '-t',
+    'ed25519',
+    '-N',
+    '',
+    '-C',
+    `ibfleet-lab-${plan.name}`,
+    '-f',
+    paths.identity,
+  ]);
   const publicKey = await readFile(`${paths.identity}.pub`, 'utf8');
 
   // Every namespace's neighbour entries count against the machine's one table.
   const neigh = await raiseNeighbourTable(plan);
-  if (neigh) step(`neighbour table limits for the labs up: gc_thresh1/2/3 ${neigh.gc_thresh1}/${neigh.gc_thresh2}/${neigh.gc_thresh3} (put back by the last lab down)`);
+  if (neigh)
+    step(
+      `neighbour table limits for the labs up: gc_thresh1/2/3 ${neigh.gc_thresh1}/${neigh.gc_thresh2}/${neigh.gc_thresh3} (put back by the last lab down)`,
+    );
 
   step(`writing the /etc, /root and /run of ${plan.hosts.length} host(s)`);
   await Promise.all(plan.hosts.map((h) => writeHostFiles(plan, h.id, publicKey)));
@@ -187,7 +240,13 @@ async function build(plan: LabPlan, tools: LabTools, options: LabUpOptions, root
 
   step(`creating ${plan.hosts.length + 1} network namespaces and their links`);
   await runOk('lab up: namespaces and links', ['ip', '-batch', '-'], { input: renderCreateBatch(plan) });
-  await runOk('lab up: switch', ['nsenter', `--net=${NETNS_DIR}/${plan.switchNamespace}`, 'sh', '-euc', renderSwitchScript(plan)]);
+  await runOk('lab up: switch', [
+    'nsenter',
+    `--net=${NETNS_DIR}/${plan.switchNamespace}`,
+    'sh',
+    '-euc',
+    renderSwitchScript(plan),
+  ]);
   const ipv6 = `/proc/sys/net/ipv6/conf/${plan.rootLink}/disable_ipv6`;
   if (existsSync(ipv6)) await writeFile(ipv6, '1');
   await runOk('lab up: management route', ['ip', '-batch', '-'], { input: renderRootLinkBatch(plan) });
@@ -198,15 +257,26 @@ async function build(plan: LabPlan, tools: LabTools, options: LabUpOptions, root
     plan.hosts.map((h) =>
       limit(async () => {
         const result = await run(['sh', '-euc', renderHostStartScript(plan, h, tools.sshd)]);
-        if (result.code !== 0) throw new LabError(`lab up: host ${h.id}`, `host ${h.id} (${h.name}) did not boot: exit ${result.code}`, { exitCode: result.code, stderrTail: tail(result.stderr || result.stdout, 8) });
+        if (result.code !== 0)
+          throw new LabError(`lab up: host ${h.id}`, `host ${h.id} (${h.name}) did not boot: exit ${result.code}`, {
+            exitCode: result.code,
+            stderrTail: tail(result.stderr || result.stdout, 8),
+          });
       }),
     ),
   );
 
   step('waiting for every sshd');
-  await Promise.all(plan.hosts.map((h) => limit(() => waitForPort(h.address, 22, SSH_WAIT_MS, `host ${h.id} (${h.name})`))));
+  await Promise.all(
+    plan.hosts.map((h) => limit(() => waitForPort(h.address, 22, SSH_WAIT_MS, `host ${h.id} (${h.name})`))),
+  );
 
-  const keys = await Promise.all(plan.hosts.map(async (h) => ({ address: h.address, publicKey: await readFile(`${hostPaths(plan.name, h.id).upper}${HOST_KEY_VIEW_PATH}.pub`, 'utf8') })));
+  const keys = await Promise.all(
+    plan.hosts.map(async (h) => ({
+      address: h.address,
+      publicKey: await readFile(`${hostPaths(plan.name, h.id).upper}${HOST_KEY_VIEW_PATH}.pub`, 'utf8'),
+    })),
+  );
   await writeFile(paths.knownHosts, renderKnownHosts(keys), { mode: 0o644 });
   await writeFile(paths.inventory, renderLabInventory(plan), { mode: 0o644 });
   await writeLabState({ status: 'up', plan, ...(roots ? { roots } : {}) });
@@ -215,7 +285,15 @@ async function build(plan: LabPlan, tools: LabTools, options: LabUpOptions, root
 async function writeHostFiles(plan: LabPlan, id: number, publicKey: string): Promise<void> {
   const host = plan.hosts.find((h) => h.id === id)!;
   const p = hostPaths(plan.name, id);
-  for (const dir of [`${p.upper}/etc`, p.work, p.root, p.run, p.nmState, ...(host.suite !== undefined ? [p.newRoot] : [])]) await mkdir(dir, { recursive: true, mode: 0o755 });
+  for (const dir of [
+    `${p.upper}/etc`,
+    p.work,
+    p.root,
+    p.run,
+    p.nmState,
+    ...(host.suite !== undefined ? [p.newRoot] : []),
+  ])
+    await mkdir(dir, { recursive: true, mode: 0o755 });
   await chmod(p.root, 0o700);
   const view = renderHostView(plan, host, publicKey);
   for (const d of view.dirs) {
@@ -245,7 +323,8 @@ function waitForPort(host: string, port: number, timeoutMs: number, what: string
         settled = true;
         socket.destroy();
         if (connected) resolve();
-        else if (Date.now() > deadline) reject(new LabError('lab up: sshd', `${what}: sshd does not accept connections on ${host}:${port}`));
+        else if (Date.now() > deadline)
+          reject(new LabError('lab up: sshd', `${what}: sshd does not accept connections on ${host}:${port}`));
         else setTimeout(attempt, 100);
       };
       socket.setTimeout(1000);

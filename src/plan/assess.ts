@@ -23,9 +23,19 @@ export interface Assessment {
 /** The probe, the user and the tools every change needs. */
 export function hostBlockers(facts: HostFacts): Blocker[] {
   const blockers: Blocker[] = [];
-  if (!facts.complete) blockers.push({ kind: 'probe', message: 'the probe stopped early (connection dropped or the host is missing basic tools)' });
-  if (facts.uid !== undefined && facts.uid !== 0) blockers.push({ kind: 'not-root', message: `commands run as uid ${facts.uid}, not root; set sudo: true for this host` });
-  for (const tool of ['flock', 'sha256sum', 'stat']) if (!facts.tools.has(tool) && facts.complete) blockers.push({ kind: 'tool', message: `${tool} is missing on the host (coreutils / util-linux)` });
+  if (!facts.complete)
+    blockers.push({
+      kind: 'probe',
+      message: 'the probe stopped early (connection dropped or the host is missing basic tools)',
+    });
+  if (facts.uid !== undefined && facts.uid !== 0)
+    blockers.push({
+      kind: 'not-root',
+      message: `commands run as uid ${facts.uid}, not root; set sudo: true for this host`,
+    });
+  for (const tool of ['flock', 'sha256sum', 'stat'])
+    if (!facts.tools.has(tool) && facts.complete)
+      blockers.push({ kind: 'tool', message: `${tool} is missing on the host (coreutils / util-linux)` });
   return blockers;
 }
 
@@ -37,24 +47,44 @@ export function nicBlockers(host: Host, fleet: Fleet, facts: HostFacts): Blocker
     const link = facts.links.get(nic.iface);
     const iface = nic.iface;
     if (!link) {
-      problems.push({ kind: 'nic-missing', iface, message: `interface ${iface} (NIC ${nic.index}) not found; the host has ${known.join(', ') || 'no interfaces'}` });
+      problems.push({
+        kind: 'nic-missing',
+        iface,
+        message: `interface ${iface} (NIC ${nic.index}) not found; the host has ${known.join(', ') || 'no interfaces'}`,
+      });
       continue;
     }
     const here = facts.addresses.filter((a) => a.iface === iface);
     const exact = here.find((a) => a.address === nic.address);
     if (exact && exact.prefixLength !== fleet.fabric.subnet.prefixLength) {
-      problems.push({ kind: 'nic-address', iface, message: `${iface} carries ${nic.address}/${exact.prefixLength}, but the fabric is ${fleet.fabric.subnetText}` });
+      problems.push({
+        kind: 'nic-address',
+        iface,
+        message: `${iface} carries ${nic.address}/${exact.prefixLength}, but the fabric is ${fleet.fabric.subnetText}`,
+      });
     } else if (exact && !link.up) {
-      problems.push({ kind: 'nic-down', iface, message: `${iface} is down (it carries ${nic.address}, but the link is not up)` });
+      problems.push({
+        kind: 'nic-down',
+        iface,
+        message: `${iface} is down (it carries ${nic.address}, but the link is not up)`,
+      });
     } else if (!exact) {
       const elsewhere = facts.addresses.find((a) => a.address === nic.address);
       if (elsewhere) {
-        problems.push({ kind: 'nic-address', iface, message: `${nic.address} (NIC ${nic.index}) is on ${elsewhere.iface}, not ${iface}: are the interfaces swapped in the inventory?` });
+        problems.push({
+          kind: 'nic-address',
+          iface,
+          message: `${nic.address} (NIC ${nic.index}) is on ${elsewhere.iface}, not ${iface}: are the interfaces swapped in the inventory?`,
+        });
       } else if (!link.up) {
         problems.push({ kind: 'nic-unaddressed', iface, message: `${iface} is down (no ${nic.address})` });
       } else {
         const has = here.map((a) => `${a.address}/${a.prefixLength}`).join(', ') || 'no IPv4 address';
-        problems.push({ kind: here.length ? 'nic-address' : 'nic-unaddressed', iface, message: `${iface} carries ${has}, but the convention gives NIC ${nic.index} of host ${host.id} ${nic.address}/${fleet.fabric.subnet.prefixLength}` });
+        problems.push({
+          kind: here.length ? 'nic-address' : 'nic-unaddressed',
+          iface,
+          message: `${iface} carries ${has}, but the convention gives NIC ${nic.index} of host ${host.id} ${nic.address}/${fleet.fabric.subnet.prefixLength}`,
+        });
       }
     }
   }
@@ -77,14 +107,37 @@ function modifiedWhy(text: string | undefined, host: Host, stepWhy: string | und
 }
 
 /** One of ibfleet's files: there, with this content, mode and owner. `why`: what the steps tell of a differing file. */
-export function fileFinding(file: RenderedFile, host: Host, facts: HostFacts, why?: (file: RenderedFile) => string | undefined): Finding {
+export function fileFinding(
+  file: RenderedFile,
+  host: Host,
+  facts: HostFacts,
+  why?: (file: RenderedFile) => string | undefined,
+): Finding {
   const found = facts.files.get(file.path);
   const base = { id: `file ${file.path}`, subject: { kind: 'file', path: file.path } } as const;
   const label = file.label ?? file.path;
   const mode = file.mode.toString(8);
-  if (!found) return { ...base, ok: false, detail: `${label} is missing`, fix: change(file.kind, 'install', file.path, `install ${file.path} (${mode})`) };
-  if (found.sha256 !== sha256(file.content)) return { ...base, ok: false, detail: `${label} ${modifiedWhy(facts.contents.get(file.path)?.text, host, why?.(file))}`, fix: change(file.kind, 'replace', file.path, `replace ${file.path} (content differs)`) };
-  if (found.mode !== file.mode || found.uid !== 0) return { ...base, ok: false, detail: `${label} has mode ${found.mode.toString(8)} owner uid ${found.uid}, want ${mode} root`, fix: change(file.kind, 'replace', file.path, `reinstall ${file.path} as root ${mode}`) };
+  if (!found)
+    return {
+      ...base,
+      ok: false,
+      detail: `${label} is missing`,
+      fix: change(file.kind, 'install', file.path, `install ${file.path} (${mode})`),
+    };
+  if (found.sha256 !== sha256(file.content))
+    return {
+      ...base,
+      ok: false,
+      detail: `${label} ${modifiedWhy(facts.contents.get(file.path)?.text, host, why?.(file))}`,
+      fix: change(file.kind, 'replace', file.path, `replace ${file.path} (content differs)`),
+    };
+  if (found.mode !== file.mode || found.uid !== 0)
+    return {
+      ...base,
+      ok: false,
+      detail: `${label} has mode ${found.mode.toString(8)} owner uid ${found.uid}, want ${mode} root`,
+      fix: change(file.kind, 'replace', file.path, `reinstall ${file.path} as root ${mode}`),
+    };
   return { ...base, ok: true, detail: `${label} intact`, fix: undefined };
 }
 
@@ -99,12 +152,19 @@ export function assessHost(playbook: Playbook, ctx: HostContext, files: readonly
   const findings = [
     ...hostParts.flatMap((p) => p.before ?? []),
     ...host.nics.flatMap((nic) => playbook.steps.flatMap((s) => s.step.nicFindings?.(ctx, nic) ?? [])),
-    ...files.map((f) => fileFinding(f, host, facts, (file) => playbook.steps.map((s) => s.step.modifiedWhy?.(ctx, file)).find((why) => why !== undefined))),
+    ...files.map((f) =>
+      fileFinding(f, host, facts, (file) =>
+        playbook.steps.map((s) => s.step.modifiedWhy?.(ctx, file)).find((why) => why !== undefined),
+      ),
+    ),
     ...hostParts.flatMap((p) => p.after ?? []),
   ];
   // What a step provides before the routing applies (a NIC's address, provisioned by the playbook) blocks nothing.
   const nics = nicBlockers(host, fleet, facts).filter((b) => !providedFor(b, ctx.provisions ?? []));
-  return { blockers: [...hostBlockers(facts), ...nics, ...playbook.steps.flatMap((s) => s.step.blockers?.(ctx) ?? [])], findings };
+  return {
+    blockers: [...hostBlockers(facts), ...nics, ...playbook.steps.flatMap((s) => s.step.blockers?.(ctx) ?? [])],
+    findings,
+  };
 }
 
 export function failingFindings(assessment: Pick<Assessment, 'findings'>): Finding[] {

@@ -23,7 +23,14 @@ export type Detection =
  * picomatch is told the same; it reads `(a|b)` as a group where fnmatch reads the characters, so
  * parentheses are escaped.
  */
-const FNMATCH: picomatch.PicomatchOptions = { nobrace: true, noextglob: true, noglobstar: true, nonegate: true, posix: true, dot: true };
+const FNMATCH: picomatch.PicomatchOptions = {
+  nobrace: true,
+  noextglob: true,
+  noglobstar: true,
+  nonegate: true,
+  posix: true,
+  dot: true,
+};
 
 export function netplanNameMatches(pattern: string, name: string): boolean {
   return picomatch.isMatch(name, pattern.replace(/[()]/g, '\\$&'), FNMATCH);
@@ -38,14 +45,16 @@ export function detectManager(host: Host, facts: HostFacts): Detection {
   for (const c of netplanClaims(facts.netplan.filter((f) => !OWNED_PATHS.includes(f.file)))) {
     const hit = ifaces.find((i) => netplanNameMatches(c.iface, i));
     if (!hit) continue;
-    if (c.renderer === 'NetworkManager') claim('networkmanager', `${c.file} hands ${hit} to NetworkManager (renderer: NetworkManager)`);
+    if (c.renderer === 'NetworkManager')
+      claim('networkmanager', `${c.file} hands ${hit} to NetworkManager (renderer: NetworkManager)`);
     else claim('netplan', `${c.file} configures ${hit} (renderer: ${c.renderer})`);
   }
   for (const c of [...facts.nmConnections, ...facts.ifcfg]) {
     if (ifaces.includes(c.iface)) claim('networkmanager', `${c.file} is a NetworkManager connection for ${c.iface}`);
   }
   for (const c of facts.ifupdown) {
-    if (c.keyword === 'iface' && ifaces.includes(c.iface)) claim('ifupdown', `${c.file} has an "iface ${c.iface}" stanza`);
+    if (c.keyword === 'iface' && ifaces.includes(c.iface))
+      claim('ifupdown', `${c.file} has an "iface ${c.iface}" stanza`);
   }
 
   const running = new Map<Manager, string>();
@@ -55,10 +64,15 @@ export function detectManager(host: Host, facts: HostFacts): Detection {
   if (facts.nm) running.set('networkmanager', `NetworkManager ${facts.nm.version} is running (it answered nmcli)`);
   if (facts.dirs.has('/run/systemd/netif')) running.set('netplan', 'systemd-networkd is running (/run/systemd/netif)');
   const upByIfupdown = ifaces.filter((i) => facts.ifstate.has(i));
-  if (upByIfupdown.length) running.set('ifupdown', `ifupdown brought up ${upByIfupdown.join(', ')} (/run/network/ifstate)`);
+  if (upByIfupdown.length)
+    running.set('ifupdown', `ifupdown brought up ${upByIfupdown.join(', ')} (/run/network/ifstate)`);
   // A machine as it arrives: nothing configures the fabric NICs yet, and ifupdown brought up only
   // its other interfaces (lo) — where no daemon runs, that is what manages its network.
-  else if (claims.size === 0 && running.size === 0 && facts.ifstate.size > 0) running.set('ifupdown', `ifupdown brought up ${[...facts.ifstate].sort().join(', ')} and no other manager runs (/run/network/ifstate)`);
+  else if (claims.size === 0 && running.size === 0 && facts.ifstate.size > 0)
+    running.set(
+      'ifupdown',
+      `ifupdown brought up ${[...facts.ifstate].sort().join(', ')} and no other manager runs (/run/network/ifstate)`,
+    );
 
   const evidence = [...[...claims.values()].flat(), ...running.values()];
   const claimed = [...claims.keys()];
@@ -66,7 +80,12 @@ export function detectManager(host: Host, facts: HostFacts): Detection {
   const candidates = claimed.length > 1 ? claimed.filter((m) => running.has(m)) : [...running.keys()];
   if (candidates.length === 1) return { ok: true, manager: candidates[0]!, evidence };
 
-  const what = claimed.length > 1 ? `${claimed.join(' and ')} both configure ${ifaces.join('/')}` : candidates.length > 1 ? `several managers run (${candidates.join(', ')}) and none has a configuration for ${ifaces.join('/')}` : `nothing configures ${ifaces.join('/')} (no netplan entry, NetworkManager connection or ifupdown stanza) and no manager is seen running`;
+  const what =
+    claimed.length > 1
+      ? `${claimed.join(' and ')} both configure ${ifaces.join('/')}`
+      : candidates.length > 1
+        ? `several managers run (${candidates.join(', ')}) and none has a configuration for ${ifaces.join('/')}`
+        : `nothing configures ${ifaces.join('/')} (no netplan entry, NetworkManager connection or ifupdown stanza) and no manager is seen running`;
   return {
     ok: false,
     message: `cannot tell which network manager brings up ${ifaces.join('/')} on host ${host.id}: ${what}; set manager: (networkmanager, netplan or ifupdown) for host ${host.id} in the inventory`,

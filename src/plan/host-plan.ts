@@ -11,7 +11,16 @@ import type { HostFacts } from '../facts/host-facts.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { renderHostFiles } from '../render/host-files.js';
 import type { RenderedFile } from '../script/rendered-file.js';
-import { SCRIPT_PERSISTENCE, type ApplyInput, type ApplyPart, type HostContext, type Persistence, type PersistenceChoice, type StatusPart, type Step } from '../steps/step.js';
+import {
+  SCRIPT_PERSISTENCE,
+  type ApplyInput,
+  type ApplyPart,
+  type HostContext,
+  type Persistence,
+  type PersistenceChoice,
+  type StatusPart,
+  type Step,
+} from '../steps/step.js';
 import type { Change, Check, FileDiff, HostResult, NicFabric } from '../vocabulary.js';
 import { assessHost, failingFindings, plannedChanges, type Assessment } from './assess.js';
 import { detectManager } from './detect-manager.js';
@@ -101,7 +110,8 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
   if (prerequisite) throw new HostError('plan', prerequisite);
   const { ctx, choice, files, assessment } = decide(host, fleet, playbook, facts, chosen.manager);
   // Nothing is changed on a host that cannot take the whole change.
-  if (assessment.blockers.length > 0 || choice.blockers.length > 0) throw new HostError('plan', [...assessment.blockers.map((b) => b.message), ...choice.blockers].join('; '));
+  if (assessment.blockers.length > 0 || choice.blockers.length > 0)
+    throw new HostError('plan', [...assessment.blockers.map((b) => b.message), ...choice.blockers].join('; '));
   const failing = failingFindings(assessment);
   const write = files.filter((f) => failing.some((x) => x.subject.kind === 'file' && x.subject.path === f.path));
   const obstacles = inTheWay(write, facts);
@@ -127,20 +137,45 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
 /** A step's part of the change: what it applies, with what it runs once the files changed first among its `after` lines. */
 function applyPart(step: Step, ctx: HostContext, input: ApplyInput): ApplyPart {
   const part = step.apply?.(ctx, input) ?? {};
-  const afterFiles = step.afterFiles?.(input.write.map((f) => f.path), input.remove) ?? [];
+  const afterFiles =
+    step.afterFiles?.(
+      input.write.map((f) => f.path),
+      input.remove,
+    ) ?? [];
   return afterFiles.length ? { ...part, after: [...afterFiles, ...(part.after ?? [])] } : part;
 }
 
 /** The plan's assessment of the state a change left behind (the apply script's own probe). */
-export function reassessDeploy(host: Host, fleet: Fleet, playbook: Playbook, plan: DeployPlan, after: HostFacts): Assessment {
+export function reassessDeploy(
+  host: Host,
+  fleet: Fleet,
+  playbook: Playbook,
+  plan: DeployPlan,
+  after: HostFacts,
+): Assessment {
   // What the change was to provide is there now, or verification says it is not: nothing is provided any more.
-  return assessHost(playbook, { host, fleet, playbook: playbook.name, manager: plan.manager, facts: after, persistence: plan.persistence, provisions: [] }, plan.files);
+  return assessHost(
+    playbook,
+    {
+      host,
+      fleet,
+      playbook: playbook.name,
+      manager: plan.manager,
+      facts: after,
+      persistence: plan.persistence,
+      provisions: [],
+    },
+    plan.files,
+  );
 }
 
 export function verification(assessment: Assessment): { ok: true } | { ok: false; message: string } {
   const failing = failingFindings(assessment);
   if (assessment.blockers.length === 0 && failing.length === 0) return { ok: true };
-  return { ok: false, message: `verification failed: ${[...assessment.blockers.map((b) => b.message), ...failing.map((f) => f.detail)].join('; ')}` };
+  return {
+    ok: false,
+    message: `verification failed: ${[...assessment.blockers.map((b) => b.message), ...failing.map((f) => f.detail)].join('; ')}`,
+  };
 }
 
 export interface StatusFinding {
@@ -157,7 +192,12 @@ export interface StatusFinding {
 }
 
 /** What the steps say about the host beyond its routing (its RDMA ports, its neighbour table), read-only. */
-function statusParts(playbook: Playbook, host: Host, fleet: Fleet, facts: HostFacts): { problems: string[]; explains: StatusPart['explains'][]; extra: Pick<StatusFinding, 'warnings' | 'fabric'> } {
+function statusParts(
+  playbook: Playbook,
+  host: Host,
+  fleet: Fleet,
+  facts: HostFacts,
+): { problems: string[]; explains: StatusPart['explains'][]; extra: Pick<StatusFinding, 'warnings' | 'fabric'> } {
   const parts = playbook.steps.flatMap((s) => (s.step.status ? [s.step.status({ host, fleet, facts })] : []));
   const warnings = parts.flatMap((p) => p.warnings ?? []);
   const fabric = parts.find((p) => p.fabric)?.fabric;
@@ -174,7 +214,13 @@ function statusParts(playbook: Playbook, host: Host, fleet: Fleet, facts: HostFa
  * then what keeps the host from the playbook, then every failing finding. With `diff`, each
  * differing file as a diff.
  */
-export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts, options: { readonly diff?: boolean } = {}): StatusFinding {
+export function assessStatus(
+  host: Host,
+  fleet: Fleet,
+  playbook: Playbook,
+  facts: HostFacts,
+  options: { readonly diff?: boolean } = {},
+): StatusFinding {
   const health = statusParts(playbook, host, fleet, facts);
   let chosen = chooseManager(host, facts);
   if ('error' in chosen) {
@@ -185,7 +231,13 @@ export function assessStatus(host: Host, fleet: Fleet, playbook: Playbook, facts
   }
   const { ctx, choice, files, assessment } = decide(host, fleet, playbook, facts, chosen.manager);
   const blockers = assessment.blockers.filter((b) => !health.explains.some((explains) => explains?.(b)));
-  const reasons = [...health.problems, ...blockers.map((b) => b.message), ...choice.blockers, ...inTheWay(files, facts), ...failingFindings(assessment).map((f) => f.detail)];
+  const reasons = [
+    ...health.problems,
+    ...blockers.map((b) => b.message),
+    ...choice.blockers,
+    ...inTheWay(files, facts),
+    ...failingFindings(assessment).map((f) => f.detail),
+  ];
   // Notes come last and are no drift (a host without systemd has no repair timer, and needs none).
   const notes = playbook.steps.flatMap((s) => s.step.statusNotes?.(ctx) ?? []);
   const notDeployed = files.length > 0 && files.every((f) => !facts.files.has(f.path));

@@ -12,13 +12,24 @@ import type { RenderedFile } from '../script/rendered-file.js';
 export function inTheWay(files: readonly RenderedFile[], facts: Pick<HostFacts, 'obstacles'>): string[] {
   const fileProblems = files.flatMap((f) => {
     const kind = facts.obstacles.get(f.path);
-    return kind ? [`${f.path} is a ${kind}, where ibfleet writes its ${f.label?.replace(/ \/.*$/, '') ?? `${f.role.replace(/-/g, ' ')} file`}: move it away (ibfleet replaces only a file, or a link to one, there)`] : [];
+    return kind
+      ? [
+          `${f.path} is a ${kind}, where ibfleet writes its ${f.label?.replace(/ \/.*$/, '') ?? `${f.role.replace(/-/g, ' ')} file`}: move it away (ibfleet replaces only a file, or a link to one, there)`,
+        ]
+      : [];
   });
   const dirProblems = directoriesFor(files).flatMap((d) => {
     const kind = facts.obstacles.get(d);
     if (kind !== 'not a directory' && kind !== 'link to nothing') return [];
     const what = kind === 'not a directory' ? 'is not a directory' : 'is a link to nothing';
-    return [`${d} ${what}, but ibfleet writes ${files.filter((f) => f.path.startsWith(`${d}/`)).map((f) => f.path).join(', ') || 'its files'} in it: move it away`];
+    return [
+      `${d} ${what}, but ibfleet writes ${
+        files
+          .filter((f) => f.path.startsWith(`${d}/`))
+          .map((f) => f.path)
+          .join(', ') || 'its files'
+      } in it: move it away`,
+    ];
   });
   return [...fileProblems, ...dirProblems];
 }

@@ -36,7 +36,8 @@ export function hostPairs(hosts: readonly Host[], mode: MatrixMode): [Host, Host
 /** The NIC pairs between two hosts: all of them, or on a rail only NIC n and NIC n (where both hosts have it). */
 function nicPairs(a: Host, b: Host, mode: MatrixMode): [CellEnd, CellEnd][] {
   const [from, to] = [ends(a), ends(b)];
-  if (mode === 'rail') return from.flatMap((f) => to.filter((t) => t.nic === f.nic).map((t): [CellEnd, CellEnd] => [f, t]));
+  if (mode === 'rail')
+    return from.flatMap((f) => to.filter((t) => t.nic === f.nic).map((t): [CellEnd, CellEnd] => [f, t]));
   return from.flatMap((f) => to.map((t): [CellEnd, CellEnd] => [f, t]));
 }
 
@@ -81,19 +82,35 @@ export interface MatrixChoice {
  * fits DEFAULT_CELLS_PER_HOST — the full matrix, else the rails (hosts of several NICs), else the
  * ring, which is always small (NICs² a host) and still sends from and to every NIC of every host.
  */
-export function chooseMatrixMode(hosts: readonly Host[], asked: MatrixMode | undefined, budget = DEFAULT_CELLS_PER_HOST): MatrixChoice {
+export function chooseMatrixMode(
+  hosts: readonly Host[],
+  asked: MatrixMode | undefined,
+  budget = DEFAULT_CELLS_PER_HOST,
+): MatrixChoice {
   if (asked) return { mode: asked };
   if (matrixSize(hosts, 'full').perHost <= budget) return { mode: 'full' };
-  const size = (mode: MatrixMode) => `${matrixSize(hosts, mode).cells} cells, up to ${matrixSize(hosts, mode).perHost} a host`;
+  const size = (mode: MatrixMode) =>
+    `${matrixSize(hosts, mode).cells} cells, up to ${matrixSize(hosts, mode).perHost} a host`;
   const multiNic = hosts.some((h) => h.nics.length > 1);
   const rail = multiNic ? matrixSize(hosts, 'rail').perHost : Number.POSITIVE_INFINITY;
   const mode: MatrixMode = rail <= budget ? 'rail' : 'ring';
-  const left = mode === 'ring' && multiNic ? `the full matrix (${size('full')}) and the rails (${size('rail')}) are` : `the full matrix (${size('full')}) is`;
-  return { mode, reason: `${left} more than ${budget} cells a host: ${mode === 'ring' && multiNic ? '--full or --rail checks them' : '--full checks it'}` };
+  const left =
+    mode === 'ring' && multiNic
+      ? `the full matrix (${size('full')}) and the rails (${size('rail')}) are`
+      : `the full matrix (${size('full')}) is`;
+  return {
+    mode,
+    reason: `${left} more than ${budget} cells a host: ${mode === 'ring' && multiNic ? '--full or --rail checks them' : '--full checks it'}`,
+  };
 }
 
 /** The cells to check: ping for every pair, and rping as `rping` says (`canRping`: the host has RDMA and rping). */
-export function chooseCells(hosts: readonly Host[], mode: MatrixMode, rping: RpingMode, canRping: (host: number) => boolean): CellSpec[] {
+export function chooseCells(
+  hosts: readonly Host[],
+  mode: MatrixMode,
+  rping: RpingMode,
+  canRping: (host: number) => boolean,
+): CellSpec[] {
   const ping = matrixCells(hosts, mode, ['ping']);
   if (rping === 'off') return ping;
   const rpings = matrixCells(hosts, mode, ['rping']);
@@ -116,20 +133,33 @@ export function chargedTo(cell: Pick<MatrixCell, 'from' | 'causes'>, host: numbe
  * failure, some of its cells were never checked (interrupted). Cells not run because another host
  * could not be reached are that host's, not this one's.
  */
-export function hostVerdict(host: Pick<Host, 'id' | 'name'>, cells: readonly MatrixCell[]): Pick<HostResult, 'status' | 'reasons' | 'error'> {
+export function hostVerdict(
+  host: Pick<Host, 'id' | 'name'>,
+  cells: readonly MatrixCell[],
+): Pick<HostResult, 'status' | 'reasons' | 'error'> {
   const mine = cells.filter((cell) => cell.from.host === host.id);
   const involved = cells.filter((cell) => cell.from.host === host.id || cell.to.host === host.id);
   const charged = involved.filter((cell) => cell.state === 'failed' && chargedTo(cell, host.id));
   const notRun = mine.filter((cell) => cell.state === 'not-run' && !cell.causes?.some((c) => c.kind === 'unreachable'));
   const unrun = notRun.length > 0 ? `, ${notRun.length} not run (interrupted)` : '';
   if (charged.length > 0) {
-    const found = [...new Set(charged.flatMap((cell) => (cell.causes ?? []).filter((c) => c.host === host.id).map((c) => c.text)))];
-    const message = found.length > 0 ? `${charged.length} of ${involved.length} cells through ${host.name} failed${unrun}: ${found.slice(0, 2).join('; ')}${found.length > 2 ? `; and ${found.length - 2} more` : ''}` : `${charged.length} of ${mine.length} cells from ${host.name} failed${unrun}`;
+    const found = [
+      ...new Set(charged.flatMap((cell) => (cell.causes ?? []).filter((c) => c.host === host.id).map((c) => c.text))),
+    ];
+    const message =
+      found.length > 0
+        ? `${charged.length} of ${involved.length} cells through ${host.name} failed${unrun}: ${found.slice(0, 2).join('; ')}${found.length > 2 ? `; and ${found.length - 2} more` : ''}`
+        : `${charged.length} of ${mine.length} cells from ${host.name} failed${unrun}`;
     return { status: 'failed', reasons: [message], error: { stage: 'check', message, stderrTail: '' } };
   }
   if (notRun.length > 0) {
     const ran = mine.length - notRun.length;
-    return { status: 'not-run', reasons: [`interrupted: ${notRun.length} of ${mine.length} cells from ${host.name} not run${ran > 0 ? `; the ${ran} that ran passed or were skipped` : ''}`] };
+    return {
+      status: 'not-run',
+      reasons: [
+        `interrupted: ${notRun.length} of ${mine.length} cells from ${host.name} not run${ran > 0 ? `; the ${ran} that ran passed or were skipped` : ''}`,
+      ],
+    };
   }
   return { status: 'ok', reasons: [] };
 }
@@ -149,8 +179,16 @@ export function parsePing(output: string, exitCode: number | null): ToolVerdict 
   const error = output
     .split('\n')
     .map((l) => l.trim())
-    .find((l) => /^(ping|connect|bind)\b.*:/.test(l) || /unreachable|Cannot assign|No such device|Operation not permitted|Invalid argument/i.test(l));
-  if (!counts) return { ok: false, detail: error ?? (output.trim().split('\n').pop() || `ping exited ${exitCode ?? 'on a signal'}`) };
+    .find(
+      (l) =>
+        /^(ping|connect|bind)\b.*:/.test(l) ||
+        /unreachable|Cannot assign|No such device|Operation not permitted|Invalid argument/i.test(l),
+    );
+  if (!counts)
+    return {
+      ok: false,
+      detail: error ?? (output.trim().split('\n').pop() || `ping exited ${exitCode ?? 'on a signal'}`),
+    };
   const [sent, got] = [Number(counts[1]), Number(counts[2])];
   const ok = sent > 0 && got === sent && exitCode === 0;
   const detail = `${got}/${sent} replies${rtt ? `, avg ${rtt[1]} ms` : ''}${got < sent && got > 0 ? ` (${sent - got} lost)` : ''}${got === 0 && error ? ` — ${error}` : ''}`;
@@ -180,11 +218,16 @@ export function parseRping(output: string, exitCode: number | null, expected = R
  * An rping cell from its client's output and, when the client failed, the server's first line if
  * it says the server never listened (a port taken, no RDMA address to bind).
  */
-export function rpingCellVerdict(client: { output: string; exitCode: number | null } | undefined, serverOutput: string | undefined): ToolVerdict {
+export function rpingCellVerdict(
+  client: { output: string; exitCode: number | null } | undefined,
+  serverOutput: string | undefined,
+): ToolVerdict {
   const verdict = client ? parseRping(client.output, client.exitCode) : { ok: false, detail: 'no client result' };
   if (verdict.ok) return verdict;
   // rping's own failure lines (perror: `rdma_bind_addr: Address already in use`), not its -d chatter.
-  const failed = serverOutput?.split('\n').find((l) => /^(rdma_bind_addr|rdma_listen): |Address already in use/.test(l.trim()));
+  const failed = serverOutput
+    ?.split('\n')
+    .find((l) => /^(rdma_bind_addr|rdma_listen): |Address already in use/.test(l.trim()));
   const serverError = failed ? `; server: ${failed.trim()}` : '';
   return { ok: false, detail: `${verdict.detail}${serverError}` };
 }
@@ -194,9 +237,25 @@ export function cellKey(cell: Pick<CellSpec, 'from' | 'to' | 'method'>): string 
 }
 
 /** A cell's result; `notRun`: never checked because the run was interrupted (neither passed nor failed). */
-export function finishCell(spec: CellSpec, verdict: { ok: boolean | null; detail: string; notRun?: boolean }, port?: number): MatrixCell {
-  const state: CellState = verdict.notRun ? 'not-run' : verdict.ok === true ? 'passed' : verdict.ok === false ? 'failed' : 'skipped';
-  return { ...spec, ok: verdict.notRun ? null : verdict.ok, state, detail: verdict.detail, reproduce: reproduceCommand(spec, port) };
+export function finishCell(
+  spec: CellSpec,
+  verdict: { ok: boolean | null; detail: string; notRun?: boolean },
+  port?: number,
+): MatrixCell {
+  const state: CellState = verdict.notRun
+    ? 'not-run'
+    : verdict.ok === true
+      ? 'passed'
+      : verdict.ok === false
+        ? 'failed'
+        : 'skipped';
+  return {
+    ...spec,
+    ok: verdict.notRun ? null : verdict.ok,
+    state,
+    detail: verdict.detail,
+    reproduce: reproduceCommand(spec, port),
+  };
 }
 
 /** A cell the run never checked: interrupted before it ran. */

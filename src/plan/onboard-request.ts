@@ -6,7 +6,14 @@
 import { UsageError } from '../errors.js';
 import type { InventoryAddition } from '../inventory/entry.js';
 import { hostById, type Fleet, type Manager } from '../inventory/model.js';
-import { chooseName, ONBOARD_ROLES, onboardEntry, onboardName, type HostDiscovery, type OnboardRole } from './onboard.js';
+import {
+  chooseName,
+  ONBOARD_ROLES,
+  onboardEntry,
+  onboardName,
+  type HostDiscovery,
+  type OnboardRole,
+} from './onboard.js';
 
 export interface OnboardRequest {
   readonly owner: string;
@@ -32,7 +39,14 @@ function nameFor(request: OnboardRequest, role: OnboardRole, fleet: Fleet, hostn
   const id = roleId(request, role);
   const other = roleId(request, role === 'cpu' ? 'mem' : 'cpu');
   const taken = new Set(fleet.hosts.filter((h) => h.id !== id && h.id !== other).map((h) => h.name));
-  return chooseName({ flag: roleNameFlag(request, role), inventory: hostById(fleet, id)?.name, hostname, taken, role, id });
+  return chooseName({
+    flag: roleNameFlag(request, role),
+    inventory: hostById(fleet, id)?.name,
+    hostname,
+    taken,
+    role,
+    id,
+  });
 }
 
 /**
@@ -65,24 +79,43 @@ function pairOf(request: OnboardRequest) {
  * can be made without contacting anything.
  */
 export function provisionalAddition(request: OnboardRequest, fleet: Fleet, file: string): InventoryAddition {
-  if (request.cpu === request.mem) throw new UsageError(`--cpu and --mem are both host ${request.cpu}; a pair is two different machines`);
+  if (request.cpu === request.mem)
+    throw new UsageError(`--cpu and --mem are both host ${request.cpu}; a pair is two different machines`);
   if (request.cpuAddress !== undefined && request.cpuAddress === request.memAddress) {
-    throw new UsageError(`--cpu-address and --mem-address are both ${request.cpuAddress}; a pair is two different machines`);
+    throw new UsageError(
+      `--cpu-address and --mem-address are both ${request.cpuAddress}; a pair is two different machines`,
+    );
   }
   const hosts = ONBOARD_ROLES.map((role) => {
     const id = roleId(request, role);
     const address = roleAddress(request, role);
     if (!hostById(fleet, id) && address === undefined) {
-      throw new UsageError(`host ${id} is not in ${file}, so onboard needs its SSH address: add --${role}-address ADDRESS (the management address, not a 172.16 fabric one)`);
+      throw new UsageError(
+        `host ${id} is not in ${file}, so onboard needs its SSH address: add --${role}-address ADDRESS (the management address, not a 172.16 fabric one)`,
+      );
     }
-    return onboardEntry({ id, role, owner: request.owner, name: nameFor(request, role, fleet, undefined), address, user: request.user, managerFlag: roleManagerFlag(request, role), discovery: undefined });
+    return onboardEntry({
+      id,
+      role,
+      owner: request.owner,
+      name: nameFor(request, role, fleet, undefined),
+      address,
+      user: request.user,
+      managerFlag: roleManagerFlag(request, role),
+      discovery: undefined,
+    });
   });
-  if (request.cpuName !== undefined && request.cpuName === request.memName) throw new UsageError(`--cpu-name and --mem-name are both ${request.cpuName}; host names are unique`);
+  if (request.cpuName !== undefined && request.cpuName === request.memName)
+    throw new UsageError(`--cpu-name and --mem-name are both ${request.cpuName}; host names are unique`);
   return { hosts, pair: pairOf(request) };
 }
 
 /** The pair as discovery found it: the entries onboard writes, named as the machines call themselves unless told otherwise. */
-export function discoveredAddition(request: OnboardRequest, discovered: readonly HostDiscovery[], fleet: Fleet): InventoryAddition {
+export function discoveredAddition(
+  request: OnboardRequest,
+  discovered: readonly HostDiscovery[],
+  fleet: Fleet,
+): InventoryAddition {
   const hosts = discovered.map((d) =>
     onboardEntry({
       id: d.id,
@@ -96,6 +129,7 @@ export function discoveredAddition(request: OnboardRequest, discovered: readonly
     }),
   );
   // Two machines that call themselves the same: the second keeps the lab's name.
-  if (hosts.length === 2 && hosts[0]!.name === hosts[1]!.name) hosts[1] = { ...hosts[1]!, name: onboardName(discovered[1]!.role, hosts[1]!.id) };
+  if (hosts.length === 2 && hosts[0]!.name === hosts[1]!.name)
+    hosts[1] = { ...hosts[1]!, name: onboardName(discovered[1]!.role, hosts[1]!.id) };
   return { hosts, pair: pairOf(request) };
 }

@@ -9,7 +9,8 @@ import type { HostResult, MatrixCell } from '../vocabulary.js';
 import { onboardName, type HostDiscovery } from './onboard.js';
 import type { OnboardRequest } from './onboard-request.js';
 
-export type OnboardOutcome = 'ok' | 'refused' | 'discovery-failed' | 'deploy-failed' | 'inventory-failed' | 'verify-failed' | 'interrupted';
+export type OnboardOutcome =
+  'ok' | 'refused' | 'discovery-failed' | 'deploy-failed' | 'inventory-failed' | 'verify-failed' | 'interrupted';
 
 export interface InventoryChange {
   readonly file: string;
@@ -46,7 +47,8 @@ function bullets(lines: readonly string[]): string {
 export function summarize(report: Omit<OnboardReport, 'durationMs' | 'summary'>, file: string): string {
   const { request } = report;
   // The names the hosts have (or will have) in the inventory: the one given, the inventory's, or the machine's own.
-  const nameOf = (role: 'cpu' | 'mem', id: number) => report.hosts.find((h) => h.id === id)?.name ?? onboardName(role, id);
+  const nameOf = (role: 'cpu' | 'mem', id: number) =>
+    report.hosts.find((h) => h.id === id)?.name ?? onboardName(role, id);
   const names = `${nameOf('cpu', request.cpu)} (${request.cpu}) and ${nameOf('mem', request.mem)} (${request.mem})`;
   const problems = report.problems.join('; ');
   const again = 'then run the same onboard command again';
@@ -58,7 +60,9 @@ export function summarize(report: Omit<OnboardReport, 'durationMs' | 'summary'>,
     case 'discovery-failed':
       return `discovery failed on ${problems}. Nothing was deployed and ${file} was not changed; check the address and SSH access (a machine whose host key is new needs --accept-new; a sudo user with a password needs -K), ${again}.`;
     case 'deploy-failed': {
-      const deployed = report.deploy.filter((r) => r.status === 'changed' || r.status === 'unchanged').map((r) => r.host.id);
+      const deployed = report.deploy
+        .filter((r) => r.status === 'changed' || r.status === 'unchanged')
+        .map((r) => r.host.id);
       return `deploy failed on ${problems}. ${file} was not changed${deployed.length ? ` (host ${deployed.join(', ')} was deployed; running onboard again finds it done)` : ''}; fix the cause, ${again}.`;
     }
     case 'inventory-failed':

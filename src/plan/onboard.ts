@@ -29,7 +29,14 @@ export function onboardName(role: OnboardRole, id: number): string {
  * inventory's own entry for it; else what the machine calls itself (unless another host already
  * has that name); else the lab's cpuserverN / memserverN.
  */
-export function chooseName(options: { readonly flag: string | undefined; readonly inventory: string | undefined; readonly hostname: string | undefined; readonly taken: ReadonlySet<string>; readonly role: OnboardRole; readonly id: number }): string {
+export function chooseName(options: {
+  readonly flag: string | undefined;
+  readonly inventory: string | undefined;
+  readonly hostname: string | undefined;
+  readonly taken: ReadonlySet<string>;
+  readonly role: OnboardRole;
+  readonly id: number;
+}): string {
   if (options.flag !== undefined) return options.flag;
   if (options.inventory !== undefined) return options.inventory;
   if (options.hostname !== undefined && !options.taken.has(options.hostname)) return options.hostname;
@@ -93,7 +100,12 @@ function describe(addresses: readonly AddressFact[]): string {
  * Which interface carries NIC n's address (fabric subnet, host `id`, NIC n = 1..count: the host's
  * own NIC count, which may differ from the fabric's), and what is wrong if any.
  */
-export function discoverFabricNics(fabric: Fabric, id: number, addresses: readonly AddressFact[], count: number = fabric.nics): { nics: DiscoveredNic[]; problems: string[] } {
+export function discoverFabricNics(
+  fabric: Fabric,
+  id: number,
+  addresses: readonly AddressFact[],
+  count: number = fabric.nics,
+): { nics: DiscoveredNic[]; problems: string[] } {
   const onFabric = addresses.filter((a) => {
     const value = parseIpv4(a.address);
     return value !== undefined && cidrContains(fabric.subnet, value);
@@ -108,33 +120,51 @@ export function discoverFabricNics(fabric: Fabric, id: number, addresses: readon
       continue;
     }
     if (carriers.length > 1) {
-      problems.push(`${expected} (NIC ${nic}) is on ${carriers.length} interfaces (${carriers.map((c) => c.iface).join(', ')}); each NIC address belongs to one interface`);
+      problems.push(
+        `${expected} (NIC ${nic}) is on ${carriers.length} interfaces (${carriers.map((c) => c.iface).join(', ')}); each NIC address belongs to one interface`,
+      );
       continue;
     }
     const carrier = carriers[0]!;
     if (carrier.prefixLength !== fabric.subnet.prefixLength) {
-      problems.push(`${carrier.iface} carries ${expected}/${carrier.prefixLength}, but the fabric is ${fabric.subnetText}: the convention gives ${expected}/${fabric.subnet.prefixLength}`);
+      problems.push(
+        `${carrier.iface} carries ${expected}/${carrier.prefixLength}, but the fabric is ${fabric.subnetText}: the convention gives ${expected}/${fabric.subnet.prefixLength}`,
+      );
       continue;
     }
     const twice = nics.find((n) => n.iface === carrier.iface);
     if (twice) {
-      problems.push(`${carrier.iface} carries both ${twice.address} (NIC ${twice.nic}) and ${expected} (NIC ${nic}); each NIC needs its own interface`);
+      problems.push(
+        `${carrier.iface} carries both ${twice.address} (NIC ${twice.nic}) and ${expected} (NIC ${nic}); each NIC needs its own interface`,
+      );
       continue;
     }
     nics.push({ nic, iface: carrier.iface, address: expected, prefixLength: carrier.prefixLength });
   }
   if (problems.length > 0) {
-    const otherHosts = [...new Set(onFabric.map((a) => conventionOf(fabric, a.address)?.host).filter((h): h is number => h !== undefined && h !== id))];
+    const otherHosts = [
+      ...new Set(
+        onFabric
+          .map((a) => conventionOf(fabric, a.address)?.host)
+          .filter((h): h is number => h !== undefined && h !== id),
+      ),
+    ];
     if (nics.length === 0 && otherHosts.length > 0) {
       const wanted = Array.from({ length: count }, (_, i) => deriveNicAddress(fabric.subnet, id, i + 1)).join(', ');
       return {
         nics,
-        problems: [`it carries none of host ${id}'s addresses (${wanted}) but those of host ${otherHosts.join(', ')} (${describe(onFabric)}): is this machine host ${otherHosts[0]}? check the host number and the address given for it`],
+        problems: [
+          `it carries none of host ${id}'s addresses (${wanted}) but those of host ${otherHosts.join(', ')} (${describe(onFabric)}): is this machine host ${otherHosts[0]}? check the host number and the address given for it`,
+        ],
       };
     } else if (onFabric.length > 0) {
-      problems.push(`its fabric addresses: ${describe(onFabric)}; the convention is NIC n of host ${id} = ${deriveNicAddress(fabric.subnet, id, 1).replace(/\.1$/, '.n')}/${fabric.subnet.prefixLength}`);
+      problems.push(
+        `its fabric addresses: ${describe(onFabric)}; the convention is NIC n of host ${id} = ${deriveNicAddress(fabric.subnet, id, 1).replace(/\.1$/, '.n')}/${fabric.subnet.prefixLength}`,
+      );
     } else {
-      problems.push(`it has no address in ${fabric.subnetText} at all (are the IB NICs up and addressed? is the IB driver, e.g. MLNX_OFED, installed?)`);
+      problems.push(
+        `it has no address in ${fabric.subnetText} at all (are the IB NICs up and addressed? is the IB driver, e.g. MLNX_OFED, installed?)`,
+      );
     }
   }
   return { nics, problems };
@@ -146,8 +176,19 @@ export function discoverFabricNics(fabric: Fabric, id: number, addresses: readon
  * an RDMA device (what `ibdev2netdev` lists), in the order of their devices and ports, when there
  * are as many as the fabric has NICs and none carries an address (a management interface does).
  */
-export function discoverUnaddressedNics(fabric: Fabric, host: Host, facts: HostFacts): { nics: DiscoveredNic[]; problems: string[] } {
-  const as = (ifaces: readonly string[]) => ifaces.map((iface, i) => ({ nic: i + 1, iface, address: deriveNicAddress(fabric.subnet, host.id, i + 1), prefixLength: fabric.subnet.prefixLength, unaddressed: true }));
+export function discoverUnaddressedNics(
+  fabric: Fabric,
+  host: Host,
+  facts: HostFacts,
+): { nics: DiscoveredNic[]; problems: string[] } {
+  const as = (ifaces: readonly string[]) =>
+    ifaces.map((iface, i) => ({
+      nic: i + 1,
+      iface,
+      address: deriveNicAddress(fabric.subnet, host.id, i + 1),
+      prefixLength: fabric.subnet.prefixLength,
+      unaddressed: true,
+    }));
   const named = host.nics.map((n) => n.iface);
   if (named.every((i) => facts.links.has(i))) return { nics: as(named), problems: [] };
   const rdma = facts.rdma;
@@ -156,7 +197,10 @@ export function discoverUnaddressedNics(fabric: Fabric, host: Host, facts: HostF
         .filter((iface) => facts.links.has(iface) && !facts.addresses.some((a) => a.iface === iface))
         .map((iface) => ({ iface, port: rdmaPortOf(iface, rdma) }))
         .filter((c) => c.port !== undefined)
-        .sort((a, b) => a.port!.device.localeCompare(b.port!.device, undefined, { numeric: true }) || a.port!.port - b.port!.port)
+        .sort(
+          (a, b) =>
+            a.port!.device.localeCompare(b.port!.device, undefined, { numeric: true }) || a.port!.port - b.port!.port,
+        )
     : [];
   if (candidates.length === host.nics.length) return { nics: as(candidates.map((c) => c.iface)), problems: [] };
   const found = candidates.map((c) => `${c.iface} (${c.port!.device} port ${c.port!.port})`).join(', ');
@@ -170,7 +214,10 @@ export function discoverUnaddressedNics(fabric: Fabric, host: Host, facts: HostF
 
 /** The host with its NICs renamed to the interfaces found on the machine. */
 export function withInterfaces(host: Host, nics: readonly DiscoveredNic[]): Host {
-  return { ...host, nics: host.nics.map((n) => ({ ...n, iface: nics.find((d) => d.nic === n.index)?.iface ?? n.iface })) };
+  return {
+    ...host,
+    nics: host.nics.map((n) => ({ ...n, iface: nics.find((d) => d.nic === n.index)?.iface ?? n.iface })),
+  };
 }
 
 export function discoverHost(input: DiscoveryInput): HostDiscovery {
@@ -178,14 +225,22 @@ export function discoverHost(input: DiscoveryInput): HostDiscovery {
   const byAddress = discoverFabricNics(fabric, host.id, facts.addresses, host.nics.length);
   const onFabric = facts.addresses.some((a) => cidrContains(fabric.subnet, parseIpv4(a.address) ?? -1));
   // Not one fabric address anywhere: a machine as it arrives, which the playbook addresses itself.
-  const { nics, problems } = byAddress.nics.length === 0 && !onFabric && input.providesAddresses ? discoverUnaddressedNics(fabric, host, facts) : byAddress;
-  const hostname = facts.hostname !== undefined && HOST_NAME.test(facts.hostname) && !readsAsSelection(facts.hostname) ? facts.hostname : undefined;
+  const { nics, problems } =
+    byAddress.nics.length === 0 && !onFabric && input.providesAddresses
+      ? discoverUnaddressedNics(fabric, host, facts)
+      : byAddress;
+  const hostname =
+    facts.hostname !== undefined && HOST_NAME.test(facts.hostname) && !readsAsSelection(facts.hostname)
+      ? facts.hostname
+      : undefined;
   const base = { id: host.id, role, os: osName(facts), hostname, nics };
   if (problems.length > 0) return { ...base, manager: undefined, managerSource: undefined, evidence: [], problems };
 
   const real = withInterfaces(host, nics);
   const flag = `--${role}-manager`;
-  const setting: { manager: ManagerSetting; source: ManagerSource } = input.managerFlag ? { manager: input.managerFlag, source: 'flag' } : { manager: host.manager, source: 'inventory' };
+  const setting: { manager: ManagerSetting; source: ManagerSource } = input.managerFlag
+    ? { manager: input.managerFlag, source: 'flag' }
+    : { manager: host.manager, source: 'inventory' };
   let manager: Manager;
   let source: ManagerSource;
   let evidence: readonly string[] = [];
@@ -197,7 +252,13 @@ export function discoverHost(input: DiscoveryInput): HostDiscovery {
     evidence = detection.evidence;
     if (!detection.ok) {
       const message = detection.message.replace(/; set manager: .*$/, '');
-      return { ...base, manager: undefined, managerSource: undefined, evidence, problems: [`${message}; say which with ${flag} networkmanager|netplan|ifupdown (or manager: in the inventory)`] };
+      return {
+        ...base,
+        manager: undefined,
+        managerSource: undefined,
+        evidence,
+        problems: [`${message}; say which with ${flag} networkmanager|netplan|ifupdown (or manager: in the inventory)`],
+      };
     }
     manager = detection.manager;
     source = 'detected';
@@ -228,7 +289,9 @@ export interface EntryInput {
  */
 export function onboardEntry(input: EntryInput): HostEntry {
   const d = input.discovery;
-  const comment = d ? `${input.owner}'s ${input.role} server${d.os ? `: ${d.os}` : ''}${d.manager ? `, ${d.manager}${d.managerSource === 'detected' ? ' (detected)' : ''}` : ''}` : undefined;
+  const comment = d
+    ? `${input.owner}'s ${input.role} server${d.os ? `: ${d.os}` : ''}${d.manager ? `, ${d.manager}${d.managerSource === 'detected' ? ' (detected)' : ''}` : ''}`
+    : undefined;
   return {
     id: input.id,
     name: input.name,

@@ -16,7 +16,8 @@ import type { ApplyPart } from '../steps/step.js';
 function touchable(host: Host, fleet: Fleet, facts: HostFacts, before: HostFacts): Map<string, string> {
   const ctx = { host, fleet, facts };
   const out = new Map<string, string>();
-  for (const step of STEPS) for (const [aspect, value] of step.restore?.snapshot(ctx, before) ?? []) out.set(aspect, value);
+  for (const step of STEPS)
+    for (const [aspect, value] of step.restore?.snapshot(ctx, before) ?? []) out.set(aspect, value);
   for (const path of OWNED_PATHS) {
     const f = facts.files.get(path);
     out.set(path, f ? `mode ${f.mode.toString(8)} uid ${f.uid} sha256 ${f.sha256.slice(0, 12)}` : 'absent');
@@ -28,7 +29,9 @@ function touchable(host: Host, fleet: Fleet, facts: HostFacts, before: HostFacts
 export function stateDifferences(host: Host, fleet: Fleet, before: HostFacts, now: HostFacts): string[] {
   const was = touchable(host, fleet, before, before);
   const is = touchable(host, fleet, now, before);
-  return [...was].filter(([key, value]) => is.get(key) !== value).map(([key, value]) => `${key}: ${is.get(key)}, before ${value}`);
+  return [...was]
+    .filter(([key, value]) => is.get(key) !== value)
+    .map(([key, value]) => `${key}: ${is.get(key)}, before ${value}`);
 }
 
 /**
@@ -37,9 +40,22 @@ export function stateDifferences(host: Host, fleet: Fleet, before: HostFacts, no
  * created — only those it could have created, whatever else the output says — and each step's
  * lines that put its part back as the probe before the change found it.
  */
-export function planRestore(host: Host, fleet: Fleet, before: HostFacts, written: readonly RenderedFile[], applyOutput: string, parts: ReadonlyMap<string, ApplyPart> = new Map()): RestoreSpec {
+export function planRestore(
+  host: Host,
+  fleet: Fleet,
+  before: HostFacts,
+  written: readonly RenderedFile[],
+  applyOutput: string,
+  parts: ReadonlyMap<string, ApplyPart> = new Map(),
+): RestoreSpec {
   const possible = new Set(directoriesFor(written));
-  const created = applyOutput.split('\n').flatMap((l) => (l.startsWith(CREATED_DIR_LINE) && possible.has(l.slice(CREATED_DIR_LINE.length)) ? [l.slice(CREATED_DIR_LINE.length)] : []));
+  const created = applyOutput
+    .split('\n')
+    .flatMap((l) =>
+      l.startsWith(CREATED_DIR_LINE) && possible.has(l.slice(CREATED_DIR_LINE.length))
+        ? [l.slice(CREATED_DIR_LINE.length)]
+        : [],
+    );
   const ctx = { host, fleet, facts: before };
   return {
     files: OWNED_PATHS.map((path) => {
@@ -55,7 +71,13 @@ export function planRestore(host: Host, fleet: Fleet, before: HostFacts, written
  * The failure message of a change that did not verify, completed with what the restore achieved:
  * the host as it was, the differences left, or no restore needed because nothing had changed.
  */
-export function restoredMessage(failure: string, outcome: { readonly kind: 'unchanged' } | { readonly kind: 'restored'; readonly left: readonly string[] } | { readonly kind: 'unfinished'; readonly why: string }): string {
+export function restoredMessage(
+  failure: string,
+  outcome:
+    | { readonly kind: 'unchanged' }
+    | { readonly kind: 'restored'; readonly left: readonly string[] }
+    | { readonly kind: 'unfinished'; readonly why: string },
+): string {
   switch (outcome.kind) {
     case 'unchanged':
       return `${failure}; the change left the host as it was, nothing to roll back`;

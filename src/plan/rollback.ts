@@ -15,7 +15,13 @@ import { failingFindings, type Assessment } from './assess.js';
 function fileFindings(facts: HostFacts): Finding[] {
   return OWNED_PATHS.map((path) => {
     const present = facts.files.has(path);
-    return { id: `file ${path}`, subject: { kind: 'stale', path }, ok: !present, detail: present ? `${path} is still installed` : `${path} absent`, fix: present ? change(ownedKind(path), 'remove', path, `remove ${path}`) : undefined };
+    return {
+      id: `file ${path}`,
+      subject: { kind: 'stale', path },
+      ok: !present,
+      detail: present ? `${path} is still installed` : `${path} absent`,
+      fix: present ? change(ownedKind(path), 'remove', path, `remove ${path}`) : undefined,
+    };
   });
 }
 

@@ -12,7 +12,11 @@ export interface Capabilities {
 
 export function parseCapabilities(output: string): Capabilities {
   const value = (key: string) => new RegExp(`^${key}=(.*)$`, 'm').exec(output)?.[1]?.trim() ?? '';
-  return { rdmaDevices: value('rdma-devices').split(/\s+/).filter(Boolean), rping: value('rping') !== '', ping: value('ping') !== '' };
+  return {
+    rdmaDevices: value('rdma-devices').split(/\s+/).filter(Boolean),
+    rping: value('rping') !== '',
+    ping: value('ping') !== '',
+  };
 }
 
 /** Why a host cannot take part in an rping cell, or undefined when it can. */

@@ -29,20 +29,48 @@ export function loadPlaybook(text: string, file: string): Playbook {
   const source = YamlSource.parse(text, file, 'playbook');
   const problems: InventoryProblem[] = [];
   const root = source.doc.contents;
-  if (!isMap(root)) throw new ConfigError('playbook', [source.problem([], 'a playbook is a YAML map with name and steps', 'see playbooks/dual-ib-routing.yaml')]);
+  if (!isMap(root))
+    throw new ConfigError('playbook', [
+      source.problem([], 'a playbook is a YAML map with name and steps', 'see playbooks/dual-ib-routing.yaml'),
+    ]);
   for (const pair of root.items) {
     const key = isScalar(pair.key) ? String(pair.key.value ?? '') : String(pair.key ?? '');
-    if (!TOP_KEYS.includes(key)) problems.push(source.problem([key], `unknown key "${clipInput(key)}"${didYouMean(key, TOP_KEYS)}`, `allowed here: ${TOP_KEYS.join(', ')}`, { key: true }));
+    if (!TOP_KEYS.includes(key))
+      problems.push(
+        source.problem(
+          [key],
+          `unknown key "${clipInput(key)}"${didYouMean(key, TOP_KEYS)}`,
+          `allowed here: ${TOP_KEYS.join(', ')}`,
+          { key: true },
+        ),
+      );
   }
   const js = source.toJS() as { name?: unknown; steps?: unknown };
   const name = typeof js.name === 'string' && /^[a-z0-9][a-z0-9_-]*$/.test(js.name) ? js.name : undefined;
-  if (js.name === undefined) problems.push(source.problem(['name'], 'name is required: a lower-case word such as dual-ib-routing', undefined, { key: true }));
-  else if (name === undefined) problems.push(source.problem(['name'], `name = ${clipInput(JSON.stringify(js.name) ?? String(js.name))} is not a playbook name`, 'a lower-case word of a-z, 0-9, _ and -, such as dual-ib-routing'));
+  if (js.name === undefined)
+    problems.push(
+      source.problem(['name'], 'name is required: a lower-case word such as dual-ib-routing', undefined, { key: true }),
+    );
+  else if (name === undefined)
+    problems.push(
+      source.problem(
+        ['name'],
+        `name = ${clipInput(JSON.stringify(js.name) ?? String(js.name))} is not a playbook name`,
+        'a lower-case word of a-z, 0-9, _ and -, such as dual-ib-routing',
+      ),
+    );
 
   const stepsNode = source.nodeAt(['steps']);
   const steps: PlaybookStep[] = [];
   if (!isSeq(stepsNode)) {
-    problems.push(source.problem(['steps'], 'steps is required: a list of built-in steps', `known steps: ${STEP_NAMES.join(', ')}`, { key: true }));
+    problems.push(
+      source.problem(
+        ['steps'],
+        'steps is required: a list of built-in steps',
+        `known steps: ${STEP_NAMES.join(', ')}`,
+        { key: true },
+      ),
+    );
   } else {
     stepsNode.items.forEach((item, i) => {
       const found = readStep(source, item, i, steps);
@@ -50,7 +78,14 @@ export function loadPlaybook(text: string, file: string): Playbook {
       else steps.push(found);
     });
     if (!steps.some((s) => s.module.name === REQUIRED_STEP) && problems.length === 0) {
-      problems.push(source.problem(['steps'], `the playbook has no ${REQUIRED_STEP} step`, `${REQUIRED_STEP} is what the other steps build on`, { key: true }));
+      problems.push(
+        source.problem(
+          ['steps'],
+          `the playbook has no ${REQUIRED_STEP} step`,
+          `${REQUIRED_STEP} is what the other steps build on`,
+          { key: true },
+        ),
+      );
     }
   }
   if (problems.length > 0) throw new ConfigError('playbook', problems);
@@ -58,7 +93,12 @@ export function loadPlaybook(text: string, file: string): Playbook {
 }
 
 /** One item of `steps:`: `- name` or `- name: { params }`, checked against the step's own schema. */
-function readStep(source: YamlSource, item: unknown, i: number, before: readonly PlaybookStep[]): PlaybookStep | { problems: InventoryProblem[] } {
+function readStep(
+  source: YamlSource,
+  item: unknown,
+  i: number,
+  before: readonly PlaybookStep[],
+): PlaybookStep | { problems: InventoryProblem[] } {
   let stepName: string | undefined;
   let value: unknown = {};
   if (isScalar(item)) stepName = String(item.value);
@@ -67,20 +107,54 @@ function readStep(source: YamlSource, item: unknown, i: number, before: readonly
     value = (source.toJS() as { steps: Record<string, unknown>[] }).steps[i]![stepName] ?? {};
   }
   const known = `known steps: ${STEP_NAMES.join(', ')}`;
-  if (stepName === undefined) return { problems: [source.problem(['steps', i], `steps[${i}] is not a step`, `write "- <step>" or "- <step>: { params }"; ${known}`)] };
+  if (stepName === undefined)
+    return {
+      problems: [
+        source.problem(
+          ['steps', i],
+          `steps[${i}] is not a step`,
+          `write "- <step>" or "- <step>: { params }"; ${known}`,
+        ),
+      ],
+    };
   const module = stepModule(stepName);
-  if (!module) return { problems: [source.problem(['steps', i], `steps[${i}]: unknown step "${clipInput(stepName)}"${didYouMean(stepName, STEP_NAMES)}`, known)] };
-  if (before.some((s) => s.module.name === module.name)) return { problems: [source.problem(['steps', i], `steps[${i}]: step ${module.name} appears twice`, 'each step runs once')] };
+  if (!module)
+    return {
+      problems: [
+        source.problem(
+          ['steps', i],
+          `steps[${i}]: unknown step "${clipInput(stepName)}"${didYouMean(stepName, STEP_NAMES)}`,
+          known,
+        ),
+      ],
+    };
+  if (before.some((s) => s.module.name === module.name))
+    return {
+      problems: [source.problem(['steps', i], `steps[${i}]: step ${module.name} appears twice`, 'each step runs once')],
+    };
   const parsed = module.parse(value);
   if ('step' in parsed) {
     // Every number a step takes is a whole number, spelt as the inventory's are (yaml-source.ts, notDecimal),
     // but what is hex by nature (a P_Key: hostOverride.hex), which is written 0x….
     const hex = module.hostOverride?.hex ?? {};
-    const numbers = Object.entries(parsed.params as object).filter(([key, v]) => typeof v === 'number' && !Object.hasOwn(hex, key)).map(([key]) => key);
+    const numbers = Object.entries(parsed.params as object)
+      .filter(([key, v]) => typeof v === 'number' && !Object.hasOwn(hex, key))
+      .map(([key]) => key);
     const at = (key: string): YamlPath => ['steps', i, module.name, key];
-    const spelling = isScalar(item) ? [] : [...numbers.flatMap((key) => source.notDecimalProblem(at(key)) ?? []), ...Object.entries(hex).flatMap(([key, noun]) => source.notHexProblem(at(key), noun) ?? [])];
+    const spelling = isScalar(item)
+      ? []
+      : [
+          ...numbers.flatMap((key) => source.notDecimalProblem(at(key)) ?? []),
+          ...Object.entries(hex).flatMap(([key, noun]) => source.notHexProblem(at(key), noun) ?? []),
+        ];
     return spelling.length ? { problems: spelling } : { module, step: parsed.step, params: parsed.params };
   }
   const stepPath = isScalar(item) ? ['steps', i] : ['steps', i, module.name];
-  return { problems: issuesToProblems(parsed.issues.map((issue) => ({ ...issue, path: [...stepPath, ...issue.path] })), source, () => module.paramKeys) };
+  return {
+    problems: issuesToProblems(
+      parsed.issues.map((issue) => ({ ...issue, path: [...stepPath, ...issue.path] })),
+      source,
+      () => module.paramKeys,
+    ),
+  };
 }

@@ -68,7 +68,15 @@ export const COLLECTION_DIR = 'collections/ansible_collections/ibfleet/routing';
 
 /** What the project holds at its top, and how an earlier export is known (its ansible.cfg): `--out` writes only into a new, empty or earlier export's directory. */
 export const PROJECT_TREE = {
-  entries: { 'README.md': 'file', 'ansible.cfg': 'file', 'inventory.yml': 'file', 'site.yml': 'file', collections: 'directory', host_vars: 'directory', files: 'directory' },
+  entries: {
+    'README.md': 'file',
+    'ansible.cfg': 'file',
+    'inventory.yml': 'file',
+    'site.yml': 'file',
+    collections: 'directory',
+    host_vars: 'directory',
+    files: 'directory',
+  },
   mark: { relative: 'ansible.cfg', begins: '# Written by ibfleet ' },
 } as const;
 export const ROLE_NAME = 'ibfleet.routing.routing';
@@ -89,7 +97,8 @@ const yaml = (value: unknown, comment: string): string => {
   return doc.toString({ lineWidth: 0 });
 };
 
-const header = (what: string) => ` ${what}\n Written by ibfleet ${VERSION} export ansible; export again after changing the inventory or playbook.`;
+const header = (what: string) =>
+  ` ${what}\n Written by ibfleet ${VERSION} export ansible; export again after changing the inventory or playbook.`;
 
 /** OpenSSH options for every host: the known_hosts and config ibfleet uses, and its host-key policy. */
 function sshArgs(project: AnsibleExport, target: AnsibleTarget): string {
@@ -119,11 +128,18 @@ function inventory(project: AnsibleExport): string {
       },
     ]),
   );
-  return yaml({ all: { children: { ibfleet: { hosts } } } }, header(`The hosts of ${project.fleet.hosts.length === project.hosts.length ? 'the inventory' : 'the selection'}, as ibfleet reaches them over SSH (sudo as become).`));
+  return yaml(
+    { all: { children: { ibfleet: { hosts } } } },
+    header(
+      `The hosts of ${project.fleet.hosts.length === project.hosts.length ? 'the inventory' : 'the selection'}, as ibfleet reaches them over SSH (sudo as become).`,
+    ),
+  );
 }
 
 /** ibfleet's files a deploy decides on each host from its probe (links'): the role never writes or removes them. */
-const DECIDED_ON_HOST: readonly string[] = STEPS.filter((s) => s.decidedOnHost).flatMap((s) => (s.paths ?? []).map((p) => p.path));
+const DECIDED_ON_HOST: readonly string[] = STEPS.filter((s) => s.decidedOnHost).flatMap((s) =>
+  (s.paths ?? []).map((p) => p.path),
+);
 
 /** The files a host gets, what of ibfleet's it must not have, and what systemd is told after. */
 function hostVars(project: AnsibleExport, entry: AnsibleHost, files: readonly RenderedFile[]): string {
@@ -137,17 +153,33 @@ function hostVars(project: AnsibleExport, entry: AnsibleHost, files: readonly Re
     ibfleet_host: host.id,
     ibfleet_manager: manager,
     ibfleet_playbook: project.playbook.name,
-    ibfleet_nics: host.nics.map((n) => ({ nic: n.index, iface: n.iface, address: `${n.address}/${n.prefixLength}`, table: n.table, priority: n.priority })),
+    ibfleet_nics: host.nics.map((n) => ({
+      nic: n.index,
+      iface: n.iface,
+      address: `${n.address}/${n.prefixLength}`,
+      table: n.table,
+      priority: n.priority,
+    })),
     ibfleet_directories: directoriesFor(files).filter((d) => d !== '/etc'),
     ibfleet_files: files.map((f) => ({ path: f.path, mode: formatMode(f.mode) })),
-    ibfleet_absent: [...OWNED_PATHS.filter((p) => !written.includes(p) && !DECIDED_ON_HOST.includes(p)), ...project.playbook.steps.flatMap((s) => s.step.unwantedFiles?.() ?? [])],
+    ibfleet_absent: [
+      ...OWNED_PATHS.filter((p) => !written.includes(p) && !DECIDED_ON_HOST.includes(p)),
+      ...project.playbook.steps.flatMap((s) => s.step.unwantedFiles?.() ?? []),
+    ],
     ibfleet_after_files_changed: after(written),
     ibfleet_after_files_unchanged: after([]),
   };
-  return yaml(vars, header(`Host ${host.id} (${host.name}): its NICs, tables and manager, and ibfleet's files for it (under files/${host.name}/).`));
+  return yaml(
+    vars,
+    header(
+      `Host ${host.id} (${host.name}): its NICs, tables and manager, and ibfleet's files for it (under files/${host.name}/).`,
+    ),
+  );
 }
 
-const SITE = (playbook: string) => `# What \`ibfleet deploy\` does, for Ansible and AWX: ibfleet's files for each host, its routing script
+const SITE = (
+  playbook: string,
+) => `# What \`ibfleet deploy\` does, for Ansible and AWX: ibfleet's files for each host, its routing script
 # run, and the host verified as ibfleet verifies it (playbook ${playbook}).
 # Written by ibfleet ${VERSION} export ansible.
 #   ansible-playbook -i inventory.yml site.yml               deploy
@@ -248,7 +280,10 @@ export function renderAnsibleProject(project: AnsibleExport): ProjectFile[] {
   add(`${COLLECTION_DIR}/roles/routing/defaults/main.yml`, ROLE_DEFAULTS);
   add(`${COLLECTION_DIR}/roles/routing/meta/main.yml`, ROLE_META);
   for (const entry of project.hosts) {
-    const files = renderHostFiles(project.playbook, renderContext(project.playbook, entry.host, project.fleet, entry.manager));
+    const files = renderHostFiles(
+      project.playbook,
+      renderContext(project.playbook, entry.host, project.fleet, entry.manager),
+    );
     add(`host_vars/${entry.host.name}.yml`, hostVars(project, entry, files));
     for (const f of files) add(`files/${entry.host.name}${f.path}`, f.content, f.mode);
   }
@@ -259,7 +294,10 @@ export function renderAnsibleProject(project: AnsibleExport): ProjectFile[] {
  * Why a playbook cannot be exported: a step asked for what deploy decides from each host's probe
  * (links' mode, MTU, partition), or persistence in the manager's configuration, which needs it too.
  */
-export function exportRefusal(playbook: Playbook, hosts: readonly Pick<AnsibleHost, 'host' | 'manager'>[]): string | undefined {
+export function exportRefusal(
+  playbook: Playbook,
+  hosts: readonly Pick<AnsibleHost, 'host' | 'manager'>[],
+): string | undefined {
   for (const { step } of playbook.steps) {
     for (const { host } of hosts) {
       const why = step.exportRefusal?.(host);

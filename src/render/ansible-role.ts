@@ -42,7 +42,12 @@ const RELEASE_LOCK = `p=$1
 exit 0
 `;
 
-const indent = (text: string, by: string) => text.trimEnd().split('\n').map((l) => `${by}${l}`).join('\n');
+const indent = (text: string, by: string) =>
+  text
+    .trimEnd()
+    .split('\n')
+    .map((l) => `${by}${l}`)
+    .join('\n');
 
 /** The rendered routing script, read on the controller and run on the host with `sh -s` (not yet installed on a first run). */
 const RENDERED_SCRIPT = `"{{ lookup('ansible.builtin.file', ibfleet_files_dir ~ '${ROUTING_SCRIPT_PATH}', rstrip=False) }}"`;

@@ -95,7 +95,8 @@ function stagedPath(file: RenderedFile): string {
  * host no process.
  */
 function writeContent(file: RenderedFile, target: string): string {
-  if (file.content.includes('\0')) throw new BugError(`${file.path} contains a NUL byte, which no shell word can carry`);
+  if (file.content.includes('\0'))
+    throw new BugError(`${file.path} contains a NUL byte, which no shell word can carry`);
   return `printf '%s' ${shellQuote(file.content)} >${target} || status=1`;
 }
 
@@ -123,19 +124,38 @@ function writeFiles(files: readonly RenderedFile[], validations: NonNullable<App
   files.forEach((f, i) => f.mode !== 0o644 && byMode.set(f.mode, [...(byMode.get(f.mode) ?? []), staged[i]!]));
   // `[ -d ]` is the shell's own: a directory that is there costs nothing.
   // $created lists them deepest first for the change's own restore (ApplyPlan.restore).
-  const lines = ['umask 022', ...dirs.map((d) => `[ -d ${shellQuote(d)} ] || if mkdir -p ${shellQuote(d)}; then echo ${shellQuote(`${CREATED_DIR_LINE}${d}`)}; created="${d} $created"; else status=1; fi`)];
+  const lines = [
+    'umask 022',
+    ...dirs.map(
+      (d) =>
+        `[ -d ${shellQuote(d)} ] || if mkdir -p ${shellQuote(d)}; then echo ${shellQuote(`${CREATED_DIR_LINE}${d}`)}; created="${d} $created"; else status=1; fi`,
+    ),
+  ];
   // The files' own $variables are their text, not this script's: SC2016 does not apply.
-  files.forEach((f, i) => lines.push(`# ${f.path} (${f.mode.toString(8).padStart(4, '0')})`, '# shellcheck disable=SC2016', writeContent(f, staged[i]!)));
+  files.forEach((f, i) =>
+    lines.push(
+      `# ${f.path} (${f.mode.toString(8).padStart(4, '0')})`,
+      '# shellcheck disable=SC2016',
+      writeContent(f, staged[i]!),
+    ),
+  );
   // The script runs as root (directly or through sudo), so the files it creates are root's, as the
   // dispatchers require; the probe after the change checks the owner, so no chown is run for it.
-  for (const [mode, paths] of byMode) lines.push(`[ "$status" -ne 0 ] || chmod ${mode.toString(8).padStart(4, '0')} ${paths.join(' ')} || status=1`);
+  for (const [mode, paths] of byMode)
+    lines.push(`[ "$status" -ne 0 ] || chmod ${mode.toString(8).padStart(4, '0')} ${paths.join(' ')} || status=1`);
   // A step's check of a staged file (netplan generate): the file is renamed into place only once it passes.
-  files.forEach((f, i) => validations.filter((v) => v.path === f.path).forEach((v) => lines.push(...v.lines(staged[i]!))));
+  files.forEach((f, i) =>
+    validations.filter((v) => v.path === f.path).forEach((v) => lines.push(...v.lines(staged[i]!))),
+  );
   lines.push(`[ "$status" -ne 0 ] || keep ${files.map((f) => shellQuote(f.path)).join(' ')} || status=1`);
   // -T: a directory at the path (the plan refuses one the probe saw) fails the rename, where plain
   // mv would move the file into it and report success.
   lines.push('if [ "$status" -eq 0 ]; then');
-  files.forEach((f, i) => lines.push(`\tif mv -fT ${staged[i]} ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: wrote ${f.path}`)}; else status=1; fi`));
+  files.forEach((f, i) =>
+    lines.push(
+      `\tif mv -fT ${staged[i]} ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: wrote ${f.path}`)}; else status=1; fi`,
+    ),
+  );
   lines.push('fi');
   lines.push(`[ "$status" -eq 0 ] || rm -f ${staged.join(' ')}`);
   return lines;
@@ -192,28 +212,43 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
   const part = (key: 'kernel' | 'manager' | 'after' | 'unlocked') => parts.flatMap((p) => p[key] ?? []);
   const direct = [...part('kernel'), ...part('manager')];
   const unlocked = part('unlocked');
-  const block = (lines: readonly string[]) => ['if [ "$status" -eq 0 ]; then', ...lines.map((l) => `\t${l.replace(/\n(?=.)/g, '\n\t')}`), 'fi'];
+  const block = (lines: readonly string[]) => [
+    'if [ "$status" -eq 0 ]; then',
+    ...lines.map((l) => `\t${l.replace(/\n(?=.)/g, '\n\t')}`),
+    'fi',
+  ];
   // The lock is taken before the files, unless a manager is first told something that runs the hook itself.
   const lockFirst = direct.length > 0 && unlocked.length === 0;
-  return receivedWhole('__ibfleet_apply_main', [
-    `# ibfleet deploy: host ${host.id} (${host.name})`,
-    renderPrelude('deploy', runId),
-    'status=0',
-    'created=',
-    ...(lockFirst ? [TAKE_ROUTING_LOCK] : []),
-    ...writeFiles(plan.write, parts.flatMap((p) => p.validate ?? [])),
-    ...plan.remove.map((p) => `retire ${shellQuote(p)} || status=1`),
-    ...(unlocked.length ? block(unlocked) : []),
-    ...(direct.length ? [...(lockFirst ? [] : [TAKE_ROUTING_LOCK]), ...block(direct), RELEASE_ROUTING_LOCK] : []),
-    ...(plan.routingScript === false
-      ? []
-      : ['# Apply now: the routing script sets sysctls, table routes and rules for every fabric NIC.', `if [ "$status" -eq 0 ]; then`, `\t${ROUTING_SCRIPT_PATH} || status=$?`, 'fi']),
-    ...part('after'),
-    ...(plan.restore ? selfRestore(plan.restore) : []),
-    afterProbe(host, fleet),
-    finishLine(runId),
-    'exit "$status"',
-  ].join('\n'));
+  return receivedWhole(
+    '__ibfleet_apply_main',
+    [
+      `# ibfleet deploy: host ${host.id} (${host.name})`,
+      renderPrelude('deploy', runId),
+      'status=0',
+      'created=',
+      ...(lockFirst ? [TAKE_ROUTING_LOCK] : []),
+      ...writeFiles(
+        plan.write,
+        parts.flatMap((p) => p.validate ?? []),
+      ),
+      ...plan.remove.map((p) => `retire ${shellQuote(p)} || status=1`),
+      ...(unlocked.length ? block(unlocked) : []),
+      ...(direct.length ? [...(lockFirst ? [] : [TAKE_ROUTING_LOCK]), ...block(direct), RELEASE_ROUTING_LOCK] : []),
+      ...(plan.routingScript === false
+        ? []
+        : [
+            '# Apply now: the routing script sets sysctls, table routes and rules for every fabric NIC.',
+            `if [ "$status" -eq 0 ]; then`,
+            `\t${ROUTING_SCRIPT_PATH} || status=$?`,
+            'fi',
+          ]),
+      ...part('after'),
+      ...(plan.restore ? selfRestore(plan.restore) : []),
+      afterProbe(host, fleet),
+      finishLine(runId),
+      'exit "$status"',
+    ].join('\n'),
+  );
 }
 
 /**
@@ -221,23 +256,31 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
  * kept): what must happen before they go (a timer stopped), after (systemd told), the manager's
  * configuration (before the kernel state: a manager would put the rules back), the kernel state.
  */
-export function renderRollbackScript(host: Host, fleet: Fleet, steps: readonly UndoLines[], runId: string = DRY_RUN_ID): string {
+export function renderRollbackScript(
+  host: Host,
+  fleet: Fleet,
+  steps: readonly UndoLines[],
+  runId: string = DRY_RUN_ID,
+): string {
   const part = (key: keyof UndoLines) => steps.flatMap((s) => s[key] ?? []);
-  return receivedWhole('__ibfleet_rollback_main', [
-    `# ibfleet rollback: host ${host.id} (${host.name})`,
-    renderPrelude('rollback', runId),
-    'status=0',
-    ...part('beforeFiles'),
-    ...OWNED_PATHS.map((p) => `retire ${shellQuote(p)} || status=1`),
-    ...part('afterFiles'),
-    ...part('manager'),
-    ...part('kernel'),
-    ...part('last'),
-    ...forgetKept(),
-    afterProbe(host, fleet),
-    finishLine(runId),
-    'exit "$status"',
-  ].join('\n'));
+  return receivedWhole(
+    '__ibfleet_rollback_main',
+    [
+      `# ibfleet rollback: host ${host.id} (${host.name})`,
+      renderPrelude('rollback', runId),
+      'status=0',
+      ...part('beforeFiles'),
+      ...OWNED_PATHS.map((p) => `retire ${shellQuote(p)} || status=1`),
+      ...part('afterFiles'),
+      ...part('manager'),
+      ...part('kernel'),
+      ...part('last'),
+      ...forgetKept(),
+      afterProbe(host, fleet),
+      finishLine(runId),
+      'exit "$status"',
+    ].join('\n'),
+  );
 }
 
 /**
@@ -248,7 +291,8 @@ export function renderRollbackScript(host: Host, fleet: Fleet, steps: readonly U
 function forgetKept(): string[] {
   const parent = (p: string) => p.replace(/\/[^/]+$/, '');
   const dirs = new Set<string>();
-  for (const path of OWNED_PATHS) for (let d = parent(path); d !== '' && d !== '/'; d = parent(d)) dirs.add(`${PREVIOUS_DIR}${d}`);
+  for (const path of OWNED_PATHS)
+    for (let d = parent(path); d !== '' && d !== '/'; d = parent(d)) dirs.add(`${PREVIOUS_DIR}${d}`);
   const deepestFirst = [...dirs].sort((a, b) => b.split('/').length - a.split('/').length || a.localeCompare(b));
   return [
     "# Nothing of ibfleet's stays: the versions it kept of its own files, then its directories if empty.",

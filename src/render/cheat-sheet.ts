@@ -43,7 +43,12 @@ export interface CheatSheetMachine {
   readonly target: string;
   readonly os: string | undefined;
   readonly manager: Manager | undefined;
-  readonly nics: readonly { readonly nic: number; readonly iface: string; readonly address: string; readonly prefixLength: number }[];
+  readonly nics: readonly {
+    readonly nic: number;
+    readonly iface: string;
+    readonly address: string;
+    readonly prefixLength: number;
+  }[];
 }
 
 export interface CheatSheet {
@@ -69,10 +74,25 @@ function ends(host: Host): CellEnd[] {
   return host.nics.map((n) => ({ host: host.id, name: host.name, nic: n.index, iface: n.iface, ip: n.address }));
 }
 
-function verdict(cells: readonly MatrixCell[] | undefined, method: 'ping' | 'rping', from: CellEnd, to: CellEnd): { checked: Checked; detail: string } {
-  const cell = cells?.find((c) => c.method === method && c.from.host === from.host && c.from.nic === from.nic && c.to.host === to.host && c.to.nic === to.nic);
+function verdict(
+  cells: readonly MatrixCell[] | undefined,
+  method: 'ping' | 'rping',
+  from: CellEnd,
+  to: CellEnd,
+): { checked: Checked; detail: string } {
+  const cell = cells?.find(
+    (c) =>
+      c.method === method &&
+      c.from.host === from.host &&
+      c.from.nic === from.nic &&
+      c.to.host === to.host &&
+      c.to.nic === to.nic,
+  );
   if (!cell) return { checked: 'not-checked', detail: '' };
-  return { checked: cell.ok === true ? 'ok' : cell.ok === false ? 'failed' : 'skipped', detail: cell.detail.replace(/^skipped: /, '') };
+  return {
+    checked: cell.ok === true ? 'ok' : cell.ok === false ? 'failed' : 'skipped',
+    detail: cell.detail.replace(/^skipped: /, ''),
+  };
 }
 
 export function buildCheatSheet(input: CheatSheetInput): CheatSheet {
@@ -91,7 +111,15 @@ export function buildCheatSheet(input: CheatSheetInput): CheatSheet {
     [input.mem, input.cpu],
   ];
   const ping: CheatCommand[] = directions.flatMap(([a, b]) =>
-    ends(a).flatMap((from) => ends(b).map((to) => ({ on: a.name, command: `ping -c ${CHEAT_SHEET_PING_COUNT} -I ${from.iface} ${to.ip}`, from, to, ...verdict(input.cells, 'ping', from, to) }))),
+    ends(a).flatMap((from) =>
+      ends(b).map((to) => ({
+        on: a.name,
+        command: `ping -c ${CHEAT_SHEET_PING_COUNT} -I ${from.iface} ${to.ip}`,
+        from,
+        to,
+        ...verdict(input.cells, 'ping', from, to),
+      })),
+    ),
   );
   // Servers on the memory server first: the seeds' direction (the CPU server is the client).
   const rping: RpingServer[] = directions.flatMap(([client, server]) =>
@@ -111,8 +139,22 @@ export function buildCheatSheet(input: CheatSheetInput): CheatSheet {
   const notes: string[] = [];
   const rpingClients = rping.flatMap((s) => s.clients);
   const skipped = [...new Set(rpingClients.filter((c) => c.checked === 'skipped').map((c) => c.detail))];
-  if (skipped.length > 0) notes.push(`rping could not be checked here: ${skipped.join('; ')}. The commands are right for this pair; run them once the machines have their RDMA devices.`);
-  else if (input.cells !== undefined && rpingClients.every((c) => c.checked === 'not-checked')) notes.push('rping was not checked here.');
-  if (input.cells === undefined) notes.push('verify did not run: none of these commands was checked (ibfleet verify --pair ' + input.owner + ' checks them).');
-  return { owner: input.owner, machines: [machine('cpu', input.cpu), machine('mem', input.mem)], ping, rping, port, notes };
+  if (skipped.length > 0)
+    notes.push(
+      `rping could not be checked here: ${skipped.join('; ')}. The commands are right for this pair; run them once the machines have their RDMA devices.`,
+    );
+  else if (input.cells !== undefined && rpingClients.every((c) => c.checked === 'not-checked'))
+    notes.push('rping was not checked here.');
+  if (input.cells === undefined)
+    notes.push(
+      'verify did not run: none of these commands was checked (ibfleet verify --pair ' + input.owner + ' checks them).',
+    );
+  return {
+    owner: input.owner,
+    machines: [machine('cpu', input.cpu), machine('mem', input.mem)],
+    ping,
+    rping,
+    port,
+    notes,
+  };
 }

@@ -24,10 +24,19 @@ interface Expected {
 }
 
 /** A file every manager gets alike, or a file of which each manager gets its own (`noun`: what they are). */
-export type FileCheck = { readonly kind: 'file'; readonly file: Expected } | { readonly kind: 'one-of'; readonly noun: string; readonly files: readonly Expected[] };
+export type FileCheck =
+  | { readonly kind: 'file'; readonly file: Expected }
+  | { readonly kind: 'one-of'; readonly noun: string; readonly files: readonly Expected[] };
 
 function expected(file: RenderedFile): Expected {
-  return { path: file.path, mode: file.mode.toString(8), sha256: sha256(file.content), label: file.label ?? file.path, where: file.checkWhere, set: file.manager ?? file.path };
+  return {
+    path: file.path,
+    mode: file.mode.toString(8),
+    sha256: sha256(file.content),
+    label: file.label ?? file.path,
+    where: file.checkWhere,
+    set: file.manager ?? file.path,
+  };
 }
 
 /**
@@ -44,7 +53,8 @@ export function fileChecksOf(byManager: ReadonlyMap<Manager, readonly RenderedFi
   const roles = new Map<string, Expected[]>();
   for (const file of all) {
     if (same(file.path)) {
-      if (!checks.some((c) => c.kind === 'file' && c.file.path === file.path)) checks.push({ kind: 'file', file: expected(file) });
+      if (!checks.some((c) => c.kind === 'file' && c.file.path === file.path))
+        checks.push({ kind: 'file', file: expected(file) });
       continue;
     }
     const key = file.checkGroup ?? file.role;

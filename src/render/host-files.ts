@@ -21,8 +21,17 @@ function routingScriptFile(playbook: Playbook, ctx: RenderContext): RenderedFile
   // What a host's probe showed is left out: the script is the same on every host, and a file that
   // belongs only on some (checkWhere) is checked there alone.
   const { facts: _facts, ...unprobed } = ctx;
-  const byManager = new Map(MANAGERS.map((manager) => [manager, stepFiles(playbook, { ...unprobed, manager })] as const));
-  return { path: ROUTING_SCRIPT_PATH, mode: 0o755, content: renderRoutingScript(ctx, scriptParts(playbook, ctx), fileChecksOf(byManager)), role: 'routing-script', kind: 'script', routing: true };
+  const byManager = new Map(
+    MANAGERS.map((manager) => [manager, stepFiles(playbook, { ...unprobed, manager })] as const),
+  );
+  return {
+    path: ROUTING_SCRIPT_PATH,
+    mode: 0o755,
+    content: renderRoutingScript(ctx, scriptParts(playbook, ctx), fileChecksOf(byManager)),
+    role: 'routing-script',
+    kind: 'script',
+    routing: true,
+  };
 }
 
 /**
@@ -30,7 +39,10 @@ function routingScriptFile(playbook: Playbook, ctx: RenderContext): RenderedFile
  * it: native persistence), then each step's files in the playbook's order.
  */
 export function renderHostFiles(playbook: Playbook, ctx: RenderContext): RenderedFile[] {
-  return [...(ctx.persistence.kind === 'script' ? [routingScriptFile(playbook, ctx)] : []), ...stepFiles(playbook, ctx)];
+  return [
+    ...(ctx.persistence.kind === 'script' ? [routingScriptFile(playbook, ctx)] : []),
+    ...stepFiles(playbook, ctx),
+  ];
 }
 
 /** How the playbook persists where no host is asked (`ibfleet render`): the step that persists says, else the routing script. */
@@ -40,11 +52,26 @@ export function previewPersistence(playbook: Playbook, manager: Manager): Persis
 }
 
 /** The context of rendering for a host whose manager is known, without asking it. */
-export function renderContext(playbook: Playbook, host: RenderContext['host'], fleet: RenderContext['fleet'], manager: Manager): RenderContext {
+export function renderContext(
+  playbook: Playbook,
+  host: RenderContext['host'],
+  fleet: RenderContext['fleet'],
+  manager: Manager,
+): RenderContext {
   return { host, fleet, playbook: playbook.name, manager, persistence: previewPersistence(playbook, manager) };
 }
 
 /** The routing script of a host whose routing the script persists: the same whichever manager runs it (no step's part depends on the manager). */
-export function routingScriptFor(playbook: Playbook, host: RenderContext['host'], fleet: RenderContext['fleet']): string {
-  return routingScriptFile(playbook, { host, fleet, playbook: playbook.name, manager: 'netplan', persistence: SCRIPT_PERSISTENCE }).content;
+export function routingScriptFor(
+  playbook: Playbook,
+  host: RenderContext['host'],
+  fleet: RenderContext['fleet'],
+): string {
+  return routingScriptFile(playbook, {
+    host,
+    fleet,
+    playbook: playbook.name,
+    manager: 'netplan',
+    persistence: SCRIPT_PERSISTENCE,
+  }).content;
 }

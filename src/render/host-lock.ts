@@ -49,7 +49,13 @@ export function renderTakeLock(kind: LockKind, waitSeconds: number, runId: strin
   ];
   const held =
     wait > 0
-      ? [`\t\techo '${LOCK_WAIT_MARK}'`, `\t\tif ! flock -w ${wait} 9; then`, ...refuse(`waited ${wait} s for it (--timeout); nothing was changed`).map((l) => `\t${l}`), '\t\tfi', `\t\techo '${LOCK_TAKEN_MARK}'`]
+      ? [
+          `\t\techo '${LOCK_WAIT_MARK}'`,
+          `\t\tif ! flock -w ${wait} 9; then`,
+          ...refuse(`waited ${wait} s for it (--timeout); nothing was changed`).map((l) => `\t${l}`),
+          '\t\tfi',
+          `\t\techo '${LOCK_TAKEN_MARK}'`,
+        ]
       : refuse('try again when it is free');
   return [
     `if [ "\${${LOCK_HELD_VAR}:-}" != 1 ]; then`,

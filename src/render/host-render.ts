@@ -40,6 +40,9 @@ export function renderForDisplay(host: Host, fleet: Fleet, playbook: Playbook): 
   }
   const roles = [...new Set([...files.values()].map((f) => f.role))];
   const grouped = [...files.values()].sort((a, b) => roles.indexOf(a.role) - roles.indexOf(b.role));
-  const auto = host.manager === 'auto' && notes.length > 0 ? ['manager auto: deploy detects the manager and installs what it needs of the above'] : [];
+  const auto =
+    host.manager === 'auto' && notes.length > 0
+      ? ['manager auto: deploy detects the manager and installs what it needs of the above']
+      : [];
   return { host, managers, files: grouped, commands, notes: [...auto, ...notes] };
 }

@@ -54,13 +54,25 @@ export const WRITE_TARGETS: WriteTargets = {
  * written at once: one SSH packet instead of one per line.
  */
 export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions = { managerEvidence: true }): string {
-  const gets = host.nics.map((n) => ({ iface: n.iface, peer: probePeerAddress(fleet, host, n.index), from: n.address }));
-  const batch = ['link show', 'addr show', 'rule show', 'route show table all', ...gets.map((g) => `route get ${g.peer} from ${g.from}`)];
+  const gets = host.nics.map((n) => ({
+    iface: n.iface,
+    peer: probePeerAddress(fleet, host, n.index),
+    from: n.address,
+  }));
+  const batch = [
+    'link show',
+    'addr show',
+    'rule show',
+    'route show table all',
+    ...gets.map((g) => `route get ${g.peer} from ${g.from}`),
+  ];
   // A failed `route get` says why only on stderr, and fails the batch (-force runs the rest): then
   // every `route get` is asked again on its own, its reason kept, in a section that overrides it.
   // The batch's own stderr is dropped: `Command failed -:6` for a NIC without its address yet (every
   // fresh host) would otherwise be the last thing a change printed, quoted in place of a tool's words.
-  const routeGetRetries = gets.map((g) => `\t\ts route-get ${shellQuote(g.iface)}; ip -4 route get ${g.peer} from ${g.from} 2>&1`);
+  const routeGetRetries = gets.map(
+    (g) => `\t\ts route-get ${shellQuote(g.iface)}; ip -4 route get ${g.peer} from ${g.from} 2>&1`,
+  );
   const configFiles = [
     '/etc/NetworkManager/system-connections/*',
     '/run/NetworkManager/system-connections/*',
@@ -82,7 +94,7 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     // The machine's own name: onboard writes it to the inventory unless told another.
     `\ts hostname; rd /proc/sys/kernel/hostname`,
     '\ts os; rd /etc/os-release',
-    '\ts ip; ip -o -4 -force -batch - 2>/dev/null <<\'IBFLEET_IP\'',
+    "\ts ip; ip -o -4 -force -batch - 2>/dev/null <<'IBFLEET_IP'",
     ...batch,
     'IBFLEET_IP',
     '\tip_status=$?',
@@ -91,7 +103,9 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     ...routeGetRetries,
     '\tfi',
     ...STEP_FACTS.flatMap((fact) => fact.probe(host, options)),
-    ...(options.fabric === false ? [] : renderRdmaProbe(host, options.everyInterface ? undefined : host.nics.map((n) => n.iface))),
+    ...(options.fabric === false
+      ? []
+      : renderRdmaProbe(host, options.everyInterface ? undefined : host.nics.map((n) => n.iface))),
     '\tset --',
     `\tfor p in ${OWNED_PATHS.map(shellQuote).join(' ')}; do [ -f "$p" ] && set -- "$@" "$p"; done`,
     ...obstacleProbe(WRITE_TARGETS),
@@ -104,7 +118,7 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
           '\ts netplan; for f in /lib/netplan/*.yaml /etc/netplan/*.yaml /run/netplan/*.yaml; do [ -f "$f" ] && printf \'#file %s\\n\' "$f" && rd "$f"; done',
           '\tset --',
           `\tfor f in ${configFiles.join(' ')}; do [ -f "$f" ] && set -- "$@" "$f"; done`,
-          "\ts config; if [ \"$#\" -gt 0 ]; then grep -s -H -E '^[[:space:]]*interface-name[[:space:]]*=|^DEVICE=|^[[:space:]]*(auto|allow-[a-z-]+|iface)[[:space:]]' -- \"$@\"; fi",
+          '\ts config; if [ "$#" -gt 0 ]; then grep -s -H -E \'^[[:space:]]*interface-name[[:space:]]*=|^DEVICE=|^[[:space:]]*(auto|allow-[a-z-]+|iface)[[:space:]]\' -- "$@"; fi',
         ]
       : []),
     ...renderNmProbe(host),
@@ -122,8 +136,20 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
  * lock, waiting that long for another run to finish, and the shell keeps it for the change that
  * follows in the same conversation (deploy, rollback); status and dry runs take no lock.
  */
-export function renderProbeScript(host: Host, fleet: Fleet, options: Partial<ProbeOptions> & { lock?: { kind: LockKind; waitSeconds: number; runId: string } } = {}): string {
+export function renderProbeScript(
+  host: Host,
+  fleet: Fleet,
+  options: Partial<ProbeOptions> & { lock?: { kind: LockKind; waitSeconds: number; runId: string } } = {},
+): string {
   const { lock, ...probe } = options;
   const takeLock = lock === undefined ? [] : [renderTakeLock(lock.kind, lock.waitSeconds, lock.runId)];
-  return receivedWhole('__ibfleet_probe_main', ['set -u', 'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin', ...takeLock, renderProbeBody(host, fleet, { managerEvidence: true, ...probe })].join('\n'));
+  return receivedWhole(
+    '__ibfleet_probe_main',
+    [
+      'set -u',
+      'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin',
+      ...takeLock,
+      renderProbeBody(host, fleet, { managerEvidence: true, ...probe }),
+    ].join('\n'),
+  );
 }

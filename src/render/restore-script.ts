@@ -15,7 +15,10 @@ import { TAKE_ROUTING_LOCK } from './routing-lock.js';
 
 export interface RestoreSpec {
   /** ibfleet's files: their state before (null: absent). */
-  readonly files: readonly { readonly path: string; readonly before: { readonly mode: number; readonly sha256: string } | null }[];
+  readonly files: readonly {
+    readonly path: string;
+    readonly before: { readonly mode: number; readonly sha256: string } | null;
+  }[];
   /** Directories the change created, parents first. */
   readonly createdDirs: readonly string[];
   /** Each step's lines that put its part back. */
@@ -63,22 +66,39 @@ export function restoreLines(spec: RestoreSpec, createdDirs: 'spec' | 'shell' = 
   lines.push(...part('beforeFiles'));
   lines.push('', "# ibfleet's files: as they were, or gone if they were not there.");
   for (const f of spec.files) {
-    if (f.before === null) lines.push(`if [ -e ${shellQuote(f.path)} ] || [ -L ${shellQuote(f.path)} ]; then if rm -f ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: removed ${f.path}`)}; else status=1; fi; fi`);
-    else lines.push(`put_back ${shellQuote(f.path)} ${f.before.mode.toString(8).padStart(4, '0')} ${shellQuote(f.before.sha256)} || status=1`);
+    if (f.before === null)
+      lines.push(
+        `if [ -e ${shellQuote(f.path)} ] || [ -L ${shellQuote(f.path)} ]; then if rm -f ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: removed ${f.path}`)}; else status=1; fi; fi`,
+      );
+    else
+      lines.push(
+        `put_back ${shellQuote(f.path)} ${f.before.mode.toString(8).padStart(4, '0')} ${shellQuote(f.before.sha256)} || status=1`,
+      );
   }
   // A manager told something below dispatches an event, and a hook put back above then runs the
   // routing script; it holds a lock on itself, held here until the state is read, so it runs after
   // and finds nothing to change.
   lines.push(TAKE_ROUTING_LOCK, ...part('manager'), ...part('kernel'));
   // Deepest first; one that is not empty (someone else's files) stays.
-  if (createdDirs === 'shell') lines.push('# $created: the directories the change made, deepest first, one word each.', '# shellcheck disable=SC2086', '[ -z "$created" ] || rmdir $created 2>/dev/null');
-  else if (spec.createdDirs.length) lines.push(`rmdir ${[...spec.createdDirs].reverse().map(shellQuote).join(' ')} 2>/dev/null`);
+  if (createdDirs === 'shell')
+    lines.push(
+      '# $created: the directories the change made, deepest first, one word each.',
+      '# shellcheck disable=SC2086',
+      '[ -z "$created" ] || rmdir $created 2>/dev/null',
+    );
+  else if (spec.createdDirs.length)
+    lines.push(`rmdir ${[...spec.createdDirs].reverse().map(shellQuote).join(' ')} 2>/dev/null`);
   lines.push(...part('last'));
   return lines;
 }
 
 export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec, runId: string): string {
-  const lines: string[] = [`# ibfleet restore after a failed verification: host ${host.id} (${host.name})`, renderPrelude('restore', runId), 'status=0', ...restoreLines(spec)];
+  const lines: string[] = [
+    `# ibfleet restore after a failed verification: host ${host.id} (${host.name})`,
+    renderPrelude('restore', runId),
+    'status=0',
+    ...restoreLines(spec),
+  ];
   lines.push(afterProbe(host, fleet), finishLine(runId), 'exit "$status"', '');
   return receivedWhole('__ibfleet_restore_main', lines.join('\n'));
 }

@@ -25,12 +25,25 @@ import { fileCheckFunctions, renderFileChecks, type FileCheck } from './check-fi
 
 type Parts = { readonly [K in keyof ScriptPart]-?: readonly string[] };
 
-const PART_KEYS: readonly (keyof ScriptPart)[] = ['variables', 'functions', 'nicSettings', 'nicRouting', 'nicChecks', 'beforeNics', 'afterNics', 'checks', 'snapshot'];
+const PART_KEYS: readonly (keyof ScriptPart)[] = [
+  'variables',
+  'functions',
+  'nicSettings',
+  'nicRouting',
+  'nicChecks',
+  'beforeNics',
+  'afterNics',
+  'checks',
+  'snapshot',
+];
 
 /** Every step's part, in the playbook's order, then what the steps it leaves out leave. */
 export function scriptParts(playbook: Playbook, ctx: RenderContext): Parts {
   const named = new Set(playbook.steps.map((s) => s.module.name));
-  const parts = [...playbook.steps.flatMap((s) => (s.step.script ? [s.step.script(ctx)] : [])), ...STEPS.filter((m) => !named.has(m.name) && m.skipped).map((m) => m.skipped!)];
+  const parts = [
+    ...playbook.steps.flatMap((s) => (s.step.script ? [s.step.script(ctx)] : [])),
+    ...STEPS.filter((m) => !named.has(m.name) && m.skipped).map((m) => m.skipped!),
+  ];
   return Object.fromEntries(PART_KEYS.map((key) => [key, parts.flatMap((p) => p[key] ?? [])])) as unknown as Parts;
 }
 
@@ -270,7 +283,10 @@ fi
 /** `nic IFACE`: configure one of this host's fabric NICs by its name. */
 function nicDispatch(ctx: RenderContext): string {
   const cases = ctx.host.nics
-    .map((n) => `\t${shellQuote(n.iface)}) configure ${[n.iface, n.address, n.table, n.priority, n.index, probePeerAddress(ctx.fleet, ctx.host, n.index)].map(shellQuote).join(' ')} ;;`)
+    .map(
+      (n) =>
+        `\t${shellQuote(n.iface)}) configure ${[n.iface, n.address, n.table, n.priority, n.index, probePeerAddress(ctx.fleet, ctx.host, n.index)].map(shellQuote).join(' ')} ;;`,
+    )
     .join('\n');
   return `# nic IFACE — one of this host's fabric NICs, by its name.
 nic() {

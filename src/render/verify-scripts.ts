@@ -19,20 +19,28 @@ export const CELLS_PER_BATCH = 16;
 export const RPING_SERVER_SECONDS = 20;
 export const RPING_CLIENT_SECONDS = 15;
 
-const PRELUDE = ['set -u', 'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin', 'dir=$(mktemp -d "${TMPDIR:-/tmp}/ibfleet-verify.XXXXXX") || exit 70', "trap 'rm -rf \"$dir\"' EXIT"];
+const PRELUDE = [
+  'set -u',
+  'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin',
+  'dir=$(mktemp -d "${TMPDIR:-/tmp}/ibfleet-verify.XXXXXX") || exit 70',
+  'trap \'rm -rf "$dir"\' EXIT',
+];
 
 /**
  * What the host can check (an RDMA device, rping) and, from the probe, the state a failed cell is
  * explained by: links, rules, tables, `route get` per NIC, the RDMA ports.
  */
 export function renderCapabilityScript(host: Host, fleet: Fleet): string {
-  return receivedWhole('__ibfleet_caps_main', [
-    'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin',
-    'printf "rdma-devices="; for d in /sys/class/infiniband/*; do [ -e "$d" ] && printf \'%s \' "${d##*/}"; done; echo',
-    'printf "rping="; command -v rping || echo',
-    'printf "ping="; command -v ping || echo',
-    renderProbeBody(host, fleet, { managerEvidence: false }),
-  ].join('\n'));
+  return receivedWhole(
+    '__ibfleet_caps_main',
+    [
+      'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin',
+      'printf "rdma-devices="; for d in /sys/class/infiniband/*; do [ -e "$d" ] && printf \'%s \' "${d##*/}"; done; echo',
+      'printf "rping="; command -v rping || echo',
+      'printf "ping="; command -v ping || echo',
+      renderProbeBody(host, fleet, { managerEvidence: false }),
+    ].join('\n'),
+  );
 }
 
 function batches<T>(items: readonly T[], size: number): T[][] {
@@ -63,7 +71,13 @@ function batchedJobs(jobs: readonly { id: number; command: string }[]): string[]
 
 /** Every ping cell whose source is one host; `ids` are the cells' indexes in the run. */
 export function renderPingScript(cells: readonly { id: number; cell: CellSpec }[]): string {
-  return receivedWhole('__ibfleet_ping_main', [...PRELUDE, ...batchedJobs(cells.map(({ id, cell }) => ({ id, command: shellCommand(pingArgv(cell.from, cell.to)) })))].join('\n'));
+  return receivedWhole(
+    '__ibfleet_ping_main',
+    [
+      ...PRELUDE,
+      ...batchedJobs(cells.map(({ id, cell }) => ({ id, command: shellCommand(pingArgv(cell.from, cell.to)) }))),
+    ].join('\n'),
+  );
 }
 
 /** A server's port, once it listens: `@@rping-port <cell> <port>`. */
@@ -98,7 +112,10 @@ function frames(ids: readonly number[]): string {
  * script holds the shell's input open, so Ctrl-C, a timeout or a lost controller all end what it
  * started — and each server's output is printed.
  */
-export function renderRpingServerScript(servers: readonly { id: number; cell: CellSpec; port: number }[], serverSeconds = RPING_SERVER_SECONDS): string {
+export function renderRpingServerScript(
+  servers: readonly { id: number; cell: CellSpec; port: number }[],
+  serverSeconds = RPING_SERVER_SECONDS,
+): string {
   // The port is the shell's variable: it moves up when taken. -d makes rping say `rdma_listen` as it
   // starts listening (and stdbuf flushes that line to the file at once): the clients dial only then.
   const command = (cell: CellSpec, port: string) => {
@@ -106,36 +123,40 @@ export function renderRpingServerScript(servers: readonly { id: number; cell: Ce
     const at = argv.indexOf('-p') + 1;
     return argv.map((arg, i) => (i === at ? port : shellQuote(arg))).join(' ');
   };
-  const start = (id: number, cell: CellSpec, port: string) => `timeout ${serverSeconds} stdbuf -oL ${command(cell, port)} >"$dir/${id}" 2>&1 & pid_${id}=$!`;
+  const start = (id: number, cell: CellSpec, port: string) =>
+    `timeout ${serverSeconds} stdbuf -oL ${command(cell, port)} >"$dir/${id}" 2>&1 & pid_${id}=$!`;
   const ids = servers.map((s) => s.id);
   const pids = ids.map((id) => `"$pid_${id}"`).join(' ');
-  return receivedWhole('__ibfleet_rping_server_main', [
-    IGNORE_SIGPIPE,
-    ...PRELUDE,
-    ...servers.map(({ id, cell, port }) => `port_${id}=${port}; ${start(id, cell, `"$port_${id}"`)}`),
-    // Each server listening (or ended), within LISTEN_WAIT_TICKS; one whose port was taken moves up.
-    'listening() {',
-    `	n=0; while [ "$n" -lt ${LISTEN_WAIT_TICKS} ] && kill -0 "$1" 2>/dev/null && ! grep -q rdma_listen "$2"; do sleep 0.05; n=$((n + 1)); done`,
-    '}',
-    ...servers.flatMap(({ id, cell }) => [
-      `listening "$pid_${id}" "$dir/${id}"`,
-      'tries=0',
-      `while [ "$tries" -lt ${PORT_TRIES} ] && ! kill -0 "$pid_${id}" 2>/dev/null && grep -q 'already in use' "$dir/${id}"; do`,
-      `	tries=$((tries + 1)); port_${id}=$((port_${id} + ${PORT_STRIDE}))`,
-      `	${start(id, cell, `"$port_${id}"`)}`,
-      `	listening "$pid_${id}" "$dir/${id}"`,
-      'done',
-      `echo "${PORT_MARK} ${id} $port_${id}"`,
-    ]),
-    `echo ${READY_MARK}`,
-    // Until the controller says stop, or its connection (and with it this input) goes.
-    'read -r _ || true',
-    'n=0',
-    `while [ "$n" -lt 10 ] && { ${ids.map((id) => `kill -0 "$pid_${id}" 2>/dev/null`).join(' || ')}; }; do sleep 0.1; n=$((n + 1)); done`,
-    `kill ${pids} 2>/dev/null`,
-    ...ids.map((id) => `wait "$pid_${id}" 2>/dev/null; echo $? >"$dir/${id}.rc"`),
-    frames(ids),
-  ].join('\n'));
+  return receivedWhole(
+    '__ibfleet_rping_server_main',
+    [
+      IGNORE_SIGPIPE,
+      ...PRELUDE,
+      ...servers.map(({ id, cell, port }) => `port_${id}=${port}; ${start(id, cell, `"$port_${id}"`)}`),
+      // Each server listening (or ended), within LISTEN_WAIT_TICKS; one whose port was taken moves up.
+      'listening() {',
+      `	n=0; while [ "$n" -lt ${LISTEN_WAIT_TICKS} ] && kill -0 "$1" 2>/dev/null && ! grep -q rdma_listen "$2"; do sleep 0.05; n=$((n + 1)); done`,
+      '}',
+      ...servers.flatMap(({ id, cell }) => [
+        `listening "$pid_${id}" "$dir/${id}"`,
+        'tries=0',
+        `while [ "$tries" -lt ${PORT_TRIES} ] && ! kill -0 "$pid_${id}" 2>/dev/null && grep -q 'already in use' "$dir/${id}"; do`,
+        `	tries=$((tries + 1)); port_${id}=$((port_${id} + ${PORT_STRIDE}))`,
+        `	${start(id, cell, `"$port_${id}"`)}`,
+        `	listening "$pid_${id}" "$dir/${id}"`,
+        'done',
+        `echo "${PORT_MARK} ${id} $port_${id}"`,
+      ]),
+      `echo ${READY_MARK}`,
+      // Until the controller says stop, or its connection (and with it this input) goes.
+      'read -r _ || true',
+      'n=0',
+      `while [ "$n" -lt 10 ] && { ${ids.map((id) => `kill -0 "$pid_${id}" 2>/dev/null`).join(' || ')}; }; do sleep 0.1; n=$((n + 1)); done`,
+      `kill ${pids} 2>/dev/null`,
+      ...ids.map((id) => `wait "$pid_${id}" 2>/dev/null; echo $? >"$dir/${id}.rc"`),
+      frames(ids),
+    ].join('\n'),
+  );
 }
 
 /**
@@ -146,16 +167,22 @@ export function renderRpingServerScript(servers: readonly { id: number; cell: Ce
 export function renderRpingClientScript(clients: readonly { id: number; cell: CellSpec; port: number }[]): string {
   const ids = clients.map((c) => c.id);
   const pids = ids.map((id) => `"$pid_${id}"`).join(' ');
-  return receivedWhole('__ibfleet_rping_client_main', [
-    IGNORE_SIGPIPE,
-    ...PRELUDE,
-    ...clients.map(({ id, cell, port }) => `timeout ${RPING_CLIENT_SECONDS} ${shellCommand(rpingClientArgv(cell.from, cell.to, port))} >"$dir/${id}" 2>&1 & pid_${id}=$!`),
-    'exec 3<&0',
-    `(read -r _ <&3; kill ${pids} 2>/dev/null) &`,
-    'watch=$!',
-    ...ids.map((id) => `wait "$pid_${id}"; echo $? >"$dir/${id}.rc"`),
-    'kill "$watch" 2>/dev/null',
-    frames(ids),
-    `echo ${CLIENTS_DONE_MARK}`,
-  ].join('\n'));
+  return receivedWhole(
+    '__ibfleet_rping_client_main',
+    [
+      IGNORE_SIGPIPE,
+      ...PRELUDE,
+      ...clients.map(
+        ({ id, cell, port }) =>
+          `timeout ${RPING_CLIENT_SECONDS} ${shellCommand(rpingClientArgv(cell.from, cell.to, port))} >"$dir/${id}" 2>&1 & pid_${id}=$!`,
+      ),
+      'exec 3<&0',
+      `(read -r _ <&3; kill ${pids} 2>/dev/null) &`,
+      'watch=$!',
+      ...ids.map((id) => `wait "$pid_${id}"; echo $? >"$dir/${id}.rc"`),
+      'kill "$watch" 2>/dev/null',
+      frames(ids),
+      `echo ${CLIENTS_DONE_MARK}`,
+    ].join('\n'),
+  );
 }

@@ -24,10 +24,13 @@ import { OUTPUT_KEEP, scriptFailed, type ExecResult, type Session } from './tran
  * closing probe whole). `timedOut`: the host's deadline passed (it closed the channel).
  */
 export function cutOffReason(result: ExecResult, what = 'the change', timedOut?: string): string | undefined {
-  if (result.cut) return `the host printed more than ${OUTPUT_KEEP / (1024 * 1024)} MiB on ${result.cut.stream} during ${what}, so ibfleet stopped reading it`;
+  if (result.cut)
+    return `the host printed more than ${OUTPUT_KEEP / (1024 * 1024)} MiB on ${result.cut.stream} during ${what}, so ibfleet stopped reading it`;
   if (result.code !== null) return undefined;
   if (timedOut) return timedOut;
-  return result.signal ? `the shell of ${what} was killed by SIG${result.signal}` : `the connection was lost during ${what}`;
+  return result.signal
+    ? `the shell of ${what} was killed by SIG${result.signal}`
+    : `the connection was lost during ${what}`;
 }
 
 /**
@@ -35,9 +38,18 @@ export function cutOffReason(result: ExecResult, what = 'the change', timedOut?:
  * host lock (waiting at most what is left of the host's time). A HostError says what is known when
  * the state cannot be read.
  */
-export async function settleCutOffChange(task: HostTask, fleet: Fleet, reconnect: () => Promise<Session>, change: { readonly runId: string; readonly why: string }): Promise<{ readonly after: HostFacts; readonly session: Session }> {
+export async function settleCutOffChange(
+  task: HostTask,
+  fleet: Fleet,
+  reconnect: () => Promise<Session>,
+  change: { readonly runId: string; readonly why: string },
+): Promise<{ readonly after: HostFacts; readonly session: Session }> {
   const { runId, why } = change;
-  const unknown = (detail: string) => new HostError('apply', `${why}; the host finishes the change on its own (or puts itself back if it fails), but ${detail}: check it with ibfleet status --hosts ${task.host.id}`);
+  const unknown = (detail: string) =>
+    new HostError(
+      'apply',
+      `${why}; the host finishes the change on its own (or puts itself back if it fails), but ${detail}: check it with ibfleet status --hosts ${task.host.id}`,
+    );
   let session: Session;
   try {
     session = await reconnect();
@@ -45,11 +57,16 @@ export async function settleCutOffChange(task: HostTask, fleet: Fleet, reconnect
     throw unknown(`connecting again failed (${(error as Error).message})`);
   }
   const care = task.aftercare;
-  const result = await session.run(renderSettleProbe(task.host, fleet, runId, (care.remainingMs() - 1000) / 1000), { signal: care.signal }).catch((error: Error) => error);
+  const result = await session
+    .run(renderSettleProbe(task.host, fleet, runId, (care.remainingMs() - 1000) / 1000), { signal: care.signal })
+    .catch((error: Error) => error);
   if (result instanceof Error) throw unknown(`reading its state failed (${result.message})`);
   if (result.code === LOCKED_EXIT) throw unknown('it was still running when the time ran out');
   const { after } = readChangeOutput(result.stdout);
-  if (result.cut || !after.complete) throw unknown(`reading its state failed (${cutOffReason(result) ?? scriptFailed('apply', 'the probe', result).message})`);
+  if (result.cut || !after.complete)
+    throw unknown(
+      `reading its state failed (${cutOffReason(result) ?? scriptFailed('apply', 'the probe', result).message})`,
+    );
   return { after, session };
 }
 
@@ -75,17 +92,30 @@ export interface FailedChange {
  * A change that ended but did not verify is undone in one more channel; returns `failure`
  * completed with how that went (restored, what still differs, nothing to undo, or unfinished).
  */
-export async function restoreAfterFailure(task: HostTask, session: Session, fleet: Fleet, change: FailedChange, failure: string): Promise<string> {
+export async function restoreAfterFailure(
+  task: HostTask,
+  session: Session,
+  fleet: Fleet,
+  change: FailedChange,
+  failure: string,
+): Promise<string> {
   if (stateDifferences(task.host, fleet, change.before, change.after).length === 0) {
     const itself = change.cutOff === true || change.changeOutput.split('\n').includes(SELF_RESTORED_LINE);
     return restoredMessage(failure, { kind: itself ? 'restored' : 'unchanged', left: [] });
   }
   const spec = planRestore(task.host, fleet, change.before, change.written, change.changeOutput, change.parts);
-  const result = await session.run(renderRestoreScript(task.host, fleet, spec, `${change.runId}-restore`), { signal: task.aftercare.signal }).catch((error: Error) => error);
+  const result = await session
+    .run(renderRestoreScript(task.host, fleet, spec, `${change.runId}-restore`), { signal: task.aftercare.signal })
+    .catch((error: Error) => error);
   if (result instanceof Error) return restoredMessage(failure, { kind: 'unfinished', why: result.message });
-  if (result.code === LOCKED_EXIT) return restoredMessage(failure, { kind: 'unfinished', why: lockedMessage(result.stderr) });
+  if (result.code === LOCKED_EXIT)
+    return restoredMessage(failure, { kind: 'unfinished', why: lockedMessage(result.stderr) });
   const { after } = readChangeOutput(result.stdout);
   const cut = cutOffReason(result, 'the restore');
-  if (cut || !after.complete) return restoredMessage(failure, { kind: 'unfinished', why: cut ?? scriptFailed('apply', 'the restore', result).message });
+  if (cut || !after.complete)
+    return restoredMessage(failure, {
+      kind: 'unfinished',
+      why: cut ?? scriptFailed('apply', 'the restore', result).message,
+    });
   return restoredMessage(failure, { kind: 'restored', left: stateDifferences(task.host, fleet, change.before, after) });
 }

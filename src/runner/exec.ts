@@ -61,7 +61,13 @@ export function execHost(transport: Transport, argv: readonly string[]) {
       const ssh = { connections: 1, channels: session.channels };
       if (result.code === 0) return { status: 'ok', reasons: [...session.notes], exec, ...ssh };
       const message = result.code === null ? `killed by ${result.signal ?? 'a signal'}` : `exit ${result.code}`;
-      return { status: 'failed', reasons: [...session.notes, message], exec, error: { stage: 'run', message, stderrTail: '', ...(result.code === null ? {} : { exitCode: result.code }) }, ...ssh };
+      return {
+        status: 'failed',
+        reasons: [...session.notes, message],
+        exec,
+        error: { stage: 'run', message, stderrTail: '', ...(result.code === null ? {} : { exitCode: result.code }) },
+        ...ssh,
+      };
     } finally {
       session.close();
     }

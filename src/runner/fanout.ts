@@ -8,7 +8,19 @@
 import pLimit from 'p-limit';
 import { HostError } from '../errors.js';
 import type { Host } from '../inventory/model.js';
-import { hostRef, type HostFailure, type HostRef, type HostResult, type MatrixCell, type MatrixStart, type RunDisplay, type RunEnd, type RunEvents, type RunHeader, type Stage } from '../vocabulary.js';
+import {
+  hostRef,
+  type HostFailure,
+  type HostRef,
+  type HostResult,
+  type MatrixCell,
+  type MatrixStart,
+  type RunDisplay,
+  type RunEnd,
+  type RunEvents,
+  type RunHeader,
+  type Stage,
+} from '../vocabulary.js';
 import { ConnectError } from './transport.js';
 
 export interface HostTask {
@@ -165,17 +177,23 @@ export interface FanoutOptions {
   readonly deadlines?: Deadlines;
 }
 
-export async function runHosts(hosts: readonly Host[], options: FanoutOptions, work: (task: HostTask) => Promise<HostOutcome>): Promise<HostResult[]> {
+export async function runHosts(
+  hosts: readonly Host[],
+  options: FanoutOptions,
+  work: (task: HostTask) => Promise<HostOutcome>,
+): Promise<HostResult[]> {
   const now = options.now ?? Date.now;
   const limit = pLimit(options.concurrency);
   const results = await Promise.all(
     hosts.map((host) =>
       limit(async (): Promise<HostResult> => {
         const ref = hostRef(host);
-        if (options.interrupt.aborted) return { host: ref, status: 'not-run', durationMs: 0, reasons: ['not started: interrupted'] };
+        if (options.interrupt.aborted)
+          return { host: ref, status: 'not-run', durationMs: 0, reasons: ['not started: interrupted'] };
         const started = now();
         options.events.onHostStart?.(ref, started);
-        const deadline = options.deadlines?.start(host.id, started) ?? new Deadline(options.timeoutMs, options.interrupt, started);
+        const deadline =
+          options.deadlines?.start(host.id, started) ?? new Deadline(options.timeoutMs, options.interrupt, started);
         try {
           const result = await runOne(host, ref, deadline, options, work, now);
           options.events.onHostDone?.(result);
@@ -191,7 +209,14 @@ export async function runHosts(hosts: readonly Host[], options: FanoutOptions, w
 
 const TIMED_OUT = Symbol('timed out');
 
-async function runOne(host: Host, ref: HostRef, deadline: Deadline, options: FanoutOptions, work: (task: HostTask) => Promise<HostOutcome>, now: () => number): Promise<HostResult> {
+async function runOne(
+  host: Host,
+  ref: HostRef,
+  deadline: Deadline,
+  options: FanoutOptions,
+  work: (task: HostTask) => Promise<HostOutcome>,
+  now: () => number,
+): Promise<HostResult> {
   let current: Stage = 'connect';
   const care = new AftercareClock(deadline, now, () => current);
   const task: HostTask = {
@@ -216,7 +241,11 @@ async function runOne(host: Host, ref: HostRef, deadline: Deadline, options: Fan
       const said = timeoutError(host, current, deadline.timeoutMs).message;
       care.start(said);
       outcome = await Promise.race([working, care.expired.then((): typeof TIMED_OUT => TIMED_OUT)]);
-      if (outcome === TIMED_OUT) throw new HostError(current, `${said}; the change goes on on the host by itself (it finishes, or puts the host back if it fails), but its end was not seen within ${timeLimitText(care.ms)} more: check the host with ibfleet status --hosts ${host.id}`);
+      if (outcome === TIMED_OUT)
+        throw new HostError(
+          current,
+          `${said}; the change goes on on the host by itself (it finishes, or puts the host back if it fails), but its end was not seen within ${timeLimitText(care.ms)} more: check the host with ibfleet status --hosts ${host.id}`,
+        );
     }
     if (outcome === TIMED_OUT) throw timeoutError(host, current, deadline.timeoutMs);
     return { host: ref, durationMs: durationMs(), ...outcome };
@@ -269,7 +298,12 @@ class AftercareClock implements Aftercare {
     return Math.max(0, this.deadline.timeoutMs - (this.now() - this.deadline.startedAt)) + this.ms;
   }
   timedOut(): string | undefined {
-    return this.said ?? (this.deadline.hardSignal.aborted ? `timed out after ${timeLimitText(this.deadline.timeoutMs)} during ${this.stage()}` : undefined);
+    return (
+      this.said ??
+      (this.deadline.hardSignal.aborted
+        ? `timed out after ${timeLimitText(this.deadline.timeoutMs)} during ${this.stage()}`
+        : undefined)
+    );
   }
 }
 
@@ -284,7 +318,9 @@ export function timeLimitText(timeoutMs: number): string {
 /** No answer while connecting is an unreachable host; a timeout later is a failure at that stage. */
 function timeoutError(host: Host, stage: Stage, timeoutMs: number): HostError {
   const limit = timeLimitText(timeoutMs);
-  return stage === 'connect' ? new ConnectError(`no answer from ${host.target} within ${limit} (--timeout)`, true) : new HostError(stage, `timed out after ${limit} during ${stage}`);
+  return stage === 'connect'
+    ? new ConnectError(`no answer from ${host.target} within ${limit} (--timeout)`, true)
+    : new HostError(stage, `timed out after ${limit} during ${stage}`);
 }
 
 /**
@@ -295,11 +331,23 @@ const READING_STAGES: ReadonlySet<Stage> = new Set(['connect', 'probe', 'check']
 
 export function failureOutcome(error: unknown, stage: Stage, interrupted = false): HostOutcome {
   const at = error instanceof HostError ? error.stage : stage;
-  if (interrupted && READING_STAGES.has(at) && READING_STAGES.has(stage)) return { status: 'not-run', reasons: [`interrupted during ${stage}`] };
+  if (interrupted && READING_STAGES.has(at) && READING_STAGES.has(stage))
+    return { status: 'not-run', reasons: [`interrupted during ${stage}`] };
   const failure: HostFailure =
     error instanceof HostError
-      ? { stage: error.stage, message: error.message, stderrTail: error.stderrTail, ...(error.exitCode === undefined ? {} : { exitCode: error.exitCode }) }
-      : { stage, message: interrupted ? 'interrupted' : `unexpected error: ${error instanceof Error ? error.message : String(error)}`, stderrTail: error instanceof Error && !interrupted ? (error.stack ?? '') : '' };
+      ? {
+          stage: error.stage,
+          message: error.message,
+          stderrTail: error.stderrTail,
+          ...(error.exitCode === undefined ? {} : { exitCode: error.exitCode }),
+        }
+      : {
+          stage,
+          message: interrupted
+            ? 'interrupted'
+            : `unexpected error: ${error instanceof Error ? error.message : String(error)}`,
+          stderrTail: error instanceof Error && !interrupted ? (error.stack ?? '') : '',
+        };
   const unreachable = error instanceof ConnectError && error.unreachable;
   return { status: unreachable ? 'unreachable' : 'failed', reasons: [failure.message], error: failure };
 }
@@ -320,13 +368,30 @@ export async function announceRun(
   hosts: readonly Host[],
   options: AnnounceOptions,
   display: RunDisplay,
-  body: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[]; readonly matrix?: MatrixStart; readonly warnings?: readonly string[] }>,
+  body: (events: RunEvents) => Promise<{
+    readonly results: readonly HostResult[];
+    readonly cells?: readonly MatrixCell[];
+    readonly matrix?: MatrixStart;
+    readonly warnings?: readonly string[];
+  }>,
 ): Promise<RunEnd> {
   const now = options.now ?? Date.now;
   const startedAt = now();
-  display.events.onRunStart?.({ ...options.header, hosts: hosts.map(hostRef), concurrency: options.concurrency, startedAt });
+  display.events.onRunStart?.({
+    ...options.header,
+    hosts: hosts.map(hostRef),
+    concurrency: options.concurrency,
+    startedAt,
+  });
   const { results, cells = [], matrix, warnings } = await body(display.events);
-  const end: RunEnd = { results, cells, ...(matrix ? { matrix } : {}), ...(warnings?.length ? { warnings } : {}), durationMs: now() - startedAt, interrupted: options.interrupt.aborted };
+  const end: RunEnd = {
+    results,
+    cells,
+    ...(matrix ? { matrix } : {}),
+    ...(warnings?.length ? { warnings } : {}),
+    durationMs: now() - startedAt,
+    interrupted: options.interrupt.aborted,
+  };
   display.events.onRunEnd?.(end);
   await display.finish(end);
   return end;

@@ -8,12 +8,19 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 
 /** Reads `path` (relative to `cwd`); a missing or unreadable file is a usage error naming `hint`. */
-export async function readConfigText(path: string, cwd: string, what: string, hint: string, shownAs = path): Promise<string> {
+export async function readConfigText(
+  path: string,
+  cwd: string,
+  what: string,
+  hint: string,
+  shownAs = path,
+): Promise<string> {
   try {
     return await readFile(resolve(cwd, path), 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+    const reason =
+      code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
     throw new UsageError(`cannot read ${what} ${shownAs}: ${reason} (${hint})`);
   }
 }

@@ -17,7 +17,14 @@ import { PROBE_END, renderProbeScript } from '../render/probe-script.js';
 import type { Stage } from '../vocabulary.js';
 import { cutOffReason, newRunId, restoreAfterFailure, settleCutOffChange } from './after-change.js';
 import type { HostOutcome, HostTask } from './fanout.js';
-import { requireWhole, scriptFailed, type Continuation, type ExecResult, type Session, type Transport } from './transport.js';
+import {
+  requireWhole,
+  scriptFailed,
+  type Continuation,
+  type ExecResult,
+  type Session,
+  type Transport,
+} from './transport.js';
 
 export interface WorkflowContext {
   readonly fleet: Fleet;
@@ -43,7 +50,11 @@ export interface Probed {
  * Connect, run `fn`, close. `fn` may connect again (a change cut off from us is looked at on a new
  * connection); every connection is counted and closed.
  */
-async function withSession<T>(task: HostTask, transport: Transport, fn: (session: Session, reconnect: () => Promise<Session>) => Promise<T & HostOutcome>): Promise<HostOutcome> {
+async function withSession<T>(
+  task: HostTask,
+  transport: Transport,
+  fn: (session: Session, reconnect: () => Promise<Session>) => Promise<T & HostOutcome>,
+): Promise<HostOutcome> {
   task.stage('connect');
   const sessions = [await transport.connect(task.host, task.signal)];
   const reconnect = async () => {
@@ -54,13 +65,23 @@ async function withSession<T>(task: HostTask, transport: Transport, fn: (session
   };
   try {
     const outcome = await fn(sessions[0]!, reconnect);
-    return { ...outcome, connections: sessions.length, channels: sessions.reduce((n, s) => n + s.channels, 0), reasons: [...sessions[0]!.notes, ...outcome.reasons] };
+    return {
+      ...outcome,
+      connections: sessions.length,
+      channels: sessions.reduce((n, s) => n + s.channels, 0),
+      reasons: [...sessions[0]!.notes, ...outcome.reasons],
+    };
   } finally {
     for (const session of sessions) session.close();
   }
 }
 
-async function probe(task: HostTask, session: Session, ctx: WorkflowContext, options: { readonly fileContents?: boolean } = {}): Promise<HostFacts> {
+async function probe(
+  task: HostTask,
+  session: Session,
+  ctx: WorkflowContext,
+  options: { readonly fileContents?: boolean } = {},
+): Promise<HostFacts> {
   task.stage('probe');
   const script = renderProbeScript(task.host, ctx.fleet, { ...options, wants: probeWants(ctx.playbook, task.host) });
   const result = requireWhole('probe', 'the probe', await session.run(script, { signal: task.signal }));
@@ -82,7 +103,11 @@ interface Decided<D> {
 const LOCK_GIVE_UP_MARGIN_MS = 1500;
 
 /** The host lock for a changing run, waited for within what is left of the host's time. */
-export function lockWithin(task: HostTask, kind: 'deploy' | 'rollback', runId: string): { kind: 'deploy' | 'rollback'; runId: string; waitSeconds: number } {
+export function lockWithin(
+  task: HostTask,
+  kind: 'deploy' | 'rollback',
+  runId: string,
+): { kind: 'deploy' | 'rollback'; runId: string; waitSeconds: number } {
   return { kind, runId, waitSeconds: Math.floor((task.remainingMs() - LOCK_GIVE_UP_MARGIN_MS) / 1000) };
 }
 
@@ -141,9 +166,11 @@ async function probeThen<D>(
     },
     { signal: task.signal, onLine: lockProgress(task) },
   );
-  if (!decided && conversation.code === LOCKED_EXIT) throw new HostError('wait', lockedMessage(conversation.stderr), { exitCode: LOCKED_EXIT });
+  if (!decided && conversation.code === LOCKED_EXIT)
+    throw new HostError('wait', lockedMessage(conversation.stderr), { exitCode: LOCKED_EXIT });
   // Drowned in output before it ended, or the end marker never came: the probe was cut short.
-  if (conversation.cut && !conversation.cut.afterTurn) requireWhole('probe', 'the probe', conversation, 'nothing was changed');
+  if (conversation.cut && !conversation.cut.afterTurn)
+    requireWhole('probe', 'the probe', conversation, 'nothing was changed');
   if (!decided) throw scriptFailed('probe', 'probe', conversation);
   return { facts: decided.facts, decision: decided.decision, result: decided.change ? conversation : undefined };
 }
@@ -151,7 +178,10 @@ async function probeThen<D>(
 /** For the run log: the script a change sent, what it printed before its closing probe, and its exit. */
 function recordChange(task: HostTask, what: string, script: string, result: ExecResult): void {
   task.record(`${what} script (sent on stdin to sh -s as root)`, script);
-  task.record(`${what} output (exit ${result.code ?? `signal ${result.signal ?? '?'}`})`, readChangeOutput(result.stdout).changeOutput);
+  task.record(
+    `${what} output (exit ${result.code ?? `signal ${result.signal ?? '?'}`})`,
+    readChangeOutput(result.stdout).changeOutput,
+  );
   if (result.stderr.trim() !== '') task.record(`${what} stderr`, result.stderr);
 }
 
@@ -164,33 +194,50 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
     withSession(task, ctx.transport, async (session, reconnect) => {
       const runId = ctx.probed?.(task.host)?.runId ?? newRunId();
       let sent = '';
-      const { facts, decision: plan, result } = await probeThen(task, session, ctx, (probed) => {
-        task.stage('plan');
-        const planned = planDeploy(task.host, ctx.fleet, ctx.playbook, probed);
-        if (options.dryRun || planned.changes.length === 0) return { decision: planned };
-        sent = renderApplyScript(task.host, ctx.fleet, planned, runId);
-        task.aftercare.changing(true);
-        return {
-          decision: planned,
-          change: {
-            stage: 'push',
-            script: sent,
-            options: {
-              signal: task.hardSignal,
-              onLine: (line) => {
-                if (line.startsWith('ibfleet-routes:')) task.stage('apply');
-                else if (line === AFTER_MARK) task.stage('verify');
+      const {
+        facts,
+        decision: plan,
+        result,
+      } = await probeThen(
+        task,
+        session,
+        ctx,
+        (probed) => {
+          task.stage('plan');
+          const planned = planDeploy(task.host, ctx.fleet, ctx.playbook, probed);
+          if (options.dryRun || planned.changes.length === 0) return { decision: planned };
+          sent = renderApplyScript(task.host, ctx.fleet, planned, runId);
+          task.aftercare.changing(true);
+          return {
+            decision: planned,
+            change: {
+              stage: 'push',
+              script: sent,
+              options: {
+                signal: task.hardSignal,
+                onLine: (line) => {
+                  if (line.startsWith('ibfleet-routes:')) task.stage('apply');
+                  else if (line === AFTER_MARK) task.stage('verify');
+                },
               },
             },
-          },
-        };
-      }, options.dryRun ? {} : { lock: { kind: 'deploy', runId } });
+          };
+        },
+        options.dryRun ? {} : { lock: { kind: 'deploy', runId } },
+      );
       const os = osName(facts);
       const base = { manager: plan.manager, ...(os ? { os } : {}) };
 
       if (options.dryRun) {
         const planText = plan.changes.length ? renderApplyScript(task.host, ctx.fleet, plan) : '';
-        return { ...base, status: plan.changes.length ? 'planned' : 'unchanged', reasons: [...plan.notes, ...plan.changes.map((c) => c.text)], changes: plan.changes, checks: checksOf(plan.assessment), planText } as const;
+        return {
+          ...base,
+          status: plan.changes.length ? 'planned' : 'unchanged',
+          reasons: [...plan.notes, ...plan.changes.map((c) => c.text)],
+          changes: plan.changes,
+          checks: checksOf(plan.assessment),
+          planText,
+        } as const;
       }
       if (!result) {
         task.stage('verify');
@@ -200,24 +247,55 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
       }
 
       recordChange(task, 'apply', sent, result);
-      if (result.code === LOCKED_EXIT) throw new HostError('push', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
+      if (result.code === LOCKED_EXIT)
+        throw new HostError('push', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
       const { changeOutput } = readChangeOutput(result.stdout);
       let { after } = readChangeOutput(result.stdout);
       let live = session;
       const cutOff = cutOffReason(result, 'the change', task.aftercare.timedOut());
-      if (cutOff) ({ after, session: live } = await settleCutOffChange(task, ctx.fleet, reconnect, { runId, why: cutOff }));
+      if (cutOff)
+        ({ after, session: live } = await settleCutOffChange(task, ctx.fleet, reconnect, { runId, why: cutOff }));
       if (!after.complete) throw scriptFailed('apply', 'applying the change', result);
       task.stage('verify');
       const assessment = reassessDeploy(task.host, ctx.fleet, ctx.playbook, plan, after);
       const check = verification(assessment);
       const told = cutOff ? [`${cutOff}; the host finished the change on its own (checked on a new connection)`] : [];
-      if ((cutOff || result.code === 0) && check.ok) return { ...base, status: 'changed', reasons: [...told, ...plan.notes, ...plan.changes.map((c) => c.text)], changes: plan.changes, checks: checksOf(assessment) } as const;
-      const failure = !cutOff && result.code !== 0 ? scriptFailed('apply', 'applying the change', result) : new HostError(cutOff ? 'apply' : 'verify', check.ok ? 'verification failed' : check.message);
+      if ((cutOff || result.code === 0) && check.ok)
+        return {
+          ...base,
+          status: 'changed',
+          reasons: [...told, ...plan.notes, ...plan.changes.map((c) => c.text)],
+          changes: plan.changes,
+          checks: checksOf(assessment),
+        } as const;
+      const failure =
+        !cutOff && result.code !== 0
+          ? scriptFailed('apply', 'applying the change', result)
+          : new HostError(cutOff ? 'apply' : 'verify', check.ok ? 'verification failed' : check.message);
       // Cut off from a change that then failed and put the host back itself: what it found missing is all of it, no news.
       const putBack = cutOff !== undefined && stateDifferences(task.host, ctx.fleet, facts, after).length === 0;
-      const said = putBack ? `${cutOff}; the change failed on the host (checked on a new connection)` : [...told, failure.message].join('; ');
-      const message = await restoreAfterFailure(task, live, ctx.fleet, { runId, before: facts, after, written: plan.write, changeOutput, parts: plan.parts, cutOff: cutOff !== undefined }, said);
-      throw new HostError(failure.stage, message, { ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }), stderrTail: changeOutput.trim().split('\n').slice(-8).join('\n') });
+      const said = putBack
+        ? `${cutOff}; the change failed on the host (checked on a new connection)`
+        : [...told, failure.message].join('; ');
+      const message = await restoreAfterFailure(
+        task,
+        live,
+        ctx.fleet,
+        {
+          runId,
+          before: facts,
+          after,
+          written: plan.write,
+          changeOutput,
+          parts: plan.parts,
+          cutOff: cutOff !== undefined,
+        },
+        said,
+      );
+      throw new HostError(failure.stage, message, {
+        ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }),
+        stderrTail: changeOutput.trim().split('\n').slice(-8).join('\n'),
+      });
     });
 }
 
@@ -237,26 +315,37 @@ export function rollbackHost(ctx: WorkflowContext) {
     withSession(task, ctx.transport, async (session, reconnect) => {
       const runId = newRunId();
       let sent = '';
-      const { facts: before, decision: initial, result } = await probeThen(task, session, ctx, (probed) => {
-        task.stage('plan');
-        const assessment = assessRollback(task.host, ctx.fleet, probed);
-        if (!needsChange(assessment)) return { decision: assessment };
-        sent = renderRollbackScript(task.host, ctx.fleet, rollbackLines(task.host, ctx.fleet, probed), runId);
-        task.aftercare.changing(true);
-        return {
-          decision: assessment,
-          change: {
-            stage: 'apply',
-            script: sent,
-            options: { signal: task.hardSignal, onLine: (line) => line === AFTER_MARK && task.stage('verify') },
-          },
-        };
-      }, { lock: { kind: 'rollback', runId } });
+      const {
+        facts: before,
+        decision: initial,
+        result,
+      } = await probeThen(
+        task,
+        session,
+        ctx,
+        (probed) => {
+          task.stage('plan');
+          const assessment = assessRollback(task.host, ctx.fleet, probed);
+          if (!needsChange(assessment)) return { decision: assessment };
+          sent = renderRollbackScript(task.host, ctx.fleet, rollbackLines(task.host, ctx.fleet, probed), runId);
+          task.aftercare.changing(true);
+          return {
+            decision: assessment,
+            change: {
+              stage: 'apply',
+              script: sent,
+              options: { signal: task.hardSignal, onLine: (line) => line === AFTER_MARK && task.stage('verify') },
+            },
+          };
+        },
+        { lock: { kind: 'rollback', runId } },
+      );
       const os = osName(before);
       const base = os ? { os } : {};
       if (!result) return { ...base, status: 'unchanged', reasons: [], checks: checksOf(initial) } as const;
       recordChange(task, 'rollback', sent, result);
-      if (result.code === LOCKED_EXIT) throw new HostError('apply', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
+      if (result.code === LOCKED_EXIT)
+        throw new HostError('apply', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
       let { after } = readChangeOutput(result.stdout);
       const cutOff = cutOffReason(result, 'the rollback', task.aftercare.timedOut());
       if (cutOff) ({ after } = await settleCutOffChange(task, ctx.fleet, reconnect, { runId, why: cutOff }));
@@ -267,6 +356,12 @@ export function rollbackHost(ctx: WorkflowContext) {
       const told = cutOff ? [`${cutOff}; the host finished the rollback on its own (checked on a new connection)`] : [];
       if (!check.ok) throw new HostError('verify', [...told, check.message].join('; '));
       const changes = rollbackChanges(initial);
-      return { ...base, status: 'changed', reasons: [...told, ...changes.map((c) => c.text)], changes, checks: checksOf(assessment) } as const;
+      return {
+        ...base,
+        status: 'changed',
+        reasons: [...told, ...changes.map((c) => c.text)],
+        changes,
+        checks: checksOf(assessment),
+      } as const;
     });
 }

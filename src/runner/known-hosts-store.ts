@@ -6,10 +6,19 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { shellQuote } from '../script/shell.js';
-import { checkHostKey, fingerprint, formatKnownHostsLine, keyTypeOf, parseKnownHosts, patternsMatch, type KnownHostEntry } from './known-hosts.js';
+import {
+  checkHostKey,
+  fingerprint,
+  formatKnownHostsLine,
+  keyTypeOf,
+  parseKnownHosts,
+  patternsMatch,
+  type KnownHostEntry,
+} from './known-hosts.js';
 
 /** Accept (and, with `record`, add the key to the file first, noting it so), or refuse with the reason. */
-export type HostKeyDecision = { readonly accept: true; readonly record?: string } | { readonly accept: false; readonly message: string };
+export type HostKeyDecision =
+  { readonly accept: true; readonly record?: string } | { readonly accept: false; readonly message: string };
 
 export class KnownHostsStore {
   private entries: KnownHostEntry[] = [];
@@ -44,7 +53,12 @@ export class KnownHostsStore {
     let found = this.relevant.get(name);
     if (!found) {
       const { byName, scanned } = (this.index ??= this.buildIndex());
-      const positions = [...(byName.get(name.toLowerCase()) ?? []), ...scanned.filter((i) => this.entries[i]!.marker === 'revoked' || patternsMatch(this.entries[i]!.patterns, name))];
+      const positions = [
+        ...(byName.get(name.toLowerCase()) ?? []),
+        ...scanned.filter(
+          (i) => this.entries[i]!.marker === 'revoked' || patternsMatch(this.entries[i]!.patterns, name),
+        ),
+      ];
       found = positions.sort((a, b) => a - b).map((i) => this.entries[i]!);
       this.relevant.set(name, found);
     }
@@ -57,7 +71,8 @@ export class KnownHostsStore {
     const scanned: number[] = [];
     this.entries.forEach((e, i) => {
       if (e.marker === 'revoked' || e.patterns.startsWith('|') || /[*?!]/.test(e.patterns)) return void scanned.push(i);
-      for (const name of new Set(e.patterns.toLowerCase().split(','))) byName.set(name, [...(byName.get(name) ?? []), i]);
+      for (const name of new Set(e.patterns.toLowerCase().split(',')))
+        byName.set(name, [...(byName.get(name) ?? []), i]);
     });
     return { byName, scanned };
   }
@@ -93,7 +108,10 @@ export class KnownHostsStore {
         return { accept: true };
       case 'unknown':
         if (!acceptNew) {
-          return { accept: false, message: `host key of ${name} is not in ${this.file} (${keyTypeOf(key)} ${fp}); verify it, then run again with --accept-new or add it with ssh-keyscan` };
+          return {
+            accept: false,
+            message: `host key of ${name} is not in ${this.file} (${keyTypeOf(key)} ${fp}); verify it, then run again with --accept-new or add it with ssh-keyscan`,
+          };
         }
         return { accept: true, record: `recorded new host key for ${name} (${keyTypeOf(key)} ${fp}) in ${this.file}` };
       case 'changed':
@@ -102,9 +120,15 @@ export class KnownHostsStore {
           message: `WARNING: HOST KEY OF ${name} HAS CHANGED (now ${keyTypeOf(key)} ${fp}; ${this.file} line ${verdict.lines.join(', ')}). Someone could be intercepting the connection, or the host was reinstalled. Nothing was done on this host; if the change is expected, remove the old key with: ssh-keygen -R ${shellQuote(name)} -f ${shellQuote(this.file)}`,
         };
       case 'other-types':
-        return { accept: false, message: `${name} presented a ${keyTypeOf(key)} key (${fp}) but ${this.file} only has ${verdict.knownTypes.join(', ')} keys for it; verify and add the new key with ssh-keyscan` };
+        return {
+          accept: false,
+          message: `${name} presented a ${keyTypeOf(key)} key (${fp}) but ${this.file} only has ${verdict.knownTypes.join(', ')} keys for it; verify and add the new key with ssh-keyscan`,
+        };
       case 'revoked':
-        return { accept: false, message: `host key of ${name} is marked @revoked in ${this.file} line ${verdict.line}; refusing to connect` };
+        return {
+          accept: false,
+          message: `host key of ${name} is marked @revoked in ${this.file} line ${verdict.line}; refusing to connect`,
+        };
     }
   }
 }

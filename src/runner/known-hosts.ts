@@ -72,7 +72,12 @@ function hashedMatches(field: string, name: string): boolean {
 function wildcardMatch(pattern: string, text: string): boolean {
   if (!pattern.includes('*') && !pattern.includes('?')) return pattern === text;
   // Runs of * are one: a hostile or mistyped pattern of many stars must not make matching exponential.
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*+/g, '.*').replace(/\?/g, '.')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*+/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
   return re.test(text);
 }
 
@@ -99,7 +104,9 @@ export function checkHostKey(entries: readonly KnownHostEntry[], name: string, p
 
 /** Key types known for `name`, so the handshake can ask for those first (as OpenSSH does). */
 export function knownKeyTypes(entries: readonly KnownHostEntry[], name: string): string[] {
-  return [...new Set(entries.filter((e) => e.marker === undefined && patternsMatch(e.patterns, name)).map((e) => e.keyType))];
+  return [
+    ...new Set(entries.filter((e) => e.marker === undefined && patternsMatch(e.patterns, name)).map((e) => e.keyType)),
+  ];
 }
 
 export function formatKnownHostsLine(name: string, blob: Buffer): string {

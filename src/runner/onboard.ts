@@ -19,21 +19,49 @@ import { HOST_OVERRIDES } from '../steps/registry.js';
 import { hostById, type Fleet, type Host } from '../inventory/model.js';
 import { readProbe } from '../plan/change-output.js';
 import { discoverHost, factsUnderFoundNames, ONBOARD_ROLES, type HostDiscovery } from '../plan/onboard.js';
-import { discoveredAddition, nameWaitsForDiscovery, provisionalAddition, roleId, roleManagerFlag, type OnboardRequest } from '../plan/onboard-request.js';
+import {
+  discoveredAddition,
+  nameWaitsForDiscovery,
+  provisionalAddition,
+  roleId,
+  roleManagerFlag,
+  type OnboardRequest,
+} from '../plan/onboard-request.js';
 import { lockedMessage } from '../plan/change-output.js';
 import { missingPrerequisite, probeWants, providesNics } from '../plan/host-plan.js';
-import { refusedBeforeContact, summarize, type InventoryChange, type OnboardOutcome, type OnboardReport } from '../plan/onboard-summary.js';
+import {
+  refusedBeforeContact,
+  summarize,
+  type InventoryChange,
+  type OnboardOutcome,
+  type OnboardReport,
+} from '../plan/onboard-summary.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { buildCheatSheet } from '../render/cheat-sheet.js';
 import { LOCKED_EXIT } from '../render/host-lock.js';
 import { PROBE_END, renderProbeScript } from '../render/probe-script.js';
-import { hostRef, type HostRef, type HostResult, type MatrixCell, type RunDisplay, type RunEnd, type RunEvents } from '../vocabulary.js';
+import {
+  hostRef,
+  type HostRef,
+  type HostResult,
+  type MatrixCell,
+  type RunDisplay,
+  type RunEnd,
+  type RunEvents,
+} from '../vocabulary.js';
 import { announceRun, runHosts } from './fanout.js';
 import type { InventoryFile } from './files.js';
 import { newRunId } from './after-change.js';
 import { deployHost, lockProgress, lockWithin, type Probed } from './host-workflows.js';
 import { sharedSessions } from './shared-sessions.js';
-import { requireWhole, scriptFailed, type Continuation, type ExecResult, type Session, type Transport } from './transport.js';
+import {
+  requireWhole,
+  scriptFailed,
+  type Continuation,
+  type ExecResult,
+  type Session,
+  type Transport,
+} from './transport.js';
 import { runVerify } from './verify.js';
 
 export interface OnboardEvents {
@@ -133,12 +161,20 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
 
   const original = await inventory.read();
   const before = loadInventory(original, file, inventory.baseDir, HOST_OVERRIDES);
-  const provisional = planInventoryAddition(original, file, inventory.baseDir, provisionalAddition(request, before, file), HOST_OVERRIDES);
+  const provisional = planInventoryAddition(
+    original,
+    file,
+    inventory.baseDir,
+    provisionalAddition(request, before, file),
+    HOST_OVERRIDES,
+  );
   if (!provisional.ok) throw new UsageError(refusedBeforeContact(provisional.conflicts, file));
   const report = new ReportBuilder(request, file, pairHosts(request, provisional.fleet), () => now() - started);
 
   const transport = sharedSessions(await options.transport(provisional.fleet));
-  const unnamed = new Set(ONBOARD_ROLES.filter((role) => nameWaitsForDiscovery(request, role, before)).map((role) => roleId(request, role)));
+  const unnamed = new Set(
+    ONBOARD_ROLES.filter((role) => nameWaitsForDiscovery(request, role, before)).map((role) => roleId(request, role)),
+  );
   events.onStart?.(report.hosts.map(hostRef), unnamed);
   let held = new Map<number, Discovered>();
   try {
@@ -147,7 +183,11 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
     held = found;
     report.note({ discovery });
     const notFound = discovery.filter((r) => r.status !== 'ok');
-    if (notFound.length > 0) return report.finish({ outcome: stopped(options, 'discovery-failed'), problems: notFound.map((r) => `${r.host.id} (${r.host.target}): ${clipHostText(r.error?.message ?? r.status)}`) });
+    if (notFound.length > 0)
+      return report.finish({
+        outcome: stopped(options, 'discovery-failed'),
+        problems: notFound.map((r) => `${r.host.id} (${r.host.target}): ${clipHostText(r.error?.message ?? r.status)}`),
+      });
     return await deployAndVerify({ options, events, original, provisional, transport, report }, found);
   } finally {
     // A probe's shell nobody continued (a refusal, a failure elsewhere) is told there is nothing more.
@@ -165,13 +205,20 @@ async function deployAndVerify(run: OnboardRun, found: ReadonlyMap<number, Disco
   const { discovered, addition, planned } = decided;
   const hosts = pairHosts(options.request, planned.fleet);
   report.note({ hosts });
-  if (options.interrupt.aborted) return report.finish({ outcome: 'interrupted', problems: ['interrupted before deploying'] });
+  if (options.interrupt.aborted)
+    return report.finish({ outcome: 'interrupted', problems: ['interrupted before deploying'] });
 
   // 3. Deploy the playbook to both, over the same connections, deciding from discovery's probe.
   const deploy = await deployPair(run, found, planned.fleet, hosts);
   report.note({ deploy: deploy.results });
   const failed = deploy.results.filter((r) => r.status !== 'changed' && r.status !== 'unchanged');
-  if (failed.length > 0) return report.finish({ outcome: stopped(options, 'deploy-failed'), problems: failed.map((r) => `${r.host.id}: ${r.error ? `${r.error.stage}: ${clipHostText(r.error.message)}` : r.status}`) });
+  if (failed.length > 0)
+    return report.finish({
+      outcome: stopped(options, 'deploy-failed'),
+      problems: failed.map(
+        (r) => `${r.host.id}: ${r.error ? `${r.error.stage}: ${clipHostText(r.error.message)}` : r.status}`,
+      ),
+    });
 
   // 4. Both are deployed: they belong in the inventory now, whatever verify finds.
   const change = await writeAddition(options.inventory, run.original, planned, addition);
@@ -179,35 +226,82 @@ async function deployAndVerify(run: OnboardRun, found: ReadonlyMap<number, Disco
   report.note({ inventory: change.inventory });
   if (change.problem) return report.finish({ outcome: 'inventory-failed', problems: [change.problem] });
 
-  const details = new Map(discovered.map((d) => [d.id, { os: d.os, manager: deploy.results.find((r) => r.host.id === d.id)?.manager ?? d.manager }]));
+  const details = new Map(
+    discovered.map((d) => [
+      d.id,
+      { os: d.os, manager: deploy.results.find((r) => r.host.id === d.id)?.manager ?? d.manager },
+    ]),
+  );
   const sheet = (cells?: readonly MatrixCell[]) =>
-    buildCheatSheet({ owner: options.request.owner, cpu: hosts[0]!, mem: hosts[1]!, details, ...(cells ? { cells } : {}), ...(options.rpingPort ? { port: options.rpingPort } : {}) });
-  if (options.interrupt.aborted) return report.finish({ outcome: 'interrupted', problems: ['interrupted after deploy, before verify'], cheatSheet: sheet() });
+    buildCheatSheet({
+      owner: options.request.owner,
+      cpu: hosts[0]!,
+      mem: hosts[1]!,
+      details,
+      ...(cells ? { cells } : {}),
+      ...(options.rpingPort ? { port: options.rpingPort } : {}),
+    });
+  if (options.interrupt.aborted)
+    return report.finish({
+      outcome: 'interrupted',
+      problems: ['interrupted after deploy, before verify'],
+      cheatSheet: sheet(),
+    });
 
   // 5. Verify the pair: ping everywhere; rping cells for every NIC pair, skipped with the
   // reason where a machine has no RDMA device (never counted as passed).
   const verify = await inPhase(run.events, 'verify', hosts, options, (phaseEvents) =>
-    runVerify({ ...fanout(options, phaseEvents), fleet: planned.fleet, hosts, mode: 'full', rping: 'on', transport: run.transport, ...(options.rpingPort ? { basePort: options.rpingPort } : {}) }),
+    runVerify({
+      ...fanout(options, phaseEvents),
+      fleet: planned.fleet,
+      hosts,
+      mode: 'full',
+      rping: 'on',
+      transport: run.transport,
+      ...(options.rpingPort ? { basePort: options.rpingPort } : {}),
+    }),
   );
   const failedCells = verify.cells.filter((c) => c.ok === false);
   return report.finish({
-    outcome: stopped(options, failedCells.length > 0 || verify.results.some((r) => r.status !== 'ok') ? 'verify-failed' : 'ok'),
+    outcome: stopped(
+      options,
+      failedCells.length > 0 || verify.results.some((r) => r.status !== 'ok') ? 'verify-failed' : 'ok',
+    ),
     verify,
     cheatSheet: sheet(verify.cells),
-    problems: failedCells.map((c) => `${c.method} ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.detail}`),
+    problems: failedCells.map(
+      (c) => `${c.method} ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.detail}`,
+    ),
   });
 }
 
 /** What the machines showed, judged (pure, plan/onboard.ts), and the inventory addition it makes; or why not. */
-function decide(run: OnboardRun, found: ReadonlyMap<number, Discovered>): { ok: true; discovered: HostDiscovery[]; addition: InventoryAddition; planned: Planned } | { ok: false; problems: readonly string[] } {
+function decide(
+  run: OnboardRun,
+  found: ReadonlyMap<number, Discovered>,
+):
+  | { ok: true; discovered: HostDiscovery[]; addition: InventoryAddition; planned: Planned }
+  | { ok: false; problems: readonly string[] } {
   const { options, provisional, report } = run;
   const { request, inventory, playbook } = options;
   const hosts = pairHosts(request, provisional.fleet);
   const discovered = hosts.map((host, i) => {
     const role = ONBOARD_ROLES[i]!;
-    return discoverHost({ fabric: provisional.fleet.fabric, host, role, facts: found.get(host.id)!.facts, managerFlag: roleManagerFlag(request, role), prerequisite: (manager, facts) => missingPrerequisite(playbook, manager, facts), providesAddresses: providesNics(playbook) });
+    return discoverHost({
+      fabric: provisional.fleet.fabric,
+      host,
+      role,
+      facts: found.get(host.id)!.facts,
+      managerFlag: roleManagerFlag(request, role),
+      prerequisite: (manager, facts) => missingPrerequisite(playbook, manager, facts),
+      providesAddresses: providesNics(playbook),
+    });
   });
-  const addition = discoveredAddition(request, discovered, loadInventory(run.original, inventory.path, inventory.baseDir, HOST_OVERRIDES));
+  const addition = discoveredAddition(
+    request,
+    discovered,
+    loadInventory(run.original, inventory.path, inventory.baseDir, HOST_OVERRIDES),
+  );
   // Shown under the names written: what the student reads here is what the inventory will say.
   discovered.forEach((d, i) => run.events.onDiscovered?.(d, { ...hostRef(hosts[i]!), name: addition.hosts[i]!.name }));
   report.note({ discovered });
@@ -219,22 +313,39 @@ function decide(run: OnboardRun, found: ReadonlyMap<number, Discovered>): { ok: 
 }
 
 /** The deploy phase, its change run in the shell each machine's discovery probe left open. */
-function deployPair(run: OnboardRun, found: ReadonlyMap<number, Discovered>, fleet: Fleet, hosts: readonly Host[]): Promise<RunEnd> {
+function deployPair(
+  run: OnboardRun,
+  found: ReadonlyMap<number, Discovered>,
+  fleet: Fleet,
+  hosts: readonly Host[],
+): Promise<RunEnd> {
   // The probe saw the machines under the names the request gave; the deploy decides under the inventory's.
   const provisionalHosts = pairHosts(run.options.request, run.provisional.fleet);
   const probed = (host: Host): Probed | undefined => {
     const seen = found.get(host.id);
     const probedAs = provisionalHosts.find((h) => h.id === host.id);
-    return seen && probedAs ? { facts: factsUnderFoundNames(seen.facts, probedAs, host), shell: seen.shell, runId: seen.runId } : undefined;
+    return seen && probedAs
+      ? { facts: factsUnderFoundNames(seen.facts, probedAs, host), shell: seen.shell, runId: seen.runId }
+      : undefined;
   };
   const { options } = run;
   return inPhase(run.events, 'deploy', hosts, options, (phaseEvents) =>
-    runHosts(hosts, fanout(options, phaseEvents), deployHost({ fleet, playbook: options.playbook, transport: run.transport, probed }, { dryRun: false })).then((results) => ({ results })),
+    runHosts(
+      hosts,
+      fanout(options, phaseEvents),
+      deployHost({ fleet, playbook: options.playbook, transport: run.transport, probed }, { dryRun: false }),
+    ).then((results) => ({ results })),
   );
 }
 
 function fanout(options: OnboardOptions, events: RunEvents) {
-  return { concurrency: options.concurrency, timeoutMs: options.timeoutMs, interrupt: options.interrupt, events, ...(options.now ? { now: options.now } : {}) };
+  return {
+    concurrency: options.concurrency,
+    timeoutMs: options.timeoutMs,
+    interrupt: options.interrupt,
+    events,
+    ...(options.now ? { now: options.now } : {}),
+  };
 }
 
 /** What discovery found on a machine, and the shell its probe ran in (holding the host lock for runId), still waiting for what comes next. */
@@ -245,7 +356,12 @@ type Discovered = Probed;
  * once both machines are seen and the inventory planned, the deploy decides from this probe and
  * runs its change in that shell — one probe and one channel for discovery and deploy.
  */
-async function discover(hosts: readonly Host[], fleet: Fleet, transport: Transport, options: OnboardOptions): Promise<{ discovery: HostResult[]; found: Map<number, Discovered> }> {
+async function discover(
+  hosts: readonly Host[],
+  fleet: Fleet,
+  transport: Transport,
+  options: OnboardOptions,
+): Promise<{ discovery: HostResult[]; found: Map<number, Discovered> }> {
   const found = new Map<number, Discovered>();
   const discovery = await runHosts(hosts, fanout(options, options.events?.discovery ?? {}), async (task) => {
     task.stage('connect');
@@ -254,14 +370,23 @@ async function discover(hosts: readonly Host[], fleet: Fleet, transport: Transpo
     // The shell that discovers is the one the change runs in: it takes the host lock first, so
     // onboard queues behind another run on the machine and decides from what that run left.
     const runId = newRunId();
-    const script = renderProbeScript(task.host, fleet, { everyInterface: true, wants: probeWants(options.playbook, task.host), lock: lockWithin(task, 'deploy', runId) });
+    const script = renderProbeScript(task.host, fleet, {
+      everyInterface: true,
+      wants: probeWants(options.playbook, task.host),
+      lock: lockWithin(task, 'deploy', runId),
+    });
     found.set(task.host.id, { ...(await probeKeepingShell(session, script, task.signal, lockProgress(task))), runId });
     return { status: 'ok', reasons: [...session.notes], connections: 1, channels: session.channels };
   });
   return { discovery, found };
 }
 
-async function probeKeepingShell(session: Session, script: string, signal: AbortSignal, onLine: (line: string) => void): Promise<Omit<Discovered, 'runId'>> {
+async function probeKeepingShell(
+  session: Session,
+  script: string,
+  signal: AbortSignal,
+  onLine: (line: string) => void,
+): Promise<Omit<Discovered, 'runId'>> {
   let decide!: (change: Continuation | undefined) => void;
   const decision = new Promise<Continuation | undefined>((resolve) => (decide = resolve));
   let heard!: (output: string) => void;
@@ -282,7 +407,8 @@ async function probeKeepingShell(session: Session, script: string, signal: Abort
     probed,
     conversation.then((c) => {
       if (c.cut && !c.cut.afterTurn) requireWhole('probe', 'the discovery probe', c, 'nothing was changed');
-      if (c.first === undefined && c.code === LOCKED_EXIT) throw new HostError('wait', lockedMessage(c.stderr), { exitCode: LOCKED_EXIT });
+      if (c.first === undefined && c.code === LOCKED_EXIT)
+        throw new HostError('wait', lockedMessage(c.stderr), { exitCode: LOCKED_EXIT });
       if (c.first === undefined) throw scriptFailed('probe', 'discovery probe', c);
       return c.first;
     }),
@@ -302,11 +428,27 @@ async function inPhase(
   name: 'deploy' | 'verify',
   hosts: readonly Host[],
   options: OnboardOptions,
-  work: (events: RunEvents) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[] }>,
+  work: (
+    events: RunEvents,
+  ) => Promise<{ readonly results: readonly HostResult[]; readonly cells?: readonly MatrixCell[] }>,
 ): Promise<RunEnd> {
   const display = (await events.phase?.(name)) ?? { events: {}, finish: async () => undefined };
-  const header = { command: name, inventory: options.inventory.path, ...(name === 'deploy' ? { playbook: options.playbook.name } : {}) };
-  return announceRun(hosts, { header, concurrency: options.concurrency, interrupt: options.interrupt, ...(options.now ? { now: options.now } : {}) }, display, work);
+  const header = {
+    command: name,
+    inventory: options.inventory.path,
+    ...(name === 'deploy' ? { playbook: options.playbook.name } : {}),
+  };
+  return announceRun(
+    hosts,
+    {
+      header,
+      concurrency: options.concurrency,
+      interrupt: options.interrupt,
+      ...(options.now ? { now: options.now } : {}),
+    },
+    display,
+    work,
+  );
 }
 
 /**
@@ -320,7 +462,13 @@ async function writeAddition(
   planned: Planned,
   addition: InventoryAddition,
 ): Promise<{ inventory: InventoryChange; problem?: string }> {
-  const unchanged = (added: typeof planned): InventoryChange => ({ file: inventory.path, change: 'unchanged', addedHosts: added.addedHosts, addedPair: added.addedPair, addedLines: [] });
+  const unchanged = (added: typeof planned): InventoryChange => ({
+    file: inventory.path,
+    change: 'unchanged',
+    addedHosts: added.addedHosts,
+    addedPair: added.addedPair,
+    addedLines: [],
+  });
   let edit = planned;
   try {
     const current = await inventory.read();
@@ -328,7 +476,13 @@ async function writeAddition(
       const again = planInventoryAddition(current, inventory.path, inventory.baseDir, addition, HOST_OVERRIDES);
       if (!again.ok) {
         return {
-          inventory: { file: inventory.path, change: 'not-written', addedHosts: [], addedPair: false, addedLines: planned.addedLines },
+          inventory: {
+            file: inventory.path,
+            change: 'not-written',
+            addedHosts: [],
+            addedPair: false,
+            addedLines: planned.addedLines,
+          },
           problem: `${inventory.path} changed while onboarding and now conflicts: ${again.conflicts.join('; ')}`,
         };
       }
@@ -340,9 +494,23 @@ async function writeAddition(
     await inventory.write(edit.text);
   } catch (error) {
     return {
-      inventory: { file: inventory.path, change: 'not-written', addedHosts: [], addedPair: false, addedLines: planned.addedLines },
+      inventory: {
+        file: inventory.path,
+        change: 'not-written',
+        addedHosts: [],
+        addedPair: false,
+        addedLines: planned.addedLines,
+      },
       problem: `cannot write ${inventory.path}: ${(error as Error).message}`,
     };
   }
-  return { inventory: { file: inventory.path, change: 'written', addedHosts: edit.addedHosts, addedPair: edit.addedPair, addedLines: edit.addedLines } };
+  return {
+    inventory: {
+      file: inventory.path,
+      change: 'written',
+      addedHosts: edit.addedHosts,
+      addedPair: edit.addedPair,
+      addedLines: edit.addedLines,
+    },
+  };
 }

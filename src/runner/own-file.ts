@@ -41,7 +41,8 @@ function refusalOf(found: Stats): string | undefined {
   if (found.isSymbolicLink()) return 'is a symbolic link; refusing to write through it';
   if (!found.isFile()) return `is ${kindOf(found)}, not a file`;
   if (found.uid !== euid()) return `belongs to another user (uid ${found.uid}); refusing to write over it`;
-  if (found.nlink > 1) return `has ${found.nlink} names (a hard link); refusing to write over a file that is also somewhere else`;
+  if (found.nlink > 1)
+    return `has ${found.nlink} names (a hard link); refusing to write over a file that is also somewhere else`;
   return undefined;
 }
 
@@ -57,7 +58,12 @@ function foreignLinkAbove(path: string): { dir: string; uid: number } | undefine
   return undefined;
 }
 
-function refuse(label: string, path: string, reason: string, next = 'give another file name, or --no-log for none'): UsageError {
+function refuse(
+  label: string,
+  path: string,
+  reason: string,
+  next = 'give another file name, or --no-log for none',
+): UsageError {
   return new UsageError(`${label}: ${path} ${reason} (${next})`);
 }
 
@@ -68,7 +74,8 @@ function refuse(label: string, path: string, reason: string, next = 'give anothe
 export function checkOwnFilePath(path: string, label: string): void {
   const full = resolve(path);
   const link = foreignLinkAbove(full);
-  if (link) throw refuse(label, link.dir, `is a symbolic link owned by another user (uid ${link.uid}); refusing to follow it`);
+  if (link)
+    throw refuse(label, link.dir, `is a symbolic link owned by another user (uid ${link.uid}); refusing to follow it`);
   const found = lstatSync(full, { throwIfNoEntry: false });
   const reason = found && refusalOf(found);
   if (reason) throw refuse(label, full, reason);
@@ -87,7 +94,8 @@ export function openOwnFile(path: string, label: string): number {
     fd = openSync(full, FLAGS, 0o600);
   } catch (error) {
     // Planted between the check and the open: O_NOFOLLOW refused it.
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw refuse(label, full, 'is a symbolic link; refusing to write through it');
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP')
+      throw refuse(label, full, 'is a symbolic link; refusing to write through it');
     throw error;
   }
   const reason = refusalOf(fstatSync(fd));

@@ -24,12 +24,17 @@ function active(secrets: readonly string[]): string[] {
 }
 
 /** The first place in `text` at or after `from` where a secret starts (the longest, when several start there). */
-function firstSecret(text: string, from: number, secrets: readonly string[]): { at: number; length: number } | undefined {
+function firstSecret(
+  text: string,
+  from: number,
+  secrets: readonly string[],
+): { at: number; length: number } | undefined {
   let found: { at: number; length: number } | undefined;
   for (const secret of secrets) {
     const at = text.indexOf(secret, from);
     if (at < 0) continue;
-    if (!found || at < found.at || (at === found.at && secret.length > found.length)) found = { at, length: secret.length };
+    if (!found || at < found.at || (at === found.at && secret.length > found.length))
+      found = { at, length: secret.length };
   }
   return found;
 }

@@ -32,7 +32,11 @@ export function sharedSessions(base: Transport): Transport & { closeAll(): void 
       });
     },
     closeAll() {
-      for (const opened of sessions.values()) opened.then((s) => s.close(), () => undefined);
+      for (const opened of sessions.values())
+        opened.then(
+          (s) => s.close(),
+          () => undefined,
+        );
       sessions.clear();
     },
   };

@@ -60,7 +60,11 @@ export function identityLoader(): (file: string) => Promise<Identity> {
           if (!key || !key.isPrivateKey()) return { file, key: undefined, problem: 'not a private key' };
           return { file, key: withDecodedSigningKey(key), problem: undefined };
         },
-        (error: NodeJS.ErrnoException): Identity => ({ file, key: undefined, problem: error.code === 'ENOENT' ? 'missing' : error.message }),
+        (error: NodeJS.ErrnoException): Identity => ({
+          file,
+          key: undefined,
+          problem: error.code === 'ENOENT' ? 'missing' : error.message,
+        }),
       );
       identities.set(file, found);
     }

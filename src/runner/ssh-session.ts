@@ -11,7 +11,16 @@ import pLimit from 'p-limit';
 import type { Client } from 'ssh2';
 import { redactText, SecretFilter } from './redact.js';
 import { newSudoHandshake, SUDO_COMMAND, type SudoHandshake } from './sudo-handshake.js';
-import { ConnectError, OUTPUT_KEEP, type Continuation, type Conversation, type ExecOptions, type ExecResult, type OutputCut, type Session } from './transport.js';
+import {
+  ConnectError,
+  OUTPUT_KEEP,
+  type Continuation,
+  type Conversation,
+  type ExecOptions,
+  type ExecResult,
+  type OutputCut,
+  type Session,
+} from './transport.js';
 
 /** sshd's default MaxSessions is 10; stay under it whatever the callers ask for at once. */
 const MAX_CHANNELS_PER_CONNECTION = 8;
@@ -61,11 +70,20 @@ export class SshSession implements Session {
     return this.limit(() => this.open(script, options, undefined).then(({ first: _first, ...result }) => result));
   }
 
-  converse(script: string, until: string, next: ConversationPlan['next'], options: ExecOptions = {}): Promise<Conversation> {
+  converse(
+    script: string,
+    until: string,
+    next: ConversationPlan['next'],
+    options: ExecOptions = {},
+  ): Promise<Conversation> {
     return this.limit(() => this.open(script, options, { until, next }));
   }
 
-  private open(script: string, options: ExecOptions, conversation: ConversationPlan | undefined): Promise<Conversation> {
+  private open(
+    script: string,
+    options: ExecOptions,
+    conversation: ConversationPlan | undefined,
+  ): Promise<Conversation> {
     return new Promise<Conversation>((resolve, reject) => {
       const given = () => new ConnectError(`${this.who}: gave up before the host opened a session channel`, true);
       if (options.signal?.aborted) return reject(given());
@@ -83,10 +101,25 @@ export class SshSession implements Session {
         options.signal?.removeEventListener('abort', onAbort);
         clearTimeout(unanswered);
         if (abandoned) return void channel?.close();
-        if (error) return reject(new ConnectError(`${this.who}: cannot open a session channel: ${redactText(error.message, this.secrets())}`, false));
+        if (error)
+          return reject(
+            new ConnectError(
+              `${this.who}: cannot open a session channel: ${redactText(error.message, this.secrets())}`,
+              false,
+            ),
+          );
         this.channels++;
         const sudo = this.sudo ? newSudoHandshake() : undefined;
-        collect(channel, { script, sudo, sudoPassword: this.sudoPassword, secrets: this.secrets, who: this.who, options, conversation, onUnanswered: () => this.destroy() }).then(resolve, reject);
+        collect(channel, {
+          script,
+          sudo,
+          sudoPassword: this.sudoPassword,
+          secrets: this.secrets,
+          who: this.who,
+          options,
+          conversation,
+          onUnanswered: () => this.destroy(),
+        }).then(resolve, reject);
       });
     });
   }
@@ -258,7 +291,11 @@ class ChannelLife {
     } catch (error) {
       return this.fail(error as Error);
     }
-    if (decided instanceof Promise) decided.then((c) => this.proceed(c), (error: Error) => this.fail(error));
+    if (decided instanceof Promise)
+      decided.then(
+        (c) => this.proceed(c),
+        (error: Error) => this.fail(error),
+      );
     else this.proceed(decided);
   }
 
@@ -323,7 +360,13 @@ class ChannelLife {
   private onStderr(chunk: Buffer): void {
     if (this.cut) return;
     this.stderr.push(this.decode.stderr.write(chunk));
-    if (this.overflowed('stderr', this.stderr) || this.ready || !this.stderr.text.endsWith(this.input.sudo!.prompt) || this.stderr.received <= this.answered) return;
+    if (
+      this.overflowed('stderr', this.stderr) ||
+      this.ready ||
+      !this.stderr.text.endsWith(this.input.sudo!.prompt) ||
+      this.stderr.received <= this.answered
+    )
+      return;
     // sudo's prompt, the last thing on stderr: it now waits for the password. A second one
     // ("Sorry, try again.") means the password was wrong.
     this.answered = this.stderr.received;
@@ -332,7 +375,12 @@ class ChannelLife {
     if (this.prompts > 1) return this.fail(new ConnectError(`sudo on ${who} rejected the password`, false));
     void this.input.sudoPassword().then((password) => {
       if (password !== undefined) return void this.channel.write(`${password}\n`);
-      this.fail(new ConnectError(`sudo on ${who} asks for a password; run again with -K/--ask-sudo-pass (or allow NOPASSWD for ibfleet's commands)`, false));
+      this.fail(
+        new ConnectError(
+          `sudo on ${who} asks for a password; run again with -K/--ask-sudo-pass (or allow NOPASSWD for ibfleet's commands)`,
+          false,
+        ),
+      );
     });
   }
 
@@ -351,9 +399,21 @@ class ChannelLife {
     const errText = shown(sudo ? this.stderr.text.split(sudo.prompt).join('') : this.stderr.text);
     if (this.failure) return this.reject(this.failure);
     if (!this.ready && !this.cut) {
-      return this.reject(new ConnectError(`sudo on ${this.input.who} did not start a shell: ${errText.trim().split('\n').pop() || 'no output'}`, false));
+      return this.reject(
+        new ConnectError(
+          `sudo on ${this.input.who} did not start a shell: ${errText.trim().split('\n').pop() || 'no output'}`,
+          false,
+        ),
+      );
     }
     const stdout = this.ready ? this.stdout.text : shown(this.stdout.text);
-    this.resolve({ code: this.code, signal: this.signal, stdout, stderr: errText, first: this.first, ...(this.cut ? { cut: this.cut } : {}) });
+    this.resolve({
+      code: this.code,
+      signal: this.signal,
+      stdout,
+      stderr: errText,
+      first: this.first,
+      ...(this.cut ? { cut: this.cut } : {}),
+    });
   }
 }

@@ -64,7 +64,13 @@ export function parseSshConfig(text: string, file = 'ssh config'): SSHConfig {
     const line = index < 0 ? 1 : index + 1;
     const column = index < 0 ? 1 : lines[index]!.search(/\S|$/) + 1;
     const reason = error instanceof Error ? error.message : String(error);
-    throw new ConfigError('ssh-config', [{ position: { file, line, column }, message: `cannot parse this ssh config line: ${clipInput(reason, 80)}`, hint: 'close its quotes and give every keyword its value; see ssh_config(5)' }]);
+    throw new ConfigError('ssh-config', [
+      {
+        position: { file, line, column },
+        message: `cannot parse this ssh config line: ${clipInput(reason, 80)}`,
+        hint: 'close its quotes and give every keyword its value; see ssh_config(5)',
+      },
+    ]);
   }
 }
 
@@ -87,7 +93,10 @@ function all(value: string | string[] | undefined): string[] {
 }
 
 /** OpenSSH's tokens in HostName and IdentityFile: ~ %d %u %h %r %p %%. */
-export function expandTokens(text: string, tokens: { home: string; localUser: string; host: string; user: string; port: number }): string {
+export function expandTokens(
+  text: string,
+  tokens: { home: string; localUser: string; host: string; user: string; port: number },
+): string {
   const tilde = text === '~' || text.startsWith('~/') ? tokens.home + text.slice(1) : text;
   return tilde.replace(/%([%dhpru])/g, (_, t: string) => {
     switch (t) {
@@ -115,7 +124,9 @@ function endpoint(
 ): { endpoint: SshEndpoint; proxyJump: string | undefined } {
   const c = computeFor(config, alias);
   if (first(c.proxycommand) !== undefined && first(c.proxycommand) !== 'none') {
-    throw new UsageError(`ssh config for ${alias} uses ProxyCommand, which ibfleet does not run; use ProxyJump instead`);
+    throw new UsageError(
+      `ssh config for ${alias} uses ProxyCommand, which ibfleet does not run; use ProxyJump instead`,
+    );
   }
   const port = explicit.port ?? (first(c.port) ? Number(first(c.port)) : 22);
   const user = explicit.user ?? first(c.user) ?? 'root';
@@ -125,7 +136,10 @@ function endpoint(
   const configured = all(c.identityfile).map((f) => expandTokens(f, tokens));
   const explicitFiles = explicit.identityFiles.map((f) => expandTokens(f, tokens));
   // OpenSSH tries its default identity files only when none is configured.
-  const identityFiles = explicitFiles.length + configured.length > 0 ? [...explicitFiles, ...configured] : DEFAULT_IDENTITIES.map((f) => join(env.home, '.ssh', f));
+  const identityFiles =
+    explicitFiles.length + configured.length > 0
+      ? [...explicitFiles, ...configured]
+      : DEFAULT_IDENTITIES.map((f) => join(env.home, '.ssh', f));
   const identitiesOnly = (first(c.identitiesonly) ?? 'no').toLowerCase() === 'yes';
   const jump = first(c.proxyjump);
   return {
@@ -143,9 +157,19 @@ export function parseJumpSpec(spec: string): { alias: string; user?: string; por
   return { alias, ...(match[1] ? { user: match[1] } : {}), ...(match[3] ? { port: Number(match[3]) } : {}) };
 }
 
-export function resolveSshTarget(host: Host, fleet: Fleet, config: SSHConfig | undefined, env: SshEnvironment): SshTarget {
+export function resolveSshTarget(
+  host: Host,
+  fleet: Fleet,
+  config: SSHConfig | undefined,
+  env: SshEnvironment,
+): SshTarget {
   const explicitFiles = [host.identityFile, fleet.ssh.identityFile].filter((f): f is string => f !== undefined);
-  const { endpoint: main, proxyJump } = endpoint(host.target, { user: host.user, port: host.port, identityFiles: explicitFiles }, config, env);
+  const { endpoint: main, proxyJump } = endpoint(
+    host.target,
+    { user: host.user, port: host.port, identityFiles: explicitFiles },
+    config,
+    env,
+  );
   const jumps: SshEndpoint[] = [];
   let next = proxyJump;
   const seen = new Set<string>([host.target]);

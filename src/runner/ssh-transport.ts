@@ -16,7 +16,14 @@ import { KnownHostsStore } from './known-hosts-store.js';
 import { identityLoader, type Identity } from './ssh-identities.js';
 import { redactText } from './redact.js';
 import { SshSession } from './ssh-session.js';
-import { defaultSshEnvironment, parseSshConfig, resolveSshTarget, type SshEndpoint, type SshEnvironment, type SshTarget } from './ssh-target.js';
+import {
+  defaultSshEnvironment,
+  parseSshConfig,
+  resolveSshTarget,
+  type SshEndpoint,
+  type SshEnvironment,
+  type SshTarget,
+} from './ssh-target.js';
 import { ConnectError, type Session, type Transport } from './transport.js';
 
 const { Client } = ssh2;
@@ -47,7 +54,15 @@ const HOST_KEY_ALGORITHMS: Readonly<Record<string, readonly string[]>> = {
   'ecdsa-sha2-nistp521': ['ecdsa-sha2-nistp521'],
   'ssh-rsa': ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'],
 };
-const DEFAULT_HOST_KEY_ORDER = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'];
+const DEFAULT_HOST_KEY_ORDER = [
+  'ssh-ed25519',
+  'ecdsa-sha2-nistp256',
+  'ecdsa-sha2-nistp384',
+  'ecdsa-sha2-nistp521',
+  'rsa-sha2-512',
+  'rsa-sha2-256',
+  'ssh-rsa',
+];
 
 function readSshConfig(configFile: string, home: string): ReturnType<typeof parseSshConfig> | undefined {
   let text: string;
@@ -74,17 +89,25 @@ interface Opener {
 
 /** The known_hosts file a run reads and writes: --known-hosts, else the inventory's, else ~/.ssh/known_hosts. */
 function knownHostsPath(options: Pick<SshTransportOptions, 'knownHostsFile' | 'fleet'>, env: SshEnvironment): string {
-  return (options.knownHostsFile ?? options.fleet.ssh.knownHosts ?? join(env.home, '.ssh', 'known_hosts')).replace(/^~(?=\/)/, env.home);
+  return (options.knownHostsFile ?? options.fleet.ssh.knownHosts ?? join(env.home, '.ssh', 'known_hosts')).replace(
+    /^~(?=\/)/,
+    env.home,
+  );
 }
 
 /** Where the transport keeps `hosts`' keys: the file, and each host's name in it (`addr`, `[addr]:port`), as a run would look it up. */
-export function knownHostsOf(options: Pick<SshTransportOptions, 'knownHostsFile' | 'fleet' | 'env'>, hosts: readonly Host[]): { file: string; names: Map<number, string> } {
+export function knownHostsOf(
+  options: Pick<SshTransportOptions, 'knownHostsFile' | 'fleet' | 'env'>,
+  hosts: readonly Host[],
+): { file: string; names: Map<number, string> } {
   const env = defaultSshEnvironment(options.env);
   const sshConfig = readSshConfig(options.fleet.ssh.config ?? join(env.home, '.ssh', 'config'), env.home);
-  const names = new Map(hosts.map((h) => {
-    const target = resolveSshTarget(h, options.fleet, sshConfig, env);
-    return [h.id, knownHostsName(target.hostName, target.port)] as const;
-  }));
+  const names = new Map(
+    hosts.map((h) => {
+      const target = resolveSshTarget(h, options.fleet, sshConfig, env);
+      return [h.id, knownHostsName(target.hostName, target.port)] as const;
+    }),
+  );
   return { file: knownHostsPath(options, env), names };
 }
 
@@ -97,7 +120,14 @@ export function sshTransport(options: SshTransportOptions): Transport {
   const sshConfig = readSshConfig(options.fleet.ssh.config ?? join(env.home, '.ssh', 'config'), env.home);
   let loaded: Promise<void> | undefined;
   const sudo = sudoPasswordOnce(options.sudoPassword, options.secrets ?? (() => []));
-  const opener: Opener = { knownHosts, loadIdentity: identityLoader(), agentSocket: options.env.SSH_AUTH_SOCK, acceptNew: options.acceptNew, connectTimeoutMs: options.connectTimeoutMs, secrets: sudo.secrets };
+  const opener: Opener = {
+    knownHosts,
+    loadIdentity: identityLoader(),
+    agentSocket: options.env.SSH_AUTH_SOCK,
+    acceptNew: options.acceptNew,
+    connectTimeoutMs: options.connectTimeoutMs,
+    secrets: sudo.secrets,
+  };
 
   return {
     async connect(host: Host, signal: AbortSignal): Promise<Session> {
@@ -119,7 +149,15 @@ export function sshTransport(options: SshTransportOptions): Transport {
         throw error;
       }
       const client = opened[opened.length - 1]!;
-      return new SshSession(client, opened, target.sudo, sudo.ask, notes, `${target.user}@${target.alias}`, sudo.secrets);
+      return new SshSession(
+        client,
+        opened,
+        target.sudo,
+        sudo.ask,
+        notes,
+        `${target.user}@${target.alias}`,
+        sudo.secrets,
+      );
     },
   };
 }
@@ -129,7 +167,10 @@ export function sshTransport(options: SshTransportOptions): Transport {
  * secret from the moment it is asked for (or known: SshTransportOptions.secrets), so every text a host sends after that has it taken out
  * (redact.ts): the password is written to a channel only once the answer has settled.
  */
-function sudoPasswordOnce(askUser: SshTransportOptions['sudoPassword'], known: () => readonly string[]): { ask: () => Promise<string | undefined>; secrets: () => readonly string[] } {
+function sudoPasswordOnce(
+  askUser: SshTransportOptions['sudoPassword'],
+  known: () => readonly string[],
+): { ask: () => Promise<string | undefined>; secrets: () => readonly string[] } {
   let asked: Promise<string | undefined> | undefined;
   let password: string | undefined;
   return {
@@ -142,10 +183,14 @@ function sudoPasswordOnce(askUser: SshTransportOptions['sudoPassword'], known: (
   };
 }
 
-type AuthAttempt = { type: 'agent'; username: string; agent: string } | { type: 'publickey'; username: string; key: ParsedKey };
+type AuthAttempt =
+  { type: 'agent'; username: string; agent: string } | { type: 'publickey'; username: string; key: ParsedKey };
 
 /** Who to authenticate as, in order: the agent (unless IdentitiesOnly), then each identity file whose key loaded. */
-async function authAttempts(opener: Opener, endpoint: SshEndpoint): Promise<{ attempts: AuthAttempt[]; ids: readonly Identity[]; agent: boolean }> {
+async function authAttempts(
+  opener: Opener,
+  endpoint: SshEndpoint,
+): Promise<{ attempts: AuthAttempt[]; ids: readonly Identity[]; agent: boolean }> {
   const ids = await Promise.all(endpoint.identityFiles.map(opener.loadIdentity));
   const agent = endpoint.identitiesOnly ? undefined : opener.agentSocket;
   const attempts: AuthAttempt[] = [];
@@ -153,7 +198,10 @@ async function authAttempts(opener: Opener, endpoint: SshEndpoint): Promise<{ at
   for (const i of ids) if (i.key) attempts.push({ type: 'publickey', username: endpoint.user, key: i.key });
   if (attempts.length === 0) {
     const tried = ids.map((i) => `${i.file} (${i.problem})`).join(', ');
-    throw new ConnectError(`no usable SSH key for ${endpoint.user}@${endpoint.alias}: no ssh-agent and ${tried || 'no identity files'}`, false);
+    throw new ConnectError(
+      `no usable SSH key for ${endpoint.user}@${endpoint.alias}: no ssh-agent and ${tried || 'no identity files'}`,
+      false,
+    );
   }
   return { attempts, ids, agent: agent !== undefined };
 }
@@ -162,7 +210,12 @@ async function authAttempts(opener: Opener, endpoint: SshEndpoint): Promise<{ at
  * The host key check as OpenSSH makes it (known_hosts, --accept-new recording); a refusal's
  * reason goes to `refuse`, since ssh2 reports only that the handshake failed.
  */
-function hostVerifier(opener: Opener, name: string, notes: string[], refuse: (message: string) => void): ConnectConfig['hostVerifier'] {
+function hostVerifier(
+  opener: Opener,
+  name: string,
+  notes: string[],
+  refuse: (message: string) => void,
+): ConnectConfig['hostVerifier'] {
   return (key: Buffer, verify: (ok: boolean) => void) => {
     const decision = opener.knownHosts.decide(name, key, opener.acceptNew);
     if (!decision.accept) {
@@ -182,7 +235,13 @@ function hostVerifier(opener: Opener, name: string, notes: string[], refuse: (me
 }
 
 /** Connects to one endpoint (through `sock` when it sits behind a jump host): a ready client, or a ConnectError saying why not. */
-async function openClient(opener: Opener, endpoint: SshEndpoint, sock: NodeJS.ReadableStream | undefined, signal: AbortSignal, notes: string[]): Promise<ClientT> {
+async function openClient(
+  opener: Opener,
+  endpoint: SshEndpoint,
+  sock: NodeJS.ReadableStream | undefined,
+  signal: AbortSignal,
+  notes: string[],
+): Promise<ClientT> {
   const name = knownHostsName(endpoint.hostName, endpoint.port);
   // Host key types already known for the host first, so a known host is not refused for offering another.
   const preferred = knownKeyTypes(opener.knownHosts.for(name), name).flatMap((t) => HOST_KEY_ALGORITHMS[t] ?? []);
@@ -201,12 +260,24 @@ async function openClient(opener: Opener, endpoint: SshEndpoint, sock: NodeJS.Re
   };
   return handshake(config, signal, endpoint.alias, (error) =>
     // ssh2's messages may quote what the server sent (a disconnect's reason): host text too.
-    refused ? new ConnectError(refused, false) : classifyConnectError(Object.assign(error, { message: redactText(error.message, opener.secrets()) }), endpoint, ids, agent),
+    refused
+      ? new ConnectError(refused, false)
+      : classifyConnectError(
+          Object.assign(error, { message: redactText(error.message, opener.secrets()) }),
+          endpoint,
+          ids,
+          agent,
+        ),
   );
 }
 
 /** Runs ssh2's handshake and settles once: the ready client, or the error `explain` makes of ssh2's. */
-function handshake(config: ConnectConfig, signal: AbortSignal, alias: string, explain: (error: Error & { level?: string; code?: string }) => ConnectError): Promise<ClientT> {
+function handshake(
+  config: ConnectConfig,
+  signal: AbortSignal,
+  alias: string,
+  explain: (error: Error & { level?: string; code?: string }) => ConnectError,
+): Promise<ClientT> {
   const client = new Client();
   return new Promise<ClientT>((resolve, reject) => {
     let settled = false;
@@ -228,7 +299,10 @@ function handshake(config: ConnectConfig, signal: AbortSignal, alias: string, ex
       resolve(client);
     });
     client.on('error', (error: Error & { level?: string; code?: string }) => fail(explain(error)));
-    client.once('close', () => settled || fail(new ConnectError(`${alias} closed the connection during the handshake`, true)));
+    client.once(
+      'close',
+      () => settled || fail(new ConnectError(`${alias} closed the connection during the handshake`, true)),
+    );
     client.connect(config);
   });
 }
@@ -236,13 +310,24 @@ function handshake(config: ConnectConfig, signal: AbortSignal, alias: string, ex
 function forward(client: ClientT, next: SshEndpoint, secrets: () => readonly string[]): Promise<NodeJS.ReadableStream> {
   return new Promise((resolve, reject) => {
     client.forwardOut('127.0.0.1', 0, next.hostName, next.port, (error, stream) => {
-      if (error) reject(new ConnectError(`jump host cannot reach ${next.hostName}:${next.port}: ${redactText(error.message, secrets())}`, true));
+      if (error)
+        reject(
+          new ConnectError(
+            `jump host cannot reach ${next.hostName}:${next.port}: ${redactText(error.message, secrets())}`,
+            true,
+          ),
+        );
       else resolve(stream as unknown as NodeJS.ReadableStream);
     });
   });
 }
 
-function classifyConnectError(error: Error & { level?: string; code?: string }, endpoint: SshEndpoint, ids: readonly Identity[], triedAgent: boolean): ConnectError {
+function classifyConnectError(
+  error: Error & { level?: string; code?: string },
+  endpoint: SshEndpoint,
+  ids: readonly Identity[],
+  triedAgent: boolean,
+): ConnectError {
   const where = `${endpoint.hostName}:${endpoint.port}`;
   const code = error.code ?? '';
   if (error.level === 'client-authentication') {
@@ -274,7 +359,11 @@ function classifyConnectError(error: Error & { level?: string; code?: string }, 
  * config the inventory or ~/.ssh names, then OpenSSH's defaults), without connecting: what
  * `ibfleet export ansible` writes into its inventory.
  */
-export function resolveTargets(fleet: Fleet, hosts: readonly Host[], envVars: Readonly<Record<string, string | undefined>>): Map<number, SshTarget> {
+export function resolveTargets(
+  fleet: Fleet,
+  hosts: readonly Host[],
+  envVars: Readonly<Record<string, string | undefined>>,
+): Map<number, SshTarget> {
   const env = defaultSshEnvironment(envVars);
   const config = readSshConfig(fleet.ssh.config ?? join(env.home, '.ssh', 'config'), env.home);
   return new Map(hosts.map((h) => [h.id, resolveSshTarget(h, fleet, config, env)]));

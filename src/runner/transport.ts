@@ -60,7 +60,12 @@ export interface Session {
    * One channel where `run` twice takes two — each channel is a session sshd forks and a login
    * shell it starts, per host.
    */
-  converse(script: string, until: string, next: (firstOutput: string) => Continuation | undefined | Promise<Continuation | undefined>, options?: ExecOptions): Promise<Conversation>;
+  converse(
+    script: string,
+    until: string,
+    next: (firstOutput: string) => Continuation | undefined | Promise<Continuation | undefined>,
+    options?: ExecOptions,
+  ): Promise<Conversation>;
   close(): void;
   /** Channels opened so far on this connection. */
   readonly channels: number;
@@ -89,7 +94,11 @@ export class ConnectError extends HostError {
 export function scriptFailed(stage: Stage, what: string, result: ExecResult): HostError {
   const exit = result.code === null ? `killed by ${result.signal ?? 'a signal'}` : `exit ${result.code}`;
   const output = `${result.stdout}\n${result.stderr}`.trim();
-  const lastLine = output.split('\n').filter((l) => l.trim() !== '').pop() ?? '';
+  const lastLine =
+    output
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .pop() ?? '';
   return new HostError(stage, `${what} failed (${exit})${lastLine ? `: ${lastLine.trim()}` : ''}`, {
     ...(result.code === null ? {} : { exitCode: result.code }),
     stderrTail: output.split('\n').slice(-8).join('\n'),

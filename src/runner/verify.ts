@@ -14,11 +14,47 @@ import type { Fleet, Host } from '../inventory/model.js';
 import { cellCauses, explainFailure } from '../plan/cell-causes.js';
 import type { HostFacts } from '../facts/host-facts.js';
 import { readProbe } from '../plan/change-output.js';
-import { cellKey, chooseCells, finishCell, notRunCell, parsePing, rpingCellVerdict, hostVerdict, type MatrixMode, type RpingMode } from '../plan/matrix.js';
-import { CellStream, parseCapabilities, parseCellOutput, rpingUnavailable, type Capabilities, type CellOutput } from '../plan/verify-output.js';
+import {
+  cellKey,
+  chooseCells,
+  finishCell,
+  notRunCell,
+  parsePing,
+  rpingCellVerdict,
+  hostVerdict,
+  type MatrixMode,
+  type RpingMode,
+} from '../plan/matrix.js';
+import {
+  CellStream,
+  parseCapabilities,
+  parseCellOutput,
+  rpingUnavailable,
+  type Capabilities,
+  type CellOutput,
+} from '../plan/verify-output.js';
 import { RPING_BASE_PORT } from '../render/verify-commands.js';
-import { CELLS_PER_BATCH, CLIENTS_DONE_MARK, PORT_MARK, READY_MARK, RPING_SERVER_SECONDS, STOP_SERVERS, renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../render/verify-scripts.js';
-import { hostRef, type CellCause, type CellSpec, type HostResult, type MatrixCell, type MatrixStart, type RunEvents } from '../vocabulary.js';
+import {
+  CELLS_PER_BATCH,
+  CLIENTS_DONE_MARK,
+  PORT_MARK,
+  READY_MARK,
+  RPING_SERVER_SECONDS,
+  STOP_SERVERS,
+  renderCapabilityScript,
+  renderPingScript,
+  renderRpingClientScript,
+  renderRpingServerScript,
+} from '../render/verify-scripts.js';
+import {
+  hostRef,
+  type CellCause,
+  type CellSpec,
+  type HostResult,
+  type MatrixCell,
+  type MatrixStart,
+  type RunEvents,
+} from '../vocabulary.js';
 import { Deadlines, runHosts, timeLimitText, type Deadline } from './fanout.js';
 import { requireWhole, type ExecResult, type Session, type Transport } from './transport.js';
 
@@ -51,30 +87,64 @@ interface Connected {
   readonly deadline: Deadline | undefined;
 }
 
-export async function runVerify(options: VerifyOptions): Promise<{ results: HostResult[]; cells: MatrixCell[]; matrix: MatrixStart }> {
+export async function runVerify(
+  options: VerifyOptions,
+): Promise<{ results: HostResult[]; cells: MatrixCell[]; matrix: MatrixStart }> {
   const now = options.now ?? Date.now;
   const deadlines = new Deadlines(options.timeoutMs, options.interrupt);
   const sessions = new Map<number, { session: Session; caps?: Capabilities; facts?: HostFacts }>();
   try {
     // Hosts end (onHostDone) only once their cells have: the connect phase reports starts and stages.
-    const events: RunEvents = { onHostStart: (h, at) => options.events.onHostStart?.(h, at), onStage: (h, stage, at) => options.events.onStage?.(h, stage, at) };
-    const reached = await runHosts(options.hosts, { concurrency: options.concurrency, timeoutMs: options.timeoutMs, interrupt: options.interrupt, events, now, deadlines }, async (task) => {
-      task.stage('connect');
-      const session = await options.transport.connect(task.host, task.signal);
-      sessions.set(task.host.id, { session });
-      task.stage('probe');
-      const result = requireWhole('probe', 'the capability check', await session.run(renderCapabilityScript(task.host, options.fleet), { signal: task.signal }));
-      sessions.set(task.host.id, { session, caps: parseCapabilities(result.stdout), facts: readProbe(result.stdout) });
-      // Its time stops until the matrix asks it something: waiting for the other hosts is not silence.
-      deadlines.of(task.host.id)?.pause();
-      return { status: 'ok', reasons: [] };
-    });
+    const events: RunEvents = {
+      onHostStart: (h, at) => options.events.onHostStart?.(h, at),
+      onStage: (h, stage, at) => options.events.onStage?.(h, stage, at),
+    };
+    const reached = await runHosts(
+      options.hosts,
+      {
+        concurrency: options.concurrency,
+        timeoutMs: options.timeoutMs,
+        interrupt: options.interrupt,
+        events,
+        now,
+        deadlines,
+      },
+      async (task) => {
+        task.stage('connect');
+        const session = await options.transport.connect(task.host, task.signal);
+        sessions.set(task.host.id, { session });
+        task.stage('probe');
+        const result = requireWhole(
+          'probe',
+          'the capability check',
+          await session.run(renderCapabilityScript(task.host, options.fleet), { signal: task.signal }),
+        );
+        sessions.set(task.host.id, {
+          session,
+          caps: parseCapabilities(result.stdout),
+          facts: readProbe(result.stdout),
+        });
+        // Its time stops until the matrix asks it something: waiting for the other hosts is not silence.
+        deadlines.of(task.host.id)?.pause();
+        return { status: 'ok', reasons: [] };
+      },
+    );
     const connected = new Map<number, Connected>(
       reached.map((r) => {
         const host = options.hosts.find((h) => h.id === r.host.id)!;
         const reachedHost = sessions.get(host.id);
         const failure = r.status === 'ok' ? undefined : r;
-        return [host.id, { host, session: reachedHost?.session, caps: reachedHost?.caps, facts: reachedHost?.facts, failure, deadline: deadlines.of(host.id) }];
+        return [
+          host.id,
+          {
+            host,
+            session: reachedHost?.session,
+            caps: reachedHost?.caps,
+            facts: reachedHost?.facts,
+            failure,
+            deadline: deadlines.of(host.id),
+          },
+        ];
       }),
     );
     const cells = await runMatrix(options, connected);
@@ -99,9 +169,18 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
   const finish = (result: MatrixCell) => {
     if (done.has(cellKey(result))) return;
     // A failed cell says why: cut off by an end's time limit, or what the hosts' state tells (a port down, the routing missing).
-    const cutOff = result.ok === false ? [result.from.host, result.to.host].find((id) => connected.get(id)?.deadline?.hardSignal.aborted) : undefined;
-    const causes: CellCause[] = cutOff !== undefined ? [{ kind: 'timed-out', host: cutOff, text: timedOut(cutOff, options.timeoutMs) }] : cellCauses(options.fleet, result, factsOf);
-    const cell = result.ok === false ? { ...result, detail: explainFailure(result.detail, causes), ...(causes.length > 0 ? { causes } : {}) } : result;
+    const cutOff =
+      result.ok === false
+        ? [result.from.host, result.to.host].find((id) => connected.get(id)?.deadline?.hardSignal.aborted)
+        : undefined;
+    const causes: CellCause[] =
+      cutOff !== undefined
+        ? [{ kind: 'timed-out', host: cutOff, text: timedOut(cutOff, options.timeoutMs) }]
+        : cellCauses(options.fleet, result, factsOf);
+    const cell =
+      result.ok === false
+        ? { ...result, detail: explainFailure(result.detail, causes), ...(causes.length > 0 ? { causes } : {}) }
+        : result;
     done.set(cellKey(cell), cell);
     options.events.onCell?.(cell);
   };
@@ -122,18 +201,38 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
     runnable.push({ id, spec });
   });
 
-  await Promise.all([...groupBy(runnable.filter((c) => c.spec.method === 'ping'), (c) => c.spec.from.host)].map(([source, cells]) => limit(() => pingFrom(connected.get(source)!, cells, options, finish))));
+  await Promise.all(
+    [
+      ...groupBy(
+        runnable.filter((c) => c.spec.method === 'ping'),
+        (c) => c.spec.from.host,
+      ),
+    ].map(([source, cells]) => limit(() => pingFrom(connected.get(source)!, cells, options, finish))),
+  );
   const rpingCells = runnable.filter((c) => c.spec.method === 'rping');
-  await Promise.all([...groupBy(rpingCells, (c) => c.spec.to.host)].map(([dest, cells]) => limit(() => rpingInto(dest, cells, connected, options, finish))));
+  await Promise.all(
+    [...groupBy(rpingCells, (c) => c.spec.to.host)].map(([dest, cells]) =>
+      limit(() => rpingInto(dest, cells, connected, options, finish)),
+    ),
+  );
 
-  for (const { spec } of runnable) if (!done.has(cellKey(spec))) finish(options.interrupt.aborted ? notRunCell(spec) : finishCell(spec, { ok: false, detail: 'no result from the host' }));
+  for (const { spec } of runnable)
+    if (!done.has(cellKey(spec)))
+      finish(
+        options.interrupt.aborted
+          ? notRunCell(spec)
+          : finishCell(spec, { ok: false, detail: 'no result from the host' }),
+      );
   return specs.map((s) => done.get(cellKey(s))!);
 }
 
 /** A cell one of whose hosts could not be reached (or failed its probe): not run, the cause that host. */
 function unreachableCell(spec: CellSpec, down: HostResult): MatrixCell {
   const text = `host ${down.host.id} ${down.status}${down.error ? ` at ${down.error.stage}` : ''}: ${clipHostText(down.error?.message ?? '')}`;
-  return { ...finishCell(spec, { ok: null, detail: `not run: ${text}`, notRun: true }), causes: [{ kind: 'unreachable', host: down.host.id, text }] };
+  return {
+    ...finishCell(spec, { ok: null, detail: `not run: ${text}`, notRun: true }),
+    causes: [{ kind: 'unreachable', host: down.host.id, text }],
+  };
 }
 
 function matrixStart(options: Pick<VerifyOptions, 'mode' | 'modeReason'>): MatrixStart {
@@ -146,14 +245,25 @@ function timedOut(host: number, timeoutMs: number): string {
 }
 
 /** Each host's result: how it failed to connect, or how the cells from it went. */
-function hostResults(options: VerifyOptions, connected: ReadonlyMap<number, Connected>, cells: readonly MatrixCell[], now: () => number): HostResult[] {
+function hostResults(
+  options: VerifyOptions,
+  connected: ReadonlyMap<number, Connected>,
+  cells: readonly MatrixCell[],
+  now: () => number,
+): HostResult[] {
   return options.hosts.map((host): HostResult => {
     const c = connected.get(host.id)!;
     if (c.failure) {
       options.events.onHostDone?.(c.failure);
       return c.failure;
     }
-    const result: HostResult = { host: hostRef(host), durationMs: now() - c.deadline!.startedAt, ...hostVerdict(host, cells), connections: 1, channels: c.session?.channels ?? 0 };
+    const result: HostResult = {
+      host: hostRef(host),
+      durationMs: now() - c.deadline!.startedAt,
+      ...hostVerdict(host, cells),
+      connections: 1,
+      channels: c.session?.channels ?? 0,
+    };
     options.events.onHostDone?.(result);
     return result;
   });
@@ -165,7 +275,12 @@ function groupBy<T>(items: readonly T[], key: (item: T) => number): Map<number, 
   return groups;
 }
 
-async function pingFrom(source: Connected, cells: readonly { id: number; spec: CellSpec }[], options: VerifyOptions, finish: (c: MatrixCell) => void): Promise<void> {
+async function pingFrom(
+  source: Connected,
+  cells: readonly { id: number; spec: CellSpec }[],
+  options: VerifyOptions,
+  finish: (c: MatrixCell) => void,
+): Promise<void> {
   options.events.onStage?.(hostRef(source.host), 'check', (options.now ?? Date.now)());
   const byId = new Map(cells.map((c) => [c.id, c.spec]));
   const stream = new CellStream((out: CellOutput) => {
@@ -175,9 +290,24 @@ async function pingFrom(source: Connected, cells: readonly { id: number; spec: C
   });
   const owed = source.deadline!.owe();
   try {
-    requireWhole('check', 'the ping run', await source.session!.run(renderPingScript(cells.map(({ id, spec }) => ({ id, cell: spec }))), { signal: source.deadline!.signal, onLine: (l) => stream.push(l) }));
+    requireWhole(
+      'check',
+      'the ping run',
+      await source.session!.run(renderPingScript(cells.map(({ id, spec }) => ({ id, cell: spec }))), {
+        signal: source.deadline!.signal,
+        onLine: (l) => stream.push(l),
+      }),
+    );
   } catch (error) {
-    for (const { spec } of cells) finish(options.interrupt.aborted ? notRunCell(spec) : finishCell(spec, { ok: false, detail: `ping on ${source.host.name} failed: ${clipHostText((error as Error).message)}` }));
+    for (const { spec } of cells)
+      finish(
+        options.interrupt.aborted
+          ? notRunCell(spec)
+          : finishCell(spec, {
+              ok: false,
+              detail: `ping on ${source.host.name} failed: ${clipHostText((error as Error).message)}`,
+            }),
+      );
   } finally {
     owed();
   }
@@ -186,7 +316,8 @@ async function pingFrom(source: Connected, cells: readonly { id: number; spec: C
 /** Ports as the server script printed them (`@@rping-port <cell> <port>`). */
 function parsePorts(output: string): Map<number, number> {
   const ports = new Map<number, number>();
-  for (const m of output.matchAll(new RegExp(`^${PORT_MARK} (\\d+) (\\d+)$`, 'gm'))) ports.set(Number(m[1]), Number(m[2]));
+  for (const m of output.matchAll(new RegExp(`^${PORT_MARK} (\\d+) (\\d+)$`, 'gm')))
+    ports.set(Number(m[1]), Number(m[2]));
   return ports;
 }
 
@@ -195,10 +326,17 @@ function parsePorts(output: string): Map<number, number> {
  * process). Ports count up from the base, one per cell into this host, so concurrent servers on it
  * never collide with each other; one taken by something else moves up (the script says where).
  */
-async function rpingInto(dest: number, cells: readonly { id: number; spec: CellSpec }[], connected: ReadonlyMap<number, Connected>, options: VerifyOptions, finish: (c: MatrixCell) => void): Promise<void> {
+async function rpingInto(
+  dest: number,
+  cells: readonly { id: number; spec: CellSpec }[],
+  connected: ReadonlyMap<number, Connected>,
+  options: VerifyOptions,
+  finish: (c: MatrixCell) => void,
+): Promise<void> {
   const base = options.basePort ?? RPING_BASE_PORT;
   const numbered = cells.map((c, i) => ({ id: c.id, cell: c.spec, port: base + i }));
-  for (let i = 0; i < numbered.length; i += CELLS_PER_BATCH) await rpingBatch(dest, numbered.slice(i, i + CELLS_PER_BATCH), connected, options, finish);
+  for (let i = 0; i < numbered.length; i += CELLS_PER_BATCH)
+    await rpingBatch(dest, numbered.slice(i, i + CELLS_PER_BATCH), connected, options, finish);
 }
 
 /**
@@ -207,7 +345,13 @@ async function rpingInto(dest: number, cells: readonly { id: number; spec: CellS
  * that hold their input open, so a closed connection — Ctrl-C, a host's timeout, a controller that
  * dies — ends every server and client at once: nothing is left running on a host.
  */
-async function rpingBatch(dest: number, batch: readonly { id: number; cell: CellSpec; port: number }[], connected: ReadonlyMap<number, Connected>, options: VerifyOptions, finish: (c: MatrixCell) => void): Promise<void> {
+async function rpingBatch(
+  dest: number,
+  batch: readonly { id: number; cell: CellSpec; port: number }[],
+  connected: ReadonlyMap<number, Connected>,
+  options: VerifyOptions,
+  finish: (c: MatrixCell) => void,
+): Promise<void> {
   const server = connected.get(dest)!;
   const session = server.session!;
   const signal = server.deadline!.signal;
@@ -248,17 +392,30 @@ async function rpingBatch(dest: number, batch: readonly { id: number; cell: Cell
     [...groupBy(batch, (c) => c.cell.from.host)].map(async ([source, group]) => {
       const client = connected.get(source)!;
       const withPorts = group.filter((c) => ports.has(c.id)).map((c) => ({ ...c, port: ports.get(c.id)! }));
-      for (const c of group) if (!ports.has(c.id)) clientOutputs.set(c.id, { id: c.id, exitCode: null, output: `no rping server listened on host ${dest}` });
+      for (const c of group)
+        if (!ports.has(c.id))
+          clientOutputs.set(c.id, { id: c.id, exitCode: null, output: `no rping server listened on host ${dest}` });
       if (withPorts.length === 0) return;
       const clientOwed = client.deadline!.owe();
       try {
-        const result = requireWhole('check', 'the rping client run', await client.session!.converse(renderRpingClientScript(withPorts), CLIENTS_DONE_MARK, () => undefined, { signal: client.deadline!.signal }));
+        const result = requireWhole(
+          'check',
+          'the rping client run',
+          await client.session!.converse(renderRpingClientScript(withPorts), CLIENTS_DONE_MARK, () => undefined, {
+            signal: client.deadline!.signal,
+          }),
+        );
         client.deadline!.renew();
         // The clients' frames come before CLIENTS_DONE_MARK; a script cut short never said it.
         const output = result.first ?? result.stdout;
         for (const [id, out] of parseCellOutput(output)) clientOutputs.set(id, out);
       } catch (error) {
-        for (const c of withPorts) clientOutputs.set(c.id, { id: c.id, exitCode: null, output: `rping client on host ${source} failed: ${(error as Error).message}` });
+        for (const c of withPorts)
+          clientOutputs.set(c.id, {
+            id: c.id,
+            exitCode: null,
+            output: `rping client on host ${source} failed: ${(error as Error).message}`,
+          });
       } finally {
         clientOwed();
       }

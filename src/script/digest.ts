@@ -5,5 +5,7 @@ const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 
 
 /** Hex SHA-256 of a file's exact bytes, as `sha256sum` prints it on the host. */
 export function sha256(content: string): string {
-  return oneShot ? oneShot('sha256', content, 'hex') : crypto.createHash('sha256').update(content, 'utf8').digest('hex');
+  return oneShot
+    ? oneShot('sha256', content, 'hex')
+    : crypto.createHash('sha256').update(content, 'utf8').digest('hex');
 }

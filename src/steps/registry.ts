@@ -21,7 +21,9 @@ export interface RegisteredStep extends Omit<StepModule, 'params' | 'use'> {
   /** The parameters the step takes (for "allowed here" in errors). */
   readonly paramKeys: readonly string[];
   /** The playbook's parameters checked and applied, or zod's issues. */
-  parse(raw: unknown): { readonly step: Step; readonly params: unknown } | { readonly issues: readonly z.core.$ZodIssue[] };
+  parse(
+    raw: unknown,
+  ): { readonly step: Step; readonly params: unknown } | { readonly issues: readonly z.core.$ZodIssue[] };
 }
 
 function register<P>(module: StepModule<P>): RegisteredStep {
@@ -59,7 +61,10 @@ export const STEP_NAMES: readonly string[] = STEPS.map((s) => s.name);
 export const REQUIRED_STEP: string = policyRouting.name;
 
 /** Every path ibfleet may own on a host, whatever the playbook: the routing script and each step's files, with their kinds of change. */
-const OWNED: readonly OwnedPath[] = [{ path: ROUTING_SCRIPT_PATH, kind: 'script' }, ...STEPS.flatMap((s) => s.paths ?? [])];
+const OWNED: readonly OwnedPath[] = [
+  { path: ROUTING_SCRIPT_PATH, kind: 'script' },
+  ...STEPS.flatMap((s) => s.paths ?? []),
+];
 
 export const OWNED_PATHS: readonly string[] = OWNED.map((p) => p.path);
 
@@ -80,4 +85,6 @@ const ENGINE_KINDS: readonly ChangeKindSpec[] = [
   { kind: 'file', noun: ['file', 'files'], shape: 'file', rank: 110 },
 ];
 
-export const CHANGE_KINDS: ReadonlyMap<string, ChangeKindSpec> = new Map([...ENGINE_KINDS, ...STEPS.flatMap((s) => s.kinds ?? [])].map((k) => [k.kind, k]));
+export const CHANGE_KINDS: ReadonlyMap<string, ChangeKindSpec> = new Map(
+  [...ENGINE_KINDS, ...STEPS.flatMap((s) => s.kinds ?? [])].map((k) => [k.kind, k]),
+);

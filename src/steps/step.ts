@@ -126,7 +126,16 @@ export interface Blocker {
    * its own where it does not belong; `nic-down`: it carries its address but the link is down;
    * `step`: a step refuses what the playbook asks of this host (the hardware cannot take it).
    */
-  readonly kind: 'probe' | 'not-root' | 'tool' | 'nic-missing' | 'nic-down' | 'nic-unaddressed' | 'nic-address' | 'persistence' | 'step';
+  readonly kind:
+    | 'probe'
+    | 'not-root'
+    | 'tool'
+    | 'nic-missing'
+    | 'nic-down'
+    | 'nic-unaddressed'
+    | 'nic-address'
+    | 'persistence'
+    | 'step';
   readonly iface?: string;
   readonly message: string;
 }
@@ -273,7 +282,10 @@ export interface Step {
    * For the host: `before` come ahead of the NICs' findings (a NIC's configuration in its manager,
    * from which its kernel state follows), `after` behind the files'. `files`: every file rendered.
    */
-  hostFindings?(ctx: HostContext, files: readonly RenderedFile[]): { readonly before?: readonly Finding[]; readonly after?: readonly Finding[] };
+  hostFindings?(
+    ctx: HostContext,
+    files: readonly RenderedFile[],
+  ): { readonly before?: readonly Finding[]; readonly after?: readonly Finding[] };
   /** Why one of ibfleet's files differs, where this step can tell it is no hand edit (another tableBase); undefined where it cannot. */
   modifiedWhy?(ctx: HostContext, file: RenderedFile): string | undefined;
   apply?(ctx: HostContext, input: ApplyInput): ApplyPart;
@@ -376,7 +388,14 @@ export function change(kind: string, action: ChangeAction, subject: string, text
 }
 
 /** A finding about one aspect of a NIC. */
-export function nicFinding(nic: Pick<Nic, 'iface'>, aspect: string, id: string, ok: boolean, detail: string, fix?: Change): Finding {
+export function nicFinding(
+  nic: Pick<Nic, 'iface'>,
+  aspect: string,
+  id: string,
+  ok: boolean,
+  detail: string,
+  fix?: Change,
+): Finding {
   return { id, subject: { kind: 'nic', iface: nic.iface, aspect }, ok, detail, fix: ok ? undefined : fix };
 }
 

@@ -29,7 +29,10 @@ function errorDetail(error: HostFailure) {
 }
 
 /** A run's document: its header, then how it ended; `matrix` only where the run had cells to give. */
-export function runDocument(header: RunHeader, input: Omit<RunEnd, 'cells'> & { readonly cells?: readonly MatrixCell[] }) {
+export function runDocument(
+  header: RunHeader,
+  input: Omit<RunEnd, 'cells'> & { readonly cells?: readonly MatrixCell[] },
+) {
   const cells = input.cells ?? [];
   return {
     command: header.command,
@@ -60,11 +63,34 @@ export function runDocument(header: RunHeader, input: Omit<RunEnd, 'cells'> & { 
       ...(r.notDeployed ? { notDeployed: true } : {}),
       ...(r.diffs ? { diffs: r.diffs } : {}),
       ...(r.planText ? { plan: r.planText } : {}),
-      ...(r.exec ? { exitCode: r.exec.exitCode, ...(r.exec.signal ? { signal: r.exec.signal } : {}), stdout: r.exec.stdout, stderr: r.exec.stderr, ...(r.exec.cut ? { outputCut: r.exec.cut } : {}) } : {}),
+      ...(r.exec
+        ? {
+            exitCode: r.exec.exitCode,
+            ...(r.exec.signal ? { signal: r.exec.signal } : {}),
+            stdout: r.exec.stdout,
+            stderr: r.exec.stderr,
+            ...(r.exec.cut ? { outputCut: r.exec.cut } : {}),
+          }
+        : {}),
       ...(r.connections !== undefined ? { ssh: { connections: r.connections, channels: r.channels ?? 0 } } : {}),
     })),
     // Which matrix ran (full, rail, ring), and why when verify chose it.
-    ...(input.matrix ? { matrixMode: input.matrix.mode, ...(input.matrix.reason ? { matrixReason: input.matrix.reason } : {}) } : {}),
-    ...(input.cells ? { matrix: cells.map((c) => ({ from: { host: c.from.host, nic: c.from.nic, iface: c.from.iface, ip: c.from.ip }, to: { host: c.to.host, nic: c.to.nic, iface: c.to.iface, ip: c.to.ip }, ok: c.ok, state: c.state, method: c.method, detail: c.detail, reproduce: c.reproduce, ...(c.causes ? { causes: c.causes } : {}) })) } : {}),
+    ...(input.matrix
+      ? { matrixMode: input.matrix.mode, ...(input.matrix.reason ? { matrixReason: input.matrix.reason } : {}) }
+      : {}),
+    ...(input.cells
+      ? {
+          matrix: cells.map((c) => ({
+            from: { host: c.from.host, nic: c.from.nic, iface: c.from.iface, ip: c.from.ip },
+            to: { host: c.to.host, nic: c.to.nic, iface: c.to.iface, ip: c.to.ip },
+            ok: c.ok,
+            state: c.state,
+            method: c.method,
+            detail: c.detail,
+            reproduce: c.reproduce,
+            ...(c.causes ? { causes: c.causes } : {}),
+          })),
+        }
+      : {}),
   };
 }

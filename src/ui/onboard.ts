@@ -3,12 +3,15 @@ import type { OnboardReport } from '../plan/onboard-summary.js';
 import { jsonHostText, runDocument } from './json.js';
 
 export function onboardDocument(report: OnboardReport, inventory: string) {
-  const base = runDocument({ command: 'onboard', inventory }, {
-    results: report.deploy.length > 0 ? report.deploy : report.discovery,
-    ...(report.verify ? { cells: report.verify.cells } : {}),
-    durationMs: report.durationMs,
-    interrupted: report.outcome === 'interrupted',
-  });
+  const base = runDocument(
+    { command: 'onboard', inventory },
+    {
+      results: report.deploy.length > 0 ? report.deploy : report.discovery,
+      ...(report.verify ? { cells: report.verify.cells } : {}),
+      durationMs: report.durationMs,
+      interrupted: report.outcome === 'interrupted',
+    },
+  );
   return {
     ...base,
     ok: report.outcome === 'ok',
@@ -32,7 +35,13 @@ export function onboardDocument(report: OnboardReport, inventory: string) {
         problems: d.problems,
       };
     }),
-    deploy: report.deploy.map((r) => ({ id: r.host.id, status: r.status, manager: r.manager ?? null, reasons: r.reasons.map(jsonHostText), error: r.error ? `${r.error.stage}: ${jsonHostText(r.error.message)}` : null })),
+    deploy: report.deploy.map((r) => ({
+      id: r.host.id,
+      status: r.status,
+      manager: r.manager ?? null,
+      reasons: r.reasons.map(jsonHostText),
+      error: r.error ? `${r.error.stage}: ${jsonHostText(r.error.message)}` : null,
+    })),
     cheatSheet: report.cheatSheet ?? null,
   };
 }

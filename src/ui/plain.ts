@@ -6,8 +6,24 @@
  * (src/host-text.ts, clipHostText): the run log has the whole text.
  */
 import { clipHostLines, clipHostText } from '../host-text.js';
-import { reportsHostState, type CommandName, type HostResult, type MatrixCell, type MatrixStart, type RunEnd, type RunEvents, type RunStart } from '../vocabulary.js';
-import { causeGroups, formatCauseGroupText, formatMatrixStartText, formatRailsText, notRunForUnreachable, unreachableCellLines } from './text/matrix-summary.js';
+import {
+  reportsHostState,
+  type CommandName,
+  type HostResult,
+  type MatrixCell,
+  type MatrixStart,
+  type RunEnd,
+  type RunEvents,
+  type RunStart,
+} from '../vocabulary.js';
+import {
+  causeGroups,
+  formatCauseGroupText,
+  formatMatrixStartText,
+  formatRailsText,
+  notRunForUnreachable,
+  unreachableCellLines,
+} from './text/matrix-summary.js';
 import { summarizeChanges } from './text/changes.js';
 import { formatDiffLines } from './text/diffs.js';
 import { foldedFabricLines, foldedWarningLines } from './text/fabric.js';
@@ -58,7 +74,8 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
       write(`${label(r.host)} ${outcomeLine(r)}`);
       // What the changes by kind do not say (a connection lost and looked at again, a login banner's note).
       const told = new Set((r.changes ?? []).map((c) => c.text));
-      if ((r.status === 'changed' || r.status === 'planned') && told.size > 0) for (const note of r.reasons.filter((x) => !told.has(x))) write(`    - ${sanitizeLine(note, 'keep')}`);
+      if ((r.status === 'changed' || r.status === 'planned') && told.size > 0)
+        for (const note of r.reasons.filter((x) => !told.has(x))) write(`    - ${sanitizeLine(note, 'keep')}`);
       if (r.error?.stderrTail) write(indent(clipHostLines(r.error.stderrTail)));
       if (r.planText && start?.showScripts) {
         write('    script that would run as root on the host:');
@@ -78,15 +95,23 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
         for (const line of foldedFabricLines(e.results)) write(`fabric ${sanitizeLine(line)}`);
       }
       // Lines came in finishing order; the recap is in host order, hosts alike folded.
-      else if ((options.command === 'deploy' || options.command === 'rollback') && e.results.length > 1) for (const line of foldedOutcomeLines(e.results)) write(line);
+      else if ((options.command === 'deploy' || options.command === 'rollback') && e.results.length > 1)
+        for (const line of foldedOutcomeLines(e.results)) write(line);
       for (const line of foldedWarningLines(e.results, e.warnings)) write(`warning ${sanitizeLine(line)}`);
       if (start?.diff) for (const line of formatDiffLines(e.results)) write(line);
-      if (start?.dryRun) for (const line of formatPlanLines(e.results, { scriptsHint: start.showScripts ? undefined : 'the exact scripts: --show-scripts' })) write(line);
+      if (start?.dryRun)
+        for (const line of formatPlanLines(e.results, {
+          scriptsHint: start.showScripts ? undefined : 'the exact scripts: --show-scripts',
+        }))
+          write(line);
       for (const line of unreachableCellLines(e.cells)) write(line);
       const failedCells = e.cells.filter((c) => c.state === 'failed');
-      for (const c of failedCells) write(`  reproduce ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.reproduce}`);
+      for (const c of failedCells)
+        write(`  reproduce ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.reproduce}`);
       for (const line of matrixSummaryLines(e.cells, matrix)) write(line);
-      write(`summary: ${formatCounts(e.results)}${matrixCounts(e.cells)} · ${formatDuration(e.durationMs)}${e.interrupted ? ' · interrupted' : ''}`);
+      write(
+        `summary: ${formatCounts(e.results)}${matrixCounts(e.cells)} · ${formatDuration(e.durationMs)}${e.interrupted ? ' · interrupted' : ''}`,
+      );
     },
   };
 }
@@ -101,7 +126,9 @@ function matrixSummaryLines(cells: readonly MatrixCell[], start: MatrixStart | u
   const groups = causeGroups(cells);
   return [
     ...(rails ? [rails] : []),
-    ...(groups.length > 0 ? ['failing cells by likely cause:', ...groups.map((g) => `  - ${formatCauseGroupText(g)}`)] : []),
+    ...(groups.length > 0
+      ? ['failing cells by likely cause:', ...groups.map((g) => `  - ${formatCauseGroupText(g)}`)]
+      : []),
     ...(start?.reason ? [formatMatrixStartText(start)!] : []),
   ];
 }
@@ -110,7 +137,9 @@ function matrixSummaryLines(cells: readonly MatrixCell[], start: MatrixStart | u
 function matrixCounts(cells: readonly MatrixCell[]): string {
   if (cells.length === 0) return '';
   const count = (state: MatrixCell['state']) => cells.filter((c) => c.state === state).length;
-  const extra = (['failed', 'skipped', 'not-run'] as const).filter((s) => count(s) > 0 && s !== 'failed').map((s) => `${count(s)} ${s === 'not-run' ? 'not run' : s}`);
+  const extra = (['failed', 'skipped', 'not-run'] as const)
+    .filter((s) => count(s) > 0 && s !== 'failed')
+    .map((s) => `${count(s)} ${s === 'not-run' ? 'not run' : s}`);
   return ` · matrix ${count('passed')}/${cells.length} passed${extra.length ? `, ${extra.join(', ')}` : ''}`;
 }
 
@@ -139,7 +168,12 @@ function changesText(r: HostResult): string {
   return `${r.reasons.length} change${r.reasons.length === 1 ? '' : 's'}`;
 }
 
-const CELL_MARK: Readonly<Record<MatrixCell['state'], string>> = { passed: 'ok  ', failed: 'FAIL', skipped: 'skip', 'not-run': 'not run' };
+const CELL_MARK: Readonly<Record<MatrixCell['state'], string>> = {
+  passed: 'ok  ',
+  failed: 'FAIL',
+  skipped: 'skip',
+  'not-run': 'not run',
+};
 
 export function cellLine(c: MatrixCell): string {
   const mark = CELL_MARK[c.state];
@@ -152,10 +186,20 @@ export function foldedOutcomeLines(results: readonly HostResult[]): string[] {
     results.map((r) => ({
       id: r.host.id,
       status: r.status,
-      reasons: [r.status === 'failed' || r.status === 'unreachable' ? `${r.error?.stage ?? 'connect'}: ${r.error?.message ?? ''}` : r.changes?.length ? summarizeChanges(r.changes) : r.reasons.join('; ')].map((x) => sanitizeLine(clipHostText(x), 'keep')).filter((x) => x !== ''),
+      reasons: [
+        r.status === 'failed' || r.status === 'unreachable'
+          ? `${r.error?.stage ?? 'connect'}: ${r.error?.message ?? ''}`
+          : r.changes?.length
+            ? summarizeChanges(r.changes)
+            : r.reasons.join('; '),
+      ]
+        .map((x) => sanitizeLine(clipHostText(x), 'keep'))
+        .filter((x) => x !== ''),
     })),
   );
-  return groups.map((g) => `${g.hostSet}: ${g.status === 'not-run' ? 'not run' : g.status}${g.reasons[0] ? `: ${g.reasons[0]}` : ''}`);
+  return groups.map(
+    (g) => `${g.hostSet}: ${g.status === 'not-run' ? 'not run' : g.status}${g.reasons[0] ? `: ${g.reasons[0]}` : ''}`,
+  );
 }
 
 /**
@@ -164,7 +208,9 @@ export function foldedOutcomeLines(results: readonly HostResult[]): string[] {
  */
 export function foldedStatusLines(results: readonly HostResult[], inventory?: string): string[] {
   const groups = statusGroups(results, inventory, (r) =>
-    (r.status === 'unreachable' || r.status === 'failed' ? [r.error?.message ?? ''] : r.reasons).map((reason) => sanitizeLine(clipHostText(reason), 'keep')),
+    (r.status === 'unreachable' || r.status === 'failed' ? [r.error?.message ?? ''] : r.reasons).map((reason) =>
+      sanitizeLine(clipHostText(reason), 'keep'),
+    ),
   );
   const lines: string[] = [];
   for (const g of groups) {

@@ -11,7 +11,15 @@
 import { closeSync, mkdirSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { runLogCellLine, runLogMatrixHead, runLogMatrixSummary, runLogEnd, runLogHeader, runLogHostBlock, type HostTranscript } from './text/run-log.js';
+import {
+  runLogCellLine,
+  runLogMatrixHead,
+  runLogMatrixSummary,
+  runLogEnd,
+  runLogHeader,
+  runLogHostBlock,
+  type HostTranscript,
+} from './text/run-log.js';
 import type { HostRef, MatrixCell, RunEnd, RunEvents, RunStart, Stage } from '../vocabulary.js';
 import { openOwnFile } from '../runner/own-file.js';
 
@@ -52,7 +60,9 @@ export function defaultLogDir(env: Readonly<Record<string, string | undefined>>)
 export function pruneLogs(dir: string, keep: number): void {
   let names: string[];
   try {
-    names = readdirSync(dir).filter((n) => n.endsWith('.log')).sort();
+    names = readdirSync(dir)
+      .filter((n) => n.endsWith('.log'))
+      .sort();
   } catch {
     return;
   }
@@ -66,7 +76,10 @@ export function pruneLogs(dir: string, keep: number): void {
 }
 
 function fileName(command: string, when: Date): string {
-  const stamp = when.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = when
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `${stamp}-${command.replace(/[^a-z-]/g, '')}-${process.pid}.log`;
 }
 
@@ -90,20 +103,27 @@ export function openRunLog(options: RunLogOptions): RunLog | undefined {
   const fd = openOwnFile(path, options.file === undefined ? 'run log' : `--log ${options.file}`);
   let written = 0;
   let full = false;
-  const redact = (text: string) => options.secrets().reduce((t, secret) => (secret === '' ? t : t.split(secret).join(REDACTED)), text);
+  const redact = (text: string) =>
+    options.secrets().reduce((t, secret) => (secret === '' ? t : t.split(secret).join(REDACTED)), text);
   const write = (lines: readonly string[], always = false) => {
     if (full && !always) return;
     const text = redact(`${lines.join('\n')}\n`);
     if (!always && written + Buffer.byteLength(text) > MAX_LOG_BYTES) {
       full = true;
-      writeSync(fd, `# the log stops here: it reached ${MAX_LOG_BYTES / (1024 * 1024)} MiB (--json has every host and cell)\n`);
+      writeSync(
+        fd,
+        `# the log stops here: it reached ${MAX_LOG_BYTES / (1024 * 1024)} MiB (--json has every host and cell)\n`,
+      );
       return;
     }
     written += writeSync(fd, text);
   };
 
   let start: RunStart | undefined;
-  const transcripts = new Map<number, { stages: { stage: Stage; at: number }[]; entries: { label: string; text: string }[] }>();
+  const transcripts = new Map<
+    number,
+    { stages: { stage: Stage; at: number }[]; entries: { label: string; text: string }[] }
+  >();
   const of = (host: HostRef) => {
     let t = transcripts.get(host.id);
     if (!t) transcripts.set(host.id, (t = { stages: [], entries: [] }));
@@ -122,7 +142,10 @@ export function openRunLog(options: RunLogOptions): RunLog | undefined {
       if (stages.at(-1)?.stage !== stage) stages.push({ stage, at });
     },
     onOutput: (host, label, text) => {
-      const cut = Buffer.byteLength(text) > MAX_ENTRY_BYTES ? `${text.slice(0, MAX_ENTRY_BYTES)}\n[… cut at ${MAX_ENTRY_BYTES / 1024} KiB]` : text;
+      const cut =
+        Buffer.byteLength(text) > MAX_ENTRY_BYTES
+          ? `${text.slice(0, MAX_ENTRY_BYTES)}\n[… cut at ${MAX_ENTRY_BYTES / 1024} KiB]`
+          : text;
       of(host).entries.push({ label, text: cut });
     },
     onHostDone: (result) => {
@@ -133,13 +156,25 @@ export function openRunLog(options: RunLogOptions): RunLog | undefined {
     onCell: (cell) => void cells.push(cell),
     onRunEnd: (end: RunEnd) => {
       const all = end.cells.length > 0 ? end.cells : cells.splice(0);
-      if (all.length > 0) write(['== matrix', ...runLogMatrixHead(end.matrix), ...all.map(runLogCellLine), ...runLogMatrixSummary(all), '']);
+      if (all.length > 0)
+        write([
+          '== matrix',
+          ...runLogMatrixHead(end.matrix),
+          ...all.map(runLogCellLine),
+          ...runLogMatrixSummary(all),
+          '',
+        ]);
       write(runLogEnd(end, all), true);
     },
   };
   // A phase of a longer command (onboard's deploy, then verify) is a run of its own: every event
   // is written in order, and the file closes once, at the end.
-  const guarded = Object.fromEntries(Object.entries(events).map(([name, handler]) => [name, (...args: unknown[]) => (closed ? undefined : (handler as (...a: unknown[]) => void)(...args))])) as RunEvents;
+  const guarded = Object.fromEntries(
+    Object.entries(events).map(([name, handler]) => [
+      name,
+      (...args: unknown[]) => (closed ? undefined : (handler as (...a: unknown[]) => void)(...args)),
+    ]),
+  ) as RunEvents;
   return {
     path,
     events: guarded,

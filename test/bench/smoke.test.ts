@@ -12,56 +12,60 @@ import { IS_ROOT, noteIfNotRoot, testLab } from '../lab/helpers.js';
 noteIfNotRoot('test/bench/smoke.test.ts (npm run bench at N = 3)');
 
 describe.skipIf(!IS_ROOT)('npm run bench, smoke (N = 3, one round; needs root)', () => {
-  it('measures every row, deploys and verifies all 3 hosts over one connection per host per command', { timeout: 120_000 }, async () => {
-    const installed = REFERENCE_TOOLS.filter((t) => findTool(t) !== undefined);
-    const lines: string[] = [];
-    const size: SizeResult = await benchmarkSize({
-      hosts: 3,
-      // Multi-rail, small: the lab's --nics path and every verify row at more than 2 NICs.
-      nics: 4,
-      rounds: 1,
-      concurrency: 32,
-      timeoutS: 60,
-      fullMatrixHosts: 3,
-      references: installed,
-      labName: testLab('bench-smoke').name,
-      mgmtSubnet: testLab('bench-smoke').mgmtSubnet,
-      backgroundSampleMs: 100,
-      log: (line) => lines.push(line),
-    });
+  it(
+    'measures every row, deploys and verifies all 3 hosts over one connection per host per command',
+    { timeout: 120_000 },
+    async () => {
+      const installed = REFERENCE_TOOLS.filter((t) => findTool(t) !== undefined);
+      const lines: string[] = [];
+      const size: SizeResult = await benchmarkSize({
+        hosts: 3,
+        // Multi-rail, small: the lab's --nics path and every verify row at more than 2 NICs.
+        nics: 4,
+        rounds: 1,
+        concurrency: 32,
+        timeoutS: 60,
+        fullMatrixHosts: 3,
+        references: installed,
+        labName: testLab('bench-smoke').name,
+        mgmtSubnet: testLab('bench-smoke').mgmtSubnet,
+        backgroundSampleMs: 100,
+        log: (line) => lines.push(line),
+      });
 
-    const row = (name: RowName) => {
-      const found = size.rows.find((r) => r.row === name);
-      expect(found, `row ${name}`).toBeDefined();
-      return found!;
-    };
-    const ibfleetRows = [ROWS.deploy, ROWS.deployAgain, ROWS.status, ROWS.ring, ROWS.full, ROWS.rail, ROWS.rollback];
-    for (const name of [...ibfleetRows, ROWS.floor, ...installed.map((t) => ROWS[t])]) expect(row(name).runs).toBe(1);
+      const row = (name: RowName) => {
+        const found = size.rows.find((r) => r.row === name);
+        expect(found, `row ${name}`).toBeDefined();
+        return found!;
+      };
+      const ibfleetRows = [ROWS.deploy, ROWS.deployAgain, ROWS.status, ROWS.ring, ROWS.full, ROWS.rail, ROWS.rollback];
+      for (const name of [...ibfleetRows, ROWS.floor, ...installed.map((t) => ROWS[t])]) expect(row(name).runs).toBe(1);
 
-    expect(row(ROWS.deploy).hostsVerified).toEqual({ min: 3, max: 3 });
-    expect(row(ROWS.deployAgain).hostsVerified).toEqual({ min: 3, max: 3 });
-    expect(row(ROWS.ring).hostsVerified).toEqual({ min: 3, max: 3 });
-    expect(row(ROWS.ring).cells).toEqual({ total: 3 * 4 * 4, passedMin: 48, mode: 'ring' });
-    expect(row(ROWS.full).cells).toEqual({ total: 3 * 2 * 4 * 4, passedMin: 96, mode: 'full' });
-    expect(row(ROWS.rail).cells).toEqual({ total: 3 * 2 * 4, passedMin: 24, mode: 'rail' });
-    expect(size.verifyDefault).toEqual({ mode: 'full' });
-    for (const name of ibfleetRows) expect(row(name).connectionsPerHost, name).toEqual({ min: 1, max: 1 });
-    expect(row(ROWS.deploy).channelsPerHost!.max).toBeLessThanOrEqual(2);
-    expect(row(ROWS.floor).hostsOk).toEqual({ min: 3, max: 3 });
-    expect(row(ROWS.floor).connectionsPerHost).toEqual({ min: 1, max: 1 });
-    for (const tool of installed) expect(row(ROWS[tool]).hostsOk, tool).toEqual({ min: 3, max: 3 });
-    for (const r of size.rows) {
-      expect(r.wallS!.n).toBe(1);
-      expect(r.toolCpuS!.median).toBeGreaterThan(0);
-      expect(r.failedRuns, r.row).toBe(0);
-    }
+      expect(row(ROWS.deploy).hostsVerified).toEqual({ min: 3, max: 3 });
+      expect(row(ROWS.deployAgain).hostsVerified).toEqual({ min: 3, max: 3 });
+      expect(row(ROWS.ring).hostsVerified).toEqual({ min: 3, max: 3 });
+      expect(row(ROWS.ring).cells).toEqual({ total: 3 * 4 * 4, passedMin: 48, mode: 'ring' });
+      expect(row(ROWS.full).cells).toEqual({ total: 3 * 2 * 4 * 4, passedMin: 96, mode: 'full' });
+      expect(row(ROWS.rail).cells).toEqual({ total: 3 * 2 * 4, passedMin: 24, mode: 'rail' });
+      expect(size.verifyDefault).toEqual({ mode: 'full' });
+      for (const name of ibfleetRows) expect(row(name).connectionsPerHost, name).toEqual({ min: 1, max: 1 });
+      expect(row(ROWS.deploy).channelsPerHost!.max).toBeLessThanOrEqual(2);
+      expect(row(ROWS.floor).hostsOk).toEqual({ min: 3, max: 3 });
+      expect(row(ROWS.floor).connectionsPerHost).toEqual({ min: 1, max: 1 });
+      for (const tool of installed) expect(row(ROWS[tool]).hostsOk, tool).toEqual({ min: 3, max: 3 });
+      for (const r of size.rows) {
+        expect(r.wallS!.n).toBe(1);
+        expect(r.toolCpuS!.median).toBeGreaterThan(0);
+        expect(r.failedRuns, r.row).toBe(0);
+      }
 
-    const verdict = judgeSize(size);
-    expect(verdict.targets.allDeployedAndVerified).toBe(true);
-    expect(verdict.targets.oneConnectionPerHost).toBe(true);
-    expect(verdict.ratios.ibfleetOverFloor.wall).toBeGreaterThan(0);
-    expect(formatSize(size)).toContain('ibfleet deploy');
-    expect(formatSize(size)).toMatch(/^N = 3 × 4 NICs: verify --hosts all without a mode checks: full\n/);
-    expect(formatVerdicts([verdict])).toContain('ibfleet/floor');
-  });
+      const verdict = judgeSize(size);
+      expect(verdict.targets.allDeployedAndVerified).toBe(true);
+      expect(verdict.targets.oneConnectionPerHost).toBe(true);
+      expect(verdict.ratios.ibfleetOverFloor.wall).toBeGreaterThan(0);
+      expect(formatSize(size)).toContain('ibfleet deploy');
+      expect(formatSize(size)).toMatch(/^N = 3 × 4 NICs: verify --hosts all without a mode checks: full\n/);
+      expect(formatVerdicts([verdict])).toContain('ibfleet/floor');
+    },
+  );
 });

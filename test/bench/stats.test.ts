@@ -30,7 +30,13 @@ describe('fitLinear: cost against fleet size', () => {
     expect(fit.exponent).toBeCloseTo(2, 5);
   });
 
-  it('two sizes are too few to tell', () => expect(fitLinear([{ n: 20, y: 1 }, { n: 50, y: 2 }]).verdict).toBe('too few points'));
+  it('two sizes are too few to tell', () =>
+    expect(
+      fitLinear([
+        { n: 20, y: 1 },
+        { n: 50, y: 2 },
+      ]).verdict,
+    ).toBe('too few points'));
 });
 
 describe('reading the measurements', () => {

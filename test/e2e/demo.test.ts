@@ -14,7 +14,7 @@ import { IS_ROOT, noteIfNotRoot, testLab } from '../lab/helpers.js';
 
 const LAB = testLab('e2e-demo');
 
-noteIfNotRoot('test/e2e/demo.test.ts (the quick start\'s demo)');
+noteIfNotRoot("test/e2e/demo.test.ts (the quick start's demo)");
 
 describe.skipIf(!IS_ROOT)('npm run demo (needs root)', () => {
   let stateHome: string;
@@ -24,10 +24,13 @@ describe.skipIf(!IS_ROOT)('npm run demo (needs root)', () => {
     await labDown(LAB.name);
     // Its run logs go to a directory of the test's own, not to the machine's user.
     stateHome = mkdtempSync(join(tmpdir(), 'ibfleet-demo-state-'));
-    demo = await run(['bash', join(process.cwd(), 'scripts/demo'), '--name', LAB.name, '--mgmt-subnet', LAB.mgmtSubnet], {
-      timeoutMs: 170_000,
-      env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/root', XDG_STATE_HOME: stateHome },
-    });
+    demo = await run(
+      ['bash', join(process.cwd(), 'scripts/demo'), '--name', LAB.name, '--mgmt-subnet', LAB.mgmtSubnet],
+      {
+        timeoutMs: 170_000,
+        env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/root', XDG_STATE_HOME: stateHome },
+      },
+    );
   }, 180_000);
 
   afterAll(async () => {
@@ -53,8 +56,10 @@ describe.skipIf(!IS_ROOT)('npm run demo (needs root)', () => {
     ]);
   });
 
-  it('shows rping failing through NIC 2 before deploy with RDMA CM\'s event and the likely cause', () => {
-    expect(demo.stdout).toMatch(/^FAIL rping 16\/ibs5f1 \(172\.16\.16\.2\) → 34\/ib1 \(172\.16\.34\.2\): (REJECTED|UNREACHABLE|ADDR_ERROR) \(error -?\d+\) — likely: 16\/ibs5f1: no rule from 172\.16\.16\.2/m);
+  it("shows rping failing through NIC 2 before deploy with RDMA CM's event and the likely cause", () => {
+    expect(demo.stdout).toMatch(
+      /^FAIL rping 16\/ibs5f1 \(172\.16\.16\.2\) → 34\/ib1 \(172\.16\.34\.2\): (REJECTED|UNREACHABLE|ADDR_ERROR) \(error -?\d+\) — likely: 16\/ibs5f1: no rule from 172\.16\.16\.2/m,
+    );
   });
 
   it('shows the real managers inside the hosts', () => {

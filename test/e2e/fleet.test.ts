@@ -39,11 +39,17 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
   writeFileSync(noRepair, shipped.replace(/^ {2}- persist$/m, '  - persist:\n      repairEvery: 0'));
   const ib = (args: readonly string[], options?: Parameters<typeof ibfleet>[1]) => {
     const at = args.findIndex((a) => a === 'deploy' || a === 'status');
-    const withPlaybook = at < 0 || args.includes('--playbook') ? args : [...args.slice(0, at + 1), '--playbook', noRepair, ...args.slice(at + 1)];
+    const withPlaybook =
+      at < 0 || args.includes('--playbook')
+        ? args
+        : [...args.slice(0, at + 1), '--playbook', noRepair, ...args.slice(at + 1)];
     return ibfleet(withPlaybook, options);
   };
   const run = (...args: string[]) => ib(['-i', inv(), ...args]);
-  const logins = (id: number) => readFileSync(lab().hosts.find((h) => h.id === id)!.sshdLog, 'utf8').split('\n').filter((l) => l.includes('Accepted publickey')).length;
+  const logins = (id: number) =>
+    readFileSync(lab().hosts.find((h) => h.id === id)!.sshdLog, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('Accepted publickey')).length;
   /** A copy of the lab inventory (its ssh: paths made absolute) with one line edited. */
   const variant = (file: string, edit: (text: string) => string) => {
     const text = readFileSync(inv(), 'utf8')
@@ -54,7 +60,7 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     return path;
   };
 
-  it('before any deploy, verify shows the seeds\' failure: NIC 1 ↔ NIC 1 passes, every NIC 2 cell fails with a reproduce command', async () => {
+  it("before any deploy, verify shows the seeds' failure: NIC 1 ↔ NIC 1 passes, every NIC 2 cell fails with a reproduce command", async () => {
     const result = await run('verify', '--hosts', '16,34,40', '--no-rping', '--json');
     expect(result.code).toBe(1);
     const doc = json(result);
@@ -77,7 +83,7 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     expect(await sh(34, 'ls /etc/ibfleet 2>&1 || true')).toMatch(/No such file/);
   });
 
-  it('deploy detects each host\'s manager, installs the right hook, and leaves exactly the planned kernel state', async () => {
+  it("deploy detects each host's manager, installs the right hook, and leaves exactly the planned kernel state", async () => {
     const result = await run('deploy', '--hosts', 'all', '--json');
     expect(result.code, result.stderr).toBe(0);
     const doc = json(result);
@@ -90,18 +96,39 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     ]);
     expect(doc.hosts[0]!.os).toBe('Ubuntu 20.04.6 LTS');
 
-    expect(await rules(34)).toBe(['0:\tfrom all lookup local', '941:\tfrom 172.16.34.1 lookup 941', '942:\tfrom 172.16.34.2 lookup 942', '32766:\tfrom all lookup main', '32767:\tfrom all lookup default'].join('\n'));
+    expect(await rules(34)).toBe(
+      [
+        '0:\tfrom all lookup local',
+        '941:\tfrom 172.16.34.1 lookup 941',
+        '942:\tfrom 172.16.34.2 lookup 942',
+        '32766:\tfrom all lookup main',
+        '32767:\tfrom all lookup default',
+      ].join('\n'),
+    );
     expect(await sh(16, 'ip -4 route show table 941; ip -4 route show table 942')).toBe(
       '172.16.0.0/16 dev ibs5f0 proto kernel scope link src 172.16.16.1 \n172.16.0.0/16 dev ibs5f1 proto kernel scope link src 172.16.16.2',
     );
-    for (const id of HOSTS) expect(await sh(id, 'ip -4 route show table main | grep -c "^172.16.0.0/16" || true')).toBe('0');
+    for (const id of HOSTS)
+      expect(await sh(id, 'ip -4 route show table main | grep -c "^172.16.0.0/16" || true')).toBe('0');
     expect(await sh(40, 'ip -4 route get 172.16.34.2 from 172.16.40.2')).toMatch(/ dev ib1 table 942 /);
-    expect(await sh(16, 'stat -c "%a %U %n" /etc/ibfleet/ibfleet-routes /etc/NetworkManager/dispatcher.d/50-ibfleet-routes /etc/sysctl.d/60-ibfleet-fabric.conf')).toBe(
+    expect(
+      await sh(
+        16,
+        'stat -c "%a %U %n" /etc/ibfleet/ibfleet-routes /etc/NetworkManager/dispatcher.d/50-ibfleet-routes /etc/sysctl.d/60-ibfleet-fabric.conf',
+      ),
+    ).toBe(
       '755 root /etc/ibfleet/ibfleet-routes\n755 root /etc/NetworkManager/dispatcher.d/50-ibfleet-routes\n644 root /etc/sysctl.d/60-ibfleet-fabric.conf',
     );
-    expect(await sh(34, 'ls /etc/networkd-dispatcher/routable.d/; ls /etc/network/if-up.d /etc/NetworkManager/dispatcher.d 2>/dev/null | wc -l')).toBe('50-ibfleet-routes\n0');
+    expect(
+      await sh(
+        34,
+        'ls /etc/networkd-dispatcher/routable.d/; ls /etc/network/if-up.d /etc/NetworkManager/dispatcher.d 2>/dev/null | wc -l',
+      ),
+    ).toBe('50-ibfleet-routes\n0');
     expect(await sh(40, 'ls /etc/network/if-up.d/')).toBe('ibfleet-routes');
-    expect(await sh(41, 'cat /proc/sys/net/ipv4/conf/ib1/arp_ignore /proc/sys/net/ipv4/conf/ib1/rp_filter')).toBe('2\n2');
+    expect(await sh(41, 'cat /proc/sys/net/ipv4/conf/ib1/arp_ignore /proc/sys/net/ipv4/conf/ib1/rp_filter')).toBe(
+      '2\n2',
+    );
   });
 
   it('after deploy every NIC reaches every NIC of the other hosts', async () => {
@@ -114,10 +141,21 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
 
   it('policy routing alone satisfies strict reverse-path filtering (rp_filter=1 on every fabric NIC)', async () => {
     const strict = join(work, 'strict.yaml');
-    writeFileSync(strict, readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8').replace('rp_filter: 2', 'rp_filter: 1').replace('name: dual-ib-routing', 'name: strict-rp').replace(/^ {2}- persist$/m, '  - persist:\n      repairEvery: 0'));
+    writeFileSync(
+      strict,
+      readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8')
+        .replace('rp_filter: 2', 'rp_filter: 1')
+        .replace('name: dual-ib-routing', 'name: strict-rp')
+        .replace(/^ {2}- persist$/m, '  - persist:\n      repairEvery: 0'),
+    );
     const deployed = await run('deploy', '--hosts', 'all', '--playbook', strict, '--json');
     expect(deployed.code, deployed.stdout).toBe(0);
-    expect(await sh(34, 'cat /proc/sys/net/ipv4/conf/all/rp_filter /proc/sys/net/ipv4/conf/ib0/rp_filter /proc/sys/net/ipv4/conf/ib1/rp_filter')).toBe('1\n1\n1');
+    expect(
+      await sh(
+        34,
+        'cat /proc/sys/net/ipv4/conf/all/rp_filter /proc/sys/net/ipv4/conf/ib0/rp_filter /proc/sys/net/ipv4/conf/ib1/rp_filter',
+      ),
+    ).toBe('1\n1\n1');
     const verified = await run('verify', '--json');
     expect(json(verified).matrix!.filter((c) => !c.ok)).toEqual([]);
     expect((await run('deploy', '--hosts', 'all', '--json')).code).toBe(0);
@@ -128,7 +166,9 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     const result = await run('deploy', '--hosts', 'all', '--json');
     expect(result.code).toBe(0);
     const doc = json(result);
-    expect(doc.hosts.map((h) => [h.status, h.reasons, h.ssh])).toEqual(HOSTS.map(() => ['unchanged', [], { connections: 1, channels: 1 }]));
+    expect(doc.hosts.map((h) => [h.status, h.reasons, h.ssh])).toEqual(
+      HOSTS.map(() => ['unchanged', [], { connections: 1, channels: 1 }]),
+    );
     expect(HOSTS.map(logins).map((n, i) => n - before[i]!)).toEqual([1, 1, 1, 1]);
   });
 
@@ -143,7 +183,7 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     expect(plain.stdout).toContain('34: ok');
   });
 
-  it('a reboot of every host brings the state back through each manager\'s hook, with no duplicate rules', async () => {
+  it("a reboot of every host brings the state back through each manager's hook, with no duplicate rules", async () => {
     const reboots = await labReboot(NAME, HOSTS);
     expect(reboots.map((r) => [r.id, r.ok])).toEqual(HOSTS.map((id) => [id, true]));
     expect(reboots.map((r) => [r.id, r.boot.code, r.settled])).toEqual(HOSTS.map((id) => [id, 0, true]));
@@ -155,12 +195,20 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
   });
 
   it('status reports drift on exactly the host that drifted, with the reason, and exits 1', async () => {
-    await sh(34, 'ip -4 rule del from 172.16.34.2 lookup 942 && ip -4 route add 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
+    await sh(
+      34,
+      'ip -4 rule del from 172.16.34.2 lookup 942 && ip -4 route add 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1',
+    );
     const result = await run('status', '--json');
     expect(result.code).toBe(1);
     const doc = json(result);
     expect(statuses(doc)).toEqual({ 16: 'ok', 34: 'drift', 40: 'ok', 41: 'ok' });
-    expect(doc.hosts[1]!.reasons).toEqual(expect.arrayContaining(['ib1: rule from 172.16.34.2 is missing', 'ib0: main-table route to 172.16.0.0/16 is back']));
+    expect(doc.hosts[1]!.reasons).toEqual(
+      expect.arrayContaining([
+        'ib1: rule from 172.16.34.2 is missing',
+        'ib0: main-table route to 172.16.0.0/16 is back',
+      ]),
+    );
     const plain = await run('status');
     expect(plain.stdout).toContain('16,40-41: ok');
     expect(plain.stdout).toContain('34: drift:');
@@ -175,12 +223,19 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     await sh(41, 'ip -4 rule del from 172.16.41.1 lookup 941');
     // Held by a process of root's that is not an ibfleet run: the message must not say it is one.
     const holder = labExec(NAME, 41, ['sh', '-c', `mkdir -p -m 0700 ${LOCK_DIR}; exec flock ${LOCK_PATH} sleep 8`]);
-    for (let i = 0; i < 50 && (await labExec(NAME, 41, ['sh', '-c', `[ -e ${LOCK_PATH} ] && flock -n ${LOCK_PATH} true`])).code !== 1; i++) await new Promise((r) => setTimeout(r, 100));
+    for (
+      let i = 0;
+      i < 50 && (await labExec(NAME, 41, ['sh', '-c', `[ -e ${LOCK_PATH} ] && flock -n ${LOCK_PATH} true`])).code !== 1;
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 100));
     const doc = json(await run('deploy', '--hosts', '34,41', '--timeout', '5', '--json'));
     const failed = doc.hosts.find((h) => h.id === 41)!;
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatch(
-      new RegExp(`^wait: ibfleet: the host lock ${LOCK_PATH} is held by a process that is not an ibfleet run \\(find it with: fuser -v ${LOCK_PATH}\\); waited [1-3] s for it \\(--timeout\\); nothing was changed$`),
+      new RegExp(
+        `^wait: ibfleet: the host lock ${LOCK_PATH} is held by a process that is not an ibfleet run \\(find it with: fuser -v ${LOCK_PATH}\\); waited [1-3] s for it \\(--timeout\\); nothing was changed$`,
+      ),
     );
     expect(doc.hosts.find((h) => h.id === 34)!.status).toBe('unchanged');
     expect(await rules(41)).not.toContain('from 172.16.41.1 lookup 941');
@@ -213,14 +268,21 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
       const verified = await run('verify', '--hosts', '16,34,41', '--no-rping', '--timeout', '4', '--json');
       expect(verified.code).toBe(1);
       const vdoc = json<JsonRun>(verified);
-      expect(vdoc.hosts.map((h) => [h.id, h.status])).toEqual([[16, 'ok'], [34, 'ok'], [41, 'unreachable']]);
+      expect(vdoc.hosts.map((h) => [h.id, h.status])).toEqual([
+        [16, 'ok'],
+        [34, 'ok'],
+        [41, 'unreachable'],
+      ]);
       const with41 = vdoc.matrix!.filter((c) => c.from.host === 41 || c.to.host === 41);
       expect(with41.length).toBe(16);
-      for (const c of with41) expect(c).toMatchObject({ ok: null, state: 'not-run', causes: [{ kind: 'unreachable', host: 41 }] });
+      for (const c of with41)
+        expect(c).toMatchObject({ ok: null, state: 'not-run', causes: [{ kind: 'unreachable', host: 41 }] });
       expect(vdoc.matrix!.filter((c) => c.from.host !== 41 && c.to.host !== 41).every((c) => c.ok === true)).toBe(true);
       const plain = await run('verify', '--hosts', '16,34,41', '--no-rping', '--timeout', '4', '--no-log');
       expect(plain.stdout).not.toMatch(/^FAIL|reproduce/m);
-      expect(plain.stdout).toContain(`not run: 16 cells — host 41 unreachable at connect: connection refused by ${LAB.address(41)}:22 (is sshd running?)`);
+      expect(plain.stdout).toContain(
+        `not run: 16 cells — host 41 unreachable at connect: connection refused by ${LAB.address(41)}:22 (is sshd running?)`,
+      );
       expect(plain.stdout).toMatch(/^\[16 cpuserver16\] ok /m);
     } finally {
       await sh(40, 'ip -4 route replace 198.19.255.254/32 dev mgmt0');
@@ -232,12 +294,29 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     await sh(40, 'ip -4 rule del from 172.16.40.2 lookup 942');
     const before = await rules(40);
     const otherKey = 'AAAAC3NzaC1lZDI1NTE5AAAAIJ4o5C2rJrQ2uJ8sX4pYw5q2y5mM0e8S6c8vYx3bq1Zz';
-    const known = readFileSync(lab().knownHostsPath, 'utf8').replace(new RegExp(`^${LAB.addressPattern}\\.40 ssh-ed25519 \\S+$`, 'm'), `${LAB.address(40)} ssh-ed25519 ${otherKey}`);
+    const known = readFileSync(lab().knownHostsPath, 'utf8').replace(
+      new RegExp(`^${LAB.addressPattern}\\.40 ssh-ed25519 \\S+$`, 'm'),
+      `${LAB.address(40)} ssh-ed25519 ${otherKey}`,
+    );
     const knownFile = join(work, 'known_hosts.changed');
     writeFileSync(knownFile, known);
     const loginsBefore = logins(40);
-    const changed = json(await ib(['-i', variant('inv-changed.yaml', (t) => t), '--known-hosts', knownFile, 'deploy', '--hosts', '34,40', '--json']));
-    expect(changed.hosts.find((h) => h.id === 40)).toMatchObject({ status: 'failed', error: expect.stringContaining(`WARNING: HOST KEY OF ${LAB.address(40)} HAS CHANGED`) });
+    const changed = json(
+      await ib([
+        '-i',
+        variant('inv-changed.yaml', (t) => t),
+        '--known-hosts',
+        knownFile,
+        'deploy',
+        '--hosts',
+        '34,40',
+        '--json',
+      ]),
+    );
+    expect(changed.hosts.find((h) => h.id === 40)).toMatchObject({
+      status: 'failed',
+      error: expect.stringContaining(`WARNING: HOST KEY OF ${LAB.address(40)} HAS CHANGED`),
+    });
     expect(changed.hosts.find((h) => h.id === 34)!.status).toBe('unchanged');
     expect(await rules(40)).toBe(before);
     expect(logins(40)).toBe(loginsBefore);
@@ -245,8 +324,20 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     const emptyKnown = join(work, 'known_hosts.empty');
     writeFileSync(emptyKnown, '');
     const unknown = json(await ib(['-i', inv(), '--known-hosts', emptyKnown, 'status', '--hosts', '40', '--json']));
-    expect(unknown.hosts[0]!.error).toMatch(new RegExp(`host key of ${LAB.addressPattern}\\.40 is not in .*known_hosts\\.empty .*--accept-new`));
-    const accepted = await ib(['-i', inv(), '--known-hosts', emptyKnown, '--accept-new', 'deploy', '--hosts', '40', '--json']);
+    expect(unknown.hosts[0]!.error).toMatch(
+      new RegExp(`host key of ${LAB.addressPattern}\\.40 is not in .*known_hosts\\.empty .*--accept-new`),
+    );
+    const accepted = await ib([
+      '-i',
+      inv(),
+      '--known-hosts',
+      emptyKnown,
+      '--accept-new',
+      'deploy',
+      '--hosts',
+      '40',
+      '--json',
+    ]);
     expect(json(accepted).hosts[0]!.status).toBe('changed');
     expect(readFileSync(emptyKnown, 'utf8')).toMatch(new RegExp(`^${LAB.addressPattern}\\.40 ssh-ed25519 AAAA`));
   });
@@ -262,13 +353,22 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
         'ip -4 rule del from 172.16.41.2 lookup 942',
       ].join(' && '),
     );
-    const opsInventory = variant('inv-ops.yaml', (t) => t.replace(new RegExp(`^( {2}41: \\{name: node41, address: ${LAB.addressPattern}\\.41),`, 'm'), '$1, user: ops,'));
+    const opsInventory = variant('inv-ops.yaml', (t) =>
+      t.replace(new RegExp(`^( {2}41: \\{name: node41, address: ${LAB.addressPattern}\\.41),`, 'm'), '$1, user: ops,'),
+    );
     const withoutPassword = json(await ib(['-i', opsInventory, 'deploy', '--hosts', '41', '--json']));
-    expect(withoutPassword.hosts[0]!.error).toContain(`sudo on ops@${LAB.address(41)} asks for a password; run again with -K`);
-    const wrong = json(await ib(['-i', opsInventory, 'deploy', '--hosts', '41', '-K', '--json'], { input: 'not-it\n' }));
+    expect(withoutPassword.hosts[0]!.error).toContain(
+      `sudo on ops@${LAB.address(41)} asks for a password; run again with -K`,
+    );
+    const wrong = json(
+      await ib(['-i', opsInventory, 'deploy', '--hosts', '41', '-K', '--json'], { input: 'not-it\n' }),
+    );
     expect(wrong.hosts[0]!.error).toContain(`sudo on ops@${LAB.address(41)} rejected the password`);
     const right = await ib(['-i', opsInventory, 'deploy', '--hosts', '41', '-K', '--json'], { input: 's3cret-pass\n' });
-    expect(json(right).hosts[0]).toMatchObject({ status: 'changed', reasons: ['ib1: rule 942: from 172.16.41.2 lookup 942'] });
+    expect(json(right).hosts[0]).toMatchObject({
+      status: 'changed',
+      reasons: ['ib1: rule 942: from 172.16.41.2 lookup 942'],
+    });
     expect(right.stdout + right.stderr).not.toContain('s3cret-pass');
     // The run log holds the script, its output and the checks of this sudo run, and never the password.
     const logPath = (json(right) as unknown as { log: string }).log;
@@ -280,25 +380,37 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
   });
 
   it('an inventory whose interface does not exist on the host is a clear error, nothing changed', async () => {
-    const wrong = variant('inv-iface.yaml', (t) => t.replace(/^( {2}34: .*)interfaces: \[ib0, ib1\]/m, '$1interfaces: [ib0, ib9]'));
+    const wrong = variant('inv-iface.yaml', (t) =>
+      t.replace(/^( {2}34: .*)interfaces: \[ib0, ib1\]/m, '$1interfaces: [ib0, ib9]'),
+    );
     const doc = json(await ib(['-i', wrong, 'deploy', '--hosts', '34', '--json']));
-    expect(doc.hosts[0]).toMatchObject({ status: 'failed', error: expect.stringMatching(/^plan: interface ib9 \(NIC 2\) not found; the host has mgmt0, ib1, ib0/) });
+    expect(doc.hosts[0]).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/^plan: interface ib9 \(NIC 2\) not found; the host has mgmt0, ib1, ib0/),
+    });
   });
 
   describe('a changed tableBase (940 → 500): nothing of the old tables is left behind', () => {
     const BOOT_RULES = '0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default';
-    const nicRules = (id: number, base: number) => [1, 2].map((n) => `${base + n}:\tfrom 172.16.${id}.${n} lookup ${base + n}`).join('\n');
-    const deployedRules = (id: number, base: number) => `0:\tfrom all lookup local\n${nicRules(id, base)}\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default`;
-    const tables = (id: number, ...numbers: number[]) => sh(id, numbers.map((t) => `ip -4 route show table ${t}`).join('; '));
+    const nicRules = (id: number, base: number) =>
+      [1, 2].map((n) => `${base + n}:\tfrom 172.16.${id}.${n} lookup ${base + n}`).join('\n');
+    const deployedRules = (id: number, base: number) =>
+      `0:\tfrom all lookup local\n${nicRules(id, base)}\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default`;
+    const tables = (id: number, ...numbers: number[]) =>
+      sh(id, numbers.map((t) => `ip -4 route show table ${t}`).join('; '));
     const moved = () => variant('inv-500.yaml', (t) => t.replace('tableBase: 940', 'tableBase: 500'));
 
     it('status with the new tableBase names the old tables as drift; deploy empties them as it moves the routing; status is ok', async () => {
       const drift = json(await ib(['-i', moved(), 'status', '--json']));
       expect(Object.values(statuses(drift))).toEqual(['drift', 'drift', 'drift', 'drift']);
-      expect(drift.hosts[1]!.reasons).toContain('table 941 of an earlier deploy (tableBase was 940, /etc/ibfleet/owned) still holds 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
+      expect(drift.hosts[1]!.reasons).toContain(
+        'table 941 of an earlier deploy (tableBase was 940, /etc/ibfleet/owned) still holds 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1',
+      );
       const plan = await ib(['-i', moved(), 'deploy', '--hosts', '34', '--dry-run']);
       expect(plan.stdout).toContain('  − old table 941 (tableBase was 940)\n  − old table 942 (tableBase was 940)\n');
-      expect(plan.stdout).toMatch(/^34 memserver34 \(netplan\): \+2 table routes −2 old tables, 2 rules replaced, script and ownership record replaced$/m);
+      expect(plan.stdout).toMatch(
+        /^34 memserver34 \(netplan\): \+2 table routes −2 old tables, 2 rules replaced, script and ownership record replaced$/m,
+      );
 
       const deployed = await ib(['-i', moved(), 'deploy', '--hosts', 'all', '--json']);
       expect(deployed.code, deployed.stdout).toBe(0);
@@ -306,17 +418,26 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
         expect(await tables(id, 941, 942)).toBe('');
         expect(await rules(id)).toBe(deployedRules(id, 500));
       }
-      expect(await sh(34, 'ip -4 route show table 501')).toBe('172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
-      expect(Object.values(statuses(json(await ib(['-i', moved(), 'status', '--json']))))).toEqual(['ok', 'ok', 'ok', 'ok']);
+      expect(await sh(34, 'ip -4 route show table 501')).toBe(
+        '172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1',
+      );
+      expect(Object.values(statuses(json(await ib(['-i', moved(), 'status', '--json']))))).toEqual([
+        'ok',
+        'ok',
+        'ok',
+        'ok',
+      ]);
     });
 
-    it("status with the old tableBase says the files were generated with the new one and names the new tables, not a hand edit", async () => {
+    it('status with the old tableBase says the files were generated with the new one and names the new tables, not a hand edit', async () => {
       const doc = json(await run('status', '--json'));
       const reasons = doc.hosts[1]!.reasons;
       expect(reasons).toContain(
         "/etc/ibfleet/ibfleet-routes was generated with tableBase 500, not 940 (the last deploy's record /etc/ibfleet/owned lists tables 501, 502): the inventory's fabric changed since; deploy regenerates it (not a hand edit)",
       );
-      expect(reasons).toContain('table 501 of an earlier deploy (tableBase was 500, /etc/ibfleet/owned) still holds 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
+      expect(reasons).toContain(
+        'table 501 of an earlier deploy (tableBase was 500, /etc/ibfleet/owned) still holds 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1',
+      );
       expect(doc.hosts.flatMap((h) => h.reasons).join('\n')).not.toContain('was modified');
     });
 
@@ -334,14 +455,23 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
 
     it('a deploy with the new tableBase that fails verification is undone: the old tables and rules are back as they were', async () => {
       // A site rule ahead of ibfleet's sends the fabric subnet to table 100: no NIC's traffic leaves through its own table.
-      await sh(41, 'ip -4 route add 172.16.0.0/16 dev ib0 table 100 && ip -4 rule add to 172.16.0.0/16 lookup 100 priority 100');
-      const state = () => sh(41, 'ip -4 rule show; ip -4 route show table all | grep -v "^local \\|^broadcast "; sha256sum /etc/ibfleet/ibfleet-routes /etc/ibfleet/owned');
+      await sh(
+        41,
+        'ip -4 route add 172.16.0.0/16 dev ib0 table 100 && ip -4 rule add to 172.16.0.0/16 lookup 100 priority 100',
+      );
+      const state = () =>
+        sh(
+          41,
+          'ip -4 rule show; ip -4 route show table all | grep -v "^local \\|^broadcast "; sha256sum /etc/ibfleet/ibfleet-routes /etc/ibfleet/owned',
+        );
       try {
         const before = await state();
         expect(before).toContain('941:\tfrom 172.16.41.1 lookup 941');
         const failed = json(await ib(['-i', moved(), 'deploy', '--hosts', '41', '--json']));
         expect(failed.hosts[0]!.status).toBe('failed');
-        expect(failed.hosts[0]!.error).toMatch(/^verify: verification failed: .*; rolled back: the host is as it was before this deploy/);
+        expect(failed.hosts[0]!.error).toMatch(
+          /^verify: verification failed: .*; rolled back: the host is as it was before this deploy/,
+        );
         expect(await state()).toBe(before);
       } finally {
         await sh(41, 'ip -4 rule del to 172.16.0.0/16 lookup 100 priority 100; ip -4 route flush table 100');
@@ -355,19 +485,37 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     expect(result.code, result.stdout).toBe(0);
     expect(Object.values(statuses(json(result)))).toEqual(['changed', 'changed', 'changed', 'changed']);
     for (const id of HOSTS) {
-      expect(await rules(id)).toBe('0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default');
+      expect(await rules(id)).toBe(
+        '0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default',
+      );
       expect(await sh(id, 'ip -4 route show table 941; ip -4 route show table 942')).toBe('');
-      expect(await sh(id, 'ls /etc/ibfleet/ibfleet-routes /etc/sysctl.d/60-ibfleet-fabric.conf 2>&1 | grep -c "No such file"')).toBe('2');
+      expect(
+        await sh(
+          id,
+          'ls /etc/ibfleet/ibfleet-routes /etc/sysctl.d/60-ibfleet-fabric.conf 2>&1 | grep -c "No such file"',
+        ),
+      ).toBe('2');
     }
-    expect(await sh(16, 'ip -4 route show table main | grep "^172.16.0.0/16" | cut -d" " -f1-3')).toBe('172.16.0.0/16 dev ibs5f0\n172.16.0.0/16 dev ibs5f1');
+    expect(await sh(16, 'ip -4 route show table main | grep "^172.16.0.0/16" | cut -d" " -f1-3')).toBe(
+      '172.16.0.0/16 dev ibs5f0\n172.16.0.0/16 dev ibs5f1',
+    );
     const verify = json<JsonRun>(await run('verify', '--hosts', '16,34', '--no-rping', '--json'));
     expect(verify.matrix!.filter((c) => c.ok).length).toBe(2);
-    expect(Object.values(statuses(json(await run('rollback', '--hosts', 'all', '--json'))))).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged']);
+    expect(Object.values(statuses(json(await run('rollback', '--hosts', 'all', '--json'))))).toEqual([
+      'unchanged',
+      'unchanged',
+      'unchanged',
+      'unchanged',
+    ]);
   });
 
   it('Ctrl-C during a deploy: the host being changed finishes, no other host is touched, exit 130', async () => {
     // One host at a time, so that when the first reaches apply the others have not started.
-    const child = spawn(process.execPath, [CLI, '-i', inv(), '-c', '1', 'deploy', '--playbook', noRepair, '--hosts', 'all'], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [CLI, '-i', inv(), '-c', '1', 'deploy', '--playbook', noRepair, '--hosts', 'all'],
+      { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -388,8 +536,15 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     const after = json(await run('status', '--json'));
     expect(statuses(after)).toEqual({ 16: 'ok', 34: 'drift', 40: 'drift', 41: 'drift' });
     for (const id of [34, 40, 41]) {
-      expect(await rules(id)).toBe('0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default');
-      expect(await sh(id, 'ls /etc/ibfleet/ibfleet-routes /etc/sysctl.d/60-ibfleet-fabric.conf 2>&1 | grep -c "No such file"')).toBe('2');
+      expect(await rules(id)).toBe(
+        '0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default',
+      );
+      expect(
+        await sh(
+          id,
+          'ls /etc/ibfleet/ibfleet-routes /etc/sysctl.d/60-ibfleet-fabric.conf 2>&1 | grep -c "No such file"',
+        ),
+      ).toBe('2');
     }
     expect(json(await run('rollback', '--hosts', 'all', '--json')).ok).toBe(true);
   });

@@ -62,7 +62,12 @@ describe.skipIf(!IS_ROOT)('manager generations on Debian 11, 12 and 13 (needs ro
   const allOk = Object.fromEntries(NETWORKD.map((id) => [id, 'ok']));
 
   it('a fresh netplan 0.101 host, where netplan generate wrote /run/NetworkManager/conf.d/netplan.conf and NetworkManager does not run, is detected as netplan', async () => {
-    expect(await m.sh(70, "dpkg-query -W -f '${Version}\\n' netplan.io; ls /run/NetworkManager/conf.d; nmcli -t -f RUNNING general >/dev/null 2>&1 || echo 'nm: not running'")).toMatch(/^0\.101-\S+\nnetplan\.conf\nnm: not running$/);
+    expect(
+      await m.sh(
+        70,
+        "dpkg-query -W -f '${Version}\\n' netplan.io; ls /run/NetworkManager/conf.d; nmcli -t -f RUNNING general >/dev/null 2>&1 || echo 'nm: not running'",
+      ),
+    ).toMatch(/^0\.101-\S+\nnetplan\.conf\nnm: not running$/);
     const planned = json(await m.run('deploy', '--hosts', '70', '--dry-run', '--json'));
     expect(planned.hosts[0]!.reasons.join('\n')).not.toMatch(/cannot tell which network manager/);
     expect(planned.hosts[0]).toMatchObject({ manager: 'netplan' });
@@ -86,20 +91,32 @@ describe.skipIf(!IS_ROOT)('manager generations on Debian 11, 12 and 13 (needs ro
       await labRestartManager(lab().name, id);
       const since = Date.now();
       const s = await okAt(since, BACK_WITHIN_MS);
-      expect(s.reasons.filter((r) => r.startsWith(`${id}: `)), `host ${id}`).toEqual([]);
+      expect(
+        s.reasons.filter((r) => r.startsWith(`${id}: `)),
+        `host ${id}`,
+      ).toEqual([]);
     }
     // And a reconfigure after the restart, when networkd runs with ibfleet's networkd.conf drop-in.
     const since = Date.now();
     await Promise.all(NETWORKD.map((id) => m.sh(id, 'networkctl reconfigure ib0; networkctl reconfigure ib1')));
     expect(await okAt(since, BACK_WITHIN_MS)).toEqual({ statuses: allOk, reasons: [] });
     const matrix = json<JsonRun>(await m.runOn(networkdInventory(), 'verify', '--no-rping', '--json')).matrix!;
-    expect(matrix.filter((c) => !c.ok).map((c) => `${c.from.host}.${c.from.nic} → ${c.to.host}.${c.to.nic}: ${c.detail}`)).toEqual([]);
+    expect(
+      matrix.filter((c) => !c.ok).map((c) => `${c.from.host}.${c.from.nic} → ${c.to.host}.${c.to.nic}: ${c.detail}`),
+    ).toEqual([]);
   });
 
   it('rollback removes the hooks and the networkd drop-in', async () => {
     const rolled = await m.runOn(networkdInventory(), 'rollback', '--hosts', 'all', '--json');
     expect(rolled.code, rolled.stdout).toBe(0);
-    for (const id of NETWORKD) expect(await m.sh(id, 'ls /etc/networkd-dispatcher/routable.d /etc/networkd-dispatcher/configured.d; ls /etc/systemd/networkd.conf.d 2>/dev/null; true'), `host ${id}`).not.toMatch(/ibfleet/);
+    for (const id of NETWORKD)
+      expect(
+        await m.sh(
+          id,
+          'ls /etc/networkd-dispatcher/routable.d /etc/networkd-dispatcher/configured.d; ls /etc/systemd/networkd.conf.d 2>/dev/null; true',
+        ),
+        `host ${id}`,
+      ).not.toMatch(/ibfleet/);
   });
 
   it('NetworkManager 1.30: after nmcli device reapply ib1 (no dispatcher event) the repair timer brings the routing back within repairEvery + 1 s', async () => {
@@ -109,7 +126,12 @@ describe.skipIf(!IS_ROOT)('manager generations on Debian 11, 12 and 13 (needs ro
     expect(await m.sh(75, 'nmcli -t -f VERSION general')).toMatch(/^1\.30\./);
     await m.sh(75, 'nmcli device reapply ib1 >/dev/null');
     // The drift first: NetworkManager puts the kernel's subnet route back in main, and no hook runs.
-    expect(await m.sh(75, 'for i in $(seq 1 50); do ip route show table main | grep -q "^172\\.16\\.0\\.0/16 dev ib1" && { echo back; break; }; sleep 0.1; done')).toBe('back');
+    expect(
+      await m.sh(
+        75,
+        'for i in $(seq 1 50); do ip route show table main | grep -q "^172\\.16\\.0\\.0/16 dev ib1" && { echo back; break; }; sleep 0.1; done',
+      ),
+    ).toBe('back');
     const started = Date.now();
     for (;;) {
       const doc = json(await m.runOn(nmOnly, 'status', '--playbook', m.persisted, '--json'));

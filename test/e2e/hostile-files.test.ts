@@ -35,10 +35,19 @@ describe.skipIf(!IS_ROOT)('hostile hosts, round three (needs root)', () => {
   const sh = async (id: number, script: string) => (await labExec(NAME, id, ['sh', '-c', script])).stdout.trim();
 
   /** The secret, 0600, and ibfleet's hook path a symbolic link to it (as a careless admin or a hostile package might leave it). */
-  const plantLink = (id: number) => sh(id, `printf '%s\\n' '${SECRET}' >${SECRET_PATH} && chmod 0600 ${SECRET_PATH} && mkdir -p ${HOOK.replace(/\/[^/]+$/, '')} && rm -f ${HOOK} && ln -s ${SECRET_PATH} ${HOOK}`);
+  const plantLink = (id: number) =>
+    sh(
+      id,
+      `printf '%s\\n' '${SECRET}' >${SECRET_PATH} && chmod 0600 ${SECRET_PATH} && mkdir -p ${HOOK.replace(/\/[^/]+$/, '')} && rm -f ${HOOK} && ln -s ${SECRET_PATH} ${HOOK}`,
+    );
   /** Every regular file on the host's /etc holding the secret's text, but the secret itself. */
-  const copiesOfSecret = (id: number) => sh(id, `grep -rlF -- '${SECRET}' /etc 2>/dev/null | grep -vx ${SECRET_PATH}; true`);
-  const what = (id: number, path: string) => sh(id, `if [ -L ${path} ]; then echo "link $(readlink ${path})"; elif [ -f ${path} ]; then stat -c 'file %a' ${path}; else echo none; fi`);
+  const copiesOfSecret = (id: number) =>
+    sh(id, `grep -rlF -- '${SECRET}' /etc 2>/dev/null | grep -vx ${SECRET_PATH}; true`);
+  const what = (id: number, path: string) =>
+    sh(
+      id,
+      `if [ -L ${path} ]; then echo "link $(readlink ${path})"; elif [ -f ${path} ]; then stat -c 'file %a' ${path}; else echo none; fi`,
+    );
 
   describe("one of ibfleet's paths is a symbolic link to a secret file", () => {
     it('deploy installs the hook in its place and keeps the link itself under previous, never a copy of the secret', async () => {
@@ -56,7 +65,10 @@ describe.skipIf(!IS_ROOT)('hostile hosts, round three (needs root)', () => {
       await plantLink(41);
       // A site rule ahead of ibfleet's sends the fabric subnet to the management network: the
       // change applies, verification fails, and the restore puts back what the probe saw.
-      await sh(41, 'ip -4 rule add priority 100 to 172.16.0.0/16 lookup 100 && ip -4 route add 172.16.0.0/16 dev mgmt0 table 100');
+      await sh(
+        41,
+        'ip -4 rule add priority 100 to 172.16.0.0/16 lookup 100 && ip -4 route add 172.16.0.0/16 dev mgmt0 table 100',
+      );
       try {
         const result = await ibfleet(['-i', inv(), 'deploy', '--hosts', '41', '--json']);
         const host = json(result).hosts[0]!;
@@ -73,7 +85,10 @@ describe.skipIf(!IS_ROOT)('hostile hosts, round three (needs root)', () => {
 
   describe('a host that prints 1 MB on one line to stderr, then fails', () => {
     const FLOOD = 1_000_000;
-    const flood = () => labExec(NAME, 42, ['sh', '-c', 'cat > /root/.bashrc'], { input: `head -c ${FLOOD} /dev/zero | tr '\\0' x >&2\nexit 1\n` });
+    const flood = () =>
+      labExec(NAME, 42, ['sh', '-c', 'cat > /root/.bashrc'], {
+        input: `head -c ${FLOOD} /dev/zero | tr '\\0' x >&2\nexit 1\n`,
+      });
     const unflood = () => sh(42, 'rm -f /root/.bashrc');
 
     it('plain lines get a few KiB of it, saying where it was cut; the run log has all of it', async () => {
@@ -83,7 +98,9 @@ describe.skipIf(!IS_ROOT)('hostile hosts, round three (needs root)', () => {
         const result = await ibfleet(['-i', inv(), 'deploy', '--hosts', '42', '--log', log]);
         expect(result.code).toBe(1);
         expect(result.stdout.length).toBeLessThan(12 * 1024);
-        expect(result.stdout).toMatch(/^\[42 node42\] failed at probe \([^)]*\): probe failed \(exit 1\): x+ … \[cut after 2048 of 1000023 characters: the run log has all of it\]$/m);
+        expect(result.stdout).toMatch(
+          /^\[42 node42\] failed at probe \([^)]*\): probe failed \(exit 1\): x+ … \[cut after 2048 of 1000023 characters: the run log has all of it\]$/m,
+        );
         expect(readFileSync(log, 'utf8')).toContain(`: ${'x'.repeat(FLOOD)}\n`);
       } finally {
         await unflood();
@@ -95,7 +112,9 @@ describe.skipIf(!IS_ROOT)('hostile hosts, round three (needs root)', () => {
       try {
         const result = await ibfleet(['-i', inv(), 'status', '--hosts', '42', '--json']);
         expect(result.stdout.length).toBeLessThan(64 * 1024);
-        const host = json<{ hosts: { status: string; error: string; errorDetail: { cut?: { message?: number } } }[] }>(result).hosts[0]!;
+        const host = json<{ hosts: { status: string; error: string; errorDetail: { cut?: { message?: number } } }[] }>(
+          result,
+        ).hosts[0]!;
         expect(host.status).toBe('failed');
         expect(host.error).toMatch(/^probe: probe failed \(exit 1\): x+ … \[cut after 16384 of 1000023 characters/);
         expect(host.errorDetail.cut?.message).toBeGreaterThan(FLOOD);

@@ -28,7 +28,13 @@ noteIfNotRoot('test/e2e/hostile-hosts.test.ts (hostile hosts against lab hosts)'
 
 describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
   // 40 and 44: fresh ifupdown hosts, for the links step's stanza and ifup (issue 29).
-  const lab = useLab({ name: NAME, mgmtSubnet: LAB.mgmtSubnet, hosts: [34, 40, 41, 42, 43, 44], managers: { 40: 'ifupdown', 44: 'ifupdown' }, fresh: [40, 44] });
+  const lab = useLab({
+    name: NAME,
+    mgmtSubnet: LAB.mgmtSubnet,
+    hosts: [34, 40, 41, 42, 43, 44],
+    managers: { 40: 'ifupdown', 44: 'ifupdown' },
+    fresh: [40, 44],
+  });
   const work = mkdtempSync(join(tmpdir(), 'ibfleet-hostile-e2e-'));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -40,7 +46,10 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
     const text = readFileSync(inv(), 'utf8')
       .replace('knownHosts: known_hosts', `knownHosts: ${lab().knownHostsPath}`)
       .replace('identityFile: id_ed25519', `identityFile: ${lab().identityPath}`)
-      .replace(new RegExp(`^( {2}${id}: \\{name: node${id}, address: ${LAB.addressPattern}\\.${id}),`, 'm'), `$1, user: ${user},`);
+      .replace(
+        new RegExp(`^( {2}${id}: \\{name: node${id}, address: ${LAB.addressPattern}\\.${id}),`, 'm'),
+        `$1, user: ${user},`,
+      );
     const path = join(work, `inv-${id}-${user}.yaml`);
     writeFileSync(path, text);
     return path;
@@ -59,15 +68,28 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
     );
 
   /** What a login of `home`'s user runs first: bash reads ~/.bashrc for commands run by sshd. */
-  const setBashrc = (id: number, home: string, text: string) => labExec(NAME, id, ['sh', '-c', `cat > ${home}/.bashrc && chmod 644 ${home}/.bashrc`], { input: text });
+  const setBashrc = (id: number, home: string, text: string) =>
+    labExec(NAME, id, ['sh', '-c', `cat > ${home}/.bashrc && chmod 644 ${home}/.bashrc`], { input: text });
 
   describe('the -K sudo password', () => {
     const PASSWORD = 's3cret-pass';
 
     it("never reaches an SSH user's .bashrc that prints ibfleet's old prompt marker and reads a line", async () => {
       await addSudoUser(41, 'ops', PASSWORD);
-      await setBashrc(41, '/run/ops', ['printf "[ibfleet-sudo-password-7f3a]" >&2', 'printf "[sudo] password for ops: " >&2', 'IFS= read -r line; printf "%s\\n" "$line" >> /run/ops/stolen', ''].join('\n'));
-      const result = await ibfleet(['-i', inventoryAs(41, 'ops'), '--timeout', '5', 'deploy', '--hosts', '41', '-K', '--json'], { input: `${PASSWORD}\n` });
+      await setBashrc(
+        41,
+        '/run/ops',
+        [
+          'printf "[ibfleet-sudo-password-7f3a]" >&2',
+          'printf "[sudo] password for ops: " >&2',
+          'IFS= read -r line; printf "%s\\n" "$line" >> /run/ops/stolen',
+          '',
+        ].join('\n'),
+      );
+      const result = await ibfleet(
+        ['-i', inventoryAs(41, 'ops'), '--timeout', '5', 'deploy', '--hosts', '41', '-K', '--json'],
+        { input: `${PASSWORD}\n` },
+      );
       expect(json(result).hosts[0]!.status).toBe('failed');
       expect(await sh(41, 'cat /run/ops/stolen 2>/dev/null || true')).not.toContain(PASSWORD);
     });
@@ -77,9 +99,17 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       await setBashrc(
         41,
         '/run/ops',
-        ['p=$(printf "%s" "$BASH_EXECUTION_STRING" | sed -n "s/.*-p \'\\([^\']*\\)\'.*/\\1/p")', '[ -n "$p" ] && printf "%s" "$p" >&2', 'IFS= read -r line; printf "%s\\n" "$line" >> /run/ops/stolen', ''].join('\n'),
+        [
+          'p=$(printf "%s" "$BASH_EXECUTION_STRING" | sed -n "s/.*-p \'\\([^\']*\\)\'.*/\\1/p")',
+          '[ -n "$p" ] && printf "%s" "$p" >&2',
+          'IFS= read -r line; printf "%s\\n" "$line" >> /run/ops/stolen',
+          '',
+        ].join('\n'),
       );
-      const result = await ibfleet(['-i', inventoryAs(41, 'ops'), '--timeout', '5', 'deploy', '--hosts', '41', '-K', '--json'], { input: `${PASSWORD}\n` });
+      const result = await ibfleet(
+        ['-i', inventoryAs(41, 'ops'), '--timeout', '5', 'deploy', '--hosts', '41', '-K', '--json'],
+        { input: `${PASSWORD}\n` },
+      );
       expect(json(result).hosts[0]!.status).toBe('failed');
       expect(await sh(41, 'cat /run/ops/stolen 2>/dev/null || true')).not.toContain(PASSWORD);
     });
@@ -92,7 +122,9 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
     const echoingBashrc = (after: boolean) =>
       [
         'IFS= read -r n; printf "[ibfleet sudo %s] " "$n" >&2; IFS= read -r pw',
-        ...(after ? ['echo "ibfleet-sudo-ready-$n"', 'printf "out %s" "${pw:0:4}"; sleep 0.3; printf "%s\\n" "${pw:4}"'] : []),
+        ...(after
+          ? ['echo "ibfleet-sudo-ready-$n"', 'printf "out %s" "${pw:0:4}"; sleep 0.3; printf "%s\\n" "${pw:4}"']
+          : []),
         'printf "pw is %s" "${pw:0:4}" >&2; sleep 0.3; printf "%s here\\n" "${pw:4}" >&2',
         'exit 3',
         '',
@@ -104,15 +136,36 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
         await setBashrc(41, '/run/ops', echoingBashrc(where === 'after'));
         for (const mode of ['plain', 'json'] as const) {
           const log = join(work, `echo-${where}-${mode}.log`);
-          const result = await ibfleet(['-i', inventoryAs(41, 'ops'), '--timeout', '10', '--log', log, 'deploy', '--hosts', '41', '-K', ...(mode === 'json' ? ['--json'] : [])], { input: `${PASSWORD}\n` });
+          const result = await ibfleet(
+            [
+              '-i',
+              inventoryAs(41, 'ops'),
+              '--timeout',
+              '10',
+              '--log',
+              log,
+              'deploy',
+              '--hosts',
+              '41',
+              '-K',
+              ...(mode === 'json' ? ['--json'] : []),
+            ],
+            { input: `${PASSWORD}\n` },
+          );
           const everything = `${result.stdout}\n${result.stderr}\n${readFileSync(log, 'utf8')}`;
           expect(result.code, everything).toBe(1);
           expect(everything).not.toContain(PASSWORD);
           // Not vacuous: the host did print it, and every display shows where it was taken out.
           expect(everything).toContain('pw is [secret removed] here');
-          const message = where === 'before' ? /sudo on ops@\S+ did not start a shell: pw is \[secret removed\] here/ : /probe failed \(exit 3\): pw is \[secret removed\] here/;
+          const message =
+            where === 'before'
+              ? /sudo on ops@\S+ did not start a shell: pw is \[secret removed\] here/
+              : /probe failed \(exit 3\): pw is \[secret removed\] here/;
           if (mode === 'json') expect(json(result).hosts[0]!.error).toMatch(message);
-          else expect(result.stdout).toMatch(new RegExp(`^\\[41 node41\\] failed at (connect|probe) \\([^)]*\\): ${message.source}`, 'm'));
+          else
+            expect(result.stdout).toMatch(
+              new RegExp(`^\\[41 node41\\] failed at (connect|probe) \\([^)]*\\): ${message.source}`, 'm'),
+            );
           if (where === 'after') expect(everything).toContain('out [secret removed]');
         }
       });
@@ -124,7 +177,22 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       await setBashrc(41, '/run/ops', [`PW='${SECRET}'`, 'echo "pw is $PW here" >&2', 'exit 4', ''].join('\n'));
       for (const mode of ['plain', 'json'] as const) {
         const log = join(work, `bashrc-pw-${mode}.log`);
-        const result = await ibfleet(['-i', inventoryAs(41, 'ops'), '--timeout', '10', '--log', log, 'status', '--hosts', '41', '-K', ...(mode === 'json' ? ['--json'] : [])], { input: `${SECRET}\n` });
+        const result = await ibfleet(
+          [
+            '-i',
+            inventoryAs(41, 'ops'),
+            '--timeout',
+            '10',
+            '--log',
+            log,
+            'status',
+            '--hosts',
+            '41',
+            '-K',
+            ...(mode === 'json' ? ['--json'] : []),
+          ],
+          { input: `${SECRET}\n` },
+        );
         const everything = `${result.stdout}\n${result.stderr}\n${readFileSync(log, 'utf8')}`;
         expect(result.code, everything).toBe(1);
         expect(everything).not.toContain(SECRET);
@@ -138,7 +206,9 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
     it('still goes to sudo through a chatty .bashrc (stdout and stderr) that reads nothing', async () => {
       await sh(41, 'rm -f /run/ops/stolen; ip -4 rule del from 172.16.41.2 lookup 942 2>/dev/null; true');
       await setBashrc(41, '/run/ops', 'echo "Welcome to node41"; echo "[sudo] password for ops:" >&2\n');
-      const result = await ibfleet(['-i', inventoryAs(41, 'ops'), 'deploy', '--hosts', '41', '-K', '--json'], { input: `${PASSWORD}\n` });
+      const result = await ibfleet(['-i', inventoryAs(41, 'ops'), 'deploy', '--hosts', '41', '-K', '--json'], {
+        input: `${PASSWORD}\n`,
+      });
       expect(json(result).hosts[0], result.stderr).toMatchObject({ status: 'changed' });
       expect(result.stdout + result.stderr).not.toContain(PASSWORD);
     });
@@ -147,7 +217,10 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
   it('a change that fails verification is rolled back: rules, tables, routes, sysctls and /etc exactly as before', async () => {
     // A site rule ahead of ibfleet's sends the whole fabric subnet to the management network:
     // the change applies, but traffic from the NICs still leaves through mgmt0.
-    await sh(34, 'ip -4 rule add priority 100 to 172.16.0.0/16 lookup 100 && ip -4 route add 172.16.0.0/16 dev mgmt0 table 100');
+    await sh(
+      34,
+      'ip -4 rule add priority 100 to 172.16.0.0/16 lookup 100 && ip -4 route add 172.16.0.0/16 dev mgmt0 table 100',
+    );
     const state = () =>
       sh(
         34,
@@ -176,7 +249,9 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       const timed = await timedIbfleet(['-i', inv(), 'status', '--hosts', '42', '--json']);
       const host = json(timed.result).hosts[0]!;
       expect(host.status).toBe('failed');
-      expect(host.error).toMatch(/^probe: the host printed more than 1 MiB on stdout during the probe, more than ibfleet reads from one command; it stopped reading there/);
+      expect(host.error).toMatch(
+        /^probe: the host printed more than 1 MiB on stdout during the probe, more than ibfleet reads from one command; it stopped reading there/,
+      );
       // Memory, not speed: without a cap the controller held the whole output (over 500 MB).
       if (timed.peakRssKb !== undefined) expect(timed.peakRssKb).toBeLessThan(200_000);
     } finally {
@@ -190,18 +265,28 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
         await setBashrc(43, '/root', 'sleep 2\n');
         let stopped: string[] = [];
         try {
-          const { code, ms, stdout } = await runUntil(['-i', inv(), '--timeout', '3', 'deploy', '--dry-run', '--hosts', '43'], /^\[43 [^\]]*\] probe$/m, async () => {
-            if (how === 'its link goes down') await sh(43, 'ip link set mgmt0 down');
-            else stopped = (await sh(43, 'for p in $(pgrep -P "$(cat /run/sshd.pid)"); do echo "$p"; pgrep -P "$p"; done')).split('\n').filter(Boolean);
-            if (stopped.length) await sh(43, `kill -STOP ${stopped.join(' ')}`);
-          });
+          const { code, ms, stdout } = await runUntil(
+            ['-i', inv(), '--timeout', '3', 'deploy', '--dry-run', '--hosts', '43'],
+            /^\[43 [^\]]*\] probe$/m,
+            async () => {
+              if (how === 'its link goes down') await sh(43, 'ip link set mgmt0 down');
+              else
+                stopped = (
+                  await sh(43, 'for p in $(pgrep -P "$(cat /run/sshd.pid)"); do echo "$p"; pgrep -P "$p"; done')
+                )
+                  .split('\n')
+                  .filter(Boolean);
+              if (stopped.length) await sh(43, `kill -STOP ${stopped.join(' ')}`);
+            },
+          );
           expect(code).toBe(1);
           expect(stdout).toMatch(/\[43 [^\]]*\] failed at probe .*timed out after 3 s/);
           // Behaviour, not speed: the process ends once every host has an outcome. Before, ssh2's
           // keepalive (3 × 15 s) held it ~55 s past --timeout; 20 s of margin covers a busy machine.
           expect(ms).toBeLessThan(3_000 + 20_000);
         } finally {
-          if (stopped.length) await sh(43, `kill -CONT ${stopped.join(' ')} 2>/dev/null; kill ${stopped.join(' ')} 2>/dev/null; true`);
+          if (stopped.length)
+            await sh(43, `kill -CONT ${stopped.join(' ')} 2>/dev/null; kill ${stopped.join(' ')} 2>/dev/null; true`);
           await sh(43, 'ip link set mgmt0 up; ip -4 route replace 198.19.255.254/32 dev mgmt0; rm -f /root/.bashrc');
         }
       });
@@ -212,14 +297,26 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
     // A slow step inside the change — chmod of the staged files, in this host's own mount namespace
     // only — keeps it running long enough to kill the connection under it (the host's sshd process
     // for it). Not flock: deploy takes the lock before it probes, so the change no longer runs it.
-    await sh(34, "cp /usr/bin/chmod /run/real-chmod && printf '#!/bin/sh\\nsleep 2\\nexec /run/real-chmod \"$@\"\\n' >/run/slow-chmod && /run/real-chmod 755 /run/slow-chmod && mount --bind /run/slow-chmod /usr/bin/chmod");
+    await sh(
+      34,
+      'cp /usr/bin/chmod /run/real-chmod && printf \'#!/bin/sh\\nsleep 2\\nexec /run/real-chmod "$@"\\n\' >/run/slow-chmod && /run/real-chmod 755 /run/slow-chmod && mount --bind /run/slow-chmod /usr/bin/chmod',
+    );
     try {
-      const run = await runUntil(['-i', inv(), '--timeout', '40', 'deploy', '--hosts', '34'], /^\[34 [^\]]*\] push$/m, async () => {
-        await sh(34, 'for p in $(pgrep -P "$(cat /run/sshd.pid)"); do [ "$(cat /proc/$p/comm)" = sshd ] && kill -9 "$p"; done; true');
-      });
+      const run = await runUntil(
+        ['-i', inv(), '--timeout', '40', 'deploy', '--hosts', '34'],
+        /^\[34 [^\]]*\] push$/m,
+        async () => {
+          await sh(
+            34,
+            'for p in $(pgrep -P "$(cat /run/sshd.pid)"); do [ "$(cat /proc/$p/comm)" = sshd ] && kill -9 "$p"; done; true',
+          );
+        },
+      );
       expect(run.code, run.stdout).toBe(0);
       expect(run.stdout).toMatch(/^\[34 [^\]]*\] changed/m);
-      expect(run.stdout).toContain('    - the connection was lost during the change; the host finished the change on its own (checked on a new connection)');
+      expect(run.stdout).toContain(
+        '    - the connection was lost during the change; the host finished the change on its own (checked on a new connection)',
+      );
     } finally {
       await sh(34, 'umount /usr/bin/chmod; rm -f /run/slow-chmod /run/real-chmod');
     }
@@ -229,7 +326,19 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
   it('an unprivileged user on the host cannot take the host lock and block deploys', async () => {
     await sh(42, 'ip -4 rule del from 172.16.42.1 lookup 941 2>/dev/null; true');
     const paths = [...new Set(['/run/lock/ibfleet.lock', LOCK_PATH])];
-    const holders = paths.map((p) => labExec(NAME, 42, ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', 'flock', '-n', p, 'sleep', '5']));
+    const holders = paths.map((p) =>
+      labExec(NAME, 42, [
+        'setpriv',
+        '--reuid=nobody',
+        '--regid=nogroup',
+        '--clear-groups',
+        'flock',
+        '-n',
+        p,
+        'sleep',
+        '5',
+      ]),
+    );
     await new Promise((r) => setTimeout(r, 500));
     const result = await ibfleet(['-i', inv(), 'deploy', '--hosts', '42', '--json']);
     expect(json(result).hosts[0], result.stdout).toMatchObject({ status: 'changed' });
@@ -254,14 +363,20 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
     }
   });
 
-  it("onboard of machines whose OS name holds NEL and a fake host, 8-bit CSI, an override, 3000 characters, and whose hostnames read as selections: onboarded, a YAML 1.1 reader finds exactly the intended hosts, every line short and printable", async () => {
+  it('onboard of machines whose OS name holds NEL and a fake host, 8-bit CSI, an override, 3000 characters, and whose hostnames read as selections: onboarded, a YAML 1.1 reader finds exactly the intended hosts, every line short and printable', async () => {
     // 42: what PyYAML took for host 41 (NEL ends a YAML 1.1 line), and 8-bit CSI, which made onboard refuse.
     // 43: an override and 3000 characters (a 3098-character line), and a LINE SEPARATOR.
-    const pretty: Record<number, string> = { 42: 'Evil\u009b2J\u009b31mOS\u0085  41: {name: evil, address: 10.9.9.9, user: root}', 43: `\u202e${'L'.repeat(3000)}\u2028  41: {name: evil}` };
+    const pretty: Record<number, string> = {
+      42: 'Evil\u009b2J\u009b31mOS\u0085  41: {name: evil, address: 10.9.9.9, user: root}',
+      43: `\u202e${'L'.repeat(3000)}\u2028  41: {name: evil}`,
+    };
     const hostnames: Record<number, string> = { 42: 'all', 43: '16-20' };
     const saved: Record<number, { osRelease: string; hostname: string }> = {};
     for (const id of [42, 43]) {
-      saved[id] = { osRelease: (await labExec(NAME, id, ['cat', '/etc/os-release'])).stdout, hostname: await sh(id, 'hostname') };
+      saved[id] = {
+        osRelease: (await labExec(NAME, id, ['cat', '/etc/os-release'])).stdout,
+        hostname: await sh(id, 'hostname'),
+      };
       const osRelease = saved[id]!.osRelease.replace(/^PRETTY_NAME=.*$/m, `PRETTY_NAME="${pretty[id]}"`);
       expect(osRelease).toContain(pretty[id]);
       await labExec(NAME, id, ['sh', '-c', 'cat > /etc/os-release'], { input: osRelease });
@@ -272,10 +387,28 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       // The lab's inventory (its ssh: paths made absolute) without the two machines onboard adds.
       writeFileSync(file, readFileSync(inventoryAs(41, 'root'), 'utf8').replace(/^ {2}(42|43): .*\n/gm, ''));
       const log = join(work, 'onboard.log');
-      const result = await ibfleet(['-i', file, '--log', log, 'onboard', '--cpu', '42', '--mem', '43', '--owner', 'eve', '--cpu-address', LAB.address(42), '--mem-address', LAB.address(43)]);
+      const result = await ibfleet([
+        '-i',
+        file,
+        '--log',
+        log,
+        'onboard',
+        '--cpu',
+        '42',
+        '--mem',
+        '43',
+        '--owner',
+        'eve',
+        '--cpu-address',
+        LAB.address(42),
+        '--mem-address',
+        LAB.address(43),
+      ]);
       expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
       for (const text of [result.stdout, result.stderr, readFileSync(log, 'utf8')]) expect(text).not.toMatch(UNSAFE);
-      expect(result.stdout).toMatch(/^\[42 \S+\] cpu: Evil\?2J\?31mOS\? 41: \{name: evil, address: 10\.9\.9\.9, user: root\} · /m);
+      expect(result.stdout).toMatch(
+        /^\[42 \S+\] cpu: Evil\?2J\?31mOS\? 41: \{name: evil, address: 10\.9\.9\.9, user: root\} · /m,
+      );
       expect(result.stdout).toMatch(new RegExp(`^\\[43 \\S+\\] mem: \\?L{${OS_NAME_MAX - 2}}… · `, 'm'));
 
       const text = readFileSync(file, 'utf8');
@@ -289,7 +422,11 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       // Hostnames --hosts reads as a selection (`all`, `16-20`) are not names: the lab's names instead.
       expect([doc.hosts['42']!.name, doc.hosts['43']!.name]).toEqual(['cpuserver42', 'memserver43']);
       // PyYAML, where the machine has it (not a dependency): the reader that took the NEL for a line break.
-      const pyyaml = spawnSync('python3', ['-c', 'import sys, yaml; print(sorted(yaml.safe_load(open(sys.argv[1], encoding="utf-8"))["hosts"]))', file], { encoding: 'utf8' });
+      const pyyaml = spawnSync(
+        'python3',
+        ['-c', 'import sys, yaml; print(sorted(yaml.safe_load(open(sys.argv[1], encoding="utf-8"))["hosts"]))', file],
+        { encoding: 'utf8' },
+      );
       if (pyyaml.status === 0) expect(pyyaml.stdout.trim()).toBe('[34, 40, 41, 42, 43, 44]');
     } finally {
       for (const id of [42, 43]) {
@@ -311,7 +448,10 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       const result = await ibfleet(['-i', inv(), '--timeout', '30', 'deploy', '--hosts', '40,44', '--json']);
       expect(result.code).toBe(1);
       const [h40, h44] = json(result).hosts;
-      expect(h40).toMatchObject({ status: 'failed', error: expect.stringContaining(`${STANZA} is a directory, where ibfleet writes its links file`) });
+      expect(h40).toMatchObject({
+        status: 'failed',
+        error: expect.stringContaining(`${STANZA} is a directory, where ibfleet writes its links file`),
+      });
       expect(h40!.error).toContain('nothing was changed');
       expect(result.ms, 'refused at once, not after a timeout').toBeLessThan(20_000);
       expect(await ibfleetLeft(40)).toEqual({ files: STANZA, addresses: '' });
@@ -325,7 +465,11 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
 
   describe('a change that outlives --timeout (issue 29)', () => {
     /** An admin's own if-up.d script that holds ifup for ib0 8 s, then exits with `code`. */
-    const slowIfup = (code: number) => sh(40, `printf '#!/bin/sh\\n[ "$IFACE" = ib0 ] || exit 0\\nsleep 8\\nexit ${code}\\n' >/etc/network/if-up.d/00-slow && chmod 755 /etc/network/if-up.d/00-slow`);
+    const slowIfup = (code: number) =>
+      sh(
+        40,
+        `printf '#!/bin/sh\\n[ "$IFACE" = ib0 ] || exit 0\\nsleep 8\\nexit ${code}\\n' >/etc/network/if-up.d/00-slow && chmod 755 /etc/network/if-up.d/00-slow`,
+      );
     afterAll(async () => {
       await sh(40, 'rm -f /etc/network/if-up.d/00-slow');
       await ibfleet(['-i', inv(), 'rollback', '--hosts', '40']);
@@ -337,7 +481,9 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       const host = json(result).hosts[0]!;
       expect(result.code).toBe(1);
       expect(host.status).toBe('failed');
-      expect(host.error).toMatch(/^apply: timed out after 4 s during (push|apply); .*rolled back: the host is as it was before this deploy/);
+      expect(host.error).toMatch(
+        /^apply: timed out after 4 s during (push|apply); .*rolled back: the host is as it was before this deploy/,
+      );
       expect(await ibfleetLeft(40)).toEqual({ files: '', addresses: '' });
     });
 
@@ -346,11 +492,13 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       const result = await ibfleet(['-i', inv(), '--timeout', '4', 'deploy', '--hosts', '40', '--json']);
       const host = json(result).hosts[0]!;
       expect(host.status, host.error ?? '').toBe('changed');
-      expect(host.reasons[0]).toMatch(/^timed out after 4 s during (push|apply); the host finished the change on its own/);
+      expect(host.reasons[0]).toMatch(
+        /^timed out after 4 s during (push|apply); the host finished the change on its own/,
+      );
       expect(json(await ibfleet(['-i', inv(), 'status', '--hosts', '40', '--json'])).hosts[0]!.status).toBe('ok');
     });
 
-    it('rollback then leaves nothing of ibfleet\'s: no /etc/ibfleet, not even the versions it kept under previous/', async () => {
+    it("rollback then leaves nothing of ibfleet's: no /etc/ibfleet, not even the versions it kept under previous/", async () => {
       await sh(40, 'rm -f /etc/network/if-up.d/00-slow');
       const result = await ibfleet(['-i', inv(), 'rollback', '--hosts', '40', '--json']);
       expect(json(result).hosts[0]!.status, result.stdout).toBe('changed');
@@ -358,7 +506,7 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
     });
   });
 
-  describe('a local user who can write node_exporter\'s textfile directory (issue 29)', () => {
+  describe("a local user who can write node_exporter's textfile directory (issue 29)", () => {
     const DIR = '/var/lib/prometheus/node-exporter';
     const PROM = `${DIR}/ibfleet.prom`;
     const REPAIR_EVERY_S = 5;
@@ -366,7 +514,10 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
     const REPAIR_BOUND_MS = (REPAIR_EVERY_S + 1) * 1000 + 6000;
     const shipped = readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8');
     const monitored = join(work, 'monitored.yaml');
-    writeFileSync(monitored, shipped.replace(/^ {2}- persist$/m, `  - persist: { repairEvery: ${REPAIR_EVERY_S}, monitor: prometheus }`));
+    writeFileSync(
+      monitored,
+      shipped.replace(/^ {2}- persist$/m, `  - persist: { repairEvery: ${REPAIR_EVERY_S}, monitor: prometheus }`),
+    );
     const victim = () => sh(34, 'stat -c "%a %U" /root/victim; cat /root/victim');
     const prom = () => sh(34, `stat -c '%F %U %a' ${PROM}`);
     afterAll(async () => {
@@ -374,11 +525,14 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       await ibfleet(['-i', inv(), 'rollback', '--hosts', '34']);
     });
 
-    it('plants links for every pid and at the textfile: root writes through none, status and --check say why, deploy refuses the directory, and the repair timer writes again once it is root\'s', async () => {
+    it("plants links for every pid and at the textfile: root writes through none, status and --check say why, deploy refuses the directory, and the repair timer writes again once it is root's", async () => {
       const deployed = await ibfleet(['-i', inv(), 'deploy', '--hosts', '34', '--playbook', monitored, '--json']);
       expect(deployed.code, deployed.stdout).toBe(0);
       expect(await prom()).toBe('regular file root 644');
-      await sh(34, `useradd -M -d /nonexistent -s /bin/sh mallory; printf 'precious\\n' >/root/victim && chmod 0600 /root/victim && chmod 0777 ${DIR}`);
+      await sh(
+        34,
+        `useradd -M -d /nonexistent -s /bin/sh mallory; printf 'precious\\n' >/root/victim && chmod 0600 /root/victim && chmod 0777 ${DIR}`,
+      );
       // As mallory: a link at every name a pid could give, and root's textfile replaced by one.
       const plant = [
         'import os',
@@ -394,36 +548,59 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
 
       // The repair timer runs meanwhile, as root: the victim stays as it was.
       const until = Date.now() + REPAIR_BOUND_MS;
-      while (Date.now() < until && (await victim()) === '600 root\nprecious') await new Promise((r) => setTimeout(r, 500));
+      while (Date.now() < until && (await victim()) === '600 root\nprecious')
+        await new Promise((r) => setTimeout(r, 500));
       expect(await victim()).toBe('600 root\nprecious');
       expect(await prom()).toBe('symbolic link mallory 777');
 
       const uid = await sh(34, 'id -u mallory');
-      const status = json(await ibfleet(['-i', inv(), 'status', '--hosts', '34', '--playbook', monitored, '--json'])).hosts[0]!;
+      const status = json(await ibfleet(['-i', inv(), 'status', '--hosts', '34', '--playbook', monitored, '--json']))
+        .hosts[0]!;
       expect(status.status).toBe('drift');
-      expect(status.reasons).toContain(`node_exporter's textfile directory ${DIR} is a link, or not root's alone (owned by another user, or group- or world-writable): anyone who can write there can make root write through a link they plant, so ibfleet writes no textfile into it; make it a directory of root's, mode 0755`);
+      expect(status.reasons).toContain(
+        `node_exporter's textfile directory ${DIR} is a link, or not root's alone (owned by another user, or group- or world-writable): anyone who can write there can make root write through a link they plant, so ibfleet writes no textfile into it; make it a directory of root's, mode 0755`,
+      );
       const check = await labExec(NAME, 34, ['/etc/ibfleet/ibfleet-routes', '--check']);
       expect(check.code).toBe(1);
       expect(check.stdout).toContain(`node_exporter's textfile directory ${DIR} is a link, or not root's alone`);
-      const refused = json(await ibfleet(['-i', inv(), 'deploy', '--hosts', '34', '--playbook', monitored, '--json'])).hosts[0]!;
+      const refused = json(await ibfleet(['-i', inv(), 'deploy', '--hosts', '34', '--playbook', monitored, '--json']))
+        .hosts[0]!;
       expect(refused.status).toBe('failed');
-      expect(refused.error).toMatch(new RegExp(`^plan: monitor: prometheus: node_exporter's textfile directory ${DIR} is a link, or not root's alone`));
+      expect(refused.error).toMatch(
+        new RegExp(
+          `^plan: monitor: prometheus: node_exporter's textfile directory ${DIR} is a link, or not root's alone`,
+        ),
+      );
 
       // The directory root's alone again: status names mallory's link until the next repair replaces it.
       await sh(34, `chmod 0755 ${DIR}`);
-      const named = json(await ibfleet(['-i', inv(), 'status', '--hosts', '34', '--playbook', monitored, '--json'])).hosts[0]!;
-      if ((await prom()) === 'symbolic link mallory 777') expect(named.reasons).toContain(`node_exporter textfile ${PROM} is not a regular file of root's: it is a symbolic link of uid ${uid}`);
+      const named = json(await ibfleet(['-i', inv(), 'status', '--hosts', '34', '--playbook', monitored, '--json']))
+        .hosts[0]!;
+      if ((await prom()) === 'symbolic link mallory 777')
+        expect(named.reasons).toContain(
+          `node_exporter textfile ${PROM} is not a regular file of root's: it is a symbolic link of uid ${uid}`,
+        );
       const back = Date.now() + 2 * REPAIR_BOUND_MS;
-      while (Date.now() < back && (await prom()) !== 'regular file root 644') await new Promise((r) => setTimeout(r, 500));
+      while (Date.now() < back && (await prom()) !== 'regular file root 644')
+        await new Promise((r) => setTimeout(r, 500));
       expect(await prom()).toBe('regular file root 644');
       expect(await victim()).toBe('600 root\nprecious');
-      expect(json(await ibfleet(['-i', inv(), 'status', '--hosts', '34', '--playbook', monitored, '--json'])).hosts[0]!.status).toBe('ok');
+      expect(
+        json(await ibfleet(['-i', inv(), 'status', '--hosts', '34', '--playbook', monitored, '--json'])).hosts[0]!
+          .status,
+      ).toBe('ok');
     });
   });
 
   /** Which of ibfleet's files an ifupdown host has, and the fabric addresses it carries. */
   async function ibfleetLeft(id: number) {
-    const files = ['/etc/ibfleet', '/etc/network/if-up.d/ibfleet-routes', '/etc/sysctl.d/60-ibfleet-fabric.conf', '/etc/systemd/system/ibfleet-routes-repair.timer', '/etc/network/interfaces.d/ibfleet-links'];
+    const files = [
+      '/etc/ibfleet',
+      '/etc/network/if-up.d/ibfleet-routes',
+      '/etc/sysctl.d/60-ibfleet-fabric.conf',
+      '/etc/systemd/system/ibfleet-routes-repair.timer',
+      '/etc/network/interfaces.d/ibfleet-links',
+    ];
     return {
       files: await sh(id, `for p in ${files.join(' ')}; do [ -e $p ] && echo $p; done; true`),
       addresses: await sh(id, "ip -4 -o addr show | awk '$4 ~ /^172\\.16\\./ { print $2, $4 }'"),
@@ -442,7 +619,10 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
 function ibfleetVia(argv: readonly string[]) {
   return new Promise<{ code: number; stdout: string; stderr: string; ms: number }>((resolve) => {
     const started = Date.now();
-    const child = spawn(argv[0]!, argv.slice(1), { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(argv[0]!, argv.slice(1), {
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -455,7 +635,10 @@ function ibfleetVia(argv: readonly string[]) {
 function runUntil(args: readonly string[], when: RegExp, act: () => Promise<void>) {
   return new Promise<{ code: number; stdout: string; ms: number }>((resolve, reject) => {
     const started = Date.now();
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let acted = false;
     child.stdout.on('data', (d: Buffer) => {

@@ -23,14 +23,21 @@ const HOSTS = [70, 71, 72, 73, 74, 75];
 /** How long a manager may take to bring the NICs up after a boot, on a loaded machine. */
 const SETTLE_MS = 30_000;
 
-noteIfNotRoot('test/e2e/links-managers.test.ts (links against the managers\' own configuration)');
+noteIfNotRoot("test/e2e/links-managers.test.ts (links against the managers' own configuration)");
 
-describe.skipIf(!IS_ROOT)('links: the managers\' own configuration of a fresh NIC (needs root)', () => {
+describe.skipIf(!IS_ROOT)("links: the managers' own configuration of a fresh NIC (needs root)", () => {
   const lab = useLab({
     name: LAB.name,
     mgmtSubnet: LAB.mgmtSubnet,
     hosts: HOSTS,
-    managers: { 70: 'networkmanager', 71: 'networkmanager', 72: 'netplan', 73: 'networkmanager', 74: 'networkmanager', 75: 'ifupdown' },
+    managers: {
+      70: 'networkmanager',
+      71: 'networkmanager',
+      72: 'netplan',
+      73: 'networkmanager',
+      74: 'networkmanager',
+      75: 'ifupdown',
+    },
     fresh: HOSTS,
     suites: { hosts: { 73: 'bullseye', 74: 'trixie' } },
   });
@@ -39,7 +46,10 @@ describe.skipIf(!IS_ROOT)('links: the managers\' own configuration of a fresh NI
   const run = (...args: string[]) => ibfleet(['-i', lab().inventoryPath, ...args]);
   const status = async (hosts: string) => {
     const doc = json(await run('status', '--hosts', hosts, '--json'));
-    return { ok: Object.values(statuses(doc)).every((s) => s === 'ok'), reasons: doc.hosts.flatMap((h) => h.reasons.map((r) => `${h.id}: ${r}`)) };
+    return {
+      ok: Object.values(statuses(doc)).every((s) => s === 'ok'),
+      reasons: doc.hosts.flatMap((h) => h.reasons.map((r) => `${h.id}: ${r}`)),
+    };
   };
   const untilOk = async (hosts: string) => {
     const deadline = Date.now() + SETTLE_MS;
@@ -52,18 +62,30 @@ describe.skipIf(!IS_ROOT)('links: the managers\' own configuration of a fresh NI
   };
   const matrix = async (hosts: string) => {
     const doc = json<JsonRun>(await run('verify', '--hosts', hosts, '--json'));
-    expect(doc.matrix!.filter((c) => !c.ok).map((c) => `${c.from.ip} → ${c.to.ip} (${c.method}): ${c.detail}`)).toEqual([]);
+    expect(doc.matrix!.filter((c) => !c.ok).map((c) => `${c.from.ip} → ${c.to.ip} (${c.method}): ${c.detail}`)).toEqual(
+      [],
+    );
     return doc.matrix!.length;
   };
   /** Addresses on the fabric NICs and NetworkManager's profiles: what a fresh host has of both. */
-  const nicState = (id: number) => sh(id, "ip -4 -o addr show | grep -E ' ib[01] ' || true; nmcli -t -f NAME,TYPE connection show | sort");
+  const nicState = (id: number) =>
+    sh(id, "ip -4 -o addr show | grep -E ' ib[01] ' || true; nmcli -t -f NAME,TYPE connection show | sort");
 
   it('a profile bound to ib0 by MAC address is the one deploy changes, not duplicated: a boot keeps the address, rollback its properties', async () => {
     // The address NetworkManager compares: the kernel's (`ip link`).
     const mac = (await sh(70, 'ip -o link show dev ib0')).match(/link\/ether (\S+)/)![1]!.toUpperCase();
-    await sh(70, `nmcli connection add type ethernet con-name macbound 802-3-ethernet.mac-address ${mac} ipv4.method disabled ipv6.method ignore`);
+    await sh(
+      70,
+      `nmcli connection add type ethernet con-name macbound 802-3-ethernet.mac-address ${mac} ipv4.method disabled ipv6.method ignore`,
+    );
     const deployed = await run('deploy', '--hosts', '70,71', '--json');
-    expect(json(deployed).hosts.map((h) => [h.id, h.status, h.error]), deployed.stderr).toEqual([[70, 'changed', null], [71, 'changed', null]]);
+    expect(
+      json(deployed).hosts.map((h) => [h.id, h.status, h.error]),
+      deployed.stderr,
+    ).toEqual([
+      [70, 'changed', null],
+      [71, 'changed', null],
+    ]);
     expect(await sh(70, 'nmcli -t -f NAME connection show | sort')).toBe('ibfleet-ib1\nmacbound');
     expect(await sh(70, 'nmcli -g ipv4.method,ipv4.addresses connection show macbound')).toBe('manual\n172.16.70.1/16');
 
@@ -91,7 +113,9 @@ describe.skipIf(!IS_ROOT)('links: the managers\' own configuration of a fresh NI
       const took = Date.now() - started;
       expect(result.code).toBe(1);
       const error = json(result).hosts[0]!.error ?? '';
-      expect(error).toContain("ib0: nmcli connection add (profile ibfleet-ib0) failed (exit 4): Error: Failed to add 'ibfleet-ib0' connection:");
+      expect(error).toContain(
+        "ib0: nmcli connection add (profile ibfleet-ib0) failed (exit 4): Error: Failed to add 'ibfleet-ib0' connection:",
+      );
       // Not the probe's noise, nor a wait for addresses that cannot come.
       expect(error).not.toContain('Command failed');
       expect(error).toContain('rolled back: the host is as it was before this deploy');
@@ -103,8 +127,15 @@ describe.skipIf(!IS_ROOT)('links: the managers\' own configuration of a fresh NI
   });
 
   it('a netplan file matching ib0 by a name pattern (ib[0]) refuses the host at plan, as one naming ib0 does: nothing changes', async () => {
-    const state = () => sh(72, "ip -o link show dev ib0 | grep -o '<[^>]*>'; ip -4 -o addr show dev ib0; ls /etc/netplan /etc/ibfleet 2>&1");
-    await sh(72, `printf 'network:\n  version: 2\n  ethernets:\n    fabric:\n      match:\n        name: "ib[0]"\n      dhcp4: false\n' >/etc/netplan/01-ib.yaml && chmod 600 /etc/netplan/01-ib.yaml`);
+    const state = () =>
+      sh(
+        72,
+        "ip -o link show dev ib0 | grep -o '<[^>]*>'; ip -4 -o addr show dev ib0; ls /etc/netplan /etc/ibfleet 2>&1",
+      );
+    await sh(
+      72,
+      `printf 'network:\n  version: 2\n  ethernets:\n    fabric:\n      match:\n        name: "ib[0]"\n      dhcp4: false\n' >/etc/netplan/01-ib.yaml && chmod 600 /etc/netplan/01-ib.yaml`,
+    );
     try {
       const before = await state();
       const started = Date.now();
@@ -121,8 +152,12 @@ describe.skipIf(!IS_ROOT)('links: the managers\' own configuration of a fresh NI
   });
 
   it("a failing ifup fails the host at once in its own words (an if-pre-up.d script's), and the host is put back", async () => {
-    const state = () => sh(75, "ip -4 -o addr show | grep -E ' ib[01] '; ls /etc/network/interfaces.d /etc/ibfleet 2>&1");
-    await sh(75, "printf '#!/bin/sh\\n[ \"$IFACE\" = ib0 ] || exit 0\\necho \"ib0 is not to be configured here (site policy)\" >&2\\nexit 1\\n' >/etc/network/if-pre-up.d/zz-test && chmod 755 /etc/network/if-pre-up.d/zz-test");
+    const state = () =>
+      sh(75, "ip -4 -o addr show | grep -E ' ib[01] '; ls /etc/network/interfaces.d /etc/ibfleet 2>&1");
+    await sh(
+      75,
+      'printf \'#!/bin/sh\\n[ "$IFACE" = ib0 ] || exit 0\\necho "ib0 is not to be configured here (site policy)" >&2\\nexit 1\\n\' >/etc/network/if-pre-up.d/zz-test && chmod 755 /etc/network/if-pre-up.d/zz-test',
+    );
     try {
       const before = await state();
       const started = Date.now();
@@ -141,25 +176,50 @@ describe.skipIf(!IS_ROOT)('links: the managers\' own configuration of a fresh NI
     expect(await sh(73, 'nmcli --version')).toMatch(/version 1\.30\./);
     expect(await sh(74, 'nmcli --version')).toMatch(/version 1\.52\./);
     const deployed = await run('deploy', '--hosts', '73,74', '--json');
-    expect(json(deployed).hosts.map((h) => [h.id, h.status, h.error]), deployed.stderr).toEqual([[73, 'changed', null], [74, 'changed', null]]);
+    expect(
+      json(deployed).hosts.map((h) => [h.id, h.status, h.error]),
+      deployed.stderr,
+    ).toEqual([
+      [73, 'changed', null],
+      [74, 'changed', null],
+    ]);
     for (const id of [73, 74]) {
       // The uuid the record keeps (and every later run looks for) is the profile's.
-      const recorded = (await sh(id, "sed -n 's/^nic ib0 networkmanager \\([^ ]*\\) created.*/\\1/p' /etc/ibfleet/links")).trim();
+      const recorded = (
+        await sh(id, "sed -n 's/^nic ib0 networkmanager \\([^ ]*\\) created.*/\\1/p' /etc/ibfleet/links")
+      ).trim();
       expect(await sh(id, 'nmcli -g connection.uuid connection show ibfleet-ib0'), `host ${id}`).toBe(recorded);
     }
     expect((await status('73,74')).reasons).toEqual([]);
     expect((await labReboot(LAB.name, [73, 74])).map((r) => r.ok)).toEqual([true, true]);
     await untilOk('73,74');
     expect(await matrix('73,74')).toBeGreaterThan(0);
-    expect(json(await run('rollback', '--hosts', '73,74', '--json')).hosts.map((h) => h.status)).toEqual(['changed', 'changed']);
-    for (const id of [73, 74]) expect(await sh(id, 'ip -4 -o addr show | grep -E " ib[01] "; nmcli -t -f NAME connection show; ls /etc/NetworkManager/system-connections'), `host ${id}`).toBe('');
+    expect(json(await run('rollback', '--hosts', '73,74', '--json')).hosts.map((h) => h.status)).toEqual([
+      'changed',
+      'changed',
+    ]);
+    for (const id of [73, 74])
+      expect(
+        await sh(
+          id,
+          'ip -4 -o addr show | grep -E " ib[01] "; nmcli -t -f NAME connection show; ls /etc/NetworkManager/system-connections',
+        ),
+        `host ${id}`,
+      ).toBe('');
   });
 
   it('NetworkManager 1.30: a failing nmcli fails the host within seconds in its own words, and the keyfile ibfleet wrote goes with the restore', async () => {
     // NetworkManager told by its configuration to leave ib0 alone: it refuses to activate a profile there.
-    await sh(73, "printf '[keyfile]\\nunmanaged-devices=interface-name:ib0\\n' >/etc/NetworkManager/conf.d/90-test.conf");
+    await sh(
+      73,
+      "printf '[keyfile]\\nunmanaged-devices=interface-name:ib0\\n' >/etc/NetworkManager/conf.d/90-test.conf",
+    );
     await labRestartManager(LAB.name, 73);
-    const state = () => sh(73, 'ip -4 -o addr show | grep -E " ib[01] "; nmcli -t -f NAME connection show; ls /etc/NetworkManager/system-connections');
+    const state = () =>
+      sh(
+        73,
+        'ip -4 -o addr show | grep -E " ib[01] "; nmcli -t -f NAME connection show; ls /etc/NetworkManager/system-connections',
+      );
     const before = await state();
     try {
       const started = Date.now();
@@ -167,7 +227,9 @@ describe.skipIf(!IS_ROOT)('links: the managers\' own configuration of a fresh NI
       const took = Date.now() - started;
       expect(result.code).toBe(1);
       const error = json(result).hosts[0]!.error ?? '';
-      expect(error).toContain('ib0: nmcli connection up (profile ibfleet-ib0) failed (exit 4): Error: Connection activation failed:');
+      expect(error).toContain(
+        'ib0: nmcli connection up (profile ibfleet-ib0) failed (exit 4): Error: Connection activation failed:',
+      );
       expect(error).toContain('rolled back: the host is as it was before this deploy');
       expect(took).toBeLessThan(15_000);
       expect(await state()).toBe(before);

@@ -27,7 +27,13 @@ const SETTLE_MS = 30_000;
 noteIfNotRoot('test/e2e/links.test.ts (links on fresh lab hosts)');
 
 describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every real manager (needs root)', () => {
-  const lab = useLab({ name: LAB.name, mgmtSubnet: LAB.mgmtSubnet, hosts: HOSTS, managers: { 61: 'networkmanager', 62: 'ifupdown', 63: 'networkmanager' }, fresh: FRESH });
+  const lab = useLab({
+    name: LAB.name,
+    mgmtSubnet: LAB.mgmtSubnet,
+    hosts: HOSTS,
+    managers: { 61: 'networkmanager', 62: 'ifupdown', 63: 'networkmanager' },
+    fresh: FRESH,
+  });
   const work = mkdtempSync(join(tmpdir(), 'ibfleet-e2e-links-'));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -35,7 +41,9 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
   const run = (...args: string[]) => ibfleet(['-i', lab().inventoryPath, ...args]);
   /** A copy of the lab's inventory (ssh: paths made absolute) with `edit` applied. */
   const variant = (name: string, edit: (text: string) => string = (t) => t) => {
-    const text = readFileSync(lab().inventoryPath, 'utf8').replace('knownHosts: known_hosts', `knownHosts: ${lab().knownHostsPath}`).replace('identityFile: id_ed25519', `identityFile: ${lab().identityPath}`);
+    const text = readFileSync(lab().inventoryPath, 'utf8')
+      .replace('knownHosts: known_hosts', `knownHosts: ${lab().knownHostsPath}`)
+      .replace('identityFile: id_ed25519', `identityFile: ${lab().identityPath}`);
     const path = join(work, name);
     writeFileSync(path, edit(text));
     return path;
@@ -45,10 +53,16 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
    * ibfleet's files (its kept previous versions aside), NetworkManager's profiles.
    */
   const nicState = (id: number) =>
-    sh(id, "ip -4 -o addr show | grep -E ' ib[01] ' || true; ls /etc/netplan /etc/network/interfaces.d 2>/dev/null; ls /etc/ibfleet 2>/dev/null | grep -v '^previous$'; [ -d /run/NetworkManager ] && nmcli -t -f NAME,TYPE,DEVICE connection show; true");
+    sh(
+      id,
+      "ip -4 -o addr show | grep -E ' ib[01] ' || true; ls /etc/netplan /etc/network/interfaces.d 2>/dev/null; ls /etc/ibfleet 2>/dev/null | grep -v '^previous$'; [ -d /run/NetworkManager ] && nmcli -t -f NAME,TYPE,DEVICE connection show; true",
+    );
   const allOk = async (inventory = lab().inventoryPath) => {
     const doc = json(await ibfleet(['-i', inventory, 'status', '--json']));
-    return { ok: Object.values(statuses(doc)).every((s) => s === 'ok'), reasons: doc.hosts.flatMap((h) => h.reasons.map((r) => `${h.id}: ${r}`)) };
+    return {
+      ok: Object.values(statuses(doc)).every((s) => s === 'ok'),
+      reasons: doc.hosts.flatMap((h) => h.reasons.map((r) => `${h.id}: ${r}`)),
+    };
   };
   const untilOk = async (inventory?: string) => {
     const deadline = Date.now() + SETTLE_MS;
@@ -61,12 +75,15 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
   };
   const fullMatrix = async (...args: string[]) => {
     const doc = json<JsonRun>(await run('verify', '--hosts', 'all', '--json', ...args));
-    expect(doc.matrix!.filter((c) => !c.ok).map((c) => `${c.from.ip} → ${c.to.ip} (${c.method}): ${c.detail}`)).toEqual([]);
+    expect(doc.matrix!.filter((c) => !c.ok).map((c) => `${c.from.ip} → ${c.to.ip} (${c.method}): ${c.detail}`)).toEqual(
+      [],
+    );
     return doc.matrix!.length;
   };
 
   it('fresh hosts: their NICs carry no address and nothing configures them; status says what links does', async () => {
-    for (const id of FRESH) expect(await sh(id, "ip -4 -o addr show | grep -E ' ib[01] ' || echo none"), `host ${id}`).toBe('none');
+    for (const id of FRESH)
+      expect(await sh(id, "ip -4 -o addr show | grep -E ' ib[01] ' || echo none"), `host ${id}`).toBe('none');
     expect(await sh(61, 'ls /etc/NetworkManager/system-connections')).toBe('');
     expect(await sh(60, 'cat /etc/netplan/99-netcfg.yaml')).not.toContain('ib0');
     const doc = json(await run('status', '--json'));
@@ -78,17 +95,28 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
     // As text: not two dozen drift lines a host, but one line with the command that is the fix.
     const text = await run('status');
     expect(text.code).toBe(1);
-    expect(text.stdout.split('\n').filter((l) => /^\d/.test(l))).toEqual([`60-64: not deployed — ibfleet deploy -i ${lab().inventoryPath} --hosts 60-64`]);
+    expect(text.stdout.split('\n').filter((l) => /^\d/.test(l))).toEqual([
+      `60-64: not deployed — ibfleet deploy -i ${lab().inventoryPath} --hosts 60-64`,
+    ]);
   });
 
   it('a playbook without links refuses them, as before, and changes nothing', async () => {
     const path = join(work, 'no-links.yaml');
-    writeFileSync(path, readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8').replace('  - links\n', '').replace('name: dual-ib-routing', 'name: no-links'));
+    writeFileSync(
+      path,
+      readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8')
+        .replace('  - links\n', '')
+        .replace('name: dual-ib-routing', 'name: no-links'),
+    );
     const before = await Promise.all(FRESH.map(nicState));
     const doc = json(await run('deploy', '--hosts', '60-62', '--playbook', path, '--json'));
     expect(doc.hosts.map((h) => [h.id, h.status, h.error])).toEqual([
       [60, 'failed', 'plan: ib0 is down (no 172.16.60.1); ib1 is down (no 172.16.60.2)'],
-      [61, 'failed', 'plan: ib0 carries no IPv4 address, but the convention gives NIC 1 of host 61 172.16.61.1/16; ib1 carries no IPv4 address, but the convention gives NIC 2 of host 61 172.16.61.2/16'],
+      [
+        61,
+        'failed',
+        'plan: ib0 carries no IPv4 address, but the convention gives NIC 1 of host 61 172.16.61.1/16; ib1 carries no IPv4 address, but the convention gives NIC 2 of host 61 172.16.61.2/16',
+      ],
       [62, 'failed', 'plan: ib0 is down (no 172.16.62.1); ib1 is down (no 172.16.62.2)'],
     ]);
     expect(await Promise.all(FRESH.map(nicState))).toEqual(before);
@@ -97,12 +125,18 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
   it('one deploy --hosts all takes the fresh hosts from no address to the full matrix; the configured ones get their routing', async () => {
     const deployed = await run('deploy', '--hosts', 'all', '--json');
     const doc = json(deployed);
-    expect(doc.hosts.map((h) => [h.id, h.status, h.error]), deployed.stderr).toEqual(HOSTS.map((id) => [id, 'changed', null]));
+    expect(
+      doc.hosts.map((h) => [h.id, h.status, h.error]),
+      deployed.stderr,
+    ).toEqual(HOSTS.map((id) => [id, 'changed', null]));
     expect((await allOk()).reasons).toEqual([]);
     // Ten NICs, each to the eight of the other hosts, by ping and by the rping stand-in.
     expect(await fullMatrix()).toBe(10 * 8 * 2);
 
-    const nm = await sh(61, 'nmcli -g connection.type,ipv4.addresses,infiniband.transport-mode connection show ibfleet-ib0');
+    const nm = await sh(
+      61,
+      'nmcli -g connection.type,ipv4.addresses,infiniband.transport-mode connection show ibfleet-ib0',
+    );
     const netplan = await sh(60, 'cat /etc/netplan/50-ibfleet-links.yaml');
     const stanza = await sh(62, 'cat /etc/network/interfaces.d/ibfleet-links');
     // The lab's NICs are veths: NetworkManager sees Ethernet, so the profile is an ethernet one here (an infiniband one on IPoIB).
@@ -132,21 +166,26 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
     expect(await fullMatrix()).toBe(160);
   });
 
-  it('rollback makes the fresh hosts fresh again: no address, no profile, file or stanza of ibfleet\'s', async () => {
+  it("rollback makes the fresh hosts fresh again: no address, no profile, file or stanza of ibfleet's", async () => {
     const doc = json(await run('rollback', '--hosts', '60-62', '--json'));
     expect(doc.hosts.map((h) => [h.id, h.status])).toEqual(FRESH.map((id) => [id, 'changed']));
     // Said as deploy said it: each NIC's address goes, and no main-table route comes back through a NIC without one.
-    const said = (h: (typeof doc.hosts)[number], kind: string) => (h.changes ?? []).filter((c) => c.kind === kind).map((c) => `${c.action} ${c.subject}`);
+    const said = (h: (typeof doc.hosts)[number], kind: string) =>
+      (h.changes ?? []).filter((c) => c.kind === kind).map((c) => `${c.action} ${c.subject}`);
     expect(doc.hosts.map((h) => said(h, 'link-address'))).toEqual(FRESH.map(() => ['remove ib0', 'remove ib1']));
     expect(doc.hosts.map((h) => said(h, 'main-route'))).toEqual(FRESH.map(() => []));
     // Counted as deploy counts them, key by key: 8 sysctls set, 8 reset (not "2", the NICs).
-    expect(doc.hosts.map((h) => said(h, 'sysctl'))).toEqual(FRESH.map(() => [...Array(4).fill('reset ib0'), ...Array(4).fill('reset ib1')]));
+    expect(doc.hosts.map((h) => said(h, 'sysctl'))).toEqual(
+      FRESH.map(() => [...Array(4).fill('reset ib0'), ...Array(4).fill('reset ib1')]),
+    );
     expect(await nicState(60)).toBe('/etc/netplan:\n99-netcfg.yaml');
     expect(await nicState(61)).toBe('/etc/netplan:\n01-network-manager-all.yaml');
     expect(await nicState(62)).toBe('/etc/network/interfaces.d:');
     // netplan's NICs were down when they arrived: down again.
     expect(await sh(60, 'ip -o link show dev ib0')).not.toMatch(/[<,]UP[,>]/);
-    expect(json(await run('rollback', '--hosts', '60-62', '--json')).hosts.map((h) => h.status)).toEqual(FRESH.map(() => 'unchanged'));
+    expect(json(await run('rollback', '--hosts', '60-62', '--json')).hosts.map((h) => h.status)).toEqual(
+      FRESH.map(() => 'unchanged'),
+    );
     // The configured hosts stay deployed.
     const status = json(await run('status', '--hosts', '63-64', '--json'));
     expect(status.hosts.map((h) => h.status)).toEqual(['ok', 'ok']);
@@ -155,16 +194,24 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
   it('refused before anything changes, the others left deployed: a conflicting address, an unsourced interfaces.d, connected mode on mlx5', async () => {
     await sh(61, 'ip addr add 172.16.61.9/16 dev ib0');
     await sh(62, "sed -i '/^source /d' /etc/network/interfaces");
-    const inventory = variant('connected.yaml', (t) => t.replace('60: {name: node60, address:', '60: {links: {mode: connected}, name: node60, address:'));
+    const inventory = variant('connected.yaml', (t) =>
+      t.replace('60: {name: node60, address:', '60: {links: {mode: connected}, name: node60, address:'),
+    );
     try {
       const before = await Promise.all(FRESH.map(nicState));
       const result = await ibfleet(['-i', inventory, 'deploy', '--hosts', 'all', '--json']);
       expect(result.code).toBe(1);
       const doc = json(result);
       const error = (id: number) => doc.hosts.find((h) => h.id === id)!.error ?? '';
-      expect(error(60)).toContain('plan: ib0: mode connected is refused: ib0 runs enhanced IPoIB (mlx5_0, ConnectX-4 or later;');
-      expect(error(61)).toBe('plan: ib0 carries 172.16.61.9/16, but the convention gives NIC 1 of host 61 172.16.61.1/16');
-      expect(error(62)).toBe('plan: /etc/network/interfaces does not source /etc/network/interfaces.d, where ibfleet puts the stanzas for ib0, ib1; add the line "source /etc/network/interfaces.d/*" to it (Debian\'s default has it)');
+      expect(error(60)).toContain(
+        'plan: ib0: mode connected is refused: ib0 runs enhanced IPoIB (mlx5_0, ConnectX-4 or later;',
+      );
+      expect(error(61)).toBe(
+        'plan: ib0 carries 172.16.61.9/16, but the convention gives NIC 1 of host 61 172.16.61.1/16',
+      );
+      expect(error(62)).toBe(
+        'plan: /etc/network/interfaces does not source /etc/network/interfaces.d, where ibfleet puts the stanzas for ib0, ib1; add the line "source /etc/network/interfaces.d/*" to it (Debian\'s default has it)',
+      );
       expect(doc.hosts.filter((h) => h.id > 62).map((h) => h.status)).toEqual(['unchanged', 'unchanged']);
       expect(await Promise.all(FRESH.map(nicState))).toEqual(before);
     } finally {
@@ -175,8 +222,25 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
 
   it('onboard --cpu 61 --mem 60 --owner bob: from nothing to a verified pair in the inventory, which a boot keeps', async () => {
     const inventory = join(work, 'students.yaml');
-    writeFileSync(inventory, `# The lab's students (comments stay).\nfabric:\n  subnet: 172.16.0.0/16\n  nics: 2\ndefaults:\n  user: root\nssh:\n  knownHosts: ${lab().knownHostsPath}\n  identityFile: ${lab().identityPath}\nhosts: {}\n`);
-    const onboard = await ibfleet(['-i', inventory, 'onboard', '--cpu', '61', '--mem', '60', '--owner', 'bob', '--cpu-address', LAB.address(61), '--mem-address', LAB.address(60)]);
+    writeFileSync(
+      inventory,
+      `# The lab's students (comments stay).\nfabric:\n  subnet: 172.16.0.0/16\n  nics: 2\ndefaults:\n  user: root\nssh:\n  knownHosts: ${lab().knownHostsPath}\n  identityFile: ${lab().identityPath}\nhosts: {}\n`,
+    );
+    const onboard = await ibfleet([
+      '-i',
+      inventory,
+      'onboard',
+      '--cpu',
+      '61',
+      '--mem',
+      '60',
+      '--owner',
+      'bob',
+      '--cpu-address',
+      LAB.address(61),
+      '--mem-address',
+      LAB.address(60),
+    ]);
     expect(onboard.code, onboard.stdout + onboard.stderr).toBe(0);
     expect(onboard.stdout).toContain('NIC 1 ib0 no address yet (gets 172.16.61.1/16)');
     expect(onboard.stdout).toContain('rping -c -I 172.16.61.2 -a 172.16.60.2 -p 7174 -C 10 -v');
@@ -184,7 +248,11 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
     expect(text).toContain("# The lab's students (comments stay).");
     // The OS onboard read off the host: the release netplan hosts emulate, or the suite's own (test/e2e/on-suite).
     const os = testSuite() === undefined ? 'Ubuntu 18\\.04\\.6 LTS' : `Debian GNU/Linux \\d+ \\(${testSuite()}\\)`;
-    expect(text).toMatch(new RegExp(`60: \\{ name: node60, address: [\\d.]+, role: mem \\} # bob's mem server: ${os}, netplan \\(detected\\)`));
+    expect(text).toMatch(
+      new RegExp(
+        `60: \\{ name: node60, address: [\\d.]+, role: mem \\} # bob's mem server: ${os}, netplan \\(detected\\)`,
+      ),
+    );
     expect(text).toContain('  - { owner: bob, cpu: 61, mem: 60 }');
     const verify = json<JsonRun>(await ibfleet(['-i', inventory, 'verify', '--pair', 'bob', '--rping', '--json']));
     expect(verify.matrix!.filter((c) => !c.ok)).toEqual([]);

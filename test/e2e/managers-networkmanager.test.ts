@@ -32,110 +32,145 @@ noteIfNotRoot('test/e2e/managers-networkmanager.test.ts (the real NetworkManager
 
 /** The machine's own links, routes and rules, leaving out every lab's one link (other suites' labs come and go meanwhile). */
 async function machineNetwork(): Promise<string> {
-  const links = (await run(['ip', '-o', 'link', 'show'])).stdout.split('\n').map((l) => l.split(':')[1]?.trim().replace(/@.*/, '') ?? '');
+  const links = (await run(['ip', '-o', 'link', 'show'])).stdout
+    .split('\n')
+    .map((l) => l.split(':')[1]?.trim().replace(/@.*/, '') ?? '');
   const routes = (await run(['ip', '-4', 'route', 'show', 'table', 'all'])).stdout.split('\n');
   const rules = (await run(['ip', '-4', 'rule', 'show'])).stdout;
-  return [...links.filter((l) => l && !l.startsWith('ibfl-')), ...routes.filter((r) => r && !/ dev ibfl-/.test(r) && !/^local 198\.19\.255\.254 /.test(r)), rules].sort().join('\n');
+  return [
+    ...links.filter((l) => l && !l.startsWith('ibfl-')),
+    ...routes.filter((r) => r && !/ dev ibfl-/.test(r) && !/^local 198\.19\.255\.254 /.test(r)),
+    rules,
+  ]
+    .sort()
+    .join('\n');
 }
 
 const machineBefore = IS_ROOT ? machineNetwork() : Promise.resolve('');
 
-describe.skipIf(!IS_ROOT)('NetworkManager hosts: the routing survives what NetworkManager and an admin do (needs root)', () => {
-  const lab = useLab({ name: LAB.name, mgmtSubnet: LAB.mgmtSubnet, hosts: HOSTS, managers: { 16: 'networkmanager', 17: 'networkmanager' } });
-  const m = managerLab(lab);
-  const nics = (id: number) => lab().hosts.find((h) => h.id === id)!.interfaces;
+describe.skipIf(!IS_ROOT)(
+  'NetworkManager hosts: the routing survives what NetworkManager and an admin do (needs root)',
+  () => {
+    const lab = useLab({
+      name: LAB.name,
+      mgmtSubnet: LAB.mgmtSubnet,
+      hosts: HOSTS,
+      managers: { 16: 'networkmanager', 17: 'networkmanager' },
+    });
+    const m = managerLab(lab);
+    const nics = (id: number) => lab().hosts.find((h) => h.id === id)!.interfaces;
 
-  it('the real NetworkManager runs in each host\'s namespaces, never in the machine\'s, and the machine gained one link and one route', async () => {
-    const machineNet = (await readlink('/proc/self/ns/net'));
-    for (const id of HOSTS) {
-      const daemons = await hostDaemons(LAB.name, id);
-      expect(daemons.map((d) => d.command.split(' ')[0]).sort()).toEqual(expect.arrayContaining(['NetworkManager', 'dbus-daemon', 'bash']));
-      for (const d of daemons) expect(await readlink(`/proc/${d.pid}/ns/net`)).not.toBe(machineNet);
-    }
-    // No NetworkManager, networkd or D-Bus of the lab's in the machine's own network namespace.
-    const inMachine: string[] = [];
-    for (const pid of (await readdir('/proc')).filter((e) => /^\d+$/.test(e))) {
-      const [net, exe] = await Promise.all([readlink(`/proc/${pid}/ns/net`).catch(() => ''), readlink(`/proc/${pid}/exe`).catch(() => '')]);
-      if (net === machineNet && /\/(NetworkManager|systemd-networkd|networkd-dispatcher|nm-dispatcher)$/.test(exe)) inMachine.push(`${pid} ${exe}`);
-    }
-    expect(inMachine).toEqual([]);
-    expect(await machineNetwork()).toBe(await machineBefore);
-  });
+    it("the real NetworkManager runs in each host's namespaces, never in the machine's, and the machine gained one link and one route", async () => {
+      const machineNet = await readlink('/proc/self/ns/net');
+      for (const id of HOSTS) {
+        const daemons = await hostDaemons(LAB.name, id);
+        expect(daemons.map((d) => d.command.split(' ')[0]).sort()).toEqual(
+          expect.arrayContaining(['NetworkManager', 'dbus-daemon', 'bash']),
+        );
+        for (const d of daemons) expect(await readlink(`/proc/${d.pid}/ns/net`)).not.toBe(machineNet);
+      }
+      // No NetworkManager, networkd or D-Bus of the lab's in the machine's own network namespace.
+      const inMachine: string[] = [];
+      for (const pid of (await readdir('/proc')).filter((e) => /^\d+$/.test(e))) {
+        const [net, exe] = await Promise.all([
+          readlink(`/proc/${pid}/ns/net`).catch(() => ''),
+          readlink(`/proc/${pid}/exe`).catch(() => ''),
+        ]);
+        if (net === machineNet && /\/(NetworkManager|systemd-networkd|networkd-dispatcher|nm-dispatcher)$/.test(exe))
+          inMachine.push(`${pid} ${exe}`);
+      }
+      expect(inMachine).toEqual([]);
+      expect(await machineNetwork()).toBe(await machineBefore);
+    });
 
-  it('deploy: status ok and every NIC reaches every NIC', async () => {
-    const deployed = await m.run('deploy', '--hosts', 'all', '--playbook', m.persisted, '--json');
-    expect(deployed.code, deployed.stdout + deployed.stderr).toBe(0);
-    await m.expectHealthy('deploy');
-  });
+    it('deploy: status ok and every NIC reaches every NIC', async () => {
+      const deployed = await m.run('deploy', '--hosts', 'all', '--playbook', m.persisted, '--json');
+      expect(deployed.code, deployed.stdout + deployed.stderr).toBe(0);
+      await m.expectHealthy('deploy');
+    });
 
-  it('a boot: NetworkManager brings the NICs up and its dispatcher runs the hook', async () => {
-    const reboots = await labReboot(LAB.name, HOSTS);
-    expect(reboots.map((r) => [r.id, r.ok, r.hooks])).toEqual(HOSTS.map((id) => [id, true, ['50-ibfleet-routes']]));
-    await m.untilOk(SETTLE_MS);
-    await m.expectHealthy('reboot');
-  });
+    it('a boot: NetworkManager brings the NICs up and its dispatcher runs the hook', async () => {
+      const reboots = await labReboot(LAB.name, HOSTS);
+      expect(reboots.map((r) => [r.id, r.ok, r.hooks])).toEqual(HOSTS.map((id) => [id, true, ['50-ibfleet-routes']]));
+      await m.untilOk(SETTLE_MS);
+      await m.expectHealthy('reboot');
+    });
 
-  it('a carrier flap of each NIC', async () => {
-    for (const nic of nics(16)) expect((await labFlap(LAB.name, 16, nic)).settled).toBe(true);
-    await m.untilOk(SETTLE_MS);
-    await m.expectHealthy('flaps');
-  });
+    it('a carrier flap of each NIC', async () => {
+      for (const nic of nics(16)) expect((await labFlap(LAB.name, 16, nic)).settled).toBe(true);
+      await m.untilOk(SETTLE_MS);
+      await m.expectHealthy('flaps');
+    });
 
-  it('nmcli device reapply of each NIC, and nmcli connection up: NetworkManager puts its main-table route back, the hook takes it out again', async () => {
-    for (const nic of nics(16)) expect(await m.sh(16, `nmcli device reapply ${nic} && sleep 1`)).toContain('successfully reapplied');
-    await m.untilOk(SETTLE_MS);
-    expect(await m.sh(16, `nmcli connection up ${nics(16)[1]} && sleep 1`)).toContain('successfully activated');
-    await m.untilOk(SETTLE_MS);
-    await m.expectHealthy('reapply and connection up');
-  });
+    it('nmcli device reapply of each NIC, and nmcli connection up: NetworkManager puts its main-table route back, the hook takes it out again', async () => {
+      for (const nic of nics(16))
+        expect(await m.sh(16, `nmcli device reapply ${nic} && sleep 1`)).toContain('successfully reapplied');
+      await m.untilOk(SETTLE_MS);
+      expect(await m.sh(16, `nmcli connection up ${nics(16)[1]} && sleep 1`)).toContain('successfully activated');
+      await m.untilOk(SETTLE_MS);
+      await m.expectHealthy('reapply and connection up');
+    });
 
-  it('a restart of NetworkManager', async () => {
-    expect((await labRestartManager(LAB.name, 16)).ok).toBe(true);
-    await m.untilOk(SETTLE_MS);
-    await m.expectHealthy('restart');
-  });
+    it('a restart of NetworkManager', async () => {
+      expect((await labRestartManager(LAB.name, 16)).ok).toBe(true);
+      await m.untilOk(SETTLE_MS);
+      await m.expectHealthy('restart');
+    });
 
-  it('an admin link flap inside the carrier grace announces nothing: status shows the drift, the repair timer ends it within its bound', async () => {
-    const nic = nics(16)[0]!;
-    // Right after a repair run has finished, so the next is a whole interval away and status sees the drift.
-    const runs = async () => (await m.sh(16, `grep -c 'ibfleet-routes-repair.service: exit' ${TIMERS_LOG} || true`)).trim();
-    const before = await runs();
-    await waitFor(async () => (await runs()) !== before, REPAIR_BOUND_MS);
-    // The kernel drops the table route with the link; no hook runs for it.
-    expect(await m.sh(16, `ip link set ${nic} down; ip link set ${nic} up; sleep 0.5; ip -4 route show table 941 | wc -l`)).toBe('0');
-    const drift = await m.status();
-    expect(drift.statuses[16]).toBe('drift');
-    // The kernel dropped the table route with the link; NetworkManager puts its own main-table route back (soon after).
-    expect(drift.reasons).toEqual(expect.arrayContaining([`16: ${nic}: table 941 is empty (missing table route)`]));
-    const took = await m.untilOk(REPAIR_BOUND_MS);
-    expect(took).toBeLessThan(REPAIR_BOUND_MS);
-    await m.expectHealthy('the repair');
-  });
+    it('an admin link flap inside the carrier grace announces nothing: status shows the drift, the repair timer ends it within its bound', async () => {
+      const nic = nics(16)[0]!;
+      // Right after a repair run has finished, so the next is a whole interval away and status sees the drift.
+      const runs = async () =>
+        (await m.sh(16, `grep -c 'ibfleet-routes-repair.service: exit' ${TIMERS_LOG} || true`)).trim();
+      const before = await runs();
+      await waitFor(async () => (await runs()) !== before, REPAIR_BOUND_MS);
+      // The kernel drops the table route with the link; no hook runs for it.
+      expect(
+        await m.sh(16, `ip link set ${nic} down; ip link set ${nic} up; sleep 0.5; ip -4 route show table 941 | wc -l`),
+      ).toBe('0');
+      const drift = await m.status();
+      expect(drift.statuses[16]).toBe('drift');
+      // The kernel dropped the table route with the link; NetworkManager puts its own main-table route back (soon after).
+      expect(drift.reasons).toEqual(expect.arrayContaining([`16: ${nic}: table 941 is empty (missing table route)`]));
+      const took = await m.untilOk(REPAIR_BOUND_MS);
+      expect(took).toBeLessThan(REPAIR_BOUND_MS);
+      await m.expectHealthy('the repair');
+    });
 
-  it('without persistence the same events show the bug: drift and failing cells', async () => {
-    expect((await m.run('rollback', '--hosts', 'all', '--json')).code).toBe(0);
-    expect((await m.run('deploy', '--hosts', 'all', '--playbook', m.unpersisted, '--json')).code).toBe(0);
-    expect((await m.status(m.unpersisted)).reasons).toEqual([]);
+    it('without persistence the same events show the bug: drift and failing cells', async () => {
+      expect((await m.run('rollback', '--hosts', 'all', '--json')).code).toBe(0);
+      expect((await m.run('deploy', '--hosts', 'all', '--playbook', m.unpersisted, '--json')).code).toBe(0);
+      expect((await m.status(m.unpersisted)).reasons).toEqual([]);
 
-    await m.sh(16, `nmcli device reapply ${nics(16)[0]} && sleep 1`);
-    expect((await m.status(m.unpersisted)).reasons).toEqual([`16: ${nics(16)[0]}: main-table route to 172.16.0.0/16 is back`]);
+      await m.sh(16, `nmcli device reapply ${nics(16)[0]} && sleep 1`);
+      expect((await m.status(m.unpersisted)).reasons).toEqual([
+        `16: ${nics(16)[0]}: main-table route to 172.16.0.0/16 is back`,
+      ]);
 
-    const nic = nics(17)[1]!;
-    await m.sh(17, `ip link set ${nic} down; ip link set ${nic} up; sleep 1`);
-    await new Promise((r) => setTimeout(r, 8000));
-    expect((await m.status(m.unpersisted)).reasons).toEqual(expect.arrayContaining([`17: ${nic}: table 942 is empty (missing table route)`]));
+      const nic = nics(17)[1]!;
+      await m.sh(17, `ip link set ${nic} down; ip link set ${nic} up; sleep 1`);
+      await new Promise((r) => setTimeout(r, 8000));
+      expect((await m.status(m.unpersisted)).reasons).toEqual(
+        expect.arrayContaining([`17: ${nic}: table 942 is empty (missing table route)`]),
+      );
 
-    await labReboot(LAB.name, HOSTS);
-    expect(Object.values((await m.status(m.unpersisted)).statuses)).toEqual(['drift', 'drift']);
-    expect((await m.failingCells()).length).toBeGreaterThan(0);
-  });
+      await labReboot(LAB.name, HOSTS);
+      expect(Object.values((await m.status(m.unpersisted)).statuses)).toEqual(['drift', 'drift']);
+      expect((await m.failingCells()).length).toBeGreaterThan(0);
+    });
 
-  it('lab down ends every daemon by PID and leaves the machine\'s own links, routes and rules as they were', async () => {
-    const pids = (await Promise.all(HOSTS.map((id) => hostDaemons(LAB.name, id)))).flat().map((d) => d.pid);
-    expect(pids.length).toBeGreaterThanOrEqual(6);
-    expect((await labDown(LAB.name)).found).toBe(true);
-    // A process that has ended (a zombie not yet reaped included) has no namespaces left.
-    for (const pid of pids) expect(await readlink(`/proc/${pid}/ns/net`).then(() => `${pid} alive`).catch(() => 'gone')).toBe('gone');
-    expect(await machineNetwork()).toBe(await machineBefore);
-  });
-});
+    it("lab down ends every daemon by PID and leaves the machine's own links, routes and rules as they were", async () => {
+      const pids = (await Promise.all(HOSTS.map((id) => hostDaemons(LAB.name, id)))).flat().map((d) => d.pid);
+      expect(pids.length).toBeGreaterThanOrEqual(6);
+      expect((await labDown(LAB.name)).found).toBe(true);
+      // A process that has ended (a zombie not yet reaped included) has no namespaces left.
+      for (const pid of pids)
+        expect(
+          await readlink(`/proc/${pid}/ns/net`)
+            .then(() => `${pid} alive`)
+            .catch(() => 'gone'),
+        ).toBe('gone');
+      expect(await machineNetwork()).toBe(await machineBefore);
+    });
+  },
+);

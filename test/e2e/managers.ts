@@ -47,23 +47,36 @@ export function managerLab(lab: () => LabInfo): ManagerLab {
   const unpersisted = join(work, 'no-persist.yaml');
   // Nothing persisted: no hook, and no sysctl file either — the lab's boot applies /etc/sysctl.d to
   // each NIC as udev would, and loose rp_filter alone would let ping through the wrong NIC.
-  writeFileSync(unpersisted, shipped.replace(/^ {2}- persist$/m, '').replace(/^ {2}- fabric-sysctl:\n(?: {6}.*\n)+/m, '').replace('name: dual-ib-routing', 'name: no-persist'));
+  writeFileSync(
+    unpersisted,
+    shipped
+      .replace(/^ {2}- persist$/m, '')
+      .replace(/^ {2}- fabric-sysctl:\n(?: {6}.*\n)+/m, '')
+      .replace('name: dual-ib-routing', 'name: no-persist'),
+  );
 
   const run = (...args: string[]) => ibfleet(['-i', lab().inventoryPath, ...args]);
   const runOn = (inventory: string, ...args: string[]) => ibfleet(['-i', inventory, ...args]);
   const variant = (name: string, edit: (text: string) => string) => {
-    const text = readFileSync(lab().inventoryPath, 'utf8').replace('knownHosts: known_hosts', `knownHosts: ${lab().knownHostsPath}`).replace('identityFile: id_ed25519', `identityFile: ${lab().identityPath}`);
+    const text = readFileSync(lab().inventoryPath, 'utf8')
+      .replace('knownHosts: known_hosts', `knownHosts: ${lab().knownHostsPath}`)
+      .replace('identityFile: id_ed25519', `identityFile: ${lab().identityPath}`);
     const path = join(work, name);
     writeFileSync(path, edit(text));
     return path;
   };
   const status = async (playbook = persisted) => {
     const doc = json(await run('status', '--playbook', playbook, '--json'));
-    return { statuses: statuses(doc), reasons: doc.hosts.flatMap((h) => (h.reasons ?? []).map((r) => `${h.id}: ${r}`)) };
+    return {
+      statuses: statuses(doc),
+      reasons: doc.hosts.flatMap((h) => (h.reasons ?? []).map((r) => `${h.id}: ${r}`)),
+    };
   };
   const failingCells = async () => {
     const doc = json<JsonRun>(await run('verify', '--no-rping', '--json'));
-    return doc.matrix!.filter((c) => !c.ok).map((c) => `${c.from.host}.${c.from.nic} → ${c.to.host}.${c.to.nic}: ${c.detail}`);
+    return doc
+      .matrix!.filter((c) => !c.ok)
+      .map((c) => `${c.from.host}.${c.from.nic} → ${c.to.host}.${c.to.nic}: ${c.detail}`);
   };
   const allOk = (s: Record<number, string>) => Object.values(s).every((v) => v === 'ok');
   return {
@@ -86,7 +99,8 @@ export function managerLab(lab: () => LabInfo): ManagerLab {
       for (;;) {
         const s = await status();
         if (allOk(s.statuses)) return Date.now() - started;
-        if (Date.now() - started > timeoutMs) throw new Error(`still drifting after ${timeoutMs} ms: ${s.reasons.join('; ')}`);
+        if (Date.now() - started > timeoutMs)
+          throw new Error(`still drifting after ${timeoutMs} ms: ${s.reasons.join('; ')}`);
         await new Promise((r) => setTimeout(r, 500));
       }
     },

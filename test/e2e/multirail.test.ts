@@ -29,7 +29,13 @@ type StatusRun = Omit<JsonRun, 'hosts'> & { hosts: (JsonRun['hosts'][number] & {
 noteIfNotRoot('test/e2e/multirail.test.ts (8-NIC hosts on every manager)');
 
 describe.skipIf(!IS_ROOT)('multi-rail GPU nodes: 3 hosts × 8 NICs, one per manager (needs root)', () => {
-  const lab = useLab({ name: LAB.name, mgmtSubnet: LAB.mgmtSubnet, hosts: HOSTS, managers: { 16: 'networkmanager', 34: 'netplan', 40: 'ifupdown' }, nics: { all: 8 } });
+  const lab = useLab({
+    name: LAB.name,
+    mgmtSubnet: LAB.mgmtSubnet,
+    hosts: HOSTS,
+    managers: { 16: 'networkmanager', 34: 'netplan', 40: 'ifupdown' },
+    nics: { all: 8 },
+  });
   const run = (...args: string[]) => ibfleet(['-i', lab().inventoryPath, ...args]);
   const verify = async (...args: string[]) => {
     const result = await run('verify', '--json', ...args);
@@ -37,14 +43,28 @@ describe.skipIf(!IS_ROOT)('multi-rail GPU nodes: 3 hosts × 8 NICs, one per mana
   };
   const status = async (playbook: string) => json<StatusRun>(await run('status', '--playbook', playbook, '--json'));
   const sh = async (id: number, script: string) => (await labExec(lab().name, id, ['sh', '-c', script])).stdout.trim();
-  const failing = (cells: readonly Cell[]) => cells.filter((c) => c.ok !== true).map((c) => `${c.method} ${c.from.host}.${c.from.nic} → ${c.to.host}.${c.to.nic}: ${c.detail}`);
+  const failing = (cells: readonly Cell[]) =>
+    cells
+      .filter((c) => c.ok !== true)
+      .map((c) => `${c.method} ${c.from.host}.${c.from.nic} → ${c.to.host}.${c.to.nic}: ${c.detail}`);
   /** Each host's source rules and the routes of tables 941–948, as `ip` lists them. */
-  const routing = (id: number) => sh(id, `ip -4 rule show | grep -v -e '^0:' -e '^32766:' -e '^32767:'; for t in ${TABLES.join(' ')}; do ip -4 route show table $t | sed "s/^/$t: /"; done`);
+  const routing = (id: number) =>
+    sh(
+      id,
+      `ip -4 rule show | grep -v -e '^0:' -e '^32766:' -e '^32767:'; for t in ${TABLES.join(' ')}; do ip -4 route show table $t | sed "s/^/$t: /"; done`,
+    );
   const expectDeployed = async (step: string) => {
     for (const id of HOSTS) {
       const text = await routing(id);
-      expect(text.match(/^94\d:\s+from 172\.16\.\d+\.\d+ lookup 94\d/gm), `${step}: rules of ${id}`).toEqual(RAILS.map((n) => expect.stringMatching(new RegExp(`^${940 + n}:\\s+from 172\\.16\\.${id}\\.${n} lookup ${940 + n}`))));
-      for (const n of RAILS) expect(text, `${step}: table ${940 + n} of ${id}`).toMatch(new RegExp(`^${940 + n}: 172\\.16\\.0\\.0/16 dev ${IFACES[n - 1]} .*src 172\\.16\\.${id}\\.${n}`, 'm'));
+      expect(text.match(/^94\d:\s+from 172\.16\.\d+\.\d+ lookup 94\d/gm), `${step}: rules of ${id}`).toEqual(
+        RAILS.map((n) =>
+          expect.stringMatching(new RegExp(`^${940 + n}:\\s+from 172\\.16\\.${id}\\.${n} lookup ${940 + n}`)),
+        ),
+      );
+      for (const n of RAILS)
+        expect(text, `${step}: table ${940 + n} of ${id}`).toMatch(
+          new RegExp(`^${940 + n}: 172\\.16\\.0\\.0/16 dev ${IFACES[n - 1]} .*src 172\\.16\\.${id}\\.${n}`, 'm'),
+        );
     }
   };
 
@@ -52,39 +72,57 @@ describe.skipIf(!IS_ROOT)('multi-rail GPU nodes: 3 hosts × 8 NICs, one per mana
     expect(lab().hosts.map((h) => h.nics.map((n) => n.iface))).toEqual([IFACES, IFACES, IFACES]);
     const doc = await status(HOOK);
     for (const id of HOSTS) {
-      expect(doc.hosts.find((h) => h.id === id)!.fabric!.map((n) => `${n.iface} ${n.device}/${n.port} ${n.state}`)).toEqual(IFACES.map((iface, i) => `${iface} ${DEVICES[i]}/1 ACTIVE`));
+      expect(
+        doc.hosts.find((h) => h.id === id)!.fabric!.map((n) => `${n.iface} ${n.device}/${n.port} ${n.state}`),
+      ).toEqual(IFACES.map((iface, i) => `${iface} ${DEVICES[i]}/1 ACTIVE`));
     }
   });
 
-  it('before deploy the seeds\' failure is live on every rail but the first: of the full matrix only NIC 1 ↔ NIC 1 passes, every cell touching NICs 2–8 fails, folded under one cause', async () => {
+  it("before deploy the seeds' failure is live on every rail but the first: of the full matrix only NIC 1 ↔ NIC 1 passes, every cell touching NICs 2–8 fails, folded under one cause", async () => {
     const { code, doc } = await verify('--no-rping');
     expect(code).toBe(1);
     expect(doc.matrixMode).toBe('full');
     expect(doc.matrix).toHaveLength(3 * 2 * 8 * 8);
-    for (const c of doc.matrix) expect(c.ok, `${c.from.ip} → ${c.to.ip}: ${c.detail}`).toBe(c.from.nic === 1 && c.to.nic === 1);
-    expect(doc.matrix.filter((c) => !c.ok).every((c) => c.causes?.some((cause) => cause.kind === 'routing-missing'))).toBe(true);
+    for (const c of doc.matrix)
+      expect(c.ok, `${c.from.ip} → ${c.to.ip}: ${c.detail}`).toBe(c.from.nic === 1 && c.to.nic === 1);
+    expect(
+      doc.matrix.filter((c) => !c.ok).every((c) => c.causes?.some((cause) => cause.kind === 'routing-missing')),
+    ).toBe(true);
     const plain = await run('verify', '--no-rping', '--no-log');
-    expect(plain.stdout).toContain('by rail (NIC n → NIC n): 1 6/6 · 2 0/6 · 3 0/6 · 4 0/6 · 5 0/6 · 6 0/6 · 7 0/6 · 8 0/6 · across rails 0/336 passed');
+    expect(plain.stdout).toContain(
+      'by rail (NIC n → NIC n): 1 6/6 · 2 0/6 · 3 0/6 · 4 0/6 · 5 0/6 · 6 0/6 · 7 0/6 · 8 0/6 · across rails 0/336 passed',
+    );
     expect(plain.stdout).toContain('  - 378 cells: no per-NIC routing on 24 NICs — ibfleet deploy --hosts 16,34,40');
   });
 
-  it('before deploy rping fails on rails 2–8 with RDMA CM\'s event, and passes on rail 1', async () => {
+  it("before deploy rping fails on rails 2–8 with RDMA CM's event, and passes on rail 1", async () => {
     const { doc } = await verify('--rail', '--rping');
     const rping = doc.matrix.filter((c) => c.method === 'rping');
     expect(rping).toHaveLength(3 * 2 * 8);
     for (const c of rping) expect(c.ok, `${c.from.ip} → ${c.to.ip}: ${c.detail}`).toBe(c.from.nic === 1);
-    for (const c of rping.filter((x) => !x.ok)) expect(c.detail).toMatch(/^(REJECTED|UNREACHABLE|ADDR_ERROR) \(error -?\d+\)/);
+    for (const c of rping.filter((x) => !x.ok))
+      expect(c.detail).toMatch(/^(REJECTED|UNREACHABLE|ADDR_ERROR) \(error -?\d+\)/);
   });
 
-  it('deploy --hosts all gives each host 8 rules and tables 941–948, the sysctls on all 8 NICs and its manager\'s hook; a second deploy changes nothing', async () => {
+  it("deploy --hosts all gives each host 8 rules and tables 941–948, the sysctls on all 8 NICs and its manager's hook; a second deploy changes nothing", async () => {
     const first = json(await run('deploy', '--hosts', 'all', '--json'));
     expect(statuses(first)).toEqual({ 16: 'changed', 34: 'changed', 40: 'changed' });
     await expectDeployed('deploy');
-    for (const id of HOSTS) expect(await sh(id, `for i in ${IFACES.join(' ')}; do printf '%s ' $(cat /proc/sys/net/ipv4/conf/$i/arp_ignore /proc/sys/net/ipv4/conf/$i/rp_filter); done`)).toBe(IFACES.map(() => '2 2').join(' '));
+    for (const id of HOSTS)
+      expect(
+        await sh(
+          id,
+          `for i in ${IFACES.join(' ')}; do printf '%s ' $(cat /proc/sys/net/ipv4/conf/$i/arp_ignore /proc/sys/net/ipv4/conf/$i/rp_filter); done`,
+        ),
+      ).toBe(IFACES.map(() => '2 2').join(' '));
     expect(await sh(16, 'ls /etc/NetworkManager/dispatcher.d')).toContain('50-ibfleet-routes');
     expect(await sh(34, 'ls /etc/networkd-dispatcher/routable.d')).toContain('50-ibfleet-routes');
     expect(await sh(40, 'ls /etc/network/if-up.d')).toContain('ibfleet-routes');
-    expect(statuses(json(await run('deploy', '--hosts', 'all', '--json')))).toEqual({ 16: 'unchanged', 34: 'unchanged', 40: 'unchanged' });
+    expect(statuses(json(await run('deploy', '--hosts', 'all', '--json')))).toEqual({
+      16: 'unchanged',
+      34: 'unchanged',
+      40: 'unchanged',
+    });
     expect(statuses(await status(HOOK))).toEqual({ 16: 'ok', 34: 'ok', 40: 'ok' });
   });
 
@@ -95,7 +133,10 @@ describe.skipIf(!IS_ROOT)('multi-rail GPU nodes: 3 hosts × 8 NICs, one per mana
     const rails = await verify('--rail', '--rping');
     expect(rails.doc.matrixMode).toBe('rail');
     expect(failing(rails.doc.matrix)).toEqual([]);
-    expect(rails.doc.matrix.map((c) => c.method).sort()).toEqual([...Array(48).fill('ping'), ...Array(48).fill('rping')]);
+    expect(rails.doc.matrix.map((c) => c.method).sort()).toEqual([
+      ...Array(48).fill('ping'),
+      ...Array(48).fill('rping'),
+    ]);
     expect(rails.code).toBe(0);
   });
 
@@ -115,25 +156,37 @@ describe.skipIf(!IS_ROOT)('multi-rail GPU nodes: 3 hosts × 8 NICs, one per mana
       expect(doc.hosts.find((h) => h.id === 34)!.reasons[0]).toMatch(/^ibp18s0 → mlx5_1\/1 is DOWN \(Disabled\)/);
       const plain = await run('verify', '--rail', '--no-rping', '--no-log');
       expect(plain.code).toBe(1);
-      expect(plain.stdout).toContain('by rail (NIC n → NIC n): 1 6/6 · 2 6/6 · 3 6/6 · 4 6/6 · 5 2/6 · 6 6/6 · 7 6/6 · 8 6/6 passed');
-      expect(plain.stdout).toMatch(/^ {2}- 4 cells: 34\/ibp18s0: port mlx5_1\/1 is DOWN \(Disabled\): the port is disabled: enable it \(ibportstate … enable, or on the switch\)$/m);
+      expect(plain.stdout).toContain(
+        'by rail (NIC n → NIC n): 1 6/6 · 2 6/6 · 3 6/6 · 4 6/6 · 5 2/6 · 6 6/6 · 7 6/6 · 8 6/6 passed',
+      );
+      expect(plain.stdout).toMatch(
+        /^ {2}- 4 cells: 34\/ibp18s0: port mlx5_1\/1 is DOWN \(Disabled\): the port is disabled: enable it \(ibportstate … enable, or on the switch\)$/m,
+      );
     } finally {
       await labPort(lab().name, 34, 'ibp18s0', { state: 'active' });
     }
-    expect(await waitUntil(async () => Object.values(statuses(await status(HOOK))).every((s) => s === 'ok'), 45_000, 1000), 'status ok again within 45 s').toBe(true);
+    expect(
+      await waitUntil(async () => Object.values(statuses(await status(HOOK))).every((s) => s === 'ok'), 45_000, 1000),
+      'status ok again within 45 s',
+    ).toBe(true);
     expect(failing((await verify('--rail', '--no-rping')).doc.matrix)).toEqual([]);
   });
 
-  it('native persistence at 8 NICs: each NetworkManager profile and the netplan file carry their NIC\'s table and rule (ifupdown keeps the hook); a reboot keeps them', async () => {
+  it("native persistence at 8 NICs: each NetworkManager profile and the netplan file carry their NIC's table and rule (ifupdown keeps the hook); a reboot keeps them", async () => {
     const deployed = json(await run('deploy', '--hosts', 'all', '--playbook', NATIVE, '--json'));
     // ifupdown has no native form: 40 keeps the hook, its files now naming the native playbook.
     expect(statuses(deployed)).toEqual({ 16: 'changed', 34: 'changed', 40: 'changed' });
     expect(await sh(40, 'ls /etc/network/if-up.d')).toContain('ibfleet-routes');
     for (const [i, iface] of IFACES.entries()) {
-      expect(await sh(16, `nmcli -g ipv4.routing-rules,ipv4.route-table connection show ${iface}`)).toBe(`priority ${941 + i} from 172.16.16.${i + 1} table ${941 + i}\n${941 + i}`);
+      expect(await sh(16, `nmcli -g ipv4.routing-rules,ipv4.route-table connection show ${iface}`)).toBe(
+        `priority ${941 + i} from 172.16.16.${i + 1} table ${941 + i}\n${941 + i}`,
+      );
     }
     const netplan = await sh(34, 'cat /etc/netplan/60-ibfleet.yaml');
-    for (const n of RAILS) expect(netplan).toContain(`      routing-policy:\n        - from: 172.16.34.${n}\n          table: ${940 + n}\n          priority: ${940 + n}`);
+    for (const n of RAILS)
+      expect(netplan).toContain(
+        `      routing-policy:\n        - from: 172.16.34.${n}\n          table: ${940 + n}\n          priority: ${940 + n}`,
+      );
     expect(await sh(16, 'ls /etc/NetworkManager/dispatcher.d')).not.toContain('ibfleet');
     await labReboot(lab().name, [16, 34]);
     await expectDeployed('native reboot');
@@ -141,11 +194,20 @@ describe.skipIf(!IS_ROOT)('multi-rail GPU nodes: 3 hosts × 8 NICs, one per mana
     expect(failing((await verify('--no-rping')).doc.matrix)).toEqual([]);
   });
 
-  it('rollback leaves none of it: no rule but the kernel\'s three, tables 941–948 empty, no profile property or file of ibfleet\'s; the seeds\' failure is back', async () => {
-    expect(statuses(json(await run('rollback', '--hosts', 'all', '--json')))).toEqual({ 16: 'changed', 34: 'changed', 40: 'changed' });
+  it("rollback leaves none of it: no rule but the kernel's three, tables 941–948 empty, no profile property or file of ibfleet's; the seeds' failure is back", async () => {
+    expect(statuses(json(await run('rollback', '--hosts', 'all', '--json')))).toEqual({
+      16: 'changed',
+      34: 'changed',
+      40: 'changed',
+    });
     for (const id of HOSTS) expect(await routing(id), `host ${id}`).toBe('');
     // Every profile: no routing rule, route table 0 (the main table) again.
-    expect(await sh(16, `for i in ${IFACES.join(' ')}; do nmcli -g ipv4.routing-rules,ipv4.route-table connection show $i; done | sort -u`)).toBe('0');
+    expect(
+      await sh(
+        16,
+        `for i in ${IFACES.join(' ')}; do nmcli -g ipv4.routing-rules,ipv4.route-table connection show $i; done | sort -u`,
+      ),
+    ).toBe('0');
     expect(await sh(34, 'ls /etc/netplan')).not.toContain('ibfleet');
     expect(await sh(40, 'ls /etc/network/if-up.d')).not.toContain('ibfleet');
     const { doc } = await verify('--rail', '--no-rping');

@@ -54,7 +54,8 @@ export function nativeLab(lab: () => LabInfo): NativeLab {
       for (;;) {
         const s = await status(playbook);
         if (allOk(s.statuses)) return Date.now() - started;
-        if (Date.now() - started > timeoutMs) throw new Error(`still drifting after ${timeoutMs} ms: ${s.reasons.join('; ')}`);
+        if (Date.now() - started > timeoutMs)
+          throw new Error(`still drifting after ${timeoutMs} ms: ${s.reasons.join('; ')}`);
         await new Promise((r) => setTimeout(r, 500));
       }
     },

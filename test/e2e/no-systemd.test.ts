@@ -15,23 +15,36 @@ import { REPAIR_BOUND_MS, managerLab } from './managers.js';
 
 const LAB = testLab('e2e-no-systemd');
 const HOSTS = [34, 35];
-const UNITS = '/etc/systemd/system/ibfleet-routes-repair.service /etc/systemd/system/ibfleet-routes-repair.timer /etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf';
+const UNITS =
+  '/etc/systemd/system/ibfleet-routes-repair.service /etc/systemd/system/ibfleet-routes-repair.timer /etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf';
 const TIMERS_LOG = '/run/ibfleet-lab-host/timers.log';
 
 noteIfNotRoot('test/e2e/no-systemd.test.ts (a netplan host without systemd)');
 
 describe.skipIf(!IS_ROOT)('a netplan host that systemd does not run (needs root)', () => {
-  const lab = useLab({ name: LAB.name, mgmtSubnet: LAB.mgmtSubnet, hosts: HOSTS, managers: { 34: 'netplan', 35: 'netplan' }, noSystemd: [35] });
+  const lab = useLab({
+    name: LAB.name,
+    mgmtSubnet: LAB.mgmtSubnet,
+    hosts: HOSTS,
+    managers: { 34: 'netplan', 35: 'netplan' },
+    noSystemd: [35],
+  });
   const m = managerLab(lab);
   // Deploy and status both with the shipped playbook's repair timer shortened (managers.ts).
-  const run = (command: 'deploy' | 'status' | 'rollback', ...args: string[]) => m.run(command, ...(command === 'rollback' ? [] : ['--playbook', m.persisted]), ...args);
+  const run = (command: 'deploy' | 'status' | 'rollback', ...args: string[]) =>
+    m.run(command, ...(command === 'rollback' ? [] : ['--playbook', m.persisted]), ...args);
   const unitsOn = (id: number) => m.sh(id, `for f in ${UNITS}; do [ -e "$f" ] && echo "$f"; done; true`);
 
   it('both keep what netplan generate wrote under /run/systemd/system; only 34 runs "systemd" (its PID 1 and systemctl say so)', async () => {
     for (const id of HOSTS) expect(await m.sh(id, 'ls -d /run/systemd/system')).toBe('/run/systemd/system');
     expect(await m.sh(34, 'systemctl is-system-running')).toBe('running');
-    expect(await m.sh(35, 'cat /proc/1/comm; systemctl is-system-running 2>/dev/null; echo "exit $?"')).toMatch(/^init\n(offline|unknown|)\n?exit 1$/);
-    expect(lab().hosts.map((h) => [h.id, h.systemd])).toEqual([[34, true], [35, false]]);
+    expect(await m.sh(35, 'cat /proc/1/comm; systemctl is-system-running 2>/dev/null; echo "exit $?"')).toMatch(
+      /^init\n(offline|unknown|)\n?exit 1$/,
+    );
+    expect(lab().hosts.map((h) => [h.id, h.systemd])).toEqual([
+      [34, true],
+      [35, false],
+    ]);
   });
 
   it('the plan says the periodic repair is not active on 35 and installs no timer there; 34 gets its timer', async () => {
@@ -92,16 +105,24 @@ describe.skipIf(!IS_ROOT)('a netplan host that systemd does not run (needs root)
   });
 
   it('repair units an earlier deploy left on 35 are stale there: drift, and deploy removes them without asking systemd', async () => {
-    await m.sh(35, [
-      'mkdir -p /etc/systemd/system/timers.target.d',
-      ...UNITS.split(' ').map((unit) => `printf '[Unit]\\nDescription=left by an earlier deploy\\n' >${unit}`),
-    ].join(' && '));
+    await m.sh(
+      35,
+      [
+        'mkdir -p /etc/systemd/system/timers.target.d',
+        ...UNITS.split(' ').map((unit) => `printf '[Unit]\\nDescription=left by an earlier deploy\\n' >${unit}`),
+      ].join(' && '),
+    );
     const drift = await m.status();
     expect(drift.statuses[35]).toBe('drift');
-    expect(drift.reasons).toContain('35: stale repair unit /etc/systemd/system/ibfleet-routes-repair.timer (no systemd runs on this host to start it)');
+    expect(drift.reasons).toContain(
+      '35: stale repair unit /etc/systemd/system/ibfleet-routes-repair.timer (no systemd runs on this host to start it)',
+    );
     const fixed = await run('deploy', '--hosts', '35', '--json');
     expect(fixed.code, fixed.stdout).toBe(0);
-    expect(json(fixed).hosts[0]!.reasons).toEqual([NO_SYSTEMD_NOTE, ...UNITS.split(' ').map((unit) => `remove ${unit} (no systemd runs on this host to start it)`)]);
+    expect(json(fixed).hosts[0]!.reasons).toEqual([
+      NO_SYSTEMD_NOTE,
+      ...UNITS.split(' ').map((unit) => `remove ${unit} (no systemd runs on this host to start it)`),
+    ]);
     expect(await unitsOn(35)).toBe('');
     expect(json(await run('status', '--hosts', '35', '--json')).hosts[0]!.status).toBe('ok');
   });

@@ -27,10 +27,27 @@ interface OnboardJson {
   readonly outcome: string;
   readonly message: string;
   readonly inventoryChange: { change: string; addedHosts: number[]; addedPair: boolean; addedLines: string[] };
-  readonly discovered: { id: number; role: string; os: string; manager: string; managerSource: string; interfaces: { nic: number; iface: string; address: string }[] }[];
+  readonly discovered: {
+    id: number;
+    role: string;
+    os: string;
+    manager: string;
+    managerSource: string;
+    interfaces: { nic: number; iface: string; address: string }[];
+  }[];
   readonly hosts: { id: number; status: string; manager: string }[];
-  readonly matrix: { from: { host: number; iface: string }; to: { host: number; iface: string }; ok: boolean | null; method: string; detail: string }[];
-  readonly cheatSheet: { ping: { on: string; command: string; checked: string }[]; rping: { on: string; command: string; clients: { on: string; command: string }[] }[]; notes: string[] };
+  readonly matrix: {
+    from: { host: number; iface: string };
+    to: { host: number; iface: string };
+    ok: boolean | null;
+    method: string;
+    detail: string;
+  }[];
+  readonly cheatSheet: {
+    ping: { on: string; command: string; checked: string }[];
+    rping: { on: string; command: string; clients: { on: string; command: string }[] }[];
+    notes: string[];
+  };
 }
 
 function parse(result: CliResult): OnboardJson {
@@ -43,7 +60,14 @@ function parse(result: CliResult): OnboardJson {
 
 describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
   // Machines without an RDMA device (no driver or rdma-core): rping is skipped with the reason.
-  const lab = useLab({ name: NAME, mgmtSubnet: SUBNET, hosts: [50, 51, 52, 53], managers: { 51: 'networkmanager' }, interfaces: { 50: ['ibp1s0', 'ibp2s0'] }, noRdma: [50, 51, 52, 53] });
+  const lab = useLab({
+    name: NAME,
+    mgmtSubnet: SUBNET,
+    hosts: [50, 51, 52, 53],
+    managers: { 51: 'networkmanager' },
+    interfaces: { 50: ['ibp1s0', 'ibp2s0'] },
+    noRdma: [50, 51, 52, 53],
+  });
   const work = mkdtempSync(join(tmpdir(), 'ibfleet-e2e-onboard-'));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -67,11 +91,34 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
   it('two fresh machines: discovered, deployed, added with their real interface names and the pair, verified (exit 0)', async () => {
     const inv = studentInventory('fresh.yaml');
     const before = readFileSync(inv, 'utf8');
-    const result = await ibfleet(['-i', inv, '--json', 'onboard', '--cpu', '50', '--mem', '51', '--owner', 'alice', '--cpu-address', address(50), '--mem-address', address(51)]);
+    const result = await ibfleet([
+      '-i',
+      inv,
+      '--json',
+      'onboard',
+      '--cpu',
+      '50',
+      '--mem',
+      '51',
+      '--owner',
+      'alice',
+      '--cpu-address',
+      address(50),
+      '--mem-address',
+      address(51),
+    ]);
     expect(result.code, result.stderr).toBe(0);
     const doc = parse(result);
     expect(doc).toMatchObject({ ok: true, outcome: 'ok' });
-    expect(doc.discovered.map((d) => [d.id, d.role, d.manager, d.managerSource, d.interfaces.map((n) => `${n.iface} ${n.address}`)])).toEqual([
+    expect(
+      doc.discovered.map((d) => [
+        d.id,
+        d.role,
+        d.manager,
+        d.managerSource,
+        d.interfaces.map((n) => `${n.iface} ${n.address}`),
+      ]),
+    ).toEqual([
       [50, 'cpu', 'netplan', 'detected', ['ibp1s0 172.16.50.1', 'ibp2s0 172.16.50.2']],
       [51, 'mem', 'networkmanager', 'detected', ['ib0 172.16.51.1', 'ib1 172.16.51.2']],
     ]);
@@ -84,9 +131,22 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
     const after = readFileSync(inv, 'utf8');
     expect(doc.inventoryChange).toMatchObject({ change: 'written', addedHosts: [50, 51], addedPair: true });
     const added = doc.inventoryChange.addedLines;
-    expect(added[0]).toMatch(new RegExp(`^ {2}50: \\{name: node50, address: ${LAB.addressPattern}\\.50, role: cpu, interfaces: \\[ibp1s0, ibp2s0\\]\\} # alice's cpu server: Ubuntu [\\d.]+ LTS, netplan \\(detected\\)$`));
-    expect(added[1]).toMatch(new RegExp(`^ {2}51: \\{name: node51, address: ${LAB.addressPattern}\\.51, role: mem\\} # alice's mem server: .*, networkmanager \\(detected\\)$`));
-    expect(after.split('\n').filter((l) => !added.includes(l)).join('\n')).toBe(before);
+    expect(added[0]).toMatch(
+      new RegExp(
+        `^ {2}50: \\{name: node50, address: ${LAB.addressPattern}\\.50, role: cpu, interfaces: \\[ibp1s0, ibp2s0\\]\\} # alice's cpu server: Ubuntu [\\d.]+ LTS, netplan \\(detected\\)$`,
+      ),
+    );
+    expect(added[1]).toMatch(
+      new RegExp(
+        `^ {2}51: \\{name: node51, address: ${LAB.addressPattern}\\.51, role: mem\\} # alice's mem server: .*, networkmanager \\(detected\\)$`,
+      ),
+    );
+    expect(
+      after
+        .split('\n')
+        .filter((l) => !added.includes(l))
+        .join('\n'),
+    ).toBe(before);
     expect(after).toContain('# lab inventory kept by the admins — onboard must keep this comment\n');
     const fleet = loadInventory(after, inv);
     expect(fleet.hosts.find((h) => h.id === 50)!.nics.map((n) => n.iface)).toEqual(['ibp1s0', 'ibp2s0']);
@@ -98,12 +158,18 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
     expect(ping).toHaveLength(8);
     expect(ping.every((c) => c.ok === true)).toBe(true);
     expect(rping).toHaveLength(8);
-    for (const c of rping) expect(c).toMatchObject({ ok: null, detail: expect.stringMatching(/^skipped: no RDMA device on (node50|node51)/) });
+    for (const c of rping)
+      expect(c).toMatchObject({
+        ok: null,
+        detail: expect.stringMatching(/^skipped: no RDMA device on (node50|node51)/),
+      });
 
     // The kernel state: one rule per NIC address, in its own table, on both machines.
     expect(await rules(50)).toContain('941:\tfrom 172.16.50.1 lookup 941\n942:\tfrom 172.16.50.2 lookup 942');
     expect(await rules(51)).toContain('941:\tfrom 172.16.51.1 lookup 941\n942:\tfrom 172.16.51.2 lookup 942');
-    expect(await sh(51, 'ip -4 route show table 942')).toBe('172.16.0.0/16 dev ib1 proto kernel scope link src 172.16.51.2');
+    expect(await sh(51, 'ip -4 route show table 942')).toBe(
+      '172.16.0.0/16 dev ib1 proto kernel scope link src 172.16.51.2',
+    );
 
     // The cheat sheet: the seeds' command forms, with the real interface names.
     expect(doc.cheatSheet.ping.filter((c) => c.on === 'node50').map((c) => c.command)).toEqual([
@@ -113,7 +179,11 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
       'ping -c 3 -I ibp2s0 172.16.51.2',
     ]);
     expect(doc.cheatSheet.ping.every((c) => c.checked === 'ok')).toBe(true);
-    expect(doc.cheatSheet.rping[0]).toMatchObject({ on: 'node51', command: 'rping -s -a 172.16.51.1 -p 7174 -v', clients: [{ on: 'node50', command: 'rping -c -I 172.16.50.1 -a 172.16.51.1 -p 7174 -C 10 -v' }, {}] });
+    expect(doc.cheatSheet.rping[0]).toMatchObject({
+      on: 'node51',
+      command: 'rping -s -a 172.16.51.1 -p 7174 -v',
+      clients: [{ on: 'node50', command: 'rping -c -I 172.16.50.1 -a 172.16.51.1 -p 7174 -C 10 -v' }, {}],
+    });
     expect(doc.cheatSheet.notes[0]).toMatch(/^rping could not be checked here: no RDMA device/);
 
     // Every ping command on the sheet works by hand, exactly as the student types it, and ends on its own.
@@ -138,7 +208,7 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
     expect(result.stdout).toMatch(/onboard ok: alice's pair node50 \(50\) and node51 \(51\) is deployed and verified/);
   });
 
-  it('a run holding a machine\'s lock: onboard waits for it, says so, then decides from what it left (exit 0, one rule per address)', async () => {
+  it("a run holding a machine's lock: onboard waits for it, says so, then decides from what it left (exit 0, one rule per address)", async () => {
     const inv = join(work, 'fresh.yaml');
     await sh(51, 'ip -4 rule del from 172.16.51.2 lookup 942');
     // Another run's change, as the host sees it: the lock held until onboard waits on it, the routing repaired meanwhile.
@@ -159,20 +229,63 @@ describe.skipIf(!IS_ROOT)('onboard against real lab hosts (needs root)', () => {
     // Known without contacting anyone: 52 is node52 in the inventory, --cpu-name asks for cpuserver52.
     const inv = studentInventory('conflict.yaml');
     const before = readFileSync(inv);
-    const named = await ibfleet(['-i', inv, 'onboard', '--cpu', '52', '--mem', '53', '--owner', 'bob', '--mem-address', address(53), '--cpu-name', 'cpuserver52']);
+    const named = await ibfleet([
+      '-i',
+      inv,
+      'onboard',
+      '--cpu',
+      '52',
+      '--mem',
+      '53',
+      '--owner',
+      'bob',
+      '--mem-address',
+      address(53),
+      '--cpu-name',
+      'cpuserver52',
+    ]);
     expect(named.code).toBe(2);
-    expect(named.stderr).toMatch(/onboard refused:\n {2}- host 52 is already in .*conflict\.yaml \(line \d+\) with other data: name node52 \(onboard would write cpuserver52\), role \(none\) \(onboard would write cpu\)/);
+    expect(named.stderr).toMatch(
+      /onboard refused:\n {2}- host 52 is already in .*conflict\.yaml \(line \d+\) with other data: name node52 \(onboard would write cpuserver52\), role \(none\) \(onboard would write cpu\)/,
+    );
     expect(named.stderr).toContain('Nothing was contacted');
     expect(readFileSync(inv).equals(before)).toBe(true);
 
     // Known only from the machine: the inventory says 52 has ibx0/ibx1, the machine has ib0/ib1.
-    const inv2 = studentInventory('conflict2.yaml', (t) => t.replace(/^ {2}52: .*$/m, `  52: { name: cpuserver52, address: ${address(52)}, role: cpu, interfaces: [ibx0, ibx1] }`));
+    const inv2 = studentInventory('conflict2.yaml', (t) =>
+      t.replace(
+        /^ {2}52: .*$/m,
+        `  52: { name: cpuserver52, address: ${address(52)}, role: cpu, interfaces: [ibx0, ibx1] }`,
+      ),
+    );
     const before2 = readFileSync(inv2);
-    const found = await ibfleet(['-i', inv2, '--json', 'onboard', '--cpu', '52', '--mem', '53', '--owner', 'bob', '--mem-address', address(53)]);
+    const found = await ibfleet([
+      '-i',
+      inv2,
+      '--json',
+      'onboard',
+      '--cpu',
+      '52',
+      '--mem',
+      '53',
+      '--owner',
+      'bob',
+      '--mem-address',
+      address(53),
+    ]);
     expect(found.code).toBe(2);
     const doc = parse(found);
-    expect(doc).toMatchObject({ ok: false, outcome: 'refused', hosts: [{ id: 52, status: 'ok' }, { id: 53, status: 'ok' }] });
-    expect(doc.message).toMatch(/host 52 is already in .*conflict2\.yaml \(line \d+\) with other data: interfaces ibx0, ibx1 \(onboard would write ib0, ib1\)/);
+    expect(doc).toMatchObject({
+      ok: false,
+      outcome: 'refused',
+      hosts: [
+        { id: 52, status: 'ok' },
+        { id: 53, status: 'ok' },
+      ],
+    });
+    expect(doc.message).toMatch(
+      /host 52 is already in .*conflict2\.yaml \(line \d+\) with other data: interfaces ibx0, ibx1 \(onboard would write ib0, ib1\)/,
+    );
     expect(found.stderr).toMatch(/Nothing was deployed and .*conflict2\.yaml was not changed/);
     expect(readFileSync(inv2).equals(before2)).toBe(true);
 

@@ -35,11 +35,22 @@ async function inTerminal(command: string, interrupt?: RegExp): Promise<{ screen
   } catch {
     // no such session: fine
   }
-  tmux('new-session', '-d', '-s', SESSION, '-x', '100', '-y', '30', `bash -c 'trap : INT; env -u CI NO_COLOR=1 ${command}; echo EXIT=$?; sleep 120'`);
+  tmux(
+    'new-session',
+    '-d',
+    '-s',
+    SESSION,
+    '-x',
+    '100',
+    '-y',
+    '30',
+    `bash -c 'trap : INT; env -u CI NO_COLOR=1 ${command}; echo EXIT=$?; sleep 120'`,
+  );
   if (interrupt) {
     const until = Date.now() + 30_000;
     while (!interrupt.test(tmux('capture-pane', '-p', '-t', SESSION))) {
-      if (Date.now() > until) throw new Error(`the screen never matched ${interrupt}:\n${tmux('capture-pane', '-p', '-t', SESSION)}`);
+      if (Date.now() > until)
+        throw new Error(`the screen never matched ${interrupt}:\n${tmux('capture-pane', '-p', '-t', SESSION)}`);
       await new Promise((r) => setTimeout(r, 20));
     }
     tmux('send-keys', '-t', SESSION, 'C-c');
@@ -69,7 +80,9 @@ describe.skipIf(!IS_ROOT)('the TUI in a real terminal (tmux, lab hosts; needs ro
     const { screen, exit } = await inTerminal(`node ${CLI} -i ${lab().inventoryPath} deploy --hosts all`);
     expect(exit).toBe(0);
     expect(screen).toMatch(/^ibfleet deploy · 3 hosts \(16,34,40\) · playbook dual-ib-routing/m);
-    expect(screen).toMatch(/✓ 16 cpuserver16 +changed +networkmanager +\d+\.\ds +\+2 rules \+2 table routes −2 main routes/);
+    expect(screen).toMatch(
+      /✓ 16 cpuserver16 +changed +networkmanager +\d+\.\ds +\+2 rules \+2 table routes −2 main routes/,
+    );
     expect(screen).toMatch(/✓ 34 memserver34 +changed +netplan +\d+\.\ds/);
     expect(screen).toMatch(/✓ 40 node40 +changed +ifupdown +\d+\.\ds/);
     expect(screen).toMatch(/deploy finished in \d+\.\ds: 3 changed/);
@@ -81,7 +94,12 @@ describe.skipIf(!IS_ROOT)('the TUI in a real terminal (tmux, lab hosts; needs ro
     try {
       const { screen, exit } = await inTerminal(`node ${CLI} -i ${lab().inventoryPath} status --timeout 5`);
       expect(exit).toBe(1);
-      expect(screen).toMatch(new RegExp(`^✗ unreachable +40 +connect: connection refused by ${LAB.addressPattern}\\.40:22 \\(is sshd running\\?\\)$`, 'm'));
+      expect(screen).toMatch(
+        new RegExp(
+          `^✗ unreachable +40 +connect: connection refused by ${LAB.addressPattern}\\.40:22 \\(is sshd running\\?\\)$`,
+          'm',
+        ),
+      );
       expect(screen).toMatch(/^✓ ok +16,34 \(2 hosts\)$/m);
       expect(screen).toMatch(/^✗ status finished in \d+\.\ds: 1 unreachable, 2 ok$/m);
     } finally {
@@ -100,7 +118,10 @@ describe.skipIf(!IS_ROOT)('the TUI in a real terminal (tmux, lab hosts; needs ro
   });
 
   it('Ctrl-C: the last frame says what was cut off, the cursor is back, exit 130', async () => {
-    const { screen, exit } = await inTerminal(`node ${CLI} -i ${lab().inventoryPath} -c 1 verify --hosts all`, /^ibfleet verify · 3 hosts/m);
+    const { screen, exit } = await inTerminal(
+      `node ${CLI} -i ${lab().inventoryPath} -c 1 verify --hosts all`,
+      /^ibfleet verify · 3 hosts/m,
+    );
     expect(exit, screen).toBe(130);
     expect(screen).toMatch(/verify interrupted after \d+\.\ds/);
     // Ink hides the cursor while it draws; leaving, it must show it again.

@@ -14,16 +14,36 @@ export interface AnsibleRun {
 }
 
 /** ansible-playbook on `project` run in `cwd` (where a controller-side command would run), control sockets under `controlDir`. */
-export function ansiblePlaybook(project: string, { cwd, controlDir }: { cwd: string; controlDir: string }, ...args: string[]): Promise<AnsibleRun> {
+export function ansiblePlaybook(
+  project: string,
+  { cwd, controlDir }: { cwd: string; controlDir: string },
+  ...args: string[]
+): Promise<AnsibleRun> {
   return new Promise((resolve) => {
-    const env = { ...process.env, ANSIBLE_NOCOLOR: '1', ANSIBLE_SSH_ARGS: `-C -o ControlMaster=auto -o ControlPersist=5s -o ControlPath=${controlDir}/cp-%C` };
-    const child = spawn('ansible-playbook', ['-i', join(project, 'inventory.yml'), join(project, 'site.yml'), ...args], { env, cwd });
+    const env = {
+      ...process.env,
+      ANSIBLE_NOCOLOR: '1',
+      ANSIBLE_SSH_ARGS: `-C -o ControlMaster=auto -o ControlPersist=5s -o ControlPath=${controlDir}/cp-%C`,
+    };
+    const child = spawn(
+      'ansible-playbook',
+      ['-i', join(project, 'inventory.yml'), join(project, 'site.yml'), ...args],
+      { env, cwd },
+    );
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     child.stderr.on('data', (b: Buffer) => (out += b.toString()));
     child.on('close', (code) => {
       const recap = Object.fromEntries(
-        [...out.matchAll(/^(\S+)\s+: ((?:\w+=\d+\s*)+)$/gm)].map((m) => [m[1]!, Object.fromEntries(m[2]!.trim().split(/\s+/).map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]))]),
+        [...out.matchAll(/^(\S+)\s+: ((?:\w+=\d+\s*)+)$/gm)].map((m) => [
+          m[1]!,
+          Object.fromEntries(
+            m[2]!
+              .trim()
+              .split(/\s+/)
+              .map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]),
+          ),
+        ]),
       );
       resolve({ code: code ?? 1, out, recap });
     });

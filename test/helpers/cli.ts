@@ -11,15 +11,28 @@ export interface CliResult {
   readonly ms: number;
 }
 
-export function ibfleet(args: readonly string[], options: { input?: string; env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {
+export function ibfleet(
+  args: readonly string[],
+  options: { input?: string; env?: Record<string, string>; cwd?: string } = {},
+): Promise<CliResult> {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
       [CLI, ...args],
-      { env: { ...process.env, NO_COLOR: '1', ...options.env }, cwd: options.cwd, maxBuffer: 64 * 1024 * 1024, timeout: 180_000 },
+      {
+        env: { ...process.env, NO_COLOR: '1', ...options.env },
+        cwd: options.cwd,
+        maxBuffer: 64 * 1024 * 1024,
+        timeout: 180_000,
+      },
       (error, stdout, stderr) => {
-        const code = error && typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : error ? 1 : 0;
+        const code =
+          error && typeof (error as { code?: unknown }).code === 'number'
+            ? (error as { code: number }).code
+            : error
+              ? 1
+              : 0;
         resolve({ code, stdout, stderr, ms: Date.now() - started });
       },
     );
@@ -54,7 +67,14 @@ export interface JsonRun {
   readonly ok: boolean;
   readonly hosts: JsonHost[];
   readonly summary: Record<string, number>;
-  readonly matrix?: { from: { host: number; nic: number; iface: string; ip: string }; to: { host: number; nic: number; iface: string; ip: string }; ok: boolean | null; method: string; detail: string; reproduce: string }[];
+  readonly matrix?: {
+    from: { host: number; nic: number; iface: string; ip: string };
+    to: { host: number; nic: number; iface: string; ip: string };
+    ok: boolean | null;
+    method: string;
+    detail: string;
+    reproduce: string;
+  }[];
 }
 
 export function statuses(run: JsonRun): Record<number, string> {

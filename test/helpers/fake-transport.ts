@@ -90,7 +90,8 @@ class FakeShell extends EventEmitter implements ShellChannel {
   }
 
   private async next(): Promise<string | undefined> {
-    while (this.input.length === 0 && !this.inputEnded && !this.closed) await new Promise<void>((resolve) => (this.wake = resolve));
+    while (this.input.length === 0 && !this.inputEnded && !this.closed)
+      await new Promise<void>((resolve) => (this.wake = resolve));
     return this.input.shift();
   }
 
@@ -159,7 +160,14 @@ export function fakeTransport(hosts: Record<number, FakeHost>): Transport & { lo
         },
         destroy() {},
       };
-      return new SshSession(client as unknown as Client, [client as unknown as Client], false, async () => undefined, [], `root@${host.target}`);
+      return new SshSession(
+        client as unknown as Client,
+        [client as unknown as Client],
+        false,
+        async () => undefined,
+        [],
+        `root@${host.target}`,
+      );
     },
   };
 }
@@ -176,8 +184,14 @@ export function fixture(name: string): string {
  */
 export function deployedProbe(host: Host, fleet: Fleet, playbook: Playbook, manager: Manager): string {
   const text = fixture('netplan-deployed.txt');
-  const files = filesOf(host, fleet, playbook, manager).flatMap((f) => [`${f.mode.toString(8)} 0 ${f.path}`, `${sha256(f.content)}  ${f.path}`]);
-  return text.replace(/@@ibfleet files\n(?:(?!@@ibfleet ).*\n)*/, `@@ibfleet files\n${files.map((l) => `${l}\n`).join('')}`);
+  const files = filesOf(host, fleet, playbook, manager).flatMap((f) => [
+    `${f.mode.toString(8)} 0 ${f.path}`,
+    `${sha256(f.content)}  ${f.path}`,
+  ]);
+  return text.replace(
+    /@@ibfleet files\n(?:(?!@@ibfleet ).*\n)*/,
+    `@@ibfleet files\n${files.map((l) => `${l}\n`).join('')}`,
+  );
 }
 
 /** A responder that answers the probe with `before`, and an apply with its log plus `after`. */

@@ -25,7 +25,11 @@ export interface HostLockHold {
  */
 export async function holdHostLock(lab: string, id: number, thenRun = 'true'): Promise<HostLockHold> {
   const wait = `i=0; while [ ! -e ${RELEASE_FLAG} ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done; rm -f ${RELEASE_FLAG}; ${thenRun}`;
-  const done = labExec(lab, id, ['sh', '-c', `rm -f ${RELEASE_FLAG}; mkdir -p -m 0700 ${LOCK_DIR}; exec flock ${LOCK_PATH} sh -c '${wait}'`]);
+  const done = labExec(lab, id, [
+    'sh',
+    '-c',
+    `rm -f ${RELEASE_FLAG}; mkdir -p -m 0700 ${LOCK_DIR}; exec flock ${LOCK_PATH} sh -c '${wait}'`,
+  ]);
   const release = () => labExec(lab, id, ['sh', '-c', `touch ${RELEASE_FLAG}`]);
   try {
     await lockTaken(lab, id);
@@ -39,12 +43,14 @@ export async function holdHostLock(lab: string, id: number, thenRun = 'true'): P
 
 /** Until `count` runs wait for the lock on a host (their `flock -w` is running there); at most 60 s. */
 export async function runsQueued(lab: string, id: number, count: number): Promise<void> {
-  const queued = async () => (await hostProcesses(lab, id)).filter((p) => p.command.startsWith('flock -w ')).length >= count;
+  const queued = async () =>
+    (await hostProcesses(lab, id)).filter((p) => p.command.startsWith('flock -w ')).length >= count;
   if (!(await waitUntil(queued, 60_000, 100))) throw new Error(`${count} run(s) never queued on host ${id}'s lock`);
 }
 
 /** Until the lock on a host is taken (a non-blocking flock there fails); at most 10 s. */
 export async function lockTaken(lab: string, id: number): Promise<void> {
-  const taken = async () => (await labExec(lab, id, ['sh', '-c', `[ -e ${LOCK_PATH} ] && flock -n ${LOCK_PATH} true`])).code === 1;
+  const taken = async () =>
+    (await labExec(lab, id, ['sh', '-c', `[ -e ${LOCK_PATH} ] && flock -n ${LOCK_PATH} true`])).code === 1;
   if (!(await waitUntil(taken, 10_000, 100))) throw new Error(`the lock on host ${id} was never taken`);
 }

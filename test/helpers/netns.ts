@@ -54,7 +54,12 @@ const STANDARD_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 const live = new Set<string>();
 
 function run(argv: readonly string[], env: Readonly<Record<string, string>> = {}, input?: string): ExecResult {
-  const result = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', env: { PATH: STANDARD_PATH, ...env }, input, timeout: 30_000 });
+  const result = spawnSync(argv[0]!, argv.slice(1), {
+    encoding: 'utf8',
+    env: { PATH: STANDARD_PATH, ...env },
+    input,
+    timeout: 30_000,
+  });
   if (result.error) throw result.error;
   return { status: result.status ?? 128, stdout: result.stdout, stderr: result.stderr };
 }
@@ -124,7 +129,24 @@ export function createFabric(options: FabricOptions): Fabric {
   // A /run of its own: what the scripts keep there (the host lock, the routing script's lock) is
   // the namespace host's, never the machine's.
   const exec = (argv: readonly string[], env: Readonly<Record<string, string>> = {}) =>
-    run(['ip', 'netns', 'exec', ns, 'unshare', '--mount', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs ibfleet-test /run && exec "$@"', 'sh', ...argv], env);
+    run(
+      [
+        'ip',
+        'netns',
+        'exec',
+        ns,
+        'unshare',
+        '--mount',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        'mount -t tmpfs ibfleet-test /run && exec "$@"',
+        'sh',
+        ...argv,
+      ],
+      env,
+    );
   return {
     ns,
     peerNs,
@@ -135,7 +157,22 @@ export function createFabric(options: FabricOptions): Fabric {
       const scratch = `/tmp/${id}-etc`;
       must(['mkdir', '-p', scratch]);
       try {
-        return exec(['unshare', '--mount', '--propagation', 'private', 'sh', '-c', PRIVATE_ETC, 'sh', etcIbfleetDir, scratch, ...argv], env);
+        return exec(
+          [
+            'unshare',
+            '--mount',
+            '--propagation',
+            'private',
+            'sh',
+            '-c',
+            PRIVATE_ETC,
+            'sh',
+            etcIbfleetDir,
+            scratch,
+            ...argv,
+          ],
+          env,
+        );
       } finally {
         run(['rmdir', scratch]);
       }

@@ -19,12 +19,17 @@ export function expectShellcheckClean(path: string, level: 'warning' | 'style' =
  * root under `work`: its exit status, its stderr and, when it succeeded, the files it wrote for
  * systemd-networkd by name.
  */
-export function netplanGenerate(work: string, files: Record<string, string>): { status: number | null; stderr: string; network: Record<string, string> } {
+export function netplanGenerate(
+  work: string,
+  files: Record<string, string>,
+): { status: number | null; stderr: string; network: Record<string, string> } {
   const root = mkdtempSync(join(work, 'root-'));
   mkdirSync(join(root, 'etc/netplan'), { recursive: true });
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(root, 'etc/netplan', name), text, { mode: 0o600 });
+  for (const [name, text] of Object.entries(files))
+    writeFileSync(join(root, 'etc/netplan', name), text, { mode: 0o600 });
   const result = spawnSync('netplan', ['generate', '--root-dir', root], { encoding: 'utf8' });
   const dir = join(root, 'run/systemd/network');
-  const network = result.status === 0 ? Object.fromEntries(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f), 'utf8')])) : {};
+  const network =
+    result.status === 0 ? Object.fromEntries(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f), 'utf8')])) : {};
   return { status: result.status, stderr: result.stderr, network };
 }

@@ -2,7 +2,13 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
 import type { Io } from '../../src/commands/context.js';
-import { formatLabDownText, formatLabListText, formatLabUpText, formatRebootText, labListJson } from '../../src/lab/format.js';
+import {
+  formatLabDownText,
+  formatLabListText,
+  formatLabUpText,
+  formatRebootText,
+  labListJson,
+} from '../../src/lab/format.js';
 import { labInfo } from '../../src/lab/info.js';
 import { planLab } from '../../src/lab/plan.js';
 import type { HostReboot } from '../../src/lab/reboot.js';
@@ -36,15 +42,28 @@ describe('what lab up prints', () => {
     `);
   });
 
-  it('8-NIC hosts: the failure is live on NICs 2–8, shown on the GPU node\'s NIC 2', () => {
+  it("8-NIC hosts: the failure is live on NICs 2–8, shown on the GPU node's NIC 2", () => {
     const text = formatLabUpText(labInfo(planLab({ fleet: seedsFleet(), name: 'gpu', nics: { all: 8 } })), 412);
-    expect(text).toContain("The seeds' failure is live: NIC 1 reaches NIC 1, anything through NICs 2–8 fails (strict rp_filter):\n");
-    expect(text).toContain('  ip netns exec ibfl-gpu-h16 ping -c1 -W1 -I ibp75s0 172.16.34.2    # fails until deploy\n');
+    expect(text).toContain(
+      "The seeds' failure is live: NIC 1 reaches NIC 1, anything through NICs 2–8 fails (strict rp_filter):\n",
+    );
+    expect(text).toContain(
+      '  ip netns exec ibfl-gpu-h16 ping -c1 -W1 -I ibp75s0 172.16.34.2    # fails until deploy\n',
+    );
   });
 
   it('prints the next commands with the full path of this ibfleet when PATH has none', () => {
-    const text = formatLabUpText(labInfo(planLab({ fleet: seedsFleet(), name: 'x' })), 1000, 'node /opt/ibfleet/dist/cli.js');
-    expect(text.split('Next:\n')[1]!.split('\n').filter((l) => l.includes('cli.js'))).toEqual([
+    const text = formatLabUpText(
+      labInfo(planLab({ fleet: seedsFleet(), name: 'x' })),
+      1000,
+      'node /opt/ibfleet/dist/cli.js',
+    );
+    expect(
+      text
+        .split('Next:\n')[1]!
+        .split('\n')
+        .filter((l) => l.includes('cli.js')),
+    ).toEqual([
       '  node /opt/ibfleet/dist/cli.js deploy -i /run/ibfleet-lab/x/inventory.yaml --hosts 16,34',
       '  node /opt/ibfleet/dist/cli.js status -i /run/ibfleet-lab/x/inventory.yaml',
       '  node /opt/ibfleet/dist/cli.js lab exec 16 --name x -- nmcli device    # inside the host, with its real NetworkManager',
@@ -54,8 +73,13 @@ describe('what lab up prints', () => {
   });
 
   it('a lab without network managers offers no reboot and no manager to look at', () => {
-    const next = formatLabUpText(labInfo(planLab({ fleet: seedsFleet(), name: 'big', networkDaemons: false })), 1000).split('Next:\n')[1]!;
-    expect(next).toContain('  ibfleet lab exec 16 --name big -- ip -4 addr    # inside the host (no network manager runs in this lab: lab up --no-managers)\n');
+    const next = formatLabUpText(
+      labInfo(planLab({ fleet: seedsFleet(), name: 'big', networkDaemons: false })),
+      1000,
+    ).split('Next:\n')[1]!;
+    expect(next).toContain(
+      '  ibfleet lab exec 16 --name big -- ip -4 addr    # inside the host (no network manager runs in this lab: lab up --no-managers)\n',
+    );
     expect(next).not.toContain('lab reboot');
     expect(next).not.toContain('nmcli');
   });
@@ -69,7 +93,13 @@ describe('what lab up prints', () => {
 });
 
 describe('what lab list prints', () => {
-  const summary = (name: string, status: 'up' | 'starting', hosts: number[], octet: number, hostsWithoutSshd: number[] = []) => ({
+  const summary = (
+    name: string,
+    status: 'up' | 'starting',
+    hosts: number[],
+    octet: number,
+    hostsWithoutSshd: number[] = [],
+  ) => ({
     name,
     status,
     hosts,
@@ -83,7 +113,9 @@ describe('what lab list prints', () => {
   });
 
   it('a row per lab: name, status, hosts folded, subnet, inventory; a crashed one with its remedy', () => {
-    expect(formatLabListText([summary('demo', 'up', [16, 34, 40], 0), summary('alice-x', 'starting', [1, 2, 3, 7], 21)])).toBe(
+    expect(
+      formatLabListText([summary('demo', 'up', [16, 34, 40], 0), summary('alice-x', 'starting', [1, 2, 3, 7], 21)]),
+    ).toBe(
       [
         'NAME     STATUS    HOSTS     SUBNET          INVENTORY',
         'demo     up        16,34,40  198.18.0.0/24   /run/ibfleet-lab/demo/inventory.yaml',
@@ -94,7 +126,9 @@ describe('what lab list prints', () => {
     );
     expect(formatLabListText([])).toBe('no lab is up on this machine (start one with: ibfleet lab up)\n');
     // A machine's restart ends the hosts' processes and may leave the lab's files: said, with the way back.
-    expect(formatLabListText([summary('demo', 'up', [16, 34, 40], 0, [16, 34, 40]), summary('b', 'up', [1, 2], 9, [2])])).toBe(
+    expect(
+      formatLabListText([summary('demo', 'up', [16, 34, 40], 0, [16, 34, 40]), summary('b', 'up', [1, 2], 9, [2])]),
+    ).toBe(
       [
         'NAME  STATUS   HOSTS     SUBNET         INVENTORY',
         'demo  stopped  16,34,40  198.18.0.0/24  /run/ibfleet-lab/demo/inventory.yaml',
@@ -121,14 +155,17 @@ describe('what lab list prints', () => {
     });
   });
 
-  it('under a lab with suite hosts: each host\'s manager, suite and versions, hosts alike folded', () => {
+  it("under a lab with suite hosts: each host's manager, suite and versions, hosts alike folded", () => {
     const trixie = 'NM 1.52.1, systemd 257.13, netplan 1.1.2';
-    const lab = { ...summary('gens', 'up', [1, 2, 3, 16], 4), hostSystems: [
-      { id: 1, manager: 'netplan', suite: 'trixie', versions: trixie },
-      { id: 2, manager: 'netplan', suite: 'trixie', versions: trixie },
-      { id: 3, manager: 'networkmanager', suite: 'bullseye', versions: 'NM 1.30.6' },
-      { id: 16, manager: 'networkmanager' },
-    ] };
+    const lab = {
+      ...summary('gens', 'up', [1, 2, 3, 16], 4),
+      hostSystems: [
+        { id: 1, manager: 'netplan', suite: 'trixie', versions: trixie },
+        { id: 2, manager: 'netplan', suite: 'trixie', versions: trixie },
+        { id: 3, manager: 'networkmanager', suite: 'bullseye', versions: 'NM 1.30.6' },
+        { id: 16, manager: 'networkmanager' },
+      ],
+    };
     expect(formatLabListText([lab]).split('\n').slice(2)).toEqual([
       'lab gens:',
       `  hosts 1-2: netplan on trixie (Debian 13): ${trixie}`,
@@ -141,18 +178,51 @@ describe('what lab list prints', () => {
 
 describe('what lab down and lab reboot print', () => {
   it('down says what it removed, or that there was nothing', () => {
-    expect(formatLabDownText([{ name: 'x', found: false, processes: 0, namespaces: 0, mounts: 0, rootLink: false, dir: false }], 'x')).toBe('lab x is not up; nothing to remove\n');
-    expect(formatLabDownText([{ name: 'x', found: true, processes: 2, namespaces: 3, mounts: 5, rootLink: true, dir: true }], 'x')).toBe(
-      'lab x removed: 3 namespace(s), 2 process(es), 5 mount(s), its link and its state directory\n',
-    );
+    expect(
+      formatLabDownText(
+        [{ name: 'x', found: false, processes: 0, namespaces: 0, mounts: 0, rootLink: false, dir: false }],
+        'x',
+      ),
+    ).toBe('lab x is not up; nothing to remove\n');
+    expect(
+      formatLabDownText(
+        [{ name: 'x', found: true, processes: 2, namespaces: 3, mounts: 5, rootLink: true, dir: true }],
+        'x',
+      ),
+    ).toBe('lab x removed: 3 namespace(s), 2 process(es), 5 mount(s), its link and its state directory\n');
   });
 
   it('reboot says how each host booted, which hooks its dispatcher runs, and why the boot failed', () => {
     const ok = { code: 0, stdout: '', stderr: '' };
-    const base = { stopped: 4, reset: ok, boot: ok, ifupRuns: [], hooks: [], skipped: [], settled: true, ms: 2345, ok: true };
+    const base = {
+      stopped: 4,
+      reset: ok,
+      boot: ok,
+      ifupRuns: [],
+      hooks: [],
+      skipped: [],
+      settled: true,
+      ms: 2345,
+      ok: true,
+    };
     const results: HostReboot[] = [
-      { ...base, id: 34, name: 'memserver34', manager: 'netplan', hooks: ['50-ibfleet-routes'], skipped: [{ name: 'notes.txt', reason: 'not executable by its owner' }] },
-      { ...base, id: 40, name: 'node40', manager: 'ifupdown', boot: { code: 1, stdout: 'run-parts: /etc/network/if-up.d/zz exited with return code 3\n', stderr: '' }, ifupRuns: [{ script: '/etc/network/if-up.d/zz', iface: 'ib0' }], ok: false },
+      {
+        ...base,
+        id: 34,
+        name: 'memserver34',
+        manager: 'netplan',
+        hooks: ['50-ibfleet-routes'],
+        skipped: [{ name: 'notes.txt', reason: 'not executable by its owner' }],
+      },
+      {
+        ...base,
+        id: 40,
+        name: 'node40',
+        manager: 'ifupdown',
+        boot: { code: 1, stdout: 'run-parts: /etc/network/if-up.d/zz exited with return code 3\n', stderr: '' },
+        ifupRuns: [{ script: '/etc/network/if-up.d/zz', iface: 'ib0' }],
+        ok: false,
+      },
     ];
     expect(formatRebootText(results)).toBe(
       [
@@ -189,10 +259,22 @@ describe('ibfleet lab on the command line', () => {
     [['lab', 'up', '--manager', '34=systemd'], /unknown manager "systemd"/],
     [['lab', 'up', '--mgmt-subnet', '198.18.0.0/28'], /between \/8 and \/24/],
     [['lab', 'up', '--name', 'Bad'], /lab name "Bad" is not allowed/],
-    [['lab', 'up', '--suite', 'sid'], /--suite sid: "sid" is not a suite the lab builds; use one of bullseye, bookworm, trixie/],
-    [['lab', 'up', '--suite', '16=buster'], /--suite 16=buster: "buster" is not a suite the lab builds; use one of bullseye, bookworm, trixie/],
-    [['lab', 'up', '--hosts', '16,34', '--suite', '40=trixie'], /--suite names host 40, which is not in the lab \(--hosts 16,34\)/],
-    [['lab', 'reboot', '0', '--name', 'no-such-lab'], /lab no-such-lab is not up \((no lab is up on this machine|labs up here: .*)\); start it with: ibfleet lab up --name no-such-lab/],
+    [
+      ['lab', 'up', '--suite', 'sid'],
+      /--suite sid: "sid" is not a suite the lab builds; use one of bullseye, bookworm, trixie/,
+    ],
+    [
+      ['lab', 'up', '--suite', '16=buster'],
+      /--suite 16=buster: "buster" is not a suite the lab builds; use one of bullseye, bookworm, trixie/,
+    ],
+    [
+      ['lab', 'up', '--hosts', '16,34', '--suite', '40=trixie'],
+      /--suite names host 40, which is not in the lab \(--hosts 16,34\)/,
+    ],
+    [
+      ['lab', 'reboot', '0', '--name', 'no-such-lab'],
+      /lab no-such-lab is not up \((no lab is up on this machine|labs up here: .*)\); start it with: ibfleet lab up --name no-such-lab/,
+    ],
   ])('%j is a usage error (exit 2, nothing created)', async (argv, message) => {
     const result = await ibfleet(argv);
     expect(result.code).toBe(2);

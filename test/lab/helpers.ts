@@ -90,7 +90,12 @@ export function onSuite(suite: Suite, defects: Readonly<Record<string, string>> 
   (globalThis as SuiteGlobal)[SUITE_KEY] = suite;
   beforeEach((ctx) => {
     const names: string[] = [];
-    for (let t: { name: string; suite?: unknown } | undefined = ctx.task; t; t = (t as { suite?: { name: string; suite?: unknown } }).suite) if (t.name) names.unshift(t.name);
+    for (
+      let t: { name: string; suite?: unknown } | undefined = ctx.task;
+      t;
+      t = (t as { suite?: { name: string; suite?: unknown } }).suite
+    )
+      if (t.name) names.unshift(t.name);
     const defect = defects[names.join(' > ')];
     if (defect !== undefined) {
       console.warn(`SKIPPED on ${suite}: ${names.join(' > ')} — ${defect}`);
@@ -108,7 +113,12 @@ export function testLab(base: keyof typeof TEST_LAB_OCTETS): TestLab {
     const octet = GENERATION_OCTETS[base];
     if (octet === undefined) throw new Error(`${base} has no generation subnet; add it to GENERATION_OCTETS`);
     const prefix = `198.19.${SUITE_OCTET[suite] + octet + slot}`;
-    return { name: `${base}-${suite}${slot === 0 ? '' : `-${slot}`}`, mgmtSubnet: `${prefix}.0/24`, address: (id) => `${prefix}.${id}`, addressPattern: prefix.replace(/\./g, '\\.') };
+    return {
+      name: `${base}-${suite}${slot === 0 ? '' : `-${slot}`}`,
+      mgmtSubnet: `${prefix}.0/24`,
+      address: (id) => `${prefix}.${id}`,
+      addressPattern: prefix.replace(/\./g, '\\.'),
+    };
   }
   const prefix = `198.18.${TEST_LAB_OCTETS[base] + slot}`;
   return {
@@ -121,7 +131,10 @@ export function testLab(base: keyof typeof TEST_LAB_OCTETS): TestLab {
 
 /** Printed once per file that skips: a skipped lab suite must be visible, not silently green. */
 export function noteIfNotRoot(what: string): void {
-  if (!IS_ROOT) console.warn(`NOTE: ${what} skipped: the lab needs root (network namespaces, mounts, sshd); run the tests as root to include it`);
+  if (!IS_ROOT)
+    console.warn(
+      `NOTE: ${what} skipped: the lab needs root (network namespaces, mounts, sshd); run the tests as root to include it`,
+    );
 }
 
 export function useLab(options: LabUpOptions & { readonly name: string; readonly mgmtSubnet: string }): () => LabInfo {
@@ -133,7 +146,9 @@ export function useLab(options: LabUpOptions & { readonly name: string; readonly
     // A generation run: every host on its suite, unless the file chose suites itself.
     const suite = testSuite();
     try {
-      info = await labUp(suite !== undefined && options.suites === undefined ? { ...options, suites: { all: suite } } : options);
+      info = await labUp(
+        suite !== undefined && options.suites === undefined ? { ...options, suites: { all: suite } } : options,
+      );
     } catch (error) {
       failure = error;
       throw error;
@@ -143,13 +158,19 @@ export function useLab(options: LabUpOptions & { readonly name: string; readonly
     if (IS_ROOT) await labDown(options.name);
   });
   return () => {
-    if (!info) throw new Error(`lab ${options.name} is not up${failure instanceof Error ? `: ${failure.message}` : ''}`);
+    if (!info)
+      throw new Error(`lab ${options.name} is not up${failure instanceof Error ? `: ${failure.message}` : ''}`);
     return info;
   };
 }
 
 /** OpenSSH's own client against a lab host: strict host-key checking against the lab's known_hosts, only the lab key. */
-export function labSsh(lab: LabInfo, hostId: number, command: string, knownHosts = lab.knownHostsPath): Promise<RunResult> {
+export function labSsh(
+  lab: LabInfo,
+  hostId: number,
+  command: string,
+  knownHosts = lab.knownHostsPath,
+): Promise<RunResult> {
   const host = lab.hosts.find((h) => h.id === hostId);
   if (!host) throw new Error(`host ${hostId} is not in lab ${lab.name}`);
   return run(
@@ -175,4 +196,3 @@ export function labSsh(lab: LabInfo, hostId: number, command: string, knownHosts
     { timeoutMs: 15_000 },
   );
 }
-

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { ifupHookRuns, parseHookListing, runnableHooks, skipReason, type HookDirEntry } from '../../src/lab/hooks.js';
 
-const entry = (over: Partial<HookDirEntry>): HookDirEntry => ({ name: '50-ibfleet-routes', uid: 0, gid: 0, mode: 0o755, type: 'f', ...over });
+const entry = (over: Partial<HookDirEntry>): HookDirEntry => ({
+  name: '50-ibfleet-routes',
+  uid: 0,
+  gid: 0,
+  mode: 0o755,
+  type: 'f',
+  ...over,
+});
 
 describe('which hook files a dispatcher runs', () => {
   it.each([
@@ -25,7 +32,9 @@ describe('which hook files a dispatcher runs', () => {
   });
 
   it('runs accepted scripts in byte order of their names', () => {
-    const listing = parseHookListing('b\t0\t0\t755\tf\n50-x\t0\t0\t755\tf\nA\t0\t0\t755\tf\nno\t0\t0\t644\tf\npre-up.d\t0\t0\t755\td\n');
+    const listing = parseHookListing(
+      'b\t0\t0\t755\tf\n50-x\t0\t0\t755\tf\nA\t0\t0\t755\tf\nno\t0\t0\t644\tf\npre-up.d\t0\t0\t755\td\n',
+    );
     expect(listing[0]).toEqual({ name: 'b', uid: 0, gid: 0, mode: 0o755, type: 'f' });
     expect(runnableHooks('networkmanager', listing)).toEqual(['50-x', 'A', 'b']);
   });

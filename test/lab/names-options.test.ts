@@ -1,8 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { backingPath, checkLabName, hostPaths, isLabNamespace, labOfNamespace, rootLinkName } from '../../src/lab/names.js';
+import {
+  backingPath,
+  checkLabName,
+  hostPaths,
+  isLabNamespace,
+  labOfNamespace,
+  rootLinkName,
+} from '../../src/lab/names.js';
 import { labNotUpMessage } from '../../src/lab/state.js';
-import { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments, parseMgmtSubnet, parseNicCounts } from '../../src/lab/options.js';
+import {
+  parseInterfaceAssignments,
+  parseLabHosts,
+  parseManagerAssignments,
+  parseMgmtSubnet,
+  parseNicCounts,
+} from '../../src/lab/options.js';
 
 describe('lab names', () => {
   it.each([
@@ -48,9 +61,11 @@ describe('lab names', () => {
     expect(() => checkLabName(name)).toThrow(UsageError);
   });
 
-  it('maps a host\'s /etc, /run and /root to its corner of the state directory', () => {
+  it("maps a host's /etc, /run and /root to its corner of the state directory", () => {
     const p = hostPaths('t', 34);
-    expect(backingPath(p, '/etc/netplan/99-netcfg.yaml')).toBe('/run/ibfleet-lab/t/hosts/34/upper/etc/netplan/99-netcfg.yaml');
+    expect(backingPath(p, '/etc/netplan/99-netcfg.yaml')).toBe(
+      '/run/ibfleet-lab/t/hosts/34/upper/etc/netplan/99-netcfg.yaml',
+    );
     expect(backingPath(p, '/run/sshd')).toBe('/run/ibfleet-lab/t/hosts/34/run/sshd');
     expect(backingPath(p, '/root/.ssh/authorized_keys')).toBe('/run/ibfleet-lab/t/hosts/34/root/.ssh/authorized_keys');
     expect(() => backingPath(p, '/usr/bin/x')).toThrow(/outside/);
@@ -106,7 +121,13 @@ describe('lab options', () => {
   it('parses NIC counts for every host (--nics 8) and per host (--nics 16-17=8), later flags winning', () => {
     expect(parseNicCounts([])).toEqual({ hosts: new Map() });
     expect(parseNicCounts(['8'])).toEqual({ all: 8, hosts: new Map() });
-    expect(parseNicCounts(['2', '16-17=8', '17=16'])).toEqual({ all: 2, hosts: new Map([[16, 8], [17, 16]]) });
+    expect(parseNicCounts(['2', '16-17=8', '17=16'])).toEqual({
+      all: 2,
+      hosts: new Map([
+        [16, 8],
+        [17, 16],
+      ]),
+    });
   });
 
   it.each([
@@ -133,7 +154,18 @@ describe('lab options', () => {
 
 describe('a lab that is not up: the message names the next step', () => {
   const lab = (name: string, status: 'up' | 'starting' = 'up') =>
-    ({ name, status, hosts: [16, 34, 40], mgmtSubnet: '198.18.7.0/24', rootLink: `ibfl-${name}`, inventory: '', knownHosts: '', identity: '', hostsWithoutSshd: [], hostSystems: [] }) as const;
+    ({
+      name,
+      status,
+      hosts: [16, 34, 40],
+      mgmtSubnet: '198.18.7.0/24',
+      rootLink: `ibfl-${name}`,
+      inventory: '',
+      knownHosts: '',
+      identity: '',
+      hostsWithoutSshd: [],
+      hostSystems: [],
+    }) as const;
   it.each([
     {
       case: 'no --name while exactly one other lab is up: its --name',
@@ -147,8 +179,18 @@ describe('a lab that is not up: the message names the next step', () => {
       labs: [lab('nc4'), lab('t2'), lab('crashed', 'starting')],
       says: 'labs up here: nc4 (hosts 16,34,40, 198.18.7.0/24), t2 (hosts 16,34,40, 198.18.7.0/24): add --name with one of nc4, t2 (or start',
     },
-    { case: 'no --name and no lab up: lab up', name: 'default', labs: [], says: 'lab default is not up (no lab is up on this machine); start it with: ibfleet lab up' },
-    { case: 'a --name of a lab not up: the ones that are, and how to start it', name: 'mine', labs: [lab('nc4')], says: 'lab mine is not up (labs up here: nc4 (hosts 16,34,40, 198.18.7.0/24)); start it with: ibfleet lab up --name mine' },
+    {
+      case: 'no --name and no lab up: lab up',
+      name: 'default',
+      labs: [],
+      says: 'lab default is not up (no lab is up on this machine); start it with: ibfleet lab up',
+    },
+    {
+      case: 'a --name of a lab not up: the ones that are, and how to start it',
+      name: 'mine',
+      labs: [lab('nc4')],
+      says: 'lab mine is not up (labs up here: nc4 (hosts 16,34,40, 198.18.7.0/24)); start it with: ibfleet lab up --name mine',
+    },
   ])('$case', ({ name, labs, says }) => {
     expect(labNotUpMessage(name, labs)).toContain(says);
   });

@@ -2,7 +2,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { labNeighbourEntries, raiseNeighbourTable, releaseNeighbourTable, thresholdsFor, type NeighPlaces } from '../../src/lab/neigh.js';
+import {
+  labNeighbourEntries,
+  raiseNeighbourTable,
+  releaseNeighbourTable,
+  thresholdsFor,
+  type NeighPlaces,
+} from '../../src/lab/neigh.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -17,12 +23,22 @@ function places(): NeighPlaces & { read(): number[]; set(values: number[]): void
   mkdirSync(neigh);
   const set = (values: number[]) => values.forEach((v, i) => writeFileSync(join(neigh, `gc_thresh${i + 1}`), `${v}\n`));
   set([128, 512, 1024]);
-  return { neigh, root: join(base, 'lab'), set, read: () => [1, 2, 3].map((i) => Number(readFileSync(join(neigh, `gc_thresh${i}`), 'utf8'))) };
+  return {
+    neigh,
+    root: join(base, 'lab'),
+    set,
+    read: () => [1, 2, 3].map((i) => Number(readFileSync(join(neigh, `gc_thresh${i}`), 'utf8'))),
+  };
 }
 
-const lab = (name: string, hosts: number, nics = 2) => ({ name, hosts: Array.from({ length: hosts }, () => ({ nics: Array.from({ length: nics }) })), fabric: { nics } }) as never;
+const lab = (name: string, hosts: number, nics = 2) =>
+  ({
+    name,
+    hosts: Array.from({ length: hosts }, () => ({ nics: Array.from({ length: nics }) })),
+    fabric: { nics },
+  }) as never;
 
-describe('the machine\'s neighbour table while labs are up', () => {
+describe("the machine's neighbour table while labs are up", () => {
   it('a 20-host lab may hold 1 640 entries at once: gc_thresh3 4096', () => {
     expect(labNeighbourEntries(lab('a', 20))).toBe(40 * 40 + 40);
     expect(thresholdsFor(1640)).toEqual({ gc_thresh1: 512, gc_thresh2: 2048, gc_thresh3: 4096 });

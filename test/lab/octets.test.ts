@@ -18,7 +18,7 @@ describe("the test labs' management subnets", () => {
 });
 
 describe("the generation runs' management subnets (198.19.X)", () => {
-  it('one per file and suite, in every slot, and none in the hand-made labs\' 198.19.0–99', () => {
+  it("one per file and suite, in every slot, and none in the hand-made labs' 198.19.0–99", () => {
     const octets = Object.values(GENERATION_OCTETS).flatMap((o) => [100, 150, 200].map((s) => s + o!));
     expect(new Set(octets).size).toBe(octets.length);
     for (const o of octets) {

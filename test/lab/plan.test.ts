@@ -8,7 +8,7 @@ import { SEEDS_INVENTORY, seedsFleet } from './fleet.js';
 const fleet = seedsFleet();
 
 describe('planning a lab', () => {
-  it('takes the inventory\'s hosts by default, with their names, roles, interfaces and managers', () => {
+  it("takes the inventory's hosts by default, with their names, roles, interfaces and managers", () => {
     const plan = planLab({ fleet });
     expect(plan.name).toBe('default');
     expect(plan.dir).toBe('/run/ibfleet-lab/default');
@@ -28,8 +28,17 @@ describe('planning a lab', () => {
   });
 
   it('adds hosts the inventory does not know as node<H>, netplan unless told otherwise', () => {
-    const plan = planLab({ fleet, name: 'big', hosts: [1, 34, 40], mgmtSubnet: '198.18.7.0/24', managers: new Map([[40, 'ifupdown']]), interfaces: new Map([[1, ['eth2', 'eth3']]]) });
-    expect(plan.hosts.map((h) => [h.id, h.name, h.manager, h.managerFrom, h.address, h.nics.map((n) => n.iface).join(',')])).toEqual([
+    const plan = planLab({
+      fleet,
+      name: 'big',
+      hosts: [1, 34, 40],
+      mgmtSubnet: '198.18.7.0/24',
+      managers: new Map([[40, 'ifupdown']]),
+      interfaces: new Map([[1, ['eth2', 'eth3']]]),
+    });
+    expect(
+      plan.hosts.map((h) => [h.id, h.name, h.manager, h.managerFrom, h.address, h.nics.map((n) => n.iface).join(',')]),
+    ).toEqual([
       [1, 'node1', 'netplan', 'default', '198.18.7.1', 'eth2,eth3'],
       [34, 'memserver34', 'netplan', 'inventory', '198.18.7.34', 'ib0,ib1'],
       [40, 'node40', 'ifupdown', 'option', '198.18.7.40', 'ib0,ib1'],
@@ -38,9 +47,11 @@ describe('planning a lab', () => {
     expect(plan.pairs).toEqual([]);
   });
 
-  it('follows the seeds\' emulation when the inventory leaves managers to detection', () => {
+  it("follows the seeds' emulation when the inventory leaves managers to detection", () => {
     const auto = seedsFleet(SEEDS_INVENTORY.replace(', manager: networkmanager', '').replace(', manager: netplan', ''));
-    expect(planLab({ fleet: auto, hosts: [16, 34, 35] }).hosts.map((h) => `${h.id}:${h.manager}:${h.managerFrom}`)).toEqual(['16:networkmanager:default', '34:netplan:default', '35:netplan:default']);
+    expect(
+      planLab({ fleet: auto, hosts: [16, 34, 35] }).hosts.map((h) => `${h.id}:${h.manager}:${h.managerFrom}`),
+    ).toEqual(['16:networkmanager:default', '34:netplan:default', '35:netplan:default']);
   });
 
   it('lets --manager override the inventory', () => {
@@ -54,25 +65,38 @@ describe('planning a lab', () => {
   it('--nics 8 gives every host 8 NICs named after PCI slots, NIC n at .n in table 940 + n; the lab inventory says 8', () => {
     const plan = planLab({ fleet, hosts: [16, 34, 40], nics: { all: 8 } });
     expect(plan.fabric.nics).toBe(8);
-    expect(plan.hosts.map((h) => h.nics.map((n) => n.iface).join(','))).toEqual(Array(3).fill('ibp12s0,ibp75s0,ibp141s0,ibp186s0,ibp18s0,ibp84s0,ibp151s0,ibp200s0'));
-    expect(plan.hosts[1]!.nics[7]).toEqual({ index: 8, iface: 'ibp200s0', address: '172.16.34.8', prefixLength: 16, table: 948, port: 'f34n8' });
+    expect(plan.hosts.map((h) => h.nics.map((n) => n.iface).join(','))).toEqual(
+      Array(3).fill('ibp12s0,ibp75s0,ibp141s0,ibp186s0,ibp18s0,ibp84s0,ibp151s0,ibp200s0'),
+    );
+    expect(plan.hosts[1]!.nics[7]).toEqual({
+      index: 8,
+      iface: 'ibp200s0',
+      address: '172.16.34.8',
+      prefixLength: 16,
+      table: 948,
+      port: 'f34n8',
+    });
     expect(fabricTables(plan)).toEqual([941, 942, 943, 944, 945, 946, 947, 948]);
     const inventory = loadInventory(renderLabInventory(plan), '/run/ibfleet-lab/default/inventory.yaml');
     expect(inventory.fabric.nics).toBe(8);
     expect(inventory.hosts.map((h) => h.nics.length)).toEqual([8, 8, 8]);
   });
 
-  it('--nics 16=8 beside the inventory\'s 2-NIC host: a mixed lab whose inventory gives the GPU node its own nics', () => {
+  it("--nics 16=8 beside the inventory's 2-NIC host: a mixed lab whose inventory gives the GPU node its own nics", () => {
     const plan = planLab({ fleet, nics: { hosts: new Map([[16, 8]]) } });
     expect(plan.fabric.nics).toBe(2);
     expect(plan.hosts.map((h) => `${h.id}:${h.nics.length}:${h.nics[0]!.iface}`)).toEqual(['16:8:ibp12s0', '34:2:ib0']);
     expect(fabricTables(plan)).toHaveLength(8);
     const text = renderLabInventory(plan);
-    expect(text).toContain('16: {name: cpuserver16, address: 198.18.0.16, role: cpu, nics: 8, interfaces: [ibp12s0, ibp75s0,');
-    expect(loadInventory(text, '/run/ibfleet-lab/default/inventory.yaml').hosts.map((h) => h.nics.length)).toEqual([8, 2]);
+    expect(text).toContain(
+      '16: {name: cpuserver16, address: 198.18.0.16, role: cpu, nics: 8, interfaces: [ibp12s0, ibp75s0,',
+    );
+    expect(loadInventory(text, '/run/ibfleet-lab/default/inventory.yaml').hosts.map((h) => h.nics.length)).toEqual([
+      8, 2,
+    ]);
   });
 
-  it('a GPU node\'s RDMA devices are numbered in PCI order, not in NIC order: one ConnectX-7 per NIC, port 1', () => {
+  it("a GPU node's RDMA devices are numbered in PCI order, not in NIC order: one ConnectX-7 per NIC, port 1", () => {
     const host = planLab({ fleet, hosts: [40], nics: { all: 8 } }).hosts[0]!;
     expect(rdmaLayout(host).map((l) => `${l.iface}=${l.device}/${l.port}@${l.pci}`)).toEqual([
       'ibp12s0=mlx5_0/1@0000:0c:00.0',
@@ -85,22 +109,41 @@ describe('planning a lab', () => {
       'ibp200s0=mlx5_7/1@0000:c8:00.0',
     ]);
     const tree = renderSysfsTree(host);
-    expect(tree.files).toContainEqual({ path: 'devices/ibfleet-lab/0000:4b:00.0/infiniband/mlx5_2/hca_type', content: 'MT4129' });
+    expect(tree.files).toContainEqual({
+      path: 'devices/ibfleet-lab/0000:4b:00.0/infiniband/mlx5_2/hca_type',
+      content: 'MT4129',
+    });
     // Every port its own LID across the fabric, also with 16 NICs a host.
-    const lids = [1, 2, 254].flatMap((id) => renderSysfsTree(planLab({ fleet, hosts: [id], nics: { all: 16 } }).hosts[0]!).files.filter((f) => f.path.endsWith('/lid')).map((f) => f.content));
+    const lids = [1, 2, 254].flatMap((id) =>
+      renderSysfsTree(planLab({ fleet, hosts: [id], nics: { all: 16 } }).hosts[0]!)
+        .files.filter((f) => f.path.endsWith('/lid'))
+        .map((f) => f.content),
+    );
     expect(new Set(lids).size).toBe(48);
   });
 
-  it('the NetworkManager host keeps its dual-port ConnectX-3 with 2 NICs, and gets a GPU node\'s cards with 8', () => {
-    expect(rdmaLayout(planLab({ fleet }).hosts[0]!).map((l) => `${l.device}/${l.port}`)).toEqual(['mlx4_0/1', 'mlx4_0/2']);
+  it("the NetworkManager host keeps its dual-port ConnectX-3 with 2 NICs, and gets a GPU node's cards with 8", () => {
+    expect(rdmaLayout(planLab({ fleet }).hosts[0]!).map((l) => `${l.device}/${l.port}`)).toEqual([
+      'mlx4_0/1',
+      'mlx4_0/2',
+    ]);
     expect(new Set(rdmaLayout(planLab({ fleet, nics: { all: 8 } }).hosts[0]!).map((l) => l.device)).size).toBe(8);
   });
 
   it.each([
     [{ nics: { hosts: new Map([[40, 8]]) } }, /--nics names host 40, which is not in the lab \(--hosts 16,34\)/],
-    [{ nics: { all: 8 }, interfaces: new Map([[34, ['ib0', 'ib1']]]) }, /host 34: 2 interface\(s\) given \(ib0,ib1\) but host 34 has 8 NICs \(--nics\)/],
-    [{ managers: new Map([[40, 'ifupdown' as const]]) }, /--manager names host 40, which is not in the lab \(--hosts 16,34\)/],
-    [{ interfaces: new Map([[34, ['ib0']]]) }, /host 34: 1 interface\(s\) given \(ib0\) but host 34 has 2 NICs in the inventory; give one name per NIC, or the count with --nics 34=1/],
+    [
+      { nics: { all: 8 }, interfaces: new Map([[34, ['ib0', 'ib1']]]) },
+      /host 34: 2 interface\(s\) given \(ib0,ib1\) but host 34 has 8 NICs \(--nics\)/,
+    ],
+    [
+      { managers: new Map([[40, 'ifupdown' as const]]) },
+      /--manager names host 40, which is not in the lab \(--hosts 16,34\)/,
+    ],
+    [
+      { interfaces: new Map([[34, ['ib0']]]) },
+      /host 34: 1 interface\(s\) given \(ib0\) but host 34 has 2 NICs in the inventory; give one name per NIC, or the count with --nics 34=1/,
+    ],
     [{ mgmtSubnet: '172.16.0.0/24' }, /overlaps the fabric subnet 172.16.0.0\/16/],
     [{ mgmtSubnet: '198.19.0.0/16' }, /controller address 198.19.255.254 lies inside --mgmt-subnet 198.19.0.0\/16/],
     [{ hosts: [] as number[] }, /no lab hosts/],

@@ -11,12 +11,16 @@ function probe(over: { root?: boolean; missing?: string[]; overlay?: boolean } =
 }
 
 describe('lab up preflight', () => {
-  it('passes on a prepared machine and hands back sshd\'s absolute path', () => {
-    expect(checkPreflight({ managers: ['ifupdown', 'netplan', 'networkmanager'] }, probe())).toEqual({ sshd: '/usr/sbin/sshd' });
+  it("passes on a prepared machine and hands back sshd's absolute path", () => {
+    expect(checkPreflight({ managers: ['ifupdown', 'netplan', 'networkmanager'] }, probe())).toEqual({
+      sshd: '/usr/sbin/sshd',
+    });
   });
 
   it('asks for root', () => {
-    expect(preflightProblems({ managers: [] }, probe({ root: false }))).toEqual(['lab up needs root (it works with network namespaces and mounts): run it as root, e.g. sudo ibfleet lab up']);
+    expect(preflightProblems({ managers: [] }, probe({ root: false }))).toEqual([
+      'lab up needs root (it works with network namespaces and mounts): run it as root, e.g. sudo ibfleet lab up',
+    ]);
   });
 
   it('names each missing tool with its package and the install command', () => {
@@ -25,16 +29,23 @@ describe('lab up preflight', () => {
     ]);
   });
 
-  it('asks for each manager\'s daemons only when a host of that manager is requested', () => {
+  it("asks for each manager's daemons only when a host of that manager is requested", () => {
     const missing = ['ifup', 'ifdown', 'NetworkManager', 'networkd-dispatcher', 'systemd-networkd'];
     expect(preflightProblems({ managers: [] }, probe({ missing }))).toEqual([]);
-    expect(preflightProblems({ managers: ['ifupdown'] }, probe({ missing }))[0]).toMatch(/^lab up needs ifup \(ifupdown\), ifdown \(ifupdown\), not found/);
-    expect(preflightProblems({ managers: ['networkmanager'] }, probe({ missing }))[0]).toMatch(/^lab up needs NetworkManager \(network-manager\), not found/);
-    expect(preflightProblems({ managers: ['netplan'] }, probe({ missing }))[0]).toMatch(/^lab up needs systemd-networkd \(systemd\), networkd-dispatcher \(networkd-dispatcher\), not found/);
+    expect(preflightProblems({ managers: ['ifupdown'] }, probe({ missing }))[0]).toMatch(
+      /^lab up needs ifup \(ifupdown\), ifdown \(ifupdown\), not found/,
+    );
+    expect(preflightProblems({ managers: ['networkmanager'] }, probe({ missing }))[0]).toMatch(
+      /^lab up needs NetworkManager \(network-manager\), not found/,
+    );
+    expect(preflightProblems({ managers: ['netplan'] }, probe({ missing }))[0]).toMatch(
+      /^lab up needs systemd-networkd \(systemd\), networkd-dispatcher \(networkd-dispatcher\), not found/,
+    );
   });
 
   it('reports every problem at once, as a usage error (exit 2)', () => {
-    const attempt = () => checkPreflight({ managers: [] }, probe({ root: false, missing: ['ip', 'nsenter'], overlay: false }));
+    const attempt = () =>
+      checkPreflight({ managers: [] }, probe({ root: false, missing: ['ip', 'nsenter'], overlay: false }));
     expect(attempt).toThrow(UsageError);
     expect(attempt).toThrow(/needs root[\s\S]*ip \(iproute2\), nsenter \(util-linux\)[\s\S]*overlayfs/);
   });

@@ -9,33 +9,66 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { planLab } from '../../src/lab/plan.js';
 import { renderNetworkBootScript, renderResetScript } from '../../src/lab/manager-boot.js';
-import { renderBootScript, renderCreateBatch, renderHostStartScript, renderListHooksScript, renderMountScript, renderRootLinkBatch, renderSwitchScript } from '../../src/lab/scripts.js';
+import {
+  renderBootScript,
+  renderCreateBatch,
+  renderHostStartScript,
+  renderListHooksScript,
+  renderMountScript,
+  renderRootLinkBatch,
+  renderSwitchScript,
+} from '../../src/lab/scripts.js';
 import { renderSystemctlStandIn } from '../../src/lab/systemctl-standin.js';
 import { renderTimerRunner } from '../../src/lab/timer-runner.js';
 import { seedsFleet } from './fleet.js';
 
-const plan = planLab({ fleet: seedsFleet(), name: 'demo', hosts: [16, 34, 40], managers: new Map([[40, 'ifupdown']]), mgmtSubnet: '198.18.9.0/24' });
+const plan = planLab({
+  fleet: seedsFleet(),
+  name: 'demo',
+  hosts: [16, 34, 40],
+  managers: new Map([[40, 'ifupdown']]),
+  mgmtSubnet: '198.18.9.0/24',
+});
 const [h16, h34, h40] = plan.hosts as [(typeof plan.hosts)[0], (typeof plan.hosts)[0], (typeof plan.hosts)[0]];
 
 describe('creating the lab', () => {
   const batch = renderCreateBatch(plan).trimEnd().split('\n');
 
-  it('creates each veth end directly in its namespace, so nothing of the fabric is ever in the machine\'s namespace; IPoIB datagram MTU 2044', () => {
-    expect(batch).toContain('link add ibs5f1 netns ibfl-demo-h16 mtu 2044 type veth peer name f16n2 netns ibfl-demo-sw mtu 2044');
+  it("creates each veth end directly in its namespace, so nothing of the fabric is ever in the machine's namespace; IPoIB datagram MTU 2044", () => {
+    expect(batch).toContain(
+      'link add ibs5f1 netns ibfl-demo-h16 mtu 2044 type veth peer name f16n2 netns ibfl-demo-sw mtu 2044',
+    );
     // NIC 2 first: networkd configures the higher ifindex first, and NIC 1's route must come first in main.
-    expect(batch.indexOf('link add ibs5f1 netns ibfl-demo-h16 mtu 2044 type veth peer name f16n2 netns ibfl-demo-sw mtu 2044')).toBeLessThan(batch.indexOf('link add ibs5f0 netns ibfl-demo-h16 mtu 2044 type veth peer name f16n1 netns ibfl-demo-sw mtu 2044'));
+    expect(
+      batch.indexOf(
+        'link add ibs5f1 netns ibfl-demo-h16 mtu 2044 type veth peer name f16n2 netns ibfl-demo-sw mtu 2044',
+      ),
+    ).toBeLessThan(
+      batch.indexOf(
+        'link add ibs5f0 netns ibfl-demo-h16 mtu 2044 type veth peer name f16n1 netns ibfl-demo-sw mtu 2044',
+      ),
+    );
     expect(batch).toContain('link add mgmt0 netns ibfl-demo-h34 type veth peer name m34 netns ibfl-demo-sw');
     expect(batch).toContain('link add br-fabric netns ibfl-demo-sw type bridge');
-    expect(batch.filter((l) => l.startsWith('link add') && !l.split(' type ')[0]!.includes(' netns '))).toEqual(['link add ibfl-demo type veth peer name up0 netns ibfl-demo-sw']);
+    expect(batch.filter((l) => l.startsWith('link add') && !l.split(' type ')[0]!.includes(' netns '))).toEqual([
+      'link add ibfl-demo type veth peer name up0 netns ibfl-demo-sw',
+    ]);
   });
 
-  it('creates the namespaces first and the machine\'s one link last', () => {
-    expect(batch.slice(0, 4)).toEqual(['netns add ibfl-demo-sw', 'netns add ibfl-demo-h16', 'netns add ibfl-demo-h34', 'netns add ibfl-demo-h40']);
+  it("creates the namespaces first and the machine's one link last", () => {
+    expect(batch.slice(0, 4)).toEqual([
+      'netns add ibfl-demo-sw',
+      'netns add ibfl-demo-h16',
+      'netns add ibfl-demo-h34',
+      'netns add ibfl-demo-h40',
+    ]);
     expect(batch.at(-1)).toMatch(/^link add ibfl-demo /);
   });
 
   it('gives the machine one /32 and one route, to the management subnet', () => {
-    expect(renderRootLinkBatch(plan)).toBe('address add 198.19.255.254/32 dev ibfl-demo\nlink set ibfl-demo up\nroute add 198.18.9.0/24 dev ibfl-demo src 198.19.255.254\n');
+    expect(renderRootLinkBatch(plan)).toBe(
+      'address add 198.19.255.254/32 dev ibfl-demo\nlink set ibfl-demo up\nroute add 198.18.9.0/24 dev ibfl-demo src 198.19.255.254\n',
+    );
   });
 
   it('boots each host with its real manager, which brings the fabric NICs up; the lab only configures the management link', () => {
@@ -48,24 +81,31 @@ describe('creating the lab', () => {
     expect(boot).toContain('dbus-daemon --system --fork --print-pid');
     expect(boot).toContain('start NetworkManager NetworkManager --no-daemon --debug');
     const netplan = renderNetworkBootScript(plan, h34);
-    expect(netplan.indexOf('netplan generate')).toBeLessThan(netplan.indexOf('start systemd-networkd /lib/systemd/systemd-networkd'));
+    expect(netplan.indexOf('netplan generate')).toBeLessThan(
+      netplan.indexOf('start systemd-networkd /lib/systemd/systemd-networkd'),
+    );
     expect(netplan).toContain('rm -f /run/systemd/network/10-netplan-mgmt0.network');
     expect(netplan).toContain('chown systemd-network:systemd-network /run/systemd/netif');
     expect(netplan).toContain('start networkd-dispatcher networkd-dispatcher $networkd_dispatcher_args');
     expect(renderNetworkBootScript(plan, h40)).toContain('\nifup -a -v 2>&1 || status=$?\n');
-    for (const host of [h16, h34, h40]) expect(renderNetworkBootScript(plan, host)).toContain('start timers bash /run/ibfleet-lab-host/timer-runner');
+    for (const host of [h16, h34, h40])
+      expect(renderNetworkBootScript(plan, host)).toContain('start timers bash /run/ibfleet-lab-host/timer-runner');
   });
 
   it('without daemons (the benchmark), adds the fabric addresses itself in NIC order', () => {
     const bare = renderNetworkBootScript({ ...plan, networkDaemons: false }, h16);
-    expect(bare.indexOf('address add 172.16.16.1/16 dev ibs5f0')).toBeLessThan(bare.indexOf('address add 172.16.16.2/16 dev ibs5f1'));
+    expect(bare.indexOf('address add 172.16.16.1/16 dev ibs5f0')).toBeLessThan(
+      bare.indexOf('address add 172.16.16.2/16 dev ibs5f1'),
+    );
     expect(bare).not.toMatch(/NetworkManager|timers/);
   });
 
   it('detaches namespace files in whole trees inside a new host, then overlays /etc', () => {
     const mount = renderMountScript(plan, h34);
     expect(mount).toContain('if (m == "/run/netns" || m ~ "^/run/ibfleet-lab/[^/]+$") { print m; continue }');
-    expect(mount).toContain('mount -t overlay ibfleet-lab -o lowerdir=/etc,upperdir=/run/ibfleet-lab/demo/hosts/34/upper/etc,workdir=/run/ibfleet-lab/demo/hosts/34/work /etc');
+    expect(mount).toContain(
+      'mount -t overlay ibfleet-lab -o lowerdir=/etc,upperdir=/run/ibfleet-lab/demo/hosts/34/upper/etc,workdir=/run/ibfleet-lab/demo/hosts/34/work /etc',
+    );
     expect(mount.indexOf('mount -t overlay')).toBeLessThan(mount.indexOf("prune_trees ''"));
   });
 
@@ -75,35 +115,52 @@ describe('creating the lab', () => {
   });
 
   it('a host that emulates systemd gets the systemctl stand-in over the real one (after the /usr/bin overlay) and a timer runner; one without, a PID 1 that is not systemd and neither', () => {
-    const [s34, n35] = planLab({ fleet: seedsFleet(), name: 'demo', hosts: [34, 35], noSystemd: [35], mgmtSubnet: '198.18.9.0/24' }).hosts;
+    const [s34, n35] = planLab({
+      fleet: seedsFleet(),
+      name: 'demo',
+      hosts: [34, 35],
+      noSystemd: [35],
+      mgmtSubnet: '198.18.9.0/24',
+    }).hosts;
     expect([s34!.systemd, n35!.systemd]).toEqual([true, false]);
     const mount = renderMountScript(plan, s34!);
-    expect(mount).toContain('mount --bind /run/ibfleet-lab/demo/hosts/34/run/ibfleet-lab-host/systemctl "$(readlink -f "$(command -v systemctl)")"\n');
+    expect(mount).toContain(
+      'mount --bind /run/ibfleet-lab/demo/hosts/34/run/ibfleet-lab-host/systemctl "$(readlink -f "$(command -v systemctl)")"\n',
+    );
     expect(mount.indexOf('ibfleet-lab-bin')).toBeLessThan(mount.indexOf('/systemctl'));
     expect(mount).not.toContain('/proc/1/comm');
     const without = renderMountScript(plan, n35!);
-    expect(without).toContain('mount --bind /run/ibfleet-lab/demo/hosts/35/run/ibfleet-lab-host/pid1-comm /proc/1/comm\n');
+    expect(without).toContain(
+      'mount --bind /run/ibfleet-lab/demo/hosts/35/run/ibfleet-lab-host/pid1-comm /proc/1/comm\n',
+    );
     expect(without).not.toContain('systemctl');
     expect(renderNetworkBootScript(plan, n35!)).not.toContain('timer-runner');
     // systemd's mark is made by every boot, lab up's and lab reboot's (whose reset empties /run), as systemd makes it.
     expect(renderNetworkBootScript(plan, s34!)).toContain('mkdir -p /run/systemd/system\n');
     expect(renderNetworkBootScript(plan, n35!)).not.toContain('mkdir -p /run/systemd/system');
     // A lab without network daemons runs no timers: none of its hosts runs systemd.
-    expect(planLab({ fleet: seedsFleet(), name: 'demo', hosts: [34], networkDaemons: false, mgmtSubnet: '198.18.9.0/24' }).hosts[0]!.systemd).toBe(false);
+    expect(
+      planLab({ fleet: seedsFleet(), name: 'demo', hosts: [34], networkDaemons: false, mgmtSubnet: '198.18.9.0/24' })
+        .hosts[0]!.systemd,
+    ).toBe(false);
   });
 
   it('--without-systemd names only hosts of the lab', () => {
-    expect(() => planLab({ fleet: seedsFleet(), name: 'demo', hosts: [34], noSystemd: [35, 36], mgmtSubnet: '198.18.9.0/24' })).toThrow('--without-systemd names hosts 35-36, not in the lab (--hosts 34)');
+    expect(() =>
+      planLab({ fleet: seedsFleet(), name: 'demo', hosts: [34], noSystemd: [35, 36], mgmtSubnet: '198.18.9.0/24' }),
+    ).toThrow('--without-systemd names hosts 35-36, not in the lab (--hosts 34)');
   });
 
-  it('resets rules except the kernel\'s three and flushes the fabric tables', () => {
+  it("resets rules except the kernel's three and flushes the fabric tables", () => {
     const reset = renderResetScript(plan, h34);
     expect(reset).toContain('case $pref in 0 | 32766 | 32767) ;; *) ip -4 rule del pref "$pref" ;; esac');
     expect(reset).toContain('ip -4 route flush table 941');
     expect(reset).toContain('ip -4 route flush table 942');
     expect(renderResetScript(plan, h40)).toContain('ifdown ib1 2>/dev/null || true');
     // /run forgets the last boot, except sshd and the lab's pid files and logs.
-    expect(reset).toContain('case ${f#/run/} in sshd | sshd.pid | sshd.log | ibfleet-lab-host) ;; *) rm -rf -- "$f" ;; esac');
+    expect(reset).toContain(
+      'case ${f#/run/} in sshd | sshd.pid | sshd.log | ibfleet-lab-host) ;; *) rm -rf -- "$f" ;; esac',
+    );
   });
 });
 
@@ -130,7 +187,9 @@ describe.skipIf(shellcheck.error !== undefined)('shellcheck', () => {
   it.each(scripts)('%s script passes shellcheck -s sh', (label, text, flags) => {
     const file = join(workDir, `${label.replace(/ /g, '-')}.sh`);
     writeFileSync(file, text);
-    const result = spawnSync('shellcheck', [...(flags.includes('-s') ? [] : ['-s', 'sh']), ...flags, file], { encoding: 'utf8' });
+    const result = spawnSync('shellcheck', [...(flags.includes('-s') ? [] : ['-s', 'sh']), ...flags, file], {
+      encoding: 'utf8',
+    });
     expect(result.stdout + result.stderr).toBe('');
     expect(result.status).toBe(0);
   });

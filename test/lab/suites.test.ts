@@ -7,7 +7,15 @@ import { UsageError } from '../../src/errors.js';
 import { planLab } from '../../src/lab/plan.js';
 import { renderMountScript } from '../../src/lab/scripts.js';
 import { rootsDirFrom } from '../../src/lab/roots.js';
-import { formatVersions, parseSuiteAssignments, parseVersions, renderRootBuildScript, SHOWN_PACKAGES, suiteRoot, suiteVersionsFile } from '../../src/lab/suites.js';
+import {
+  formatVersions,
+  parseSuiteAssignments,
+  parseVersions,
+  renderRootBuildScript,
+  SHOWN_PACKAGES,
+  suiteRoot,
+  suiteVersionsFile,
+} from '../../src/lab/suites.js';
 import { emulationLabel, renderHostView } from '../../src/lab/emulation.js';
 import { seedsFleet } from './fleet.js';
 
@@ -16,10 +24,22 @@ describe('lab up --suite', () => {
     [['trixie'], { all: 'trixie', hosts: [] }],
     [['16=bullseye'], { hosts: [[16, 'bullseye']] }],
     [['16=trixie'], { hosts: [[16, 'trixie']] }],
-    [['bookworm', '34-35=trixie', '35=bullseye'], { all: 'bookworm', hosts: [[34, 'trixie'], [35, 'bullseye']] }],
+    [
+      ['bookworm', '34-35=trixie', '35=bullseye'],
+      {
+        all: 'bookworm',
+        hosts: [
+          [34, 'trixie'],
+          [35, 'bullseye'],
+        ],
+      },
+    ],
   ])('%j reads as %j', (values, expected) => {
     const parsed = parseSuiteAssignments(values);
-    expect({ ...(parsed.all ? { all: parsed.all } : {}), hosts: [...parsed.hosts] }).toEqual({ ...expected, hosts: expected.hosts });
+    expect({ ...(parsed.all ? { all: parsed.all } : {}), hosts: [...parsed.hosts] }).toEqual({
+      ...expected,
+      hosts: expected.hosts,
+    });
   });
 
   it.each([
@@ -32,25 +52,44 @@ describe('lab up --suite', () => {
     expect(() => parseSuiteAssignments([value])).toThrow(new UsageError(message));
   });
 
-  it('puts each host on its suite, the others on the machine\'s own /usr, and names where the roots are', () => {
-    const plan = planLab({ fleet: seedsFleet(), hosts: [16, 34, 40], suites: { all: 'bookworm', hosts: new Map([[16, 'trixie']]) }, rootsDir: '/cache' });
-    expect(plan.hosts.map((h) => [h.id, h.suite])).toEqual([[16, 'trixie'], [34, 'bookworm'], [40, 'bookworm']]);
+  it("puts each host on its suite, the others on the machine's own /usr, and names where the roots are", () => {
+    const plan = planLab({
+      fleet: seedsFleet(),
+      hosts: [16, 34, 40],
+      suites: { all: 'bookworm', hosts: new Map([[16, 'trixie']]) },
+      rootsDir: '/cache',
+    });
+    expect(plan.hosts.map((h) => [h.id, h.suite])).toEqual([
+      [16, 'trixie'],
+      [34, 'bookworm'],
+      [40, 'bookworm'],
+    ]);
     expect(plan.rootsDir).toBe('/cache');
     const own = planLab({ fleet: seedsFleet(), hosts: [16, 34] });
     expect(own.hosts.map((h) => h.suite)).toEqual([undefined, undefined]);
     expect(own.rootsDir).toBeUndefined();
   });
 
-  it('enters a suite host by pivot_root into an overlay of the cached root, the machine\'s tree detached', () => {
-    const plan = planLab({ fleet: seedsFleet(), name: 't', hosts: [34], suites: { all: 'trixie' }, rootsDir: '/cache' });
+  it("enters a suite host by pivot_root into an overlay of the cached root, the machine's tree detached", () => {
+    const plan = planLab({
+      fleet: seedsFleet(),
+      name: 't',
+      hosts: [34],
+      suites: { all: 'trixie' },
+      rootsDir: '/cache',
+    });
     const script = renderMountScript(plan, plan.hosts[0]!);
-    expect(script).toContain(`-o "lowerdir=${suiteRoot('/cache', 'trixie')},upperdir=$up,workdir=/run/ibfleet-lab/t/hosts/34/work" "$R"`);
+    expect(script).toContain(
+      `-o "lowerdir=${suiteRoot('/cache', 'trixie')},upperdir=$up,workdir=/run/ibfleet-lab/t/hosts/34/work" "$R"`,
+    );
     expect(script).toMatch(/pivot_root \. \.\numount -l \./);
     // The lab's systemctl lies over the suite's own, found after the pivot.
-    expect(script.slice(script.indexOf('pivot_root'))).toContain('mount --bind /run/ibfleet-lab-host/systemctl "$(readlink -f "$(command -v systemctl)")"');
+    expect(script.slice(script.indexOf('pivot_root'))).toContain(
+      'mount --bind /run/ibfleet-lab-host/systemctl "$(readlink -f "$(command -v systemctl)")"',
+    );
   });
 
-  it('keeps the suite\'s own os-release and gives each host a machine-id of its own', () => {
+  it("keeps the suite's own os-release and gives each host a machine-id of its own", () => {
     const plan = planLab({ fleet: seedsFleet(), name: 't', hosts: [16, 34], suites: { all: 'trixie' } });
     const views = plan.hosts.map((h) => renderHostView(plan, h, 'ssh-ed25519 AAAA lab'));
     const paths = views.map((v) => v.files.map((f) => f.path));
@@ -58,20 +97,30 @@ describe('lab up --suite', () => {
     const ids = views.map((v) => v.files.find((f) => f.path === '/etc/machine-id')!.content);
     expect(ids.every((id) => /^[0-9a-f]{32}\n$/.test(id))).toBe(true);
     expect(ids[0]).not.toBe(ids[1]);
-    expect(emulationLabel('netplan', true, false, 'bullseye')).toBe('Debian 11 (bullseye), netplan + networkd-dispatcher');
+    expect(emulationLabel('netplan', true, false, 'bullseye')).toBe(
+      'Debian 11 (bullseye), netplan + networkd-dispatcher',
+    );
   });
 
   it('builds a root under a lock, into a directory beside it, and renames it whole', () => {
     const script = renderRootBuildScript('/cache', 'trixie');
-    expect(script).toContain("exec 9>/cache/.trixie.lock");
-    expect(script).toContain('mmdebstrap --variant=apt --include=openssh-server,iproute2,iputils-ping,network-manager,netplan.io,systemd,networkd-dispatcher,ifupdown,dbus,procps,sudo,python3 trixie /cache/.trixie.building/root');
+    expect(script).toContain('exec 9>/cache/.trixie.lock');
+    expect(script).toContain(
+      'mmdebstrap --variant=apt --include=openssh-server,iproute2,iputils-ping,network-manager,netplan.io,systemd,networkd-dispatcher,ifupdown,dbus,procps,sudo,python3 trixie /cache/.trixie.building/root',
+    );
     expect(script.indexOf('flock 9')).toBeLessThan(script.indexOf('mmdebstrap'));
     expect(script).toMatch(/mv \/cache\/\.trixie\.building \/cache\/trixie\n/);
   });
 
   it('reads the versions dpkg recorded and shows them upstream-only', () => {
-    const versions = parseVersions('network-manager\t1.30.6-1+deb11u1\nsystemd\t247.3-7+deb11u8\nopenssh-server\t1:8.4p1-5+deb11u7\n$(evil)\tx\n');
-    expect(versions).toEqual({ 'network-manager': '1.30.6-1+deb11u1', systemd: '247.3-7+deb11u8', 'openssh-server': '1:8.4p1-5+deb11u7' });
+    const versions = parseVersions(
+      'network-manager\t1.30.6-1+deb11u1\nsystemd\t247.3-7+deb11u8\nopenssh-server\t1:8.4p1-5+deb11u7\n$(evil)\tx\n',
+    );
+    expect(versions).toEqual({
+      'network-manager': '1.30.6-1+deb11u1',
+      systemd: '247.3-7+deb11u8',
+      'openssh-server': '1:8.4p1-5+deb11u7',
+    });
     expect(formatVersions(versions)).toBe('NM 1.30.6, systemd 247.3, openssh 8.4p1');
   });
 
@@ -105,17 +154,20 @@ done >"$last/var/lib/dpkg/status"
       mkdirSync(join(dir, 'bin'));
       writeFileSync(join(dir, 'bin/mmdebstrap'), FAKE_MMDEBSTRAP, { mode: 0o755 });
       const env = { PATH: `${join(dir, 'bin')}:/usr/sbin:/usr/bin:/sbin:/bin`, COUNT: join(dir, 'count') };
-      const build = () => new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn('sh', ['-euc', renderRootBuildScript(join(dir, 'roots'), 'trixie')], { env });
-        let stderr = '';
-        child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-        child.on('close', (code) => resolve({ code, stderr }));
-      });
+      const build = () =>
+        new Promise<{ code: number | null; stderr: string }>((resolve) => {
+          const child = spawn('sh', ['-euc', renderRootBuildScript(join(dir, 'roots'), 'trixie')], { env });
+          let stderr = '';
+          child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+          child.on('close', (code) => resolve({ code, stderr }));
+        });
       const [a, b] = await Promise.all([build(), build()]);
       expect([a.code, b.code]).toEqual([0, 0]);
       expect(readFileSync(join(dir, 'count'), 'utf8')).toBe('run\n');
       expect(a.stderr + b.stderr).toContain('another lab up is building the trixie root; waiting for it');
-      expect(parseVersions(readFileSync(suiteVersionsFile(join(dir, 'roots'), 'trixie'), 'utf8'))).toEqual(Object.fromEntries(SHOWN_PACKAGES.map(([p]) => [p, '1.0-1'])));
+      expect(parseVersions(readFileSync(suiteVersionsFile(join(dir, 'roots'), 'trixie'), 'utf8'))).toEqual(
+        Object.fromEntries(SHOWN_PACKAGES.map(([p]) => [p, '1.0-1'])),
+      );
       expect(readdirSync(join(dir, 'roots')).filter((f) => !f.endsWith('.lock'))).toEqual(['trixie']);
     } finally {
       rmSync(dir, { recursive: true, force: true });

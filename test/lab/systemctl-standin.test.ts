@@ -27,11 +27,14 @@ function session(units: Record<string, string>, commands: readonly string[]): st
   ].join('\n');
   const result = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', setup], { encoding: 'utf8' });
   expect(result.status, result.stderr).toBe(0);
-  return result.stdout.trimEnd().split('\n').map((l) => l.trim());
+  return result.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => l.trim());
 }
 
 describe.skipIf(!IS_ROOT)('the systemctl stand-in of a lab host that emulates systemd', () => {
-  it('answers is-system-running, daemon-reload, and start/restart/stop/is-active of a timer by the runner\'s marks', () => {
+  it("answers is-system-running, daemon-reload, and start/restart/stop/is-active of a timer by the runner's marks", () => {
     expect(
       session({ 'x.timer': '[Timer]\nOnUnitActiveSec=30s\n' }, [
         'is-system-running',

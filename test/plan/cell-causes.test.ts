@@ -5,8 +5,14 @@ import { parseProbe, type HostFacts } from '../../src/facts/host-facts.js';
 import { parseRdmaSection } from '../../src/facts/rdma-facts.js';
 import type { CellEnd, CellMethod, CellSpec } from '../../src/vocabulary.js';
 
-const fleet = loadInventory('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpu16, address: a16 }\n  34: { name: mem34, address: a34 }\n', 't.yaml');
-const ethernet = loadInventory('fabric: { subnet: 172.16.0.0/16, rdma: false }\nhosts:\n  16: { name: cpu16, address: a16 }\n  34: { name: mem34, address: a34 }\n', 't.yaml');
+const fleet = loadInventory(
+  'fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpu16, address: a16 }\n  34: { name: mem34, address: a34 }\n',
+  't.yaml',
+);
+const ethernet = loadInventory(
+  'fabric: { subnet: 172.16.0.0/16, rdma: false }\nhosts:\n  16: { name: cpu16, address: a16 }\n  34: { name: mem34, address: a34 }\n',
+  't.yaml',
+);
 
 function end(host: number, nic: number): CellEnd {
   const h = fleet.hosts.find((x) => x.id === host)!;
@@ -44,11 +50,34 @@ function facts(id: number, shape: Shape = {}): HostFacts {
         'port mlx5_0 1 4: ACTIVE|5: LinkUp|56 Gb/sec (4X FDR)|InfiniBand|0x3|0x1',
         `port mlx5_1 1 ${shape.port2 ?? '4: ACTIVE|5: LinkUp'}|56 Gb/sec (4X FDR)|InfiniBand|0x4|${shape.smLid ?? '0x1'}`,
       ]);
-  const route = (n: typeof a) => ({ dst: '172.16.0.0/16', dev: n!.iface, src: n!.address, proto: undefined, scope: 'link', text: `172.16.0.0/16 dev ${n!.iface} scope link src ${n!.address}` });
+  const route = (n: typeof a) => ({
+    dst: '172.16.0.0/16',
+    dev: n!.iface,
+    src: n!.address,
+    proto: undefined,
+    scope: 'link',
+    text: `172.16.0.0/16 dev ${n!.iface} scope link src ${n!.address}`,
+  });
   return {
     ...parseProbe('@@ibfleet probe 3\n@@ibfleet end\n'),
-    links: new Map(host.nics.map((n) => [n.iface, { up: flags(n.iface).split(',').includes('UP'), lowerUp: flags(n.iface).split(',').includes('LOWER_UP'), mtu: 2044 }])),
-    rules: shape.undeployed ? [] : host.nics.map((n) => ({ priority: n.priority, from: n.address, table: String(n.table), text: `from ${n.address} lookup ${n.table}` })),
+    links: new Map(
+      host.nics.map((n) => [
+        n.iface,
+        {
+          up: flags(n.iface).split(',').includes('UP'),
+          lowerUp: flags(n.iface).split(',').includes('LOWER_UP'),
+          mtu: 2044,
+        },
+      ]),
+    ),
+    rules: shape.undeployed
+      ? []
+      : host.nics.map((n) => ({
+          priority: n.priority,
+          from: n.address,
+          table: String(n.table),
+          text: `from ${n.address} lookup ${n.table}`,
+        })),
     routes: shape.undeployed ? new Map() : new Map(host.nics.map((n) => [String(n.table), [route(n)]])),
     routeGet: new Map([
       [a!.iface, { dev: a!.iface, table: String(a!.table), text: `dev ${a!.iface}` }],
@@ -74,25 +103,53 @@ const kindsOf = (spec: CellSpec, from: Shape, to: Shape) => {
   return cellCauses(fleet, spec, (id) => all.get(id)).map((c) => `${c.kind} ${c.host}/${c.iface}`);
 };
 
-describe('why a failed cell failed, from the hosts\' own state', () => {
+describe("why a failed cell failed, from the hosts' own state", () => {
   it('nothing found: no cause, and the detail stays as it was', () => {
     expect(causesOf(cell(), {}, {})).toEqual([]);
     expect(explainFailure('0/3 replies', [])).toBe('0/3 replies');
   });
 
   it.each([
-    { what: 'a port DOWN at the destination', to: { port2: '1: DOWN|3: Disabled' }, want: ['34/ib1: port mlx5_1/1 is DOWN (Disabled): the port is disabled: enable it (ibportstate … enable, or on the switch)'] },
-    { what: 'a port in INIT', to: { port2: '2: INIT|5: LinkUp', smLid: '0x0' }, want: ['34/ib1: port mlx5_1/1 is INIT: the link is up but no subnet manager has configured the port: start one (systemctl start opensm on a host of this fabric) or enable the switch\'s SM'] },
-    { what: 'an ACTIVE port without subnet manager', to: { smLid: '0x0' }, want: ["34/ib1: port mlx5_1/1 has no subnet manager: start one (systemctl start opensm on a host of this fabric) or enable the switch's SM"] },
-    { what: 'the interface down (the down port it takes along is the same story)', to: { flags: { ib1: 'BROADCAST,MULTICAST' } }, want: ['34/ib1 is down: bring it up (ip link set ib1 up, or through its network manager)'] },
+    {
+      what: 'a port DOWN at the destination',
+      to: { port2: '1: DOWN|3: Disabled' },
+      want: [
+        '34/ib1: port mlx5_1/1 is DOWN (Disabled): the port is disabled: enable it (ibportstate … enable, or on the switch)',
+      ],
+    },
+    {
+      what: 'a port in INIT',
+      to: { port2: '2: INIT|5: LinkUp', smLid: '0x0' },
+      want: [
+        "34/ib1: port mlx5_1/1 is INIT: the link is up but no subnet manager has configured the port: start one (systemctl start opensm on a host of this fabric) or enable the switch's SM",
+      ],
+    },
+    {
+      what: 'an ACTIVE port without subnet manager',
+      to: { smLid: '0x0' },
+      want: [
+        "34/ib1: port mlx5_1/1 has no subnet manager: start one (systemctl start opensm on a host of this fabric) or enable the switch's SM",
+      ],
+    },
+    {
+      what: 'the interface down (the down port it takes along is the same story)',
+      to: { flags: { ib1: 'BROADCAST,MULTICAST' } },
+      want: ['34/ib1 is down: bring it up (ip link set ib1 up, or through its network manager)'],
+    },
   ])('$what', ({ to, want }) => {
     expect(causesOf(cell(), {}, to)).toEqual(want);
   });
 
   it('the per-NIC routing missing at the source, traffic leaving through another NIC, no route at all', () => {
-    expect(causesOf(cell(), { undeployed: true }, {})).toEqual(['16/ib1: no rule from 172.16.16.2, table 942 empty (per-NIC routing not deployed: ibfleet deploy --hosts 16)']);
-    expect(causesOf(cell(), { routeGet2: { dev: 'ib0', text: '172.16.34.2 from 172.16.16.2 dev ib0' } }, {})).toEqual(['16/ib1: traffic from 172.16.16.2 leaves through ib0']);
-    expect(causesOf(cell(), { routeGet2: { dev: undefined, text: 'RTNETLINK answers: Network is unreachable' } }, {})).toEqual(['16/ib1: no route from 172.16.16.2 (RTNETLINK answers: Network is unreachable)']);
+    expect(causesOf(cell(), { undeployed: true }, {})).toEqual([
+      '16/ib1: no rule from 172.16.16.2, table 942 empty (per-NIC routing not deployed: ibfleet deploy --hosts 16)',
+    ]);
+    expect(causesOf(cell(), { routeGet2: { dev: 'ib0', text: '172.16.34.2 from 172.16.16.2 dev ib0' } }, {})).toEqual([
+      '16/ib1: traffic from 172.16.16.2 leaves through ib0',
+    ]);
+    expect(
+      causesOf(cell(), { routeGet2: { dev: undefined, text: 'RTNETLINK answers: Network is unreachable' } }, {}),
+    ).toEqual(['16/ib1: no route from 172.16.16.2 (RTNETLINK answers: Network is unreachable)']);
     // Where traffic from the destination's address would leave is no cause of the cell.
     expect(causesOf(cell(), {}, { routeGet2: { dev: 'ib0', text: 'dev ib0' } })).toEqual([]);
   });
@@ -104,19 +161,40 @@ describe('why a failed cell failed, from the hosts\' own state', () => {
 
   it('without carrier: the port says why where RDMA is checked; with fabric.rdma: false the carrier does', () => {
     const noCarrier = { port2: '1: DOWN|2: Polling', flags: { ib1: 'BROADCAST,MULTICAST,UP' } };
-    expect(causesOf(cell(), {}, noCarrier)).toEqual(['34/ib1: port mlx5_1/1 is DOWN (Polling): the port is looking for a link partner: check the cable and that the switch port is enabled']);
-    expect(causesOf(cell(), {}, noCarrier, ethernet)).toEqual(['34/ib1 has no carrier: check the cable and the switch port']);
+    expect(causesOf(cell(), {}, noCarrier)).toEqual([
+      '34/ib1: port mlx5_1/1 is DOWN (Polling): the port is looking for a link partner: check the cable and that the switch port is enabled',
+    ]);
+    expect(causesOf(cell(), {}, noCarrier, ethernet)).toEqual([
+      '34/ib1 has no carrier: check the cable and the switch port',
+    ]);
   });
 
   it('both ends, the source first; at most three in the detail', () => {
     const causes = causesOf(cell(), { port2: '1: DOWN|3: Disabled' }, { undeployed: true });
-    expect(causes).toEqual(['16/ib1: port mlx5_1/1 is DOWN (Disabled): the port is disabled: enable it (ibportstate … enable, or on the switch)', '34/ib1: no rule from 172.16.34.2, table 942 empty (per-NIC routing not deployed: ibfleet deploy --hosts 34)']);
-    expect(explainFailure('0/3 replies', ['a', 'b', 'c', 'd'].map((text) => ({ text })))).toBe('0/3 replies — likely: a; b; c');
+    expect(causes).toEqual([
+      '16/ib1: port mlx5_1/1 is DOWN (Disabled): the port is disabled: enable it (ibportstate … enable, or on the switch)',
+      '34/ib1: no rule from 172.16.34.2, table 942 empty (per-NIC routing not deployed: ibfleet deploy --hosts 34)',
+    ]);
+    expect(
+      explainFailure(
+        '0/3 replies',
+        ['a', 'b', 'c', 'd'].map((text) => ({ text })),
+      ),
+    ).toBe('0/3 replies — likely: a; b; c');
   });
 
   it('each cause carries its kind and end, which displays fold failing cells by', () => {
-    expect(kindsOf(cell(), { port2: '1: DOWN|3: Disabled' }, { undeployed: true })).toEqual(['port-not-active 16/ib1', 'routing-missing 34/ib1']);
-    expect(kindsOf(cell(), { routeGet2: { dev: 'ib0', text: 'dev ib0' } }, { smLid: '0x0' })).toEqual(['other-nic 16/ib1', 'no-subnet-manager 34/ib1']);
-    expect(kindsOf(cell('rping'), { flags: { ib1: 'BROADCAST,MULTICAST' } }, { noDevice: true })).toEqual(['link-down 16/ib1', 'no-rdma 34/ib1']);
+    expect(kindsOf(cell(), { port2: '1: DOWN|3: Disabled' }, { undeployed: true })).toEqual([
+      'port-not-active 16/ib1',
+      'routing-missing 34/ib1',
+    ]);
+    expect(kindsOf(cell(), { routeGet2: { dev: 'ib0', text: 'dev ib0' } }, { smLid: '0x0' })).toEqual([
+      'other-nic 16/ib1',
+      'no-subnet-manager 34/ib1',
+    ]);
+    expect(kindsOf(cell('rping'), { flags: { ib1: 'BROADCAST,MULTICAST' } }, { noDevice: true })).toEqual([
+      'link-down 16/ib1',
+      'no-rdma 34/ib1',
+    ]);
   });
 });

@@ -4,17 +4,57 @@ import { obstacleProbe, parseObstacles } from '../../src/facts/obstacles.js';
 import { inTheWay } from '../../src/plan/in-the-way.js';
 import type { RenderedFile } from '../../src/script/rendered-file.js';
 
-const stanza: RenderedFile = { path: '/etc/network/interfaces.d/ibfleet-links', mode: 0o644, content: '', role: 'links', kind: 'links-file', label: 'links file /etc/network/interfaces.d/ibfleet-links' };
-const hook: RenderedFile = { path: '/etc/network/if-up.d/ibfleet-routes', mode: 0o755, content: '', role: 'hook', kind: 'hook', label: 'hook /etc/network/if-up.d/ibfleet-routes', stageOutside: true };
+const stanza: RenderedFile = {
+  path: '/etc/network/interfaces.d/ibfleet-links',
+  mode: 0o644,
+  content: '',
+  role: 'links',
+  kind: 'links-file',
+  label: 'links file /etc/network/interfaces.d/ibfleet-links',
+};
+const hook: RenderedFile = {
+  path: '/etc/network/if-up.d/ibfleet-routes',
+  mode: 0o755,
+  content: '',
+  role: 'hook',
+  kind: 'hook',
+  label: 'hook /etc/network/if-up.d/ibfleet-routes',
+  stageOutside: true,
+};
 const at = (lines: string[]) => ({ obstacles: parseObstacles(lines) });
 
 describe('in the way of a file ibfleet writes', () => {
   it.each([
-    [['directory /etc/network/interfaces.d/ibfleet-links'], ['/etc/network/interfaces.d/ibfleet-links is a directory, where ibfleet writes its links file: move it away (ibfleet replaces only a file, or a link to one, there)']],
-    [['link to a directory /etc/network/if-up.d/ibfleet-routes'], ['/etc/network/if-up.d/ibfleet-routes is a link to a directory, where ibfleet writes its hook: move it away (ibfleet replaces only a file, or a link to one, there)']],
-    [['fifo /etc/network/if-up.d/ibfleet-routes'], ['/etc/network/if-up.d/ibfleet-routes is a fifo, where ibfleet writes its hook: move it away (ibfleet replaces only a file, or a link to one, there)']],
-    [['not a directory /etc/network/if-up.d'], ['/etc/network/if-up.d is not a directory, but ibfleet writes /etc/network/if-up.d/ibfleet-routes in it: move it away']],
-    [['link to nothing /etc/network/interfaces.d'], ['/etc/network/interfaces.d is a link to nothing, but ibfleet writes /etc/network/interfaces.d/ibfleet-links in it: move it away']],
+    [
+      ['directory /etc/network/interfaces.d/ibfleet-links'],
+      [
+        '/etc/network/interfaces.d/ibfleet-links is a directory, where ibfleet writes its links file: move it away (ibfleet replaces only a file, or a link to one, there)',
+      ],
+    ],
+    [
+      ['link to a directory /etc/network/if-up.d/ibfleet-routes'],
+      [
+        '/etc/network/if-up.d/ibfleet-routes is a link to a directory, where ibfleet writes its hook: move it away (ibfleet replaces only a file, or a link to one, there)',
+      ],
+    ],
+    [
+      ['fifo /etc/network/if-up.d/ibfleet-routes'],
+      [
+        '/etc/network/if-up.d/ibfleet-routes is a fifo, where ibfleet writes its hook: move it away (ibfleet replaces only a file, or a link to one, there)',
+      ],
+    ],
+    [
+      ['not a directory /etc/network/if-up.d'],
+      [
+        '/etc/network/if-up.d is not a directory, but ibfleet writes /etc/network/if-up.d/ibfleet-routes in it: move it away',
+      ],
+    ],
+    [
+      ['link to nothing /etc/network/interfaces.d'],
+      [
+        '/etc/network/interfaces.d is a link to nothing, but ibfleet writes /etc/network/interfaces.d/ibfleet-links in it: move it away',
+      ],
+    ],
     // Only what stands where this change writes: a directory at another manager's hook path is not this host's concern.
     [['directory /etc/NetworkManager/dispatcher.d/50-ibfleet-routes', 'garbage line'], []],
   ])('%j', (lines, expected) => {

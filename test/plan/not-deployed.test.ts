@@ -17,7 +17,7 @@ const nm = hostOf(seeds, 16);
 
 describe('status: a host none of ibfleet\'s files is on is "not deployed"', () => {
   it.each([
-    ['a netplan host as it boots with the seeds\' configuration', netplan, 'netplan-boot.txt'],
+    ["a netplan host as it boots with the seeds' configuration", netplan, 'netplan-boot.txt'],
     ['a NetworkManager host as it boots', nm, 'nm-boot.txt'],
   ])('%s: drift, not deployed, every reason still there for --json', (_, host, name) => {
     const found = assessStatus(host, seeds, playbook, parseProbe(fixture(name)));

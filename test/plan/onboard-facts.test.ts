@@ -8,14 +8,18 @@ import { readProbe as parseProbe } from '../../src/plan/change-output.js';
 import { factsUnderFoundNames } from '../../src/plan/onboard.js';
 import { fixture } from '../helpers/fake-transport.js';
 
-const fleetWith = (ifaces: string) => loadInventory(`fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  34: { name: memserver34, address: a, interfaces: [${ifaces}] }\n`, 't.yaml');
+const fleetWith = (ifaces: string) =>
+  loadInventory(
+    `fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  34: { name: memserver34, address: a, interfaces: [${ifaces}] }\n`,
+    't.yaml',
+  );
 
 describe('factsUnderFoundNames', () => {
   // Probed as ib0/ib1 (the provisional names); the routes say which device answered.
   const probed = parseProbe(fixture('netplan-boot.txt'));
   const probedAs = fleetWith('ib0, ib1').hosts[0]!;
 
-  it('files each NIC\'s route lookup under the name found for that NIC; everything else is the probe\'s', () => {
+  it("files each NIC's route lookup under the name found for that NIC; everything else is the probe's", () => {
     const found = fleetWith('ibp1s0, ibp2s0').hosts[0]!;
     const facts = factsUnderFoundNames(probed, probedAs, found);
     expect([...facts.routeGet.keys()]).toEqual(['ibp1s0', 'ibp2s0']);

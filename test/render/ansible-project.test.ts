@@ -14,22 +14,43 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isScalar, parse as parseYaml, parseDocument, visit } from 'yaml';
-import { renderAnsibleProject, exportRefusal, PROJECT_TREE, type AnsibleExport } from '../../src/render/ansible-project.js';
+import {
+  renderAnsibleProject,
+  exportRefusal,
+  PROJECT_TREE,
+  type AnsibleExport,
+} from '../../src/render/ansible-project.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { filesOf, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
 /** Ansible's `!unsafe` strings read as the strings they are. */
-const parse = (text: string): unknown => parseYaml(text, { customTags: [{ tag: '!unsafe', resolve: (s: string) => s }] });
+const parse = (text: string): unknown =>
+  parseYaml(text, { customTags: [{ tag: '!unsafe', resolve: (s: string) => s }] });
 const seeds = loadFixtureFleet('seeds.yaml');
 const playbook = loadFixturePlaybook();
-const target = (address: string) => ({ address, port: 22, user: 'root', become: false, identitiesOnly: false, jumps: [] });
+const target = (address: string) => ({
+  address,
+  port: 22,
+  user: 'root',
+  become: false,
+  identitiesOnly: false,
+  jumps: [],
+});
 const project: AnsibleExport = {
   fleet: seeds,
   playbook,
   hosts: [
-    { host: hostOf(seeds, 16), manager: 'networkmanager', target: { ...target('10.208.130.16'), user: 'ops', become: true, jumps: ['admin@bastion:2222'] } },
-    { host: hostOf(seeds, 34), manager: 'netplan', target: { ...target('10.208.130.34'), identityFile: '/home/ops/.ssh/fabric key', identitiesOnly: true } },
+    {
+      host: hostOf(seeds, 16),
+      manager: 'networkmanager',
+      target: { ...target('10.208.130.16'), user: 'ops', become: true, jumps: ['admin@bastion:2222'] },
+    },
+    {
+      host: hostOf(seeds, 34),
+      manager: 'netplan',
+      target: { ...target('10.208.130.34'), identityFile: '/home/ops/.ssh/fabric key', identitiesOnly: true },
+    },
   ],
   ssh: { knownHosts: '/etc/ibfleet/known_hosts', acceptNew: false },
 };
@@ -59,43 +80,97 @@ function expectGolden(rendered: string, name: string): void {
 }
 
 describe('the project export ansible writes', () => {
-  it.each(files.filter((f) => !f.relative.startsWith('files/')).map((f) => [f.relative] as const))('%s is as reviewed (golden)', (relative) => {
-    expectGolden(byPath.get(relative)!.content, relative);
-  });
+  it.each(files.filter((f) => !f.relative.startsWith('files/')).map((f) => [f.relative] as const))(
+    '%s is as reviewed (golden)',
+    (relative) => {
+      expectGolden(byPath.get(relative)!.content, relative);
+    },
+  );
 
   it("each host's files are ibfleet's rendering of them, byte for byte and with their modes", () => {
     for (const { host, manager } of project.hosts) {
       const rendered = filesOf(host, seeds, playbook, manager);
-      expect(files.filter((f) => f.relative.startsWith(`files/${host.name}/`)).map((f) => [f.relative, f.content, f.mode])).toEqual(rendered.map((f) => [`files/${host.name}${f.path}`, f.content, f.mode]));
-      const vars = parse(byPath.get(`host_vars/${host.name}.yml`)!.content) as { ibfleet_files: { path: string; mode: string }[]; ibfleet_manager: string };
-      expect(vars.ibfleet_files).toEqual(rendered.map((f) => ({ path: f.path, mode: f.mode.toString(8).padStart(4, '0') })));
+      expect(
+        files.filter((f) => f.relative.startsWith(`files/${host.name}/`)).map((f) => [f.relative, f.content, f.mode]),
+      ).toEqual(rendered.map((f) => [`files/${host.name}${f.path}`, f.content, f.mode]));
+      const vars = parse(byPath.get(`host_vars/${host.name}.yml`)!.content) as {
+        ibfleet_files: { path: string; mode: string }[];
+        ibfleet_manager: string;
+      };
+      expect(vars.ibfleet_files).toEqual(
+        rendered.map((f) => ({ path: f.path, mode: f.mode.toString(8).padStart(4, '0') })),
+      );
       expect(vars.ibfleet_manager).toBe(manager);
     }
   });
 
   it('the inventory holds the SSH targets as resolved: address, port, user, sudo as become, key, known_hosts, jump host', () => {
-    const inventory = parse(byPath.get('inventory.yml')!.content) as { all: { children: { ibfleet: { hosts: Record<string, Record<string, unknown>> } } } };
+    const inventory = parse(byPath.get('inventory.yml')!.content) as {
+      all: { children: { ibfleet: { hosts: Record<string, Record<string, unknown>> } } };
+    };
     expect(inventory.all.children.ibfleet.hosts).toEqual({
-      cpuserver16: { ansible_host: '10.208.130.16', ansible_port: 22, ansible_user: 'ops', ansible_become: true, ansible_ssh_common_args: '-o StrictHostKeyChecking=yes -o UserKnownHostsFile=/etc/ibfleet/known_hosts -o ProxyJump=admin@bastion:2222' },
-      memserver34: { ansible_host: '10.208.130.34', ansible_port: 22, ansible_user: 'root', ansible_become: false, ansible_ssh_private_key_file: '/home/ops/.ssh/fabric key', ansible_ssh_common_args: '-o StrictHostKeyChecking=yes -o UserKnownHostsFile=/etc/ibfleet/known_hosts -o IdentitiesOnly=yes' },
+      cpuserver16: {
+        ansible_host: '10.208.130.16',
+        ansible_port: 22,
+        ansible_user: 'ops',
+        ansible_become: true,
+        ansible_ssh_common_args:
+          '-o StrictHostKeyChecking=yes -o UserKnownHostsFile=/etc/ibfleet/known_hosts -o ProxyJump=admin@bastion:2222',
+      },
+      memserver34: {
+        ansible_host: '10.208.130.34',
+        ansible_port: 22,
+        ansible_user: 'root',
+        ansible_become: false,
+        ansible_ssh_private_key_file: '/home/ops/.ssh/fabric key',
+        ansible_ssh_common_args:
+          '-o StrictHostKeyChecking=yes -o UserKnownHostsFile=/etc/ibfleet/known_hosts -o IdentitiesOnly=yes',
+      },
     });
   });
 
-  it("every string of the inventory and host_vars is !unsafe to Ansible (data: a {{ }} in an inventory value is never templated on the controller)", () => {
-    const hostile = renderAnsibleProject({ ...project, hosts: [{ ...project.hosts[1]!, target: { ...project.hosts[1]!.target, identityFile: "keys/k{{ lookup('pipe','touch PWNED') }}" } }], ssh: { ...project.ssh, knownHosts: '{% raw %}kh{{ x }}' } });
+  it('every string of the inventory and host_vars is !unsafe to Ansible (data: a {{ }} in an inventory value is never templated on the controller)', () => {
+    const hostile = renderAnsibleProject({
+      ...project,
+      hosts: [
+        {
+          ...project.hosts[1]!,
+          target: { ...project.hosts[1]!.target, identityFile: "keys/k{{ lookup('pipe','touch PWNED') }}" },
+        },
+      ],
+      ssh: { ...project.ssh, knownHosts: '{% raw %}kh{{ x }}' },
+    });
     const vars = hostile.filter((f) => f.relative === 'inventory.yml' || f.relative.startsWith('host_vars/'));
     expect(vars).toHaveLength(2);
     for (const f of vars) {
       const strings: { value: string; tag: string | undefined }[] = [];
-      visit(parseDocument(f.content, { customTags: [{ tag: '!unsafe', resolve: (s: string) => s }] }), { Scalar: (key, node) => void (key !== 'key' && isScalar(node) && typeof node.value === 'string' && strings.push({ value: node.value, tag: node.tag })) });
+      visit(parseDocument(f.content, { customTags: [{ tag: '!unsafe', resolve: (s: string) => s }] }), {
+        Scalar: (key, node) =>
+          void (
+            key !== 'key' &&
+            isScalar(node) &&
+            typeof node.value === 'string' &&
+            strings.push({ value: node.value, tag: node.tag })
+          ),
+      });
       expect(strings.length, f.relative).toBeGreaterThan(3);
-      expect(strings.filter((s) => s.tag !== '!unsafe'), f.relative).toEqual([]);
+      expect(
+        strings.filter((s) => s.tag !== '!unsafe'),
+        f.relative,
+      ).toEqual([]);
     }
-    expect(vars[0]!.content).toContain("ansible_ssh_private_key_file: !unsafe keys/k{{ lookup('pipe','touch PWNED') }}\n");
+    expect(vars[0]!.content).toContain(
+      "ansible_ssh_private_key_file: !unsafe keys/k{{ lookup('pipe','touch PWNED') }}\n",
+    );
   });
 
   it('PROJECT_TREE names exactly what the project holds at its top, each of its kind (--out replaces only such a directory)', () => {
-    const tops = Object.fromEntries(files.map((f) => { const [top, ...rest] = f.relative.split('/'); return [top!, rest.length ? 'directory' : 'file']; }));
+    const tops = Object.fromEntries(
+      files.map((f) => {
+        const [top, ...rest] = f.relative.split('/');
+        return [top!, rest.length ? 'directory' : 'file'];
+      }),
+    );
     expect(tops).toEqual(PROJECT_TREE.entries);
     expect(byPath.get(PROJECT_TREE.mark.relative)!.content.startsWith(PROJECT_TREE.mark.begins)).toBe(true);
   });
@@ -104,9 +179,14 @@ describe('the project export ansible writes', () => {
     expect(renderAnsibleProject(project)).toEqual(files);
   });
 
-  it('a playbook that persists in the manager\'s configuration is refused, naming the host', () => {
-    const native = loadPlaybook(readFileSync(new URL('../../playbooks/dual-ib-routing-native.yaml', import.meta.url), 'utf8'), 'dual-ib-routing-native.yaml');
-    expect(exportRefusal(native, project.hosts)).toMatch(/^playbook dual-ib-routing-native persists in the network manager's own configuration on cpuserver16 \(networkmanager\)/);
+  it("a playbook that persists in the manager's configuration is refused, naming the host", () => {
+    const native = loadPlaybook(
+      readFileSync(new URL('../../playbooks/dual-ib-routing-native.yaml', import.meta.url), 'utf8'),
+      'dual-ib-routing-native.yaml',
+    );
+    expect(exportRefusal(native, project.hosts)).toMatch(
+      /^playbook dual-ib-routing-native persists in the network manager's own configuration on cpuserver16 \(networkmanager\)/,
+    );
     expect(exportRefusal(native, [{ host: hostOf(seeds, 34), manager: 'ifupdown' }])).toBeUndefined();
     expect(exportRefusal(playbook, project.hosts)).toBeUndefined();
   });
@@ -115,30 +195,70 @@ describe('the project export ansible writes', () => {
     for (const { host } of project.hosts) {
       const vars = parse(byPath.get(`host_vars/${host.name}.yml`)!.content) as { ibfleet_absent: string[] };
       expect(vars.ibfleet_absent.length).toBeGreaterThan(0);
-      expect(vars.ibfleet_absent.filter((p) => ['/etc/netplan/50-ibfleet-links.yaml', '/etc/network/interfaces.d/ibfleet-links', '/etc/ibfleet/links'].includes(p))).toEqual([]);
+      expect(
+        vars.ibfleet_absent.filter((p) =>
+          [
+            '/etc/netplan/50-ibfleet-links.yaml',
+            '/etc/network/interfaces.d/ibfleet-links',
+            '/etc/ibfleet/links',
+          ].includes(p),
+        ),
+      ).toEqual([]);
     }
   });
 
   it.each([
-    ['the playbook asks links for an MTU', '  - links: { mtu: 2044 }', undefined, 'step links asks cpuserver16 for mtu 2044'],
-    ['the playbook asks links for connected mode', '  - links: { mode: connected }', undefined, 'step links asks cpuserver16 for mode connected'],
-    ["one host's links: asks for a partition", '  - links', { pkey: '0x8002' }, 'step links asks memserver34 for pkey 0x8002'],
-  ] as const)('a playbook whose links asks what deploy decides from the probe is refused: %s', (_, step, override, says) => {
-    const text = readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8').replace(/^ {2}- links$/m, step);
-    const asked = loadPlaybook(text, 'asked.yaml');
-    const hosts = project.hosts.map((h) => (override && h.host.id === 34 ? { ...h, host: { ...h.host, overrides: { links: override } } } : h));
-    expect(exportRefusal(asked, hosts)).toContain(`playbook dual-ib-routing: ${says} (the playbook's or the inventory's links:)`);
-  });
+    [
+      'the playbook asks links for an MTU',
+      '  - links: { mtu: 2044 }',
+      undefined,
+      'step links asks cpuserver16 for mtu 2044',
+    ],
+    [
+      'the playbook asks links for connected mode',
+      '  - links: { mode: connected }',
+      undefined,
+      'step links asks cpuserver16 for mode connected',
+    ],
+    [
+      "one host's links: asks for a partition",
+      '  - links',
+      { pkey: '0x8002' },
+      'step links asks memserver34 for pkey 0x8002',
+    ],
+  ] as const)(
+    'a playbook whose links asks what deploy decides from the probe is refused: %s',
+    (_, step, override, says) => {
+      const text = readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8').replace(
+        /^ {2}- links$/m,
+        step,
+      );
+      const asked = loadPlaybook(text, 'asked.yaml');
+      const hosts = project.hosts.map((h) =>
+        override && h.host.id === 34 ? { ...h, host: { ...h.host, overrides: { links: override } } } : h,
+      );
+      expect(exportRefusal(asked, hosts)).toContain(
+        `playbook dual-ib-routing: ${says} (the playbook's or the inventory's links:)`,
+      );
+    },
+  );
 });
 
 const ANSIBLE = spawnSync('ansible-playbook', ['--version'], { encoding: 'utf8' }).status === 0;
-if (!ANSIBLE) console.warn('test/render/ansible-project.test.ts: ansible-core is not installed (scripts/setup installs it): its checks are skipped');
+if (!ANSIBLE)
+  console.warn(
+    'test/render/ansible-project.test.ts: ansible-core is not installed (scripts/setup installs it): its checks are skipped',
+  );
 
 describe.runIf(ANSIBLE)('ansible-core reads it', () => {
   it('ansible-playbook --syntax-check passes, the role found in the collection next to the playbook', () => {
     const dir = join(work, 'syntax');
     writeProject(dir);
-    const result = spawnSync('ansible-playbook', ['-i', 'inventory.yml', 'site.yml', '--syntax-check'], { cwd: dir, encoding: 'utf8', env: { ...process.env, ANSIBLE_NOCOLOR: '1' } });
+    const result = spawnSync('ansible-playbook', ['-i', 'inventory.yml', 'site.yml', '--syntax-check'], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, ANSIBLE_NOCOLOR: '1' },
+    });
     expect(result.status, result.stdout + result.stderr).toBe(0);
     expect(result.stdout + result.stderr).not.toMatch(/WARNING/);
   });
@@ -146,18 +266,31 @@ describe.runIf(ANSIBLE)('ansible-core reads it', () => {
   it('ansible-inventory lists both hosts in group ibfleet with their host_vars', () => {
     const dir = join(work, 'inventory');
     writeProject(dir);
-    const result = spawnSync('ansible-inventory', ['-i', 'inventory.yml', '--host', 'memserver34'], { cwd: dir, encoding: 'utf8' });
+    const result = spawnSync('ansible-inventory', ['-i', 'inventory.yml', '--host', 'memserver34'], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
     expect(result.status, result.stderr).toBe(0);
     // Every string is Ansible's unsafe text: data, never templated.
-    expect(JSON.parse(result.stdout)).toMatchObject({ ibfleet_host: 34, ibfleet_manager: { __ansible_unsafe: 'netplan' }, ansible_host: { __ansible_unsafe: '10.208.130.34' } });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      ibfleet_host: 34,
+      ibfleet_manager: { __ansible_unsafe: 'netplan' },
+      ansible_host: { __ansible_unsafe: '10.208.130.34' },
+    });
   });
 
-  it('AWX\'s way in: ansible-galaxy installs collection ibfleet.routing from collections/requirements.yml', () => {
+  it("AWX's way in: ansible-galaxy installs collection ibfleet.routing from collections/requirements.yml", () => {
     const dir = join(work, 'galaxy');
     writeProject(dir);
     const into = join(work, 'installed');
-    const result = spawnSync('ansible-galaxy', ['collection', 'install', '-r', 'collections/requirements.yml', '-p', into], { cwd: dir, encoding: 'utf8', env: { ...process.env, ANSIBLE_NOCOLOR: '1' } });
+    const result = spawnSync(
+      'ansible-galaxy',
+      ['collection', 'install', '-r', 'collections/requirements.yml', '-p', into],
+      { cwd: dir, encoding: 'utf8', env: { ...process.env, ANSIBLE_NOCOLOR: '1' } },
+    );
     expect(result.status, result.stdout + result.stderr).toBe(0);
-    expect(readFileSync(join(into, 'ansible_collections/ibfleet/routing/roles/routing/tasks/main.yml'), 'utf8')).toBe(byPath.get('collections/ansible_collections/ibfleet/routing/roles/routing/tasks/main.yml')!.content);
+    expect(readFileSync(join(into, 'ansible_collections/ibfleet/routing/roles/routing/tasks/main.yml'), 'utf8')).toBe(
+      byPath.get('collections/ansible_collections/ibfleet/routing/roles/routing/tasks/main.yml')!.content,
+    );
   });
 });

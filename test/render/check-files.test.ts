@@ -15,11 +15,25 @@ import type { RenderedFile } from '../../src/script/rendered-file.js';
 const dir = mkdtempSync(join(tmpdir(), 'ibfleet-check-files-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const hook = (manager: Manager, name: string): RenderedFile => ({ path: join(dir, name), mode: 0o755, content: `#!/bin/sh\n# ${manager} ${name}\n`, role: 'hook', manager, kind: 'hook', label: `hook ${name}` });
+const hook = (manager: Manager, name: string): RenderedFile => ({
+  path: join(dir, name),
+  mode: 0o755,
+  content: `#!/bin/sh\n# ${manager} ${name}\n`,
+  role: 'hook',
+  manager,
+  kind: 'hook',
+  label: `hook ${name}`,
+});
 const netplan = [hook('netplan', 'routable'), hook('netplan', 'configured')];
 const ifupdown = [hook('ifupdown', 'if-up')];
 const nm = [hook('networkmanager', 'dispatcher')];
-const checks = fileChecksOf(new Map<Manager, readonly RenderedFile[]>([['netplan', netplan], ['ifupdown', ifupdown], ['networkmanager', nm]]));
+const checks = fileChecksOf(
+  new Map<Manager, readonly RenderedFile[]>([
+    ['netplan', netplan],
+    ['ifupdown', ifupdown],
+    ['networkmanager', nm],
+  ]),
+);
 
 /** The drift lines the check prints with exactly `installed` on disk. */
 function driftWith(installed: readonly RenderedFile[]): string[] {
@@ -32,23 +46,44 @@ function driftWith(installed: readonly RenderedFile[]): string[] {
   return execFileSync('sh', ['-c', script], { encoding: 'utf8' }).split('\n').filter(Boolean);
 }
 
-describe.skipIf(process.getuid?.() !== 0)('check_one_of: one manager\'s hooks, whole (needs root: the files must be root\'s)', () => {
-  it('renders one set per manager, netplan\'s with both hooks', () => {
-    expect(checks).toHaveLength(1);
-    expect(renderFileChecks(checks).join('\n')).toMatch(/\t2 \S+\/routable 755 .* \S+\/configured 755 /);
-  });
+describe.skipIf(process.getuid?.() !== 0)(
+  "check_one_of: one manager's hooks, whole (needs root: the files must be root's)",
+  () => {
+    it("renders one set per manager, netplan's with both hooks", () => {
+      expect(checks).toHaveLength(1);
+      expect(renderFileChecks(checks).join('\n')).toMatch(/\t2 \S+\/routable 755 .* \S+\/configured 755 /);
+    });
 
-  it.each([
-    ["netplan's two hooks", netplan, []],
-    ["ifupdown's hook", ifupdown, []],
-    ["netplan's routable.d hook without the configured.d one (a host deployed before it existed)", [netplan[0]!], ['hook configured is missing']],
-    ['none', [], [`hook is missing (ibfleet installs it for the host's network manager: ${[...nm, ...ifupdown, ...netplan].map((f) => f.path).join(', ')})`]],
-    ["netplan's and NetworkManager's", [...netplan, ...nm], [`the hook files of 2 network managers are installed (${[...nm, ...netplan].map((f) => f.path).join(', ')}): the host's network manager needs its own (ibfleet deploy removes the others)`]],
-  ] as const)('installed: %s', (_, installed, drift) => {
-    expect(driftWith(installed)).toEqual(drift);
-  });
+    it.each([
+      ["netplan's two hooks", netplan, []],
+      ["ifupdown's hook", ifupdown, []],
+      [
+        "netplan's routable.d hook without the configured.d one (a host deployed before it existed)",
+        [netplan[0]!],
+        ['hook configured is missing'],
+      ],
+      [
+        'none',
+        [],
+        [
+          `hook is missing (ibfleet installs it for the host's network manager: ${[...nm, ...ifupdown, ...netplan].map((f) => f.path).join(', ')})`,
+        ],
+      ],
+      [
+        "netplan's and NetworkManager's",
+        [...netplan, ...nm],
+        [
+          `the hook files of 2 network managers are installed (${[...nm, ...netplan].map((f) => f.path).join(', ')}): the host's network manager needs its own (ibfleet deploy removes the others)`,
+        ],
+      ],
+    ] as const)('installed: %s', (_, installed, drift) => {
+      expect(driftWith(installed)).toEqual(drift);
+    });
 
-  it('an edited hook of the set installed is drift, named', () => {
-    expect(driftWith([netplan[0]!, { ...netplan[1]!, content: 'edited' }])).toEqual(['hook configured was modified (content differs from the rendered file)']);
-  });
-});
+    it('an edited hook of the set installed is drift, named', () => {
+      expect(driftWith([netplan[0]!, { ...netplan[1]!, content: 'edited' }])).toEqual([
+        'hook configured was modified (content differs from the rendered file)',
+      ]);
+    });
+  },
+);

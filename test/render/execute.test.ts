@@ -63,7 +63,10 @@ function labFor(host: Host, options: LabOptions = {}): Fabric {
   fabric = createFabric({
     nics: host.nics
       .filter((n) => !options.missing?.includes(n.iface))
-      .map((n) => ({ iface: n.iface, cidr: options.unaddressed?.includes(n.iface) ? undefined : `${n.address}/${n.prefixLength}` })),
+      .map((n) => ({
+        iface: n.iface,
+        cidr: options.unaddressed?.includes(n.iface) ? undefined : `${n.address}/${n.prefixLength}`,
+      })),
     peerCidr: `${PEER}/16`,
   });
   return fabric;
@@ -77,7 +80,13 @@ function writeScript(content: string): string {
 }
 
 /** `ip netns exec NS sh <rendered script> [IFACE...]`. */
-function runRoutingScript(lab: Fabric, host: Host, fleet: Fleet, playbook: Playbook, ifaces: readonly string[] = []): ExecResult {
+function runRoutingScript(
+  lab: Fabric,
+  host: Host,
+  fleet: Fleet,
+  playbook: Playbook,
+  ifaces: readonly string[] = [],
+): ExecResult {
   return lab.exec(['sh', writeScript(routingScriptFor(playbook, host, fleet)), ...ifaces]);
 }
 
@@ -102,7 +111,13 @@ const neighbours = (lab: Fabric, iface: string) => lines(lab.ip('-4', 'neigh', '
 
 const SYSCTLS = ['arp_ignore', 'arp_announce', 'rp_filter', 'accept_local'] as const;
 function sysctls(lab: Fabric, iface: string): Record<(typeof SYSCTLS)[number], number> {
-  const out = lab.exec(['sh', '-c', 'for k in arp_ignore arp_announce rp_filter accept_local; do cat "/proc/sys/net/ipv4/conf/$1/$k"; done', 'sh', iface]);
+  const out = lab.exec([
+    'sh',
+    '-c',
+    'for k in arp_ignore arp_announce rp_filter accept_local; do cat "/proc/sys/net/ipv4/conf/$1/$k"; done',
+    'sh',
+    iface,
+  ]);
   const values = lines(out.stdout).map(Number);
   return Object.fromEntries(SYSCTLS.map((k, i) => [k, values[i]])) as Record<(typeof SYSCTLS)[number], number>;
 }
@@ -117,7 +132,11 @@ function snapshot(lab: Fabric, host: Host) {
   };
 }
 
-const KERNEL_RULES = { local: '0: from all lookup local', main: '32766: from all lookup main', default: '32767: from all lookup default' };
+const KERNEL_RULES = {
+  local: '0: from all lookup local',
+  main: '32766: from all lookup main',
+  default: '32767: from all lookup default',
+};
 const tableRoute = (iface: string, address: string) => `${SUBNET} dev ${iface} proto kernel scope link src ${address}`;
 const SEEDS_SYSCTLS = { arp_ignore: 2, arp_announce: 2, rp_filter: 2, accept_local: 1 };
 const UNTOUCHED_SYSCTLS = { arp_ignore: 0, arp_announce: 0, rp_filter: 0, accept_local: 0 };
@@ -134,26 +153,33 @@ function expectConfigured(lab: Fabric, host: Host, options: { mainRoutes?: 'remo
     expect(table(lab, n.table)).toEqual([tableRoute(n.iface, n.address)]);
     expect(routeGet(lab, n.address)).toBe(`${PEER} from ${n.address} dev ${n.iface} table ${n.table} uid 0`);
   }
-  expect(mainFabricRoutes(lab)).toEqual(options.mainRoutes === 'keep' ? host.nics.map((n) => tableRoute(n.iface, n.address)) : []);
+  expect(mainFabricRoutes(lab)).toEqual(
+    options.mainRoutes === 'keep' ? host.nics.map((n) => tableRoute(n.iface, n.address)) : [],
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
 
 describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace', () => {
-  it('before it runs, the seeds\' failure is there: traffic from NIC 2 leaves through NIC 1', () => {
+  it("before it runs, the seeds' failure is there: traffic from NIC 2 leaves through NIC 1", () => {
     const lab = labFor(memserver34);
     expect(routeGet(lab, '172.16.34.2')).toMatch(/ dev ib0 /);
     expect(mainFabricRoutes(lab)).toEqual([tableRoute('ib0', '172.16.34.1'), tableRoute('ib1', '172.16.34.2')]);
   });
 
-  it.each([34, 16])('host %i, one run: one rule per address at its fixed priority, each table routes the subnet through its NIC, nothing in main', (id) => {
-    const host = hostOf(seeds, id);
-    const lab = labFor(host);
-    const result = runRoutingScript(lab, host, seeds, defaultPlaybook);
-    expect(result.status).toBe(0);
-    expectConfigured(lab, host);
-    expect(lines(result.stdout)).toEqual(expect.arrayContaining(host.nics.map((n) => `ibfleet-routes: ${n.iface}: configured`)));
-  });
+  it.each([34, 16])(
+    'host %i, one run: one rule per address at its fixed priority, each table routes the subnet through its NIC, nothing in main',
+    (id) => {
+      const host = hostOf(seeds, id);
+      const lab = labFor(host);
+      const result = runRoutingScript(lab, host, seeds, defaultPlaybook);
+      expect(result.status).toBe(0);
+      expectConfigured(lab, host);
+      expect(lines(result.stdout)).toEqual(
+        expect.arrayContaining(host.nics.map((n) => `ibfleet-routes: ${n.iface}: configured`)),
+      );
+    },
+  );
 
   it('three runs leave exactly the state of one, and the second and third say "unchanged"', () => {
     const lab = labFor(memserver34);
@@ -172,8 +198,16 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
     const lab = labFor(memserver34);
     const script = writeScript(routingScriptFor(defaultPlaybook, memserver34, seeds));
     // Eight at once, each reporting its own exit status: two that both find a rule missing would both add it.
-    const result = lab.exec(['sh', '-c', 'for i in 1 2 3 4 5 6 7 8; do { sh "$0" --quiet; echo "exit $?"; } & done; wait', script]);
-    expect(lines(result.stdout).filter((l) => l.startsWith('exit ')), result.stdout + result.stderr).toEqual(Array(8).fill('exit 0'));
+    const result = lab.exec([
+      'sh',
+      '-c',
+      'for i in 1 2 3 4 5 6 7 8; do { sh "$0" --quiet; echo "exit $?"; } & done; wait',
+      script,
+    ]);
+    expect(
+      lines(result.stdout).filter((l) => l.startsWith('exit ')),
+      result.stdout + result.stderr,
+    ).toEqual(Array(8).fill('exit 0'));
     expect(result.stderr).not.toContain('File exists');
     expectConfigured(lab, memserver34);
   });
@@ -194,14 +228,22 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
       'wait',
     ].join('\n');
     const result = lab.exec(['sh', '-c', change, script]);
-    expect(lines(result.stdout).filter((l) => !l.startsWith('ibfleet-routes: ')), result.stderr).toEqual(['lock held', 'rules while held: 0', 'routes exit 0']);
+    expect(
+      lines(result.stdout).filter((l) => !l.startsWith('ibfleet-routes: ')),
+      result.stderr,
+    ).toEqual(['lock held', 'rules while held: 0', 'routes exit 0']);
     expectConfigured(lab, memserver34);
   });
 
   it('per IFACE: a run for ib1 touches only ib1; a run for ib0 then completes the host; a repeat changes nothing', () => {
     const lab = labFor(memserver34);
     expect(runRoutingScript(lab, memserver34, seeds, defaultPlaybook, ['ib1']).status).toBe(0);
-    expect(rules(lab)).toEqual([KERNEL_RULES.local, '942: from 172.16.34.2 lookup 942', KERNEL_RULES.main, KERNEL_RULES.default]);
+    expect(rules(lab)).toEqual([
+      KERNEL_RULES.local,
+      '942: from 172.16.34.2 lookup 942',
+      KERNEL_RULES.main,
+      KERNEL_RULES.default,
+    ]);
     expect(table(lab, 942)).toEqual([tableRoute('ib1', '172.16.34.2')]);
     expect(table(lab, 941)).toEqual([]);
     expect(mainFabricRoutes(lab)).toEqual([tableRoute('ib0', '172.16.34.1')]);
@@ -229,10 +271,15 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
   it.each([
     ['the default playbook', undefined, SEEDS_SYSCTLS],
     ['custom-sysctl.yaml', 'custom-sysctl.yaml', { arp_ignore: 1, arp_announce: 1, rp_filter: 0, accept_local: 0 }],
-  ] as const)('sets each fabric interface\'s sysctls as %s says', (_, file, expected) => {
+  ] as const)("sets each fabric interface's sysctls as %s says", (_, file, expected) => {
     const lab = labFor(memserver34);
     // Start from values no playbook here asks for (3 where the kernel takes it, else 1).
-    for (const iface of ['ib0', 'ib1']) lab.exec(['sh', '-c', `for k in arp_ignore arp_announce rp_filter accept_local; do echo 3 >/proc/sys/net/ipv4/conf/${iface}/$k 2>/dev/null || echo 1 >/proc/sys/net/ipv4/conf/${iface}/$k; done`]);
+    for (const iface of ['ib0', 'ib1'])
+      lab.exec([
+        'sh',
+        '-c',
+        `for k in arp_ignore arp_announce rp_filter accept_local; do echo 3 >/proc/sys/net/ipv4/conf/${iface}/$k 2>/dev/null || echo 1 >/proc/sys/net/ipv4/conf/${iface}/$k; done`,
+      ]);
     expect(runRoutingScript(lab, memserver34, seeds, loadFixturePlaybook(file)).status).toBe(0);
     expect(sysctls(lab, 'ib0')).toEqual(expected);
     expect(sysctls(lab, 'ib1')).toEqual(expected);
@@ -246,11 +293,39 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
     expect(sysctls(lab, 'ib1')).toEqual(UNTOUCHED_SYSCTLS);
   });
 
-  it('from the seeds\' hand-made state (duplicate rules at automatic priorities, a stray rule, a main route already gone, a wrong table route) one run converges', () => {
+  it("from the seeds' hand-made state (duplicate rules at automatic priorities, a stray rule, a main route already gone, a wrong table route) one run converges", () => {
     const lab = labFor(memserver34);
     lab.ip('route', 'del', SUBNET, 'dev', 'ib0');
-    lab.ip('route', 'add', SUBNET, 'dev', 'ib0', 'proto', 'kernel', 'scope', 'link', 'src', '172.16.34.1', 'table', '941');
-    lab.ip('route', 'add', SUBNET, 'dev', 'ib0', 'proto', 'kernel', 'scope', 'link', 'src', '172.16.34.1', 'table', '942');
+    lab.ip(
+      'route',
+      'add',
+      SUBNET,
+      'dev',
+      'ib0',
+      'proto',
+      'kernel',
+      'scope',
+      'link',
+      'src',
+      '172.16.34.1',
+      'table',
+      '941',
+    );
+    lab.ip(
+      'route',
+      'add',
+      SUBNET,
+      'dev',
+      'ib0',
+      'proto',
+      'kernel',
+      'scope',
+      'link',
+      'src',
+      '172.16.34.1',
+      'table',
+      '942',
+    );
     lab.ip('rule', 'add', 'from', '172.16.34.1', 'table', '941');
     lab.ip('rule', 'add', 'from', '172.16.34.1', 'table', '941');
     lab.ip('rule', 'add', 'from', '172.16.34.2', 'table', '942');
@@ -267,7 +342,18 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
 
   it('neighbour entries of a NIC are flushed after a change to it, and kept after a run that changes nothing', () => {
     const lab = labFor(memserver34);
-    const stale = (iface: string, last: number) => lab.ip('neigh', 'replace', `172.16.35.${last}`, 'lladdr', `02:00:00:00:00:${String(last).padStart(2, '0')}`, 'dev', iface, 'nud', 'stale');
+    const stale = (iface: string, last: number) =>
+      lab.ip(
+        'neigh',
+        'replace',
+        `172.16.35.${last}`,
+        'lladdr',
+        `02:00:00:00:00:${String(last).padStart(2, '0')}`,
+        'dev',
+        iface,
+        'nud',
+        'stale',
+      );
     stale('ib0', 10);
     stale('ib1', 20);
     expect(runRoutingScript(lab, memserver34, seeds, defaultPlaybook).status).toBe(0);
@@ -292,7 +378,12 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
     const result = runRoutingScript(lab, memserver34, seeds, defaultPlaybook);
     expect(result.status).toBe(1);
     expect(lines(result.stdout)).toContain('ibfleet-routes: ib1: no such interface');
-    expect(rules(lab)).toEqual([KERNEL_RULES.local, '941: from 172.16.34.1 lookup 941', KERNEL_RULES.main, KERNEL_RULES.default]);
+    expect(rules(lab)).toEqual([
+      KERNEL_RULES.local,
+      '941: from 172.16.34.1 lookup 941',
+      KERNEL_RULES.main,
+      KERNEL_RULES.default,
+    ]);
     expect(table(lab, 941)).toEqual([tableRoute('ib0', '172.16.34.1')]);
   });
 
@@ -300,7 +391,9 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
     const lab = labFor(memserver34, { unaddressed: ['ib1'] });
     const result = runRoutingScript(lab, memserver34, seeds, defaultPlaybook);
     expect(result.status).toBe(1);
-    expect(lines(result.stdout)).toContain('ibfleet-routes: ib1: does not carry 172.16.34.2 (is it up, with the address the inventory derives?)');
+    expect(lines(result.stdout)).toContain(
+      'ibfleet-routes: ib1: does not carry 172.16.34.2 (is it up, with the address the inventory derives?)',
+    );
     expect(table(lab, 942)).toEqual([]);
     expect(rules(lab)).not.toContain('942: from 172.16.34.2 lookup 942');
     expect(sysctls(lab, 'ib1')).toEqual(UNTOUCHED_SYSCTLS);
@@ -322,7 +415,10 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
     expectConfigured(lab, host);
     expect(sysctls(lab, 'ib0.8001')).toEqual(SEEDS_SYSCTLS);
     expect(sysctls(lab, 'ib_fab-2')).toEqual(SEEDS_SYSCTLS);
-    expect(lines(runRoutingScript(lab, host, odd, defaultPlaybook).stdout)).toEqual(['ibfleet-routes: ib0.8001: unchanged', 'ibfleet-routes: ib_fab-2: unchanged']);
+    expect(lines(runRoutingScript(lab, host, odd, defaultPlaybook).stdout)).toEqual([
+      'ibfleet-routes: ib0.8001: unchanged',
+      'ibfleet-routes: ib_fab-2: unchanged',
+    ]);
   });
 });
 
@@ -330,7 +426,12 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
 // Hooks, run the way each manager runs them, with /etc/ibfleet private to the test.
 
 /** A private /etc/ibfleet holding the rendered routing script, and the hook file to run. */
-function installHook(manager: Manager, host: Host, fleet: Fleet, options: { withScript?: boolean } = {}): { etc: string; hook: string } {
+function installHook(
+  manager: Manager,
+  host: Host,
+  fleet: Fleet,
+  options: { withScript?: boolean } = {},
+): { etc: string; hook: string } {
   const dir = join(workDir, `hook-${++fileCounter}`);
   const etc = join(dir, 'ibfleet');
   mkdirSync(etc, { recursive: true });
@@ -351,8 +452,12 @@ interface HookEvent {
 
 /** How each manager announces "ib1 is up". */
 const IB1_UP: Readonly<Record<Manager, HookEvent>> = {
-  netplan: { env: { IFACE: 'ib1', STATE: 'routable', AdministrativeState: 'configured', OperationalState: 'routable' } },
-  ifupdown: { env: { IFACE: 'ib1', LOGICAL: 'ib1', ADDRFAM: 'inet', METHOD: 'static', MODE: 'start', PHASE: 'post-up' } },
+  netplan: {
+    env: { IFACE: 'ib1', STATE: 'routable', AdministrativeState: 'configured', OperationalState: 'routable' },
+  },
+  ifupdown: {
+    env: { IFACE: 'ib1', LOGICAL: 'ib1', ADDRFAM: 'inet', METHOD: 'static', MODE: 'start', PHASE: 'post-up' },
+  },
   networkmanager: { args: ['ib1', 'up'], env: { DEVICE_IFACE: 'ib1', CONNECTION_ID: 'ib1' } },
 };
 
@@ -363,26 +468,38 @@ function runHook(lab: Fabric, installed: { etc: string; hook: string }, event: H
 describe.runIf(CAN_RUN)('the persistence hooks, run as each network manager runs them', () => {
   // systemd-networkd drops every rule it did not make when it reconfigures one link, and announces
   // only that link: whichever interface comes up, the hook restores every fabric NIC.
-  it.each(['netplan', 'ifupdown', 'networkmanager'] as const)('%s: ib1 coming up restores every fabric NIC, ib0 included', (manager) => {
-    const lab = labFor(memserver34);
-    const result = runHook(lab, installHook(manager, memserver34, seeds), IB1_UP[manager]);
-    expect(result.status).toBe(0);
-    expect(result.stdout).toContain('ibfleet-routes: ib0: configured');
-    expect(result.stdout).toContain('ibfleet-routes: ib1: configured');
-    expectConfigured(lab, memserver34);
-    expect(routeGet(lab, '172.16.34.2')).toBe(`${PEER} from 172.16.34.2 dev ib1 table 942 uid 0`);
-  });
+  it.each(['netplan', 'ifupdown', 'networkmanager'] as const)(
+    '%s: ib1 coming up restores every fabric NIC, ib0 included',
+    (manager) => {
+      const lab = labFor(memserver34);
+      const result = runHook(lab, installHook(manager, memserver34, seeds), IB1_UP[manager]);
+      expect(result.status).toBe(0);
+      expect(result.stdout).toContain('ibfleet-routes: ib0: configured');
+      expect(result.stdout).toContain('ibfleet-routes: ib1: configured');
+      expectConfigured(lab, memserver34);
+      expect(routeGet(lab, '172.16.34.2')).toBe(`${PEER} from 172.16.34.2 dev ib1 table 942 uid 0`);
+    },
+  );
 
-  it.each(['netplan', 'ifupdown', 'networkmanager'] as const)('%s: a NIC not up yet (boot: ib1 comes up after ib0\'s hook) is left for its own event, and the hook succeeds', (manager) => {
-    const lab = labFor(memserver34, { unaddressed: ['ib1'] });
-    const event = manager === 'networkmanager' ? { args: ['ib0', 'up'] } : { env: { ...IB1_UP[manager].env, IFACE: 'ib0' } };
-    const result = runHook(lab, installHook(manager, memserver34, seeds), event);
-    expect(result.status).toBe(0);
-    expect(result.stderr).toBe('');
-    expect(rules(lab)).toEqual([KERNEL_RULES.local, '941: from 172.16.34.1 lookup 941', KERNEL_RULES.main, KERNEL_RULES.default]);
-    expect(sysctls(lab, 'ib0')).toEqual(SEEDS_SYSCTLS);
-    expect(sysctls(lab, 'ib1')).toEqual(UNTOUCHED_SYSCTLS);
-  });
+  it.each(['netplan', 'ifupdown', 'networkmanager'] as const)(
+    "%s: a NIC not up yet (boot: ib1 comes up after ib0's hook) is left for its own event, and the hook succeeds",
+    (manager) => {
+      const lab = labFor(memserver34, { unaddressed: ['ib1'] });
+      const event =
+        manager === 'networkmanager' ? { args: ['ib0', 'up'] } : { env: { ...IB1_UP[manager].env, IFACE: 'ib0' } };
+      const result = runHook(lab, installHook(manager, memserver34, seeds), event);
+      expect(result.status).toBe(0);
+      expect(result.stderr).toBe('');
+      expect(rules(lab)).toEqual([
+        KERNEL_RULES.local,
+        '941: from 172.16.34.1 lookup 941',
+        KERNEL_RULES.main,
+        KERNEL_RULES.default,
+      ]);
+      expect(sysctls(lab, 'ib0')).toEqual(SEEDS_SYSCTLS);
+      expect(sysctls(lab, 'ib1')).toEqual(UNTOUCHED_SYSCTLS);
+    },
+  );
 
   it.each([
     ['netplan', { env: { IFACE: 'eth0', STATE: 'routable' } }],
@@ -391,21 +508,28 @@ describe.runIf(CAN_RUN)('the persistence hooks, run as each network manager runs
     ['networkmanager', { args: ['eth0', 'up'] }],
     ['networkmanager', { args: ['ib0', 'reapply'] }],
     ['networkmanager', { args: ['ib0', 'dhcp4-change'] }],
-  ] as const)('%s: %j also restores every fabric NIC (another link reconfigured may have cost them their rules)', (manager, event) => {
-    const lab = labFor(memserver34);
-    expect(runHook(lab, installHook(manager, memserver34, seeds), event).status).toBe(0);
-    expectConfigured(lab, memserver34);
-  });
+  ] as const)(
+    '%s: %j also restores every fabric NIC (another link reconfigured may have cost them their rules)',
+    (manager, event) => {
+      const lab = labFor(memserver34);
+      expect(runHook(lab, installHook(manager, memserver34, seeds), event).status).toBe(0);
+      expectConfigured(lab, memserver34);
+    },
+  );
 
-  it.each(['netplan', 'ifupdown', 'networkmanager'] as const)('%s: every fabric NIC coming up, again and again, ends in the full desired state', (manager) => {
-    const lab = labFor(memserver34);
-    const installed = installHook(manager, memserver34, seeds);
-    for (const iface of ['ib0', 'ib1', 'ib0', 'ib1']) {
-      const event = manager === 'networkmanager' ? { args: [iface, 'up'] } : { env: { ...IB1_UP[manager].env, IFACE: iface } };
-      expect(runHook(lab, installed, event).status).toBe(0);
-    }
-    expectConfigured(lab, memserver34);
-  });
+  it.each(['netplan', 'ifupdown', 'networkmanager'] as const)(
+    '%s: every fabric NIC coming up, again and again, ends in the full desired state',
+    (manager) => {
+      const lab = labFor(memserver34);
+      const installed = installHook(manager, memserver34, seeds);
+      for (const iface of ['ib0', 'ib1', 'ib0', 'ib1']) {
+        const event =
+          manager === 'networkmanager' ? { args: [iface, 'up'] } : { env: { ...IB1_UP[manager].env, IFACE: iface } };
+        expect(runHook(lab, installed, event).status).toBe(0);
+      }
+      expectConfigured(lab, memserver34);
+    },
+  );
 
   const NOT_FABRIC_UP: readonly (readonly [Manager, string, HookEvent])[] = [
     ['netplan', 'lo routable', { env: { IFACE: 'lo', STATE: 'routable' } }],
@@ -433,22 +557,33 @@ describe.runIf(CAN_RUN)('the persistence hooks, run as each network manager runs
     expect(snapshot(lab, memserver34)).toEqual(before);
   });
 
-  it.each(['netplan', 'ifupdown', 'networkmanager'] as const)('%s: exits 0 and logs the reason when the routing script fails (a failing if-up.d hook would fail ifup)', (manager) => {
-    const lab = labFor(memserver34);
-    const installed = installHook(manager, memserver34, seeds);
-    writeFileSync(join(installed.etc, 'ibfleet-routes'), '#!/bin/sh\necho "ibfleet-routes: ib1: cannot add rule from 172.16.34.2 lookup 942"\nexit 1\n');
-    const result = runHook(lab, installed, IB1_UP[manager]);
-    expect(result.status).toBe(0);
-    expect(result.stdout).toContain('ibfleet-routes: ib1: cannot add rule');
-    expect(result.stderr).toContain('ibfleet-routes hook: ib1: routing script failed (exit 1)');
-  });
+  it.each(['netplan', 'ifupdown', 'networkmanager'] as const)(
+    '%s: exits 0 and logs the reason when the routing script fails (a failing if-up.d hook would fail ifup)',
+    (manager) => {
+      const lab = labFor(memserver34);
+      const installed = installHook(manager, memserver34, seeds);
+      writeFileSync(
+        join(installed.etc, 'ibfleet-routes'),
+        '#!/bin/sh\necho "ibfleet-routes: ib1: cannot add rule from 172.16.34.2 lookup 942"\nexit 1\n',
+      );
+      const result = runHook(lab, installed, IB1_UP[manager]);
+      expect(result.status).toBe(0);
+      expect(result.stdout).toContain('ibfleet-routes: ib1: cannot add rule');
+      expect(result.stderr).toContain('ibfleet-routes hook: ib1: routing script failed (exit 1)');
+    },
+  );
 
-  it.each(['netplan', 'ifupdown', 'networkmanager'] as const)('%s: exits 0 and says to deploy when the routing script is not installed', (manager) => {
-    const lab = labFor(memserver34);
-    const before = snapshot(lab, memserver34);
-    const result = runHook(lab, installHook(manager, memserver34, seeds, { withScript: false }), IB1_UP[manager]);
-    expect(result.status).toBe(0);
-    expect(result.stderr).toContain('ibfleet-routes hook: ib1: /etc/ibfleet/ibfleet-routes is missing; run ibfleet deploy');
-    expect(snapshot(lab, memserver34)).toEqual(before);
-  });
+  it.each(['netplan', 'ifupdown', 'networkmanager'] as const)(
+    '%s: exits 0 and says to deploy when the routing script is not installed',
+    (manager) => {
+      const lab = labFor(memserver34);
+      const before = snapshot(lab, memserver34);
+      const result = runHook(lab, installHook(manager, memserver34, seeds, { withScript: false }), IB1_UP[manager]);
+      expect(result.status).toBe(0);
+      expect(result.stderr).toContain(
+        'ibfleet-routes hook: ib1: /etc/ibfleet/ibfleet-routes is missing; run ibfleet deploy',
+      );
+      expect(snapshot(lab, memserver34)).toEqual(before);
+    },
+  );
 });

@@ -19,14 +19,20 @@ import { routingScriptFor } from '../../src/render/host-files.js';
 import { renderForDisplay } from '../../src/render/host-render.js';
 import { ROUTING_SCRIPT_PATH } from '../../src/script/paths.js';
 import type { RenderedFile } from '../../src/script/rendered-file.js';
-import { renderSysctlConf, sysctlKey, SYSCTL_PATH, type SysctlParams } from '../../src/steps/fabric-sysctl/sysctl-file.js';
+import {
+  renderSysctlConf,
+  sysctlKey,
+  SYSCTL_PATH,
+  type SysctlParams,
+} from '../../src/steps/fabric-sysctl/sysctl-file.js';
 import { renderHook as hookFor } from '../../src/steps/persist/hooks.js';
 import { HOOK_PATHS, MANAGER_HOOK_PATHS, NETWORKD_CONF_PATH, REPAIR_PATHS } from '../../src/steps/persist/paths.js';
 import { OWNED_PATH } from '../../src/steps/policy-routing/owned-record.js';
 import { VERSION } from '../../src/version.js';
 import { filesOf as renderHostFiles, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 
-const renderRoutingScript = (host: Host, fleet: typeof seeds, playbook: Playbook) => routingScriptFor(playbook, host, fleet);
+const renderRoutingScript = (host: Host, fleet: typeof seeds, playbook: Playbook) =>
+  routingScriptFor(playbook, host, fleet);
 const renderHook = (manager: Manager, host: Host, playbook: Playbook) => hookFor(manager, host, playbook.name);
 
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -39,7 +45,9 @@ function expectGolden(rendered: string, name: string): void {
     return;
   }
   if (!existsSync(path)) {
-    throw new Error(`test/golden/${name} does not exist; create it with UPDATE_GOLDEN=1 npx vitest run test/render/golden.test.ts`);
+    throw new Error(
+      `test/golden/${name} does not exist; create it with UPDATE_GOLDEN=1 npx vitest run test/render/golden.test.ts`,
+    );
   }
   expect(rendered).toBe(readFileSync(path, 'utf8'));
 }
@@ -60,15 +68,23 @@ const fileOf = (files: readonly RenderedFile[], role: RenderedFile['role']) => {
 describe('golden files: the exact bytes each host receives', () => {
   describe('memserver34 (ib0, ib1), under each of the three network managers', () => {
     it.each(MANAGERS)('the %s hook', (manager) => {
-      expectGolden(fileOf(renderHostFiles(memserver34, seeds, playbook, manager), 'hook').content, `memserver34/hook-${manager}`);
+      expectGolden(
+        fileOf(renderHostFiles(memserver34, seeds, playbook, manager), 'hook').content,
+        `memserver34/hook-${manager}`,
+      );
     });
 
     it("netplan's networkd.conf drop-in", () => {
-      expectGolden(fileOf(renderHostFiles(memserver34, seeds, playbook, 'netplan'), 'networkd-conf').content, 'memserver34/60-ibfleet.conf');
+      expectGolden(
+        fileOf(renderHostFiles(memserver34, seeds, playbook, 'netplan'), 'networkd-conf').content,
+        'memserver34/60-ibfleet.conf',
+      );
     });
 
     it('the routing script, the same whichever manager runs it', () => {
-      const scripts = MANAGERS.map((m) => fileOf(renderHostFiles(memserver34, seeds, playbook, m), 'routing-script').content);
+      const scripts = MANAGERS.map(
+        (m) => fileOf(renderHostFiles(memserver34, seeds, playbook, m), 'routing-script').content,
+      );
       expect(new Set(scripts).size).toBe(1);
       expectGolden(scripts[0]!, 'memserver34/ibfleet-routes');
     });
@@ -80,9 +96,15 @@ describe('golden files: the exact bytes each host receives', () => {
     });
 
     it('the repair timer, its service and the drop-in that enables it, the same whichever manager runs the hook', () => {
-      const units = MANAGERS.map((m) => renderHostFiles(memserver34, seeds, playbook, m).filter((f) => f.role === 'repair'));
+      const units = MANAGERS.map((m) =>
+        renderHostFiles(memserver34, seeds, playbook, m).filter((f) => f.role === 'repair'),
+      );
       expect(new Set(units.map((u) => JSON.stringify(u))).size).toBe(1);
-      expect(units[0]!.map((f) => basename(f.path))).toEqual(['ibfleet-routes-repair.service', 'ibfleet-routes-repair.timer', 'ibfleet-routes-repair.conf']);
+      expect(units[0]!.map((f) => basename(f.path))).toEqual([
+        'ibfleet-routes-repair.service',
+        'ibfleet-routes-repair.timer',
+        'ibfleet-routes-repair.conf',
+      ]);
       for (const unit of units[0]!) expectGolden(unit.content, `memserver34/${basename(unit.path)}`);
     });
 
@@ -117,26 +139,45 @@ describe('golden files: the exact bytes each host receives', () => {
 
 describe('what a host receives: paths, modes and names', () => {
   it.each([
-    ['netplan', ['/etc/networkd-dispatcher/routable.d/50-ibfleet-routes', '/etc/networkd-dispatcher/configured.d/50-ibfleet-routes']],
+    [
+      'netplan',
+      [
+        '/etc/networkd-dispatcher/routable.d/50-ibfleet-routes',
+        '/etc/networkd-dispatcher/configured.d/50-ibfleet-routes',
+      ],
+    ],
     ['ifupdown', ['/etc/network/if-up.d/ibfleet-routes']],
     ['networkmanager', ['/etc/NetworkManager/dispatcher.d/50-ibfleet-routes']],
-  ] as const)('%s: the routing script (0755), the ownership record, the sysctl file, the hooks at %s (0755) and the repair units (0644)', (manager, hooks) => {
-    const files = renderHostFiles(memserver34, seeds, playbook, manager);
-    expect(files.map((f) => [f.path, f.mode.toString(8), f.role])).toEqual([
-      ['/etc/ibfleet/ibfleet-routes', '755', 'routing-script'],
-      ['/etc/ibfleet/owned', '644', 'record'],
-      ['/etc/sysctl.d/60-ibfleet-fabric.conf', '644', 'sysctl'],
-      ...hooks.map((hook) => [hook, '755', 'hook']),
-      ...(manager === 'netplan' ? [['/etc/systemd/networkd.conf.d/60-ibfleet.conf', '644', 'networkd-conf']] : []),
-      ['/etc/systemd/system/ibfleet-routes-repair.service', '644', 'repair'],
-      ['/etc/systemd/system/ibfleet-routes-repair.timer', '644', 'repair'],
-      ['/etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf', '644', 'repair'],
-    ]);
-  });
+  ] as const)(
+    '%s: the routing script (0755), the ownership record, the sysctl file, the hooks at %s (0755) and the repair units (0644)',
+    (manager, hooks) => {
+      const files = renderHostFiles(memserver34, seeds, playbook, manager);
+      expect(files.map((f) => [f.path, f.mode.toString(8), f.role])).toEqual([
+        ['/etc/ibfleet/ibfleet-routes', '755', 'routing-script'],
+        ['/etc/ibfleet/owned', '644', 'record'],
+        ['/etc/sysctl.d/60-ibfleet-fabric.conf', '644', 'sysctl'],
+        ...hooks.map((hook) => [hook, '755', 'hook']),
+        ...(manager === 'netplan' ? [['/etc/systemd/networkd.conf.d/60-ibfleet.conf', '644', 'networkd-conf']] : []),
+        ['/etc/systemd/system/ibfleet-routes-repair.service', '644', 'repair'],
+        ['/etc/systemd/system/ibfleet-routes-repair.timer', '644', 'repair'],
+        ['/etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf', '644', 'repair'],
+      ]);
+    },
+  );
 
   it('persist with repairEvery: 0 installs the hook and no repair timer', () => {
-    const noRepair = loadPlaybook('name: no-repair\nsteps:\n  - policy-routing\n  - fabric-sysctl\n  - persist: { repairEvery: 0 }\n', 'no-repair.yaml');
-    expect(renderHostFiles(memserver34, seeds, noRepair, 'netplan').map((f) => f.role)).toEqual(['routing-script', 'record', 'sysctl', 'hook', 'hook', 'networkd-conf']);
+    const noRepair = loadPlaybook(
+      'name: no-repair\nsteps:\n  - policy-routing\n  - fabric-sysctl\n  - persist: { repairEvery: 0 }\n',
+      'no-repair.yaml',
+    );
+    expect(renderHostFiles(memserver34, seeds, noRepair, 'netplan').map((f) => f.role)).toEqual([
+      'routing-script',
+      'record',
+      'sysctl',
+      'hook',
+      'hook',
+      'networkd-conf',
+    ]);
   });
 
   it('hook names are ones run-parts and the dispatchers run: only [A-Za-z0-9_-], no dots', () => {
@@ -152,18 +193,36 @@ describe('what a host receives: paths, modes and names', () => {
     const auto = { ...memserver34, manager: 'auto' } as const;
     const shown = renderForDisplay(auto, seeds, playbook);
     expect(shown.managers).toEqual(['networkmanager', 'ifupdown', 'netplan']);
-    expect(shown.files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, OWNED_PATH, SYSCTL_PATH, HOOK_PATHS.networkmanager, HOOK_PATHS.ifupdown, ...MANAGER_HOOK_PATHS.netplan, ...REPAIR_PATHS, NETWORKD_CONF_PATH]);
+    expect(shown.files.map((f) => f.path)).toEqual([
+      ROUTING_SCRIPT_PATH,
+      OWNED_PATH,
+      SYSCTL_PATH,
+      HOOK_PATHS.networkmanager,
+      HOOK_PATHS.ifupdown,
+      ...MANAGER_HOOK_PATHS.netplan,
+      ...REPAIR_PATHS,
+      NETWORKD_CONF_PATH,
+    ]);
   });
 
   it('a known manager shows just its own hook', () => {
-    expect(renderForDisplay(memserver34, seeds, playbook).files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, OWNED_PATH, SYSCTL_PATH, ...MANAGER_HOOK_PATHS.netplan, NETWORKD_CONF_PATH, ...REPAIR_PATHS]);
+    expect(renderForDisplay(memserver34, seeds, playbook).files.map((f) => f.path)).toEqual([
+      ROUTING_SCRIPT_PATH,
+      OWNED_PATH,
+      SYSCTL_PATH,
+      ...MANAGER_HOOK_PATHS.netplan,
+      NETWORKD_CONF_PATH,
+      ...REPAIR_PATHS,
+    ]);
   });
 });
 
 describe('rendering is pure and reproducible', () => {
   it('the same inventory gives byte-identical files, render after render', () => {
     const render = () =>
-      loadFixtureFleet('seeds.yaml').hosts.flatMap((h) => MANAGERS.flatMap((m) => renderHostFiles(h, seeds, loadFixturePlaybook(), m)));
+      loadFixtureFleet('seeds.yaml').hosts.flatMap((h) =>
+        MANAGERS.flatMap((m) => renderHostFiles(h, seeds, loadFixturePlaybook(), m)),
+      );
     expect(render()).toEqual(render());
   });
 
@@ -175,15 +234,22 @@ describe('rendering is pure and reproducible', () => {
 });
 
 describe('headers name the file, the host and the ibfleet version', () => {
-  it.each(MANAGERS)('%s: every file starts with its path and "Generated by ibfleet <version> for host 34 (memserver34)"', (manager) => {
-    for (const file of renderHostFiles(memserver34, seeds, playbook, manager)) {
-      const lines = file.content.split('\n');
-      const script = file.role !== 'sysctl' && file.role !== 'repair' && file.role !== 'record' && file.role !== 'networkd-conf';
-      const header = script ? lines.slice(1, 3) : lines.slice(0, 2);
-      if (script) expect(lines[0]).toBe('#!/bin/sh');
-      expect(header).toEqual([`# ${file.path}`, `# Generated by ibfleet ${VERSION} for host 34 (memserver34), playbook dual-ib-routing.`]);
-    }
-  });
+  it.each(MANAGERS)(
+    '%s: every file starts with its path and "Generated by ibfleet <version> for host 34 (memserver34)"',
+    (manager) => {
+      for (const file of renderHostFiles(memserver34, seeds, playbook, manager)) {
+        const lines = file.content.split('\n');
+        const script =
+          file.role !== 'sysctl' && file.role !== 'repair' && file.role !== 'record' && file.role !== 'networkd-conf';
+        const header = script ? lines.slice(1, 3) : lines.slice(0, 2);
+        if (script) expect(lines[0]).toBe('#!/bin/sh');
+        expect(header).toEqual([
+          `# ${file.path}`,
+          `# Generated by ibfleet ${VERSION} for host 34 (memserver34), playbook dual-ib-routing.`,
+        ]);
+      }
+    },
+  );
 
   it('files end with exactly one newline', () => {
     for (const file of renderHostFiles(cpuserver16, seeds, playbook, 'networkmanager')) {
@@ -193,7 +259,7 @@ describe('headers name the file, the host and the ibfleet version', () => {
   });
 });
 
-describe('the routing script for the seeds\' memserver34 says exactly what the seeds did by hand, made idempotent', () => {
+describe("the routing script for the seeds' memserver34 says exactly what the seeds did by hand, made idempotent", () => {
   const script = renderRoutingScript(memserver34, seeds, playbook);
 
   it('one case per fabric NIC with its interface, derived address, table and priority', () => {
@@ -203,7 +269,9 @@ describe('the routing script for the seeds\' memserver34 says exactly what the s
   });
 
   it('the table route and rule are the seeds\' commands, with a fixed priority and without the "tible" typo', () => {
-    expect(script).toContain('ip -4 route add "$SUBNET" dev "$iface" proto kernel scope link src "$addr" table "$table"');
+    expect(script).toContain(
+      'ip -4 route add "$SUBNET" dev "$iface" proto kernel scope link src "$addr" table "$table"',
+    );
     expect(script).toContain('ip -4 rule add from "$addr" lookup "$table" priority "$prio"');
     expect(script).not.toContain('tible');
     expect(script).toContain('SUBNET=172.16.0.0/16\n');
@@ -216,9 +284,11 @@ describe('the routing script for the seeds\' memserver34 says exactly what the s
     expect(renderRoutingScript(memserver34, seeds, loadFixturePlaybook(file))).toContain(`MAIN_ROUTES=${mode}\n`);
   });
 
-  it('applies the playbook\'s own sysctl values, not the defaults', () => {
+  it("applies the playbook's own sysctl values, not the defaults", () => {
     const custom = renderRoutingScript(memserver34, seeds, loadFixturePlaybook('custom-sysctl.yaml'));
-    expect(custom).toContain('\tset_sysctl "$iface" arp_ignore 1 || return 1\n\tset_sysctl "$iface" arp_announce 1 || return 1\n\tset_sysctl "$iface" rp_filter 0 || return 1\n\tset_sysctl "$iface" accept_local 0 || return 1\n');
+    expect(custom).toContain(
+      '\tset_sysctl "$iface" arp_ignore 1 || return 1\n\tset_sysctl "$iface" arp_announce 1 || return 1\n\tset_sysctl "$iface" rp_filter 0 || return 1\n\tset_sysctl "$iface" accept_local 0 || return 1\n',
+    );
   });
 });
 
@@ -234,7 +304,9 @@ describe('no inventory value reaches a script unquoted', () => {
   it('the sysctl file uses the slash form for a name with a dot, so the dot is not read as a separator', () => {
     const params = playbook.steps.find((s) => s.module.name === 'fabric-sysctl')!.params as SysctlParams;
     const conf = renderSysctlConf(pkeyhost7, odd, playbook.name, params);
-    expect(conf).toContain('\nnet/ipv4/conf/ib0.8001/arp_ignore = 2\nnet/ipv4/conf/ib0.8001/arp_announce = 2\nnet/ipv4/conf/ib0.8001/rp_filter = 2\nnet/ipv4/conf/ib0.8001/accept_local = 1\n');
+    expect(conf).toContain(
+      '\nnet/ipv4/conf/ib0.8001/arp_ignore = 2\nnet/ipv4/conf/ib0.8001/arp_announce = 2\nnet/ipv4/conf/ib0.8001/rp_filter = 2\nnet/ipv4/conf/ib0.8001/accept_local = 1\n',
+    );
     expect(conf).toContain('\nnet.ipv4.conf.ib_fab-2.rp_filter = 2\n');
     expect(conf).not.toContain('net.ipv4.conf.ib0.8001');
   });
@@ -248,27 +320,33 @@ describe('no inventory value reaches a script unquoted', () => {
   });
 
   // The loader refuses such names; the renderers must still not trust their input.
-  it.each(['ib0;touch /tmp/ibfleet-pwned', "it's", '$(reboot)', 'a b'])('an interface named %j that bypassed validation is single-quoted everywhere', (evil) => {
-    const host: Host = { ...memserver34, nics: [{ ...memserver34.nics[0]!, iface: evil }, memserver34.nics[1]!] };
-    const quoted = `'${evil.replace(/'/g, `'\\''`)}'`;
-    for (const manager of MANAGERS) {
-      for (const file of renderHostFiles(host, seeds, playbook, manager).filter((f) => f.role !== 'sysctl')) {
-        // The record is data, read line by line: an invalid name is not written at all.
-        if (file.role === 'record') {
-          expect(file.content).toContain('\nnic - table 941 priority 941 from 172.16.34.1\n');
-          expect(file.content).not.toContain(evil);
-          continue;
+  it.each(['ib0;touch /tmp/ibfleet-pwned', "it's", '$(reboot)', 'a b'])(
+    'an interface named %j that bypassed validation is single-quoted everywhere',
+    (evil) => {
+      const host: Host = { ...memserver34, nics: [{ ...memserver34.nics[0]!, iface: evil }, memserver34.nics[1]!] };
+      const quoted = `'${evil.replace(/'/g, `'\\''`)}'`;
+      for (const manager of MANAGERS) {
+        for (const file of renderHostFiles(host, seeds, playbook, manager).filter((f) => f.role !== 'sysctl')) {
+          // The record is data, read line by line: an invalid name is not written at all.
+          if (file.role === 'record') {
+            expect(file.content).toContain('\nnic - table 941 priority 941 from 172.16.34.1\n');
+            expect(file.content).not.toContain(evil);
+            continue;
+          }
+          if (file.role === 'routing-script') expect(file.content).toContain(quoted);
+          expect(file.content.split(quoted).join('')).not.toContain(evil);
+          if (file.role !== 'repair') execFileSync('sh', ['-n'], { input: file.content });
         }
-        if (file.role === 'routing-script') expect(file.content).toContain(quoted);
-        expect(file.content.split(quoted).join('')).not.toContain(evil);
-        if (file.role !== 'repair') execFileSync('sh', ['-n'], { input: file.content });
       }
-    }
-  });
+    },
+  );
 });
 
 describe('hooks differ only in how their manager hands over the interface and event', () => {
-  const hooks = Object.fromEntries(MANAGERS.map((m) => [m, renderHook(m, memserver34, playbook)])) as Record<Manager, string>;
+  const hooks = Object.fromEntries(MANAGERS.map((m) => [m, renderHook(m, memserver34, playbook)])) as Record<
+    Manager,
+    string
+  >;
 
   it.each([
     ['netplan', 'iface=${IFACE:-}', '\troutable | configured) ;;'],
@@ -279,9 +357,12 @@ describe('hooks differ only in how their manager hands over the interface and ev
     expect(hooks[manager]).toContain(filter);
   });
 
-  it.each(MANAGERS)('%s: any interface but lo coming up restores every fabric NIC that is up, and the hook always exits 0', (manager) => {
-    expect(hooks[manager]).toContain("case $iface in '' | lo) exit 0 ;; esac\n");
-    expect(hooks[manager]).toContain(`${ROUTING_SCRIPT_PATH} --up-only --quiet || log`);
-    expect(hooks[manager].trimEnd().split('\n').at(-1)).toBe('exit 0');
-  });
+  it.each(MANAGERS)(
+    '%s: any interface but lo coming up restores every fabric NIC that is up, and the hook always exits 0',
+    (manager) => {
+      expect(hooks[manager]).toContain("case $iface in '' | lo) exit 0 ;; esac\n");
+      expect(hooks[manager]).toContain(`${ROUTING_SCRIPT_PATH} --up-only --quiet || log`);
+      expect(hooks[manager].trimEnd().split('\n').at(-1)).toBe('exit 0');
+    },
+  );
 });

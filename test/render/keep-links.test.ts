@@ -22,7 +22,10 @@ import { filesOf as renderHostFiles, hostOf, loadFixtureFleet, loadFixturePlaybo
 import { createFabric, destroyAllFabrics, type Fabric } from '../helpers/netns.js';
 
 const CAN_RUN = process.getuid?.() === 0;
-if (!CAN_RUN) console.warn('test/render/keep-links.test.ts: skipped — running the scripts needs root (network and mount namespaces); CI runs it as root.');
+if (!CAN_RUN)
+  console.warn(
+    'test/render/keep-links.test.ts: skipped — running the scripts needs root (network and mount namespaces); CI runs it as root.',
+  );
 
 const seeds = loadFixtureFleet('seeds.yaml');
 const host = hostOf(seeds, 34);
@@ -85,12 +88,19 @@ function inPrivateEtc(lab: Fabric, linked: readonly string[], steps: string): Re
 
 const SECRET_AS_IT_WAS = `file 640 ${SECRET_SHA256}`;
 
-describe.runIf(CAN_RUN)('a symbolic link at one of ibfleet\'s paths', () => {
-  const lab = () => (fabric = createFabric({ nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })), peerCidr: '172.16.35.1/16' }));
+describe.runIf(CAN_RUN)("a symbolic link at one of ibfleet's paths", () => {
+  const lab = () =>
+    (fabric = createFabric({
+      nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })),
+      peerCidr: '172.16.35.1/16',
+    }));
 
   it('deploy replaces it with the hook and keeps the link itself under previous, not a copy of the secret', () => {
     const apply = join(work, 'apply.sh');
-    writeFileSync(apply, renderApplyScript(host, seeds, { write: files, remove: [OTHER_HOOK], parts: new Map() }, 'keep-links'));
+    writeFileSync(
+      apply,
+      renderApplyScript(host, seeds, { write: files, remove: [OTHER_HOOK], parts: new Map() }, 'keep-links'),
+    );
     const seen = inPrivateEtc(lab(), [HOOK, OTHER_HOOK], `sh ${apply} >/dev/null 2>&1`);
     expect(seen).toMatchObject({
       [SECRET_PATH]: SECRET_AS_IT_WAS,
@@ -111,22 +121,33 @@ describe.runIf(CAN_RUN)('a symbolic link at one of ibfleet\'s paths', () => {
     expect(seen[`${PREVIOUS_DIR}${HOOK}`]).toMatch(/^file 644 /);
   });
 
-  it('rollback removes it, keeps nothing under previous (rollback leaves nothing of ibfleet\'s), and leaves the secret as it was', () => {
+  it("rollback removes it, keeps nothing under previous (rollback leaves nothing of ibfleet's), and leaves the secret as it was", () => {
     const rollback = join(work, 'rollback.sh');
     writeFileSync(rollback, renderRollbackScript(host, seeds, [], 'keep-links'));
     const seen = inPrivateEtc(lab(), [HOOK], `sh ${rollback} >/dev/null 2>&1`);
     expect(seen).toMatchObject({ [SECRET_PATH]: SECRET_AS_IT_WAS, [HOOK]: 'none', [`${PREVIOUS_DIR}${HOOK}`]: 'none' });
   });
 
-  describe('the restore after a failed change (the probe saw the link as mode 777, its target\'s checksum)', () => {
-    const spec: RestoreSpec = { files: [{ path: HOOK, before: { mode: 0o777, sha256: SECRET_SHA256 } }], createdDirs: [], steps: [] };
+  describe("the restore after a failed change (the probe saw the link as mode 777, its target's checksum)", () => {
+    const spec: RestoreSpec = {
+      files: [{ path: HOOK, before: { mode: 0o777, sha256: SECRET_SHA256 } }],
+      createdDirs: [],
+      steps: [],
+    };
 
     it('puts the link back in place of the hook the change wrote', () => {
       const apply = join(work, 'apply-then-restore.sh');
       const restore = join(work, 'restore.sh');
-      writeFileSync(apply, renderApplyScript(host, seeds, { write: files, remove: [], parts: new Map() }, 'keep-links'));
+      writeFileSync(
+        apply,
+        renderApplyScript(host, seeds, { write: files, remove: [], parts: new Map() }, 'keep-links'),
+      );
       writeFileSync(restore, renderRestoreScript(host, seeds, spec, 'keep-links'));
-      const seen = inPrivateEtc(lab(), [HOOK], `sh ${apply} >/dev/null 2>&1; sh ${restore} >/dev/null 2>&1; echo "restore=$?"`);
+      const seen = inPrivateEtc(
+        lab(),
+        [HOOK],
+        `sh ${apply} >/dev/null 2>&1; sh ${restore} >/dev/null 2>&1; echo "restore=$?"`,
+      );
       expect(seen).toMatchObject({ [SECRET_PATH]: SECRET_AS_IT_WAS, [HOOK]: `link ${SECRET_PATH}` });
     });
 

@@ -25,7 +25,10 @@ import { fixture } from '../helpers/fake-transport.js';
 import { netplanGenerate, expectShellcheckClean } from '../helpers/tools.js';
 
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
-const native = loadPlaybook(readFileSync(new URL('../../playbooks/dual-ib-routing-native.yaml', import.meta.url), 'utf8'), 'playbooks/dual-ib-routing-native.yaml');
+const native = loadPlaybook(
+  readFileSync(new URL('../../playbooks/dual-ib-routing-native.yaml', import.meta.url), 'utf8'),
+  'playbooks/dual-ib-routing-native.yaml',
+);
 const seeds = loadFixtureFleet('seeds.yaml');
 const odd = loadFixtureFleet('odd-names.yaml');
 const memserver34 = hostOf(seeds, 34);
@@ -48,7 +51,13 @@ const has = (tool: string) => spawnSync(tool, ['--help'], { encoding: 'utf8' }).
 
 describe('golden files: native persistence', () => {
   it("memserver34's ownership record, sysctl file and netplan file; no routing script, hook or timer", () => {
-    const files = filesOf(memserver34, seeds, native, 'netplan', { kind: 'netplan', devices: [{ iface: 'ib0', type: 'ethernets', id: 'ib0' }, { iface: 'ib1', type: 'ethernets', id: 'ib1' }] });
+    const files = filesOf(memserver34, seeds, native, 'netplan', {
+      kind: 'netplan',
+      devices: [
+        { iface: 'ib0', type: 'ethernets', id: 'ib0' },
+        { iface: 'ib1', type: 'ethernets', id: 'ib1' },
+      ],
+    });
     expect(files.map((f) => [f.path, f.mode.toString(8), f.role])).toEqual([
       ['/etc/ibfleet/owned', '644', 'record'],
       ['/etc/sysctl.d/60-ibfleet-fabric.conf', '644', 'sysctl'],
@@ -59,7 +68,10 @@ describe('golden files: native persistence', () => {
   });
 
   it('a NIC the host defines under another type and id, and ids YAML would read as something else, quoted', () => {
-    const text = renderNetplanFile(pkeyhost7, odd, native.name, [{ iface: 'ib0.8001', type: 'vlans', id: 'ib0.8001' }, { iface: 'ib_fab-2', type: 'ethernets', id: 'yes' }]);
+    const text = renderNetplanFile(pkeyhost7, odd, native.name, [
+      { iface: 'ib0.8001', type: 'vlans', id: 'ib0.8001' },
+      { iface: 'ib_fab-2', type: 'ethernets', id: 'yes' },
+    ]);
     expect(text).toContain('  vlans:\n    "ib0.8001":\n');
     expect(text).toContain('  ethernets:\n    "yes":\n');
     expectGolden(text, 'pkeyhost7/native/60-ibfleet.yaml');
@@ -70,13 +82,17 @@ describe('golden files: native persistence', () => {
     expect(render.files.map((f) => f.role)).toEqual(['record', 'sysctl']);
     // Native persistence's commands; what links would run for a NIC without its address has its own golden (test/steps/links-render.test.ts).
     const persist = render.commands.filter((c) => !c.title.startsWith('links:'));
-    expectGolden(`${persist.map((c) => [`# ${c.title}`, ...c.lines].join('\n')).join('\n')}\n`, 'cpuserver16/native/nmcli');
+    expectGolden(
+      `${persist.map((c) => [`# ${c.title}`, ...c.lines].join('\n')).join('\n')}\n`,
+      'cpuserver16/native/nmcli',
+    );
   });
 });
 
-describe.skipIf(!has('netplan'))('the real netplan reads the file together with the host\'s own', () => {
+describe.skipIf(!has('netplan'))("the real netplan reads the file together with the host's own", () => {
   const generate = (files: Record<string, string>) => netplanGenerate(work, files);
-  const own = 'network:\n  version: 2\n  renderer: networkd\n  ethernets:\n    ib0:\n      addresses: [172.16.34.1/16]\n      routes:\n        - to: 10.9.0.0/16\n          via: 172.16.0.254\n    ib1:\n      addresses: [172.16.34.2/16]\n';
+  const own =
+    'network:\n  version: 2\n  renderer: networkd\n  ethernets:\n    ib0:\n      addresses: [172.16.34.1/16]\n      routes:\n        - to: 10.9.0.0/16\n          via: 172.16.0.254\n    ib1:\n      addresses: [172.16.34.2/16]\n';
   const ours = renderNetplanFile(memserver34, seeds, native.name, []);
 
   it('merges: ib0 keeps its own route and address and gains the table route and the rule', () => {
@@ -87,18 +103,38 @@ describe.skipIf(!has('netplan'))('the real netplan reads the file together with 
     expect(ib0).toContain('[Route]\nDestination=10.9.0.0/16\nGateway=172.16.0.254');
     expect(ib0).toContain('[Route]\nDestination=172.16.0.0/16\nPreferredSource=172.16.34.1\nScope=link\nTable=941');
     expect(ib0).toContain('[RoutingPolicyRule]\nFrom=172.16.34.1\nTable=941\nPriority=941');
-    expect(network['10-netplan-ib1.network']).toContain('[RoutingPolicyRule]\nFrom=172.16.34.2\nTable=942\nPriority=942');
+    expect(network['10-netplan-ib1.network']).toContain(
+      '[RoutingPolicyRule]\nFrom=172.16.34.2\nTable=942\nPriority=942',
+    );
   });
 
   it('refuses what is not netplan: the validation deploy runs before the file is renamed into place catches it', () => {
-    expect(generate({ '99-netcfg.yaml': own, '60-ibfleet.yaml': ours.replace('table: 941', 'table: nine') }).status).not.toBe(0);
+    expect(
+      generate({ '99-netcfg.yaml': own, '60-ibfleet.yaml': ours.replace('table: 941', 'table: nine') }).status,
+    ).not.toBe(0);
   });
 });
 
 describe.skipIf(!has('shellcheck'))('every script that tells a manager something passes shellcheck', () => {
   const everything: NativeSteps = {
-    nmEdits: [{ iface: 'ibs5f0', uuid: '6cf550b9-cd4c-4278-8bfd-2db27d64ca11', name: "my 'fabric' port", routeTable: 941, removeRules: ['priority 7 from 172.16.16.1 table 941'], addRules: ['priority 941 from 172.16.16.1 table 941'] }],
-    nmRestore: [{ iface: 'ibs5f1', uuid: '0a00b4ab-1506-4493-8454-9223cb2cd346', routeTable: '0', rules: ['priority 100 to 10.9.0.0/16 table 100'] }],
+    nmEdits: [
+      {
+        iface: 'ibs5f0',
+        uuid: '6cf550b9-cd4c-4278-8bfd-2db27d64ca11',
+        name: "my 'fabric' port",
+        routeTable: 941,
+        removeRules: ['priority 7 from 172.16.16.1 table 941'],
+        addRules: ['priority 941 from 172.16.16.1 table 941'],
+      },
+    ],
+    nmRestore: [
+      {
+        iface: 'ibs5f1',
+        uuid: '0a00b4ab-1506-4493-8454-9223cb2cd346',
+        routeTable: '0',
+        rules: ['priority 100 to 10.9.0.0/16 table 100'],
+      },
+    ],
     nmReapply: ['ibs5f0', 'ibs5f1'],
     netplan: { reload: true, reconfigure: ['ibs5f0', 'ibs5f1'] },
     handOver: [{ iface: 'ibs5f0', address: '172.16.16.1', table: 941, priority: 941 }],
@@ -109,14 +145,46 @@ describe.skipIf(!has('shellcheck'))('every script that tells a manager something
   const hook = loadFixturePlaybook();
   // A fleet whose neighbour table must grow, on a host below it: the native change raises it itself.
   const big = { ...seeds, hosts: Array.from({ length: 200 }, () => cpuserver16) };
-  const lowNeigh = fixture('nm-boot.txt').replace('@@ibfleet end', '@@ibfleet neigh\n/proc/sys/net/ipv4/neigh/default/gc_thresh3:1024\n@@ibfleet end');
-  const apply = (host: typeof memserver34, fleet: typeof seeds, playbook: typeof native, probe: string) => renderApplyScript(host, fleet, planDeploy(host, fleet, playbook, readProbe(probe)), 'run-1');
+  const lowNeigh = fixture('nm-boot.txt').replace(
+    '@@ibfleet end',
+    '@@ibfleet neigh\n/proc/sys/net/ipv4/neigh/default/gc_thresh3:1024\n@@ibfleet end',
+  );
+  const apply = (host: typeof memserver34, fleet: typeof seeds, playbook: typeof native, probe: string) =>
+    renderApplyScript(host, fleet, planDeploy(host, fleet, playbook, readProbe(probe)), 'run-1');
   it.each([
-    ['a native apply on NetworkManager (profiles, reapply, neighbour limits, stray main routes, sysctls)', () => apply(cpuserver16, big, native, lowNeigh)],
-    ['a native apply on netplan (the file checked by netplan generate, the hook taken away)', () => apply(memserver34, seeds, native, fixture('netplan-hook-deployed.txt'))],
+    [
+      'a native apply on NetworkManager (profiles, reapply, neighbour limits, stray main routes, sysctls)',
+      () => apply(cpuserver16, big, native, lowNeigh),
+    ],
+    [
+      'a native apply on netplan (the file checked by netplan generate, the hook taken away)',
+      () => apply(memserver34, seeds, native, fixture('netplan-hook-deployed.txt')),
+    ],
     ['an apply switching to the hook', () => apply(memserver34, seeds, hook, fixture('netplan-native-deployed.txt'))],
-    ['a rollback taking native persistence away', () => renderRollbackScript(cpuserver16, seeds, rollbackLines(cpuserver16, seeds, readProbe(fixture('nm-native-deployed.txt'))), 'run-1')],
-    ['a restore putting profiles and the netplan file back', () => renderRestoreScript(memserver34, seeds, { files: [{ path: NETPLAN_FILE_PATH, before: null }], createdDirs: [], steps: [{ manager: renderNativeSteps(everything) }] }, 'run-1')],
+    [
+      'a rollback taking native persistence away',
+      () =>
+        renderRollbackScript(
+          cpuserver16,
+          seeds,
+          rollbackLines(cpuserver16, seeds, readProbe(fixture('nm-native-deployed.txt'))),
+          'run-1',
+        ),
+    ],
+    [
+      'a restore putting profiles and the netplan file back',
+      () =>
+        renderRestoreScript(
+          memserver34,
+          seeds,
+          {
+            files: [{ path: NETPLAN_FILE_PATH, before: null }],
+            createdDirs: [],
+            steps: [{ manager: renderNativeSteps(everything) }],
+          },
+          'run-1',
+        ),
+    ],
   ])('%s', (name, render) => {
     const path = join(work, `${name.replace(/\W+/g, '-')}.sh`);
     writeFileSync(path, render());

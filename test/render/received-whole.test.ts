@@ -26,28 +26,68 @@ import { renderProbeScript } from '../../src/render/probe-script.js';
 import { renderRestoreScript } from '../../src/render/restore-script.js';
 import { renderSettleProbe } from '../../src/render/settle-script.js';
 import { receivedWhole, SCRIPT_ENTRIES } from '../../src/script/shell.js';
-import { renderCapabilityScript, renderPingScript, renderRpingClientScript, renderRpingServerScript } from '../../src/render/verify-scripts.js';
+import {
+  renderCapabilityScript,
+  renderPingScript,
+  renderRpingClientScript,
+  renderRpingServerScript,
+} from '../../src/render/verify-scripts.js';
 
 const IS_ROOT = process.getuid?.() === 0;
-if (!IS_ROOT) console.warn('NOTE: test/render/received-whole.test.ts skipped: the sandbox needs root (unshare, tmpfs mounts); run the tests as root to include it');
+if (!IS_ROOT)
+  console.warn(
+    'NOTE: test/render/received-whole.test.ts skipped: the sandbox needs root (unshare, tmpfs mounts); run the tests as root to include it',
+  );
 
 const fleet = loadInventory(readFileSync(join(PACKAGE_ROOT, 'test/fixtures/seeds.yaml'), 'utf8'), 'seeds.yaml');
-const playbook = loadPlaybook(readFileSync(join(PACKAGE_ROOT, 'playbooks/dual-ib-routing.yaml'), 'utf8'), 'dual-ib-routing.yaml');
-const native = loadPlaybook(readFileSync(join(PACKAGE_ROOT, 'playbooks/dual-ib-routing-native.yaml'), 'utf8'), 'dual-ib-routing-native.yaml');
+const playbook = loadPlaybook(
+  readFileSync(join(PACKAGE_ROOT, 'playbooks/dual-ib-routing.yaml'), 'utf8'),
+  'dual-ib-routing.yaml',
+);
+const native = loadPlaybook(
+  readFileSync(join(PACKAGE_ROOT, 'playbooks/dual-ib-routing-native.yaml'), 'utf8'),
+  'dual-ib-routing-native.yaml',
+);
 const fixture = (name: string) => readFileSync(join(PACKAGE_ROOT, 'test/fixtures/probe', name), 'utf8');
 const [h16, h34] = [fleet.hosts[0]!, fleet.hosts[1]!];
-const nic = (host: typeof h16, index: number) => ({ host: host.id, name: host.name, nic: index, iface: host.nics[index - 1]!.iface, ip: host.nics[index - 1]!.address });
+const nic = (host: typeof h16, index: number) => ({
+  host: host.id,
+  name: host.name,
+  nic: index,
+  iface: host.nics[index - 1]!.iface,
+  ip: host.nics[index - 1]!.address,
+});
 const cell = { from: nic(h16, 2), to: nic(h34, 2), method: 'ping' as const };
 
 /** Every script a run sends, as sent. */
 const SCRIPTS: Record<string, string> = {
   probe: renderProbeScript(h34, fleet),
   'probe under the lock': renderProbeScript(h34, fleet, { lock: { kind: 'deploy', waitSeconds: 30, runId: 'c0ffee' } }),
-  apply: renderApplyScript(h34, fleet, planDeploy(h34, fleet, playbook, readProbe(fixture('netplan-boot.txt'))), 'c0ffee'),
-  'apply, native persistence': renderApplyScript(h16, fleet, planDeploy(h16, fleet, native, readProbe(fixture('nm-boot.txt'))), 'c0ffee'),
-  rollback: renderRollbackScript(h16, fleet, rollbackLines(h16, fleet, readProbe(fixture('nm-native-deployed.txt'))), 'c0ffee'),
+  apply: renderApplyScript(
+    h34,
+    fleet,
+    planDeploy(h34, fleet, playbook, readProbe(fixture('netplan-boot.txt'))),
+    'c0ffee',
+  ),
+  'apply, native persistence': renderApplyScript(
+    h16,
+    fleet,
+    planDeploy(h16, fleet, native, readProbe(fixture('nm-boot.txt'))),
+    'c0ffee',
+  ),
+  rollback: renderRollbackScript(
+    h16,
+    fleet,
+    rollbackLines(h16, fleet, readProbe(fixture('nm-native-deployed.txt'))),
+    'c0ffee',
+  ),
   settle: renderSettleProbe(h34, fleet, 'c0ffee', 30),
-  restore: renderRestoreScript(h34, fleet, planRestore(h34, fleet, readProbe(fixture('netplan-deployed.txt')), [], 'ibfleet: created /etc/ibfleet\n'), 'c0ffee-restore'),
+  restore: renderRestoreScript(
+    h34,
+    fleet,
+    planRestore(h34, fleet, readProbe(fixture('netplan-deployed.txt')), [], 'ibfleet: created /etc/ibfleet\n'),
+    'c0ffee-restore',
+  ),
   capabilities: renderCapabilityScript(h34, fleet),
   ping: renderPingScript([{ id: 0, cell }]),
   'rping server': renderRpingServerScript([{ id: 1, cell, port: 7174 }]),
@@ -97,7 +137,24 @@ function tracedCommands(name: string, script: string, shells: readonly string[],
       done <"$script.cuts"
     done
     exit 0`;
-  const out = execFileSync('unshare', ['--mount', '--net', '--pid', '--fork', '--propagation', 'private', 'sh', '-c', driver, 'driver', work, basename(file)], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const out = execFileSync(
+    'unshare',
+    [
+      '--mount',
+      '--net',
+      '--pid',
+      '--fork',
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      driver,
+      'driver',
+      work,
+      basename(file),
+    ],
+    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+  );
   return out.split('\n').filter(Boolean);
 }
 
@@ -118,28 +175,37 @@ describe.skipIf(!IS_ROOT)('every script ibfleet sends runs nothing unless it arr
     for (const entry of SCRIPT_ENTRIES) {
       for (let n = 1; n < entry.length; n++) {
         const prefix = entry.slice(0, n);
-        for (const sh of shells) expect(spawnSync(sh, ['-c', `command -v -- '${prefix}'`]).status, `${sh}: ${prefix}`).not.toBe(0);
+        for (const sh of shells)
+          expect(spawnSync(sh, ['-c', `command -v -- '${prefix}'`]).status, `${sh}: ${prefix}`).not.toBe(0);
         expect(SCRIPT_ENTRIES.filter((other) => other !== entry && other.startsWith(entry))).toEqual([]);
       }
     }
   });
 
-  it.each(Object.keys(SCRIPTS))('%s: cut anywhere, nothing runs', (name) => {
-    const script = SCRIPTS[name]!;
-    expect(script.endsWith('\n')).toBe(true);
-    const traced = tracedCommands(name, script, shells, offsets(script));
-    // A piece whose trace shows more than the cut call ran something.
-    const cutsThatRan = new Set(traced.filter((line) => !isCutCall(line, script)).map((line) => line.split(':')[0]));
-    expect(traced.filter((line) => cutsThatRan.has(line.split(':')[0]))).toEqual([]);
-    // Hundreds of shells per script: a few seconds alone, over a minute on a machine busy with other suites.
-  }, 240_000);
+  it.each(Object.keys(SCRIPTS))(
+    '%s: cut anywhere, nothing runs',
+    (name) => {
+      const script = SCRIPTS[name]!;
+      expect(script.endsWith('\n')).toBe(true);
+      const traced = tracedCommands(name, script, shells, offsets(script));
+      // A piece whose trace shows more than the cut call ran something.
+      const cutsThatRan = new Set(traced.filter((line) => !isCutCall(line, script)).map((line) => line.split(':')[0]));
+      expect(traced.filter((line) => cutsThatRan.has(line.split(':')[0]))).toEqual([]);
+      // Hundreds of shells per script: a few seconds alone, over a minute on a machine busy with other suites.
+    },
+    240_000,
+  );
 
   it('the check sees commands run when a script is not wrapped (control)', () => {
     const body = 'set -u\necho first\nmkdir -p /etc/ibfleet-control\n';
     const plain = tracedCommands('control-plain', body, shells.slice(0, 1), [body.indexOf('mkdir')]);
     expect(plain.some((line) => line.includes('echo first'))).toBe(true);
     const wrapped = receivedWhole('__ibfleet_probe_main', body);
-    expect(tracedCommands('control-wrapped', wrapped, shells.slice(0, 1), [wrapped.indexOf('mkdir')]).filter((l) => !isCutCall(l, wrapped))).toEqual([]);
+    expect(
+      tracedCommands('control-wrapped', wrapped, shells.slice(0, 1), [wrapped.indexOf('mkdir')]).filter(
+        (l) => !isCutCall(l, wrapped),
+      ),
+    ).toEqual([]);
     // And whole, it runs: the trace shows the call and the body.
     const whole = tracedCommands('control-whole', wrapped, shells.slice(0, 1), [wrapped.length]);
     expect(whole.some((line) => line.includes('echo first'))).toBe(true);
@@ -156,4 +222,3 @@ describe('the conversation still works: the probe, then the change written to th
     expect(cut.stdout).toBe('probed\n');
   });
 });
-

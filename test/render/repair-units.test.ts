@@ -17,11 +17,16 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe.skipIf(verifier.error !== undefined)('the repair units under systemd-analyze verify', () => {
   const fleet = loadFixtureFleet('seeds.yaml');
-  const units = renderHostFiles(hostOf(fleet, 34), fleet, loadFixturePlaybook(), 'netplan').filter((f) => f.role === 'repair' && !f.path.endsWith('.conf'));
+  const units = renderHostFiles(hostOf(fleet, 34), fleet, loadFixturePlaybook(), 'netplan').filter(
+    (f) => f.role === 'repair' && !f.path.endsWith('.conf'),
+  );
   const verify = (files: readonly { name: string; content: string }[]) => {
     // The verifier insists that ExecStart's program exists on this machine: /bin/true stands in.
     for (const f of files) writeFileSync(join(dir, f.name), f.content.replace(ROUTING_SCRIPT_PATH, '/bin/true'));
-    return spawnSync('systemd-analyze', ['verify', '--man=no', ...files.map((f) => join(dir, f.name))], { encoding: 'utf8', env: { ...process.env, SYSTEMD_UNIT_PATH: `${dir}:` } });
+    return spawnSync('systemd-analyze', ['verify', '--man=no', ...files.map((f) => join(dir, f.name))], {
+      encoding: 'utf8',
+      env: { ...process.env, SYSTEMD_UNIT_PATH: `${dir}:` },
+    });
   };
 
   it('accepts the service and the timer', () => {
@@ -32,7 +37,14 @@ describe.skipIf(verifier.error !== undefined)('the repair units under systemd-an
 
   it('would refuse a broken timer (the check can fail)', () => {
     const timer = units.find((u) => u.path.endsWith('.timer'))!;
-    const result = verify([{ name: 'broken.timer', content: timer.content.replace(/^OnBootSec=.*$/m, 'OnBootSec=soon').replace(/^OnUnitActiveSec=.*$/m, 'OnUnitActiveSec=often') }]);
+    const result = verify([
+      {
+        name: 'broken.timer',
+        content: timer.content
+          .replace(/^OnBootSec=.*$/m, 'OnBootSec=soon')
+          .replace(/^OnUnitActiveSec=.*$/m, 'OnUnitActiveSec=often'),
+      },
+    ]);
     expect(result.status).not.toBe(0);
   });
 });

@@ -45,8 +45,16 @@ describe('planning a restore', () => {
   const boot = parseProbe(readFixture('netplan-boot.txt'));
 
   it('keeps the directories the change says it created, and only those it could have created', () => {
-    const output = ['ibfleet: created /etc/ibfleet', 'ibfleet: created /etc', 'ibfleet: created /etc/networkd-dispatcher', 'ibfleet: wrote /etc/ibfleet/ibfleet-routes'].join('\n');
-    expect(planRestore(host, seeds, boot, files, output).createdDirs).toEqual(['/etc/ibfleet', '/etc/networkd-dispatcher']);
+    const output = [
+      'ibfleet: created /etc/ibfleet',
+      'ibfleet: created /etc',
+      'ibfleet: created /etc/networkd-dispatcher',
+      'ibfleet: wrote /etc/ibfleet/ibfleet-routes',
+    ].join('\n');
+    expect(planRestore(host, seeds, boot, files, output).createdDirs).toEqual([
+      '/etc/ibfleet',
+      '/etc/networkd-dispatcher',
+    ]);
   });
 
   it('takes the state before from the probe: main routes in order, sysctls, files absent', () => {
@@ -56,20 +64,34 @@ describe('planning a restore', () => {
       'ip -4 route append 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1 || status=1',
       'ip -4 route append 172.16.0.0/16 dev ib1 proto kernel scope link src 172.16.34.2 || status=1',
     ]);
-    expect(kernel.filter((l) => l.startsWith('ip -4 route flush table'))).toEqual(['ip -4 route flush table 941 2>/dev/null', 'ip -4 route flush table 942 2>/dev/null']);
+    expect(kernel.filter((l) => l.startsWith('ip -4 route flush table'))).toEqual([
+      'ip -4 route flush table 941 2>/dev/null',
+      'ip -4 route flush table 942 2>/dev/null',
+    ]);
     expect(kernel.filter((l) => l.startsWith('ip -4 rule add'))).toEqual([]);
-    expect(kernel).toContain("printf '%s\\n' 0 >/proc/sys/net/ipv4/conf/ib1/rp_filter || { echo 'ibfleet: ib1: cannot set rp_filter back to 0' >&2; status=1; }");
+    expect(kernel).toContain(
+      "printf '%s\\n' 0 >/proc/sys/net/ipv4/conf/ib1/rp_filter || { echo 'ibfleet: ib1: cannot set rp_filter back to 0' >&2; status=1; }",
+    );
     expect(spec.files.every((f) => f.before === null)).toBe(true);
   });
 
   it('a probe compared with itself shows no difference; a changed one names each aspect', () => {
     expect(stateDifferences(host, seeds, boot, boot)).toEqual([]);
-    const changed = parseProbe(addIpLines(readFixture('netplan-boot.txt'), '172.16.0.0/16 dev ib0 table 941 proto kernel scope link src 172.16.34.1'));
-    expect(stateDifferences(host, seeds, boot, changed)).toEqual(['table 941: 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1, before (empty)']);
+    const changed = parseProbe(
+      addIpLines(
+        readFixture('netplan-boot.txt'),
+        '172.16.0.0/16 dev ib0 table 941 proto kernel scope link src 172.16.34.1',
+      ),
+    );
+    expect(stateDifferences(host, seeds, boot, changed)).toEqual([
+      'table 941: 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1, before (empty)',
+    ]);
   });
 
   it('the script passes shellcheck, words from the host quoted', () => {
-    const hostile = parseProbe(addIpLines(readFixture('netplan-boot.txt'), '500:\tfrom 172.16.34.1 lookup 100; reboot'));
+    const hostile = parseProbe(
+      addIpLines(readFixture('netplan-boot.txt'), '500:\tfrom 172.16.34.1 lookup 100; reboot'),
+    );
     const spec = planRestore(host, seeds, hostile, files, 'ibfleet: created /etc/ibfleet');
     const script = renderRestoreScript(host, seeds, spec, 'restore-test');
     expect(script).toContain("ip -4 rule add from 172.16.34.1 lookup '100;' reboot priority 500");
@@ -83,8 +105,32 @@ describe('every script a change sends passes shellcheck', () => {
   const boot = parseProbe(readFixture('netplan-boot.txt'));
   it.each([
     ['apply', () => renderApplyScript(host, seeds, planDeploy(host, seeds, playbook, boot), 'run-1')],
-    ['rollback', () => renderRollbackScript(host, seeds, rollbackLines(host, seeds, parseProbe(readFixture('netplan-deployed.txt'))), 'run-1')],
-    ['restore', () => renderRestoreScript(host, seeds, planRestore(host, seeds, boot, files, 'ibfleet: created /etc/ibfleet\nibfleet: created /etc/networkd-dispatcher'), 'run-1')],
+    [
+      'rollback',
+      () =>
+        renderRollbackScript(
+          host,
+          seeds,
+          rollbackLines(host, seeds, parseProbe(readFixture('netplan-deployed.txt'))),
+          'run-1',
+        ),
+    ],
+    [
+      'restore',
+      () =>
+        renderRestoreScript(
+          host,
+          seeds,
+          planRestore(
+            host,
+            seeds,
+            boot,
+            files,
+            'ibfleet: created /etc/ibfleet\nibfleet: created /etc/networkd-dispatcher',
+          ),
+          'run-1',
+        ),
+    ],
     ['settle', () => renderSettleProbe(host, seeds, 'run-1', 30)],
   ])('%s', (name, render) => {
     const path = join(work, `${name}.sh`);
@@ -102,21 +148,50 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
   const runScript = (lab: Fabric, script: string) => {
     const path = join(work, `script-${Math.random().toString(36).slice(2)}.sh`);
     writeFileSync(path, script);
-    return lab.exec(['unshare', '--mount', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs ibfleet-test /run && exec sh "$0"', path]);
+    return lab.exec([
+      'unshare',
+      '--mount',
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      'mount -t tmpfs ibfleet-test /run && exec sh "$0"',
+      path,
+    ]);
   };
   const probe = (lab: Fabric) => parseProbe(runScript(lab, renderProbeScript(host, seeds)).stdout);
   const kernel = (lab: Fabric) => ({
     rules: lab.ip('-4', 'rule', 'show'),
     routes: lab.ip('-4', 'route', 'show', 'table', 'all'),
-    sysctls: lab.exec(['sh', '-c', 'cat /proc/sys/net/ipv4/conf/ib0/* /proc/sys/net/ipv4/conf/ib1/* 2>/dev/null | md5sum']).stdout,
+    sysctls: lab.exec([
+      'sh',
+      '-c',
+      'cat /proc/sys/net/ipv4/conf/ib0/* /proc/sys/net/ipv4/conf/ib1/* 2>/dev/null | md5sum',
+    ]).stdout,
   });
 
   it('puts back a foreign table route, a foreign rule, main routes in reverse order and strict rp_filter', () => {
-    const lab = (fabric = createFabric({ nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })), peerCidr: '172.16.35.1/16' }));
+    const lab = (fabric = createFabric({
+      nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })),
+      peerCidr: '172.16.35.1/16',
+    }));
     lab.ip('-4', 'route', 'add', '10.9.0.0/16', 'dev', 'ib0', 'table', '941');
     lab.ip('-4', 'rule', 'add', 'from', '172.16.34.2', 'lookup', '100', 'priority', '500');
     lab.ip('-4', 'route', 'del', '172.16.0.0/16', 'dev', 'ib0');
-    lab.ip('-4', 'route', 'append', '172.16.0.0/16', 'dev', 'ib0', 'proto', 'kernel', 'scope', 'link', 'src', '172.16.34.1');
+    lab.ip(
+      '-4',
+      'route',
+      'append',
+      '172.16.0.0/16',
+      'dev',
+      'ib0',
+      'proto',
+      'kernel',
+      'scope',
+      'link',
+      'src',
+      '172.16.34.1',
+    );
     lab.exec(['sh', '-c', 'echo 1 > /proc/sys/net/ipv4/conf/ib0/rp_filter']);
     const before = probe(lab);
     const snapshot = kernel(lab);
@@ -128,7 +203,10 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
     const changed = probe(lab);
     expect(stateDifferences(host, seeds, before, changed).length).toBeGreaterThan(3);
 
-    const restore = runScript(lab, renderRestoreScript(host, seeds, { ...planRestore(host, seeds, before, [], ''), files: [] }, 'restore-test'));
+    const restore = runScript(
+      lab,
+      renderRestoreScript(host, seeds, { ...planRestore(host, seeds, before, [], ''), files: [] }, 'restore-test'),
+    );
     expect(restore.status, restore.stderr).toBe(0);
     expect(kernel(lab)).toEqual(snapshot);
     const after = parseProbe(restore.stdout.slice(restore.stdout.indexOf(AFTER_MARK)));
@@ -136,7 +214,10 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
   });
 
   it('tells systemd about the repair units it put back: reloads them, stops a timer the change added, restarts one it restored; where it does not run, nothing', () => {
-    const lab = (fabric = createFabric({ nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })), peerCidr: '172.16.35.1/16' }));
+    const lab = (fabric = createFabric({
+      nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })),
+      peerCidr: '172.16.35.1/16',
+    }));
     const timer = '[Timer]\nOnUnitActiveSec=30s\n';
     const sha256 = createHash('sha256').update(timer).digest('hex');
     const empty: RestoreSpec = { files: [], createdDirs: [], steps: [{ last: repairUnitsAsRestored() }] };
@@ -149,7 +230,9 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
     const restoreUnder = (files: RestoreSpec['files'], state = 'running') => {
       const log = join(work, `systemctl-${Math.random().toString(36).slice(2)}.log`);
       const fake = join(work, `systemctl-${state}`);
-      writeFileSync(fake, `#!/bin/sh\necho "$*" >>${log}\n[ "$1" != is-system-running ] || echo ${state}\n`, { mode: 0o755 });
+      writeFileSync(fake, `#!/bin/sh\necho "$*" >>${log}\n[ "$1" != is-system-running ] || echo ${state}\n`, {
+        mode: 0o755,
+      });
       writeFileSync(log, '');
       const pid1 = join(work, 'pid1-comm');
       writeFileSync(pid1, 'init\n');
@@ -170,8 +253,14 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
         .split('\n')
         .filter((call) => call !== '' && !call.startsWith('is-'));
     };
-    expect(restoreUnder([{ path: REPAIR_TIMER_PATH, before: null }])).toEqual(['daemon-reload', 'stop ibfleet-routes-repair.timer']);
-    expect(restoreUnder([{ path: REPAIR_TIMER_PATH, before: { mode: 0o644, sha256 } }])).toEqual(['daemon-reload', 'restart ibfleet-routes-repair.timer']);
+    expect(restoreUnder([{ path: REPAIR_TIMER_PATH, before: null }])).toEqual([
+      'daemon-reload',
+      'stop ibfleet-routes-repair.timer',
+    ]);
+    expect(restoreUnder([{ path: REPAIR_TIMER_PATH, before: { mode: 0o644, sha256 } }])).toEqual([
+      'daemon-reload',
+      'restart ibfleet-routes-repair.timer',
+    ]);
     // Where systemd does not run (systemctl says offline), nothing is asked of it, whatever /run/systemd/system holds.
     expect(restoreUnder([{ path: REPAIR_TIMER_PATH, before: null }], 'offline')).toEqual([]);
   });

@@ -33,7 +33,14 @@ const fourNics = (() => {
   const base = loadFixtureFleet('seeds.yaml');
   // Four NICs per host: a longer case list and set -- line than the seeds' two.
   const host = base.hosts[1]!;
-  const nics = [1, 2, 3, 4].map((i) => ({ index: i, iface: `ib${i - 1}`, address: `172.16.34.${i}`, prefixLength: 16, table: 940 + i, priority: 940 + i }));
+  const nics = [1, 2, 3, 4].map((i) => ({
+    index: i,
+    iface: `ib${i - 1}`,
+    address: `172.16.34.${i}`,
+    prefixLength: 16,
+    table: 940 + i,
+    priority: 940 + i,
+  }));
   return { fleet: { ...base, fabric: { ...base.fabric, nics: 4 } }, host: { ...host, nics } };
 })();
 
@@ -46,10 +53,25 @@ const PLAYBOOKS = [
 ] as const;
 
 const subjects: Subject[] = PLAYBOOKS.flatMap(([label, file]) => [
-  ...seeds.hosts.map((host) => ({ label: `${host.name}, ${label}`, host, fleet: seeds, playbook: loadFixturePlaybook(file) })),
-  ...odd.hosts.map((host) => ({ label: `${host.name}, ${label}`, host, fleet: odd, playbook: loadFixturePlaybook(file) })),
+  ...seeds.hosts.map((host) => ({
+    label: `${host.name}, ${label}`,
+    host,
+    fleet: seeds,
+    playbook: loadFixturePlaybook(file),
+  })),
+  ...odd.hosts.map((host) => ({
+    label: `${host.name}, ${label}`,
+    host,
+    fleet: odd,
+    playbook: loadFixturePlaybook(file),
+  })),
 ]);
-subjects.push({ label: 'four NICs, default', host: fourNics.host, fleet: fourNics.fleet, playbook: loadFixturePlaybook() });
+subjects.push({
+  label: 'four NICs, default',
+  host: fourNics.host,
+  fleet: fourNics.fleet,
+  playbook: loadFixturePlaybook(),
+});
 
 /** Every distinct shell file for a subject: the routing script and the hook for each manager. */
 function scriptsOf(subject: Subject): { name: string; content: string }[] {
@@ -57,14 +79,23 @@ function scriptsOf(subject: Subject): { name: string; content: string }[] {
   for (const manager of MANAGERS) {
     for (const file of renderHostFiles(subject.host, subject.fleet, subject.playbook, manager)) {
       // The NHC check is bash, sourced by NHC: test/steps/persist-monitor.test.ts checks it as bash.
-      if (file.role === 'sysctl' || file.role === 'repair' || file.role === 'record' || file.role === 'monitor' || file.role === 'networkd-conf') continue;
+      if (
+        file.role === 'sysctl' ||
+        file.role === 'repair' ||
+        file.role === 'record' ||
+        file.role === 'monitor' ||
+        file.role === 'networkd-conf'
+      )
+        continue;
       seen.set(file.role === 'hook' ? `hook-${manager}` : 'ibfleet-routes', file.content);
     }
   }
   // A playbook without persist renders no hook; check the hooks it would get with the default one.
   if (!subject.playbook.steps.some((s) => s.step.persistence)) {
     for (const manager of MANAGERS) {
-      const hook = renderHostFiles(subject.host, subject.fleet, loadFixturePlaybook(), manager).find((f) => f.role === 'hook');
+      const hook = renderHostFiles(subject.host, subject.fleet, loadFixturePlaybook(), manager).find(
+        (f) => f.role === 'hook',
+      );
       if (hook) seen.set(`hook-${manager}`, hook.content);
     }
   }

@@ -1,6 +1,13 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { checkHostKey, fingerprint, knownHostsName, knownKeyTypes, parseKnownHosts, patternsMatch } from '../../src/runner/known-hosts.js';
+import {
+  checkHostKey,
+  fingerprint,
+  knownHostsName,
+  knownKeyTypes,
+  parseKnownHosts,
+  patternsMatch,
+} from '../../src/runner/known-hosts.js';
 
 /** An SSH public key blob of `type` with arbitrary key bytes. */
 function blob(type: string, fill: number): Buffer {
@@ -17,7 +24,8 @@ function hashed(name: string, salt = Buffer.alloc(20, 7)): string {
 const ed = blob('ssh-ed25519', 1);
 const edOther = blob('ssh-ed25519', 2);
 const rsa = blob('ssh-rsa', 3);
-const line = (patterns: string, key: Buffer, marker = '') => `${marker}${marker ? ' ' : ''}${patterns} ${key.subarray(4, 4 + key.readUInt32BE(0)).toString()} ${key.toString('base64')}`;
+const line = (patterns: string, key: Buffer, marker = '') =>
+  `${marker}${marker ? ' ' : ''}${patterns} ${key.subarray(4, 4 + key.readUInt32BE(0)).toString()} ${key.toString('base64')}`;
 
 describe('known_hosts', () => {
   it.each([
@@ -61,7 +69,11 @@ describe('known_hosts', () => {
   });
 
   it('lists the key types known for a host, to negotiate those first', () => {
-    const entries = parseKnownHosts([line('198.18.0.34', rsa), line('198.18.0.34', ed), line('198.18.0.16', blob('ecdsa-sha2-nistp256', 4))].join('\n'));
+    const entries = parseKnownHosts(
+      [line('198.18.0.34', rsa), line('198.18.0.34', ed), line('198.18.0.16', blob('ecdsa-sha2-nistp256', 4))].join(
+        '\n',
+      ),
+    );
     expect(knownKeyTypes(entries, '198.18.0.34')).toEqual(['ssh-rsa', 'ssh-ed25519']);
   });
 
@@ -70,7 +82,7 @@ describe('known_hosts', () => {
   });
 });
 
-describe('the transport\'s known_hosts store', () => {
+describe("the transport's known_hosts store", () => {
   it('finds for a name exactly the lines a scan of every line finds, in file order', async () => {
     const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
@@ -93,9 +105,19 @@ describe('the transport\'s known_hosts store', () => {
       const store = new KnownHostsStore(file);
       await store.load();
       const entries = parseKnownHosts(text);
-      for (const name of ['198.18.0.34', 'memserver34', '198.18.0.16', '198.18.0.35', '[198.18.0.34]:2222', 'elsewhere']) {
+      for (const name of [
+        '198.18.0.34',
+        'memserver34',
+        '198.18.0.16',
+        '198.18.0.35',
+        '[198.18.0.34]:2222',
+        'elsewhere',
+      ]) {
         const scan = entries.filter((e) => e.marker === 'revoked' || patternsMatch(e.patterns, name));
-        expect(store.for(name).map((e) => e.line), name).toEqual(scan.map((e) => e.line));
+        expect(
+          store.for(name).map((e) => e.line),
+          name,
+        ).toEqual(scan.map((e) => e.line));
         expect(checkHostKey(store.for(name), name, ed)).toEqual(checkHostKey(entries, name, ed));
       }
       expect(store.for('198.18.0.34').map((e) => e.line)).toEqual([1, 2, 3, 4, 6, 8]);

@@ -17,7 +17,12 @@ describe('redactText', () => {
     ['case matters (it is the password as typed)', 's3cretpw', [PW], 's3cretpw'],
     ['no secrets known yet', `pw is ${PW}`, [], `pw is ${PW}`],
     ['the empty password is no secret', 'anything', [''], 'anything'],
-    ['a secret inside itself (aaa in aaaa): left to right, whole matches', 'aaaaaaa', ['aaa'], `${REDACTED}${REDACTED}a`],
+    [
+      'a secret inside itself (aaa in aaaa): left to right, whole matches',
+      'aaaaaaa',
+      ['aaa'],
+      `${REDACTED}${REDACTED}a`,
+    ],
     ['non-ASCII', 'pw: pässwörd!', ['pässwörd'], `pw: ${REDACTED}!`],
   ])('%s', (_, text, secrets, expected) => expect(redactText(text, secrets)).toBe(expected));
 });
@@ -50,10 +55,17 @@ describe('SecretFilter: a password split across chunks never leaks, at any split
     });
 
     it('cut at every pair of points', () => {
-      for (let a = 0; a <= text.length; a++) for (let b = a; b <= text.length; b++) expect(stream(text, [a, b]), `cuts ${a}, ${b}`).toBe(expected);
+      for (let a = 0; a <= text.length; a++)
+        for (let b = a; b <= text.length; b++) expect(stream(text, [a, b]), `cuts ${a}, ${b}`).toBe(expected);
     });
 
-    it('one character at a time', () => expect(stream(text, Array.from({ length: text.length }, (__, i) => i))).toBe(expected));
+    it('one character at a time', () =>
+      expect(
+        stream(
+          text,
+          Array.from({ length: text.length }, (__, i) => i),
+        ),
+      ).toBe(expected));
   });
 
   it('what it lets through never holds the password, nor a prefix of it that the next chunk completes', () => {

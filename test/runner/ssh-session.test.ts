@@ -49,7 +49,15 @@ class FakeChannel extends EventEmitter implements ShellChannel {
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 function start(channel: FakeChannel, input: Partial<CollectInput> = {}) {
-  return collect(channel, { script: 'echo hi\n', sudo: undefined, sudoPassword: async () => undefined, who: 'root@h', options: {}, conversation: undefined, ...input });
+  return collect(channel, {
+    script: 'echo hi\n',
+    sudo: undefined,
+    sudoPassword: async () => undefined,
+    who: 'root@h',
+    options: {},
+    conversation: undefined,
+    ...input,
+  });
 }
 
 describe('collect: one script in one channel', () => {
@@ -64,7 +72,13 @@ describe('collect: one script in one channel', () => {
     expect(lines).toEqual(['one', 'two']);
     channel.err('warning\n');
     channel.exit(3);
-    await expect(done).resolves.toEqual({ code: 3, signal: undefined, stdout: 'one\ntwo\nthree', stderr: 'warning\n', first: undefined });
+    await expect(done).resolves.toEqual({
+      code: 3,
+      signal: undefined,
+      stdout: 'one\ntwo\nthree',
+      stderr: 'warning\n',
+      first: undefined,
+    });
     expect(lines).toEqual(['one', 'two', 'three']);
   });
 
@@ -92,7 +106,9 @@ describe('collect: through sudo', () => {
   const READY = 'ibfleet-sudo-ready-0123abcd\n';
 
   it('the command sshd runs carries no nonce: the wrapper reads it from the first input line and gives it to sudo -p', () => {
-    expect(SUDO_COMMAND).toBe(`sh -c 'IFS= read -r n || exit 70; exec sudo -S -p "[ibfleet sudo $n] " sh -c "echo ibfleet-sudo-ready-$n; exec sh -s"'`);
+    expect(SUDO_COMMAND).toBe(
+      `sh -c 'IFS= read -r n || exit 70; exec sudo -S -p "[ibfleet sudo $n] " sh -c "echo ibfleet-sudo-ready-$n; exec sh -s"'`,
+    );
     expect(newSudoHandshake().firstInput).toMatch(/^[0-9a-f]{32}\n$/);
     expect(newSudoHandshake().firstInput).not.toBe(newSudoHandshake().firstInput);
   });
@@ -211,7 +227,10 @@ describe('collect: the -K password never leaves in what the host prints', () => 
     for (let cut = 0; cut <= echo.length; cut++) {
       const lines: string[] = [];
       let first: string | undefined;
-      const { channel, done } = await answered('S3cretPW', { options: { onLine: (l) => lines.push(l) }, conversation: { until: '@@end', next: (o) => void (first = o) } });
+      const { channel, done } = await answered('S3cretPW', {
+        options: { onLine: (l) => lines.push(l) },
+        conversation: { until: '@@end', next: (o) => void (first = o) },
+      });
       channel.out(READY);
       inPieces((t) => channel.out(t), echo, [cut]);
       inPieces((t) => channel.err(t), 'err S3cretPW\n', [Math.min(cut, 11)]);
@@ -219,7 +238,12 @@ describe('collect: the -K password never leaves in what the host prints', () => 
       const result = await done;
       const all = JSON.stringify({ lines, first, result });
       expect(all, `cut at ${cut}`).not.toContain('S3cretPW');
-      expect(result).toMatchObject({ first: 'out [secret removed]\n@@end\n', stdout: 'again [secret removed]', stderr: 'err [secret removed]\n', code: 3 });
+      expect(result).toMatchObject({
+        first: 'out [secret removed]\n@@end\n',
+        stdout: 'again [secret removed]',
+        stderr: 'err [secret removed]\n',
+        code: 3,
+      });
       expect(lines).toEqual(['out [secret removed]', '@@end', 'again [secret removed]']);
     }
   });
@@ -282,7 +306,10 @@ describe('collect: output a host floods', () => {
   it('before sudo is ready (a login that prints a lot): no password is asked for, the result says what was cut', async () => {
     const channel = new FakeChannel();
     const asked: string[] = [];
-    const done = start(channel, { sudo: newSudoHandshake('0123abcd'), sudoPassword: async () => (asked.push('asked'), 's3cret') });
+    const done = start(channel, {
+      sudo: newSudoHandshake('0123abcd'),
+      sudoPassword: async () => (asked.push('asked'), 's3cret'),
+    });
     flood(channel, 2 * OUTPUT_KEEP);
     expect(await done).toMatchObject({ cut: { stream: 'stdout', afterTurn: false } });
     expect(asked).toEqual([]);
@@ -333,7 +360,11 @@ describe('collect: a conversation (probe, then the change, in one shell)', () =>
       seen = output;
       return { script: 'apply\n', options: { onLine: (l) => nextLines.push(l) } };
     };
-    const done = start(channel, { script: 'probe\n', options: { onLine: (l) => firstLines.push(l) }, conversation: { until, next } });
+    const done = start(channel, {
+      script: 'probe\n',
+      options: { onLine: (l) => firstLines.push(l) },
+      conversation: { until, next },
+    });
     expect(channel.sent).toEqual(['probe\n']);
     expect(channel.inputEnded).toBe(false);
     channel.out('fact 1\n@@en');
@@ -344,7 +375,13 @@ describe('collect: a conversation (probe, then the change, in one shell)', () =>
     expect(channel.inputEnded).toBe(true);
     channel.out('applied\n');
     channel.exit(0);
-    await expect(done).resolves.toEqual({ code: 0, signal: undefined, stdout: 'applied\n', stderr: '', first: 'fact 1\n@@end\n' });
+    await expect(done).resolves.toEqual({
+      code: 0,
+      signal: undefined,
+      stdout: 'applied\n',
+      stderr: '',
+      first: 'fact 1\n@@end\n',
+    });
     expect(firstLines).toEqual(['fact 1', '@@end']);
     expect(nextLines).toEqual(['applied']);
   });
@@ -369,7 +406,7 @@ describe('collect: a conversation (probe, then the change, in one shell)', () =>
     await again;
   });
 
-  it('nothing to do next: the shell\'s input is ended with nothing more sent', async () => {
+  it("nothing to do next: the shell's input is ended with nothing more sent", async () => {
     const channel = new FakeChannel();
     const done = start(channel, { conversation: { until, next: () => undefined } });
     channel.out('@@end\n');
@@ -398,7 +435,10 @@ describe('collect: a conversation (probe, then the change, in one shell)', () =>
     const channel = new FakeChannel();
     const first = new AbortController();
     const second = new AbortController();
-    const done = start(channel, { options: { signal: first.signal }, conversation: { until, next: () => ({ script: 'apply\n', options: { signal: second.signal } }) } });
+    const done = start(channel, {
+      options: { signal: first.signal },
+      conversation: { until, next: () => ({ script: 'apply\n', options: { signal: second.signal } }) },
+    });
     channel.out('@@end\n');
     first.abort();
     expect(channel.closed).toBe(false);
@@ -407,10 +447,12 @@ describe('collect: a conversation (probe, then the change, in one shell)', () =>
     await done;
   });
 
-  it('the continuation\'s signal already aborted: nothing is sent, the channel is closed', async () => {
+  it("the continuation's signal already aborted: nothing is sent, the channel is closed", async () => {
     const channel = new FakeChannel();
     const aborted = AbortSignal.abort();
-    const done = start(channel, { conversation: { until, next: () => ({ script: 'apply\n', options: { signal: aborted } }) } });
+    const done = start(channel, {
+      conversation: { until, next: () => ({ script: 'apply\n', options: { signal: aborted } }) },
+    });
     channel.out('@@end\n');
     expect(channel.sent).toEqual(['echo hi\n']);
     expect(channel.closed).toBe(true);

@@ -18,7 +18,9 @@ describe('resolving where to connect', () => {
 
   it('applies ~/.ssh/config for a host given by name: HostName, User, Port, IdentityFile with tokens', () => {
     const fleet = fleetWith('{ name: memserver34 }');
-    const config = parseSshConfig('Host memserver*\n  HostName %h.lab.example\n  User admin\n  Port 2222\n  IdentityFile ~/.ssh/lab_%r\n');
+    const config = parseSshConfig(
+      'Host memserver*\n  HostName %h.lab.example\n  User admin\n  Port 2222\n  IdentityFile ~/.ssh/lab_%r\n',
+    );
     const t = resolveSshTarget(fleet.hosts[0]!, fleet, config, env);
     expect(t).toMatchObject({ hostName: 'memserver34.lab.example', user: 'admin', port: 2222, sudo: true });
     expect(t.identityFiles).toEqual(['/home/ops/.ssh/lab_admin']);
@@ -42,7 +44,15 @@ describe('resolving where to connect', () => {
   it('resolves ProxyJump chains through the config, outermost first', () => {
     const fleet = fleetWith('{ name: memserver34 }');
     const config = parseSshConfig(
-      ['Host memserver34', '  ProxyJump inner', 'Host inner', '  HostName 10.1.0.1', '  ProxyJump ops@gw.example:2022', 'Host gw.example', '  IdentityFile ~/.ssh/gw'].join('\n'),
+      [
+        'Host memserver34',
+        '  ProxyJump inner',
+        'Host inner',
+        '  HostName 10.1.0.1',
+        '  ProxyJump ops@gw.example:2022',
+        'Host gw.example',
+        '  IdentityFile ~/.ssh/gw',
+      ].join('\n'),
     );
     const t = resolveSshTarget(fleet.hosts[0]!, fleet, config, env);
     expect(t.jumps.map((j) => [j.user, j.hostName, j.port])).toEqual([
@@ -54,8 +64,17 @@ describe('resolving where to connect', () => {
 
   it('refuses ProxyCommand and jump loops with a clear message', () => {
     const fleet = fleetWith('{ name: memserver34 }');
-    expect(() => resolveSshTarget(fleet.hosts[0]!, fleet, parseSshConfig('Host memserver34\n  ProxyCommand nc %h %p\n'), env)).toThrow(/ProxyCommand.*ProxyJump/);
-    expect(() => resolveSshTarget(fleet.hosts[0]!, fleet, parseSshConfig('Host memserver34\n  ProxyJump a\nHost a\n  ProxyJump memserver34\n'), env)).toThrow(/loops/);
+    expect(() =>
+      resolveSshTarget(fleet.hosts[0]!, fleet, parseSshConfig('Host memserver34\n  ProxyCommand nc %h %p\n'), env),
+    ).toThrow(/ProxyCommand.*ProxyJump/);
+    expect(() =>
+      resolveSshTarget(
+        fleet.hosts[0]!,
+        fleet,
+        parseSshConfig('Host memserver34\n  ProxyJump a\nHost a\n  ProxyJump memserver34\n'),
+        env,
+      ),
+    ).toThrow(/loops/);
   });
 
   it.each([
@@ -68,6 +87,8 @@ describe('resolving where to connect', () => {
   });
 
   it('expands %% %d %u %h %r %p and ~', () => {
-    expect(expandTokens('~/k/%u-%r@%h:%p%%%d', { ...env, host: 'h', user: 'r', port: 2 })).toBe('/home/ops/k/ops-r@h:2%/home/ops');
+    expect(expandTokens('~/k/%u-%r@%h:%p%%%d', { ...env, host: 'h', user: 'r', port: 2 })).toBe(
+      '/home/ops/k/ops-r@h:2%/home/ops',
+    );
   });
 });

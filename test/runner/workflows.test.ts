@@ -11,9 +11,16 @@ import { deployHost, rollbackHost, statusHost } from '../../src/runner/host-work
 import { ConnectError, OUTPUT_KEEP } from '../../src/runner/transport.js';
 import { deployedProbe, fakeTransport, fixture, ok, stateful, type FakeHost } from '../helpers/fake-transport.js';
 
-const playbook = loadPlaybook(readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8'), 'dual-ib-routing.yaml');
+const playbook = loadPlaybook(
+  readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8'),
+  'dual-ib-routing.yaml',
+);
 const fleet = loadInventory(
-  'fabric: { subnet: 172.16.0.0/16 }\nhosts:\n' + [34, 35, 36, 37].map((id) => `  ${id}: { name: ${id === 34 ? 'memserver34' : `node${id}`}, address: 198.18.99.${id} }`).join('\n') + '\n',
+  'fabric: { subnet: 172.16.0.0/16 }\nhosts:\n' +
+    [34, 35, 36, 37]
+      .map((id) => `  ${id}: { name: ${id === 34 ? 'memserver34' : `node${id}`}, address: 198.18.99.${id} }`)
+      .join('\n') +
+    '\n',
   'test.yaml',
 );
 const host34 = fleet.hosts[0]!;
@@ -30,13 +37,31 @@ function recorder() {
   return { events, stages, done };
 }
 
-async function run(hosts: Record<number, FakeHost>, work: 'deploy' | 'dry-run' | 'status' | 'rollback', opts: { concurrency?: number; timeoutMs?: number; interrupt?: AbortSignal; only?: number[] } = {}) {
+async function run(
+  hosts: Record<number, FakeHost>,
+  work: 'deploy' | 'dry-run' | 'status' | 'rollback',
+  opts: { concurrency?: number; timeoutMs?: number; interrupt?: AbortSignal; only?: number[] } = {},
+) {
   const transport = fakeTransport(hosts);
   const rec = recorder();
   const ctx = { fleet, playbook, transport };
-  const fn = work === 'status' ? statusHost(ctx) : work === 'rollback' ? rollbackHost(ctx) : deployHost(ctx, { dryRun: work === 'dry-run' });
+  const fn =
+    work === 'status'
+      ? statusHost(ctx)
+      : work === 'rollback'
+        ? rollbackHost(ctx)
+        : deployHost(ctx, { dryRun: work === 'dry-run' });
   const selected = fleet.hosts.filter((h) => (opts.only ?? [34]).includes(h.id));
-  const results = await runHosts(selected, { concurrency: opts.concurrency ?? 32, timeoutMs: opts.timeoutMs ?? 5000, interrupt: opts.interrupt ?? new AbortController().signal, events: rec.events }, fn);
+  const results = await runHosts(
+    selected,
+    {
+      concurrency: opts.concurrency ?? 32,
+      timeoutMs: opts.timeoutMs ?? 5000,
+      interrupt: opts.interrupt ?? new AbortController().signal,
+      events: rec.events,
+    },
+    fn,
+  );
   return { results, transport, rec };
 }
 
@@ -59,7 +84,9 @@ describe('deploy on one host (fake transport)', () => {
     expect(apply).toContain("printf '%s' '#!/bin/sh");
     expect(apply).toContain("' >/etc/ibfleet/.ibfleet-routes.ibfleet-new.$$ || status=1");
     expect(apply).toContain("' >/etc/networkd-dispatcher/.routable.d.50-ibfleet-routes.ibfleet-new.$$ || status=1");
-    expect(apply).toContain('mv -fT /etc/networkd-dispatcher/.routable.d.50-ibfleet-routes.ibfleet-new.$$ /etc/networkd-dispatcher/routable.d/50-ibfleet-routes');
+    expect(apply).toContain(
+      'mv -fT /etc/networkd-dispatcher/.routable.d.50-ibfleet-routes.ibfleet-new.$$ /etc/networkd-dispatcher/routable.d/50-ibfleet-routes',
+    );
   });
 
   it('changes nothing when everything is in place: one probe, reported unchanged, and its shell gets no second script', async () => {
@@ -86,10 +113,16 @@ describe('deploy on one host (fake transport)', () => {
     const astray = deployed.replace(/^(172\.16\.1\.1 from 172\.16\.34\.1 dev) ib0 table 941 /m, '$1 mgmt0 ');
     expect(astray).not.toBe(deployed);
     const respond = (script: string) =>
-      script.includes('ibfleet restore after a failed verification') ? ok(`ibfleet: restored\n${AFTER_MARK}\n${boot}`) : script.includes(AFTER_MARK) ? ok(`ibfleet: created /etc/ibfleet\n${AFTER_MARK}\n${astray}`) : ok(boot);
+      script.includes('ibfleet restore after a failed verification')
+        ? ok(`ibfleet: restored\n${AFTER_MARK}\n${boot}`)
+        : script.includes(AFTER_MARK)
+          ? ok(`ibfleet: created /etc/ibfleet\n${AFTER_MARK}\n${astray}`)
+          : ok(boot);
     const { results, transport } = await run({ 34: { respond } }, 'deploy');
     expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'verify' } });
-    expect(results[0]!.error!.message).toMatch(/^verification failed: ib0: traffic from 172\.16\.34\.1 leaves through mgmt0.*; rolled back: the host is as it was before this deploy/);
+    expect(results[0]!.error!.message).toMatch(
+      /^verification failed: ib0: traffic from 172\.16\.34\.1 leaves through mgmt0.*; rolled back: the host is as it was before this deploy/,
+    );
     expect(transport.log.scripts.get(34)).toHaveLength(3);
     const restore = transport.log.scripts.get(34)![2]!;
     expect(restore).toContain('rmdir /etc/ibfleet');
@@ -99,9 +132,15 @@ describe('deploy on one host (fake transport)', () => {
   it('a restore that leaves a difference names it', async () => {
     const astray = deployed.replace(/^(172\.16\.1\.1 from 172\.16\.34\.1 dev) ib0 table 941 /m, '$1 mgmt0 ');
     const respond = (script: string) =>
-      script.includes('ibfleet restore after a failed verification') ? ok(`${AFTER_MARK}\n${deployed}`) : script.includes(AFTER_MARK) ? ok(`${AFTER_MARK}\n${astray}`) : ok(boot);
+      script.includes('ibfleet restore after a failed verification')
+        ? ok(`${AFTER_MARK}\n${deployed}`)
+        : script.includes(AFTER_MARK)
+          ? ok(`${AFTER_MARK}\n${astray}`)
+          : ok(boot);
     const { results } = await run({ 34: { respond } }, 'deploy');
-    expect(results[0]!.error!.message).toMatch(/; rolled back, but these still differ from before: source rules: 941: from 172\.16\.34\.1 lookup 941; 942: from 172\.16\.34\.2 lookup 942, before \(none\)/);
+    expect(results[0]!.error!.message).toMatch(
+      /; rolled back, but these still differ from before: source rules: 941: from 172\.16\.34\.1 lookup 941; 942: from 172\.16\.34\.2 lookup 942, before \(none\)/,
+    );
   });
 
   it('a change cut off from the controller (the connection lost) is read again on a new connection once it has ended', async () => {
@@ -113,7 +152,9 @@ describe('deploy on one host (fake transport)', () => {
           : ok(boot);
     const { results, transport } = await run({ 34: { respond } }, 'deploy');
     expect(results[0]).toMatchObject({ status: 'changed', connections: 2 });
-    expect(results[0]!.reasons[0]).toBe('the connection was lost during the change; the host finished the change on its own (checked on a new connection)');
+    expect(results[0]!.reasons[0]).toBe(
+      'the connection was lost during the change; the host finished the change on its own (checked on a new connection)',
+    );
     const settle = transport.log.scripts.get(34)![0]!;
     const runId = /^# ibfleet: wait for change ([0-9a-f]{16}),/m.exec(settle)![1];
     expect(settle).toContain(`[ "$finished" = ${runId} ] && break`);
@@ -129,16 +170,27 @@ describe('deploy on one host (fake transport)', () => {
   });
 
   it('reports another run holding the host lock past the time left, and sends no change', async () => {
-    const held = 'ibfleet: the host lock /run/ibfleet/lock is held by another ibfleet deploy (its shell is pid 4242); waited 3 s for it (--timeout); nothing was changed';
-    const locked: FakeHost = { respond: () => ({ code: LOCKED_EXIT, signal: undefined, stdout: `${LOCK_WAIT_MARK}\n`, stderr: `${held}\n` }) };
+    const held =
+      'ibfleet: the host lock /run/ibfleet/lock is held by another ibfleet deploy (its shell is pid 4242); waited 3 s for it (--timeout); nothing was changed';
+    const locked: FakeHost = {
+      respond: () => ({ code: LOCKED_EXIT, signal: undefined, stdout: `${LOCK_WAIT_MARK}\n`, stderr: `${held}\n` }),
+    };
     const { results, transport, rec } = await run({ 34: locked }, 'deploy');
-    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'wait', message: held, exitCode: LOCKED_EXIT } });
+    expect(results[0]).toMatchObject({
+      status: 'failed',
+      error: { stage: 'wait', message: held, exitCode: LOCKED_EXIT },
+    });
     expect(rec.stages.get(34)).toEqual(['connect', 'probe', 'wait']);
     expect(transport.log.scripts.get(34)).toHaveLength(1);
   });
 
   it('a run that waited for the lock and got it probes and changes in the same shell', async () => {
-    const waited: FakeHost = { respond: (s) => (s.includes(AFTER_MARK) ? ok(`ibfleet-routes: configured\n${AFTER_MARK}\n${deployed}`) : ok(`${LOCK_WAIT_MARK}\n${LOCK_TAKEN_MARK}\n${boot}`)) };
+    const waited: FakeHost = {
+      respond: (s) =>
+        s.includes(AFTER_MARK)
+          ? ok(`ibfleet-routes: configured\n${AFTER_MARK}\n${deployed}`)
+          : ok(`${LOCK_WAIT_MARK}\n${LOCK_TAKEN_MARK}\n${boot}`),
+    };
     const { results, rec } = await run({ 34: waited }, 'deploy');
     expect(results[0]).toMatchObject({ status: 'changed', channels: 1 });
     expect(rec.stages.get(34)).toEqual(['connect', 'probe', 'wait', 'probe', 'plan', 'push', 'apply', 'verify']);
@@ -163,18 +215,34 @@ describe('deploy on one host (fake transport)', () => {
   it('refuses an address that does not follow the convention', async () => {
     const wrong = boot.replace('inet 172.16.34.2/16', 'inet 172.16.34.9/16');
     const { results } = await run({ 34: { respond: () => ok(wrong) } }, 'deploy');
-    expect(results[0]!.error!.message).toMatch(/ib1 carries 172.16.34.9\/16, but the convention gives NIC 2 of host 34 172.16.34.2\/16/);
+    expect(results[0]!.error!.message).toMatch(
+      /ib1 carries 172.16.34.9\/16, but the convention gives NIC 2 of host 34 172.16.34.2\/16/,
+    );
   });
 
   it('reports a probe cut short (its shell ended before the end marker) as a failure with the output tail', async () => {
-    const { results } = await run({ 34: { respond: () => ({ code: 127, signal: undefined, stdout: '@@ibfleet probe 1\n', stderr: 'sh: ip: not found' }) } }, 'deploy');
+    const { results } = await run(
+      {
+        34: {
+          respond: () => ({ code: 127, signal: undefined, stdout: '@@ibfleet probe 1\n', stderr: 'sh: ip: not found' }),
+        },
+      },
+      'deploy',
+    );
     expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'probe', exitCode: 127 } });
     expect(results[0]!.error!.message).toMatch(/ip: not found/);
   });
 
   it('a probe that never says its end marker is cut off by --timeout, its shell still waiting: no change is sent', async () => {
-    const { results, transport } = await run({ 34: { respond: () => ok(boot.replace('@@ibfleet end\n', '')) } }, 'deploy', { timeoutMs: 300 });
-    expect(results[0]).toMatchObject({ status: 'failed', error: { stage: 'probe', message: 'timed out after 0.3 s during probe' } });
+    const { results, transport } = await run(
+      { 34: { respond: () => ok(boot.replace('@@ibfleet end\n', '')) } },
+      'deploy',
+      { timeoutMs: 300 },
+    );
+    expect(results[0]).toMatchObject({
+      status: 'failed',
+      error: { stage: 'probe', message: 'timed out after 0.3 s during probe' },
+    });
     expect(transport.log.scripts.get(34)).toHaveLength(1);
   });
 });
@@ -184,7 +252,10 @@ describe('fan-out', () => {
 
   it('one unreachable host and one auth failure do not stop the others', async () => {
     const { results } = await run(
-      { 34: { respond: () => ok(deployed) }, 36: { connectError: new ConnectError('authentication as root failed', false), respond: () => ok('') } },
+      {
+        34: { respond: () => ok(deployed) },
+        36: { connectError: new ConnectError('authentication as root failed', false), respond: () => ok('') },
+      },
       'status',
       { only: [34, 35, 36] },
     );
@@ -197,14 +268,24 @@ describe('fan-out', () => {
 
   it('never runs more hosts at once than --concurrency', async () => {
     const slow: FakeHost = { ...good, connectDelayMs: 20 };
-    const { transport } = await run({ 34: slow, 35: slow, 36: slow, 37: slow }, 'status', { concurrency: 2, only: [34, 35, 36, 37] });
+    const { transport } = await run({ 34: slow, 35: slow, 36: slow, 37: slow }, 'status', {
+      concurrency: 2,
+      only: [34, 35, 36, 37],
+    });
     expect(transport.log.maxInFlight).toBe(2);
   });
 
   it('gives up on a host that exceeds --timeout, naming the stage, without holding up the rest', async () => {
-    const { results } = await run({ 34: { respond: () => ok(deployed) }, 35: { ...good, connectDelayMs: 10_000 } }, 'status', { timeoutMs: 100, only: [34, 35] });
+    const { results } = await run(
+      { 34: { respond: () => ok(deployed) }, 35: { ...good, connectDelayMs: 10_000 } },
+      'status',
+      { timeoutMs: 100, only: [34, 35] },
+    );
     expect(results[0]!.status).toBe('ok');
-    expect(results[1]).toMatchObject({ status: 'unreachable', error: { stage: 'connect', message: 'no answer from 198.18.99.35 within 0.1 s (--timeout)' } });
+    expect(results[1]).toMatchObject({
+      status: 'unreachable',
+      error: { stage: 'connect', message: 'no answer from 198.18.99.35 within 0.1 s (--timeout)' },
+    });
   });
 
   it.each([
@@ -231,11 +312,20 @@ describe('fan-out', () => {
 
 describe('status and rollback (fake transport)', () => {
   it('status is ok for a deployed host and lists drift reasons otherwise', async () => {
-    expect((await run({ 34: { respond: () => ok(deployed) } }, 'status')).results[0]).toMatchObject({ status: 'ok', reasons: [] });
-    const drifted = addIpLines(deployed.replace(/^942:\tfrom 172.16.34.2 lookup 942$/m, ''), '172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
+    expect((await run({ 34: { respond: () => ok(deployed) } }, 'status')).results[0]).toMatchObject({
+      status: 'ok',
+      reasons: [],
+    });
+    const drifted = addIpLines(
+      deployed.replace(/^942:\tfrom 172.16.34.2 lookup 942$/m, ''),
+      '172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1',
+    );
     const r = (await run({ 34: { respond: () => ok(drifted) } }, 'status')).results[0]!;
     expect(r.status).toBe('drift');
-    expect(r.reasons).toEqual(['ib0: main-table route to 172.16.0.0/16 is back', 'ib1: rule from 172.16.34.2 is missing']);
+    expect(r.reasons).toEqual([
+      'ib0: main-table route to 172.16.0.0/16 is back',
+      'ib1: rule from 172.16.34.2 is missing',
+    ]);
   });
 
   it('rollback of a host already at boot state changes nothing', async () => {
@@ -248,6 +338,8 @@ describe('status and rollback (fake transport)', () => {
     const { results, transport } = await run({ 34: { respond: stateful(deployed, boot) } }, 'rollback');
     expect(results[0]).toMatchObject({ status: 'changed', channels: 1 });
     expect(transport.log.scripts.get(34)).toHaveLength(2);
-    expect(transport.log.scripts.get(34)![1]).toContain('ip -4 route append 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
+    expect(transport.log.scripts.get(34)![1]).toContain(
+      'ip -4 route append 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1',
+    );
   });
 });

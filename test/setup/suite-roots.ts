@@ -15,11 +15,17 @@ export default async function setup(): Promise<void> {
   const missing = SUITES.filter((s) => !hasRoot(dir, s));
   if (missing.length === 0) return;
   if (spawnSync('sh', ['-c', 'command -v mmdebstrap']).status !== 0) {
-    console.warn(`NOTE: no mmdebstrap: the ${missing.join(', ')} roots cannot be built; the suite tests will say so (install it with scripts/setup)`);
+    console.warn(
+      `NOTE: no mmdebstrap: the ${missing.join(', ')} roots cannot be built; the suite tests will say so (install it with scripts/setup)`,
+    );
     return;
   }
   const started = Date.now();
   console.warn(`building the lab's Debian roots (${missing.join(', ')}) into ${dir}, once`);
-  await Promise.all(missing.map((s) => ensureSuiteRoots(dir, [s], (line) => (/ready|building|waiting/.test(line) ? console.warn(line) : undefined))));
+  await Promise.all(
+    missing.map((s) =>
+      ensureSuiteRoots(dir, [s], (line) => (/ready|building|waiting/.test(line) ? console.warn(line) : undefined)),
+    ),
+  );
   console.warn(`roots ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }

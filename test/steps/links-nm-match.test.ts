@@ -6,7 +6,22 @@ import { describe, expect, it } from 'vitest';
 import type { NmLink } from '../../src/steps/links/facts.js';
 import { hwaddrMatches, interfaceNameMatches, profileApplies } from '../../src/steps/links/nm-match.js';
 
-const profile = (p: Partial<NmLink>): NmLink => ({ uuid: 'u', name: 'p', type: '802-3-ethernet', iface: '', method: 'auto', addresses: [], mtu: 'auto', transportMode: '', pkey: '', parent: '', mac: '', match: [], volatile: false, ...p });
+const profile = (p: Partial<NmLink>): NmLink => ({
+  uuid: 'u',
+  name: 'p',
+  type: '802-3-ethernet',
+  iface: '',
+  method: 'auto',
+  addresses: [],
+  mtu: 'auto',
+  transportMode: '',
+  pkey: '',
+  parent: '',
+  mac: '',
+  match: [],
+  volatile: false,
+  ...p,
+});
 const ib0 = { iface: 'ib0', hwaddr: 'a2:3d:f3:63:bb:9e', ipoib: false };
 
 describe('hardware addresses', () => {
@@ -14,7 +29,9 @@ describe('hardware addresses', () => {
     expect(hwaddrMatches('A2:3D:F3:63:BB:9E', 'a2:3d:f3:63:bb:9e')).toBe(true);
     expect(hwaddrMatches('a2:3d:f3:63:bb:9f', 'a2:3d:f3:63:bb:9e')).toBe(false);
     const guid = '00:02:c9:03:00:10:01:01';
-    expect(hwaddrMatches(`80:00:00:48:fe:80:00:00:00:00:00:00:${guid}`, `00:00:01:07:fe:80:00:00:00:00:00:00:${guid}`)).toBe(true);
+    expect(
+      hwaddrMatches(`80:00:00:48:fe:80:00:00:00:00:00:00:${guid}`, `00:00:01:07:fe:80:00:00:00:00:00:00:${guid}`),
+    ).toBe(true);
     expect(hwaddrMatches(`80:00:00:48:fe:80:00:00:00:00:00:00:${guid}`, 'a2:3d:f3:63:bb:9e')).toBe(false);
   });
 });

@@ -21,15 +21,29 @@ import { fixture } from '../helpers/fake-transport.js';
 import { withFile, withSection } from '../helpers/probe-edit.js';
 
 const fleetOf = (hosts: number, host = 'name: h{n}') =>
-  loadInventory(`fabric: { subnet: 172.16.0.0/16 }\nhosts:\n${Array.from({ length: hosts }, (_, i) => `  ${i + 1}: { ${host.replace('{n}', String(i + 1))} }`).join('\n')}\n`, 'fleet.yaml');
+  loadInventory(
+    `fabric: { subnet: 172.16.0.0/16 }\nhosts:\n${Array.from({ length: hosts }, (_, i) => `  ${i + 1}: { ${host.replace('{n}', String(i + 1))} }`).join('\n')}\n`,
+    'fleet.yaml',
+  );
 const playbook = loadFixturePlaybook();
-const native = loadPlaybook(readFileSync(new URL('../../playbooks/dual-ib-routing-native.yaml', import.meta.url), 'utf8'), 'dual-ib-routing-native.yaml');
-const withoutStep = loadPlaybook('name: no-neigh\nsteps:\n  - policy-routing\n  - fabric-sysctl\n  - persist\n', 'no-neigh.yaml');
-const neigh = (t1: number, t2: number, t3: number) => [`/proc/sys/net/ipv4/neigh/default/gc_thresh1:${t1}`, `/proc/sys/net/ipv4/neigh/default/gc_thresh2:${t2}`, `/proc/sys/net/ipv4/neigh/default/gc_thresh3:${t3}`];
+const native = loadPlaybook(
+  readFileSync(new URL('../../playbooks/dual-ib-routing-native.yaml', import.meta.url), 'utf8'),
+  'dual-ib-routing-native.yaml',
+);
+const withoutStep = loadPlaybook(
+  'name: no-neigh\nsteps:\n  - policy-routing\n  - fabric-sysctl\n  - persist\n',
+  'no-neigh.yaml',
+);
+const neigh = (t1: number, t2: number, t3: number) => [
+  `/proc/sys/net/ipv4/neigh/default/gc_thresh1:${t1}`,
+  `/proc/sys/net/ipv4/neigh/default/gc_thresh2:${t2}`,
+  `/proc/sys/net/ipv4/neigh/default/gc_thresh3:${t3}`,
+];
 
 describe('the limits a fleet needs', () => {
   const withNics = (k: number) => ({ nics: Array.from({ length: k }) }) as never;
-  const sized = (hosts: number, k = 2) => neighThresholds({ hosts: Array.from({ length: hosts }, () => withNics(k)) }, withNics(k));
+  const sized = (hosts: number, k = 2) =>
+    neighThresholds({ hosts: Array.from({ length: hosts }, () => withNics(k)) }, withNics(k));
   it.each([
     [2, { gc_thresh1: 128, gc_thresh2: 512, gc_thresh3: 1024 }],
     [128, { gc_thresh1: 128, gc_thresh2: 512, gc_thresh3: 1024 }],
@@ -44,7 +58,9 @@ describe('the limits a fleet needs', () => {
   });
 
   it('each host is sized by its own NIC count: in 100 GPU nodes (8 NICs) + 20 CPU servers (2), 8 × 840 and 2 × 840 entries', () => {
-    const fleet = { hosts: [...Array.from({ length: 100 }, () => withNics(8)), ...Array.from({ length: 20 }, () => withNics(2))] };
+    const fleet = {
+      hosts: [...Array.from({ length: 100 }, () => withNics(8)), ...Array.from({ length: 20 }, () => withNics(2))],
+    };
     expect(neighThresholds(fleet, withNics(8))).toEqual({ gc_thresh1: 2048, gc_thresh2: 8192, gc_thresh3: 16384 });
     expect(neighThresholds(fleet, withNics(2))).toEqual({ gc_thresh1: 512, gc_thresh2: 2048, gc_thresh3: 4096 });
   });
@@ -52,23 +68,35 @@ describe('the limits a fleet needs', () => {
 
 describe('a fleet that mixes 8-NIC GPU nodes and 2-NIC servers', () => {
   const gpu = Array.from({ length: 20 }, (_, i) => `  ${i + 1}: { name: gpu${i + 1}, nics: 8 }`);
-  const fleet = loadInventory(`fabric: { subnet: 172.16.0.0/16 }\nhosts:\n${gpu.join('\n')}\n  40: { name: cpu40 }\n  41: { name: cpu41 }\n`, 'fleet.yaml');
+  const fleet = loadInventory(
+    `fabric: { subnet: 172.16.0.0/16 }\nhosts:\n${gpu.join('\n')}\n  40: { name: cpu40 }\n  41: { name: cpu41 }\n`,
+    'fleet.yaml',
+  );
 
   it('a GPU node gets the file for its 8 × 164 entries; a 2-NIC server, whose 2 × 164 the defaults fit, none', () => {
     const node = filesOf(fleet.hosts[0]!, fleet, playbook, 'netplan').find((f) => f.path === NEIGH_PATH)?.content;
     expect(node).toContain('# Neighbour table for 8 NICs here × 164 fabric NICs:');
     expect(node).toContain('net.ipv4.neigh.default.gc_thresh3 = 4096\n');
-    expect(filesOf(fleet.hosts.find((h) => h.id === 40)!, fleet, playbook, 'netplan').find((f) => f.path === NEIGH_PATH)).toBeUndefined();
+    expect(
+      filesOf(
+        fleet.hosts.find((h) => h.id === 40)!,
+        fleet,
+        playbook,
+        'netplan',
+      ).find((f) => f.path === NEIGH_PATH),
+    ).toBeUndefined();
   });
 });
 
-describe('a fleet that needs more than the kernel\'s defaults', () => {
+describe("a fleet that needs more than the kernel's defaults", () => {
   const fleet = fleetOf(200);
   const host = fleet.hosts[0]!;
 
   it('its own sysctl.d file persists gc_thresh1/2/3 = 256/1024/2048; the routing script raises them, largest first, and passes shellcheck', () => {
     const files = filesOf(host, fleet, playbook, 'netplan');
-    expect(files.find((f) => f.path === NEIGH_PATH)?.content).toContain('\nnet.ipv4.neigh.default.gc_thresh1 = 256\nnet.ipv4.neigh.default.gc_thresh2 = 1024\nnet.ipv4.neigh.default.gc_thresh3 = 2048\n');
+    expect(files.find((f) => f.path === NEIGH_PATH)?.content).toContain(
+      '\nnet.ipv4.neigh.default.gc_thresh1 = 256\nnet.ipv4.neigh.default.gc_thresh2 = 1024\nnet.ipv4.neigh.default.gc_thresh3 = 2048\n',
+    );
     expect(files.find((f) => f.path === '/etc/sysctl.d/60-ibfleet-fabric.conf')?.content).not.toContain('gc_thresh');
     const script = routingScriptFor(playbook, host, fleet);
     expect(script).toContain('raise_neigh gc_thresh3 2048\nraise_neigh gc_thresh2 1024\nraise_neigh gc_thresh1 256\n');
@@ -86,28 +114,59 @@ describe('a fleet that needs more than the kernel\'s defaults', () => {
     const nmFleet = fleetOf(200, 'name: h{n}, interfaces: [ibs5f0, ibs5f1], manager: networkmanager');
     const nmHost = nmFleet.hosts.find((h) => h.id === 16)!;
     const low = withSection(fixture('nm-boot.txt'), 'neigh', neigh(128, 4096, 1024));
-    const raised = (probe: string) => renderApplyScript(nmHost, nmFleet, planDeploy(nmHost, nmFleet, native, readProbe(probe))).match(/neigh\/default\/gc_thresh\d/g) ?? [];
-    expect(raised(low)).toEqual(['neigh/default/gc_thresh3', 'neigh/default/gc_thresh3', 'neigh/default/gc_thresh1', 'neigh/default/gc_thresh1']);
-    expect(renderApplyScript(nmHost, nmFleet, planDeploy(nmHost, nmFleet, native, readProbe(low)))).toContain('cur=$(cat /proc/sys/net/ipv4/neigh/default/gc_thresh3 2>/dev/null) && { [ "$cur" -ge 2048 ]');
-    expect(planDeploy(nmHost, nmFleet, native, readProbe(low)).files.find((f) => f.path === NEIGH_PATH)?.content).toContain('Raised, never lowered, by deploy too.');
+    const raised = (probe: string) =>
+      renderApplyScript(nmHost, nmFleet, planDeploy(nmHost, nmFleet, native, readProbe(probe))).match(
+        /neigh\/default\/gc_thresh\d/g,
+      ) ?? [];
+    expect(raised(low)).toEqual([
+      'neigh/default/gc_thresh3',
+      'neigh/default/gc_thresh3',
+      'neigh/default/gc_thresh1',
+      'neigh/default/gc_thresh1',
+    ]);
+    expect(renderApplyScript(nmHost, nmFleet, planDeploy(nmHost, nmFleet, native, readProbe(low)))).toContain(
+      'cur=$(cat /proc/sys/net/ipv4/neigh/default/gc_thresh3 2>/dev/null) && { [ "$cur" -ge 2048 ]',
+    );
+    expect(
+      planDeploy(nmHost, nmFleet, native, readProbe(low)).files.find((f) => f.path === NEIGH_PATH)?.content,
+    ).toContain('Raised, never lowered, by deploy too.');
     expect(raised(withSection(fixture('nm-boot.txt'), 'neigh', neigh(256, 1024, 2048)))).toEqual([]);
   });
 
   it('status warns about a host below them, and says which step raises them', () => {
-    expect(neighbourWarning(fleet, host, { gc_thresh1: '128', gc_thresh2: '512', gc_thresh3: '1024' })).toMatch(/^neighbour table: gc_thresh1 128, gc_thresh2 512, gc_thresh3 1024 below what 200 hosts × 2 NICs need \(gc_thresh1 256, gc_thresh2 1024, gc_thresh3 2048\).*deploy raises them \(neigh-table\)$/);
-    expect(neighbourWarning(fleet, host, { gc_thresh1: '1024', gc_thresh2: '8192', gc_thresh3: '16384' })).toBeUndefined();
+    expect(neighbourWarning(fleet, host, { gc_thresh1: '128', gc_thresh2: '512', gc_thresh3: '1024' })).toMatch(
+      /^neighbour table: gc_thresh1 128, gc_thresh2 512, gc_thresh3 1024 below what 200 hosts × 2 NICs need \(gc_thresh1 256, gc_thresh2 1024, gc_thresh3 2048\).*deploy raises them \(neigh-table\)$/,
+    );
+    expect(
+      neighbourWarning(fleet, host, { gc_thresh1: '1024', gc_thresh2: '8192', gc_thresh3: '16384' }),
+    ).toBeUndefined();
     const host34 = { ...fleet.hosts[33]!, manager: 'netplan' as const };
-    const status = assessStatus(host34, fleet, playbook, readProbe(withSection(fixture('netplan-boot.txt'), 'neigh', neigh(128, 512, 1024))));
+    const status = assessStatus(
+      host34,
+      fleet,
+      playbook,
+      readProbe(withSection(fixture('netplan-boot.txt'), 'neigh', neigh(128, 512, 1024))),
+    );
     expect(status.warnings?.[0]).toMatch(/^neighbour table: /);
-    expect(assessStatus(host34, fleet, withoutStep, readProbe(withSection(fixture('netplan-boot.txt'), 'neigh', neigh(128, 512, 1024)))).warnings).toBeUndefined();
+    expect(
+      assessStatus(
+        host34,
+        fleet,
+        withoutStep,
+        readProbe(withSection(fixture('netplan-boot.txt'), 'neigh', neigh(128, 512, 1024))),
+      ).warnings,
+    ).toBeUndefined();
   });
 });
 
-describe('a fleet the kernel\'s defaults fit', () => {
-  const fleet = loadInventory('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpuserver16 }\n  34: { name: memserver34, manager: netplan }\n', 'seeds.yaml');
+describe("a fleet the kernel's defaults fit", () => {
+  const fleet = loadInventory(
+    'fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpuserver16 }\n  34: { name: memserver34, manager: netplan }\n',
+    'seeds.yaml',
+  );
   const host = fleet.hosts.find((h) => h.id === 34)!;
 
-  it('gets neither the file nor a line of the routing script (an admin\'s higher limits stay)', () => {
+  it("gets neither the file nor a line of the routing script (an admin's higher limits stay)", () => {
     expect(filesOf(host, fleet, playbook, 'netplan').map((f) => f.path)).not.toContain(NEIGH_PATH);
     expect(routingScriptFor(playbook, host, fleet)).not.toContain('raise_neigh');
   });

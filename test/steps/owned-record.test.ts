@@ -30,7 +30,10 @@ const seeds = loadFixtureFleet('seeds.yaml');
 /** The seeds' fleet after an admin changed its tableBase to 500 (tables 501, 502). */
 const moved = loadInventory(seedsText.replace('tableBase: 940', 'tableBase: 500'), 'seeds-500.yaml');
 const hook = loadFixturePlaybook();
-const native = loadPlaybook(readFileSync(new URL('../../playbooks/dual-ib-routing-native.yaml', import.meta.url), 'utf8'), 'playbooks/dual-ib-routing-native.yaml');
+const native = loadPlaybook(
+  readFileSync(new URL('../../playbooks/dual-ib-routing-native.yaml', import.meta.url), 'utf8'),
+  'playbooks/dual-ib-routing-native.yaml',
+);
 const deployed940 = parseProbe(fixture('netplan-hook-deployed.txt'));
 const owned940 = factOf(deployed940, OWNED_FACT);
 /** What a deploy tells the network manager: the persist step's part of the change. */
@@ -74,7 +77,9 @@ describe('the ownership record', () => {
 
   it('a file that holds nothing of a record is none; an unknown interface (written for an invalid name) still counts', () => {
     expect(parseOwnedRecord('#!/bin/sh\nrm -rf /\n')).toBeUndefined();
-    expect(parseOwnedRecord('nic - table 941 priority 941 from 172.16.34.1\n')?.nics).toEqual([{ iface: '-', table: 941, priority: 941, address: '172.16.34.1' }]);
+    expect(parseOwnedRecord('nic - table 941 priority 941 from 172.16.34.1\n')?.nics).toEqual([
+      { iface: '-', table: 941, priority: 941, address: '172.16.34.1' },
+    ]);
   });
 });
 
@@ -91,8 +96,11 @@ describe('what an earlier deploy owned and the inventory no longer gives the hos
     expect(formerRouting(hostOf(moved, 34), undefined)).toMatchObject({ nics: [], tables: [] });
   });
 
-  it('another subnet with the same tableBase: the old rules, and no table to empty (today\'s routing script refills them)', () => {
-    const other = loadInventory(seedsText.replace('subnet: 172.16.0.0/16', 'subnet: 172.17.0.0/16'), 'seeds-172-17.yaml');
+  it("another subnet with the same tableBase: the old rules, and no table to empty (today's routing script refills them)", () => {
+    const other = loadInventory(
+      seedsText.replace('subnet: 172.16.0.0/16', 'subnet: 172.17.0.0/16'),
+      'seeds-172-17.yaml',
+    );
     const former = formerRouting(hostOf(other, 34), owned940);
     expect(former.tables).toEqual([]);
     expect(former.nics.map((n) => n.address)).toEqual(['172.16.34.1', '172.16.34.2']);
@@ -112,19 +120,23 @@ describe('deploy, status, rollback and the restore after the tableBase changed',
     expect(script).toContain("ip -4 route flush table 941 && echo 'ibfleet: flushed old table 941'");
     expect(script).toContain('ip -4 rule del from 172.16.34.2 lookup 942');
     // After the routing script: every manager has been told by then.
-    expect(script.indexOf('flush table 941')).toBeGreaterThan(script.indexOf('/etc/ibfleet/ibfleet-routes || status=$?'));
+    expect(script.indexOf('flush table 941')).toBeGreaterThan(
+      script.indexOf('/etc/ibfleet/ibfleet-routes || status=$?'),
+    );
   });
 
   it('status with the new tableBase names the old tables as drift', () => {
     const status = assessStatus(host, moved, hook, deployed940);
     expect(status.status).toBe('drift');
-    expect(status.reasons).toContain('table 941 of an earlier deploy (tableBase was 940, /etc/ibfleet/owned) still holds 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1');
+    expect(status.reasons).toContain(
+      'table 941 of an earlier deploy (tableBase was 940, /etc/ibfleet/owned) still holds 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1',
+    );
   });
 
   it("status with another tableBase than the last deploy's says the files were generated with it, not that they were edited", () => {
     const status = assessStatus(host, moved, hook, deployed940);
     expect(status.reasons).toContain(
-      '/etc/ibfleet/ibfleet-routes was generated with tableBase 940, not 500 (the last deploy\'s record /etc/ibfleet/owned lists tables 941, 942): the inventory\'s fabric changed since; deploy regenerates it (not a hand edit)',
+      "/etc/ibfleet/ibfleet-routes was generated with tableBase 940, not 500 (the last deploy's record /etc/ibfleet/owned lists tables 941, 942): the inventory's fabric changed since; deploy regenerates it (not a hand edit)",
     );
     expect(status.reasons.join('\n')).not.toContain('was modified');
     // The hook carries no table: it is the same either way.
@@ -133,7 +145,9 @@ describe('deploy, status, rollback and the restore after the tableBase changed',
 
   it('rollback with the new tableBase removes the old tables and rules too', () => {
     const assessment = assessRollback(host, moved, deployed940);
-    expect(assessment.findings.filter((f) => !f.ok).map((f) => f.id)).toEqual(expect.arrayContaining(['old table 941', 'old table 942']));
+    expect(assessment.findings.filter((f) => !f.ok).map((f) => f.id)).toEqual(
+      expect.arrayContaining(['old table 941', 'old table 942']),
+    );
     const script = renderRollbackScript(host, moved, rollbackLines(host, moved, deployed940), 'run-1');
     expect(script).toContain('ip -4 route flush table 941');
     expect(script).toContain('ip -4 rule del from 172.16.34.1 lookup 941');
@@ -142,11 +156,17 @@ describe('deploy, status, rollback and the restore after the tableBase changed',
   it('a restore puts the old tables and rules back as they were', () => {
     const script = renderRestoreScript(host, moved, planRestore(host, moved, deployed940, [], ''), 'r');
     expect(script).toContain('ip -4 rule del from 172.16.34.1 lookup 941');
-    expect(script).toContain("ip -4 rule add from 172.16.34.1 lookup 941 priority 941 || status=1");
-    expect(script).toContain("ip -4 route flush table 501 2>/dev/null\nip -4 route flush table 502 2>/dev/null\nip -4 route flush table 941 2>/dev/null\nip -4 route append 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1 table 941 || status=1");
+    expect(script).toContain('ip -4 rule add from 172.16.34.1 lookup 941 priority 941 || status=1');
+    expect(script).toContain(
+      'ip -4 route flush table 501 2>/dev/null\nip -4 route flush table 502 2>/dev/null\nip -4 route flush table 941 2>/dev/null\nip -4 route append 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1 table 941 || status=1',
+    );
     // A change that emptied the old tables differs from before in them.
-    const emptied = parseProbe(fixture('netplan-hook-deployed.txt').replace(/^172\.16\.0\.0\/16 dev ib[01] table 94[12] .*\n/gm, ''));
-    expect(stateDifferences(host, moved, deployed940, emptied)).toEqual(expect.arrayContaining([expect.stringMatching(/^table 941: \(empty\), before 172\.16\.0\.0\/16 dev ib0/)]));
+    const emptied = parseProbe(
+      fixture('netplan-hook-deployed.txt').replace(/^172\.16\.0\.0\/16 dev ib[01] table 94[12] .*\n/gm, ''),
+    );
+    expect(stateDifferences(host, moved, deployed940, emptied)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^table 941: \(empty\), before 172\.16\.0\.0\/16 dev ib0/)]),
+    );
   });
 
   it("native on NetworkManager: a profile routing into the old table is ibfleet's to move, not a stop; its old rule goes", () => {
@@ -175,15 +195,18 @@ const shellcheck = spawnSync('shellcheck', ['--version'], { encoding: 'utf8' });
 const work = mkdtempSync(join(tmpdir(), 'ibfleet-owned-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-describe.skipIf(shellcheck.error !== undefined)('every script that removes or puts back an earlier deploy\'s tables passes shellcheck', () => {
-  const host = hostOf(moved, 34);
-  it.each([
-    ['the deploy', () => renderApplyScript(host, moved, planDeploy(host, moved, hook, deployed940), 'run-1')],
-    ['the rollback', () => renderRollbackScript(host, moved, rollbackLines(host, moved, deployed940), 'run-1')],
-    ['the restore', () => renderRestoreScript(host, moved, planRestore(host, moved, deployed940, [], ''), 'run-1')],
-  ])('%s', (name, render) => {
-    const path = join(work, `${name.replace(/\W+/g, '-')}.sh`);
-    writeFileSync(path, render());
-    expectShellcheckClean(path);
-  });
-});
+describe.skipIf(shellcheck.error !== undefined)(
+  "every script that removes or puts back an earlier deploy's tables passes shellcheck",
+  () => {
+    const host = hostOf(moved, 34);
+    it.each([
+      ['the deploy', () => renderApplyScript(host, moved, planDeploy(host, moved, hook, deployed940), 'run-1')],
+      ['the rollback', () => renderRollbackScript(host, moved, rollbackLines(host, moved, deployed940), 'run-1')],
+      ['the restore', () => renderRestoreScript(host, moved, planRestore(host, moved, deployed940, [], ''), 'run-1')],
+    ])('%s', (name, render) => {
+      const path = join(work, `${name.replace(/\W+/g, '-')}.sh`);
+      writeFileSync(path, render());
+      expectShellcheckClean(path);
+    });
+  },
+);

@@ -27,7 +27,8 @@ const seeds = loadFixtureFleet('seeds.yaml');
 const host = hostOf(seeds, 34);
 const monitored = loadFixturePlaybook('monitored.yaml');
 const plain = loadFixturePlaybook();
-const persistWith = (params: string) => loadPlaybook(`name: m\nsteps:\n  - policy-routing\n  - persist: ${params}\n`, 'm.yaml');
+const persistWith = (params: string) =>
+  loadPlaybook(`name: m\nsteps:\n  - policy-routing\n  - persist: ${params}\n`, 'm.yaml');
 
 /** The probe of a host deployed with `playbook`, its monitor section saying what is there. */
 function probeOf(playbook = monitored, monitor: readonly string[] = ['dir', 'textfile']) {
@@ -47,9 +48,18 @@ describe('the monitor parameter', () => {
   });
 
   it.each([
-    ['{ monitor: grafana }', 'm.yaml:4:25: steps[1].persist.monitor = "grafana": monitor is prometheus or nhc, or a list of them'],
-    ['{ mode: native, monitor: nhc }', 'monitor needs mode: hook: it runs the routing script, which native persistence does not install'],
-    ['{ repairEvery: 0, monitor: prometheus }', 'monitor: prometheus needs the repair timer (repairEvery 5..3600): its runs write the textfile'],
+    [
+      '{ monitor: grafana }',
+      'm.yaml:4:25: steps[1].persist.monitor = "grafana": monitor is prometheus or nhc, or a list of them',
+    ],
+    [
+      '{ mode: native, monitor: nhc }',
+      'monitor needs mode: hook: it runs the routing script, which native persistence does not install',
+    ],
+    [
+      '{ repairEvery: 0, monitor: prometheus }',
+      'monitor: prometheus needs the repair timer (repairEvery 5..3600): its runs write the textfile',
+    ],
   ])('%s is refused at its place, saying what is allowed', (params, message) => {
     let error: unknown;
     try {
@@ -74,7 +84,9 @@ describe('what a monitored host receives', () => {
       writeFileSync(join(dir, 'ibfleet.nhc'), nhc.content);
       // Sourced by NHC, never run: no #! line, and its first line is ibfleet's header naming its path,
       // which shellcheck takes for a mistyped #! (SC1113). The file says its shell itself.
-      const checked = spawnSync('shellcheck', ['-S', 'style', '-e', 'SC1113', join(dir, 'ibfleet.nhc')], { encoding: 'utf8' });
+      const checked = spawnSync('shellcheck', ['-S', 'style', '-e', 'SC1113', join(dir, 'ibfleet.nhc')], {
+        encoding: 'utf8',
+      });
       expect(checked.stdout + checked.stderr).toBe('');
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -84,10 +96,12 @@ describe('what a monitored host receives', () => {
 
   it('prometheus: the routing script writes the textfile after the NICs and checks it under --check; without it, neither', () => {
     const script = routingScriptFor(monitored, host, seeds);
-    expect(script).toContain("printf '%s %s\\n' 'ibfleet_nic_ok{iface=\"ib1\",nic=\"2\"}' \"$(was_ok ib1)\"");
+    expect(script).toContain('printf \'%s %s\\n\' \'ibfleet_nic_ok{iface="ib1",nic="2"}\' "$(was_ok ib1)"');
     expect(script).toContain('mv -fT "$tmp" ibfleet.prom');
     expect(script).toContain('# TYPE ibfleet_repairs_total counter');
-    expect(script).toContain(`drift 'node_exporter textfile ${TEXTFILE_PATH} is missing (every run of the routing script writes it)'`);
+    expect(script).toContain(
+      `drift 'node_exporter textfile ${TEXTFILE_PATH} is missing (every run of the routing script writes it)'`,
+    );
     // The NHC file is one of the files --check compares.
     expect(script).toContain(`check_file ${NHC_PATH} 644 `);
     const unmonitored = routingScriptFor(plain, host, seeds);
@@ -98,7 +112,9 @@ describe('what a monitored host receives', () => {
   it('render shows the NHC file and says what the textfile holds', () => {
     const shown = renderForDisplay(host, seeds, monitored);
     expect(shown.files.map((f) => f.path)).toContain(NHC_PATH);
-    expect(shown.notes.join('\n')).toContain(`writes ${TEXTFILE_PATH} for node_exporter's textfile collector: ibfleet_nic_ok{iface,nic}`);
+    expect(shown.notes.join('\n')).toContain(
+      `writes ${TEXTFILE_PATH} for node_exporter's textfile collector: ibfleet_nic_ok{iface,nic}`,
+    );
   });
 });
 
@@ -109,28 +125,46 @@ describe('status and deploy', () => {
 
   it('the textfile missing is drift; deploy plans the routing script run that writes it', () => {
     const facts = readProbe(probeOf(monitored, ['dir']));
-    expect(assessStatus(host, seeds, monitored, facts).reasons).toEqual([`node_exporter textfile ${TEXTFILE_PATH} is missing (every run of the routing script writes it)`]);
+    expect(assessStatus(host, seeds, monitored, facts).reasons).toEqual([
+      `node_exporter textfile ${TEXTFILE_PATH} is missing (every run of the routing script writes it)`,
+    ]);
     const plan = planDeploy(host, seeds, monitored, facts);
     expect(plan.changes.map((c) => c.text)).toEqual([`write ${TEXTFILE_PATH} (the routing script's run does)`]);
     expect(renderApplyScript(host, seeds, plan)).toContain('\t/etc/ibfleet/ibfleet-routes || status=$?');
   });
 
   it("a host without node_exporter's textfile directory: deploy stops at plan with what to install", () => {
-    expect(() => planDeploy(host, seeds, monitored, readProbe(probeOf(monitored, [])))).toThrow(/monitor: prometheus writes node_exporter's textfile into \/var\/lib\/prometheus\/node-exporter, which this host does not have: install prometheus-node-exporter/);
-    expect(assessStatus(host, seeds, monitored, readProbe(probeOf(monitored, []))).reasons).toContain("node_exporter's textfile directory /var/lib/prometheus/node-exporter is missing: is prometheus-node-exporter installed?");
+    expect(() => planDeploy(host, seeds, monitored, readProbe(probeOf(monitored, [])))).toThrow(
+      /monitor: prometheus writes node_exporter's textfile into \/var\/lib\/prometheus\/node-exporter, which this host does not have: install prometheus-node-exporter/,
+    );
+    expect(assessStatus(host, seeds, monitored, readProbe(probeOf(monitored, []))).reasons).toContain(
+      "node_exporter's textfile directory /var/lib/prometheus/node-exporter is missing: is prometheus-node-exporter installed?",
+    );
   });
 
   it('the NHC file missing or edited is drift, as every file of ibfleet', () => {
     const missing = probeOf().replace(new RegExp(`^.*${NHC_PATH.replace(/\//g, '\\/')}\\n`, 'gm'), '');
-    expect(assessStatus(host, seeds, monitored, readProbe(missing)).reasons).toEqual([`NHC check ${NHC_PATH} is missing`]);
+    expect(assessStatus(host, seeds, monitored, readProbe(missing)).reasons).toEqual([
+      `NHC check ${NHC_PATH} is missing`,
+    ]);
     const edited = withFile(probeOf(), NHC_PATH, '644', sha256('edited'));
-    expect(assessStatus(host, seeds, monitored, readProbe(edited)).reasons).toEqual([`NHC check ${NHC_PATH} was modified (content differs from the rendered file)`]);
+    expect(assessStatus(host, seeds, monitored, readProbe(edited)).reasons).toEqual([
+      `NHC check ${NHC_PATH} was modified (content differs from the rendered file)`,
+    ]);
   });
 
   it('a playbook without the monitors: the NHC file and the textfile are stale, and deploy removes both', () => {
-    const probe = withFile(withSection(deployedProbe(host, seeds, plain, 'netplan'), 'monitor', ['dir', 'textfile']), NHC_PATH, '644', sha256('old'));
+    const probe = withFile(
+      withSection(deployedProbe(host, seeds, plain, 'netplan'), 'monitor', ['dir', 'textfile']),
+      NHC_PATH,
+      '644',
+      sha256('old'),
+    );
     const facts = readProbe(probe);
-    expect(assessStatus(host, seeds, plain, facts).reasons).toEqual([`stale ${TEXTFILE_PATH} (the playbook monitors no more with prometheus)`, `stale ${NHC_PATH} (the playbook has no NHC check)`]);
+    expect(assessStatus(host, seeds, plain, facts).reasons).toEqual([
+      `stale ${TEXTFILE_PATH} (the playbook monitors no more with prometheus)`,
+      `stale ${NHC_PATH} (the playbook has no NHC check)`,
+    ]);
     const plan = planDeploy(host, seeds, plain, facts);
     expect(plan.remove).toEqual([NHC_PATH]);
     const script = renderApplyScript(host, seeds, plan);
@@ -140,7 +174,7 @@ describe('status and deploy', () => {
 });
 
 describe('rollback', () => {
-  it('takes the NHC file away with ibfleet\'s files, and the textfile', () => {
+  it("takes the NHC file away with ibfleet's files, and the textfile", () => {
     const facts = readProbe(probeOf());
     const script = renderRollbackScript(host, seeds, rollbackLines(host, seeds, facts));
     expect(script).toContain(`retire ${NHC_PATH} || status=1`);
@@ -152,15 +186,24 @@ describe("node_exporter's textfile directory and the textfile, as the probe's st
   const dir = '/var/lib/prometheus/node-exporter';
   const parse = (lines: string[]) => MONITOR_FACT.parse(new Map([['monitor', lines]]));
   it.each([
-    [['dir', 'textfile', `0 755 directory|${dir}`, `0 644 regular file|${TEXTFILE_PATH}`], { dirUnsafe: false, textfileOther: undefined }],
+    [
+      ['dir', 'textfile', `0 755 directory|${dir}`, `0 644 regular file|${TEXTFILE_PATH}`],
+      { dirUnsafe: false, textfileOther: undefined },
+    ],
     [['dir', `0 1755 directory|${dir}`], { dirUnsafe: false, textfileOther: undefined }],
     [['dir', `0 775 directory|${dir}`], { dirUnsafe: true }],
     [['dir', `0 757 directory|${dir}`], { dirUnsafe: true }],
     [['dir', `0 1777 directory|${dir}`], { dirUnsafe: true }],
     [['dir', `112 755 directory|${dir}`], { dirUnsafe: true }],
     [['dir', `0 777 symbolic link|${dir}`], { dirUnsafe: true }],
-    [['dir', 'textfile', `0 755 directory|${dir}`, `1001 777 symbolic link|${TEXTFILE_PATH}`], { dirUnsafe: false, textfileOther: 'a symbolic link of uid 1001' }],
-    [['dir', 'textfile', `0 755 directory|${dir}`, `1001 644 regular file|${TEXTFILE_PATH}`], { textfileOther: 'a regular file of uid 1001' }],
+    [
+      ['dir', 'textfile', `0 755 directory|${dir}`, `1001 777 symbolic link|${TEXTFILE_PATH}`],
+      { dirUnsafe: false, textfileOther: 'a symbolic link of uid 1001' },
+    ],
+    [
+      ['dir', 'textfile', `0 755 directory|${dir}`, `1001 644 regular file|${TEXTFILE_PATH}`],
+      { textfileOther: 'a regular file of uid 1001' },
+    ],
   ])('%j', (lines, want) => {
     expect(parse(lines)).toMatchObject(want);
   });

@@ -20,7 +20,8 @@ import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 
 const IS_ROOT = process.getuid?.() === 0;
-if (!IS_ROOT) console.warn('NOTE: test/steps/persist-systemd.test.ts: the probe runs skipped (they need root: unshare, mounts)');
+if (!IS_ROOT)
+  console.warn('NOTE: test/steps/persist-systemd.test.ts: the probe runs skipped (they need root: unshare, mounts)');
 const seeds = loadFixtureFleet('seeds.yaml');
 const host = hostOf(seeds, 34);
 const playbook = loadFixturePlaybook();
@@ -36,12 +37,27 @@ function probeUnder(pid1: string, state: string | undefined, runDir = true) {
   const comm = join(work, `comm-${pid1}`);
   writeFileSync(comm, `${pid1}\n`);
   const fake = join(work, `systemctl-${state ?? 'none'}`);
-  writeFileSync(fake, `#!/bin/sh\ncase $1 in is-system-running) echo ${state ?? ''} ;; is-active) echo active ;; esac\n`, { mode: 0o755 });
+  writeFileSync(
+    fake,
+    `#!/bin/sh\ncase $1 in is-system-running) echo ${state ?? ''} ;; is-active) echo active ;; esac\n`,
+    { mode: 0o755 },
+  );
   const script = join(work, 'probe.sh');
   writeFileSync(script, renderProbeScript(host, seeds));
-  const systemctl = state === undefined ? 'mount --bind /dev/null "$(command -v systemctl)"' : `mount --bind ${fake} "$(command -v systemctl)"`;
-  const setup = [`mount --bind ${comm} /proc/1/comm`, 'mount -t tmpfs ibfleet-test /run', ...(runDir ? ['mkdir -p /run/systemd/system'] : []), systemctl, 'exec sh "$0"'].join(' && ');
-  const result = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', setup, script], { encoding: 'utf8' });
+  const systemctl =
+    state === undefined
+      ? 'mount --bind /dev/null "$(command -v systemctl)"'
+      : `mount --bind ${fake} "$(command -v systemctl)"`;
+  const setup = [
+    `mount --bind ${comm} /proc/1/comm`,
+    'mount -t tmpfs ibfleet-test /run',
+    ...(runDir ? ['mkdir -p /run/systemd/system'] : []),
+    systemctl,
+    'exec sh "$0"',
+  ].join(' && ');
+  const result = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', setup, script], {
+    encoding: 'utf8',
+  });
   expect(result.status, result.stderr).toBe(0);
   return parseProbe(result.stdout);
 }
@@ -73,7 +89,11 @@ describe('what deploy and status decide where no systemd runs', () => {
   const withSystemd = (probe: string) => probe.replace('@@ibfleet end', '@@ibfleet systemd yes\nactive\n@@ibfleet end');
   /** A hook host as deploy leaves it: the transcript's files as this inventory renders them (the lab's differed in its size). */
   const deployed = renderHostFiles(playbook, renderContext(playbook, host, seeds, 'netplan')).reduce(
-    (text, f) => text.replace(new RegExp(`^[0-9a-f]{64}(  ${f.path.replace(/[.]/g, '\\.')})$`, 'm'), `${createHash('sha256').update(f.content).digest('hex')}$1`),
+    (text, f) =>
+      text.replace(
+        new RegExp(`^[0-9a-f]{64}(  ${f.path.replace(/[.]/g, '\\.')})$`, 'm'),
+        `${createHash('sha256').update(f.content).digest('hex')}$1`,
+      ),
     fixture('netplan-hook-deployed.txt'),
   );
   const unitLines = /^.*\/etc\/systemd\/system\/.*$\n/gm;
@@ -87,8 +107,14 @@ describe('what deploy and status decide where no systemd runs', () => {
   it('deploy installs no repair units, removes the ones an earlier deploy left as stale, and says why in the plan', () => {
     const plan = planDeploy(host, seeds, playbook, parseProbe(withoutSystemd(deployed)));
     expect(plan.files.some((f) => f.role === 'repair')).toBe(false);
-    expect(plan.remove).toEqual(['/etc/systemd/system/ibfleet-routes-repair.service', '/etc/systemd/system/ibfleet-routes-repair.timer', '/etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf']);
-    expect(plan.changes.map((c) => c.text)).toContain('remove /etc/systemd/system/ibfleet-routes-repair.timer (no systemd runs on this host to start it)');
+    expect(plan.remove).toEqual([
+      '/etc/systemd/system/ibfleet-routes-repair.service',
+      '/etc/systemd/system/ibfleet-routes-repair.timer',
+      '/etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf',
+    ]);
+    expect(plan.changes.map((c) => c.text)).toContain(
+      'remove /etc/systemd/system/ibfleet-routes-repair.timer (no systemd runs on this host to start it)',
+    );
     expect(plan.notes).toEqual([NO_SYSTEMD_NOTE]);
   });
 
@@ -103,7 +129,15 @@ describe('what deploy and status decide where no systemd runs', () => {
   it('where systemd runs, the timer is installed and no note is said; a playbook without the timer says nothing either', () => {
     const facts = parseProbe(withSystemd(deployed));
     expect(planDeploy(host, seeds, playbook, facts)).toMatchObject({ changes: [], notes: [] });
-    const noTimer = loadPlaybook(readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8').replace(/^ {2}- persist$/m, '  - persist:\n      repairEvery: 0'), 'no-timer.yaml');
-    expect(planDeploy(host, seeds, noTimer, parseProbe(withoutSystemd(deployed.replace(unitLines, '')))).notes).toEqual([]);
+    const noTimer = loadPlaybook(
+      readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8').replace(
+        /^ {2}- persist$/m,
+        '  - persist:\n      repairEvery: 0',
+      ),
+      'no-timer.yaml',
+    );
+    expect(planDeploy(host, seeds, noTimer, parseProbe(withoutSystemd(deployed.replace(unitLines, '')))).notes).toEqual(
+      [],
+    );
   });
 });

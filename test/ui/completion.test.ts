@@ -41,20 +41,42 @@ const values = (line: string, env: Record<string, string> = {}) => {
 
 describe('what completes where (the engine)', () => {
   it.each([
-    ['ibfleet ', ['hosts', 'render', 'lab', 'deploy', 'status', 'rollback', 'verify', 'onboard', 'offboard', 'exec', 'export', 'completion']],
+    [
+      'ibfleet ',
+      [
+        'hosts',
+        'render',
+        'lab',
+        'deploy',
+        'status',
+        'rollback',
+        'verify',
+        'onboard',
+        'offboard',
+        'exec',
+        'export',
+        'completion',
+      ],
+    ],
     ['ibfleet de', ['deploy']],
     ['ibfleet lab ', ['up', 'down', 'list', 'reboot', 'flap', 'restart', 'exec', 'port']],
     ['ibfleet deploy --d', ['--dry-run']],
     ['ibfleet deploy --hosts ', ['all', '16', '34', 'cpuserver16', 'memserver34', '@cpu', '@mem', 'pair:alice']],
     ['ibfleet deploy --hosts m', ['memserver34']],
     ['ibfleet status --hosts 16,', ['16,34', '16,memserver34', '16,@cpu', '16,@mem', '16,pair:alice']],
-    ['ibfleet status --hosts cpuserver16,', ['cpuserver16,34', 'cpuserver16,memserver34', 'cpuserver16,@cpu', 'cpuserver16,@mem', 'cpuserver16,pair:alice']],
+    [
+      'ibfleet status --hosts cpuserver16,',
+      ['cpuserver16,34', 'cpuserver16,memserver34', 'cpuserver16,@cpu', 'cpuserver16,@mem', 'cpuserver16,pair:alice'],
+    ],
     ['ibfleet status --hosts=pair:', ['--hosts=pair:alice']],
     ['ibfleet -c 8 rollback --hosts @', ['@cpu', '@mem']],
     ['ibfleet verify --pair ', ['alice']],
     ['ibfleet completion ', ['bash', 'zsh', 'fish']],
     ['ibfleet lab down --name ', ['demo', 'mine']],
-    ['ibfleet lab reboot --name mine ', ['all', '16', '34', 'cpuserver16', 'memserver34', '@cpu', '@mem', 'pair:alice']],
+    [
+      'ibfleet lab reboot --name mine ',
+      ['all', '16', '34', 'cpuserver16', 'memserver34', '@cpu', '@mem', 'pair:alice'],
+    ],
     // Without --name (typed after the hosts), the hosts of the one lab that is up.
     ['ibfleet lab reboot ', ['all', '16', '34', 'cpuserver16', 'memserver34', '@cpu', '@mem', 'pair:alice']],
     ['ibfleet lab reboot 16 --name ', ['demo', 'mine']],
@@ -68,11 +90,27 @@ describe('what completes where (the engine)', () => {
   });
 
   it('lab reboot without --name while several labs are up: each host once, described with its labs; no `all` (of which lab?)', () => {
-    const other = loadInventory('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpuserver16 }\n  40: { name: node40 }\n', 'other.yaml');
-    const two: CompletionSources = { ...sources, labFleet: (name) => (name === 'mine' ? seedsFleet() : name === 'demo' ? other : undefined) };
+    const other = loadInventory(
+      'fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: cpuserver16 }\n  40: { name: node40 }\n',
+      'other.yaml',
+    );
+    const two: CompletionSources = {
+      ...sources,
+      labFleet: (name) => (name === 'mine' ? seedsFleet() : name === 'demo' ? other : undefined),
+    };
     const c = complete(spec, 'ibfleet lab reboot ', two);
     const candidates = c.kind === 'words' ? c.candidates : [];
-    expect(candidates.map((x) => x.value)).toEqual(['16', '40', 'cpuserver16', 'node40', '34', 'memserver34', '@cpu', '@mem', 'pair:alice']);
+    expect(candidates.map((x) => x.value)).toEqual([
+      '16',
+      '40',
+      'cpuserver16',
+      'node40',
+      '34',
+      'memserver34',
+      '@cpu',
+      '@mem',
+      'pair:alice',
+    ]);
     expect(candidates.find((x) => x.value === '16')?.description).toBe('lab demo: cpuserver16, mine: cpuserver16');
     expect(candidates.find((x) => x.value === '34')?.description).toBe('lab mine: memserver34');
   });
@@ -80,14 +118,20 @@ describe('what completes where (the engine)', () => {
   it('takes host sets from the inventory the line names: -i, --inventory=, or IBFLEET_INVENTORY before or in the environment', () => {
     expect(values('ibfleet -i other.yaml deploy --hosts ')).toEqual([]);
     expect(values('ibfleet -i seeds.yaml deploy --hosts 3')).toEqual(['34']);
-    expect(values('ibfleet deploy --inventory=seeds.yaml --hosts 3', { IBFLEET_INVENTORY: 'other.yaml' })).toEqual(['34']);
-    expect(values('IBFLEET_INVENTORY=seeds.yaml ibfleet deploy --hosts 3', { IBFLEET_INVENTORY: 'other.yaml' })).toEqual(['34']);
+    expect(values('ibfleet deploy --inventory=seeds.yaml --hosts 3', { IBFLEET_INVENTORY: 'other.yaml' })).toEqual([
+      '34',
+    ]);
+    expect(
+      values('IBFLEET_INVENTORY=seeds.yaml ibfleet deploy --hosts 3', { IBFLEET_INVENTORY: 'other.yaml' }),
+    ).toEqual(['34']);
     expect(values('ibfleet deploy --hosts 3', { IBFLEET_INVENTORY: 'other.yaml' })).toEqual([]);
   });
 
   it('lists options of the command and the global ones', () => {
     const flags = values('ibfleet deploy -') as string[];
-    expect(flags).toEqual(expect.arrayContaining(['--hosts', '--dry-run', '-n', '-K', '--inventory', '-i', '--timeout', '--json']));
+    expect(flags).toEqual(
+      expect.arrayContaining(['--hosts', '--dry-run', '-n', '-K', '--inventory', '-i', '--timeout', '--json']),
+    );
     expect(values('ibfleet deploy --')).not.toContain('-n');
   });
 });
@@ -96,15 +140,27 @@ describe('what completes where (the engine)', () => {
 let bin: string;
 beforeAll(() => {
   bin = mkdtempSync(join(tmpdir(), 'ibfleet-completion-'));
-  writeFileSync(join(bin, 'ibfleet'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`, { mode: 0o755 });
-  for (const shell of ['bash', 'zsh', 'fish']) writeFileSync(join(bin, `completion.${shell}`), execFileSync(process.execPath, [CLI, 'completion', shell], { encoding: 'utf8' }));
+  writeFileSync(
+    join(bin, 'ibfleet'),
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`,
+    { mode: 0o755 },
+  );
+  for (const shell of ['bash', 'zsh', 'fish'])
+    writeFileSync(
+      join(bin, `completion.${shell}`),
+      execFileSync(process.execPath, [CLI, 'completion', shell], { encoding: 'utf8' }),
+    );
 });
 afterAll(() => rmSync(bin, { recursive: true, force: true }));
 
 const has = (shell: string) => spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0;
 const runShell = (shell: string, args: string[], script: string, ...params: string[]) =>
   // fish has no $0: its arguments after the script are $argv.
-  execFileSync(shell, [...args, '-c', script, ...(shell === 'fish' ? [] : [shell]), ...params], { encoding: 'utf8', cwd: ROOT, env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, IBFLEET_INVENTORY: undefined } });
+  execFileSync(shell, [...args, '-c', script, ...(shell === 'fish' ? [] : [shell]), ...params], {
+    encoding: 'utf8',
+    cwd: ROOT,
+    env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, IBFLEET_INVENTORY: undefined },
+  });
 
 describe('bash: the generated completion function, as bash calls it', () => {
   /** Sets COMP_* as bash does for the line (cursor at its end) and prints COMPREPLY, one per line. */
@@ -116,21 +172,42 @@ describe('bash: the generated completion function, as bash calls it', () => {
       read -ra COMP_WORDS <<<"$1"; COMP_CWORD=\${#COMP_WORDS[@]}
       _ibfleet
       printf '%s\\n' "\${COMPREPLY[@]}"`;
-    return execFileSync('bash', ['-c', script, 'bash', line], { encoding: 'utf8', cwd: ROOT, env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, IBFLEET_INVENTORY: undefined } })
+    return execFileSync('bash', ['-c', script, 'bash', line], {
+      encoding: 'utf8',
+      cwd: ROOT,
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, IBFLEET_INVENTORY: undefined },
+    })
       .split('\n')
       .filter(Boolean);
   };
 
   it('is registered for ibfleet and passes bash -n', () => {
     expect(runShell('bash', ['-n'], `source ${join(bin, 'completion.bash')}`)).toBe('');
-    expect(runShell('bash', [], `source ${join(bin, 'completion.bash')}; complete -p ibfleet`)).toBe('complete -F _ibfleet ibfleet\n');
+    expect(runShell('bash', [], `source ${join(bin, 'completion.bash')}; complete -p ibfleet`)).toBe(
+      'complete -F _ibfleet ibfleet\n',
+    );
   });
 
-  it('completes commands, options and the inventory\'s hosts; after : or = only the rest of the word, as readline replaces it', () => {
+  it("completes commands, options and the inventory's hosts; after : or = only the rest of the word, as readline replaces it", () => {
     expect(bash('ibfleet dep')).toEqual(['deploy']);
     expect(bash('ibfleet deploy --dr')).toEqual(['--dry-run']);
-    expect(bash('ibfleet deploy --hosts ')).toEqual(['all', '16', '34', 'cpuserver16', 'memserver34', '@cpu', '@mem', 'pair:alice']);
-    expect(bash('ibfleet deploy --hosts 16,')).toEqual(['16,34', '16,memserver34', '16,@cpu', '16,@mem', '16,pair:alice']);
+    expect(bash('ibfleet deploy --hosts ')).toEqual([
+      'all',
+      '16',
+      '34',
+      'cpuserver16',
+      'memserver34',
+      '@cpu',
+      '@mem',
+      'pair:alice',
+    ]);
+    expect(bash('ibfleet deploy --hosts 16,')).toEqual([
+      '16,34',
+      '16,memserver34',
+      '16,@cpu',
+      '16,@mem',
+      '16,pair:alice',
+    ]);
     expect(bash('ibfleet deploy --hosts pair:')).toEqual(['alice']);
     expect(bash('ibfleet deploy --hosts=16,m')).toEqual(['16,memserver34']);
   });
@@ -155,35 +232,53 @@ describe.skipIf(!has('fish'))('fish: complete -C with the generated script', () 
   it('passes fish -n and completes commands, hosts, pair owners and files', () => {
     expect(runShell('fish', ['-n'], `source ${join(bin, 'completion.fish')}`)).toBe('');
     expect(fish('ibfleet dep')).toEqual(['deploy']);
-    expect(fish('ibfleet deploy --hosts 16,').sort()).toEqual(['16,34', '16,@cpu', '16,@mem', '16,memserver34', '16,pair:alice']);
+    expect(fish('ibfleet deploy --hosts 16,').sort()).toEqual([
+      '16,34',
+      '16,@cpu',
+      '16,@mem',
+      '16,memserver34',
+      '16,pair:alice',
+    ]);
     expect(fish('ibfleet deploy --hosts=pair:')).toEqual(['--hosts=pair:alice']);
     expect(fish('ibfleet -i inventory/fl')).toEqual(['inventory/fleet.yaml']);
   });
 });
 
-describe.skipIf(!has('zsh'))('zsh: the generated function with compadd/_files stubbed (they exist only inside a completion widget)', () => {
-  const zsh = (line: string) =>
-    runShell(
-      'zsh',
-      ['-f'],
-      `compdef() { :; }
+describe.skipIf(!has('zsh'))(
+  'zsh: the generated function with compadd/_files stubbed (they exist only inside a completion widget)',
+  () => {
+    const zsh = (line: string) =>
+      runShell(
+        'zsh',
+        ['-f'],
+        `compdef() { :; }
        compadd() { while [[ $1 == -* && $1 != -a ]]; do [[ $1 == -d ]] && shift; shift; done; shift; print -rl -- "\${(@P)1}"; }
        _files() { print -r -- "files $* $PREFIX"; }
        compset() { PREFIX=\${PREFIX#*=}; }
        source ${join(bin, 'completion.zsh')}
        words=(\${(z)1}); [[ $1 == *' ' ]] && words+=(''); CURRENT=\${#words}; PREFIX=\${words[CURRENT]}
        _ibfleet`,
-      line,
-    )
-      .split('\n')
-      .filter(Boolean);
+        line,
+      )
+        .split('\n')
+        .filter(Boolean);
 
-  it('passes zsh -n and completes commands, hosts and files', () => {
-    expect(runShell('zsh', ['-n', '-f'], `source ${join(bin, 'completion.zsh')}`)).toBe('');
-    expect(zsh('ibfleet dep')).toEqual(['deploy']);
-    expect(zsh('ibfleet deploy --hosts 16,')).toEqual(['16,34', '16,memserver34', '16,@cpu', '16,@mem', '16,pair:alice']);
-    expect(zsh('ibfleet --inventory=inventory/fl')).toEqual(['files  inventory/fl']);
-  });
-});
+    it('passes zsh -n and completes commands, hosts and files', () => {
+      expect(runShell('zsh', ['-n', '-f'], `source ${join(bin, 'completion.zsh')}`)).toBe('');
+      expect(zsh('ibfleet dep')).toEqual(['deploy']);
+      expect(zsh('ibfleet deploy --hosts 16,')).toEqual([
+        '16,34',
+        '16,memserver34',
+        '16,@cpu',
+        '16,@mem',
+        '16,pair:alice',
+      ]);
+      expect(zsh('ibfleet --inventory=inventory/fl')).toEqual(['files  inventory/fl']);
+    });
+  },
+);
 
-if (!has('zsh') || !has('fish')) console.warn('NOTE: zsh/fish completion checks skipped for the shells not installed here (apt install zsh fish to include them)');
+if (!has('zsh') || !has('fish'))
+  console.warn(
+    'NOTE: zsh/fish completion checks skipped for the shells not installed here (apt install zsh fish to include them)',
+  );

@@ -10,7 +10,9 @@ const SHOW_CURSOR = '\u001b[?25h';
 const HIDE_CURSOR = '\u001b[?25l';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Ink (is-in-ci) draws no live frames under CI=…, only frozen output and the last frame. */
-const INK_IS_LIVE = !['CI', 'CONTINUOUS_INTEGRATION'].some((key) => key in process.env && process.env[key] !== '0' && process.env[key] !== 'false');
+const INK_IS_LIVE = !['CI', 'CONTINUOUS_INTEGRATION'].some(
+  (key) => key in process.env && process.env[key] !== '0' && process.env[key] !== 'false',
+);
 
 let open: Tui | undefined;
 afterEach(() => {
@@ -37,7 +39,13 @@ describe('createTui', () => {
     if (INK_IS_LIVE) expect(plain(io.stdout.output)).toContain('16 cpuserver16  push           1.2s');
 
     tui.onHostDone(result(cpu16, 'changed', { manager: 'networkmanager', durationMs: 2000 }));
-    tui.onHostDone(result(mem34, 'failed', { manager: 'netplan', durationMs: 2100, error: { stage: 'apply', message: 'script failed', stderrTail: 'Cannot find device "ib1"' } }));
+    tui.onHostDone(
+      result(mem34, 'failed', {
+        manager: 'netplan',
+        durationMs: 2100,
+        error: { stage: 'apply', message: 'script failed', stderrTail: 'Cannot find device "ib1"' },
+      }),
+    );
     clock = T0 + 2500;
     tui.onRunEnd({ results: [], cells: [], durationMs: 2500, interrupted: false });
     await tui.waitUntilExit();
@@ -49,7 +57,8 @@ describe('createTui', () => {
     expect(screen(io.stdout.output)).toContain('✗ deploy finished in 2.5s: 1 failed, 1 changed');
     // Ink hides the cursor on a terminal (not in CI mode); it must be shown again after the last hide.
     const output = io.stdout.output;
-    if (output.includes(HIDE_CURSOR)) expect(output.lastIndexOf(SHOW_CURSOR)).toBeGreaterThan(output.lastIndexOf(HIDE_CURSOR));
+    if (output.includes(HIDE_CURSOR))
+      expect(output.lastIndexOf(SHOW_CURSOR)).toBeGreaterThan(output.lastIndexOf(HIDE_CURSOR));
     expect(io.stderr.writes).toEqual([]);
   });
 
@@ -132,7 +141,12 @@ describe('createTui', () => {
     const tui = (open = await createTui(io, { command: 'rollback', now: () => T0, color: false }));
     await tui.ready();
     tui.onRunStart(runStart([cpu16], { command: 'rollback' }));
-    tui.onRunEnd({ results: [result(cpu16, 'changed', { reasons: ['removed hook'] })], cells: [], durationMs: 1500, interrupted: false });
+    tui.onRunEnd({
+      results: [result(cpu16, 'changed', { reasons: ['removed hook'] })],
+      cells: [],
+      durationMs: 1500,
+      interrupted: false,
+    });
     await tui.waitUntilExit();
     expect(plain(chunks.join(''))).toContain('✓ rollback finished in 1.5s: 1 changed');
   });
@@ -142,7 +156,12 @@ describe('createTui', () => {
     const tui = (open = await createTui(io, { command: 'deploy', now: () => T0 }));
     await tui.ready();
     tui.onRunStart(runStart([cpu16]));
-    tui.onRunEnd({ results: [result(cpu16, 'failed', { error: { stage: 'apply', message: 'x', stderrTail: '' } })], cells: [], durationMs: 1, interrupted: false });
+    tui.onRunEnd({
+      results: [result(cpu16, 'failed', { error: { stage: 'apply', message: 'x', stderrTail: '' } })],
+      cells: [],
+      durationMs: 1,
+      interrupted: false,
+    });
     await tui.waitUntilExit();
     expect(io.stdout.output).not.toMatch(/\u001b\[[0-9;]*m/);
   });

@@ -11,10 +11,17 @@ import type { HostRef, Stage } from '../../src/vocabulary.js';
 import { createTui } from '../../src/ui/tui/index.js';
 
 const [hostCount = 6, concurrency = 4, stageMs = 400] = process.argv.slice(2).map(Number);
-const hosts: HostRef[] = Array.from({ length: hostCount }, (_, i) => ({ id: 16 + i, name: `cpuserver${16 + i}`, target: `10.208.130.${16 + i}` }));
+const hosts: HostRef[] = Array.from({ length: hostCount }, (_, i) => ({
+  id: 16 + i,
+  name: `cpuserver${16 + i}`,
+  target: `10.208.130.${16 + i}`,
+}));
 const stages: readonly Stage[] = ['connect', 'probe', 'plan', 'push', 'apply', 'verify'];
 
-const tui = await createTui({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }, { command: 'deploy' });
+const tui = await createTui(
+  { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env },
+  { command: 'deploy' },
+);
 await tui.ready();
 let interrupted = false;
 process.on('SIGINT', () => {
@@ -23,7 +30,14 @@ process.on('SIGINT', () => {
 });
 
 const startedAt = Date.now();
-tui.onRunStart({ command: 'deploy', hosts, concurrency, inventory: 'inventory/lab.yaml', playbook: 'playbooks/dual-ib-routing.yaml', startedAt });
+tui.onRunStart({
+  command: 'deploy',
+  hosts,
+  concurrency,
+  inventory: 'inventory/lab.yaml',
+  playbook: 'playbooks/dual-ib-routing.yaml',
+  startedAt,
+});
 let next = 0;
 async function worker(): Promise<void> {
   while (next < hosts.length && !interrupted) {
@@ -42,7 +56,16 @@ async function worker(): Promise<void> {
       manager: host.id % 2 ? 'netplan' : 'networkmanager',
       durationMs: Date.now() - began,
       reasons: failed ? [] : ['added route 172.16.0.0/16 table 941', `added rule from 172.16.${host.id}.1 lookup 941`],
-      ...(failed ? { error: { stage: 'apply' as const, message: 'routing script failed', exitCode: 2, stderrTail: `+ ip -4 route replace 172.16.0.0/16 dev ib1 table 942\nCannot find device "ib1"\n+ exit 2` } } : {}),
+      ...(failed
+        ? {
+            error: {
+              stage: 'apply' as const,
+              message: 'routing script failed',
+              exitCode: 2,
+              stderrTail: `+ ip -4 route replace 172.16.0.0/16 dev ib1 table 942\nCannot find device "ib1"\n+ exit 2`,
+            },
+          }
+        : {}),
     });
   }
 }

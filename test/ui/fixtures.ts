@@ -6,7 +6,12 @@ import { initialRunState, reduceRun, type RunAction, type RunState } from '../..
 export const T0 = Date.UTC(2025, 0, 1, 12, 0, 0);
 
 export function host(id: number, name = `host${id}`, ifaces?: readonly string[]): HostRef {
-  return { id, name, target: `10.208.130.${id}`, ...(ifaces ? { nics: ifaces.map((iface, i) => ({ index: i + 1, iface, address: `172.16.${id}.${i + 1}` })) } : {}) };
+  return {
+    id,
+    name,
+    target: `10.208.130.${id}`,
+    ...(ifaces ? { nics: ifaces.map((iface, i) => ({ index: i + 1, iface, address: `172.16.${id}.${i + 1}` })) } : {}),
+  };
 }
 
 export const cpu16 = host(16, 'cpuserver16');
@@ -28,12 +33,22 @@ export function result(h: HostRef, status: HostStatus, over: Partial<HostResult>
   return { host: h, status, durationMs: 4200, reasons: [], ...over };
 }
 
-export function start(command: RunStart['command'], hosts: readonly HostRef[], over: Partial<RunStart> = {}): RunAction {
+export function start(
+  command: RunStart['command'],
+  hosts: readonly HostRef[],
+  over: Partial<RunStart> = {},
+): RunAction {
   return { type: 'runStart', event: runStart(hosts, { command, ...over }) };
 }
 
-export function fold(actions: readonly RunAction[], options: { command?: RunStart['command']; rows?: number } = {}): RunState {
-  return reduceRun(initialRunState({ command: options.command ?? 'deploy', terminalRows: options.rows ?? 24 }), actions);
+export function fold(
+  actions: readonly RunAction[],
+  options: { command?: RunStart['command']; rows?: number } = {},
+): RunState {
+  return reduceRun(
+    initialRunState({ command: options.command ?? 'deploy', terminalRows: options.rows ?? 24 }),
+    actions,
+  );
 }
 
 export function nic(h: HostRef, n: number, iface: string): CellEnd {
@@ -41,7 +56,12 @@ export function nic(h: HostRef, n: number, iface: string): CellEnd {
 }
 
 /** 2 hosts × 2 NICs as in the seeds: 16 has ibs5f0/ibs5f1, 34 has ib0/ib1. */
-export const NICS: readonly CellEnd[] = [nic(cpu16, 1, 'ibs5f0'), nic(cpu16, 2, 'ibs5f1'), nic(mem34, 1, 'ib0'), nic(mem34, 2, 'ib1')];
+export const NICS: readonly CellEnd[] = [
+  nic(cpu16, 1, 'ibs5f0'),
+  nic(cpu16, 2, 'ibs5f1'),
+  nic(mem34, 1, 'ib0'),
+  nic(mem34, 2, 'ib1'),
+];
 
 /** Every ordered pair of distinct NICs (a NIC is not pinged from itself). */
 export function allPairs(method: MatrixCell['method'] = 'ping'): Pick<MatrixCell, 'from' | 'to' | 'method'>[] {

@@ -39,7 +39,8 @@ describe('sanitising remote output', () => {
   ])('%j → %j', (input, output) => expect(sanitizeLine(input)).toBe(output));
 
   it('oneLine keeps the first non-blank line, squeezed', () => expect(oneLine('\n  a   b \n c')).toBe('a b'));
-  it('tailLines drops blank lines and keeps the last n', () => expect(tailLines('a\n\nb\n  \nc\nd\n', 3)).toEqual(['b', 'c', 'd']));
+  it('tailLines drops blank lines and keeps the last n', () =>
+    expect(tailLines('a\n\nb\n  \nc\nd\n', 3)).toEqual(['b', 'c', 'd']));
 });
 
 describe('folding', () => {
@@ -107,6 +108,8 @@ describe('spinner', () => {
 describe('stage counts', () => {
   it('lists stages in pipeline order', () => {
     const at = (id: number, stage?: 'connect' | 'push' | 'apply') => ({ host: host(id), stage, startedAt: 0 });
-    expect(formatStageCounts([at(1, 'apply'), at(2, 'connect'), at(3), at(4, 'apply'), at(5, 'push')])).toBe('starting 1, connect 1, push 1, apply 2');
+    expect(formatStageCounts([at(1, 'apply'), at(2, 'connect'), at(3), at(4, 'apply'), at(5, 'push')])).toBe(
+      'starting 1, connect 1, push 1, apply 2',
+    );
   });
 });

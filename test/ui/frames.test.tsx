@@ -13,10 +13,20 @@ import * as scenario from './scenarios.js';
 
 afterEach(() => cleanup());
 
-function frame(actions: readonly RunAction[], options: { command?: CommandName; now?: number; rows?: number; spinner?: number } = {}): string {
+function frame(
+  actions: readonly RunAction[],
+  options: { command?: CommandName; now?: number; rows?: number; spinner?: number } = {},
+): string {
   const state = fold(actions, { command: options.command ?? 'deploy', rows: options.rows ?? 24 });
   const { lastFrame } = render(
-    <TuiApp state={state} now={options.now ?? T0 + 3400} frame={options.spinner ?? 0} rows={options.rows ?? 24} columns={100} color={false} />,
+    <TuiApp
+      state={state}
+      now={options.now ?? T0 + 3400}
+      frame={options.spinner ?? 0}
+      rows={options.rows ?? 24}
+      columns={100}
+      color={false}
+    />,
   );
   return plain(lastFrame());
 }
@@ -29,7 +39,12 @@ const HEADER_16_34 = [
 describe('deploy frames', () => {
   it('running: two hosts mid-stage, each with spinner, stage and elapsed; summary last', () => {
     expect(frame(scenario.runningTwo)).toBe(
-      [...HEADER_16_34, '⠋ 16 cpuserver16  push           3.3s', '⠋ 34 memserver34  probe          3.1s', '⠋ deploy 3.4s: 0/2 done, 2 running'].join('\n'),
+      [
+        ...HEADER_16_34,
+        '⠋ 16 cpuserver16  push           3.3s',
+        '⠋ 34 memserver34  probe          3.1s',
+        '⠋ deploy 3.4s: 0/2 done, 2 running',
+      ].join('\n'),
     );
   });
 
@@ -86,7 +101,7 @@ describe('deploy frames', () => {
     );
   });
 
-  it('dry run --show-scripts: each host\'s row with the exact script under it, then the plan', () => {
+  it("dry run --show-scripts: each host's row with the exact script under it, then the plan", () => {
     expect(frame(scenario.dryRunScripts)).toBe(
       [
         'ibfleet deploy --dry-run · 1 host (34) · playbook playbooks/dual-ib-routing.yaml · inventory',
@@ -237,13 +252,20 @@ describe('verify frames (2 hosts × 2 NICs, ping)', () => {
   });
 });
 
-function fleetMatrix(ids: readonly number[], ok: (from: { host: number; nic: number }, to: { host: number; nic: number }) => boolean | 'not-run') {
+function fleetMatrix(
+  ids: readonly number[],
+  ok: (from: { host: number; nic: number }, to: { host: number; nic: number }) => boolean | 'not-run',
+) {
   const hosts = ids.map((id) => host(id));
   const ends = hosts.flatMap((h) => [nic(h, 1, 'ib0'), nic(h, 2, 'ib1')]);
-  const pairs = ends.flatMap((from) => ends.filter((to) => to.host !== from.host).map((to) => ({ from, to, method: 'ping' as const })));
+  const pairs = ends.flatMap((from) =>
+    ends.filter((to) => to.host !== from.host).map((to) => ({ from, to, method: 'ping' as const })),
+  );
   const cells = pairs.map((p) => {
     const verdict = ok(p.from, p.to);
-    return verdict === 'not-run' ? cell(p.from, p.to, null, { state: 'not-run', detail: 'not run: interrupted' }) : cell(p.from, p.to, verdict);
+    return verdict === 'not-run'
+      ? cell(p.from, p.to, null, { state: 'not-run', detail: 'not run: interrupted' })
+      : cell(p.from, p.to, verdict);
   });
   return { hosts, pairs, cells };
 }
@@ -254,17 +276,25 @@ const LAB_20 = [16, 34, ...Array.from({ length: 18 }, (_, i) => 40 + i)];
 describe('verify at fleet scale, 80×24', () => {
   function frame80(actions: readonly RunAction[]): string[] {
     const state = fold(actions, { command: 'verify', rows: 24 });
-    const { lastFrame } = render(<TuiApp state={state} now={T0 + 3400} frame={0} rows={24} columns={80} color={false} />);
+    const { lastFrame } = render(
+      <TuiApp state={state} now={T0 + 3400} frame={0} rows={24} columns={80} color={false} />,
+    );
     return plain(lastFrame()).split('\n');
   }
 
   it('20 hosts: the NIC grid (40 columns) does not fit, the host×host grid does, every line within 80 columns', () => {
-    const { hosts, pairs, cells } = fleetMatrix(LAB_20, (from, to) => !(to.host === 50 && to.nic === 2 && from.nic === 2));
+    const { hosts, pairs, cells } = fleetMatrix(
+      LAB_20,
+      (from, to) => !(to.host === 50 && to.nic === 2 && from.nic === 2),
+    );
     const text = frame80([
       start('verify', hosts, { playbook: undefined }),
       { type: 'matrix', cells: pairs },
       ...cells.map((c): RunAction => ({ type: 'cell', cell: c })),
-      { type: 'runEnd', event: { results: hosts.map((h) => result(h, 'ok')), cells: [], durationMs: 8000, interrupted: false } },
+      {
+        type: 'runEnd',
+        event: { results: hosts.map((h) => result(h, 'ok')), cells: [], durationMs: 8000, interrupted: false },
+      },
     ]);
     const grid = text.slice(text.findIndex((l) => l.startsWith('from\\to')));
     expect(grid[0]).toBe('from\\to 16 34 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57');
@@ -277,11 +307,18 @@ describe('verify at fleet scale, 80×24', () => {
 
   it('20 hosts while running: the live host grid and the summary fit 24 rows', () => {
     const { hosts, pairs, cells } = fleetMatrix(LAB_20, () => true);
-    const text = frame80([start('verify', hosts, { playbook: undefined }), ...hosts.map((h): RunAction => ({ type: 'stage', host: h, stage: 'check', at: T0 })), { type: 'matrix', cells: pairs }, ...cells.slice(0, 700).map((c): RunAction => ({ type: 'cell', cell: c }))]);
+    const text = frame80([
+      start('verify', hosts, { playbook: undefined }),
+      ...hosts.map((h): RunAction => ({ type: 'stage', host: h, stage: 'check', at: T0 })),
+      { type: 'matrix', cells: pairs },
+      ...cells.slice(0, 700).map((c): RunAction => ({ type: 'cell', cell: c })),
+    ]);
     // Above the live area: the frozen header (2 lines at 80 columns), which scrolls away; the live area stays within 23 lines.
     expect(text.slice(0, 2).join(' ')).toMatch(/^ibfleet verify · 20 hosts/);
     expect(text.length - 2).toBeLessThanOrEqual(23);
-    expect(text.find((l) => l.startsWith('     57'))).toBe('     57  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·');
+    expect(text.find((l) => l.startsWith('     57'))).toBe(
+      '     57  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·',
+    );
     expect(text.at(-1)).toBe('⠋ verify 3.4s: 0/20 done, 20 running, cells 700 passed, 0 failed, 820 pending');
   });
 
@@ -291,12 +328,26 @@ describe('verify at fleet scale, 80×24', () => {
       start('verify', hosts, { playbook: undefined }),
       { type: 'matrix', cells: pairs },
       ...cells.map((c): RunAction => ({ type: 'cell', cell: c })),
-      { type: 'runEnd', event: { results: hosts.map((h) => result(h, h.id <= 34 ? 'ok' : 'not-run')), cells: [], durationMs: 2000, interrupted: true } },
+      {
+        type: 'runEnd',
+        event: {
+          results: hosts.map((h) => result(h, h.id <= 34 ? 'ok' : 'not-run')),
+          cells: [],
+          durationMs: 2000,
+          interrupted: true,
+        },
+      },
     ]);
-    expect(text.find((l) => l.startsWith('     34'))).toBe('     34  ✓     ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓');
-    expect(text.find((l) => l.startsWith('     40'))).toBe('     40  ○  ○     ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○');
+    expect(text.find((l) => l.startsWith('     34'))).toBe(
+      '     34  ✓     ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓  ✓',
+    );
+    expect(text.find((l) => l.startsWith('     40'))).toBe(
+      '     40  ○  ○     ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○  ○',
+    );
     expect(text.some((l) => l.startsWith('✗ ') && l.includes('→'))).toBe(false);
-    expect(text.at(-1)).toBe('✗ verify interrupted after 2.0s: 18 not-run, 2 ok, cells 152 passed, 0 failed, 1368 not run');
+    expect(text.at(-1)).toBe(
+      '✗ verify interrupted after 2.0s: 18 not-run, 2 ok, cells 152 passed, 0 failed, 1368 not run',
+    );
   });
 });
 
@@ -305,7 +356,9 @@ describe('verify on a fleet too big for a grid', () => {
     // 40 hosts: neither the NIC grid nor the host grid (40 columns of 3) fits 100 columns.
     const hosts = Array.from({ length: 40 }, (_, i) => host(i + 1));
     const ends = hosts.flatMap((h) => [nic(h, 1, 'ib0'), nic(h, 2, 'ib1')]);
-    const pairs = ends.flatMap((from) => ends.filter((to) => to !== from).map((to) => ({ from, to, method: 'ping' as const })));
+    const pairs = ends.flatMap((from) =>
+      ends.filter((to) => to !== from).map((to) => ({ from, to, method: 'ping' as const })),
+    );
     // Every cell to 40/ib1 fails (79 cells); everything else passes.
     const cells = pairs.map((p) => cell(p.from, p.to, !(p.to.host === 40 && p.to.nic === 2)));
     const text = frame(
@@ -313,15 +366,24 @@ describe('verify on a fleet too big for a grid', () => {
         start('verify', hosts, { playbook: undefined }),
         { type: 'matrix', cells: pairs },
         ...cells.map((c): RunAction => ({ type: 'cell', cell: c })),
-        { type: 'runEnd', event: { results: hosts.map((h) => result(h, 'ok')), cells: [], durationMs: 8000, interrupted: false } },
+        {
+          type: 'runEnd',
+          event: { results: hosts.map((h) => result(h, 'ok')), cells: [], durationMs: 8000, interrupted: false },
+        },
       ],
       { command: 'verify' },
     ).split('\n');
     expect(text[2]).toBe('matrix 80x80 NICs, 6320 cells: 6241 passed, 79 failed');
-    expect(text.slice(3, 5)).toEqual(['✗ 1/ib0 → 40/ib1 (ping 172.16.1.1 → 172.16.40.2): 0/3 replies', '    ssh root@10.208.130.1 ping -c 3 -I 172.16.1.1 172.16.40.2']);
+    expect(text.slice(3, 5)).toEqual([
+      '✗ 1/ib0 → 40/ib1 (ping 172.16.1.1 → 172.16.40.2): 0/3 replies',
+      '    ssh root@10.208.130.1 ping -c 3 -I 172.16.1.1 172.16.40.2',
+    ]);
     // 24 rows: the counts line, 10 cells of two lines, the rest counted, the summary.
     expect(text.filter((l) => l.startsWith('✗ ') && l.includes('→'))).toHaveLength(10);
-    expect(text.slice(-2)).toEqual(['✗ … and 69 more failing cells (the run log and --json list every cell)', '✗ verify finished in 8.0s: 40 ok, cells 6241 passed, 79 failed']);
+    expect(text.slice(-2)).toEqual([
+      '✗ … and 69 more failing cells (the run log and --json list every cell)',
+      '✗ verify finished in 8.0s: 40 ok, cells 6241 passed, 79 failed',
+    ]);
   });
 });
 
@@ -330,40 +392,66 @@ describe('verify on multi-rail hosts (3 hosts × 8 NICs, before deploy: only NIC
   const hosts = [16, 34, 40].map((id) => host(id, `gpu${id}`));
   const ends = hosts.flatMap((h) => IFACES.map((iface, i) => nic(h, i + 1, iface)));
   /** The routing missing at both ends, as verify's probe finds it before deploy. */
-  const undeployed = (end: { host: number; iface: string }) => ({ kind: 'routing-missing' as const, host: end.host, iface: end.iface, text: `${end.host}/${end.iface}: no rule, table empty (per-NIC routing not deployed: ibfleet deploy --hosts ${end.host})` });
+  const undeployed = (end: { host: number; iface: string }) => ({
+    kind: 'routing-missing' as const,
+    host: end.host,
+    iface: end.iface,
+    text: `${end.host}/${end.iface}: no rule, table empty (per-NIC routing not deployed: ibfleet deploy --hosts ${end.host})`,
+  });
 
   function run(mode: 'full' | 'rail', reason?: string): string[] {
-    const pairs = ends.flatMap((from) => ends.filter((to) => to.host !== from.host && (mode === 'full' || to.nic === from.nic)).map((to) => ({ from, to, method: 'ping' as const })));
-    const cells = pairs.map((p) => (p.from.nic === 1 && p.to.nic === 1 ? cell(p.from, p.to, true) : cell(p.from, p.to, false, { causes: [undeployed(p.from), undeployed(p.to)] })));
+    const pairs = ends.flatMap((from) =>
+      ends
+        .filter((to) => to.host !== from.host && (mode === 'full' || to.nic === from.nic))
+        .map((to) => ({ from, to, method: 'ping' as const })),
+    );
+    const cells = pairs.map((p) =>
+      p.from.nic === 1 && p.to.nic === 1
+        ? cell(p.from, p.to, true)
+        : cell(p.from, p.to, false, { causes: [undeployed(p.from), undeployed(p.to)] }),
+    );
     const state = fold(
       [
         start('verify', hosts, { playbook: undefined }),
         { type: 'matrix', cells: pairs, start: { mode, ...(reason ? { reason } : {}) } },
         ...cells.map((c): RunAction => ({ type: 'cell', cell: c })),
-        { type: 'runEnd', event: { results: hosts.map((h) => result(h, 'failed')), cells: [], durationMs: 12000, interrupted: false } },
+        {
+          type: 'runEnd',
+          event: { results: hosts.map((h) => result(h, 'failed')), cells: [], durationMs: 12000, interrupted: false },
+        },
       ],
       { command: 'verify', rows: 24 },
     );
-    const { lastFrame } = render(<TuiApp state={state} now={T0 + 3400} frame={0} rows={24} columns={80} color={false} />);
+    const { lastFrame } = render(
+      <TuiApp state={state} now={T0 + 3400} frame={0} rows={24} columns={80} color={false} />,
+    );
     return plain(lastFrame()).split('\n');
   }
 
   it('the NIC grid (24 columns) does not fit: the host×host grid, the rail grid under it, the failures folded by cause', () => {
     const text = run('full');
     const at = text.findIndex((l) => l.startsWith('from\\to'));
-    expect(text.slice(at, at + 5)).toEqual(['from\\to 16 34 40', '     16     1  1', '     34  1     1', '     40  1  1', 'host×host, 64 cells each: ✓ all passed  3 = 3 passed  ✗ none · ping']);
-    expect(text.slice(at + 5, at + 15)).toEqual([
-      'NIC\\NIC  1  2  3  4  5  6  7  8',
-      '      1  6  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
-      '      2  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
-      '      3  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
-      '      4  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
-      '      5  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
-      '      6  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
-      '      7  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
-      '      8  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
-      'NIC×NIC over host pairs (≤6 cells each; rails on the diagonal): ✓ all passed  3…',
-    ].map((l, i) => (i === 1 ? l.replace('  6  ✗', '  ✓  ✗') : l)));
+    expect(text.slice(at, at + 5)).toEqual([
+      'from\\to 16 34 40',
+      '     16     1  1',
+      '     34  1     1',
+      '     40  1  1',
+      'host×host, 64 cells each: ✓ all passed  3 = 3 passed  ✗ none · ping',
+    ]);
+    expect(text.slice(at + 5, at + 15)).toEqual(
+      [
+        'NIC\\NIC  1  2  3  4  5  6  7  8',
+        '      1  6  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+        '      2  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+        '      3  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+        '      4  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+        '      5  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+        '      6  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+        '      7  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+        '      8  ✗  ✗  ✗  ✗  ✗  ✗  ✗  ✗',
+        'NIC×NIC over host pairs (≤6 cells each; rails on the diagonal): ✓ all passed  3…',
+      ].map((l, i) => (i === 1 ? l.replace('  6  ✗', '  ✓  ✗') : l)),
+    );
     expect(text[at + 15]).toBe('✗ 378 cells: no per-NIC routing on 24 NICs — ibfleet deploy --hosts 16,34,40');
     expect(text.every((l) => l.length <= 80)).toBe(true);
     expect(text.at(-1)).toBe('✗ verify finished in 12.0s: 3 failed, cells 6 passed, 378 failed');
@@ -375,6 +463,8 @@ describe('verify on multi-rail hosts (3 hosts × 8 NICs, before deploy: only NIC
     expect(text[at]).toBe('matrix: rail (NIC n to NIC n of every other host) — the full matrix (…) is more…');
     const rails = text.slice(text.findIndex((l) => l.startsWith('NIC\\NIC')));
     expect(rails.slice(1, 4)).toEqual(['      1  ✓', '      2     ✗', '      3        ✗']);
-    expect(text.find((l) => l.startsWith('✗ 42 cells'))).toBe('✗ 42 cells: no per-NIC routing on 21 NICs — ibfleet deploy --hosts 16,34,40');
+    expect(text.find((l) => l.startsWith('✗ 42 cells'))).toBe(
+      '✗ 42 cells: no per-NIC routing on 21 NICs — ibfleet deploy --hosts 16,34,40',
+    );
   });
 });

@@ -21,16 +21,29 @@ describe('planLiveArea', () => {
     [60, { failing: true, progress: true, running: 16, moreRunning: true }],
   ] as const)('in %i rows: failures named, running shown oldest first, the rest counted', (rows, expected) => {
     const plan = planLiveArea(big, { rows, columns: 100 });
-    expect({ failing: plan.failing, progress: plan.progress, running: plan.running.length, moreRunning: plan.moreRunning }).toEqual(expected);
+    expect({
+      failing: plan.failing,
+      progress: plan.progress,
+      running: plan.running.length,
+      moreRunning: plan.moreRunning,
+    }).toEqual(expected);
     expect(plan.running.map((r) => r.host.id)).toEqual(Array.from({ length: expected.running }, (_, i) => 201 + i));
   });
 
   it('a small fleet shows every host in host order, running or finished, and no counted lines', () => {
     const plan = planLiveArea(fold(scenario.runningTwo), { rows: 24, columns: 100 });
     expect(plan).toMatchObject({ hiddenRunning: [], moreRunning: false, failing: false, progress: false, height: 3 });
-    expect(plan.rows.map((r) => ('running' in r ? `${r.running.host.id} running` : `${r.finished.host.id} ${r.finished.status}`))).toEqual(['16 running', '34 running']);
+    expect(
+      plan.rows.map((r) =>
+        'running' in r ? `${r.running.host.id} running` : `${r.finished.host.id} ${r.finished.status}`,
+      ),
+    ).toEqual(['16 running', '34 running']);
     const oneDone = fold([...scenario.runningTwo, { type: 'hostDone', result: resultOf(mem34Ref, 'changed') }]);
-    expect(planLiveArea(oneDone, { rows: 24, columns: 100 }).rows.map((r) => ('running' in r ? `${r.running.host.id} running` : `${r.finished.host.id} ${r.finished.status}`))).toEqual(['16 running', '34 changed']);
+    expect(
+      planLiveArea(oneDone, { rows: 24, columns: 100 }).rows.map((r) =>
+        'running' in r ? `${r.running.host.id} running` : `${r.finished.host.id} ${r.finished.status}`,
+      ),
+    ).toEqual(['16 running', '34 changed']);
   });
 
   it('after the run only the summary is live (the rest is frozen above)', () => {

@@ -14,7 +14,8 @@ const TUI = resolve(dirname(fileURLToPath(import.meta.url)), '../../src/ui/tui')
 function staticImports(file: string): string[] {
   const source = readFileSync(file, 'utf8');
   const specifiers: string[] = [];
-  for (const match of source.matchAll(/^\s*(import|export)\s+(?!type\b)[^'"]*?from\s+'([^']+)'/gm)) specifiers.push(match[2]!);
+  for (const match of source.matchAll(/^\s*(import|export)\s+(?!type\b)[^'"]*?from\s+'([^']+)'/gm))
+    specifiers.push(match[2]!);
   for (const match of source.matchAll(/^\s*import\s+'([^']+)'/gm)) specifiers.push(match[1]!);
   return specifiers;
 }
@@ -50,9 +51,21 @@ describe('the TUI entry point is light', () => {
   });
 
   it('the pure modules (state, layout, lines, format, fold, matrix) import neither ink nor react', () => {
-    for (const name of ['state.ts', 'layout.ts', 'lines.ts', 'format.ts', '../text/fold.ts', 'matrix.ts', 'color.ts', 'spinner.ts']) {
+    for (const name of [
+      'state.ts',
+      'layout.ts',
+      'lines.ts',
+      'format.ts',
+      '../text/fold.ts',
+      'matrix.ts',
+      'color.ts',
+      'spinner.ts',
+    ]) {
       const reached = [...closure(resolve(TUI, name))];
-      expect(reached.filter((m) => m === 'ink' || m.startsWith('react') || m.startsWith('node:')), name).toEqual([]);
+      expect(
+        reached.filter((m) => m === 'ink' || m.startsWith('react') || m.startsWith('node:')),
+        name,
+      ).toEqual([]);
     }
   });
 
@@ -72,7 +85,10 @@ describe('the TUI entry point is light', () => {
       port1.close();
       console.log(JSON.stringify(seen.filter((url) => ['/node_modules/react/', '/node_modules/ink/'].some((dir) => url.includes(dir)))));
     `;
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: resolve(TUI, '../../..') });
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      cwd: resolve(TUI, '../../..'),
+    });
     return JSON.parse(out.trim().split('\n').at(-1)!) as string[];
   }
 

@@ -20,7 +20,8 @@ import { host, runStart, T0 } from './fixtures.js';
 
 // Read before anything renders: React picks its build from NODE_ENV when it is first imported
 // (createTui sets production when NODE_ENV is unset; vitest sets NODE_ENV=test).
-const REACT_BUILD = process.env.NODE_ENV === 'production' ? 'production' : `development (NODE_ENV=${process.env.NODE_ENV ?? 'unset'})`;
+const REACT_BUILD =
+  process.env.NODE_ENV === 'production' ? 'production' : `development (NODE_ENV=${process.env.NODE_ENV ?? 'unset'})`;
 const HOSTS = 254;
 const CONCURRENCY = 32;
 const STAGES: readonly Stage[] = ['connect', 'probe', 'plan', 'push', 'apply'];
@@ -34,8 +35,12 @@ interface Timed {
 
 /** The event stream of the simulated deploy, in time order. */
 export function simulatedDeploy(): Timed[] {
-  const hosts: HostRef[] = Array.from({ length: HOSTS }, (_, i) => host(i + 1, `node${String(i + 1).padStart(3, '0')}`));
-  const timed: Timed[] = [{ at: T0, action: { type: 'runStart', event: runStart(hosts, { concurrency: CONCURRENCY }) } }];
+  const hosts: HostRef[] = Array.from({ length: HOSTS }, (_, i) =>
+    host(i + 1, `node${String(i + 1).padStart(3, '0')}`),
+  );
+  const timed: Timed[] = [
+    { at: T0, action: { type: 'runStart', event: runStart(hosts, { concurrency: CONCURRENCY }) } },
+  ];
   const slots = Array.from({ length: CONCURRENCY }, (_, i) => T0 + i * 37); // staggered starts
   hosts.forEach((h, i) => {
     const slot = i % CONCURRENCY;
@@ -58,14 +63,25 @@ export function simulatedDeploy(): Timed[] {
           manager: 'netplan',
           durationMs: at - slots[slot]!,
           reasons: status === 'changed' ? ['added route 172.16.0.0/16 table 941'] : [],
-          ...(status === 'failed' ? { error: { stage: 'apply' as const, message: 'routing script failed', stderrTail: 'Cannot find device "ib1"\n+ exit 2' } } : {}),
+          ...(status === 'failed'
+            ? {
+                error: {
+                  stage: 'apply' as const,
+                  message: 'routing script failed',
+                  stderrTail: 'Cannot find device "ib1"\n+ exit 2',
+                },
+              }
+            : {}),
         },
       },
     });
     slots[slot] = at + 20;
   });
   const last = Math.max(...slots);
-  timed.push({ at: last, action: { type: 'runEnd', event: { results: [], cells: [], durationMs: last - T0, interrupted: false } } });
+  timed.push({
+    at: last,
+    action: { type: 'runEnd', event: { results: [], cells: [], durationMs: last - T0, interrupted: false } },
+  });
   return timed.sort((a, b) => a.at - b.at);
 }
 
@@ -165,12 +181,29 @@ export async function measureRenderCost(options: MeasureOptions = {}): Promise<R
   // 3. Naive: re-render after every event (no batching), straight into Ink.
   const terminal = new FakeTerminal(100, 24);
   if (options.naive === false) {
-    return { events: actions.length, simulatedSeconds: (end - T0) / 1000, reducerMs, tuiMs, tuiFrames: frames, tuiBytes: io.stdout.output.length, reactBuild: REACT_BUILD, naiveMs: Number.NaN, naiveRenders: 0, finalFrame: io.stdout.writes.slice(-6).join('') };
+    return {
+      events: actions.length,
+      simulatedSeconds: (end - T0) / 1000,
+      reducerMs,
+      tuiMs,
+      tuiFrames: frames,
+      tuiBytes: io.stdout.output.length,
+      reactBuild: REACT_BUILD,
+      naiveMs: Number.NaN,
+      naiveRenders: 0,
+      finalFrame: io.stdout.writes.slice(-6).join(''),
+    };
   }
   cpu = process.cpuUsage();
   let naiveState = initialRunState({ command: 'deploy', terminalRows: 24 });
-  const view = (now: number) => createElement(TuiApp, { state: naiveState, now, frame: 0, rows: 24, columns: 100, color: false });
-  const instance = render(view(T0), { stdout: terminal as unknown as NodeJS.WriteStream, patchConsole: false, exitOnCtrlC: false, maxFps: 1_000_000 });
+  const view = (now: number) =>
+    createElement(TuiApp, { state: naiveState, now, frame: 0, rows: 24, columns: 100, color: false });
+  const instance = render(view(T0), {
+    stdout: terminal as unknown as NodeJS.WriteStream,
+    patchConsole: false,
+    exitOnCtrlC: false,
+    maxFps: 1_000_000,
+  });
   for (const t of timed) {
     naiveState = reduceRun(naiveState, [t.action]);
     instance.rerender(view(t.at));
@@ -197,7 +230,11 @@ export function formatRenderCost(c: RenderCost): string {
     `render cost, ${HOSTS} hosts × (start, ${STAGES.length} stages, done) = ${c.events} events, ${c.simulatedSeconds.toFixed(1)} s simulated deploy at concurrency ${CONCURRENCY}:`,
     `  reducer only (one event at a time):   ${c.reducerMs.toFixed(1)} ms CPU`,
     `  createTui, batched to 10 frames/s:    ${c.tuiMs.toFixed(0)} ms CPU for ${c.tuiFrames} frames = ${(c.tuiMs / c.tuiFrames).toFixed(2)} ms/frame, ${(c.tuiMs / c.tuiFrames).toFixed(1)}% of one core at 10 frames/s (${(c.tuiBytes / 1024).toFixed(0)} KiB written)`,
-    ...(c.naiveRenders > 0 ? [`  naive, one render per event:          ${c.naiveMs.toFixed(0)} ms CPU for ${c.naiveRenders} renders = ${(c.naiveMs / c.naiveRenders).toFixed(2)} ms/render`] : []),
+    ...(c.naiveRenders > 0
+      ? [
+          `  naive, one render per event:          ${c.naiveMs.toFixed(0)} ms CPU for ${c.naiveRenders} renders = ${(c.naiveMs / c.naiveRenders).toFixed(2)} ms/render`,
+        ]
+      : []),
     `  React build: ${c.reactBuild}`,
   ].join('\n');
 }

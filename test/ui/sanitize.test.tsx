@@ -104,7 +104,11 @@ describe('printableLine: what a host says about itself, reduced', () => {
   it.each([
     ['as it is', 'Ubuntu 18.04.6 LTS', 'Ubuntu 18.04.6 LTS'],
     ['white space squeezed, trimmed', '  Debian \t GNU/Linux   12 ', 'Debian GNU/Linux 12'],
-    ['NEL and a fake host line stay on the line, visibly', 'Debian\u0085  41: {name: evil, address: 10.9.9.9, user: root}', 'Debian? 41: {name: evil, address: 10.9.9.9, user: root}'],
+    [
+      'NEL and a fake host line stay on the line, visibly',
+      'Debian\u0085  41: {name: evil, address: 10.9.9.9, user: root}',
+      'Debian? 41: {name: evil, address: 10.9.9.9, user: root}',
+    ],
     ['8-bit CSI', 'Evil\u009b2J OS', 'Evil?2J OS'],
     ['a bidi override', 'Ubuntu \u202e', 'Ubuntu ?'],
     ['line separators', 'a\u2028b\u2029c\nd', 'a?b?c?d'],
@@ -127,33 +131,49 @@ describe('--json carries what the host said, escaped', () => {
 
   it('writes no raw control, C1, separator or bidi character (JSON escapes C0 itself; the rest as \\uXXXX)', () => {
     const text = jsonText(value);
-    expect(text.replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+    expect(text.replace(/\n/g, '')).not.toMatch(
+      /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/,
+    );
     expect(text).toContain('"os": "Evil\\u009b2J\\u202eOS\\u2028x\\u0085\\u007f"');
-    expect(text).toBe(`${JSON.stringify(value, null, 2).replace('Evil\u009b2J\u202eOS\u2028x\u0085\u007f', 'Evil\\u009b2J\\u202eOS\\u2028x\\u0085\\u007f')}`);
+    expect(text).toBe(
+      `${JSON.stringify(value, null, 2).replace('Evil\u009b2J\u202eOS\u2028x\u0085\u007f', 'Evil\\u009b2J\\u202eOS\\u2028x\\u0085\\u007f')}`,
+    );
   });
 });
 
 /** What a hostile host may put into a result: an override in its error, 8-bit CSI in its OS name. */
 const hostile = result(cpu16, 'failed', {
   os: 'Evil\u009b2J OS',
-  error: { stage: 'probe', message: 'probe failed (exit 1): \u202egnp.exe', stderrTail: 'a\u2066b\u2069\n\u0085c\n', exitCode: 1 },
+  error: {
+    stage: 'probe',
+    message: 'probe failed (exit 1): \u202egnp.exe',
+    stderrTail: 'a\u2066b\u2069\n\u0085c\n',
+    exitCode: 1,
+  },
 });
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 describe('every display shows it through the rule', () => {
   it('plain lines', () => {
     let text = '';
-    const events = plainHandler({ write: (chunk: string) => (text += chunk), isTTY: false }, { command: 'deploy', stages: true });
+    const events = plainHandler(
+      { write: (chunk: string) => (text += chunk), isTTY: false },
+      { command: 'deploy', stages: true },
+    );
     events.onHostDone!(hostile);
     expect(text).not.toMatch(UNSAFE);
-    expect(text).toBe('[16 cpuserver16] failed at probe (4.2s): probe failed (exit 1): ?gnp.exe\n    | a?b?\n    | ?c\n');
+    expect(text).toBe(
+      '[16 cpuserver16] failed at probe (4.2s): probe failed (exit 1): ?gnp.exe\n    | a?b?\n    | ?c\n',
+    );
   });
 
   it("the TUI's row and its frame", () => {
     const row = toFinishedHost(hostile);
     expect([row.reason, ...row.errorTail]).toEqual(['probe: probe failed (exit 1): ?gnp.exe', 'a?b?', '?c']);
     const state = fold([start('deploy', [cpu16]), { type: 'hostDone', result: hostile }]);
-    const frame = plain(render(<TuiApp state={state} now={T0 + 3400} frame={0} rows={24} columns={100} color={false} />).lastFrame());
+    const frame = plain(
+      render(<TuiApp state={state} now={T0 + 3400} frame={0} rows={24} columns={100} color={false} />).lastFrame(),
+    );
     expect(frame).toContain('probe failed (exit 1): ?gnp.exe');
     expect(frame).not.toMatch(UNSAFE);
   });
@@ -162,6 +182,8 @@ describe('every display shows it through the rule', () => {
     const lines = runLogHostBlock(hostile, undefined, T0);
     expect(lines[0]).toBe('== host 16 cpuserver16 (10.208.130.16) · failed · Evil?2J OS');
     expect(lines.join('\n')).not.toMatch(UNSAFE);
-    expect(runLogHeader(runStart([cpu16], { inventory: 'inv\u202e.yaml' }), new Date(T0))).toContain('# inventory inv?.yaml');
+    expect(runLogHeader(runStart([cpu16], { inventory: 'inv\u202e.yaml' }), new Date(T0))).toContain(
+      '# inventory inv?.yaml',
+    );
   });
 });

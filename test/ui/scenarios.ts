@@ -28,7 +28,11 @@ export const allSucceeded: readonly RunAction[] = [
     result: result(cpu16, 'changed', {
       manager: 'networkmanager',
       durationMs: 5230,
-      reasons: ['added route 172.16.0.0/16 table 941', 'added rule from 172.16.16.1 lookup 941', 'installed NetworkManager hook'],
+      reasons: [
+        'added route 172.16.0.0/16 table 941',
+        'added rule from 172.16.16.1 lookup 941',
+        'installed NetworkManager hook',
+      ],
     }),
   },
   { type: 'hostDone', result: result(mem34, 'unchanged', { manager: 'netplan', durationMs: 3080 }) },
@@ -40,7 +44,14 @@ const web40 = host(40, 'cpuserver40');
 /** One changed, one failed in apply (with its error output), one unreachable. */
 export const mixedFailures: readonly RunAction[] = [
   start('deploy', [cpu16, mem34, web40]),
-  { type: 'hostDone', result: result(cpu16, 'changed', { manager: 'networkmanager', durationMs: 5230, reasons: ['added route 172.16.0.0/16 table 941'] }) },
+  {
+    type: 'hostDone',
+    result: result(cpu16, 'changed', {
+      manager: 'networkmanager',
+      durationMs: 5230,
+      reasons: ['added route 172.16.0.0/16 table 941'],
+    }),
+  },
   {
     type: 'hostDone',
     result: result(mem34, 'failed', {
@@ -66,7 +77,11 @@ export const mixedFailures: readonly RunAction[] = [
     type: 'hostDone',
     result: result(web40, 'unreachable', {
       durationMs: 60_000,
-      error: { stage: 'connect', message: 'no answer from 10.208.130.40:22 within 60s; is the host up?', stderrTail: '' },
+      error: {
+        stage: 'connect',
+        message: 'no answer from 10.208.130.40:22 within 60s; is the host up?',
+        stderrTail: '',
+      },
     }),
   },
   end(60_400),
@@ -89,13 +104,26 @@ export function bigFleetMidRun(): RunAction[] {
         result: result(h, 'failed', {
           manager: 'ifupdown',
           durationMs: 3100,
-          error: { stage: 'push', message: 'cannot write /etc/network/if-up.d/ibfleet-routes: read-only file system', stderrTail: 'sftp: EROFS' },
+          error: {
+            stage: 'push',
+            message: 'cannot write /etc/network/if-up.d/ibfleet-routes: read-only file system',
+            stderrTail: 'sftp: EROFS',
+          },
         }),
       });
     } else if (h.id === 77) {
-      actions.push({ type: 'hostDone', result: result(h, 'unreachable', { durationMs: 30_000, error: { stage: 'connect', message: 'connection refused by 10.208.130.77:22', stderrTail: '' } }) });
+      actions.push({
+        type: 'hostDone',
+        result: result(h, 'unreachable', {
+          durationMs: 30_000,
+          error: { stage: 'connect', message: 'connection refused by 10.208.130.77:22', stderrTail: '' },
+        }),
+      });
     } else {
-      actions.push({ type: 'hostDone', result: result(h, h.id % 4 === 0 ? 'unchanged' : 'changed', { manager: 'netplan', durationMs: 4000 }) });
+      actions.push({
+        type: 'hostDone',
+        result: result(h, h.id % 4 === 0 ? 'unchanged' : 'changed', { manager: 'netplan', durationMs: 4000 }),
+      });
     }
   }
   for (const h of FLEET.slice(200, 232)) {
@@ -108,34 +136,59 @@ export function bigFleetMidRun(): RunAction[] {
 
 export function bigFleetFinished(): RunAction[] {
   const actions: RunAction[] = bigFleetMidRun().filter((a) => a.type !== 'runEnd');
-  for (const h of FLEET.slice(200)) actions.push({ type: 'hostDone', result: result(h, 'changed', { manager: 'netplan' }) });
+  for (const h of FLEET.slice(200))
+    actions.push({ type: 'hostDone', result: result(h, 'changed', { manager: 'netplan' }) });
   actions.push(end(52_300));
   return actions;
 }
 
-const aliceHosts: readonly HostRef[] = [16, 17, 18, 19, 20, 34, 40, 42, 44, 77].map((id) => (id === 16 ? cpu16 : id === 34 ? mem34 : host(id, `host${id}`)));
+const aliceHosts: readonly HostRef[] = [16, 17, 18, 19, 20, 34, 40, 42, 44, 77].map((id) =>
+  id === 16 ? cpu16 : id === 34 ? mem34 : host(id, `host${id}`),
+);
 
 /** Status over ten hosts: six compliant, two with the same drift, one with other drift, one down. */
 export const statusFolding: readonly RunAction[] = [
   start('status', aliceHosts, { playbook: undefined }),
   ...aliceHosts.map((h): RunAction => {
     if (h.id === 40 || h.id === 42) {
-      return { type: 'hostDone', result: result(h, 'drift', { durationMs: 800, reasons: ['rule from 172.16.H.2 lookup 942 missing', 'hook /etc/network/if-up.d/ibfleet-routes not installed'] }) };
+      return {
+        type: 'hostDone',
+        result: result(h, 'drift', {
+          durationMs: 800,
+          reasons: [
+            'rule from 172.16.H.2 lookup 942 missing',
+            'hook /etc/network/if-up.d/ibfleet-routes not installed',
+          ],
+        }),
+      };
     }
-    if (h.id === 44) return { type: 'hostDone', result: result(h, 'drift', { durationMs: 800, reasons: ['main table still has 172.16.0.0/16 dev ib1'] }) };
+    if (h.id === 44)
+      return {
+        type: 'hostDone',
+        result: result(h, 'drift', { durationMs: 800, reasons: ['main table still has 172.16.0.0/16 dev ib1'] }),
+      };
     if (h.id === 77) {
-      return { type: 'hostDone', result: result(h, 'unreachable', { durationMs: 10_000, error: { stage: 'connect', message: 'connection refused', stderrTail: '' } }) };
+      return {
+        type: 'hostDone',
+        result: result(h, 'unreachable', {
+          durationMs: 10_000,
+          error: { stage: 'connect', message: 'connection refused', stderrTail: '' },
+        }),
+      };
     }
     return { type: 'hostDone', result: result(h, 'ok', { durationMs: 700 }) };
   }),
   end(10_200),
 ];
 
-const verifyStart = (): RunAction[] => [start('verify', [cpu16, mem34], { playbook: undefined }), { type: 'matrix', cells: allPairs('ping') }];
+const verifyStart = (): RunAction[] => [
+  start('verify', [cpu16, mem34], { playbook: undefined }),
+  { type: 'matrix', cells: allPairs('ping') },
+];
 
 /** Half of the 12 ping cells in; 16/ibs5f1 → 34/ib1 failed. */
 export function verifyHalf(): RunAction[] {
-  const [a, b, c, d] = NICS as [typeof NICS[0], typeof NICS[0], typeof NICS[0], typeof NICS[0]];
+  const [a, b, c, d] = NICS as [(typeof NICS)[0], (typeof NICS)[0], (typeof NICS)[0], (typeof NICS)[0]];
   return [
     ...verifyStart(),
     { type: 'cell', cell: cell(a, b, true) },
@@ -148,7 +201,7 @@ export function verifyHalf(): RunAction[] {
 }
 
 export function verifyComplete(): RunAction[] {
-  const [a, b, c, d] = NICS as [typeof NICS[0], typeof NICS[0], typeof NICS[0], typeof NICS[0]];
+  const [a, b, c, d] = NICS as [(typeof NICS)[0], (typeof NICS)[0], (typeof NICS)[0], (typeof NICS)[0]];
   return [
     ...verifyHalf(),
     { type: 'cell', cell: cell(c, a, true) },
@@ -172,16 +225,32 @@ const PLAN_34: Partial<HostResult> = {
     { kind: 'table-route', action: 'add', subject: 'ib1', text: 'ib1: table 942 ← 172.16.0.0/16 src 172.16.34.2' },
     { kind: 'rule', action: 'add', subject: 'ib1', text: 'ib1: rule 942: from 172.16.34.2 lookup 942' },
   ],
-  planText: 'ip -4 route replace 172.16.0.0/16 dev ib1 src 172.16.34.2 table 942\nip -4 rule add from 172.16.34.2 lookup 942 priority 942\n',
+  planText:
+    'ip -4 route replace 172.16.0.0/16 dev ib1 src 172.16.34.2 table 942\nip -4 rule add from 172.16.34.2 lookup 942 priority 942\n',
 };
 
-export const dryRunOne: readonly RunAction[] = [start('deploy', [mem34], { dryRun: true }), { type: 'hostDone', result: result(mem34, 'planned', PLAN_34) }, end(2000)];
+export const dryRunOne: readonly RunAction[] = [
+  start('deploy', [mem34], { dryRun: true }),
+  { type: 'hostDone', result: result(mem34, 'planned', PLAN_34) },
+  end(2000),
+];
 
-export const dryRunScripts: readonly RunAction[] = [start('deploy', [mem34], { dryRun: true, showScripts: true }), { type: 'hostDone', result: result(mem34, 'planned', PLAN_34) }, end(2000)];
+export const dryRunScripts: readonly RunAction[] = [
+  start('deploy', [mem34], { dryRun: true, showScripts: true }),
+  { type: 'hostDone', result: result(mem34, 'planned', PLAN_34) },
+  end(2000),
+];
 
 /** Ctrl-C while 34 is still pushing: the TUI is unmounted before the run ends. */
 export const interruptedTwo: readonly RunAction[] = [
   ...runningTwo,
-  { type: 'hostDone', result: result(cpu16, 'changed', { manager: 'networkmanager', durationMs: 2500, reasons: ['added route 172.16.0.0/16 table 941'] }) },
+  {
+    type: 'hostDone',
+    result: result(cpu16, 'changed', {
+      manager: 'networkmanager',
+      durationMs: 2500,
+      reasons: ['added route 172.16.0.0/16 table 941'],
+    }),
+  },
   { type: 'detach', at: T0 + 4000 },
 ];

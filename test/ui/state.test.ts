@@ -38,7 +38,12 @@ describe('header', () => {
 
 describe('running hosts', () => {
   it.each([
-    { name: 'start registers a host with no stage yet', events: [{ type: 'hostStart', host: cpu16, at: T0 + 5 }], stage: undefined, startedAt: T0 + 5 },
+    {
+      name: 'start registers a host with no stage yet',
+      events: [{ type: 'hostStart', host: cpu16, at: T0 + 5 }],
+      stage: undefined,
+      startedAt: T0 + 5,
+    },
     {
       name: 'a stage replaces the previous one, the start time stays',
       events: [
@@ -49,7 +54,12 @@ describe('running hosts', () => {
       stage: 'push',
       startedAt: T0 + 5,
     },
-    { name: 'a stage without a start counts as the start', events: [{ type: 'stage', host: cpu16, stage: 'connect', at: T0 + 7 }], stage: 'connect', startedAt: T0 + 7 },
+    {
+      name: 'a stage without a start counts as the start',
+      events: [{ type: 'stage', host: cpu16, stage: 'connect', at: T0 + 7 }],
+      stage: 'connect',
+      startedAt: T0 + 7,
+    },
   ] as const)('$name', ({ events, stage, startedAt }) => {
     const state = fold([start('deploy', [cpu16, mem34]), ...events]);
     expect(state.running.get(16)).toEqual({ host: cpu16, stage, startedAt });
@@ -68,14 +78,22 @@ describe('running hosts', () => {
   });
 
   it('keeps start order, so the oldest (possibly stuck) host is listed first', () => {
-    const state = fold([start('deploy', [cpu16, mem34]), { type: 'hostStart', host: mem34, at: T0 }, { type: 'hostStart', host: cpu16, at: T0 + 1 }]);
+    const state = fold([
+      start('deploy', [cpu16, mem34]),
+      { type: 'hostStart', host: mem34, at: T0 },
+      { type: 'hostStart', host: cpu16, at: T0 + 1 },
+    ]);
     expect([...state.running.keys()]).toEqual([34, 16]);
   });
 });
 
 describe('finished hosts and counts', () => {
   it.each<[string, HostStatus[], Partial<Record<HostStatus, number>>]>([
-    ['one of each', ['changed', 'unchanged', 'planned', 'failed', 'unreachable', 'ok', 'drift'], { changed: 1, unchanged: 1, planned: 1, failed: 1, unreachable: 1, ok: 1, drift: 1 }],
+    [
+      'one of each',
+      ['changed', 'unchanged', 'planned', 'failed', 'unreachable', 'ok', 'drift'],
+      { changed: 1, unchanged: 1, planned: 1, failed: 1, unreachable: 1, ok: 1, drift: 1 },
+    ],
     ['repeats', ['changed', 'changed', 'failed'], { changed: 2, failed: 1 }],
     ['none', [], {}],
   ])('%s', (_name, statuses, expected) => {
@@ -95,7 +113,15 @@ describe('finished hosts and counts', () => {
     const state = fold([
       start('deploy', [cpu16, mem34]),
       done('changed'),
-      { type: 'runEnd', event: { results: [result(cpu16, 'changed'), result(mem34, 'unreachable')], cells: [], durationMs: 10, interrupted: false } },
+      {
+        type: 'runEnd',
+        event: {
+          results: [result(cpu16, 'changed'), result(mem34, 'unreachable')],
+          cells: [],
+          durationMs: 10,
+          interrupted: false,
+        },
+      },
     ]);
     expect(state.finished.map((f) => [f.host.id, f.status])).toEqual([
       [16, 'changed'],
@@ -113,40 +139,66 @@ describe('one-line reasons and error tails', () => {
   it.each([
     {
       name: 'failed: stage, message and exit code',
-      result: result(cpu16, 'failed', { reasons: ['x'], error: { stage: 'apply', message: 'routing script failed', stderrTail: 'a\nb', exitCode: 2 } }),
+      result: result(cpu16, 'failed', {
+        reasons: ['x'],
+        error: { stage: 'apply', message: 'routing script failed', stderrTail: 'a\nb', exitCode: 2 },
+      }),
       reason: 'apply: routing script failed (exit 2)',
       tail: ['a', 'b'],
     },
     {
       name: 'failed: no exit code repeated when the message says it',
-      result: result(cpu16, 'failed', { error: { stage: 'push', message: 'sftp exited 4', stderrTail: '', exitCode: 4 } }),
+      result: result(cpu16, 'failed', {
+        error: { stage: 'push', message: 'sftp exited 4', stderrTail: '', exitCode: 4 },
+      }),
       reason: 'push: sftp exited 4',
       tail: [],
     },
     {
       name: 'unreachable: the connect message, first line only',
-      result: result(cpu16, 'unreachable', { error: { stage: 'connect', message: 'timed out\nafter 60s', stderrTail: '' } }),
+      result: result(cpu16, 'unreachable', {
+        error: { stage: 'connect', message: 'timed out\nafter 60s', stderrTail: '' },
+      }),
       reason: 'connect: timed out',
       tail: [],
     },
-    { name: 'drift: every reason', result: result(cpu16, 'drift', { reasons: ['rule missing', 'hook missing'] }), reason: 'rule missing; hook missing', tail: [] },
-    { name: 'changed: what changed', result: result(cpu16, 'changed', { reasons: ['added route'] }), reason: 'added route', tail: [] },
+    {
+      name: 'drift: every reason',
+      result: result(cpu16, 'drift', { reasons: ['rule missing', 'hook missing'] }),
+      reason: 'rule missing; hook missing',
+      tail: [],
+    },
+    {
+      name: 'changed: what changed',
+      result: result(cpu16, 'changed', { reasons: ['added route'] }),
+      reason: 'added route',
+      tail: [],
+    },
     {
       name: 'ok with checks: how many passed',
-      result: result(cpu16, 'ok', { checks: [{ name: 'a', ok: true, detail: '' }, { name: 'b', ok: true, detail: '' }] }),
+      result: result(cpu16, 'ok', {
+        checks: [
+          { name: 'a', ok: true, detail: '' },
+          { name: 'b', ok: true, detail: '' },
+        ],
+      }),
       reason: '2/2 checks passed',
       tail: [],
     },
     { name: 'unchanged: nothing to say', result: result(cpu16, 'unchanged'), reason: '', tail: [] },
     {
       name: 'remote escape sequences never reach the terminal',
-      result: result(cpu16, 'failed', { error: { stage: 'apply', message: 'bad \u001b[2Jthing', stderrTail: '\u001b[31mred\u001b[0m\n\u0007bell\n\n' } }),
+      result: result(cpu16, 'failed', {
+        error: { stage: 'apply', message: 'bad \u001b[2Jthing', stderrTail: '\u001b[31mred\u001b[0m\n\u0007bell\n\n' },
+      }),
       reason: 'apply: bad thing',
       tail: ['red', '?bell'],
     },
     {
       name: 'the tail keeps the last six lines',
-      result: result(cpu16, 'failed', { error: { stage: 'apply', message: 'x', stderrTail: '1\n2\n3\n4\n5\n6\n7\n8\n' } }),
+      result: result(cpu16, 'failed', {
+        error: { stage: 'apply', message: 'x', stderrTail: '1\n2\n3\n4\n5\n6\n7\n8\n' },
+      }),
       reason: 'apply: x',
       tail: ['3', '4', '5', '6', '7', '8'],
     },
@@ -197,14 +249,31 @@ describe('display mode and what is frozen', () => {
   });
 
   it('rows deploy: rows frozen at the end in host order, whatever order the hosts finished in', () => {
-    const state = fold([start('deploy', [cpu16, mem34, host(40)]), { type: 'hostDone', result: result(host(40), 'changed') }, { type: 'hostDone', result: result(mem34, 'failed', { error: { stage: 'apply', message: 'boom', stderrTail: '' } }) }, { type: 'hostDone', result: result(cpu16, 'unchanged') }, { type: 'runEnd', event: { results: [], cells: [], durationMs: 1, interrupted: false } }]);
+    const state = fold([
+      start('deploy', [cpu16, mem34, host(40)]),
+      { type: 'hostDone', result: result(host(40), 'changed') },
+      {
+        type: 'hostDone',
+        result: result(mem34, 'failed', { error: { stage: 'apply', message: 'boom', stderrTail: '' } }),
+      },
+      { type: 'hostDone', result: result(cpu16, 'unchanged') },
+      { type: 'runEnd', event: { results: [], cells: [], durationMs: 1, interrupted: false } },
+    ]);
     expect(state.staticItems.map((i) => i.key)).toEqual(['header', 'host-16', 'host-34', 'host-40']);
   });
 
   it('compact deploy: successes fold by outcome and by what changed', () => {
-    const changes = (n: number): HostResult['changes'] => Array.from({ length: n }, (_, i) => ({ kind: 'rule', action: 'add', subject: `ib${i}`, text: `ib${i}: rule` }));
+    const changes = (n: number): HostResult['changes'] =>
+      Array.from({ length: n }, (_, i) => ({ kind: 'rule', action: 'add', subject: `ib${i}`, text: `ib${i}: rule` }));
     const hosts = Array.from({ length: 30 }, (_, i) => host(i + 1));
-    const state = fold([start('deploy', hosts), ...hosts.map((h) => ({ type: 'hostDone' as const, result: result(h, 'changed', { changes: changes(h.id <= 10 ? 1 : 2) }) })), { type: 'runEnd', event: { results: [], cells: [], durationMs: 1, interrupted: false } }]);
+    const state = fold([
+      start('deploy', hosts),
+      ...hosts.map((h) => ({
+        type: 'hostDone' as const,
+        result: result(h, 'changed', { changes: changes(h.id <= 10 ? 1 : 2) }),
+      })),
+      { type: 'runEnd', event: { results: [], cells: [], durationMs: 1, interrupted: false } },
+    ]);
     const outcomes = state.staticItems.find((i) => i.key === 'outcomes')!;
     expect(outcomes.kind === 'groups' && outcomes.groups.map((g) => [g.hostSet, g.reasons])).toEqual([
       ['1-10', ['+1 rule']],
@@ -249,7 +318,16 @@ describe('interruption', () => {
 
 describe('derived numbers', () => {
   it('failing host sets are folded per status', () => {
-    const state = fold([start('deploy', [16, 17, 18, 34].map((id) => host(id))), done('failed', 16), done('failed', 17), done('failed', 18), done('unreachable', 34)]);
+    const state = fold([
+      start(
+        'deploy',
+        [16, 17, 18, 34].map((id) => host(id)),
+      ),
+      done('failed', 16),
+      done('failed', 17),
+      done('failed', 18),
+      done('unreachable', 34),
+    ]);
     expect(failingHostSets(state)).toEqual([
       { status: 'failed', hostSet: '16-18', count: 3 },
       { status: 'unreachable', hostSet: '34', count: 1 },
@@ -287,11 +365,41 @@ describe('robustness', () => {
 });
 
 describe('status: the fabric', () => {
-  it('at the end, each host\'s RDMA ports folded and the run\'s warnings follow the status groups', () => {
-    const nic = { nic: 2, iface: 'ib1', device: 'mlx5_1', port: 1, state: 'ACTIVE', physState: 'LinkUp', rate: '100 Gb/sec (4X EDR)', linkLayer: 'InfiniBand', lid: 4, smLid: 1, mode: 'datagram', mtu: 2044, up: true, roceV2Gid: null };
+  it("at the end, each host's RDMA ports folded and the run's warnings follow the status groups", () => {
+    const nic = {
+      nic: 2,
+      iface: 'ib1',
+      device: 'mlx5_1',
+      port: 1,
+      state: 'ACTIVE',
+      physState: 'LinkUp',
+      rate: '100 Gb/sec (4X EDR)',
+      linkLayer: 'InfiniBand',
+      lid: 4,
+      smLid: 1,
+      mode: 'datagram',
+      mtu: 2044,
+      up: true,
+      roceV2Gid: null,
+    };
     const results = [host(16), host(34)].map((h) => ({ ...result(h, 'ok'), fabric: [nic] }));
-    const state = fold([start('status', [host(16), host(34)]), { type: 'runEnd', event: { results, cells: [], warnings: ['IPoIB mode differs: 40/ib1 connected'], durationMs: 5, interrupted: false } }]);
+    const state = fold([
+      start('status', [host(16), host(34)]),
+      {
+        type: 'runEnd',
+        event: {
+          results,
+          cells: [],
+          warnings: ['IPoIB mode differs: 40/ib1 connected'],
+          durationMs: 5,
+          interrupted: false,
+        },
+      },
+    ]);
     expect(state.staticItems.map((i) => i.kind)).toEqual(['header', 'groups', 'notes']);
-    expect(state.staticItems[2]).toMatchObject({ fabric: ['fabric 16,34: ib1 → mlx5_1/1 ACTIVE LinkUp 100 Gb/sec InfiniBand, datagram MTU 2044'], warnings: ['warning IPoIB mode differs: 40/ib1 connected'] });
+    expect(state.staticItems[2]).toMatchObject({
+      fabric: ['fabric 16,34: ib1 → mlx5_1/1 ACTIVE LinkUp 100 Gb/sec InfiniBand, datagram MTU 2044'],
+      warnings: ['warning IPoIB mode differs: 40/ib1 connected'],
+    });
   });
 });

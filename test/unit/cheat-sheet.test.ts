@@ -10,7 +10,10 @@ import type { MatrixCell } from '../../src/vocabulary.js';
 import { buildCheatSheet } from '../../src/render/cheat-sheet.js';
 import { formatCheatSheetText } from '../../src/ui/text/cheat-sheet.js';
 
-const fleet = loadInventory(readFileSync(new URL('../../inventory/fleet.yaml', import.meta.url), 'utf8'), 'inventory/fleet.yaml');
+const fleet = loadInventory(
+  readFileSync(new URL('../../inventory/fleet.yaml', import.meta.url), 'utf8'),
+  'inventory/fleet.yaml',
+);
 const [cpu, mem] = [fleet.hosts[0]!, fleet.hosts[1]!];
 const details = new Map([
   [16, { os: 'Ubuntu 20.04.6 LTS', manager: 'networkmanager' as const }],
@@ -20,8 +23,12 @@ const details = new Map([
 /** verify's matrix for the pair: ping as `ping(cell)` says, rping skipped for want of RDMA devices. */
 function cells(ping: (c: { from: { nic: number }; to: { nic: number } }) => boolean = () => true): MatrixCell[] {
   return [
-    ...matrixCells([cpu, mem], 'full', ['ping']).map((c) => finishCell(c, ping(c) ? { ok: true, detail: '3/3 replies, avg 0.05 ms' } : { ok: false, detail: '0/3 replies' })),
-    ...matrixCells([cpu, mem], 'full', ['rping']).map((c) => finishCell(c, { ok: null, detail: `skipped: no RDMA device on ${c.from.name} (/sys/class/infiniband is empty)` })),
+    ...matrixCells([cpu, mem], 'full', ['ping']).map((c) =>
+      finishCell(c, ping(c) ? { ok: true, detail: '3/3 replies, avg 0.05 ms' } : { ok: false, detail: '0/3 replies' }),
+    ),
+    ...matrixCells([cpu, mem], 'full', ['rping']).map((c) =>
+      finishCell(c, { ok: null, detail: `skipped: no RDMA device on ${c.from.name} (/sys/class/infiniband is empty)` }),
+    ),
   ];
 }
 
@@ -76,7 +83,12 @@ note: rping could not be checked here: no RDMA device on cpuserver16 (/sys/class
   it('the commands are the seeds’ forms: ping -c 3 -I <iface> <peer>, rping server -s -a, client -c -I <local> -a <peer> -C 10', () => {
     const sheet = buildCheatSheet({ owner: 'alice', cpu, mem });
     expect(sheet.ping).toHaveLength(8);
-    expect(sheet.ping.filter((c) => c.on === 'cpuserver16').map((c) => c.command)).toEqual(['ping -c 3 -I ibs5f0 172.16.34.1', 'ping -c 3 -I ibs5f0 172.16.34.2', 'ping -c 3 -I ibs5f1 172.16.34.1', 'ping -c 3 -I ibs5f1 172.16.34.2']);
+    expect(sheet.ping.filter((c) => c.on === 'cpuserver16').map((c) => c.command)).toEqual([
+      'ping -c 3 -I ibs5f0 172.16.34.1',
+      'ping -c 3 -I ibs5f0 172.16.34.2',
+      'ping -c 3 -I ibs5f1 172.16.34.1',
+      'ping -c 3 -I ibs5f1 172.16.34.2',
+    ]);
     expect(sheet.rping).toHaveLength(4);
     expect(sheet.rping[1]).toMatchObject({
       on: 'memserver34',
@@ -88,20 +100,33 @@ note: rping could not be checked here: no RDMA device on cpuserver16 (/sys/class
     });
     expect(sheet.rping.map((s) => s.on)).toEqual(['memserver34', 'memserver34', 'cpuserver16', 'cpuserver16']);
     expect(sheet.ping.every((c) => c.checked === 'not-checked')).toBe(true);
-    expect(sheet.notes).toEqual(['verify did not run: none of these commands was checked (ibfleet verify --pair alice checks them).']);
+    expect(sheet.notes).toEqual([
+      'verify did not run: none of these commands was checked (ibfleet verify --pair alice checks them).',
+    ]);
   });
 
   it('marks the commands that failed just now, with what verify saw', () => {
-    const sheet = buildCheatSheet({ owner: 'alice', cpu, mem, details, cells: cells((c) => c.from.nic === 1 && c.to.nic === 1) });
+    const sheet = buildCheatSheet({
+      owner: 'alice',
+      cpu,
+      mem,
+      details,
+      cells: cells((c) => c.from.nic === 1 && c.to.nic === 1),
+    });
     const text = formatCheatSheetText(sheet);
     expect(text).toContain('ping (2 of 8 worked just now; the FAILED ones are marked)');
     expect(text).toContain('    ping -c 3 -I ibs5f0 172.16.34.1\n');
     expect(text).toContain('    ping -c 3 -I ibs5f1 172.16.34.2   # FAILED just now: 0/3 replies\n');
-    expect(sheet.ping.find((c) => c.command === 'ping -c 3 -I ib1 172.16.16.2')).toMatchObject({ checked: 'failed', detail: '0/3 replies' });
+    expect(sheet.ping.find((c) => c.command === 'ping -c 3 -I ib1 172.16.16.2')).toMatchObject({
+      checked: 'failed',
+      detail: '0/3 replies',
+    });
   });
 
   it('passed rping cells count as checked; a port can be chosen', () => {
-    const all = matrixCells([cpu, mem], 'full', ['ping', 'rping']).map((c) => finishCell(c, { ok: true, detail: c.method === 'ping' ? '3/3 replies' : '3/3 rdma pings' }));
+    const all = matrixCells([cpu, mem], 'full', ['ping', 'rping']).map((c) =>
+      finishCell(c, { ok: true, detail: c.method === 'ping' ? '3/3 replies' : '3/3 rdma pings' }),
+    );
     const sheet = buildCheatSheet({ owner: 'alice', cpu, mem, cells: all, port: 9401 });
     const text = formatCheatSheetText(sheet);
     expect(text).toContain('rping (all 8 checked just now)');

@@ -39,15 +39,25 @@ describe.skipIf(!IS_ROOT)('as_root: sudo only when not root (needs root to becom
   const stubs = join(temp, 'stubs');
   const logs = join(temp, 'logs');
   const log = join(logs, 'sudo.log');
-  writeFileSync(probe, `#!/usr/bin/env bash\nsource ${JSON.stringify(join(ROOT, 'scripts/lib/as-root.sh'))}\nas_root "$@"\necho "ran as $(id -u): $*"\n`, { mode: 0o755 });
+  writeFileSync(
+    probe,
+    `#!/usr/bin/env bash\nsource ${JSON.stringify(join(ROOT, 'scripts/lib/as-root.sh'))}\nas_root "$@"\necho "ran as $(id -u): $*"\n`,
+    { mode: 0o755 },
+  );
   execFileSync('mkdir', ['-p', stubs, logs]);
   chmodSync(logs, 0o777);
   writeFileSync(join(stubs, 'sudo'), `#!/bin/sh\nprintf '%s\\n' "$@" > ${log}\n`, { mode: 0o755 });
   const run = (asNobody: boolean, path: string) =>
-    spawnSync(asNobody ? '/usr/bin/setpriv' : '/bin/bash', asNobody ? ['--reuid=65534', '--regid=65534', '--clear-groups', '/bin/bash', probe, 'a b', 'c'] : [probe, 'a b', 'c'], {
-      encoding: 'utf8',
-      env: { PATH: path, IBFLEET_TEST_SLOT: '7', HOME: temp, SECRET_TOKEN: 'x' },
-    });
+    spawnSync(
+      asNobody ? '/usr/bin/setpriv' : '/bin/bash',
+      asNobody
+        ? ['--reuid=65534', '--regid=65534', '--clear-groups', '/bin/bash', probe, 'a b', 'c']
+        : [probe, 'a b', 'c'],
+      {
+        encoding: 'utf8',
+        env: { PATH: path, IBFLEET_TEST_SLOT: '7', HOME: temp, SECRET_TOKEN: 'x' },
+      },
+    );
 
   it('root goes on without sudo, even where sudo is not installed', () => {
     rmSync(log, { force: true });
@@ -61,7 +71,17 @@ describe.skipIf(!IS_ROOT)('as_root: sudo only when not root (needs root to becom
     const path = `${stubs}:/usr/bin:/sbin:/bin`;
     const result = run(true, path);
     expect(result.stderr).toContain('not root; running it through sudo');
-    expect(readFileSync(log, 'utf8').split('\n')).toEqual(['--', 'env', `PATH=${path}:/usr/local/sbin:/usr/sbin`, 'IBFLEET_TEST_SLOT=7', 'bash', probe, 'a b', 'c', '']);
+    expect(readFileSync(log, 'utf8').split('\n')).toEqual([
+      '--',
+      'env',
+      `PATH=${path}:/usr/local/sbin:/usr/sbin`,
+      'IBFLEET_TEST_SLOT=7',
+      'bash',
+      probe,
+      'a b',
+      'c',
+      '',
+    ]);
   });
 
   it('a user without sudo is told to run it as root (exit 2)', () => {
@@ -74,19 +94,33 @@ describe.skipIf(!IS_ROOT)('as_root: sudo only when not root (needs root to becom
 describe('ibfleet as npm installs it', () => {
   it('a global link (what scripts/setup makes with npm link) runs from any directory, with the shipped playbook', () => {
     const prefix = join(temp, 'prefix');
-    execFileSync('npm', ['link', '--no-audit', '--no-fund'], { cwd: ROOT, env: { ...process.env, npm_config_prefix: prefix }, stdio: 'pipe' });
+    execFileSync('npm', ['link', '--no-audit', '--no-fund'], {
+      cwd: ROOT,
+      env: { ...process.env, npm_config_prefix: prefix },
+      stdio: 'pipe',
+    });
     const bin = join(prefix, 'bin', 'ibfleet');
     const env = { ...process.env, PATH: `${join(prefix, 'bin')}:${process.env.PATH}`, NO_COLOR: '1' };
     expect(execFileSync('ibfleet', ['--version'], { cwd: '/', env, encoding: 'utf8' })).toBe(`${VERSION}\n`);
     const inventory = join(ROOT, 'inventory/fleet.yaml');
-    const rendered = execFileSync(bin, ['-i', inventory, 'render', '--hosts', '34'], { cwd: '/', env, encoding: 'utf8' });
+    const rendered = execFileSync(bin, ['-i', inventory, 'render', '--hosts', '34'], {
+      cwd: '/',
+      env,
+      encoding: 'utf8',
+    });
     expect(rendered).toContain('/etc/ibfleet/ibfleet-routes');
     // The completion script setup installs comes from the linked command.
-    expect(execFileSync(bin, ['completion', 'bash'], { cwd: '/', env, encoding: 'utf8' })).toContain('complete -F _ibfleet ibfleet');
+    expect(execFileSync(bin, ['completion', 'bash'], { cwd: '/', env, encoding: 'utf8' })).toContain(
+      'complete -F _ibfleet ibfleet',
+    );
   });
 
   it('npx ibfleet works inside the checkout', () => {
-    const out = execFileSync('npx', ['--no-install', 'ibfleet', '--version'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = execFileSync('npx', ['--no-install', 'ibfleet', '--version'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     expect(out).toBe(`${VERSION}\n`);
   });
 });

@@ -5,7 +5,17 @@
  * write somewhere else. The built CLI runs as a child process, as a user would run it.
  */
 import { randomBytes } from 'node:crypto';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -55,26 +65,45 @@ describe('numbers that cannot be honoured are refused, not reinterpreted', () =>
 
 describe('an inventory that is not text, or full of problems, gives a short answer', () => {
   it('5 MB of binary: one problem naming the first control character and where it is', async () => {
-    const binary = Buffer.concat([Buffer.from('fabric:\n  subnet: 172.16.0.0/16\nhosts:\n  16: { name: a'), Buffer.from([0]), randomBytes(5_000_000)]);
+    const binary = Buffer.concat([
+      Buffer.from('fabric:\n  subnet: 172.16.0.0/16\nhosts:\n  16: { name: a'),
+      Buffer.from([0]),
+      randomBytes(5_000_000),
+    ]);
     const result = await ibfleet(['-i', file('binary.yaml', binary), 'hosts']);
     expect(result.code).toBe(2);
-    expect(result.stderr.split('\n')[0]).toBe(`${join(scratch, 'binary.yaml')}:4:16: not a YAML text file: it contains the control character U+0000 (is it a binary file? give the YAML file itself)`);
+    expect(result.stderr.split('\n')[0]).toBe(
+      `${join(scratch, 'binary.yaml')}:4:16: not a YAML text file: it contains the control character U+0000 (is it a binary file? give the YAML file itself)`,
+    );
     expect(result.stderr.length).toBeLessThan(1000);
   });
 
   it('hundreds of problems with megabytes of input: 20 problems shown, the rest counted, values cut short', async () => {
-    const hosts = Array.from({ length: 200 }, (_, i) => `  ${i + 1}: { name: h${i + 1}, manager: ${'x'.repeat(20_000)} }`);
-    const result = await ibfleet(['-i', file('many.yaml', ['fabric:', '  subnet: 172.16.0.0/16', 'hosts:', ...hosts, ''].join('\n')), 'hosts']);
+    const hosts = Array.from(
+      { length: 200 },
+      (_, i) => `  ${i + 1}: { name: h${i + 1}, manager: ${'x'.repeat(20_000)} }`,
+    );
+    const result = await ibfleet([
+      '-i',
+      file('many.yaml', ['fabric:', '  subnet: 172.16.0.0/16', 'hosts:', ...hosts, ''].join('\n')),
+      'hosts',
+    ]);
     expect(result.code).toBe(2);
     const lines = result.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(22);
-    expect(lines[0]).toMatch(/many\.yaml:4:27: hosts\.1\.manager = "x{60}…": unknown manager \(allowed: auto, networkmanager, ifupdown, netplan\)$/);
+    expect(lines[0]).toMatch(
+      /many\.yaml:4:27: hosts\.1\.manager = "x{60}…": unknown manager \(allowed: auto, networkmanager, ifupdown, netplan\)$/,
+    );
     expect(lines[20]).toBe('… and 180 more problems not shown (fix these first)');
     expect(lines[21]).toBe('ibfleet: these 200 problems must be fixed first; nothing was contacted');
   });
 
   it('a YAML syntax error quoting a long line quotes only its start', async () => {
-    const result = await ibfleet(['-i', file('long.yaml', `fabric:\n  subnet: 172.16.0.0/16\nhosts:\n  16: { name: a }\n"${'y'.repeat(100_000)}\n`), 'hosts']);
+    const result = await ibfleet([
+      '-i',
+      file('long.yaml', `fabric:\n  subnet: 172.16.0.0/16\nhosts:\n  16: { name: a }\n"${'y'.repeat(100_000)}\n`),
+      'hosts',
+    ]);
     expect(result.code).toBe(2);
     expect(result.stderr.length).toBeLessThan(1000);
   });
@@ -102,7 +131,9 @@ describe('render --out writes only into a real directory, never through a link p
     mkdirSync(cwd);
     const result = await ibfleet(['-i', SHIPPED, 'render', '--hosts', '34', '--out', ''], { cwd });
     expect(result.code, result.stderr).toBe(2);
-    expect(result.stderr).toBe('ibfleet: render --out needs a directory name: an empty one would write into the current directory (say --out . if that is what you mean)\n');
+    expect(result.stderr).toBe(
+      'ibfleet: render --out needs a directory name: an empty one would write into the current directory (say --out . if that is what you mean)\n',
+    );
     expect(readdirSync(cwd)).toEqual([]);
   });
 
@@ -114,7 +145,9 @@ describe('render --out writes only into a real directory, never through a link p
     symlinkSync(victim, join(out, 'memserver34/etc/ibfleet'));
     const result = await render(out);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`${join(out, 'memserver34/etc/ibfleet')} is a symbolic link; refusing to write through it`);
+    expect(result.stderr).toContain(
+      `${join(out, 'memserver34/etc/ibfleet')} is a symbolic link; refusing to write through it`,
+    );
     expect(readlinkSync(join(out, 'memserver34/etc/ibfleet'))).toBe(victim);
     expect(lstatSync(join(victim, 'ibfleet-routes'), { throwIfNoEntry: false })).toBeUndefined();
   });

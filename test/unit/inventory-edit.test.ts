@@ -43,8 +43,20 @@ pairs:
   mem: 34
 `;
 
-const cpu50: HostEntry = { id: 50, name: 'cpuserver50', address: '10.208.130.50', role: 'cpu', interfaces: ['ibp1s0', 'ibp2s0'] };
-const mem51: HostEntry = { id: 51, name: 'memserver51', address: '10.208.130.51', role: 'mem', comment: "bob's mem server: Ubuntu 22.04.4 LTS, netplan (detected)" };
+const cpu50: HostEntry = {
+  id: 50,
+  name: 'cpuserver50',
+  address: '10.208.130.50',
+  role: 'cpu',
+  interfaces: ['ibp1s0', 'ibp2s0'],
+};
+const mem51: HostEntry = {
+  id: 51,
+  name: 'memserver51',
+  address: '10.208.130.51',
+  role: 'mem',
+  comment: "bob's mem server: Ubuntu 22.04.4 LTS, netplan (detected)",
+};
 const bob = { owner: 'bob', cpu: 50, mem: 51 };
 
 function plan(text: string, addition: InventoryAddition): InventoryEdit {
@@ -82,7 +94,10 @@ describe('planInventoryAddition: only lines are added, the rest is byte-identica
       expected: SEEDS.replace(
         '  34: { name: memserver34, address: 10.208.130.34, role: mem, manager: netplan }\n',
         "  34: { name: memserver34, address: 10.208.130.34, role: mem, manager: netplan }\n  50: { name: cpuserver50, address: 10.208.130.50, role: cpu, interfaces: [ibp1s0, ibp2s0] }\n  51: { name: memserver51, address: 10.208.130.51, role: mem } # bob's mem server: Ubuntu 22.04.4 LTS, netplan (detected)\n",
-      ).replace('  - { owner: alice, cpu: 16, mem: 34 }\n', '  - { owner: alice, cpu: 16, mem: 34 }\n  - { owner: bob, cpu: 50, mem: 51 }\n'),
+      ).replace(
+        '  - { owner: alice, cpu: 16, mem: 34 }\n',
+        '  - { owner: alice, cpu: 16, mem: 34 }\n  - { owner: bob, cpu: 50, mem: 51 }\n',
+      ),
     },
     {
       name: 'a host number between existing ones goes in order, above the comment that belongs to the next host',
@@ -105,7 +120,13 @@ describe('planInventoryAddition: only lines are added, the rest is byte-identica
     {
       name: 'block-style hosts and pairs are continued in block style, with their indentation',
       text: BLOCK,
-      addition: { hosts: [{ id: 20, name: 'cpuserver20', address: '10.0.0.20', role: 'cpu', interfaces: ['ibs5f0', 'ibs5f1'] }, mem51], pair: { owner: 'bob', cpu: 20, mem: 51 } },
+      addition: {
+        hosts: [
+          { id: 20, name: 'cpuserver20', address: '10.0.0.20', role: 'cpu', interfaces: ['ibs5f0', 'ibs5f1'] },
+          mem51,
+        ],
+        pair: { owner: 'bob', cpu: 20, mem: 51 },
+      },
       expected: BLOCK.replace(
         '    # the memory server\n',
         '    20:\n        name: cpuserver20\n        address: 10.0.0.20\n        role: cpu\n        interfaces: [ibs5f0, ibs5f1]\n    # the memory server\n',
@@ -133,13 +154,15 @@ describe('planInventoryAddition: only lines are added, the rest is byte-identica
       name: 'CRLF line ends and a missing final newline are respected',
       text: 'fabric:\r\n  subnet: 172.16.0.0/16\r\nhosts:\r\n  16: { name: a16 }',
       addition: { hosts: [cpu50] },
-      expected: 'fabric:\r\n  subnet: 172.16.0.0/16\r\nhosts:\r\n  16: { name: a16 }\r\n  50: { name: cpuserver50, address: 10.208.130.50, role: cpu, interfaces: [ibp1s0, ibp2s0] }\r\n',
+      expected:
+        'fabric:\r\n  subnet: 172.16.0.0/16\r\nhosts:\r\n  16: { name: a16 }\r\n  50: { name: cpuserver50, address: 10.208.130.50, role: cpu, interfaces: [ibp1s0, ibp2s0] }\r\n',
     },
     {
       name: 'values that YAML would read differently are quoted',
       text: 'fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: a16 }\n',
       addition: { hosts: [{ id: 50, name: 'cpuserver50', address: 'fe80::50', user: 'true' }] },
-      expected: 'fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: a16 }\n  50: { name: cpuserver50, address: "fe80::50", user: "true" }\n',
+      expected:
+        'fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: a16 }\n  50: { name: cpuserver50, address: "fe80::50", user: "true" }\n',
     },
   ];
 
@@ -154,14 +177,26 @@ describe('planInventoryAddition: only lines are added, the rest is byte-identica
   }
 
   it('entries added inside brackets are reported too', () => {
-    const edit = added(plan('fabric: { subnet: 172.16.0.0/16 }\nhosts: { 16: { name: a16 }, 34: { name: a34 } }\npairs: [ { owner: alice, cpu: 16, mem: 34 } ]\n', { hosts: [cpu50] }));
-    expect(edit.addedLines).toEqual(['50: { name: cpuserver50, address: 10.208.130.50, role: cpu, interfaces: [ ibp1s0, ibp2s0 ] }']);
+    const edit = added(
+      plan(
+        'fabric: { subnet: 172.16.0.0/16 }\nhosts: { 16: { name: a16 }, 34: { name: a34 } }\npairs: [ { owner: alice, cpu: 16, mem: 34 } ]\n',
+        { hosts: [cpu50] },
+      ),
+    );
+    expect(edit.addedLines).toEqual([
+      '50: { name: cpuserver50, address: 10.208.130.50, role: cpu, interfaces: [ ibp1s0, ibp2s0 ] }',
+    ]);
   });
 
   it('empty collections: the exact text', () => {
-    const edit = added(plan('fabric: { subnet: 172.16.0.0/16 }\nhosts: {}\npairs: []   # none yet\n', { hosts: [cpu50, mem51], pair: bob }));
+    const edit = added(
+      plan('fabric: { subnet: 172.16.0.0/16 }\nhosts: {}\npairs: []   # none yet\n', {
+        hosts: [cpu50, mem51],
+        pair: bob,
+      }),
+    );
     expect(edit.text).toBe(
-      'fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  50: { name: cpuserver50, address: 10.208.130.50, role: cpu, interfaces: [ibp1s0, ibp2s0] }\n  51: { name: memserver51, address: 10.208.130.51, role: mem } # bob\'s mem server: Ubuntu 22.04.4 LTS, netplan (detected)\npairs:   # none yet\n  - { owner: bob, cpu: 50, mem: 51 }\n',
+      "fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  50: { name: cpuserver50, address: 10.208.130.50, role: cpu, interfaces: [ibp1s0, ibp2s0] }\n  51: { name: memserver51, address: 10.208.130.51, role: mem } # bob's mem server: Ubuntu 22.04.4 LTS, netplan (detected)\npairs:   # none yet\n  - { owner: bob, cpu: 50, mem: 51 }\n",
     );
   });
 
@@ -169,8 +204,24 @@ describe('planInventoryAddition: only lines are added, the rest is byte-identica
     const edit = added(
       plan(SEEDS, {
         hosts: [
-          { id: 50, name: 'cpuserver50', address: '10.208.130.50', role: 'cpu', interfaces: ['ib0', 'ib1'], user: 'root', manager: 'auto' as never },
-          { id: 51, name: 'memserver51', address: '10.208.130.51', role: 'mem', interfaces: ['ib1', 'ib0'], user: 'labadmin', manager: 'ifupdown' },
+          {
+            id: 50,
+            name: 'cpuserver50',
+            address: '10.208.130.50',
+            role: 'cpu',
+            interfaces: ['ib0', 'ib1'],
+            user: 'root',
+            manager: 'auto' as never,
+          },
+          {
+            id: 51,
+            name: 'memserver51',
+            address: '10.208.130.51',
+            role: 'mem',
+            interfaces: ['ib1', 'ib0'],
+            user: 'labadmin',
+            manager: 'ifupdown',
+          },
         ],
       }),
     );
@@ -229,7 +280,8 @@ describe('planInventoryAddition: re-runs and conflicts', () => {
     {
       name: 'a host number present with another address',
       addition: { hosts: [{ id: 34, name: 'memserver34', address: '10.208.130.99', role: 'mem' }] },
-      message: /^host 34 is already in inv\.yaml \(line 19\) with other data: address 10\.208\.130\.34 \(onboard would write 10\.208\.130\.99\); correct or remove that entry, or choose another host number$/,
+      message:
+        /^host 34 is already in inv\.yaml \(line 19\) with other data: address 10\.208\.130\.34 \(onboard would write 10\.208\.130\.99\); correct or remove that entry, or choose another host number$/,
     },
     {
       name: 'a host number present with other interfaces',
@@ -260,7 +312,8 @@ describe('planInventoryAddition: re-runs and conflicts', () => {
     {
       name: 'a new host whose management address is already another host’s (the result would not load)',
       addition: { hosts: [{ id: 50, name: 'cpuserver50', address: '10.208.130.16' }] },
-      message: /^with these entries inv\.yaml would not be valid: line \d+: host 50: address 10\.208\.130\.16 is also host 16's/,
+      message:
+        /^with these entries inv\.yaml would not be valid: line \d+: host 50: address 10\.208\.130\.16 is also host 16's/,
     },
   ];
 
@@ -268,12 +321,18 @@ describe('planInventoryAddition: re-runs and conflicts', () => {
     it(`refuses ${c.name}`, () => {
       const edit = plan(c.text ?? SEEDS, c.addition);
       expect(edit.ok).toBe(false);
-      if (!edit.ok) expect(edit.conflicts.some((m) => c.message.test(m)), edit.conflicts.join('\n')).toBe(true);
+      if (!edit.ok)
+        expect(
+          edit.conflicts.some((m) => c.message.test(m)),
+          edit.conflicts.join('\n'),
+        ).toBe(true);
     });
   }
 
   it('an invalid inventory is reported as such before anything is planned', () => {
-    expect(() => plan('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  999: { name: x }\n', { hosts: [cpu50] })).toThrow(/host number "999" is outside 1..254/);
+    expect(() => plan('fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  999: { name: x }\n', { hosts: [cpu50] })).toThrow(
+      /host number "999" is outside 1..254/,
+    );
   });
 });
 

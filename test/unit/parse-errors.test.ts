@@ -48,9 +48,17 @@ function expectRefused(result: { code: number; stdout: string; stderr: string },
 
 describe('YAML that the library throws on, not just reports', () => {
   it.each([
-    ['an alias bomb', ALIAS_BOMB, /:3:8: alias \*b expands into too many nodes: aliases of aliases multiply \(a "billion laughs"\), and ibfleet expands at most 100/],
+    [
+      'an alias bomb',
+      ALIAS_BOMB,
+      /:3:8: alias \*b expands into too many nodes: aliases of aliases multiply \(a "billion laughs"\), and ibfleet expands at most 100/,
+    ],
     ['an alias with no anchor', 'fabric: *nowhere\n', /:1:9: alias \*nowhere names no anchor before it/],
-    ['a __proto__ key', `${SEEDS_INVENTORY}  __proto__: { name: x }\n`.replace('pairs:\n  - { owner: alice, cpu: 16, mem: 34 }\n', ''), /:\d+:3: key __proto__ is not allowed/],
+    [
+      'a __proto__ key',
+      `${SEEDS_INVENTORY}  __proto__: { name: x }\n`.replace('pairs:\n  - { owner: alice, cpu: 16, mem: 34 }\n', ''),
+      /:\d+:3: key __proto__ is not allowed/,
+    ],
   ])('%s in the inventory: exit 2, one line with file:line:col', async (_what, text, message) => {
     const inventory = file('inventory.yaml', text);
     expectRefused(await ibfleet(['-i', inventory, 'hosts']), new RegExp(`^${inventory}${message.source}`));
@@ -59,12 +67,20 @@ describe('YAML that the library throws on, not just reports', () => {
 
   it('an alias bomb in a playbook: exit 2 at the alias', async () => {
     const playbook = file('playbook.yaml', `name: bomb\n${ALIAS_BOMB}steps: [policy-routing]\n`);
-    expectRefused(await ibfleet(['render', '--hosts', '16', '--playbook', playbook]), new RegExp(`^${playbook}:4:8: alias \\*b expands into too many nodes`));
-    expect(() => loadPlaybook(`name: x\nsteps: [*nope]\n`, 'p.yaml')).toThrow(/p\.yaml:2:9: alias \*nope names no anchor before it/);
+    expectRefused(
+      await ibfleet(['render', '--hosts', '16', '--playbook', playbook]),
+      new RegExp(`^${playbook}:4:8: alias \\*b expands into too many nodes`),
+    );
+    expect(() => loadPlaybook(`name: x\nsteps: [*nope]\n`, 'p.yaml')).toThrow(
+      /p\.yaml:2:9: alias \*nope names no anchor before it/,
+    );
   });
 
   it('a map used as a key is refused as a key, without a warning from the library on stderr', async () => {
-    const inventory = file('map-key.yaml', SEEDS_INVENTORY.replace('hosts:\n', 'hosts:\n  ? [1, 2]\n  : { name: x }\n'));
+    const inventory = file(
+      'map-key.yaml',
+      SEEDS_INVENTORY.replace('hosts:\n', 'hosts:\n  ? [1, 2]\n  : { name: x }\n'),
+    );
     const result = await ibfleet(['-i', inventory, 'hosts']);
     expect(result.code).toBe(2);
     expect(result.stderr).not.toMatch(/Warning|stringified/);
@@ -72,7 +88,21 @@ describe('YAML that the library throws on, not just reports', () => {
 
   it('onboard refuses an alias bomb in the inventory it would edit, before contacting anyone', async () => {
     const inventory = file('onboard.yaml', ALIAS_BOMB);
-    const result = await ibfleet(['-i', inventory, 'onboard', '--cpu', '16', '--mem', '34', '--owner', 'x', '--cpu-address', '192.0.2.16', '--mem-address', '192.0.2.34']);
+    const result = await ibfleet([
+      '-i',
+      inventory,
+      'onboard',
+      '--cpu',
+      '16',
+      '--mem',
+      '34',
+      '--owner',
+      'x',
+      '--cpu-address',
+      '192.0.2.16',
+      '--mem-address',
+      '192.0.2.34',
+    ]);
     expectRefused(result, new RegExp(`^${inventory}:3:8: alias \\*b expands`));
   });
 });
@@ -85,8 +115,14 @@ describe('ssh config', () => {
   ])('%s: exit 2 at its line, before any host is contacted', async (_what, config, line, column) => {
     const configFile = file('ssh_config', config);
     // The hosts are in TEST-NET-1: were anything contacted, it would fail as unreachable (exit 1).
-    const inventory = file('ssh.yaml', `${SEEDS_INVENTORY.replace(/10\.208\.130\./g, '192.0.2.')}ssh: { config: ${configFile} }\n`);
-    expectRefused(await ibfleet(['-i', inventory, '--timeout', '5', 'status']), new RegExp(`^${configFile}:${line}:${column}: cannot parse this ssh config line`));
+    const inventory = file(
+      'ssh.yaml',
+      `${SEEDS_INVENTORY.replace(/10\.208\.130\./g, '192.0.2.')}ssh: { config: ${configFile} }\n`,
+    );
+    expectRefused(
+      await ibfleet(['-i', inventory, '--timeout', '5', 'status']),
+      new RegExp(`^${configFile}:${line}:${column}: cannot parse this ssh config line`),
+    );
     expect(() => parseSshConfig(config, 'cfg')).toThrow(ConfigError);
   });
 });
@@ -94,16 +130,52 @@ describe('ssh config', () => {
 describe('--json names the file that was invalid', () => {
   it.each([
     ['inventory', () => ['-i', file('bad-inventory.yaml', ALIAS_BOMB), 'hosts']],
-    ['playbook', () => ['render', '--hosts', '16', '--playbook', file('bad-playbook.yaml', `name: bomb\n${ALIAS_BOMB}steps: [policy-routing]\n`)]],
+    [
+      'playbook',
+      () => [
+        'render',
+        '--hosts',
+        '16',
+        '--playbook',
+        file('bad-playbook.yaml', `name: bomb\n${ALIAS_BOMB}steps: [policy-routing]\n`),
+      ],
+    ],
     // Malformed YAML: refused by the YAML reader inventories and playbooks share.
-    ['playbook', () => ['render', '--hosts', '16', '--playbook', file('bad-yaml-playbook.yaml', 'name: [x\nsteps: {\n')]],
+    [
+      'playbook',
+      () => ['render', '--hosts', '16', '--playbook', file('bad-yaml-playbook.yaml', 'name: [x\nsteps: {\n')],
+    ],
     // Valid YAML, refused by the playbook's own checks.
-    ['playbook', () => ['render', '--hosts', '16', '--playbook', file('bad-step-playbook.yaml', 'name: p\nsteps:\n  - policy-routing:\n      mainRoutes: delete\n')]],
-    ['ssh-config', () => ['-i', file('ssh-json.yaml', `${SEEDS_INVENTORY.replace(/10\.208\.130\./g, '192.0.2.')}ssh: { config: ${file('ssh_config_json', 'Host ""\n')} }\n`), '--timeout', '5', 'status']],
+    [
+      'playbook',
+      () => [
+        'render',
+        '--hosts',
+        '16',
+        '--playbook',
+        file('bad-step-playbook.yaml', 'name: p\nsteps:\n  - policy-routing:\n      mainRoutes: delete\n'),
+      ],
+    ],
+    [
+      'ssh-config',
+      () => [
+        '-i',
+        file(
+          'ssh-json.yaml',
+          `${SEEDS_INVENTORY.replace(/10\.208\.130\./g, '192.0.2.')}ssh: { config: ${file('ssh_config_json', 'Host ""\n')} }\n`,
+        ),
+        '--timeout',
+        '5',
+        'status',
+      ],
+    ],
   ])('error.kind is %s, with the problems at their positions (exit 2)', async (kind, argv) => {
     const result = await ibfleet(['--json', ...argv()]);
     expect(result.code).toBe(2);
-    const doc = JSON.parse(result.stdout) as { ok: boolean; error: { kind: string; problems: { file: string; line: number }[] } };
+    const doc = JSON.parse(result.stdout) as {
+      ok: boolean;
+      error: { kind: string; problems: { file: string; line: number }[] };
+    };
     expect(doc).toMatchObject({ ok: false, error: { kind } });
     expect(doc.error.problems.length).toBeGreaterThan(0);
   });
@@ -150,7 +222,9 @@ describe('an error nobody foresaw', () => {
   it('prints one line naming it and IBFLEET_DEBUG=1, exit 1', async () => {
     const { io, stderr } = brokenIo({});
     expect(await main(['hosts'], io)).toBe(1);
-    expect(stderr()).toBe('ibfleet: unexpected error: TypeError: stdout is gone (a defect in ibfleet: run it again with IBFLEET_DEBUG=1 for the stack trace, and report it with the command you ran)\n');
+    expect(stderr()).toBe(
+      'ibfleet: unexpected error: TypeError: stdout is gone (a defect in ibfleet: run it again with IBFLEET_DEBUG=1 for the stack trace, and report it with the command you ran)\n',
+    );
   });
 
   it('with IBFLEET_DEBUG=1, the stack trace', async () => {

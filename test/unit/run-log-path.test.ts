@@ -7,7 +7,20 @@
  * sticky, where that sysctl never applies). Needs root for the files of another uid (65534).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, linkSync, lchownSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  linkSync,
+  lchownSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,7 +60,7 @@ describe('opening the run log (--log FILE)', () => {
       says: /^--log .*\/link\.log: .*\/link\.log is a symbolic link; refusing to write through it \(give another file name, or --no-log for none\)$/,
     },
     {
-      name: "a symbolic link another user planted in a sticky directory",
+      name: 'a symbolic link another user planted in a sticky directory',
       root: true,
       plant: () => {
         const sticky = join(scratch, 'sticky');
@@ -107,7 +120,9 @@ describe('opening the run log (--log FILE)', () => {
         lchownSync(join(scratch, 'their-dir'), OTHER_UID, OTHER_UID);
         return { file: join(scratch, 'their-dir', 'passwd'), victim: target };
       },
-      says: new RegExp(`their-dir is a symbolic link owned by another user \\(uid ${OTHER_UID}\\); refusing to follow it`),
+      says: new RegExp(
+        `their-dir is a symbolic link owned by another user \\(uid ${OTHER_UID}\\); refusing to follow it`,
+      ),
     },
   ];
 
@@ -147,7 +162,7 @@ describe('opening the run log (--log FILE)', () => {
     expect(readFileSync(mine, 'utf8')).toBe('# finished after 1.0s: no hosts\n');
   });
 
-  it('follows a symbolic link of our own in a directory component (a link the user made is the user\'s choice)', () => {
+  it("follows a symbolic link of our own in a directory component (a link the user made is the user's choice)", () => {
     mkdirSync(join(scratch, 'logs'));
     symlinkSync(join(scratch, 'logs'), join(scratch, 'my-link'));
     open(join(scratch, 'my-link', 'run.log'))!.close();
@@ -176,26 +191,56 @@ describe('ibfleet status --log LINK: exit 2 with the reason, before any host is 
   /** Hosts 16 and 17 on the counting listeners; for onboard, neither is in the inventory yet. */
   const inventory = (hosts: boolean) => {
     const path = join(scratch, `loopback-${hosts}.yaml`);
-    const entries = hosts ? '  16: { name: h16, address: 127.0.0.1 }\n  17: { name: h17, address: 127.0.0.2 }\n' : '  20: { name: h20, address: 127.0.0.20 }\n';
+    const entries = hosts
+      ? '  16: { name: h16, address: 127.0.0.1 }\n  17: { name: h17, address: 127.0.0.2 }\n'
+      : '  20: { name: h20, address: 127.0.0.20 }\n';
     writeFileSync(path, `fabric: { subnet: 172.16.0.0/16 }\ndefaults: { port: ${port} }\nhosts:\n${entries}`);
     return path;
   };
 
-  it.each([['status'], ['deploy', '--hosts', '16', '-K'], ['onboard', '--cpu', '16', '--mem', '17', '--owner', 'alice', '--cpu-address', '127.0.0.1', '--mem-address', '127.0.0.2']])(
-    '%s … --log LINK',
-    async (...args) => {
-      const target = victim(`shadow-cli-${args[0]}`);
-      const link = join(scratch, `cli-${args[0]}.log`);
-      symlinkSync(target, link);
-      knocks = 0;
-      const result = await ibfleet(['-i', inventory(args[0] !== 'onboard'), '--known-hosts', join(scratch, 'known_hosts'), '--timeout', '5', '--log', link, ...args], { input: 'pw\n' });
-      expect(result.code, result.stdout + result.stderr).toBe(2);
-      expect(result.stderr).toBe(`ibfleet: --log ${link}: ${link} is a symbolic link; refusing to write through it (give another file name, or --no-log for none)\n`);
-      expect(knocks).toBe(0);
-      expect(readFileSync(target, 'utf8')).toBe(PRECIOUS);
-      expect(lstatSync(link).isSymbolicLink()).toBe(true);
-    },
-  );
+  it.each([
+    ['status'],
+    ['deploy', '--hosts', '16', '-K'],
+    [
+      'onboard',
+      '--cpu',
+      '16',
+      '--mem',
+      '17',
+      '--owner',
+      'alice',
+      '--cpu-address',
+      '127.0.0.1',
+      '--mem-address',
+      '127.0.0.2',
+    ],
+  ])('%s … --log LINK', async (...args) => {
+    const target = victim(`shadow-cli-${args[0]}`);
+    const link = join(scratch, `cli-${args[0]}.log`);
+    symlinkSync(target, link);
+    knocks = 0;
+    const result = await ibfleet(
+      [
+        '-i',
+        inventory(args[0] !== 'onboard'),
+        '--known-hosts',
+        join(scratch, 'known_hosts'),
+        '--timeout',
+        '5',
+        '--log',
+        link,
+        ...args,
+      ],
+      { input: 'pw\n' },
+    );
+    expect(result.code, result.stdout + result.stderr).toBe(2);
+    expect(result.stderr).toBe(
+      `ibfleet: --log ${link}: ${link} is a symbolic link; refusing to write through it (give another file name, or --no-log for none)\n`,
+    );
+    expect(knocks).toBe(0);
+    expect(readFileSync(target, 'utf8')).toBe(PRECIOUS);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+  });
 
   it('--json says it as a usage error', async () => {
     const target = victim('shadow-cli-json');
@@ -203,7 +248,10 @@ describe('ibfleet status --log LINK: exit 2 with the reason, before any host is 
     symlinkSync(target, link);
     const result = await ibfleet(['-i', inventory(true), '--json', '--log', link, 'status']);
     expect(result.code).toBe(2);
-    expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, error: { kind: 'usage', message: expect.stringContaining('is a symbolic link; refusing to write through it') } });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      ok: false,
+      error: { kind: 'usage', message: expect.stringContaining('is a symbolic link; refusing to write through it') },
+    });
     expect(readFileSync(target, 'utf8')).toBe(PRECIOUS);
   });
 });

@@ -42,17 +42,29 @@ describe('the run log', () => {
   });
 
   it('per host: its timings, changes by kind, checks, the script sent and what it printed; then the matrix and the outcome', () => {
-    const log = openRunLog({ env: { XDG_STATE_HOME: join(scratch, 'state') }, cwd: scratch, file: undefined, command: 'deploy', secrets: () => [] })!;
+    const log = openRunLog({
+      env: { XDG_STATE_HOME: join(scratch, 'state') },
+      cwd: scratch,
+      file: undefined,
+      command: 'deploy',
+      secrets: () => [],
+    })!;
     expect(log.path).toMatch(/\/state\/ibfleet\/runs\/\d{8}T\d{6}Z-deploy-\d+\.log$/);
     drive(log.events);
     log.close();
     const text = readFileSync(log.path, 'utf8');
     expect(statSync(log.path).mode & 0o777).toBe(0o600);
     expect(text).toContain('# ibfleet deploy\n');
-    expect(text).toContain('== host 34 memserver34 (10.208.130.34) · changed · netplan\ntimings: connect +0.00s, probe +0.12s, apply +0.90s, done after 4.2s\nchanges (+1 rule):\n  rule add: ib1: rule 942: from 172.16.34.2 lookup 942\n');
+    expect(text).toContain(
+      '== host 34 memserver34 (10.208.130.34) · changed · netplan\ntimings: connect +0.00s, probe +0.12s, apply +0.90s, done after 4.2s\nchanges (+1 rule):\n  rule add: ib1: rule 942: from 172.16.34.2 lookup 942\n',
+    );
     expect(text).toContain('checks (1/1 hold):\n  ok   ib1: rule 942');
-    expect(text).toContain('apply script (sent on stdin to sh -s as root):\n  | ip rule add from 172.16.34.2 lookup 942\napply output (exit 0):\n  | ok\n');
-    expect(text).toContain('== matrix\nFAILED  ping 16/ibs5f0 (172.16.16.1) → 34/ib0 (172.16.34.1): 0/3 replies  # ssh root@');
+    expect(text).toContain(
+      'apply script (sent on stdin to sh -s as root):\n  | ip rule add from 172.16.34.2 lookup 942\napply output (exit 0):\n  | ok\n',
+    );
+    expect(text).toContain(
+      '== matrix\nFAILED  ping 16/ibs5f0 (172.16.16.1) → 34/ib0 (172.16.34.1): 0/3 replies  # ssh root@',
+    );
     expect(text.trimEnd().split('\n').at(-1)).toBe('# finished after 2.5s: no hosts · cells 0/1 passed');
   });
 
@@ -83,11 +95,20 @@ describe('the run log', () => {
     const state = join(scratch, 'prune');
     const dir = join(state, 'ibfleet', 'runs');
     mkdirSync(dir, { recursive: true });
-    for (let i = 0; i < KEEP_LOGS + 5; i++) writeFileSync(join(dir, `20250101T0000${String(i).padStart(2, '0')}Z-status-1.log`), 'old\n');
+    for (let i = 0; i < KEEP_LOGS + 5; i++)
+      writeFileSync(join(dir, `20250101T0000${String(i).padStart(2, '0')}Z-status-1.log`), 'old\n');
     writeFileSync(join(dir, 'notes.txt'), 'not a log\n');
-    const log = openRunLog({ env: { XDG_STATE_HOME: state }, cwd: scratch, file: undefined, command: 'status', secrets: () => [] })!;
+    const log = openRunLog({
+      env: { XDG_STATE_HOME: state },
+      cwd: scratch,
+      file: undefined,
+      command: 'status',
+      secrets: () => [],
+    })!;
     log.close();
-    const logs = readdirSync(dir).filter((n) => n.endsWith('.log')).sort();
+    const logs = readdirSync(dir)
+      .filter((n) => n.endsWith('.log'))
+      .sort();
     expect(logs).toHaveLength(KEEP_LOGS);
     expect(logs[0]).toBe('20250101T000006Z-status-1.log');
     expect(readdirSync(dir)).toContain('notes.txt');

@@ -22,12 +22,17 @@ describe('shellQuote: every inventory value reaches a shell as exactly one liter
     expect(shellQuote(value)).toBe(quoted);
   });
 
-  it.each(['ib0', "it's", '$(touch /tmp/ibfleet-pwned)', 'a  b', '"q"', '\\', 'line\nbreak', '-n', '*'])('sh reads %j back unchanged', (value) => {
-    const echoed = execFileSync('sh', ['-c', `printf '%s' ${shellQuote(value)}`], { encoding: 'utf8' });
-    expect(echoed).toBe(value);
-  });
+  it.each(['ib0', "it's", '$(touch /tmp/ibfleet-pwned)', 'a  b', '"q"', '\\', 'line\nbreak', '-n', '*'])(
+    'sh reads %j back unchanged',
+    (value) => {
+      const echoed = execFileSync('sh', ['-c', `printf '%s' ${shellQuote(value)}`], { encoding: 'utf8' });
+      expect(echoed).toBe(value);
+    },
+  );
 
   it('shellCommand quotes each argument on its own', () => {
-    expect(shellCommand(['ip', 'rule', 'add', 'from', '172.16.34.1', 'lookup', 941, 'x y'])).toBe("ip rule add from 172.16.34.1 lookup 941 'x y'");
+    expect(shellCommand(['ip', 'rule', 'add', 'from', '172.16.34.1', 'lookup', 941, 'x y'])).toBe(
+      "ip rule add from 172.16.34.1 lookup 941 'x y'",
+    );
   });
 });

@@ -14,7 +14,10 @@ interface Placed {
 }
 
 /** The most common value and every NIC whose value differs from it; undefined when all agree. */
-function oddOnes<T>(all: readonly Placed[], value: (n: NicFabric) => T | null): { common: T; odd: Placed[] } | undefined {
+function oddOnes<T>(
+  all: readonly Placed[],
+  value: (n: NicFabric) => T | null,
+): { common: T; odd: Placed[] } | undefined {
   const counts = new Map<T, number>();
   for (const p of all) {
     const v = value(p.nic);
@@ -45,14 +48,37 @@ export function fleetFabricWarnings(results: readonly HostResult[]): string[] {
   if (rates) {
     const slow = rates.odd.filter((p) => (rateGbps(p.nic.rate!) ?? 0) < rates.common);
     for (const p of slow) {
-      warnings.push(`${where(p)} → ${portLabel(p.nic)} runs at ${rateGbps(p.nic.rate!)} Gb/sec, below the ${rates.common} Gb/sec most of the fleet's ports run at: a degraded link (fewer lanes or a lower speed); reseat or replace the cable, check the switch port`);
+      warnings.push(
+        `${where(p)} → ${portLabel(p.nic)} runs at ${rateGbps(p.nic.rate!)} Gb/sec, below the ${rates.common} Gb/sec most of the fleet's ports run at: a degraded link (fewer lanes or a lower speed); reseat or replace the cable, check the switch port`,
+      );
     }
   }
   const layers = oddOnes(all, (n) => n.linkLayer);
-  if (layers) warnings.push(`link layer differs: ${byValue(layers.odd, (n) => n.linkLayer, (v) => `run ${v === 'Ethernet' ? 'Ethernet (RoCE)' : v}`)} where the rest run ${layers.common}: is that port in the mode you meant (mlx4_port / mlxconfig LINK_TYPE)?`);
+  if (layers)
+    warnings.push(
+      `link layer differs: ${byValue(
+        layers.odd,
+        (n) => n.linkLayer,
+        (v) => `run ${v === 'Ethernet' ? 'Ethernet (RoCE)' : v}`,
+      )} where the rest run ${layers.common}: is that port in the mode you meant (mlx4_port / mlxconfig LINK_TYPE)?`,
+    );
   const modes = oddOnes(all, (n) => n.mode);
-  if (modes) warnings.push(`IPoIB mode differs: ${byValue(modes.odd, (n) => n.mode, (v) => `${v}`)} while the rest run ${modes.common}: use one mode everywhere (nmcli connection modify IFACE infiniband.transport-mode ${modes.common}, or echo ${modes.common} > /sys/class/net/IFACE/mode)`);
+  if (modes)
+    warnings.push(
+      `IPoIB mode differs: ${byValue(
+        modes.odd,
+        (n) => n.mode,
+        (v) => `${v}`,
+      )} while the rest run ${modes.common}: use one mode everywhere (nmcli connection modify IFACE infiniband.transport-mode ${modes.common}, or echo ${modes.common} > /sys/class/net/IFACE/mode)`,
+    );
   const mtus = oddOnes(all, (n) => n.mtu);
-  if (mtus) warnings.push(`MTU differs: ${byValue(mtus.odd, (n) => n.mtu, (v) => `MTU ${v}`)} while the rest use ${mtus.common}: datagram mode carries 2044 (4092 on a 4K IB MTU), connected 65520; make them match`);
+  if (mtus)
+    warnings.push(
+      `MTU differs: ${byValue(
+        mtus.odd,
+        (n) => n.mtu,
+        (v) => `MTU ${v}`,
+      )} while the rest use ${mtus.common}: datagram mode carries 2044 (4092 on a 4K IB MTU), connected 65520; make them match`,
+    );
   return warnings;
 }

@@ -26,7 +26,10 @@ export const fabricHealth: StepModule<Record<string, never>> = {
       const told = new Set(fabric.filter((n) => n.state === 'ACTIVE' && !n.up).map((n) => n.iface));
       // An interface down without its address is down all the same (nic-unaddressed when the link is down).
       const down = (iface: string) => facts.links.get(iface)?.up === false;
-      const explained = (b: Blocker) => b.iface !== undefined && told.has(b.iface) && (b.kind === 'nic-down' || (b.kind === 'nic-unaddressed' && down(b.iface)));
+      const explained = (b: Blocker) =>
+        b.iface !== undefined &&
+        told.has(b.iface) &&
+        (b.kind === 'nic-down' || (b.kind === 'nic-unaddressed' && down(b.iface)));
       return { problems: fabricProblems(host, fabric, facts), fabric, explains: explained };
     },
     fleetWarnings: fleetFabricWarnings,

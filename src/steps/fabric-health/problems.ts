@@ -12,7 +12,7 @@ import { portLabel } from '../../facts/nic-fabric.js';
 
 const NEXT_FOR_STATE: Readonly<Record<string, string>> = {
   DOWN: 'no link: check the cable and the switch port (ibstat shows the physical state), then the port comes up on its own',
-  INIT: 'the link is up but no subnet manager has configured the port: start one (systemctl start opensm on a host of this fabric) or enable the switch\'s SM',
+  INIT: "the link is up but no subnet manager has configured the port: start one (systemctl start opensm on a host of this fabric) or enable the switch's SM",
   ARMED: 'the subnet manager has not finished bringing the port up: wait a sweep, or restart opensm',
 };
 
@@ -28,7 +28,11 @@ const NEXT_FOR_PHYS: Readonly<Record<string, string>> = {
 /** What to do about a port that is not ACTIVE: status's words, also on the verify cells it fails. */
 export function portNextStep(n: Pick<NicFabric, 'state' | 'physState' | 'linkLayer' | 'smLid'>): string {
   const noSm = n.linkLayer === 'InfiniBand' && (n.smLid ?? 0) === 0;
-  return n.state === 'INIT' && noSm ? NEXT_FOR_STATE.INIT! : (n.physState && NEXT_FOR_PHYS[n.physState]) ?? NEXT_FOR_STATE[n.state ?? ''] ?? 'check ibstat and the subnet manager';
+  return n.state === 'INIT' && noSm
+    ? NEXT_FOR_STATE.INIT!
+    : ((n.physState && NEXT_FOR_PHYS[n.physState]) ??
+        NEXT_FOR_STATE[n.state ?? ''] ??
+        'check ibstat and the subnet manager');
 }
 
 /** What keeps RDMA from working through each NIC; empty when every port is usable. */
@@ -51,15 +55,25 @@ export function fabricProblems(host: Host, fabric: readonly NicFabric[], facts: 
     if (n.state !== 'ACTIVE') {
       const phys = n.physState && n.physState !== 'LinkUp' ? ` (${n.physState})` : '';
       const next = portNextStep(n);
-      problems.push(`${at} is ${n.state ?? 'in an unknown state'}${phys}${n.state === 'INIT' && noSm ? ', no subnet manager (SM LID 0)' : ''}: ${next}`);
+      problems.push(
+        `${at} is ${n.state ?? 'in an unknown state'}${phys}${n.state === 'INIT' && noSm ? ', no subnet manager (SM LID 0)' : ''}: ${next}`,
+      );
       continue;
     }
-    if (n.physState !== 'LinkUp') problems.push(`${at} is ACTIVE but its physical state is ${n.physState ?? 'unknown'}: ${(n.physState && NEXT_FOR_PHYS[n.physState]) ?? 'check the cable'}`);
+    if (n.physState !== 'LinkUp')
+      problems.push(
+        `${at} is ACTIVE but its physical state is ${n.physState ?? 'unknown'}: ${(n.physState && NEXT_FOR_PHYS[n.physState]) ?? 'check the cable'}`,
+      );
     if (noSm) problems.push(`${at} has no subnet manager (SM LID 0): ${NEXT_FOR_NO_SM}`);
-    if (!n.up) problems.push(`${at} is ACTIVE but ${n.iface} is down: bring it up (ip link set ${n.iface} up, or through its network manager)`);
+    if (!n.up)
+      problems.push(
+        `${at} is ACTIVE but ${n.iface} is down: bring it up (ip link set ${n.iface} up, or through its network manager)`,
+      );
     if (n.linkLayer === 'Ethernet' && n.roceV2Gid === null) {
       const address = host.nics.find((x) => x.index === n.nic)?.address ?? '';
-      problems.push(`${at} is RoCE but no RoCE v2 GID carries ${address}: RDMA CM cannot use it; check that ${address} is on ${n.iface} (the GID table follows the interface's addresses)`);
+      problems.push(
+        `${at} is RoCE but no RoCE v2 GID carries ${address}: RDMA CM cannot use it; check that ${address} is on ${n.iface} (the GID table follows the interface's addresses)`,
+      );
     }
   }
   return problems;

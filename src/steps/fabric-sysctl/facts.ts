@@ -27,9 +27,12 @@ export const SYSCTL_FACT: Fact<SysctlValues> = {
   name: 'sysctl',
   probe: (host, options) =>
     options.everyInterface
-      ? [`\tfor d in /proc/sys/net/ipv4/conf/*; do s sysctl "\${d##*/}"; for k in ${SYSCTL_KEYS.join(' ')}; do v=; read -r v 2>/dev/null <"$d/$k"; printf '%s=%s\\n' "$k" "$v"; done; done`]
+      ? [
+          `\tfor d in /proc/sys/net/ipv4/conf/*; do s sysctl "\${d##*/}"; for k in ${SYSCTL_KEYS.join(' ')}; do v=; read -r v 2>/dev/null <"$d/$k"; printf '%s=%s\\n' "$k" "$v"; done; done`,
+        ]
       : ['all', 'default', ...host.nics.map((n) => n.iface)].map(
-          (iface) => `\ts sysctl ${shellQuote(iface)}; for k in ${SYSCTL_KEYS.join(' ')}; do v=; read -r v 2>/dev/null <${shellQuote(`/proc/sys/net/ipv4/conf/${iface}/`)}"$k"; printf '%s=%s\\n' "$k" "$v"; done`,
+          (iface) =>
+            `\ts sysctl ${shellQuote(iface)}; for k in ${SYSCTL_KEYS.join(' ')}; do v=; read -r v 2>/dev/null <${shellQuote(`/proc/sys/net/ipv4/conf/${iface}/`)}"$k"; printf '%s=%s\\n' "$k" "$v"; done`,
         ),
   parse: (sections) => new Map([...sections].map(([key, lines]) => [key.slice('sysctl '.length), parseValues(lines)])),
 };

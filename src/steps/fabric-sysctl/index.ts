@@ -10,13 +10,24 @@ import { z } from 'zod';
 import type { Host, Nic } from '../../inventory/model.js';
 import { factOf } from '../../facts/host-facts.js';
 import { shellQuote } from '../../script/shell.js';
-import { change, nicFinding, type ApplyPart, type Finding, type HostContext, type ScriptPart, type StepModule } from '../step.js';
+import {
+  change,
+  nicFinding,
+  type ApplyPart,
+  type Finding,
+  type HostContext,
+  type ScriptPart,
+  type StepModule,
+} from '../step.js';
 import { SYSCTL_FACT, SYSCTL_KEYS, type SysctlKey } from './facts.js';
 import { renderSysctlConf, SYSCTL_PATH, type SysctlParams } from './sysctl-file.js';
 import { fabricSysctlRestore, fabricSysctlUndo } from './undo.js';
 
 const sysctlValue = (max: number, what: string) =>
-  z.int({ error: `${what} is a whole number 0..${max}` }).min(0, { error: `${what} is 0..${max}` }).max(max, { error: `${what} is 0..${max}` });
+  z
+    .int({ error: `${what} is a whole number 0..${max}` })
+    .min(0, { error: `${what} is 0..${max}` })
+    .max(max, { error: `${what} is 0..${max}` });
 
 /** Defaults are the values librdmacm, the libfabric verbs guide and Red Hat give for several NICs in one subnet. */
 const params = z.strictObject({
@@ -85,9 +96,15 @@ function directly(ctx: HostContext, failing: readonly Finding[], values: SysctlP
   if (ctx.persistence.kind === 'script') return {};
   const kernel: string[] = [];
   for (const nic of ctx.host.nics) {
-    for (const key of SYSCTL_KEYS.filter((k: SysctlKey) => failing.some((f) => f.subject.kind === 'nic' && f.subject.iface === nic.iface && f.subject.aspect === `sysctl ${k}`))) {
+    for (const key of SYSCTL_KEYS.filter((k: SysctlKey) =>
+      failing.some(
+        (f) => f.subject.kind === 'nic' && f.subject.iface === nic.iface && f.subject.aspect === `sysctl ${k}`,
+      ),
+    )) {
       const file = shellQuote(`/proc/sys/net/ipv4/conf/${nic.iface}/${key}`);
-      kernel.push(`if printf '%s\\n' ${values[key]} >${file}; then echo ${shellQuote(`ibfleet: ${nic.iface}: ${key} ${values[key]}`)}; else status=1; fi`);
+      kernel.push(
+        `if printf '%s\\n' ${values[key]} >${file}; then echo ${shellQuote(`ibfleet: ${nic.iface}: ${key} ${values[key]}`)}; else status=1; fi`,
+      );
     }
   }
   return { kernel };
@@ -108,7 +125,21 @@ export const fabricSysctl: StepModule<SysctlParams> = {
   restore: fabricSysctlRestore,
   use: (values) => ({
     name: 'fabric-sysctl',
-    files: (ctx) => [{ path: SYSCTL_PATH, mode: 0o644, content: renderSysctlConf(ctx.host, ctx.fleet, ctx.playbook, values, ctx.persistence.kind === 'script' ? 'hook' : 'native'), role: 'sysctl', kind: 'sysctl-file' }],
+    files: (ctx) => [
+      {
+        path: SYSCTL_PATH,
+        mode: 0o644,
+        content: renderSysctlConf(
+          ctx.host,
+          ctx.fleet,
+          ctx.playbook,
+          values,
+          ctx.persistence.kind === 'script' ? 'hook' : 'native',
+        ),
+        role: 'sysctl',
+        kind: 'sysctl-file',
+      },
+    ],
     script: (ctx) => scriptPart(values, ctx.host),
     nicFindings: (ctx, nic) => nicFindings(ctx, nic, values),
     apply: (ctx, { failing }) => directly(ctx, failing, values),

@@ -10,9 +10,9 @@ export type SysctlParams = Readonly<Record<SysctlKey, number>>;
 
 const WHY: Readonly<Record<SysctlKey, string>> = {
   arp_ignore: 'answer ARP only for the address owned by the NIC asked, or RDMA CM maps a peer to the wrong port',
-  arp_announce: 'use the sending NIC\'s own address as ARP source',
+  arp_announce: "use the sending NIC's own address as ARP source",
   rp_filter: 'loose reverse-path check: a reply may arrive on either NIC',
-  accept_local: 'accept packets from this host\'s other NIC (port-to-port tests on one host)',
+  accept_local: "accept packets from this host's other NIC (port-to-port tests on one host)",
 };
 
 /**
@@ -30,13 +30,23 @@ export function sysctlKey(iface: string, key: string): string {
  */
 const WHEN_APPLIED: Readonly<Record<'hook' | 'native', string>> = {
   hook: '# Per-interface keys exist only while the interface does; the hook applies them again on every up.',
-  native: "# Per-interface keys exist only while the interface does: systemd applies them as it appears (udev's\n# 99-systemd.rules runs systemd-sysctl for every new network interface).",
+  native:
+    "# Per-interface keys exist only while the interface does: systemd applies them as it appears (udev's\n# 99-systemd.rules runs systemd-sysctl for every new network interface).",
 };
 
-export function renderSysctlConf(host: Host, _fleet: Fleet, playbook: string, params: SysctlParams, persistence: 'hook' | 'native' = 'hook'): string {
+export function renderSysctlConf(
+  host: Host,
+  _fleet: Fleet,
+  playbook: string,
+  params: SysctlParams,
+  persistence: 'hook' | 'native' = 'hook',
+): string {
   const why = SYSCTL_KEYS.map((k) => `#   ${k}=${params[k]}: ${WHY[k]}`);
   const blocks = host.nics.map((nic) =>
-    [`# NIC ${nic.index}: ${nic.iface} (${nic.address})`, ...SYSCTL_KEYS.map((k) => `${sysctlKey(nic.iface, k)} = ${params[k]}`)].join('\n'),
+    [
+      `# NIC ${nic.index}: ${nic.iface} (${nic.address})`,
+      ...SYSCTL_KEYS.map((k) => `${sysctlKey(nic.iface, k)} = ${params[k]}`),
+    ].join('\n'),
   );
   return [
     renderHeader(host, playbook, SYSCTL_PATH),

@@ -24,7 +24,9 @@ function rollbackFindings({ host, facts }: FactsContext): Finding[] {
         id: `sysctl ${nic.iface} ${key}`,
         subject: { kind: 'nic', iface: nic.iface, aspect: `sysctl ${key}` },
         ok: !off,
-        detail: off ? `${nic.iface}: ${key}=${have} differs from the kernel default ${want}` : `${nic.iface}: ${key} at its default`,
+        detail: off
+          ? `${nic.iface}: ${key}=${have} differs from the kernel default ${want}`
+          : `${nic.iface}: ${key} at its default`,
         fix: off ? change('sysctl', 'reset', nic.iface, `${nic.iface}: ${key} ${have} → ${want}`) : undefined,
       };
     });
@@ -35,7 +37,10 @@ function rollbackLines({ host }: FactsContext): { kernel: string[] } {
   return {
     kernel: [
       '# Per-interface settings back to what a new interface gets (conf/default).',
-      ...host.nics.map((nic) => `for k in ${SYSCTL_KEYS.join(' ')}; do cat "/proc/sys/net/ipv4/conf/default/$k" >${shellQuote(`/proc/sys/net/ipv4/conf/${nic.iface}/`)}"$k" 2>/dev/null; done`),
+      ...host.nics.map(
+        (nic) =>
+          `for k in ${SYSCTL_KEYS.join(' ')}; do cat "/proc/sys/net/ipv4/conf/default/$k" >${shellQuote(`/proc/sys/net/ipv4/conf/${nic.iface}/`)}"$k" 2>/dev/null; done`,
+      ),
     ],
   };
 }
@@ -58,7 +63,9 @@ function restoreLines({ host, facts }: FactsContext): { kernel: string[] } {
     return SYSCTL_KEYS.flatMap((key) => {
       const value = values[key] ?? '';
       if (!/^-?\d+$/.test(value)) return [];
-      return [`printf '%s\\n' ${shellQuote(value)} >${shellQuote(`/proc/sys/net/ipv4/conf/${nic.iface}/${key}`)} || { echo ${shellQuote(`ibfleet: ${nic.iface}: cannot set ${key} back to ${value}`)} >&2; status=1; }`];
+      return [
+        `printf '%s\\n' ${shellQuote(value)} >${shellQuote(`/proc/sys/net/ipv4/conf/${nic.iface}/${key}`)} || { echo ${shellQuote(`ibfleet: ${nic.iface}: cannot set ${key} back to ${value}`)} >&2; status=1; }`,
+      ];
     });
   });
   return { kernel: lines.length ? ['', '# Per-interface sysctls, as they were.', ...lines] : [] };

@@ -67,7 +67,14 @@ tell() {
 export interface LinksMemo {
   readonly manager: Manager;
   /** `keyfile`: the keyfile the change writes for a profile it adds (NetworkManager before 1.42), gone with the profile. */
-  readonly nics: readonly { readonly iface: string; readonly address: string; readonly prefixLength: number; readonly uuid: string | undefined; readonly ipoib: boolean; readonly keyfile?: string }[];
+  readonly nics: readonly {
+    readonly iface: string;
+    readonly address: string;
+    readonly prefixLength: number;
+    readonly uuid: string | undefined;
+    readonly ipoib: boolean;
+    readonly keyfile?: string;
+  }[];
 }
 
 /** `command`: shell words, quoted where needed; `failed`: what was being done, for the message when it fails. */
@@ -83,17 +90,28 @@ function viaKeyfile(ctx: HostContext): boolean {
 function nmLines(ctx: HostContext, touched: readonly ManagedNic[]): string[] {
   const keyfile = viaKeyfile(ctx);
   return [
-    ...(keyfile ? [`# NetworkManager ${ctx.facts.nm!.version.replace(/[^0-9A-Za-z.~+-]/g, '?')}: before ${NM_ADD_UUID_SINCE} nmcli gives no new profile its uuid; ibfleet writes the keyfile and has it loaded.`, NEW_KEYFILE_FUNCTION] : []),
+    ...(keyfile
+      ? [
+          `# NetworkManager ${ctx.facts.nm!.version.replace(/[^0-9A-Za-z.~+-]/g, '?')}: before ${NM_ADD_UUID_SINCE} nmcli gives no new profile its uuid; ibfleet writes the keyfile and has it loaded.`,
+          NEW_KEYFILE_FUNCTION,
+        ]
+      : []),
     ...touched.flatMap((m) => {
       const found = foundProfile(ctx.facts, m);
-      return [`# ${m.nic.iface}: connection profile ${(found?.name ?? m.profile!.name).replace(/[\r\n]/g, ' ')}`, ...nmLinkCommands(m, found, keyfile).map((c) => told(c.run, c.says, c.does))];
+      return [
+        `# ${m.nic.iface}: connection profile ${(found?.name ?? m.profile!.name).replace(/[\r\n]/g, ' ')}`,
+        ...nmLinkCommands(m, found, keyfile).map((c) => told(c.run, c.says, c.does)),
+      ];
     }),
   ];
 }
 
 function ifupdownLines(touched: readonly ManagedNic[]): string[] {
   // Down first where it is up: ifup does nothing for an interface ifupdown thinks configured.
-  return touched.flatMap((m) => [`[ "$status" -ne 0 ] || ifdown --force ${shellQuote(m.nic.iface)} >/dev/null 2>&1`, told(`ifup ${shellQuote(m.nic.iface)}`, `${m.nic.iface}: ifup`, `${m.nic.iface}: ifup`)]);
+  return touched.flatMap((m) => [
+    `[ "$status" -ne 0 ] || ifdown --force ${shellQuote(m.nic.iface)} >/dev/null 2>&1`,
+    told(`ifup ${shellQuote(m.nic.iface)}`, `${m.nic.iface}: ifup`, `${m.nic.iface}: ifup`),
+  ]);
 }
 
 /**
@@ -114,7 +132,9 @@ function netplanLines(nics: readonly string[]): string[] {
 
 /** The NICs the change configures: those whose checks failed; every NIC of ibfleet's file when the file is rewritten. */
 export function touchedNics(plan: LinksPlan, input: ApplyInput): ManagedNic[] {
-  const failing = plan.managed.filter((m) => Object.values(LINK_ASPECTS).some((a) => input.failing.some((f) => isAbout(f, m.nic.iface, a))));
+  const failing = plan.managed.filter((m) =>
+    Object.values(LINK_ASPECTS).some((a) => input.failing.some((f) => isAbout(f, m.nic.iface, a))),
+  );
   const rewritten = input.write.some((f) => f.path === LINKS_NETPLAN_PATH || f.path === LINKS_STANZA_PATH);
   return failing.length === 0 && rewritten ? [...plan.managed] : failing;
 }
@@ -123,16 +143,32 @@ export function linksApply(ctx: HostContext, plan: LinksPlan, input: ApplyInput)
   const touched = touchedNics(plan, input);
   if (touched.length === 0) return {};
   const nics = touched.map((m) => m.nic.iface);
-  const manager = { networkmanager: () => nmLines(ctx, touched), netplan: () => netplanLines(nics), ifupdown: () => ifupdownLines(touched) }[ctx.manager]();
+  const manager = {
+    networkmanager: () => nmLines(ctx, touched),
+    netplan: () => netplanLines(nics),
+    ifupdown: () => ifupdownLines(touched),
+  }[ctx.manager]();
   const keyfile = ctx.manager === 'networkmanager' && viaKeyfile(ctx);
-  const memo: LinksMemo = { manager: ctx.manager, nics: touched.map((m) => ({ iface: m.nic.iface, address: m.nic.address, prefixLength: m.nic.prefixLength, uuid: m.profile?.uuid, ipoib: m.ipoib, ...(keyfile && m.profile ? { keyfile: keyfilePath(m) } : {}) })) };
+  const memo: LinksMemo = {
+    manager: ctx.manager,
+    nics: touched.map((m) => ({
+      iface: m.nic.iface,
+      address: m.nic.address,
+      prefixLength: m.nic.prefixLength,
+      uuid: m.profile?.uuid,
+      ipoib: m.ipoib,
+      ...(keyfile && m.profile ? { keyfile: keyfilePath(m) } : {}),
+    })),
+  };
   const lines = [
     AWAIT_ADDRESS_FUNCTION,
     TELL_FUNCTION,
     "# The fabric NICs, in the manager's own configuration, before the routing needs their addresses.",
     ...manager,
     // An address is awaited only from a manager that took every command: after a failed one none will come.
-    ...touched.map((m) => `[ "$status" -ne 0 ] || await_address ${shellQuote(m.nic.iface)} ${shellQuote(m.nic.address)} || status=1`),
+    ...touched.map(
+      (m) => `[ "$status" -ne 0 ] || await_address ${shellQuote(m.nic.iface)} ${shellQuote(m.nic.address)} || status=1`,
+    ),
   ];
   // ifup runs if-up.d (ibfleet's hook among them) before it returns: it must not wait on the routing lock.
   return ctx.manager === 'ifupdown' ? { unlocked: lines, memo } : { manager: lines, memo };

@@ -100,7 +100,9 @@ function netplanAddresses(files: HostFacts['netplan'], iface: string, hwaddr: st
         const d = (device ?? {}) as { addresses?: unknown };
         if (!claimConfigures(deviceClaim(id, device), iface, hwaddr) || !Array.isArray(d.addresses)) return [];
         // An address is a string, or (netplan 0.103+) a mapping from it to its options.
-        return d.addresses.flatMap((a: unknown) => (typeof a === 'string' ? [a] : a && typeof a === 'object' ? Object.keys(a) : []));
+        return d.addresses.flatMap((a: unknown) =>
+          typeof a === 'string' ? [a] : a && typeof a === 'object' ? Object.keys(a) : [],
+        );
       });
     });
   });
@@ -108,7 +110,9 @@ function netplanAddresses(files: HostFacts['netplan'], iface: string, hwaddr: st
 
 /** The host's netplan definition (not ibfleet's) that configures the NIC, as netplan matches one. */
 function netplanClaimOf(facts: HostFacts, nic: Nic) {
-  return netplanClaims(othersNetplan(facts)).find((c) => claimConfigures(c, nic.iface, facts.links.get(nic.iface)?.hwaddr));
+  return netplanClaims(othersNetplan(facts)).find((c) =>
+    claimConfigures(c, nic.iface, facts.links.get(nic.iface)?.hwaddr),
+  );
 }
 
 function carries(facts: HostFacts, nic: Nic): boolean {
@@ -134,7 +138,11 @@ export function kernelDiffers(facts: HostFacts, links: LinksFacts, nic: Nic, wan
 /** The NIC as NetworkManager compares a profile with it; a P_Key child's address is its parent's, so it is matched by name only. */
 export function nmDevice(facts: HostFacts, links: LinksFacts, nic: Nic): NmDevice {
   const child = hardwareIface(nic) !== nic.iface;
-  return { iface: nic.iface, hwaddr: child ? undefined : facts.links.get(nic.iface)?.hwaddr, ipoib: links.sys.get(hardwareIface(nic))?.type === ARPHRD_INFINIBAND };
+  return {
+    iface: nic.iface,
+    hwaddr: child ? undefined : facts.links.get(nic.iface)?.hwaddr,
+    ipoib: links.sys.get(hardwareIface(nic))?.type === ARPHRD_INFINIBAND,
+  };
 }
 
 /**
@@ -151,7 +159,13 @@ function boundProfile(ctx: Ctx, links: LinksFacts, nic: Nic, entry: RecordEntry 
   const bound = applying(ctx, links, nic);
   const active = ctx.facts.nm?.active.get(nic.iface);
   const recorded = entry?.manager === 'networkmanager' ? entry.uuid : undefined;
-  return bound.find((p) => p.uuid === active) ?? bound.find((p) => p.uuid === recorded) ?? bound.find((p) => p.uuid === profileUuid(ctx.host, nic.iface)) ?? bound.find((p) => p.iface === nic.iface) ?? bound[0];
+  return (
+    bound.find((p) => p.uuid === active) ??
+    bound.find((p) => p.uuid === recorded) ??
+    bound.find((p) => p.uuid === profileUuid(ctx.host, nic.iface)) ??
+    bound.find((p) => p.iface === nic.iface) ??
+    bound[0]
+  );
 }
 
 /**
@@ -160,9 +174,20 @@ function boundProfile(ctx: Ctx, links: LinksFacts, nic: Nic, entry: RecordEntry 
  */
 function sharedWith(ctx: Ctx, links: LinksFacts, nic: Nic, p: NmLink): string | undefined {
   if (p.iface === nic.iface) return undefined;
-  const fabric = ctx.host.nics.filter((n) => n.iface !== nic.iface && profileApplies(p, nmDevice(ctx.facts, links, n))).map((n) => n.iface);
+  const fabric = ctx.host.nics
+    .filter((n) => n.iface !== nic.iface && profileApplies(p, nmDevice(ctx.facts, links, n)))
+    .map((n) => n.iface);
   // Other interfaces by name only (their kind unread): the loopback takes no profile of these types.
-  const others = p.match.length && !p.mac ? [...ctx.facts.links.keys()].filter((i) => i !== nic.iface && i !== 'lo' && !fabric.includes(i) && profileApplies(p, { iface: i, hwaddr: undefined, ipoib: p.type === 'infiniband' })) : [];
+  const others =
+    p.match.length && !p.mac
+      ? [...ctx.facts.links.keys()].filter(
+          (i) =>
+            i !== nic.iface &&
+            i !== 'lo' &&
+            !fabric.includes(i) &&
+            profileApplies(p, { iface: i, hwaddr: undefined, ipoib: p.type === 'infiniband' }),
+        )
+      : [];
   return [...fabric, ...others][0];
 }
 
@@ -171,9 +196,13 @@ function hostRefusal(ctx: Ctx, links: LinksFacts, nics: readonly Nic[]): string 
   const which = nics.map((n) => n.iface).join(', ');
   switch (ctx.manager) {
     case 'networkmanager':
-      return links.nm ? undefined : `NetworkManager did not answer nmcli, and ibfleet configures ${which} through it; start NetworkManager (or set the host's manager)`;
+      return links.nm
+        ? undefined
+        : `NetworkManager did not answer nmcli, and ibfleet configures ${which} through it; start NetworkManager (or set the host's manager)`;
     case 'netplan':
-      return ctx.facts.tools.has('netplan') ? undefined : `netplan is not installed, and ibfleet configures ${which} in netplan's configuration`;
+      return ctx.facts.tools.has('netplan')
+        ? undefined
+        : `netplan is not installed, and ibfleet configures ${which} in netplan's configuration`;
     case 'ifupdown':
       return links.sources === undefined || sourcesStanzas(links.sources)
         ? undefined
@@ -182,21 +211,36 @@ function hostRefusal(ctx: Ctx, links: LinksFacts, nics: readonly Nic[]): string 
 }
 
 /** Why the manager's own configuration keeps links from configuring the NIC; undefined when nothing does. */
-function managerRefusal(ctx: Ctx, links: LinksFacts, nic: Nic, existing: NmLink | undefined, hasAddress: boolean): string | undefined {
+function managerRefusal(
+  ctx: Ctx,
+  links: LinksFacts,
+  nic: Nic,
+  existing: NmLink | undefined,
+  hasAddress: boolean,
+): string | undefined {
   switch (ctx.manager) {
     case 'networkmanager': {
       const other = existing && otherFabricAddress(ctx, nic, existing.addresses);
-      if (other) return `${nic.iface}: its connection profile ${existing.name} gives it ${other}, not ${nic.address}/${nic.prefixLength}: someone may be using that address; change the profile or remove it`;
+      if (other)
+        return `${nic.iface}: its connection profile ${existing.name} gives it ${other}, not ${nic.address}/${nic.prefixLength}: someone may be using that address; change the profile or remove it`;
       const shared = existing && sharedWith(ctx, links, nic, existing);
-      return shared ? `${nic.iface}: connection profile ${existing.name} applies to it and to ${shared} (${bindingText(existing)}); ibfleet gives each NIC its own address, which one profile cannot carry for both: bind the profile to one interface (connection.interface-name) or remove it` : undefined;
+      return shared
+        ? `${nic.iface}: connection profile ${existing.name} applies to it and to ${shared} (${bindingText(existing)}); ibfleet gives each NIC its own address, which one profile cannot carry for both: bind the profile to one interface (connection.interface-name) or remove it`
+        : undefined;
     }
     case 'netplan': {
       const claim = netplanClaimOf(ctx.facts, nic);
-      return claim && !hasAddress ? `${nic.iface}: ${claim.file} configures it (${claimText(claim)}) without ${nic.address}/${nic.prefixLength}; ibfleet does not edit that file: add the address there, or remove ${nic.iface} from it` : undefined;
+      return claim && !hasAddress
+        ? `${nic.iface}: ${claim.file} configures it (${claimText(claim)}) without ${nic.address}/${nic.prefixLength}; ibfleet does not edit that file: add the address there, or remove ${nic.iface} from it`
+        : undefined;
     }
     case 'ifupdown': {
-      const stanza = ctx.facts.ifupdown.find((s) => s.keyword === 'iface' && s.iface === nic.iface && s.file !== LINKS_STANZA_PATH);
-      return stanza ? `${nic.iface}: ${stanza.file} has an "iface ${nic.iface}" stanza; ibfleet does not edit it: configure ${nic.iface} there, or remove that stanza` : undefined;
+      const stanza = ctx.facts.ifupdown.find(
+        (s) => s.keyword === 'iface' && s.iface === nic.iface && s.file !== LINKS_STANZA_PATH,
+      );
+      return stanza
+        ? `${nic.iface}: ${stanza.file} has an "iface ${nic.iface}" stanza; ibfleet does not edit it: configure ${nic.iface} there, or remove that stanza`
+        : undefined;
     }
   }
 }
@@ -204,16 +248,44 @@ function managerRefusal(ctx: Ctx, links: LinksFacts, nic: Nic, existing: NmLink 
 /** `source` arguments of /etc/network/interfaces that take in ibfleet's stanza file. */
 function sourcesStanzas(sources: readonly string[]): boolean {
   const absolute = (s: string) => (s.startsWith('/') ? s : `/etc/network/${s}`);
-  const glob = (pattern: string) => new RegExp(`^${pattern.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')}$`);
-  return sources.map(absolute).some((s) => s.replace(/\/+$/, '') === LINKS_STANZA_DIR || glob(s).test(LINKS_STANZA_PATH));
+  const glob = (pattern: string) =>
+    new RegExp(
+      `^${pattern
+        .replace(/[.+^${}()|\\]/g, '\\$&')
+        .replace(/\*/g, '[^/]*')
+        .replace(/\?/g, '[^/]')}$`,
+    );
+  return sources
+    .map(absolute)
+    .some((s) => s.replace(/\/+$/, '') === LINKS_STANZA_DIR || glob(s).test(LINKS_STANZA_PATH));
 }
 
-function managedNic(ctx: Ctx, links: LinksFacts, nic: Nic, want: LinksParams, existing: NmLink | undefined): ManagedNic {
+function managedNic(
+  ctx: Ctx,
+  links: LinksFacts,
+  nic: Nic,
+  want: LinksParams,
+  existing: NmLink | undefined,
+): ManagedNic {
   const ipoib = links.sys.get(hardwareIface(nic))?.type === ARPHRD_INFINIBAND;
   const uuid = existing?.uuid ?? profileUuid(ctx.host, nic.iface);
-  const profile = ctx.manager === 'networkmanager' ? { uuid, name: existing?.name ?? profileName(nic.iface), existing, own: uuid === profileUuid(ctx.host, nic.iface) } : undefined;
+  const profile =
+    ctx.manager === 'networkmanager'
+      ? {
+          uuid,
+          name: existing?.name ?? profileName(nic.iface),
+          existing,
+          own: uuid === profileUuid(ctx.host, nic.iface),
+        }
+      : undefined;
   const claimed = netplanClaimOf(ctx.facts, nic) !== undefined;
-  return { nic, want, ipoib, profile, addressElsewhere: ctx.manager === 'netplan' && claimed && carries(ctx.facts, nic) };
+  return {
+    nic,
+    want,
+    ipoib,
+    profile,
+    addressElsewhere: ctx.manager === 'netplan' && claimed && carries(ctx.facts, nic),
+  };
 }
 
 /** The record after this deploy: what it said, and an entry for each NIC links takes over now. */
@@ -226,7 +298,15 @@ function nextRecord(ctx: Ctx, before: LinksRecord | undefined, managed: readonly
     if (ctx.manager !== 'networkmanager') entries.push({ iface: m.nic.iface, manager: ctx.manager, ...was });
     else {
       const e = m.profile!.existing;
-      entries.push({ iface: m.nic.iface, manager: ctx.manager, uuid: m.profile!.uuid, before: e ? { method: e.method, addresses: e.addresses, mtu: e.mtu, transportMode: e.transportMode } : 'created', ...was });
+      entries.push({
+        iface: m.nic.iface,
+        manager: ctx.manager,
+        uuid: m.profile!.uuid,
+        before: e
+          ? { method: e.method, addresses: e.addresses, mtu: e.mtu, transportMode: e.transportMode }
+          : 'created',
+        ...was,
+      });
     }
   }
   return { entries };
@@ -243,13 +323,24 @@ export function planLinks(ctx: Ctx, settings: LinksParams): LinksPlan {
   };
   const wanted = ctx.host.nics.filter((nic) => wantsManaging(ctx, links, nic, settings));
   const host = wanted.length ? hostRefusal(ctx, links, wanted) : undefined;
-  if (host) return { managed, refused: wanted, blockers: [{ kind: 'step', message: host }], record: nextRecord(ctx, links.record, []) };
+  if (host)
+    return {
+      managed,
+      refused: wanted,
+      blockers: [{ kind: 'step', message: host }],
+      record: nextRecord(ctx, links.record, []),
+    };
   for (const nic of ctx.host.nics) {
-    const roce = settings.roceMode !== undefined && hardwareRefusal(nic, { roceMode: settings.roceMode }, ctx.facts, links, ctx.manager);
+    const roce =
+      settings.roceMode !== undefined &&
+      hardwareRefusal(nic, { roceMode: settings.roceMode }, ctx.facts, links, ctx.manager);
     if (roce) refuse(nic, roce);
     if (roce || !wanted.includes(nic)) continue;
-    const existing = ctx.manager === 'networkmanager' ? boundProfile(ctx, links, nic, recordOf(links.record, nic.iface)) : undefined;
-    const refusal = managerRefusal(ctx, links, nic, existing, carries(ctx.facts, nic)) ?? hardwareRefusal(nic, { ...settings, roceMode: undefined }, ctx.facts, links, ctx.manager);
+    const existing =
+      ctx.manager === 'networkmanager' ? boundProfile(ctx, links, nic, recordOf(links.record, nic.iface)) : undefined;
+    const refusal =
+      managerRefusal(ctx, links, nic, existing, carries(ctx.facts, nic)) ??
+      hardwareRefusal(nic, { ...settings, roceMode: undefined }, ctx.facts, links, ctx.manager);
     if (refusal) refuse(nic, refusal);
     else managed.push(managedNic(ctx, links, nic, settings, existing));
   }
@@ -267,7 +358,11 @@ export function planLinks(ctx: Ctx, settings: LinksParams): LinksPlan {
 function wantsManaging(ctx: Ctx, links: LinksFacts, nic: Nic, settings: LinksParams): boolean {
   // An interface the host does not have is the engine's to name (the inventory's slip), unless it is a P_Key child links makes of a parent there.
   const child = splitChild(nic.iface);
-  if (!ctx.facts.links.has(nic.iface) && !(settings.pkey !== undefined && child !== undefined && ctx.facts.links.has(child.parent))) return false;
+  if (
+    !ctx.facts.links.has(nic.iface) &&
+    !(settings.pkey !== undefined && child !== undefined && ctx.facts.links.has(child.parent))
+  )
+    return false;
   if (recordOf(links.record, nic.iface) !== undefined) return true;
   const here = ctx.facts.addresses.filter((a) => a.iface === nic.iface).map((a) => `${a.address}/${a.prefixLength}`);
   const hasAddress = carries(ctx.facts, nic);
@@ -281,11 +376,17 @@ function configuredElsewhere(ctx: Ctx, links: LinksFacts, nic: Nic): boolean {
   const cidr = `${nic.address}/${nic.prefixLength}`;
   switch (ctx.manager) {
     case 'networkmanager':
-      return applying(ctx, links, nic).some((p) => p.addresses.includes(cidr) && p.uuid !== profileUuid(ctx.host, nic.iface));
+      return applying(ctx, links, nic).some(
+        (p) => p.addresses.includes(cidr) && p.uuid !== profileUuid(ctx.host, nic.iface),
+      );
     case 'netplan':
-      return netplanAddresses(othersNetplan(ctx.facts), nic.iface, ctx.facts.links.get(nic.iface)?.hwaddr).includes(cidr);
+      return netplanAddresses(othersNetplan(ctx.facts), nic.iface, ctx.facts.links.get(nic.iface)?.hwaddr).includes(
+        cidr,
+      );
     case 'ifupdown':
-      return ctx.facts.ifupdown.some((s) => s.keyword === 'iface' && s.iface === nic.iface && s.file !== LINKS_STANZA_PATH);
+      return ctx.facts.ifupdown.some(
+        (s) => s.keyword === 'iface' && s.iface === nic.iface && s.file !== LINKS_STANZA_PATH,
+      );
   }
 }
 

@@ -80,7 +80,21 @@ export interface LinksFacts {
 }
 
 /** The properties nmcli is asked for, in this order (an absent setting prints nothing). */
-const NM_FIELDS = ['connection.uuid', 'connection.id', 'connection.type', 'connection.interface-name', 'ipv4.method', 'ipv4.addresses', '802-3-ethernet.mtu', 'infiniband.mtu', 'infiniband.transport-mode', 'infiniband.p-key', 'infiniband.parent', '802-3-ethernet.mac-address', 'infiniband.mac-address'];
+const NM_FIELDS = [
+  'connection.uuid',
+  'connection.id',
+  'connection.type',
+  'connection.interface-name',
+  'ipv4.method',
+  'ipv4.addresses',
+  '802-3-ethernet.mtu',
+  'infiniband.mtu',
+  'infiniband.transport-mode',
+  'infiniband.p-key',
+  'infiniband.parent',
+  '802-3-ethernet.mac-address',
+  'infiniband.mac-address',
+];
 /** The match setting came with NetworkManager 1.14; an older nmcli refuses the whole command for a field it does not know. */
 const NM_MATCH_FIELD = 'match.interface-name';
 
@@ -93,7 +107,9 @@ export function probedInterfaces(ifaces: readonly string[]): string[] {
 function sysLines(ifaces: readonly string[] | undefined): string[] {
   return [
     '\ts links sys',
-    ifaces ? `\tfor i in ${ifaces.map(shellQuote).join(' ')}; do` : '\tfor i in $(for n in /sys/class/net/*; do printf \'%s \' "${n##*/}"; done); do',
+    ifaces
+      ? `\tfor i in ${ifaces.map(shellQuote).join(' ')}; do`
+      : '\tfor i in $(for n in /sys/class/net/*; do printf \'%s \' "${n##*/}"; done); do',
     '\t\tn=/sys/class/net/$i; [ -d "$n" ] || continue; t=; m=; a=; k=',
     '\t\tread -r t 2>/dev/null <"$n/type"; read -r m 2>/dev/null <"$n/mode"; read -r a 2>/dev/null <"$n/address"; read -r k 2>/dev/null <"$n/pkey"',
     '\t\tprintf \'if %s|%s|%s|%s|%s\\n\' "$i" "$t" "$m" "$a" "$k"',
@@ -123,15 +139,23 @@ export const LINK_LIMITS = 'link-limits';
  * limits an MTU is checked against (two processes: ip -d, ibv_devinfo) only where one is asked.
  * ifupdown's `source` lines are read with the shell alone.
  */
-export function linksProbe(ifaces: readonly string[] | undefined, options: { readonly fabric: boolean; readonly managerEvidence: boolean; readonly limits: boolean }): string[] {
+export function linksProbe(
+  ifaces: readonly string[] | undefined,
+  options: { readonly fabric: boolean; readonly managerEvidence: boolean; readonly limits: boolean },
+): string[] {
   return [
     ...sysLines(ifaces && probedInterfaces(ifaces)),
     ...(options.fabric && options.limits
-      ? ['\ts links ipd; ip -d -o link show 2>/dev/null', '\tif command -v ibv_devinfo >/dev/null 2>&1; then s links ibv; ibv_devinfo 2>/dev/null; fi']
+      ? [
+          '\ts links ipd; ip -d -o link show 2>/dev/null',
+          '\tif command -v ibv_devinfo >/dev/null 2>&1; then s links ibv; ibv_devinfo 2>/dev/null; fi',
+        ]
       : []),
     ...nmLines(),
     ...(options.managerEvidence
-      ? [`\ts links source; [ ! -r /etc/network/interfaces ] || while IFS= read -r l || [ -n "$l" ]; do case $l in source* | [[:space:]]*source*) printf '${CONTENT_PREFIX}%s\\n' "$l" ;; esac; done </etc/network/interfaces`]
+      ? [
+          `\ts links source; [ ! -r /etc/network/interfaces ] || while IFS= read -r l || [ -n "$l" ]; do case $l in source* | [[:space:]]*source*) printf '${CONTENT_PREFIX}%s\\n' "$l" ;; esac; done </etc/network/interfaces`,
+        ]
       : []),
     '\ts links roce; for f in /sys/kernel/config/rdma_cm/*/ports/*/default_roce_mode; do [ -f "$f" ] && { v=; read -r v <"$f"; echo "$f $v"; }; done',
     `\tif [ -f ${LINKS_RECORD_PATH} ]; then s links record; n=0; while [ "$n" -lt 64 ] && { IFS= read -r l || [ -n "$l" ]; }; do printf '${CONTENT_PREFIX}%s\\n' "$l"; n=$((n + 1)); done <${LINKS_RECORD_PATH}; fi`,
@@ -144,7 +168,12 @@ function parseSys(lines: readonly string[]): Map<string, LinkSys> {
     const m = /^if ([^|]+)\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)$/.exec(line.trim());
     if (!m) continue;
     const type = /^\d+$/.test(m[2]!) ? Number(m[2]) : undefined;
-    out.set(m[1]!, { type, mode: m[3]!, address: m[4]!.toLowerCase(), pkey: /^0x[0-9a-f]{4}$/i.test(m[5]!) ? m[5]!.toLowerCase() : '' });
+    out.set(m[1]!, {
+      type,
+      mode: m[3]!,
+      address: m[4]!.toLowerCase(),
+      pkey: /^0x[0-9a-f]{4}$/i.test(m[5]!) ? m[5]!.toLowerCase() : '',
+    });
   }
   return out;
 }
@@ -178,10 +207,12 @@ function parseIbvDevinfo(lines: readonly string[]): Map<string, number> {
 /** `nmcli -t` of several profiles: `field:value` lines, a blank line between profiles; a profile printed twice counts once (its last). */
 export function parseNmLinks(lines: readonly string[]): NmLink[] {
   const profiles = new Map<string, NmLink>();
-  const files = new Map(lines.flatMap((l) => {
-    const m = /^file (\S+) (.*)$/.exec(l);
-    return m ? [[m[1]!, m[2]!] as const] : [];
-  }));
+  const files = new Map(
+    lines.flatMap((l) => {
+      const m = /^file (\S+) (.*)$/.exec(l);
+      return m ? [[m[1]!, m[2]!] as const] : [];
+    }),
+  );
   let current: Record<string, string> | undefined;
   const finish = () => {
     if (current?.['connection.uuid']) {
@@ -211,14 +242,23 @@ function toNmLink(p: Record<string, string>, files: ReadonlyMap<string, string>)
     type,
     iface: (p['connection.interface-name'] ?? '').trim().replace(/^--$/, ''),
     method: (p['ipv4.method'] ?? '').trim(),
-    addresses: (p['ipv4.addresses'] ?? '').split(/,\s*/).map((a) => a.trim()).filter((a) => a !== '' && a !== '--'),
+    addresses: (p['ipv4.addresses'] ?? '')
+      .split(/,\s*/)
+      .map((a) => a.trim())
+      .filter((a) => a !== '' && a !== '--'),
     mtu: ((type === 'infiniband' ? p['infiniband.mtu'] : p['802-3-ethernet.mtu']) ?? 'auto').trim(),
     transportMode: (p['infiniband.transport-mode'] ?? '').trim(),
     pkey: (p['infiniband.p-key'] ?? '').trim(),
     parent: (p['infiniband.parent'] ?? '').trim().replace(/^--$/, ''),
-    mac: ((type === 'infiniband' ? p['infiniband.mac-address'] : p['802-3-ethernet.mac-address']) ?? '').trim().replace(/^--$/, '').toLowerCase(),
+    mac: ((type === 'infiniband' ? p['infiniband.mac-address'] : p['802-3-ethernet.mac-address']) ?? '')
+      .trim()
+      .replace(/^--$/, '')
+      .toLowerCase(),
     // A list nmcli prints joined by commas.
-    match: (p[NM_MATCH_FIELD] ?? '').split(',').map((m) => m.trim()).filter((m) => m !== '' && m !== '--'),
+    match: (p[NM_MATCH_FIELD] ?? '')
+      .split(',')
+      .map((m) => m.trim())
+      .filter((m) => m !== '' && m !== '--'),
   };
 }
 
@@ -239,7 +279,16 @@ export function parseLinksFacts(sections: FactSections): LinksFacts {
     activeMtu: parseIbvDevinfo(sections.get('links ibv') ?? []),
     nm: sections.has('links nm') ? parseNmLinks(sections.get('links nm')!) : undefined,
     // The shell printed every line that may be one (behind the content prefix): only `source[-directory] ARG…` lines count.
-    sources: sections.has('links source') ? contentLines(sections.get('links source') ?? []).flatMap((l) => (/^\s*source(-directory)?\s+\S/.test(l) ? l.replace(/^\s*source(-directory)?\s+/, '').trim().split(/\s+/) : [])) : undefined,
+    sources: sections.has('links source')
+      ? contentLines(sections.get('links source') ?? []).flatMap((l) =>
+          /^\s*source(-directory)?\s+\S/.test(l)
+            ? l
+                .replace(/^\s*source(-directory)?\s+/, '')
+                .trim()
+                .split(/\s+/)
+            : [],
+        )
+      : undefined,
     record: record === undefined ? undefined : parseLinksRecord(contentLines(record).join('\n')),
     roce: parseRoce(sections.get('links roce') ?? []),
   };
@@ -247,6 +296,11 @@ export function parseLinksFacts(sections: FactSections): LinksFacts {
 
 export const LINKS_FACT: Fact<LinksFacts> = {
   name: 'links',
-  probe: (host, options) => linksProbe(options.everyInterface ? undefined : host.nics.map((n) => n.iface), { fabric: options.fabric !== false, managerEvidence: options.managerEvidence, limits: options.wants?.has(LINK_LIMITS) === true }),
+  probe: (host, options) =>
+    linksProbe(options.everyInterface ? undefined : host.nics.map((n) => n.iface), {
+      fabric: options.fabric !== false,
+      managerEvidence: options.managerEvidence,
+      limits: options.wants?.has(LINK_LIMITS) === true,
+    }),
   parse: parseLinksFacts,
 };

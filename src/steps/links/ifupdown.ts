@@ -45,5 +45,12 @@ export function renderLinksStanzas(host: Host, playbook: string, managed: readon
 }
 
 export function linksStanzaFile(host: Host, playbook: string, managed: readonly ManagedNic[]): RenderedFile {
-  return { path: LINKS_STANZA_PATH, mode: 0o644, content: renderLinksStanzas(host, playbook, managed), role: 'links', kind: 'links-file', label: `links file ${LINKS_STANZA_PATH}` };
+  return {
+    path: LINKS_STANZA_PATH,
+    mode: 0o644,
+    content: renderLinksStanzas(host, playbook, managed),
+    role: 'links',
+    kind: 'links-file',
+    label: `links file ${LINKS_STANZA_PATH}`,
+  };
 }

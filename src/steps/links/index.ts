@@ -14,9 +14,26 @@ import type { HostFacts } from '../../facts/host-facts.js';
 import type { Host } from '../../inventory/model.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
 import { renderNetplanCheck } from '../../script/netplan.js';
-import type { ApplyInput, ApplyPart, HostContext, NicProvision, PreviewPart, RenderContext, Step, StepModule } from '../step.js';
+import type {
+  ApplyInput,
+  ApplyPart,
+  HostContext,
+  NicProvision,
+  PreviewPart,
+  RenderContext,
+  Step,
+  StepModule,
+} from '../step.js';
 import { linksApply } from './apply.js';
-import { LINKS_NETPLAN_PATH, LINKS_STANZA_PATH, planLinks, profileName, profileUuid, type LinksPlan, type ManagedNic } from './decide.js';
+import {
+  LINKS_NETPLAN_PATH,
+  LINKS_STANZA_PATH,
+  planLinks,
+  profileName,
+  profileUuid,
+  type LinksPlan,
+  type ManagedNic,
+} from './decide.js';
 import { LINKS_FACT, LINK_LIMITS } from './facts.js';
 import { leftFinding, managedFindings } from './findings.js';
 import { linksStanzaFile, renderLinksStanzas } from './ifupdown.js';
@@ -46,12 +63,17 @@ function provides(ctx: Omit<HostContext, 'persistence' | 'provisions'>, params: 
   const plan = planFor(ctx, params);
   // A NIC links would configure but cannot: its own blocker says why, the engine's would only repeat what it lacks.
   const refused = plan.refused.map((nic) => ({ iface: nic.iface, creates: false }));
-  return [...refused, ...plan.managed.map((m) => ({
-    iface: m.nic.iface,
-    creates: !ctx.facts.links.has(m.nic.iface),
-    ...(m.profile ? { nmProfile: { uuid: m.profile.uuid, name: m.profile.name, routeTable: '0', rules: [] } } : {}),
-    ...(ctx.manager === 'netplan' && !m.addressElsewhere ? { netplanDevice: { iface: m.nic.iface, type: 'ethernets', id: m.nic.iface } } : {}),
-  }))];
+  return [
+    ...refused,
+    ...plan.managed.map((m) => ({
+      iface: m.nic.iface,
+      creates: !ctx.facts.links.has(m.nic.iface),
+      ...(m.profile ? { nmProfile: { uuid: m.profile.uuid, name: m.profile.name, routeTable: '0', rules: [] } } : {}),
+      ...(ctx.manager === 'netplan' && !m.addressElsewhere
+        ? { netplanDevice: { iface: m.nic.iface, type: 'ethernets', id: m.nic.iface } }
+        : {}),
+    })),
+  ];
 }
 
 function files(ctx: RenderContext, params: LinksParams): RenderedFile[] {
@@ -59,8 +81,10 @@ function files(ctx: RenderContext, params: LinksParams): RenderedFile[] {
   if (!ctx.facts) return [];
   const plan = planFor({ ...ctx, facts: ctx.facts }, params);
   const out: RenderedFile[] = [];
-  if (plan.managed.length && ctx.manager === 'netplan') out.push(linksNetplanFile(ctx.host, ctx.playbook, plan.managed));
-  if (plan.managed.length && ctx.manager === 'ifupdown') out.push(linksStanzaFile(ctx.host, ctx.playbook, plan.managed));
+  if (plan.managed.length && ctx.manager === 'netplan')
+    out.push(linksNetplanFile(ctx.host, ctx.playbook, plan.managed));
+  if (plan.managed.length && ctx.manager === 'ifupdown')
+    out.push(linksStanzaFile(ctx.host, ctx.playbook, plan.managed));
   if (plan.record.entries.length) out.push(linksRecordFile(ctx.host, ctx.playbook, plan.record));
   return out;
 }
@@ -76,15 +100,43 @@ function apply(ctx: HostContext, params: LinksParams, input: ApplyInput): ApplyP
 /** What `ibfleet render` shows: what a NIC without its address would get (only the host can say which lack it). */
 function preview(ctx: RenderContext, params: LinksParams): PreviewPart {
   const want = settingsFor(ctx.host, params);
-  const managed: ManagedNic[] = ctx.host.nics.map((nic) => ({ nic, want, ipoib: true, addressElsewhere: false, profile: { uuid: profileUuid(ctx.host, nic.iface), name: profileName(nic.iface), existing: undefined, own: true } }));
-  const where = 'for each fabric NIC that does not carry its convention address yet (a NIC that does is left as it is; deploy --dry-run --show-scripts shows what a host gets)';
+  const managed: ManagedNic[] = ctx.host.nics.map((nic) => ({
+    nic,
+    want,
+    ipoib: true,
+    addressElsewhere: false,
+    profile: { uuid: profileUuid(ctx.host, nic.iface), name: profileName(nic.iface), existing: undefined, own: true },
+  }));
+  const where =
+    'for each fabric NIC that does not carry its convention address yet (a NIC that does is left as it is; deploy --dry-run --show-scripts shows what a host gets)';
   switch (ctx.manager) {
     case 'networkmanager':
-      return { commands: [{ title: `links: nmcli, ${where}; an IPoIB NIC gets an infiniband profile as here, an Ethernet/RoCE NIC an ethernet one, and a profile already bound to the NIC is changed instead`, lines: managed.flatMap((m) => [addCommand(m), upCommand(m.profile!.uuid)]) }] };
+      return {
+        commands: [
+          {
+            title: `links: nmcli, ${where}; an IPoIB NIC gets an infiniband profile as here, an Ethernet/RoCE NIC an ethernet one, and a profile already bound to the NIC is changed instead`,
+            lines: managed.flatMap((m) => [addCommand(m), upCommand(m.profile!.uuid)]),
+          },
+        ],
+      };
     case 'netplan':
-      return { commands: [{ title: `links: ${LINKS_NETPLAN_PATH}, ${where}`, lines: renderLinksNetplan(ctx.host, ctx.playbook, managed).trimEnd().split('\n') }] };
+      return {
+        commands: [
+          {
+            title: `links: ${LINKS_NETPLAN_PATH}, ${where}`,
+            lines: renderLinksNetplan(ctx.host, ctx.playbook, managed).trimEnd().split('\n'),
+          },
+        ],
+      };
     case 'ifupdown':
-      return { commands: [{ title: `links: ${LINKS_STANZA_PATH} (where /etc/network/interfaces sources interfaces.d), ${where}`, lines: renderLinksStanzas(ctx.host, ctx.playbook, managed).trimEnd().split('\n') }] };
+      return {
+        commands: [
+          {
+            title: `links: ${LINKS_STANZA_PATH} (where /etc/network/interfaces sources interfaces.d), ${where}`,
+            lines: renderLinksStanzas(ctx.host, ctx.playbook, managed).trimEnd().split('\n'),
+          },
+        ],
+      };
   }
 }
 
@@ -107,7 +159,15 @@ function use(params: LinksParams): Step {
     blockers: (ctx) => {
       const settings = settingsFor(ctx.host, params);
       // The routing script re-applies the RoCE mode at every up; native persistence has none.
-      const roce = settings.roceMode !== undefined && ctx.persistence.kind !== 'script' ? [{ kind: 'step' as const, message: `roceMode ${settings.roceMode} is re-applied at every boot by ibfleet's hook, which native persistence (${ctx.persistence.kind}) does not install; deploy the hook playbook for RoCE ports` }] : [];
+      const roce =
+        settings.roceMode !== undefined && ctx.persistence.kind !== 'script'
+          ? [
+              {
+                kind: 'step' as const,
+                message: `roceMode ${settings.roceMode} is re-applied at every boot by ibfleet's hook, which native persistence (${ctx.persistence.kind}) does not install; deploy the hook playbook for RoCE ports`,
+              },
+            ]
+          : [];
       return [...planFor(ctx, params).blockers, ...roce];
     },
     files: (ctx) => files(ctx, params),
@@ -130,14 +190,17 @@ function use(params: LinksParams): Step {
  */
 function exportRefusal(host: Host, params: LinksParams): string | undefined {
   const settings = settingsFor(host, params);
-  const asked = (['mode', 'mtu', 'pkey', 'roceMode'] as const).filter((k) => settings[k] !== undefined).map((k) => `${k} ${settings[k]}`);
+  const asked = (['mode', 'mtu', 'pkey', 'roceMode'] as const)
+    .filter((k) => settings[k] !== undefined)
+    .map((k) => `${k} ${settings[k]}`);
   if (asked.length === 0) return undefined;
   return `step links asks ${host.name} for ${asked.join(', ')} (the playbook's or the inventory's links:): which NICs get it, through which profile or file, and whether the HCA can take it, deploy decides from each host's probe, which an exported project does not have; deploy it with ibfleet deploy, or export a playbook whose links asks only for the address`;
 }
 
 export const links: StepModule<LinksParams> = {
   name: 'links',
-  summary: "the fabric NICs themselves: each one's convention address (and IPoIB mode, MTU, partition, RoCE mode when asked) in the host manager's own configuration",
+  summary:
+    "the fabric NICs themselves: each one's convention address (and IPoIB mode, MTU, partition, RoCE mode when asked) in the host manager's own configuration",
   params: linksSettings,
   hostOverride: { key: LINKS_KEY, schema: linksSettings, keys: Object.keys(linksSettings.shape), hex: HEX_PARAMS },
   kinds: [

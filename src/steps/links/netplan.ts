@@ -46,5 +46,12 @@ export function renderLinksNetplan(host: Host, playbook: string, managed: readon
 
 export function linksNetplanFile(host: Host, playbook: string, managed: readonly ManagedNic[]): RenderedFile {
   // Mode 0600: netplan warns about configuration others can read.
-  return { path: LINKS_NETPLAN_PATH, mode: 0o600, content: renderLinksNetplan(host, playbook, managed), role: 'links', kind: 'links-file', label: `links file ${LINKS_NETPLAN_PATH}` };
+  return {
+    path: LINKS_NETPLAN_PATH,
+    mode: 0o600,
+    content: renderLinksNetplan(host, playbook, managed),
+    role: 'links',
+    kind: 'links-file',
+    label: `links file ${LINKS_NETPLAN_PATH}`,
+  };
 }

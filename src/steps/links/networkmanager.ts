@@ -16,7 +16,9 @@ import type { ProfileBefore } from './record.js';
 
 /** The profile's type, as nmcli names it when adding one and prints it back. */
 export function profileType(m: ManagedNic): { readonly add: string; readonly shown: string; readonly mtu: string } {
-  return m.ipoib ? { add: 'infiniband', shown: 'infiniband', mtu: 'infiniband.mtu' } : { add: 'ethernet', shown: '802-3-ethernet', mtu: '802-3-ethernet.mtu' };
+  return m.ipoib
+    ? { add: 'infiniband', shown: 'infiniband', mtu: 'infiniband.mtu' }
+    : { add: 'ethernet', shown: '802-3-ethernet', mtu: '802-3-ethernet.mtu' };
 }
 
 function cidr(m: ManagedNic): string {
@@ -59,17 +61,51 @@ export function keyfileText(m: ManagedNic): string {
   ];
   const type = profileType(m).shown;
   return [
-    '[connection]', `id=${p.name}`, `uuid=${p.uuid}`, `type=${type}`, `interface-name=${m.nic.iface}`, 'autoconnect=true', '',
-    `[${type}]`, ...typed, '',
-    '[ipv4]', 'method=manual', `address1=${cidr(m)}`, '',
-    '[ipv6]', 'method=ignore', '',
+    '[connection]',
+    `id=${p.name}`,
+    `uuid=${p.uuid}`,
+    `type=${type}`,
+    `interface-name=${m.nic.iface}`,
+    'autoconnect=true',
+    '',
+    `[${type}]`,
+    ...typed,
+    '',
+    '[ipv4]',
+    'method=manual',
+    `address1=${cidr(m)}`,
+    '',
+    '[ipv6]',
+    'method=ignore',
+    '',
   ].join('\n');
 }
 
 /** `nmcli connection add …`: ibfleet's profile for a NIC that has none. */
 export function addCommand(m: ManagedNic): string {
   const p = m.profile!;
-  const words = ['nmcli', 'connection', 'add', 'type', profileType(m).add, 'con-name', p.name, 'ifname', m.nic.iface, 'connection.uuid', p.uuid, 'connection.autoconnect', 'yes', 'ipv4.method', 'manual', 'ipv4.addresses', cidr(m), 'ipv6.method', 'ignore', ...settingWords(m)];
+  const words = [
+    'nmcli',
+    'connection',
+    'add',
+    'type',
+    profileType(m).add,
+    'con-name',
+    p.name,
+    'ifname',
+    m.nic.iface,
+    'connection.uuid',
+    p.uuid,
+    'connection.autoconnect',
+    'yes',
+    'ipv4.method',
+    'manual',
+    'ipv4.addresses',
+    cidr(m),
+    'ipv6.method',
+    'ignore',
+    ...settingWords(m),
+  ];
   return words.map(shellQuote).join(' ');
 }
 
@@ -79,9 +115,11 @@ export function profileEdits(m: ManagedNic, p: NmLink): string[] {
   if (p.method !== 'manual') words.push('ipv4.method', 'manual');
   if (!p.addresses.includes(cidr(m))) words.push('+ipv4.addresses', cidr(m));
   if (m.want.mtu !== undefined && p.mtu !== String(m.want.mtu)) words.push(profileType(m).mtu, String(m.want.mtu));
-  if (m.ipoib && m.want.mode !== undefined && p.transportMode !== m.want.mode) words.push('infiniband.transport-mode', m.want.mode);
+  if (m.ipoib && m.want.mode !== undefined && p.transportMode !== m.want.mode)
+    words.push('infiniband.transport-mode', m.want.mode);
   const partition = partitionOf(m);
-  if (m.ipoib && partition && (p.parent !== partition.parent || !pkeyEquals(p.pkey, partition.pkey))) words.push('infiniband.parent', partition.parent, 'infiniband.p-key', partition.pkey);
+  if (m.ipoib && partition && (p.parent !== partition.parent || !pkeyEquals(p.pkey, partition.pkey)))
+    words.push('infiniband.parent', partition.parent, 'infiniband.p-key', partition.pkey);
   return words;
 }
 
@@ -129,24 +167,69 @@ export interface NmStep {
 export function nmLinkCommands(m: ManagedNic, found: NmLink | undefined, keyfile: boolean): NmStep[] {
   const p = m.profile!;
   const iface = m.nic.iface;
-  const up = { run: upCommand(p.uuid), says: `${iface}: profile ${p.name} activated`, does: `${iface}: nmcli connection up (profile ${p.name})` };
+  const up = {
+    run: upCommand(p.uuid),
+    says: `${iface}: profile ${p.name} activated`,
+    does: `${iface}: nmcli connection up (profile ${p.name})`,
+  };
   const path = keyfilePath(m);
   const add = keyfile
     ? [
-        { run: `new_keyfile ${shellQuote(path)} ${shellQuote(keyfileText(m))}`, says: `${iface}: profile ${p.name} written (${path})`, does: `${iface}: writing ${path}` },
-        { run: `nmcli connection load ${shellQuote(path)}`, says: `${iface}: profile ${p.name} loaded`, does: `${iface}: nmcli connection load (profile ${p.name})` },
+        {
+          run: `new_keyfile ${shellQuote(path)} ${shellQuote(keyfileText(m))}`,
+          says: `${iface}: profile ${p.name} written (${path})`,
+          does: `${iface}: writing ${path}`,
+        },
+        {
+          run: `nmcli connection load ${shellQuote(path)}`,
+          says: `${iface}: profile ${p.name} loaded`,
+          does: `${iface}: nmcli connection load (profile ${p.name})`,
+        },
       ]
-    : [{ run: addCommand(m), says: `${iface}: profile ${p.name} added`, does: `${iface}: nmcli connection add (profile ${p.name})` }];
+    : [
+        {
+          run: addCommand(m),
+          says: `${iface}: profile ${p.name} added`,
+          does: `${iface}: nmcli connection add (profile ${p.name})`,
+        },
+      ];
   if (!found) return [...add, up];
-  if (p.own && found.type !== profileType(m).shown) return [{ run: deleteCommand(p.uuid), says: `${iface}: profile ${p.name} of type ${found.type} deleted`, does: `${iface}: nmcli connection delete (profile ${p.name})` }, ...add, up];
+  if (p.own && found.type !== profileType(m).shown)
+    return [
+      {
+        run: deleteCommand(p.uuid),
+        says: `${iface}: profile ${p.name} of type ${found.type} deleted`,
+        does: `${iface}: nmcli connection delete (profile ${p.name})`,
+      },
+      ...add,
+      up,
+    ];
   const edits = profileEdits(m, found);
-  return [...(edits.length ? [{ run: modifyCommand(p.uuid, edits), says: `${iface}: profile ${found.name} changed`, does: `${iface}: nmcli connection modify (profile ${found.name})` }] : []), up];
+  return [
+    ...(edits.length
+      ? [
+          {
+            run: modifyCommand(p.uuid, edits),
+            says: `${iface}: profile ${found.name} changed`,
+            does: `${iface}: nmcli connection modify (profile ${found.name})`,
+          },
+        ]
+      : []),
+    up,
+  ];
 }
 
 /** A changed profile's properties as they were (rollback, restore): nmcli's words, each quoted. */
 export function restoreWords(m: { readonly ipoib: boolean }, before: ProfileBefore): string[] {
   const mtu = m.ipoib ? 'infiniband.mtu' : '802-3-ethernet.mtu';
-  const words = ['ipv4.method', before.method || 'auto', 'ipv4.addresses', before.addresses.join(', '), mtu, before.mtu || 'auto'];
+  const words = [
+    'ipv4.method',
+    before.method || 'auto',
+    'ipv4.addresses',
+    before.addresses.join(', '),
+    mtu,
+    before.mtu || 'auto',
+  ];
   if (m.ipoib && before.transportMode) words.push('infiniband.transport-mode', before.transportMode);
   return words;
 }

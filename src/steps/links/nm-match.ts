@@ -28,7 +28,11 @@ function typeFor(device: NmDevice): string {
  * bytes carry flags and the QPN, which change with the mode.
  */
 export function hwaddrMatches(a: string, b: string): boolean {
-  const bytes = (text: string) => text.toLowerCase().split(/[:-]/).map((x) => x.padStart(2, '0'));
+  const bytes = (text: string) =>
+    text
+      .toLowerCase()
+      .split(/[:-]/)
+      .map((x) => x.padStart(2, '0'));
   const [x, y] = [bytes(a), bytes(b)];
   if (x.length !== y.length) return false;
   const from = x.length === 20 ? 12 : 0;
@@ -60,7 +64,11 @@ export function interfaceNameMatches(patterns: readonly string[], iface: string)
 
 /** The bindings a profile has; undefined when it binds to no device in particular. */
 function bindings(p: NmLink): readonly string[] | undefined {
-  const words = [...(p.iface ? [`connection.interface-name ${p.iface}`] : []), ...(p.mac ? [`mac-address ${p.mac}`] : []), ...(p.match.length ? [`match.interface-name ${p.match.join(',')}`] : [])];
+  const words = [
+    ...(p.iface ? [`connection.interface-name ${p.iface}`] : []),
+    ...(p.mac ? [`mac-address ${p.mac}`] : []),
+    ...(p.match.length ? [`match.interface-name ${p.match.join(',')}`] : []),
+  ];
   return words.length ? words : undefined;
 }
 

@@ -37,7 +37,10 @@ const pkey = z
       return z.NEVER;
     }
     if ((number & 0x7fff) === 0) {
-      ctx.addIssue({ code: 'custom', message: `pkey 0x${number.toString(16).padStart(4, '0')} is not a partition: 0 and 0x8000 are invalid P_Keys; allowed: 0x0001..0x7fff (written as full member 0x8001..0xffff)` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `pkey 0x${number.toString(16).padStart(4, '0')} is not a partition: 0 and 0x8000 are invalid P_Keys; allowed: 0x0001..0x7fff (written as full member 0x8001..0xffff)`,
+      });
       return z.NEVER;
     }
     return `0x${(number | 0x8000).toString(16).padStart(4, '0')}`;
@@ -46,7 +49,11 @@ const pkey = z
 /** The step's parameters and a host's overrides alike: every field optional. */
 export const linksSettings = z.strictObject({
   mode: z.enum(IPOIB_MODES, { error: 'mode is datagram or connected (IPoIB)' }).optional(),
-  mtu: z.int({ error: `mtu is a whole number of bytes, ${MIN_MTU}..${CONNECTED_MTU}` }).min(MIN_MTU, { error: `mtu is at least ${MIN_MTU}` }).max(CONNECTED_MTU, { error: `mtu is at most ${CONNECTED_MTU} (IPoIB connected mode)` }).optional(),
+  mtu: z
+    .int({ error: `mtu is a whole number of bytes, ${MIN_MTU}..${CONNECTED_MTU}` })
+    .min(MIN_MTU, { error: `mtu is at least ${MIN_MTU}` })
+    .max(CONNECTED_MTU, { error: `mtu is at most ${CONNECTED_MTU} (IPoIB connected mode)` })
+    .optional(),
   pkey: pkey.optional(),
   roceMode: z.enum(ROCE_MODES, { error: 'roceMode is v1 or v2 (RoCE ports only)' }).optional(),
 });

@@ -23,7 +23,12 @@ export interface ProfileBefore {
 }
 
 export type RecordEntry = (
-  | { readonly iface: string; readonly manager: 'networkmanager'; readonly uuid: string; readonly before: ProfileBefore | 'created' }
+  | {
+      readonly iface: string;
+      readonly manager: 'networkmanager';
+      readonly uuid: string;
+      readonly before: ProfileBefore | 'created';
+    }
   | { readonly iface: string; readonly manager: Exclude<Manager, 'networkmanager'> }
 ) & {
   /** The link was down before ibfleet configured it (a machine as it arrives): rollback takes it down again. */
@@ -62,7 +67,13 @@ ${record.entries.map(entryLine).join('\n')}
 }
 
 export function linksRecordFile(host: Host, playbook: string, record: LinksRecord): RenderedFile {
-  return { path: LINKS_RECORD_PATH, mode: 0o644, content: renderLinksRecord(host, playbook, record), role: 'record', kind: 'links-record' };
+  return {
+    path: LINKS_RECORD_PATH,
+    mode: 0o644,
+    content: renderLinksRecord(host, playbook, record),
+    role: 'record',
+    kind: 'links-record',
+  };
 }
 
 function parseBefore(words: readonly string[]): ProfileBefore | undefined {
@@ -70,7 +81,12 @@ function parseBefore(words: readonly string[]): ProfileBefore | undefined {
   const values = ['method', 'addresses', 'mtu', 'transport-mode'].map((k) => props.get(k));
   if (values.some((v) => v === undefined || !VALUE.test(v.replace(/,/g, '')))) return undefined;
   const [method, addresses, mtu, transportMode] = values as string[];
-  return { method: method!, addresses: addresses!.split(',').filter(Boolean), mtu: mtu!, transportMode: transportMode! };
+  return {
+    method: method!,
+    addresses: addresses!.split(',').filter(Boolean),
+    mtu: mtu!,
+    transportMode: transportMode!,
+  };
 }
 
 /** The link's state before, at the end of an entry's line: `link-mtu=2044`, `link=down`. */
@@ -80,7 +96,11 @@ function parseEntry(line: string): RecordEntry | undefined {
   const mtuWord = words.find((w) => /^link-mtu=\d{2,5}$/.test(w));
   const entry = parseWords(words.filter((w) => w !== 'link=down' && w !== mtuWord));
   if (!entry) return undefined;
-  return { ...entry, ...(down ? { down } : {}), ...(mtuWord ? { mtu: Number(mtuWord.slice('link-mtu='.length)) } : {}) };
+  return {
+    ...entry,
+    ...(down ? { down } : {}),
+    ...(mtuWord ? { mtu: Number(mtuWord.slice('link-mtu='.length)) } : {}),
+  };
 }
 
 function parseWords(words: readonly string[]): RecordEntry | undefined {

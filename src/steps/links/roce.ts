@@ -49,7 +49,10 @@ set_roce_mode() {
 `;
 
 export function roceScriptPart(mode: RoceMode): ScriptPart {
-  return { functions: [SET_ROCE_MODE_FUNCTION], nicSettings: [`\tset_roce_mode "$iface" '${ROCE_MODE_TEXT[mode]}' || return 1`] };
+  return {
+    functions: [SET_ROCE_MODE_FUNCTION],
+    nicSettings: [`\tset_roce_mode "$iface" '${ROCE_MODE_TEXT[mode]}' || return 1`],
+  };
 }
 
 export function roceFinding(facts: HostFacts, nic: Nic, mode: RoceMode): Finding[] {
@@ -58,5 +61,16 @@ export function roceFinding(facts: HostFacts, nic: Nic, mode: RoceMode): Finding
   const have = factOf(facts, LINKS_FACT).roce.get(`${ref.device}/${ref.port}`) ?? '';
   const ok = have === ROCE_MODE_TEXT[mode];
   const port = `${ref.device}/${ref.port}`;
-  return [nicFinding(nic, 'roce mode', `roce ${nic.iface}`, ok, ok ? `${nic.iface}: ${port} default RoCE mode ${have}` : `${nic.iface}: ${port} default RoCE mode is ${have || 'unset'}, want ${ROCE_MODE_TEXT[mode]}`, change('roce-mode', 'set', nic.iface, `${nic.iface}: ${port} default_roce_mode ${ROCE_MODE_TEXT[mode]}`))];
+  return [
+    nicFinding(
+      nic,
+      'roce mode',
+      `roce ${nic.iface}`,
+      ok,
+      ok
+        ? `${nic.iface}: ${port} default RoCE mode ${have}`
+        : `${nic.iface}: ${port} default RoCE mode is ${have || 'unset'}, want ${ROCE_MODE_TEXT[mode]}`,
+      change('roce-mode', 'set', nic.iface, `${nic.iface}: ${port} default_roce_mode ${ROCE_MODE_TEXT[mode]}`),
+    ),
+  ];
 }

@@ -8,7 +8,10 @@ export const NEIGH_KEYS = ['gc_thresh1', 'gc_thresh2', 'gc_thresh3'] as const;
 export const NEIGH_FACT: Fact<Readonly<Record<string, string>>> = {
   name: 'neigh',
   // One grep: the shell's read takes a byte at a time, and /proc/sys answers only the first.
-  probe: (_host, options) => (options.fabric === false ? [] : [`\ts neigh; grep -s -H . ${NEIGH_KEYS.map((k) => `/proc/sys/net/ipv4/neigh/default/${k}`).join(' ')}`]),
+  probe: (_host, options) =>
+    options.fabric === false
+      ? []
+      : [`\ts neigh; grep -s -H . ${NEIGH_KEYS.map((k) => `/proc/sys/net/ipv4/neigh/default/${k}`).join(' ')}`],
   parse: (sections) =>
     Object.fromEntries(
       (sections.get('neigh') ?? []).flatMap((l) => {

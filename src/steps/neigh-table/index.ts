@@ -14,7 +14,15 @@ import { factOf } from '../../facts/host-facts.js';
 import { renderHeader } from '../../script/header.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
 import { shellQuote } from '../../script/shell.js';
-import { change, type ApplyPart, type Finding, type HostContext, type RenderContext, type ScriptPart, type StepModule } from '../step.js';
+import {
+  change,
+  type ApplyPart,
+  type Finding,
+  type HostContext,
+  type RenderContext,
+  type ScriptPart,
+  type StepModule,
+} from '../step.js';
 import { NEIGH_FACT } from './facts.js';
 import { neighbourWarning, raisedNeighThresholds, sizingText } from './thresholds.js';
 
@@ -78,7 +86,15 @@ function directly(ctx: HostContext): ApplyPart {
 /** A file an earlier deploy left for a larger fleet: the kernel's defaults fit now. */
 function stale(ctx: HostContext, rendered: readonly RenderedFile[]): Finding[] {
   if (rendered.some((f) => f.path === NEIGH_PATH) || !ctx.facts.files.has(NEIGH_PATH)) return [];
-  return [{ id: `stale ${NEIGH_PATH}`, subject: { kind: 'stale', path: NEIGH_PATH }, ok: false, detail: `stale ${NEIGH_PATH} (the fleet fits the kernel's neighbour table now)`, fix: change('sysctl-file', 'remove', NEIGH_PATH, `remove ${NEIGH_PATH} (the kernel's defaults fit the fleet)`) }];
+  return [
+    {
+      id: `stale ${NEIGH_PATH}`,
+      subject: { kind: 'stale', path: NEIGH_PATH },
+      ok: false,
+      detail: `stale ${NEIGH_PATH} (the fleet fits the kernel's neighbour table now)`,
+      fix: change('sysctl-file', 'remove', NEIGH_PATH, `remove ${NEIGH_PATH} (the kernel's defaults fit the fleet)`),
+    },
+  ];
 }
 
 export const neighTable: StepModule<Record<string, never>> = {

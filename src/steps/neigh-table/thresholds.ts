@@ -19,7 +19,10 @@ export function fabricEndpoints(fleet: Sizing): number {
  * Never below the kernel's defaults (128/512/1024). Derived from the inventory, so generation stays
  * pure.
  */
-export function neighThresholds(fleet: Sizing, host: Pick<Host, 'nics'>): { gc_thresh1: number; gc_thresh2: number; gc_thresh3: number } {
+export function neighThresholds(
+  fleet: Sizing,
+  host: Pick<Host, 'nics'>,
+): { gc_thresh1: number; gc_thresh2: number; gc_thresh3: number } {
   const entries = host.nics.length * fabricEndpoints(fleet);
   let third = 1024;
   while (third < 2 * entries) third *= 2;
@@ -30,13 +33,20 @@ export function neighThresholds(fleet: Sizing, host: Pick<Host, 'nics'>): { gc_t
 export const KERNEL_NEIGH_DEFAULTS = { gc_thresh1: 128, gc_thresh2: 512, gc_thresh3: 1024 } as const;
 
 /** The neighbour limits the fleet needs beyond the kernel's defaults, or undefined when it needs none. */
-export function raisedNeighThresholds(fleet: Sizing, host: Pick<Host, 'nics'>): ReturnType<typeof neighThresholds> | undefined {
+export function raisedNeighThresholds(
+  fleet: Sizing,
+  host: Pick<Host, 'nics'>,
+): ReturnType<typeof neighThresholds> | undefined {
   const want = neighThresholds(fleet, host);
   return want.gc_thresh3 > KERNEL_NEIGH_DEFAULTS.gc_thresh3 ? want : undefined;
 }
 
 /** A host's neighbour table limits below what the fleet needs (every NIC keeps an entry per peer NIC). */
-export function neighbourWarning(fleet: Sizing, host: Pick<Host, 'nics'>, neigh: Readonly<Record<string, string>>): string | undefined {
+export function neighbourWarning(
+  fleet: Sizing,
+  host: Pick<Host, 'nics'>,
+  neigh: Readonly<Record<string, string>>,
+): string | undefined {
   const want = neighThresholds(fleet, host);
   const keys = ['gc_thresh1', 'gc_thresh2', 'gc_thresh3'] as const;
   const low = keys.filter((k) => neigh[k] !== undefined && neigh[k] !== '' && Number(neigh[k]) < want[k]);

@@ -29,7 +29,13 @@ const SHAPES: Readonly<Record<Manager, HookShape>> = {
       '# renderer: networkd). Both: networkd 248+ drops rules it did not make when it reconfigures a link',
       '# or restarts, and networkd 257 then reports the link configured again but not routable.',
     ].join('\n'),
-    selectEvent: ['iface=${IFACE:-}', 'case ${STATE:-routable} in', '\troutable | configured) ;;', '\t*) exit 0 ;;', 'esac'].join('\n'),
+    selectEvent: [
+      'iface=${IFACE:-}',
+      'case ${STATE:-routable} in',
+      '\troutable | configured) ;;',
+      '\t*) exit 0 ;;',
+      'esac',
+    ].join('\n'),
   },
   ifupdown: {
     contract: [
@@ -43,7 +49,9 @@ const SHAPES: Readonly<Record<Manager, HookShape>> = {
       '# NetworkManager-dispatcher runs dispatcher.d scripts with the interface as $1 and the action as $2',
       '# (up, down, pre-up, hostname, connectivity-change, ...). Routes are re-applied on up and reapply.',
     ].join('\n'),
-    selectEvent: ['iface=${1:-}', 'case ${2:-} in', '\tup | reapply | dhcp4-change) ;;', '\t*) exit 0 ;;', 'esac'].join('\n'),
+    selectEvent: ['iface=${1:-}', 'case ${2:-} in', '\tup | reapply | dhcp4-change) ;;', '\t*) exit 0 ;;', 'esac'].join(
+      '\n',
+    ),
   },
 };
 

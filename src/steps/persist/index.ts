@@ -19,7 +19,17 @@ import { z } from 'zod';
 import { MANAGERS, type Host, type Manager } from '../../inventory/model.js';
 import { factOf, type HostFacts } from '../../facts/host-facts.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
-import { SCRIPT_PERSISTENCE, type ApplyInput, type ApplyPart, type HostContext, type Persistence, type PreviewPart, type RenderContext, type ScriptPart, type StepModule } from '../step.js';
+import {
+  SCRIPT_PERSISTENCE,
+  type ApplyInput,
+  type ApplyPart,
+  type HostContext,
+  type Persistence,
+  type PreviewPart,
+  type RenderContext,
+  type ScriptPart,
+  type StepModule,
+} from '../step.js';
 import { hookPaths, renderHook } from './hooks.js';
 import { renderNetworkdConf } from './networkd-conf.js';
 import { renderNativeSteps } from './native-apply.js';
@@ -27,11 +37,39 @@ import { profileFindings, staleFindings, timerFinding } from './native-assess.js
 import { renderNetplanFile, renderNetplanValidation } from './native-netplan.js';
 import { NM_NATIVE_SINCE, nmModifyCommand, nmReapplyCommand, nmRoutingRule } from './native-nm.js';
 import { planNativeSteps } from './native-plan.js';
-import { HOOK_PATHS, MANAGER_HOOK_PATHS, NETPLAN_FILE_PATH, NETWORKD_CONF_PATH, REPAIR_DROP_IN_PATH, REPAIR_PATHS, REPAIR_SERVICE_PATH, REPAIR_TIMER_PATH } from './paths.js';
+import {
+  HOOK_PATHS,
+  MANAGER_HOOK_PATHS,
+  NETPLAN_FILE_PATH,
+  NETWORKD_CONF_PATH,
+  REPAIR_DROP_IN_PATH,
+  REPAIR_PATHS,
+  REPAIR_SERVICE_PATH,
+  REPAIR_TIMER_PATH,
+} from './paths.js';
 import { chooseNative } from './persistence.js';
 import { renderRepairDropIn, renderRepairService, renderRepairTimer } from './repair.js';
-import { MONITOR_FACT, MONITORS, monitorApply, monitorFiles, monitorFindings, monitorNotes, monitorPrerequisite, monitorScript, NHC_PATH, TEXTFILE_PATH, type Monitor } from './monitor.js';
-import { NO_SYSTEMD_NOTE, repairActivation, repairUnitsAsRestored, SYSTEMD_FACT, SYSTEMD_RUNS_FUNCTION, TIMER_CHECK } from './systemd.js';
+import {
+  MONITOR_FACT,
+  MONITORS,
+  monitorApply,
+  monitorFiles,
+  monitorFindings,
+  monitorNotes,
+  monitorPrerequisite,
+  monitorScript,
+  NHC_PATH,
+  TEXTFILE_PATH,
+  type Monitor,
+} from './monitor.js';
+import {
+  NO_SYSTEMD_NOTE,
+  repairActivation,
+  repairUnitsAsRestored,
+  SYSTEMD_FACT,
+  SYSTEMD_RUNS_FUNCTION,
+  TIMER_CHECK,
+} from './systemd.js';
 import { printLine } from '../../script/shell.js';
 import { persistRestore, persistUndo } from './undo.js';
 import { formerRoutingOf } from '../policy-routing/former.js';
@@ -40,7 +78,11 @@ const monitorName = z.enum(MONITORS, { error: `monitor is ${MONITORS.join(' or '
 
 const params = z
   .strictObject({
-    mode: z.enum(['hook', 'native'], { error: 'mode is hook (a hook for the host\'s network manager, the default) or native (its own configuration)' }).default('hook'),
+    mode: z
+      .enum(['hook', 'native'], {
+        error: "mode is hook (a hook for the host's network manager, the default) or native (its own configuration)",
+      })
+      .default('hook'),
     repairEvery: z
       .int({ error: 'repairEvery is whole seconds, 0 (no timer) or 5..3600' })
       .refine((v) => v === 0 || (v >= 5 && v <= 3600), { error: 'repairEvery is 0 (no timer) or 5..3600 seconds' })
@@ -52,9 +94,19 @@ const params = z
   })
   .superRefine((p, ctx) => {
     // The monitors run the routing script's check: native persistence has no routing script.
-    if (p.monitor.length > 0 && p.mode === 'native') ctx.addIssue({ code: 'custom', path: ['monitor'], message: 'monitor needs mode: hook: it runs the routing script, which native persistence does not install' });
+    if (p.monitor.length > 0 && p.mode === 'native')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['monitor'],
+        message: 'monitor needs mode: hook: it runs the routing script, which native persistence does not install',
+      });
     // Without the timer the textfile would be written only when a NIC comes up: stale for days.
-    if (p.monitor.includes('prometheus') && p.repairEvery === 0) ctx.addIssue({ code: 'custom', path: ['monitor'], message: 'monitor: prometheus needs the repair timer (repairEvery 5..3600): its runs write the textfile' });
+    if (p.monitor.includes('prometheus') && p.repairEvery === 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['monitor'],
+        message: 'monitor: prometheus needs the repair timer (repairEvery 5..3600): its runs write the textfile',
+      });
   });
 
 export type PersistParams = z.infer<typeof params>;
@@ -65,33 +117,82 @@ function managerPrerequisite(manager: Manager, facts: HostFacts): string | undef
     case 'netplan':
       return facts.dirs.has('/etc/networkd-dispatcher') || facts.tools.has('networkd-dispatcher')
         ? undefined
-        : 'networkd-dispatcher is not installed, so a routable.d hook would never run; install it (apt install networkd-dispatcher) or set the host\'s manager';
+        : "networkd-dispatcher is not installed, so a routable.d hook would never run; install it (apt install networkd-dispatcher) or set the host's manager";
     case 'networkmanager':
       return facts.dirs.has('/etc/NetworkManager/dispatcher.d') || facts.tools.has('NetworkManager')
         ? undefined
-        : 'NetworkManager\'s dispatcher directory /etc/NetworkManager/dispatcher.d is missing; is NetworkManager installed?';
+        : "NetworkManager's dispatcher directory /etc/NetworkManager/dispatcher.d is missing; is NetworkManager installed?";
     case 'ifupdown':
-      return facts.dirs.has('/etc/network/if-up.d') || facts.tools.has('ifup') ? undefined : '/etc/network/if-up.d is missing; is ifupdown installed?';
+      return facts.dirs.has('/etc/network/if-up.d') || facts.tools.has('ifup')
+        ? undefined
+        : '/etc/network/if-up.d is missing; is ifupdown installed?';
   }
 }
 
 /** Where the routing script persists, the playbook wants the periodic repair and the probe found no systemd to time it. */
 function withoutSystemd(ctx: RenderContext, { repairEvery }: PersistParams): boolean {
-  return repairEvery > 0 && ctx.persistence.kind === 'script' && ctx.facts !== undefined && factOf(ctx.facts, SYSTEMD_FACT).runs === false;
+  return (
+    repairEvery > 0 &&
+    ctx.persistence.kind === 'script' &&
+    ctx.facts !== undefined &&
+    factOf(ctx.facts, SYSTEMD_FACT).runs === false
+  );
 }
 
 function files(ctx: RenderContext, p: PersistParams): RenderedFile[] {
   const { repairEvery, monitor } = p;
   const { host, playbook, manager, persistence } = ctx;
-  if (persistence.kind === 'netplan') return [{ path: NETPLAN_FILE_PATH, mode: 0o600, content: renderNetplanFile(host, ctx.fleet, playbook, persistence.devices), role: 'netplan', manager, kind: 'netplan-file', routing: true }];
+  if (persistence.kind === 'netplan')
+    return [
+      {
+        path: NETPLAN_FILE_PATH,
+        mode: 0o600,
+        content: renderNetplanFile(host, ctx.fleet, playbook, persistence.devices),
+        role: 'netplan',
+        manager,
+        kind: 'netplan-file',
+        routing: true,
+      },
+    ];
   if (persistence.kind === 'networkmanager') return [];
-  const out: RenderedFile[] = hookPaths(manager).map((path) => ({ path, mode: 0o755, content: renderHook(manager, host, playbook, path), role: 'hook', manager, kind: 'hook', label: `hook ${path}`, stageOutside: true }));
+  const out: RenderedFile[] = hookPaths(manager).map((path) => ({
+    path,
+    mode: 0o755,
+    content: renderHook(manager, host, playbook, path),
+    role: 'hook',
+    manager,
+    kind: 'hook',
+    label: `hook ${path}`,
+    stageOutside: true,
+  }));
   // networkd.conf.d/: networkd keeps ibfleet's rules and routes when it restarts (networkd-conf.ts).
-  if (manager === 'netplan') out.push({ path: NETWORKD_CONF_PATH, mode: 0o644, content: renderNetworkdConf(host, playbook), role: 'networkd-conf', manager, kind: 'networkd-conf', label: `networkd setting ${NETWORKD_CONF_PATH}`, checkGroup: 'hook' });
+  if (manager === 'netplan')
+    out.push({
+      path: NETWORKD_CONF_PATH,
+      mode: 0o644,
+      content: renderNetworkdConf(host, playbook),
+      role: 'networkd-conf',
+      manager,
+      kind: 'networkd-conf',
+      label: `networkd setting ${NETWORKD_CONF_PATH}`,
+      checkGroup: 'hook',
+    });
   // A host without systemd has no timers (a container, a chroot-like host): the hooks alone persist the routing.
   if (repairEvery > 0 && !withoutSystemd(ctx, p)) {
-    const unit = (path: string, content: string): RenderedFile => ({ path, mode: 0o644, content, role: 'repair', kind: 'timer', label: `repair unit ${path}`, checkWhere: 'systemd_runs' });
-    out.push(unit(REPAIR_SERVICE_PATH, renderRepairService(host, playbook)), unit(REPAIR_TIMER_PATH, renderRepairTimer(host, playbook, repairEvery)), unit(REPAIR_DROP_IN_PATH, renderRepairDropIn(host, playbook)));
+    const unit = (path: string, content: string): RenderedFile => ({
+      path,
+      mode: 0o644,
+      content,
+      role: 'repair',
+      kind: 'timer',
+      label: `repair unit ${path}`,
+      checkWhere: 'systemd_runs',
+    });
+    out.push(
+      unit(REPAIR_SERVICE_PATH, renderRepairService(host, playbook)),
+      unit(REPAIR_TIMER_PATH, renderRepairTimer(host, playbook, repairEvery)),
+      unit(REPAIR_DROP_IN_PATH, renderRepairDropIn(host, playbook)),
+    );
   }
   return [...out, ...monitorFiles(host, playbook, monitor)];
 }
@@ -102,7 +203,9 @@ function scriptPart(ctx: RenderContext, { repairEvery, monitor }: PersistParams)
   const timer = repairEvery > 0;
   const monitorPart = monitorScript(ctx.host, ctx.playbook, monitor);
   // A snapshot's restore puts the unit files back: systemd then runs the timer as they say.
-  const restoreUnits = repairUnitsAsRestored().filter((l) => l !== '').map(printLine);
+  const restoreUnits = repairUnitsAsRestored()
+    .filter((l) => l !== '')
+    .map(printLine);
   return {
     // systemd_runs: asked by the timer's check, and by a snapshot's restore, which is another script.
     functions: timer ? [`${SYSTEMD_RUNS_FUNCTION}\n\n`] : [],
@@ -129,7 +232,14 @@ function nmCommands(host: Host): NonNullable<PreviewPart['commands']>[number] {
   return {
     title: `nmcli (NetworkManager ${NM_NATIVE_SINCE}+: each fabric NIC's active connection profile)`,
     lines: host.nics.flatMap((nic) => [
-      nmModifyCommand({ iface: nic.iface, uuid: profilePlaceholder(nic.iface), name: nic.iface, routeTable: nic.table, removeRules: [], addRules: [nmRoutingRule(nic)] }),
+      nmModifyCommand({
+        iface: nic.iface,
+        uuid: profilePlaceholder(nic.iface),
+        name: nic.iface,
+        routeTable: nic.table,
+        removeRules: [],
+        addRules: [nmRoutingRule(nic)],
+      }),
       nmReapplyCommand(nic.iface),
     ]),
   };
@@ -152,7 +262,9 @@ function preview(ctx: RenderContext, { mode, monitor }: PersistParams): PreviewP
         ],
       };
     case 'ifupdown':
-      return { notes: ["native persistence on ifupdown is ifupdown's own if-up.d hook: the files are the hook playbook's"] };
+      return {
+        notes: ["native persistence on ifupdown is ifupdown's own if-up.d hook: the files are the hook playbook's"],
+      };
   }
 }
 
@@ -169,7 +281,8 @@ function apply(ctx: HostContext, input: ApplyInput): ApplyPart {
 
 export const persist: StepModule<PersistParams> = {
   name: 'persist',
-  summary: "makes the routing last: the hook for the host's network manager and a repair timer, or (mode: native) the manager's own configuration",
+  summary:
+    "makes the routing last: the hook for the host's network manager and a repair timer, or (mode: native) the manager's own configuration",
   params,
   kinds: [
     { kind: 'nm-profile', noun: ['connection profile', 'connection profiles'], shape: 'counted', rank: 10 },
@@ -179,14 +292,23 @@ export const persist: StepModule<PersistParams> = {
     { kind: 'timer', noun: ['timer unit', 'timer units'], shape: 'file', rank: 100 },
     { kind: 'monitor', noun: ['monitor file', 'monitor files'], shape: 'file', rank: 105 },
   ],
-  paths: [...MANAGERS.flatMap((m) => MANAGER_HOOK_PATHS[m].map((path) => ({ path, kind: 'hook' }))), { path: NETWORKD_CONF_PATH, kind: 'networkd-conf' }, ...REPAIR_PATHS.map((path) => ({ path, kind: 'timer' })), { path: NETPLAN_FILE_PATH, kind: 'netplan-file' }, { path: NHC_PATH, kind: 'monitor' }],
+  paths: [
+    ...MANAGERS.flatMap((m) => MANAGER_HOOK_PATHS[m].map((path) => ({ path, kind: 'hook' }))),
+    { path: NETWORKD_CONF_PATH, kind: 'networkd-conf' },
+    ...REPAIR_PATHS.map((path) => ({ path, kind: 'timer' })),
+    { path: NETPLAN_FILE_PATH, kind: 'netplan-file' },
+    { path: NHC_PATH, kind: 'monitor' },
+  ],
   facts: [SYSTEMD_FACT, MONITOR_FACT],
   undo: persistUndo,
   restore: persistRestore,
   use: (p) => ({
     name: 'persist',
     prerequisite: (manager, facts) => managerPrerequisite(manager, facts) ?? monitorPrerequisite(facts, p.monitor),
-    persistence: (ctx) => (p.mode === 'native' ? chooseNative(ctx.host, ctx.manager, ctx.facts, ctx.provisions) : { persistence: SCRIPT_PERSISTENCE, notes: [], blockers: [] }),
+    persistence: (ctx) =>
+      p.mode === 'native'
+        ? chooseNative(ctx.host, ctx.manager, ctx.facts, ctx.provisions)
+        : { persistence: SCRIPT_PERSISTENCE, notes: [], blockers: [] },
     previewPersistence: (manager) => previewPersistence(manager, p),
     installedManager: (facts) => {
       const installed = MANAGERS.filter((m) => facts.files.has(HOOK_PATHS[m]));
@@ -199,7 +321,11 @@ export const persist: StepModule<PersistParams> = {
     preview: (ctx) => preview(ctx, p),
     hostFindings: (ctx, rendered) => ({
       before: profileFindings(ctx.persistence, ctx.facts, formerRoutingOf(ctx.host, ctx.facts)),
-      after: [...timerFinding(ctx.facts, rendered), ...monitorFindings(ctx.facts, p.monitor, ctx.persistence.kind === 'script'), ...staleFindings(ctx.host, ctx.manager, ctx.persistence, ctx.facts, rendered)],
+      after: [
+        ...timerFinding(ctx.facts, rendered),
+        ...monitorFindings(ctx.facts, p.monitor, ctx.persistence.kind === 'script'),
+        ...staleFindings(ctx.host, ctx.manager, ctx.persistence, ctx.facts, rendered),
+      ],
     }),
     apply,
     afterFiles: repairActivation,

@@ -56,13 +56,17 @@ export interface MonitorFact {
 /** `stat` only where the directory is there: most hosts have no node_exporter, and a process costs each one. */
 export const MONITOR_FACT: Fact<MonitorFact> = {
   name: 'monitor',
-  probe: () => [`\ts monitor; if [ -d ${TEXTFILE_DIR} ]; then echo dir; [ ! -e ${TEXTFILE_PATH} ] && [ ! -L ${TEXTFILE_PATH} ] || echo textfile; stat -c '%u %a %F|%n' -- ${TEXTFILE_DIR} ${TEXTFILE_PATH} 2>/dev/null; fi`],
+  probe: () => [
+    `\ts monitor; if [ -d ${TEXTFILE_DIR} ]; then echo dir; [ ! -e ${TEXTFILE_PATH} ] && [ ! -L ${TEXTFILE_PATH} ] || echo textfile; stat -c '%u %a %F|%n' -- ${TEXTFILE_DIR} ${TEXTFILE_PATH} 2>/dev/null; fi`,
+  ],
   parse: (sections) => {
     const lines = (sections.get('monitor') ?? []).map((l) => l.trim());
-    const stats = new Map(lines.flatMap((l) => {
-      const m = /^(\d+) ([0-7]+) ([^|]+)\|(.*)$/.exec(l);
-      return m ? [[m[4]!, { uid: Number(m[1]), mode: parseInt(m[2]!, 8), type: m[3]! }] as const] : [];
-    }));
+    const stats = new Map(
+      lines.flatMap((l) => {
+        const m = /^(\d+) ([0-7]+) ([^|]+)\|(.*)$/.exec(l);
+        return m ? [[m[4]!, { uid: Number(m[1]), mode: parseInt(m[2]!, 8), type: m[3]! }] as const] : [];
+      }),
+    );
     const dir = stats.get(TEXTFILE_DIR);
     const file = stats.get(TEXTFILE_PATH);
     const fileOurs = file !== undefined && file.type === 'regular file' && file.uid === 0;
@@ -90,13 +94,31 @@ function textfileLines(host: Host, playbook: string): string[] {
   const sample = (metric: string, value: string) => `printf '%s %s\\n' ${shellQuote(metric)} "${value}"`;
   const text = (line: string) => `printf '%s\\n' ${shellQuote(line)}`;
   const lines = [
-    ...family('ibfleet_nic_ok', 'gauge', "1 when the last run of ibfleet's routing script found the NIC's rule, table route, main-table route and sysctls as deployed; 0 when it found drift (which it repaired: see ibfleet_repairs_total) or the NIC not up with its address.").map(text),
-    ...host.nics.map((n) => sample(`ibfleet_nic_ok{iface="${labelValue(n.iface)}",nic="${n.index}"}`, `$(was_ok ${shellQuote(n.iface)})`)),
-    ...family('ibfleet_last_check_timestamp_seconds', 'gauge', "Unix time of the last run of ibfleet's routing script (a deploy, a hook or the repair timer).").map(text),
+    ...family(
+      'ibfleet_nic_ok',
+      'gauge',
+      "1 when the last run of ibfleet's routing script found the NIC's rule, table route, main-table route and sysctls as deployed; 0 when it found drift (which it repaired: see ibfleet_repairs_total) or the NIC not up with its address.",
+    ).map(text),
+    ...host.nics.map((n) =>
+      sample(`ibfleet_nic_ok{iface="${labelValue(n.iface)}",nic="${n.index}"}`, `$(was_ok ${shellQuote(n.iface)})`),
+    ),
+    ...family(
+      'ibfleet_last_check_timestamp_seconds',
+      'gauge',
+      "Unix time of the last run of ibfleet's routing script (a deploy, a hook or the repair timer).",
+    ).map(text),
     sample('ibfleet_last_check_timestamp_seconds', '$now'),
-    ...family('ibfleet_repairs_total', 'counter', "Runs of ibfleet's hooks and repair timer since boot that found something to repair.").map(text),
+    ...family(
+      'ibfleet_repairs_total',
+      'counter',
+      "Runs of ibfleet's hooks and repair timer since boot that found something to repair.",
+    ).map(text),
     sample('ibfleet_repairs_total', '$repairs'),
-    ...family('ibfleet_info', 'gauge', "The ibfleet version and playbook that rendered this host's routing script.").map(text),
+    ...family(
+      'ibfleet_info',
+      'gauge',
+      "The ibfleet version and playbook that rendered this host's routing script.",
+    ).map(text),
     text(`ibfleet_info{version="${labelValue(VERSION)}",playbook="${labelValue(playbook)}"} 1`),
   ];
   return lines.map((l) => `\t\t${l}`);
@@ -139,7 +161,9 @@ if [ "$NAMED" -eq 0 ] && [ -d ${dir} ]; then
 		if [ "$textfile_dir" -eq 0 ]; then
 			say ${shellQuote(`not writing ${TEXTFILE_PATH}: ${TEXTFILE_DIR} is not root's alone (owned by another user, or group- or world-writable)`)}
 		elif tmp=$(mktemp .ibfleet.prom.XXXXXXXXXX) && {
-${textfileLines(host, playbook).map((l) => `\t${l}`).join('\n')}
+${textfileLines(host, playbook)
+  .map((l) => `\t${l}`)
+  .join('\n')}
 		} >"$tmp" && chmod 0644 "$tmp" && mv -fT "$tmp" ibfleet.prom; then
 			:
 		else
@@ -207,14 +231,24 @@ function check_ibfleet_routing() {
 
 export function monitorFiles(host: Host, playbook: string, monitors: readonly Monitor[]): RenderedFile[] {
   if (!monitors.includes('nhc')) return [];
-  return [{ path: NHC_PATH, mode: 0o644, content: renderNhcCheck(host, playbook), role: 'monitor', kind: 'monitor', label: `NHC check ${NHC_PATH}` }];
+  return [
+    {
+      path: NHC_PATH,
+      mode: 0o644,
+      content: renderNhcCheck(host, playbook),
+      role: 'monitor',
+      kind: 'monitor',
+      label: `NHC check ${NHC_PATH}`,
+    },
+  ];
 }
 
 /** What the host must have for the monitor to mean anything: node_exporter's textfile directory, root's alone. */
 export function monitorPrerequisite(facts: HostFacts, monitors: readonly Monitor[]): string | undefined {
   if (!monitors.includes('prometheus')) return undefined;
   const found = factOf(facts, MONITOR_FACT);
-  if (!found.dir) return `monitor: prometheus writes node_exporter's textfile into ${TEXTFILE_DIR}, which this host does not have: install prometheus-node-exporter, or drop prometheus from the persist step's monitor`;
+  if (!found.dir)
+    return `monitor: prometheus writes node_exporter's textfile into ${TEXTFILE_DIR}, which this host does not have: install prometheus-node-exporter, or drop prometheus from the persist step's monitor`;
   return found.dirUnsafe ? `monitor: prometheus: ${MONITOR_WORDS.dirUnsafe}` : undefined;
 }
 
@@ -225,8 +259,16 @@ function textfileFinding(found: MonitorFact): Finding {
   if (!found.dir) return { id: 'textfile', subject, ok: false, detail: MONITOR_WORDS.dirMissing, fix: undefined };
   // Not deploy's to mend: whoever made the directory so decides; the plan refuses the host meanwhile.
   if (found.dirUnsafe) return { id: 'textfile', subject, ok: false, detail: MONITOR_WORDS.dirUnsafe, fix: undefined };
-  if (found.textfileOther) return { id: 'textfile', subject, ok: false, detail: `${MONITOR_WORDS.textfileNotOurs}: it is ${found.textfileOther}`, fix: install };
-  if (!found.textfile) return { id: 'textfile', subject, ok: false, detail: MONITOR_WORDS.textfileMissing, fix: install };
+  if (found.textfileOther)
+    return {
+      id: 'textfile',
+      subject,
+      ok: false,
+      detail: `${MONITOR_WORDS.textfileNotOurs}: it is ${found.textfileOther}`,
+      fix: install,
+    };
+  if (!found.textfile)
+    return { id: 'textfile', subject, ok: false, detail: MONITOR_WORDS.textfileMissing, fix: install };
   return { id: 'textfile', subject, ok: true, detail: `node_exporter textfile ${TEXTFILE_PATH} written`, fix: install };
 }
 
@@ -238,10 +280,22 @@ export function monitorFindings(facts: HostFacts, monitors: readonly Monitor[], 
   if (wanted) {
     findings.push(textfileFinding(found));
   } else if (found.textfile) {
-    findings.push({ id: 'stale textfile', subject: { kind: 'host', aspect: 'stale textfile' }, ok: false, detail: `stale ${TEXTFILE_PATH} (the playbook monitors no more with prometheus)`, fix: change('monitor', 'remove', TEXTFILE_PATH, `remove ${TEXTFILE_PATH}`) });
+    findings.push({
+      id: 'stale textfile',
+      subject: { kind: 'host', aspect: 'stale textfile' },
+      ok: false,
+      detail: `stale ${TEXTFILE_PATH} (the playbook monitors no more with prometheus)`,
+      fix: change('monitor', 'remove', TEXTFILE_PATH, `remove ${TEXTFILE_PATH}`),
+    });
   }
   if (!(scripted && monitors.includes('nhc')) && facts.files.has(NHC_PATH)) {
-    findings.push({ id: `stale ${NHC_PATH}`, subject: { kind: 'stale', path: NHC_PATH }, ok: false, detail: `stale ${NHC_PATH} (the playbook has no NHC check)`, fix: change('monitor', 'remove', NHC_PATH, `remove ${NHC_PATH}`) });
+    findings.push({
+      id: `stale ${NHC_PATH}`,
+      subject: { kind: 'stale', path: NHC_PATH },
+      ok: false,
+      detail: `stale ${NHC_PATH} (the playbook has no NHC check)`,
+      fix: change('monitor', 'remove', NHC_PATH, `remove ${NHC_PATH}`),
+    });
   }
   return findings;
 }
@@ -249,7 +303,11 @@ export function monitorFindings(facts: HostFacts, monitors: readonly Monitor[], 
 /** A deploy takes away a textfile the playbook no longer asks for (the NHC file goes as ibfleet's files go). */
 export function monitorApply(failing: readonly Finding[]): string[] {
   const stale = failing.some((f) => f.subject.kind === 'host' && f.subject.aspect === 'stale textfile');
-  return stale ? [`if rm -f ${shellQuote(TEXTFILE_PATH)}; then echo ${shellQuote(`ibfleet: removed ${TEXTFILE_PATH}`)}; else status=1; fi`] : [];
+  return stale
+    ? [
+        `if rm -f ${shellQuote(TEXTFILE_PATH)}; then echo ${shellQuote(`ibfleet: removed ${TEXTFILE_PATH}`)}; else status=1; fi`,
+      ]
+    : [];
 }
 
 /** Rollback: the textfile goes with ibfleet's files. */
@@ -258,6 +316,8 @@ export const REMOVE_TEXTFILE = `[ ! -f ${shellQuote(TEXTFILE_PATH)} ] && [ ! -L 
 /** What render says a monitor does besides its files. */
 export function monitorNotes(monitors: readonly Monitor[]): string[] {
   return monitors.includes('prometheus')
-    ? [`monitor prometheus: every run of the routing script (deploy, hooks, repair timer) writes ${TEXTFILE_PATH} for node_exporter's textfile collector: ibfleet_nic_ok{iface,nic}, ibfleet_last_check_timestamp_seconds, ibfleet_repairs_total, ibfleet_info`]
+    ? [
+        `monitor prometheus: every run of the routing script (deploy, hooks, repair timer) writes ${TEXTFILE_PATH} for node_exporter's textfile collector: ibfleet_nic_ok{iface,nic}, ibfleet_last_check_timestamp_seconds, ibfleet_repairs_total, ibfleet_info`,
+      ]
     : [];
 }

@@ -6,7 +6,13 @@
  * managers apply asynchronously and the probe that follows must see what they did. Pure.
  */
 import { renderNetplanApply } from './native-netplan.js';
-import { renderNmEdits, renderNmReapply, nmRestoreCommand, type NmProfileEdit, type NmProfileState } from './native-nm.js';
+import {
+  renderNmEdits,
+  renderNmReapply,
+  nmRestoreCommand,
+  type NmProfileEdit,
+  type NmProfileState,
+} from './native-nm.js';
 import { shellQuote } from '../../script/shell.js';
 
 export interface NicRouting {
@@ -38,7 +44,16 @@ export interface NativeSteps {
   readonly awaitRuleGone: readonly NicRouting[];
 }
 
-export const NO_NATIVE_STEPS: NativeSteps = { nmEdits: [], nmRestore: [], nmReapply: [], netplan: undefined, handOver: [], await: [], awaitGone: [], awaitRuleGone: [] };
+export const NO_NATIVE_STEPS: NativeSteps = {
+  nmEdits: [],
+  nmRestore: [],
+  nmReapply: [],
+  netplan: undefined,
+  handOver: [],
+  await: [],
+  awaitGone: [],
+  awaitRuleGone: [],
+};
 
 export function hasNativeSteps(steps: NativeSteps): boolean {
   return Object.values(steps).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined));
@@ -111,7 +126,8 @@ export function renderNativeSteps(steps: NativeSteps): string[] {
   if (steps.awaitRuleGone.length) lines.push(AWAIT_RULE_GONE_FUNCTION);
   lines.push(...renderNmEdits(steps.nmEdits));
   for (const state of steps.nmRestore) lines.push(`${nmRestoreCommand(state)} || status=1`);
-  if (steps.handOver.length) lines.push('# Handed to the manager: what the hook made for these NICs goes, the manager puts its own in place.');
+  if (steps.handOver.length)
+    lines.push('# Handed to the manager: what the hook made for these NICs goes, the manager puts its own in place.');
   for (const nic of steps.handOver) {
     const [addr, table] = [shellQuote(nic.address), shellQuote(nic.table)];
     lines.push(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del from ${addr} 2>/dev/null; do n=$((n + 1)); done`);
@@ -120,9 +136,16 @@ export function renderNativeSteps(steps: NativeSteps): string[] {
   }
   lines.push(...renderNmReapply(steps.nmReapply));
   if (steps.netplan) lines.push(...renderNetplanApply(steps.netplan.reload, steps.netplan.reconfigure));
-  for (const nic of steps.awaitGone) lines.push(`await_gone ${[nic.iface, nic.address, nic.table, nic.priority].map(shellQuote).join(' ')} || status=1`);
-  for (const nic of steps.awaitRuleGone) lines.push(`await_rule_gone ${[nic.iface, nic.address, nic.table, nic.priority].map(shellQuote).join(' ')} || status=1`);
-  for (const nic of steps.await) lines.push(`await_routing ${[nic.iface, nic.address, nic.table, nic.priority].map(shellQuote).join(' ')} || status=1`);
+  for (const nic of steps.awaitGone)
+    lines.push(`await_gone ${[nic.iface, nic.address, nic.table, nic.priority].map(shellQuote).join(' ')} || status=1`);
+  for (const nic of steps.awaitRuleGone)
+    lines.push(
+      `await_rule_gone ${[nic.iface, nic.address, nic.table, nic.priority].map(shellQuote).join(' ')} || status=1`,
+    );
+  for (const nic of steps.await)
+    lines.push(
+      `await_routing ${[nic.iface, nic.address, nic.table, nic.priority].map(shellQuote).join(' ')} || status=1`,
+    );
   // Neighbour entries learnt under the old routing may point at the other NIC (see the routing script).
   for (const nic of steps.handOver) lines.push(`ip neigh flush dev ${shellQuote(nic.iface)} 2>/dev/null`);
   return lines;

@@ -27,7 +27,12 @@ function yamlKey(id: string): string {
  * `devices` name each NIC's netplan device (from the host's configuration); a NIC it does not name
  * is written as `ethernets` with its interface name as id, what `ibfleet render` shows without a host.
  */
-export function renderNetplanFile(host: Host, fleet: Fleet, playbook: string, devices: readonly NetplanDevice[] = []): string {
+export function renderNetplanFile(
+  host: Host,
+  fleet: Fleet,
+  playbook: string,
+  devices: readonly NetplanDevice[] = [],
+): string {
   const byType = new Map<string, string[]>();
   for (const nic of host.nics) {
     const device = devices.find((d) => d.iface === nic.iface) ?? { iface: nic.iface, type: 'ethernets', id: nic.iface };
@@ -50,8 +55,8 @@ export function renderNetplanFile(host: Host, fleet: Fleet, playbook: string, de
   return [
     renderHeader(host, playbook, NETPLAN_FILE_PATH),
     '#',
-    '# Per-NIC policy routing, in netplan\'s own configuration: each fabric NIC\'s subnet route lives in',
-    '# its own table with the NIC\'s address as source, and one rule sends that address\'s traffic to it.',
+    "# Per-NIC policy routing, in netplan's own configuration: each fabric NIC's subnet route lives in",
+    "# its own table with the NIC's address as source, and one rule sends that address's traffic to it.",
     '# netplan merges this file with the one that configures the NICs (later files add to earlier ones).',
     `# The kernel's subnet route in the main table stays: netplan cannot remove it. The rules (priority`,
     `# ${rules}) come before main (32766), so traffic from each NIC's address leaves through that NIC.`,

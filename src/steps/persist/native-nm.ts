@@ -61,14 +61,21 @@ export function nmReapplyCommand(iface: string): string {
 /** Script lines: each profile changed, then each of those NICs reapplied; a failure sets `status`. */
 export function renderNmEdits(edits: readonly NmProfileEdit[]): string[] {
   if (edits.length === 0) return [];
-  const lines = ['# NetworkManager: the NICs\' connection profiles (NetworkManager writes its keyfiles), then reapplied.'];
+  const lines = [
+    "# NetworkManager: the NICs' connection profiles (NetworkManager writes its keyfiles), then reapplied.",
+  ];
   for (const edit of edits) {
     lines.push(`# ${edit.iface}: profile ${edit.name.replace(/[\r\n]/g, ' ')}`);
-    lines.push(`if ${nmModifyCommand(edit)}; then echo ${shellQuote(`ibfleet: ${edit.iface}: connection profile changed`)}; else status=1; fi`);
+    lines.push(
+      `if ${nmModifyCommand(edit)}; then echo ${shellQuote(`ibfleet: ${edit.iface}: connection profile changed`)}; else status=1; fi`,
+    );
   }
   return lines;
 }
 
 export function renderNmReapply(ifaces: readonly string[]): string[] {
-  return ifaces.map((iface) => `${nmReapplyCommand(iface)} >/dev/null || { echo ${shellQuote(`ibfleet: ${iface}: nmcli device reapply failed`)} >&2; status=1; }`);
+  return ifaces.map(
+    (iface) =>
+      `${nmReapplyCommand(iface)} >/dev/null || { echo ${shellQuote(`ibfleet: ${iface}: nmcli device reapply failed`)} >&2; status=1; }`,
+  );
 }

@@ -25,7 +25,8 @@ function finish(steps: NativeSteps): NativeSteps | undefined {
   return hasNativeSteps(steps) ? steps : undefined;
 }
 
-const fails = (failing: readonly Finding[], nic: Nic, aspect: string) => failing.some((f) => isAbout(f, nic.iface, aspect));
+const fails = (failing: readonly Finding[], nic: Nic, aspect: string) =>
+  failing.some((f) => isAbout(f, nic.iface, aspect));
 
 /** NetworkManager native: the profiles that lack ibfleet's properties changed; every NIC whose routing is off reapplied. */
 function networkManagerSteps(ctx: HostContext, failing: readonly Finding[]): NativeSteps {
@@ -37,19 +38,44 @@ function networkManagerSteps(ctx: HostContext, failing: readonly Finding[]): Nat
     if (fails(failing, nic, PERSIST_ASPECTS.profile)) {
       const on = ibfleetOnProfile(profile, nic);
       // A rule found twice is taken away and added once: nmcli removes every entry equal to it.
-      nmEdits.push({ iface: nic.iface, uuid: profile.uuid, name: profile.name, routeTable: on.table ? undefined : nic.table, removeRules: [...staleProfileRules(profile, nic, former), ...(on.rules.length > 1 ? [nmRoutingRule(nic)] : [])], addRules: [nmRoutingRule(nic)] });
+      nmEdits.push({
+        iface: nic.iface,
+        uuid: profile.uuid,
+        name: profile.name,
+        routeTable: on.table ? undefined : nic.table,
+        removeRules: [...staleProfileRules(profile, nic, former), ...(on.rules.length > 1 ? [nmRoutingRule(nic)] : [])],
+        addRules: [nmRoutingRule(nic)],
+      });
     }
-    if ([PERSIST_ASPECTS.profile, ROUTING_ASPECTS.table, ROUTING_ASPECTS.rule, ROUTING_ASPECTS.main].some((a) => fails(failing, nic, a))) touched.push(nic);
+    if (
+      [PERSIST_ASPECTS.profile, ROUTING_ASPECTS.table, ROUTING_ASPECTS.rule, ROUTING_ASPECTS.main].some((a) =>
+        fails(failing, nic, a),
+      )
+    )
+      touched.push(nic);
   }
-  return { ...NO_NATIVE_STEPS, nmEdits, handOver: touched.map(routing), nmReapply: touched.map((n) => n.iface), await: touched.map(routing) };
+  return {
+    ...NO_NATIVE_STEPS,
+    nmEdits,
+    handOver: touched.map(routing),
+    nmReapply: touched.map((n) => n.iface),
+    await: touched.map(routing),
+  };
 }
 
 /** netplan native: networkd reloads ibfleet's file when it was written, and configures the NICs whose routing is off again. */
 function netplanSteps(ctx: HostContext, { failing, write }: ApplyInput): NativeSteps {
   const written = write.some((f) => f.path === NETPLAN_FILE_PATH);
-  const touched = ctx.host.nics.filter((nic) => written || fails(failing, nic, ROUTING_ASPECTS.table) || fails(failing, nic, ROUTING_ASPECTS.rule));
+  const touched = ctx.host.nics.filter(
+    (nic) => written || fails(failing, nic, ROUTING_ASPECTS.table) || fails(failing, nic, ROUTING_ASPECTS.rule),
+  );
   if (touched.length === 0) return NO_NATIVE_STEPS;
-  return { ...NO_NATIVE_STEPS, handOver: touched.map(routing), await: touched.map(routing), netplan: { reload: written, reconfigure: touched.map((n) => n.iface) } };
+  return {
+    ...NO_NATIVE_STEPS,
+    handOver: touched.map(routing),
+    await: touched.map(routing),
+    netplan: { reload: written, reconfigure: touched.map((n) => n.iface) },
+  };
 }
 
 /**
@@ -64,7 +90,14 @@ function takeOff(host: Host, facts: HostFacts, which: (nic: Nic) => boolean): Nm
     if (!profile || !which(nic)) continue;
     const on = everOnProfile(profile, nic, former);
     if (!on.table && on.rules.length === 0) continue;
-    edits.push({ iface: nic.iface, uuid: profile.uuid, name: profile.name, routeTable: on.table ? 0 : undefined, removeRules: on.rules, addRules: [] });
+    edits.push({
+      iface: nic.iface,
+      uuid: profile.uuid,
+      name: profile.name,
+      routeTable: on.table ? 0 : undefined,
+      removeRules: on.rules,
+      addRules: [],
+    });
   }
   return edits;
 }
@@ -74,7 +107,11 @@ function takeOff(host: Host, facts: HostFacts, which: (nic: Nic) => boolean): Nm
  * else touches the NICs. `allGone`: every file ibfleet generated goes (a rollback), so a NIC that no
  * netplan file of the host's own configures keeps no address, and only its rule is waited for.
  */
-function netplanTakeOff(host: Host, facts: HostFacts, allGone = false): Pick<NativeSteps, 'netplan' | 'awaitGone' | 'awaitRuleGone'> {
+function netplanTakeOff(
+  host: Host,
+  facts: HostFacts,
+  allGone = false,
+): Pick<NativeSteps, 'netplan' | 'awaitGone' | 'awaitRuleGone'> {
   const own = netplanClaims(facts.netplan.filter((f) => !generatedFor(f.text)));
   const keeps = (nic: Nic) => !allGone || own.some((c) => c.iface === nic.iface);
   return {
@@ -119,11 +156,17 @@ export function planNativeRollback(host: Host, facts: HostFacts): NativeSteps | 
  * properties before, and reapplied; a netplan file it wrote or removed reloaded into networkd as
  * it was, and waited for (networkd's rules back when the file was there, gone when it was not).
  */
-export function planNativeRestore(host: Host, before: HostFacts, told: NativeSteps | undefined): NativeSteps | undefined {
+export function planNativeRestore(
+  host: Host,
+  before: HostFacts,
+  told: NativeSteps | undefined,
+): NativeSteps | undefined {
   if (!told) return undefined;
   const nmRestore = told.nmEdits.flatMap((edit) => {
     const profile = before.nm?.profiles.get(edit.uuid);
-    return profile ? [{ iface: edit.iface, uuid: edit.uuid, routeTable: profile.routeTable, rules: profile.rules }] : [];
+    return profile
+      ? [{ iface: edit.iface, uuid: edit.uuid, routeTable: profile.routeTable, rules: profile.rules }]
+      : [];
   });
   const netplan = told.netplan?.reload ? { reload: true, reconfigure: host.nics.map((n) => n.iface) } : undefined;
   const hadFile = before.files.has(NETPLAN_FILE_PATH);

@@ -15,7 +15,13 @@ import type { Host, Manager } from '../../inventory/model.js';
 import type { HostFacts } from '../../facts/host-facts.js';
 import { netplanClaims } from '../../facts/netplan-claims.js';
 import { versionAtLeast } from '../../facts/nm-facts.js';
-import { SCRIPT_PERSISTENCE, type NetplanDevice, type NicProfile, type NicProvision, type PersistenceChoice } from '../step.js';
+import {
+  SCRIPT_PERSISTENCE,
+  type NetplanDevice,
+  type NicProfile,
+  type NicProvision,
+  type PersistenceChoice,
+} from '../step.js';
 import { NM_NATIVE_SINCE } from './native-nm.js';
 import { formerRoutingOf } from '../policy-routing/former.js';
 import { NETPLAN_FILE_PATH } from './paths.js';
@@ -29,7 +35,12 @@ export const IFUPDOWN_NATIVE_NOTE =
  * that will bring a NIC up, the netplan device that will define it (the links step, on a machine
  * whose NICs nothing configured yet).
  */
-export function chooseNative(host: Host, manager: Manager, facts: HostFacts, provisions: readonly NicProvision[] = []): PersistenceChoice {
+export function chooseNative(
+  host: Host,
+  manager: Manager,
+  facts: HostFacts,
+  provisions: readonly NicProvision[] = [],
+): PersistenceChoice {
   switch (manager) {
     case 'ifupdown':
       return { persistence: SCRIPT_PERSISTENCE, notes: [IFUPDOWN_NATIVE_NOTE], blockers: [] };
@@ -43,13 +54,23 @@ export function chooseNative(host: Host, manager: Manager, facts: HostFacts, pro
 function networkManagerNative(host: Host, facts: HostFacts, provisions: readonly NicProvision[]): PersistenceChoice {
   const nm = facts.nm;
   if (!nm) {
-    const why = facts.tools.has('nmcli') ? 'NetworkManager did not answer nmcli (is it running?)' : 'nmcli is not installed';
-    return { persistence: { kind: 'networkmanager', profiles: [] }, notes: [], blockers: [`${why}: native persistence reads and changes the NICs' connection profiles; start NetworkManager, or deploy the hook playbook`] };
+    const why = facts.tools.has('nmcli')
+      ? 'NetworkManager did not answer nmcli (is it running?)'
+      : 'nmcli is not installed';
+    return {
+      persistence: { kind: 'networkmanager', profiles: [] },
+      notes: [],
+      blockers: [
+        `${why}: native persistence reads and changes the NICs' connection profiles; start NetworkManager, or deploy the hook playbook`,
+      ],
+    };
   }
   if (!versionAtLeast(nm.version, NM_NATIVE_SINCE)) {
     return {
       persistence: SCRIPT_PERSISTENCE,
-      notes: [`NetworkManager ${nm.version} has no ipv4.routing-rules (they came with ${NM_NATIVE_SINCE}): the routing persists with the dispatcher hook instead`],
+      notes: [
+        `NetworkManager ${nm.version} has no ipv4.routing-rules (they came with ${NM_NATIVE_SINCE}): the routing persists with the dispatcher hook instead`,
+      ],
       blockers: [],
     };
   }
@@ -57,16 +78,24 @@ function networkManagerNative(host: Host, facts: HostFacts, provisions: readonly
   const profiles: NicProfile[] = [];
   // A table an earlier deploy of ibfleet's set (its ownership record says so) is ibfleet's to move.
   const former = formerRoutingOf(host, facts);
-  const earlierTable = (iface: string, table: string) => former.nics.some((n) => n.iface === iface && String(n.table) === table);
+  const earlierTable = (iface: string, table: string) =>
+    former.nics.some((n) => n.iface === iface && String(n.table) === table);
   for (const nic of host.nics) {
     const provided = provisions.find((p) => p.iface === nic.iface)?.nmProfile;
     const uuid = nm.active.get(nic.iface) ?? provided?.uuid;
-    const profile = uuid === undefined ? undefined : (nm.profiles.get(uuid) ?? (uuid === provided?.uuid ? provided : undefined));
+    const profile =
+      uuid === undefined ? undefined : (nm.profiles.get(uuid) ?? (uuid === provided?.uuid ? provided : undefined));
     if (uuid === undefined) {
-      blockers.push(`${nic.iface} has no active NetworkManager connection profile; native persistence sets ipv4.route-table and ipv4.routing-rules on the profile that brings the NIC up: activate it (nmcli connection up <profile>), or deploy the hook playbook`);
+      blockers.push(
+        `${nic.iface} has no active NetworkManager connection profile; native persistence sets ipv4.route-table and ipv4.routing-rules on the profile that brings the NIC up: activate it (nmcli connection up <profile>), or deploy the hook playbook`,
+      );
     } else if (!profile) {
       blockers.push(`NetworkManager did not show ${nic.iface}'s active connection profile ${uuid}`);
-    } else if (profile.routeTable !== '0' && profile.routeTable !== String(nic.table) && !earlierTable(nic.iface, profile.routeTable)) {
+    } else if (
+      profile.routeTable !== '0' &&
+      profile.routeTable !== String(nic.table) &&
+      !earlierTable(nic.iface, profile.routeTable)
+    ) {
       blockers.push(
         `${nic.iface}'s connection profile ${profile.name} already routes into table ${profile.routeTable} (ipv4.route-table); ibfleet would move its routes to table ${nic.table}: set it to 0 (nmcli connection modify uuid ${uuid} ipv4.route-table 0), or deploy the hook playbook`,
       );
@@ -77,7 +106,11 @@ function networkManagerNative(host: Host, facts: HostFacts, provisions: readonly
 }
 
 function netplanNative(host: Host, facts: HostFacts, provisions: readonly NicProvision[]): PersistenceChoice {
-  const hook = (why: string): PersistenceChoice => ({ persistence: SCRIPT_PERSISTENCE, notes: [`${why}: the routing persists with the networkd-dispatcher hook instead`], blockers: [] });
+  const hook = (why: string): PersistenceChoice => ({
+    persistence: SCRIPT_PERSISTENCE,
+    notes: [`${why}: the routing persists with the networkd-dispatcher hook instead`],
+    blockers: [],
+  });
   for (const tool of ['netplan', 'networkctl']) if (!facts.tools.has(tool)) return hook(`${tool} is not installed`);
   const claims = netplanClaims(facts.netplan.filter((f) => f.file !== NETPLAN_FILE_PATH));
   const devices: NetplanDevice[] = [];
@@ -85,11 +118,24 @@ function netplanNative(host: Host, facts: HostFacts, provisions: readonly NicPro
     // Its own definition: one that names this interface exactly (a glob or shared id would carry the
     // other NIC's routes too), rendered by networkd.
     const provided = provisions.find((p) => p.iface === nic.iface)?.netplanDevice;
-    const own = [...claims.filter((c) => c.iface === nic.iface), ...(provided ? [{ ...provided, renderer: 'networkd' }] : [])];
+    const own = [
+      ...claims.filter((c) => c.iface === nic.iface),
+      ...(provided ? [{ ...provided, renderer: 'networkd' }] : []),
+    ];
     const claim = own.find((c) => c.renderer === 'networkd');
-    if (!claim) return hook(own.length ? `netplan hands ${nic.iface} to ${own[0]!.renderer}, not systemd-networkd` : `${nic.iface} has no netplan definition of its own, so a netplan file cannot add its routing`);
-    if (claims.some((c) => c.type === claim.type && c.id === claim.id && c.iface !== nic.iface) || devices.some((d) => d.type === claim.type && d.id === claim.id)) {
-      return hook(`netplan's ${claim.type}.${claim.id} configures ${nic.iface} together with another interface, so it cannot carry ${nic.iface}'s own routes`);
+    if (!claim)
+      return hook(
+        own.length
+          ? `netplan hands ${nic.iface} to ${own[0]!.renderer}, not systemd-networkd`
+          : `${nic.iface} has no netplan definition of its own, so a netplan file cannot add its routing`,
+      );
+    if (
+      claims.some((c) => c.type === claim.type && c.id === claim.id && c.iface !== nic.iface) ||
+      devices.some((d) => d.type === claim.type && d.id === claim.id)
+    ) {
+      return hook(
+        `netplan's ${claim.type}.${claim.id} configures ${nic.iface} together with another interface, so it cannot carry ${nic.iface}'s own routes`,
+      );
     }
     devices.push({ iface: nic.iface, type: claim.type, id: claim.id });
   }

@@ -14,7 +14,14 @@ import { REPAIR_TIMER_UNIT } from './repair.js';
 const TIMER = shellQuote(REPAIR_TIMER_UNIT);
 
 /** What `systemctl is-system-running` prints while systemd runs; `offline` (or nothing: no bus) is a host it does not run. */
-export const SYSTEMD_RUNNING_STATES = ['initializing', 'starting', 'running', 'degraded', 'maintenance', 'stopping'] as const;
+export const SYSTEMD_RUNNING_STATES = [
+  'initializing',
+  'starting',
+  'running',
+  'degraded',
+  'maintenance',
+  'stopping',
+] as const;
 
 /**
  * `systemd_runs`: 0 where systemd runs. systemctl is only asked when PID 1 is not systemd and
@@ -54,7 +61,8 @@ export const SYSTEMD_FACT: Fact<SystemdFacts> = {
     `\tif systemd_runs; then s systemd yes; systemctl is-active ${REPAIR_TIMER_UNIT} 2>/dev/null; else s systemd no; fi`,
   ],
   parse: (sections) => {
-    if (sections.has('systemd yes')) return { runs: true, repairTimer: sections.get('systemd yes')![0]?.trim() || 'unknown' };
+    if (sections.has('systemd yes'))
+      return { runs: true, repairTimer: sections.get('systemd yes')![0]?.trim() || 'unknown' };
     return { runs: sections.has('systemd no') ? false : undefined, repairTimer: undefined };
   },
 };
@@ -67,7 +75,9 @@ export function repairActivation(written: readonly string[], removed: readonly s
     'if systemd_runs; then',
     ...(changed ? ['\tsystemctl daemon-reload || status=1'] : []),
     `\tif [ -f ${shellQuote(REPAIR_TIMER_PATH)} ]; then`,
-    changed ? `\t\tsystemctl restart ${TIMER} || status=1` : `\t\tsystemctl is-active --quiet ${TIMER} || systemctl start ${TIMER} || status=1`,
+    changed
+      ? `\t\tsystemctl restart ${TIMER} || status=1`
+      : `\t\tsystemctl is-active --quiet ${TIMER} || systemctl start ${TIMER} || status=1`,
     ...(removed.includes(REPAIR_TIMER_PATH) ? ['\telse', `\t\tsystemctl stop ${TIMER} 2>/dev/null`] : []),
     '\tfi',
     'fi',
@@ -75,7 +85,11 @@ export function repairActivation(written: readonly string[], removed: readonly s
 }
 
 /** Rollback: the timer stopped before its files go, systemd told after (where it runs). */
-export const STOP_TIMER = [SYSTEMD_RUNS_FUNCTION, 'sd=0; ! systemd_runs || sd=1', `[ "$sd" -eq 0 ] || systemctl stop ${TIMER} 2>/dev/null`].join('\n');
+export const STOP_TIMER = [
+  SYSTEMD_RUNS_FUNCTION,
+  'sd=0; ! systemd_runs || sd=1',
+  `[ "$sd" -eq 0 ] || systemctl stop ${TIMER} 2>/dev/null`,
+].join('\n');
 export const RELOAD_UNITS = '[ "$sd" -eq 0 ] || systemctl daemon-reload || status=1';
 
 /**

@@ -20,7 +20,20 @@ function rollbackFindings({ host, facts }: FactsContext): Finding[] {
     const profile = activeProfile(facts, nic.iface);
     const left = ibfleetPropertiesOn(profile, nic, formerRoutingOf(host, facts));
     if (!profile || left === '') return [];
-    return [{ id: `nm ${nic.iface}`, subject: { kind: 'nic', iface: nic.iface, aspect: PERSIST_ASPECTS.profile }, ok: false, detail: `${nic.iface}: connection profile ${profile.name} still carries ${left}`, fix: change('nm-profile', 'reset', nic.iface, `${nic.iface}: nmcli: take ${left} off profile ${profile.name}; reapply`) }];
+    return [
+      {
+        id: `nm ${nic.iface}`,
+        subject: { kind: 'nic', iface: nic.iface, aspect: PERSIST_ASPECTS.profile },
+        ok: false,
+        detail: `${nic.iface}: connection profile ${profile.name} still carries ${left}`,
+        fix: change(
+          'nm-profile',
+          'reset',
+          nic.iface,
+          `${nic.iface}: nmcli: take ${left} off profile ${profile.name}; reapply`,
+        ),
+      },
+    ];
   });
 }
 
@@ -31,7 +44,12 @@ export const persistUndo: Undo = {
     return {
       beforeFiles: [STOP_TIMER],
       afterFiles: [RELOAD_UNITS, REMOVE_TEXTFILE],
-      manager: native ? ['# Native persistence taken away first: the manager would otherwise put the rules back.', ...renderNativeSteps(native)] : [],
+      manager: native
+        ? [
+            '# Native persistence taken away first: the manager would otherwise put the rules back.',
+            ...renderNativeSteps(native),
+          ]
+        : [],
     };
   },
 };
@@ -40,12 +58,25 @@ export const persistRestore: Restore = {
   snapshot: ({ host, facts }) =>
     host.nics.flatMap((nic): [string, string][] => {
       const profile = activeProfile(facts, nic.iface);
-      return profile ? [[`${nic.iface} connection profile ${profile.name}`, `ipv4.route-table ${profile.routeTable}, ipv4.routing-rules ${profile.rules.join(', ') || '(none)'}`]] : [];
+      return profile
+        ? [
+            [
+              `${nic.iface} connection profile ${profile.name}`,
+              `ipv4.route-table ${profile.routeTable}, ipv4.routing-rules ${profile.rules.join(', ') || '(none)'}`,
+            ],
+          ]
+        : [];
     }),
   lines: ({ host, facts }, memo) => {
     const native = planNativeRestore(host, facts, memo as NativeSteps | undefined);
     return {
-      manager: native ? ['', "# The manager's configuration as it was: connection profiles, netplan reloaded into networkd.", ...renderNativeSteps(native)] : [],
+      manager: native
+        ? [
+            '',
+            "# The manager's configuration as it was: connection profiles, netplan reloaded into networkd.",
+            ...renderNativeSteps(native),
+          ]
+        : [],
       last: repairUnitsAsRestored(),
     };
   },

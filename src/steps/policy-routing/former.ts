@@ -67,13 +67,32 @@ export function formerFindings(host: Host, facts: HostFacts, former: FormerRouti
   const findings: Finding[] = former.tables.map((table) => {
     const routes = (facts.routes.get(String(table)) ?? []).map((r) => routeText(r.text));
     const subject = { kind: 'host', aspect: `old table ${table}` } as const;
-    if (routes.length === 0) return { id: `old table ${table}`, subject, ok: true, detail: `table ${table} of an earlier deploy (${origin}) is empty`, fix: undefined };
+    if (routes.length === 0)
+      return {
+        id: `old table ${table}`,
+        subject,
+        ok: true,
+        detail: `table ${table} of an earlier deploy (${origin}) is empty`,
+        fix: undefined,
+      };
     const text = rollback ? `flush old table ${table} (${origin})` : `old table ${table} (${origin})`;
-    return { id: `old table ${table}`, subject, ok: false, detail: `table ${table} of an earlier deploy (${origin}, ${OWNED_PATH}) still holds ${routes.join('; ')}`, fix: change('old-table', 'remove', `table ${table}`, text) };
+    return {
+      id: `old table ${table}`,
+      subject,
+      ok: false,
+      detail: `table ${table} of an earlier deploy (${origin}, ${OWNED_PATH}) still holds ${routes.join('; ')}`,
+      fix: change('old-table', 'remove', `table ${table}`, text),
+    };
   });
   for (const rule of formerRules(facts.rules, former).filter((r) => !today(host, r))) {
     const text = `${rule.priority}: ${rule.text}`;
-    findings.push({ id: `old rule ${text}`, subject: { kind: 'host', aspect: `old rule ${rule.priority}` }, ok: false, detail: `rule ${text} of an earlier deploy (${origin}, ${OWNED_PATH}) is still there`, fix: change('old-rule', 'remove', `rule ${rule.priority}`, `old rule ${text} (${origin})`) });
+    findings.push({
+      id: `old rule ${text}`,
+      subject: { kind: 'host', aspect: `old rule ${rule.priority}` },
+      ok: false,
+      detail: `rule ${text} of an earlier deploy (${origin}, ${OWNED_PATH}) is still there`,
+      fix: change('old-rule', 'remove', `rule ${rule.priority}`, `old rule ${text} (${origin})`),
+    });
   }
   return findings;
 }
@@ -89,7 +108,10 @@ export function deleteFormerRules(former: FormerRouting, say = false): string[] 
 
 /** The old tables flushed (those that hold anything: an empty table is no error, and says nothing). */
 export function flushFormerTables(tables: readonly number[]): string[] {
-  return tables.map((t) => `if ip -4 route show table ${shellQuote(t)} 2>/dev/null | grep -q .; then ip -4 route flush table ${shellQuote(t)} && echo ${shellQuote(`ibfleet: flushed old table ${t}`)} || status=1; fi`);
+  return tables.map(
+    (t) =>
+      `if ip -4 route show table ${shellQuote(t)} 2>/dev/null | grep -q .; then ip -4 route flush table ${shellQuote(t)} && echo ${shellQuote(`ibfleet: flushed old table ${t}`)} || status=1; fi`,
+  );
 }
 
 /** The part of a deploy that removes what an earlier deploy owned: the tables still holding routes, and every rule it made. */
@@ -97,6 +119,10 @@ export function removeFormer(former: FormerRouting, failing: readonly Finding[])
   const tables = former.tables.filter((t) => failing.some((f) => f.id === `old table ${t}`));
   if (tables.length === 0 && !failing.some((f) => f.id.startsWith('old rule '))) return [];
   // After the manager was told (NetworkManager leaves the route it made in a table its profile no longer names).
-  const lines = [`# What an earlier deploy owned (its record, ${OWNED_PATH}) and this inventory does not give the host.`, ...deleteFormerRules(former, true), ...flushFormerTables(tables)];
+  const lines = [
+    `# What an earlier deploy owned (its record, ${OWNED_PATH}) and this inventory does not give the host.`,
+    ...deleteFormerRules(former, true),
+    ...flushFormerTables(tables),
+  ];
   return ['if [ "$status" -eq 0 ]; then', ...lines.map((l) => `\t${l}`), 'fi'];
 }

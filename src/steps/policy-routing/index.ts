@@ -17,12 +17,21 @@ import type { RenderedFile } from '../../script/rendered-file.js';
 import { change, nicFinding, isAbout, type Finding, type HostContext, type StepModule } from '../step.js';
 import { formerFindings, formerRoutingOf, removeFormer } from './former.js';
 import { OWNED_FACT, OWNED_PATH, ownedRecordFile } from './owned-record.js';
-import { expectedRule, expectedTableRoute, isManagedRule, isManagedTableRoute, ROUTING_ASPECTS, rulesOf } from './routing.js';
+import {
+  expectedRule,
+  expectedTableRoute,
+  isManagedRule,
+  isManagedTableRoute,
+  ROUTING_ASPECTS,
+  rulesOf,
+} from './routing.js';
 import { routingScriptPart } from './script.js';
 import { policyRoutingRestore, policyRoutingUndo } from './undo.js';
 
 const params = z.strictObject({
-  mainRoutes: z.enum(['remove', 'keep'], { error: 'mainRoutes is remove (the seeds\' choice) or keep' }).default('remove'),
+  mainRoutes: z
+    .enum(['remove', 'keep'], { error: "mainRoutes is remove (the seeds' choice) or keep" })
+    .default('remove'),
 });
 
 export type PolicyRoutingParams = z.infer<typeof params>;
@@ -47,15 +56,29 @@ function tableFinding(ctx: HostContext, nic: Nic): Finding {
   const routes = facts.routes.get(String(nic.table)) ?? [];
   const table = routes.map((r) => r.text.replace(/ linkdown\b/, ''));
   // A manager makes the route its own way (protocol, metric); the routing script makes exactly `want`.
-  const ok = table.length === 1 && (persistence.kind === 'script' ? table[0] === want : isManagedTableRoute(routes[0]!, fleet, nic));
-  const by = persistence.kind === 'script' ? flushNote(table.filter((r) => r !== want)) : `, by ${MANAGER_NAME[persistence.kind]}`;
+  const ok =
+    table.length === 1 &&
+    (persistence.kind === 'script' ? table[0] === want : isManagedTableRoute(routes[0]!, fleet, nic));
+  const by =
+    persistence.kind === 'script'
+      ? flushNote(table.filter((r) => r !== want))
+      : `, by ${MANAGER_NAME[persistence.kind]}`;
   return nicFinding(
     nic,
     ROUTING_ASPECTS.table,
     `table ${nic.iface}`,
     ok,
-    ok ? `${nic.iface}: table ${nic.table} routes ${fleet.fabric.subnetText} via ${nic.iface}` : table.length === 0 ? `${nic.iface}: table ${nic.table} is empty (missing table route)` : `${nic.iface}: table ${nic.table} holds ${table.join('; ')}`,
-    change('table-route', 'add', nic.iface, `${nic.iface}: table ${nic.table} ← ${fleet.fabric.subnetText} src ${nic.address}${by}`),
+    ok
+      ? `${nic.iface}: table ${nic.table} routes ${fleet.fabric.subnetText} via ${nic.iface}`
+      : table.length === 0
+        ? `${nic.iface}: table ${nic.table} is empty (missing table route)`
+        : `${nic.iface}: table ${nic.table} holds ${table.join('; ')}`,
+    change(
+      'table-route',
+      'add',
+      nic.iface,
+      `${nic.iface}: table ${nic.table} ← ${fleet.fabric.subnetText} src ${nic.address}${by}`,
+    ),
   );
 }
 
@@ -63,7 +86,11 @@ function ruleFinding(ctx: HostContext, nic: Nic): Finding {
   const related = rulesOf(ctx.facts.rules, nic);
   const ruleText = (r: (typeof related)[number]) => `${r.priority}: ${r.text}`;
   const want = expectedRule(nic);
-  const ok = related.length === 1 && (ctx.persistence.kind === 'script' ? normalizeLine(ruleText(related[0]!)) === want : isManagedRule(related[0]!, nic));
+  const ok =
+    related.length === 1 &&
+    (ctx.persistence.kind === 'script'
+      ? normalizeLine(ruleText(related[0]!)) === want
+      : isManagedRule(related[0]!, nic));
   const detail = ok
     ? `${nic.iface}: rule ${want}`
     : related.length === 0
@@ -71,7 +98,19 @@ function ruleFinding(ctx: HostContext, nic: Nic): Finding {
       : related.length > 1 && related.every((r) => r.from === nic.address && r.table === String(nic.table))
         ? `${nic.iface}: ${related.length} duplicate rules from ${nic.address} (${related.map((r) => r.priority).join(', ')})`
         : `${nic.iface}: rules for ${nic.address} / table ${nic.table} are ${related.map(ruleText).join('; ')}`;
-  return nicFinding(nic, ROUTING_ASPECTS.rule, `rule ${nic.iface}`, ok, detail, change('rule', related.length ? 'replace' : 'add', nic.iface, `${nic.iface}: rule ${want}${related.length ? ` (replacing ${related.length})` : ''}`));
+  return nicFinding(
+    nic,
+    ROUTING_ASPECTS.rule,
+    `rule ${nic.iface}`,
+    ok,
+    detail,
+    change(
+      'rule',
+      related.length ? 'replace' : 'add',
+      nic.iface,
+      `${nic.iface}: rule ${want}${related.length ? ` (replacing ${related.length})` : ''}`,
+    ),
+  );
 }
 
 function mainFinding(ctx: HostContext, nic: Nic): Finding {
@@ -96,10 +135,14 @@ function checksMain(ctx: HostContext, mainRoutes: PolicyRoutingParams['mainRoute
 
 function notes(ctx: HostContext, mainRoutes: PolicyRoutingParams['mainRoutes']): string[] {
   if (ctx.persistence.kind === 'netplan' && mainRoutes === 'remove') {
-    return [`netplan cannot keep the kernel's subnet route out of the main table, so mainRoutes: remove does not apply here; the source rules (priority ${ctx.host.nics.map((n) => n.priority).join(', ')}) come before main, so each NIC's traffic still leaves through it`];
+    return [
+      `netplan cannot keep the kernel's subnet route out of the main table, so mainRoutes: remove does not apply here; the source rules (priority ${ctx.host.nics.map((n) => n.priority).join(', ')}) come before main, so each NIC's traffic still leaves through it`,
+    ];
   }
   if (ctx.persistence.kind === 'networkmanager' && mainRoutes === 'keep') {
-    return ["NetworkManager puts each NIC's subnet route into the NIC's table, so main keeps none (mainRoutes: keep does not apply to native persistence)"];
+    return [
+      "NetworkManager puts each NIC's subnet route into the NIC's table, so main keeps none (mainRoutes: keep does not apply to native persistence)",
+    ];
   }
   return [];
 }
@@ -110,7 +153,10 @@ function removeStrayMainRoutes(ctx: HostContext, failing: readonly Finding[]): s
   const subnet = ctx.fleet.fabric.subnetText;
   return ctx.host.nics
     .filter((nic) => failing.some((f) => isAbout(f, nic.iface, ROUTING_ASPECTS.main)))
-    .map((nic) => `n=0; while [ "$n" -lt 16 ] && ip -4 route del ${shellQuote(subnet)} dev ${shellQuote(nic.iface)} table main 2>/dev/null; do n=$((n + 1)); echo ${shellQuote(`ibfleet: ${nic.iface}: removed main-table route to ${subnet}`)}; done`);
+    .map(
+      (nic) =>
+        `n=0; while [ "$n" -lt 16 ] && ip -4 route del ${shellQuote(subnet)} dev ${shellQuote(nic.iface)} table main 2>/dev/null; do n=$((n + 1)); echo ${shellQuote(`ibfleet: ${nic.iface}: removed main-table route to ${subnet}`)}; done`,
+    );
 }
 
 /**
@@ -122,7 +168,9 @@ function modifiedWhy(ctx: HostContext, file: RenderedFile): string | undefined {
   if (!owned || !file.routing) return undefined;
   const { tableBase, subnetText } = ctx.fleet.fabric;
   const other = [
-    owned.tableBase !== undefined && owned.tableBase !== tableBase ? `tableBase ${owned.tableBase}, not ${tableBase}` : undefined,
+    owned.tableBase !== undefined && owned.tableBase !== tableBase
+      ? `tableBase ${owned.tableBase}, not ${tableBase}`
+      : undefined,
     owned.subnet !== undefined && owned.subnet !== subnetText ? `subnet ${owned.subnet}, not ${subnetText}` : undefined,
   ].filter((x) => x !== undefined);
   if (other.length === 0) return undefined;
@@ -132,7 +180,8 @@ function modifiedWhy(ctx: HostContext, file: RenderedFile): string | undefined {
 
 export const policyRouting: StepModule<PolicyRoutingParams> = {
   name: 'policy-routing',
-  summary: 'per NIC: its own routing table and one source rule; the main table\'s duplicate fabric routes removed or kept',
+  summary:
+    "per NIC: its own routing table and one source rule; the main table's duplicate fabric routes removed or kept",
   params,
   kinds: [
     { kind: 'rule', noun: ['rule', 'rules'], shape: 'counted', rank: 20 },
@@ -152,10 +201,17 @@ export const policyRouting: StepModule<PolicyRoutingParams> = {
     script: (ctx) => routingScriptPart(mainRoutes, ctx),
     notes: (ctx) => notes(ctx, mainRoutes),
     files: (ctx) => [ownedRecordFile(ctx.host, ctx.fleet, ctx.playbook)],
-    nicFindings: (ctx, nic) => [tableFinding(ctx, nic), ruleFinding(ctx, nic), ...(checksMain(ctx, mainRoutes) ? [mainFinding(ctx, nic)] : [])],
+    nicFindings: (ctx, nic) => [
+      tableFinding(ctx, nic),
+      ruleFinding(ctx, nic),
+      ...(checksMain(ctx, mainRoutes) ? [mainFinding(ctx, nic)] : []),
+    ],
     // The check after a change reads the new record: what the earlier one listed is checked by the change itself (status=1).
     hostFindings: (ctx) => ({ after: formerFindings(ctx.host, ctx.facts, formerRoutingOf(ctx.host, ctx.facts)) }),
     modifiedWhy,
-    apply: (ctx, { failing }) => ({ kernel: removeStrayMainRoutes(ctx, failing), after: removeFormer(formerRoutingOf(ctx.host, ctx.facts), failing) }),
+    apply: (ctx, { failing }) => ({
+      kernel: removeStrayMainRoutes(ctx, failing),
+      after: removeFormer(formerRoutingOf(ctx.host, ctx.facts), failing),
+    }),
   }),
 };

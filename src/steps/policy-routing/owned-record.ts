@@ -61,7 +61,14 @@ ${host.nics.map((n) => ownedLine(n)).join('\n')}
 
 /** The record as the host receives it, whatever persists the routing. */
 export function ownedRecordFile(host: Host, fleet: Fleet, playbook: string): RenderedFile {
-  return { path: OWNED_PATH, mode: 0o644, content: renderOwnedRecord(host, fleet, playbook), role: 'record', kind: 'record', routing: true };
+  return {
+    path: OWNED_PATH,
+    mode: 0o644,
+    content: renderOwnedRecord(host, fleet, playbook),
+    role: 'record',
+    kind: 'record',
+    routing: true,
+  };
 }
 
 const NIC_LINE = /^nic (\S+) table (\d{1,5}) priority (\d{1,5}) from (\S+)$/;
@@ -75,7 +82,11 @@ function parseNicLine(line: string): OwnedNic | undefined {
   const match = NIC_LINE.exec(line);
   if (!match) return undefined;
   const [, iface, table, priority, address] = match as unknown as [string, string, string, string, string];
-  const valid = (IFACE_NAME.test(iface) || iface === UNKNOWN_IFACE) && ownable(Number(table)) && ownable(Number(priority)) && parseIpv4(address) !== undefined;
+  const valid =
+    (IFACE_NAME.test(iface) || iface === UNKNOWN_IFACE) &&
+    ownable(Number(table)) &&
+    ownable(Number(priority)) &&
+    parseIpv4(address) !== undefined;
   return valid ? { iface, address, table: Number(table), priority: Number(priority) } : undefined;
 }
 
@@ -88,7 +99,8 @@ export function parseOwnedRecord(text: string): OwnedRecord | undefined {
     const nic = parseNicLine(line);
     if (nic) nics.push(nic);
     else if (/^tableBase \d{1,5}$/.test(line)) tableBase = Number(line.slice('tableBase '.length));
-    else if (/^subnet \S+$/.test(line) && parseCidr(line.slice('subnet '.length))) subnet = line.slice('subnet '.length);
+    else if (/^subnet \S+$/.test(line) && parseCidr(line.slice('subnet '.length)))
+      subnet = line.slice('subnet '.length);
   }
   return nics.length || tableBase !== undefined || subnet !== undefined ? { subnet, tableBase, nics } : undefined;
 }

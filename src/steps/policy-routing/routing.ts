@@ -23,12 +23,20 @@ export function expectedRule(nic: Nic): string {
  * in scope link — whatever protocol (NetworkManager: kernel, networkd: static) and metric it carries.
  */
 export function isManagedTableRoute(route: RouteFact, fleet: Fleet, nic: Nic): boolean {
-  return route.dst === fleet.fabric.subnetText && route.dev === nic.iface && route.src === nic.address && route.scope === 'link';
+  return (
+    route.dst === fleet.fabric.subnetText &&
+    route.dev === nic.iface &&
+    route.src === nic.address &&
+    route.scope === 'link'
+  );
 }
 
 /** A NIC's rule as a manager makes it: `from ADDR lookup T` at its priority, `proto static` allowed. */
 export function isManagedRule(rule: RuleFact, nic: Nic): boolean {
-  return rule.priority === nic.priority && normalizeLine(rule.text).replace(/ proto \S+$/, '') === `from ${nic.address} lookup ${nic.table}`;
+  return (
+    rule.priority === nic.priority &&
+    normalizeLine(rule.text).replace(/ proto \S+$/, '') === `from ${nic.address} lookup ${nic.table}`
+  );
 }
 
 /** Rules that send a NIC's address somewhere or look up its table. */
@@ -42,6 +50,12 @@ export function routeText(text: string): string {
 }
 
 /** Main-table routes to the fabric subnet through one of `ifaces`, in the kernel's order. */
-export function mainFabricRoutes(routes: ReadonlyMap<string, readonly RouteFact[]>, fleet: Fleet, ifaces: ReadonlySet<string>): RouteFact[] {
-  return (routes.get('main') ?? []).filter((r) => r.dst === fleet.fabric.subnetText && r.dev !== undefined && ifaces.has(r.dev));
+export function mainFabricRoutes(
+  routes: ReadonlyMap<string, readonly RouteFact[]>,
+  fleet: Fleet,
+  ifaces: ReadonlySet<string>,
+): RouteFact[] {
+  return (routes.get('main') ?? []).filter(
+    (r) => r.dst === fleet.fabric.subnetText && r.dev !== undefined && ifaces.has(r.dev),
+  );
 }

@@ -93,12 +93,22 @@ replay() {
 	${REPLAY}
 }`,
     say('# Source rules of the fabric NICs: all removed, then the ones there before put back.'),
-    ...host.nics.flatMap((n) => [say(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del from ${n.address} 2>/dev/null; do n=$((n + 1)); done`), say(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del lookup ${n.table} 2>/dev/null; do n=$((n + 1)); done`)]),
+    ...host.nics.flatMap((n) => [
+      say(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del from ${n.address} 2>/dev/null; do n=$((n + 1)); done`),
+      say(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del lookup ${n.table} 2>/dev/null; do n=$((n + 1)); done`),
+    ]),
     `ip -4 rule show | normalize | awk -v a=${shellQuote(` ${addrs.join(' ')} `)} -v t=${shellQuote(` ${tables.join(' ')} `)} '{ f = "all"; l = ""; for (i = 2; i < NF; i++) { if ($i == "from" && f == "all") f = $(i + 1); if (($i == "lookup" || $i == "table") && l == "") l = $(i + 1) } if (index(a, " " f " ") || index(t, " " l " ")) print }' | replay 'rule add' ''`,
     say('# The NIC tables, as they were.'),
-    ...host.nics.flatMap((n) => [say(`ip -4 route flush table ${n.table} 2>/dev/null`), `ip -4 route show table ${n.table} 2>/dev/null | normalize | replay 'route append' ' table ${n.table}'`]),
+    ...host.nics.flatMap((n) => [
+      say(`ip -4 route flush table ${n.table} 2>/dev/null`),
+      `ip -4 route show table ${n.table} 2>/dev/null | normalize | replay 'route append' ' table ${n.table}'`,
+    ]),
     say('# Main-table routes to the fabric subnet, in their order before (the kernel uses the first).'),
-    ...host.nics.map((n) => say(`n=0; while [ "$n" -lt 16 ] && ip -4 route del ${fleet.fabric.subnetText} dev ${shellQuote(n.iface)} table main 2>/dev/null; do n=$((n + 1)); done`)),
+    ...host.nics.map((n) =>
+      say(
+        `n=0; while [ "$n" -lt 16 ] && ip -4 route del ${fleet.fabric.subnetText} dev ${shellQuote(n.iface)} table main 2>/dev/null; do n=$((n + 1)); done`,
+      ),
+    ),
     `ip -4 route show table main exact ${subnet} | normalize | awk ${host.nics.map((n) => `-v d${n.index}=${shellQuote(n.iface)}`).join(' ')} '{ for (i = 1; i < NF; i++) if ($i == "dev" && (${host.nics.map((n) => `$(i + 1) == d${n.index}`).join(' || ')})) { print; next } }' | replay 'route append' ''`,
     ...host.nics.map((n) => say(`ip neigh flush dev ${shellQuote(n.iface)} 2>/dev/null`)),
   ];

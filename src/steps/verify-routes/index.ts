@@ -33,7 +33,9 @@ export const verifyRoutes: StepModule<Record<string, never>> = {
           'route-get',
           `route-get ${nic.iface}`,
           ok,
-          ok ? `${nic.iface}: traffic from ${nic.address} leaves through ${nic.iface} (table ${nic.table})` : `${nic.iface}: traffic from ${nic.address} leaves through ${got?.dev ?? 'nowhere'}${got?.table ? ` (table ${got.table})` : ''}${got && !got.dev ? ` — ${got.text}` : ''}`,
+          ok
+            ? `${nic.iface}: traffic from ${nic.address} leaves through ${nic.iface} (table ${nic.table})`
+            : `${nic.iface}: traffic from ${nic.address} leaves through ${got?.dev ?? 'nowhere'}${got?.table ? ` (table ${got.table})` : ''}${got && !got.dev ? ` — ${got.text}` : ''}`,
         ),
       ];
     },

@@ -95,17 +95,32 @@ function readLine(root: CommandSpec, line: string, env: Readonly<Record<string, 
     if (flag === '--name' && path[0] === 'lab') labName = value;
   });
   const { path, pending } = walked;
-  const base = { path, inventory, labName: labName ?? 'default', labNamed: labName !== undefined, positionals: walked.positionals.length, word };
+  const base = {
+    path,
+    inventory,
+    labName: labName ?? 'default',
+    labNamed: labName !== undefined,
+    positionals: walked.positionals.length,
+    word,
+  };
   if (pending !== undefined) return { ...base, valueOf: pending, value: word };
   const eq = word.startsWith('--') ? word.indexOf('=') : -1;
   if (eq > 0) return { ...base, valueOf: word.slice(0, eq), value: word.slice(eq + 1) };
   return { ...base, valueOf: undefined, value: word };
 }
 
-export function complete(root: CommandSpec, line: string, sources: CompletionSources, env: Readonly<Record<string, string | undefined>> = {}): Completion {
+export function complete(
+  root: CommandSpec,
+  line: string,
+  sources: CompletionSources,
+  env: Readonly<Record<string, string | undefined>> = {},
+): Completion {
   const state = readLine(root, line, env);
   const command = findCommand(root, state.path);
-  const words = (candidates: readonly Candidate[]): Completion => ({ kind: 'words', candidates: candidates.filter((c) => c.value.startsWith(state.word)) });
+  const words = (candidates: readonly Candidate[]): Completion => ({
+    kind: 'words',
+    candidates: candidates.filter((c) => c.value.startsWith(state.word)),
+  });
 
   if (state.valueOf !== undefined) {
     const option = findOption(root, state.path, state.valueOf);
@@ -130,10 +145,17 @@ export function complete(root: CommandSpec, line: string, sources: CompletionSou
     return words(command.commands.map((c) => ({ value: c.name, description: c.description })));
   }
   const arg = command.args[state.positionals];
-  return arg === undefined ? { kind: 'words', candidates: [] } : valuesFor(valueKind(state.path, arg), state, sources, words);
+  return arg === undefined
+    ? { kind: 'words', candidates: [] }
+    : valuesFor(valueKind(state.path, arg), state, sources, words);
 }
 
-function valuesFor(kind: ValueKind, state: LineState, sources: CompletionSources, words: (c: readonly Candidate[]) => Completion): Completion {
+function valuesFor(
+  kind: ValueKind,
+  state: LineState,
+  sources: CompletionSources,
+  words: (c: readonly Candidate[]) => Completion,
+): Completion {
   // The whole word is replaced by a candidate: keep what stands before the value (`--hosts=`).
   const before = state.word.slice(0, state.word.length - state.value.length);
   const as = (values: readonly Candidate[]) => words(values.map((c) => ({ ...c, value: before + c.value })));
@@ -172,7 +194,11 @@ function labHostCandidates(state: LineState, sources: CompletionSources): Candid
     const fleet = sources.labFleet(name);
     return fleet ? [{ name, fleet }] : [];
   });
-  if (labs.length === 1) return hostSetCandidates(labs[0]!.fleet, state.value).map((c) => ({ ...c, description: `lab ${labs[0]!.name}: ${c.description ?? ''}` }));
+  if (labs.length === 1)
+    return hostSetCandidates(labs[0]!.fleet, state.value).map((c) => ({
+      ...c,
+      description: `lab ${labs[0]!.name}: ${c.description ?? ''}`,
+    }));
   const merged = new Map<string, string[]>();
   for (const { name, fleet } of labs) {
     for (const c of hostSetCandidates(fleet, state.value)) {

@@ -9,7 +9,14 @@ import type { Completion } from './engine.js';
 
 export function formatCompletion(completion: Completion): string {
   if (completion.kind !== 'words') return `:${completion.kind}\t${completion.prefix}\t${completion.before}\n`;
-  return [':words', ...completion.candidates.map((c) => (c.description ? `${c.value}\t${c.description.replace(/[\t\n]/g, ' ')}` : c.value))].map((l) => `${l}\n`).join('');
+  return [
+    ':words',
+    ...completion.candidates.map((c) =>
+      c.description ? `${c.value}\t${c.description.replace(/[\t\n]/g, ' ')}` : c.value,
+    ),
+  ]
+    .map((l) => `${l}\n`)
+    .join('');
 }
 
 export function renderBashCompletion(version: string): string {

@@ -43,7 +43,9 @@ export function changeCounts(changes: readonly Change[]): { kind: ChangeKind; ac
     if (group) group.count++;
     else groups.set(key, { kind: c.kind, action: c.action, count: 1, first: i });
   });
-  return [...groups.values()].sort((a, b) => rank(a.kind) - rank(b.kind) || a.first - b.first).map(({ kind, action, count }) => ({ kind, action, count }));
+  return [...groups.values()]
+    .sort((a, b) => rank(a.kind) - rank(b.kind) || a.first - b.first)
+    .map(({ kind, action, count }) => ({ kind, action, count }));
 }
 
 /** `+2 rules +2 table routes −2 main routes, 8 sysctls set, script, hook and sysctl file installed`; '' for none. */
@@ -67,5 +69,8 @@ export function summarizeChanges(changes: readonly Change[]): string {
 
 /** Changes in the order a plan lists them: by kind (KIND_ORDER), then as the assessment found them. */
 export function byKind(changes: readonly Change[]): Change[] {
-  return changes.map((c, i) => ({ c, i })).sort((a, b) => rank(a.c.kind) - rank(b.c.kind) || a.i - b.i).map(({ c }) => c);
+  return changes
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => rank(a.c.kind) - rank(b.c.kind) || a.i - b.i)
+    .map(({ c }) => c);
 }

@@ -24,26 +24,42 @@ export function formatCheatSheetText(sheet: CheatSheet): string {
   lines.push(`${sheet.owner}'s machine pair`);
   for (const m of sheet.machines) {
     const about = [m.os, m.manager].filter(Boolean).join(', ');
-    lines.push(`  ${m.role}  ${m.id}  ${padEnd(m.name, nameWidth)}  ${padEnd(m.target, targetWidth)}${about ? `  ${about}` : ''}`.trimEnd());
-    for (const n of m.nics) lines.push(`       NIC ${n.nic}  ${padEnd(n.iface, ifaceWidth)}  ${n.address}/${n.prefixLength}`);
+    lines.push(
+      `  ${m.role}  ${m.id}  ${padEnd(m.name, nameWidth)}  ${padEnd(m.target, targetWidth)}${about ? `  ${about}` : ''}`.trimEnd(),
+    );
+    for (const n of m.nics)
+      lines.push(`       NIC ${n.nic}  ${padEnd(n.iface, ifaceWidth)}  ${n.address}/${n.prefixLength}`);
   }
-  lines.push('', 'Name the NIC every time (-I): each NIC now sends from its own address through its own routing table.');
+  lines.push(
+    '',
+    'Name the NIC every time (-I): each NIC now sends from its own address through its own routing table.',
+  );
 
   lines.push('', sectionState(sheet.ping, 'ping'));
   const pingWidth = Math.max(...sheet.ping.map((c) => c.command.length));
   for (const on of [...new Set(sheet.ping.map((c) => c.on))]) {
     lines.push(`  on ${on}:`);
-    for (const c of sheet.ping.filter((p) => p.on === on)) lines.push(`    ${padEnd(c.command, mark(c) ? pingWidth : 0)}${mark(c)}`);
+    for (const c of sheet.ping.filter((p) => p.on === on))
+      lines.push(`    ${padEnd(c.command, mark(c) ? pingWidth : 0)}${mark(c)}`);
   }
 
   const clients = sheet.rping.flatMap((s) => s.clients);
-  lines.push('', sectionState(clients, 'rping'), '  start the server first; it serves one client and exits: start it again before the next client');
-  const onWidth = Math.max(...sheet.rping.flatMap((s) => [s.on.length, ...s.clients.map((c) => c.on.length)])) + 'on :  '.length;
+  lines.push(
+    '',
+    sectionState(clients, 'rping'),
+    '  start the server first; it serves one client and exits: start it again before the next client',
+  );
+  const onWidth =
+    Math.max(...sheet.rping.flatMap((s) => [s.on.length, ...s.clients.map((c) => c.on.length)])) + 'on :  '.length;
   const clientWidth = Math.max(...clients.map((c) => c.command.length));
   for (const server of sheet.rping) {
     lines.push(`  to ${server.end.name} ${server.end.iface} (${server.end.ip}):`);
     lines.push(`    ${padEnd(`on ${server.on}:`, onWidth)}${server.command}`);
-    server.clients.forEach((c, i) => lines.push(`    ${padEnd(i === 0 ? `on ${c.on}:` : '', onWidth)}${padEnd(c.command, mark(c) ? clientWidth : 0)}${mark(c)}`));
+    server.clients.forEach((c, i) =>
+      lines.push(
+        `    ${padEnd(i === 0 ? `on ${c.on}:` : '', onWidth)}${padEnd(c.command, mark(c) ? clientWidth : 0)}${mark(c)}`,
+      ),
+    );
   }
   if (sheet.notes.length > 0) lines.push('', ...sheet.notes.map((n) => `note: ${n}`));
   return `${lines.map((line) => sanitizeLine(line, 'keep')).join('\n')}\n`;

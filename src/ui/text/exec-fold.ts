@@ -22,7 +22,9 @@ function cutNote(stream: 'stdout' | 'stderr', exec: ExecOutput): string[] {
   const cut = exec.cut?.[stream];
   if (!cut) return [];
   // The transport itself keeps only the tail of a huge stream: then even the count is a floor.
-  return [`[${stream}: ${exec.cut?.more ? 'more than ' : ''}${cut} characters cut before what follows; the run log has more]`];
+  return [
+    `[${stream}: ${exec.cut?.more ? 'more than ' : ''}${cut} characters cut before what follows; the run log has more]`,
+  ];
 }
 
 /** The body under a header: stdout, then stderr, each with a note where its start was cut. */

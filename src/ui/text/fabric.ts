@@ -15,8 +15,12 @@ function portAttributes(n: NicFabric): string | undefined {
   if (n.device === null) return undefined;
   const rate = n.rate ? n.rate.replace(/\s*\(.*\)\s*$/, '') : '';
   const ipoib = n.mode ? `${n.mode} MTU ${n.mtu ?? '?'}` : n.mtu !== null ? `MTU ${n.mtu}` : '';
-  const noSm = n.linkLayer === 'InfiniBand' && (n.state === 'ACTIVE' || n.state === 'INIT') && (n.smLid ?? 0) === 0 ? ' no SM' : '';
-  const roce = n.linkLayer === 'Ethernet' ? (n.roceV2Gid !== null ? ` RoCE v2 GID ${n.roceV2Gid}` : ' no RoCE v2 GID') : '';
+  const noSm =
+    n.linkLayer === 'InfiniBand' && (n.state === 'ACTIVE' || n.state === 'INIT') && (n.smLid ?? 0) === 0
+      ? ' no SM'
+      : '';
+  const roce =
+    n.linkLayer === 'Ethernet' ? (n.roceV2Gid !== null ? ` RoCE v2 GID ${n.roceV2Gid}` : ' no RoCE v2 GID') : '';
   const down = n.up ? '' : `, ${n.iface} down`;
   return `${[n.state, n.physState, rate, n.linkLayer].filter(Boolean).join(' ')}${noSm}${roce}${ipoib ? `, ${ipoib}` : ''}${down}`;
 }
@@ -34,7 +38,13 @@ export function formatHostFabric(nics: readonly NicFabric[]): string {
     groups.set(key, [...(groups.get(key) ?? []), n]);
   }
   return [...groups]
-    .map(([attributes, group]) => (attributes === '' ? group.map(formatNicFabric).join(', ') : group.length === 1 ? formatNicFabric(group[0]!) : `${group.map((n) => `${n.iface} → ${n.device}/${n.port}`).join(', ')}: ${attributes}`))
+    .map(([attributes, group]) =>
+      attributes === ''
+        ? group.map(formatNicFabric).join(', ')
+        : group.length === 1
+          ? formatNicFabric(group[0]!)
+          : `${group.map((n) => `${n.iface} → ${n.device}/${n.port}`).join(', ')}: ${attributes}`,
+    )
     .join(' · ');
 }
 

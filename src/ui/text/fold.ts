@@ -27,7 +27,10 @@ export interface HostGroup {
  * Groups by status and identical reasons. Groups come out in STATUS_ORDER (what needs attention
  * first), then by their lowest host number, so the order does not depend on arrival order.
  */
-export function foldResults(results: readonly FoldInput[], options: { readonly ignoreReasons?: boolean } = {}): HostGroup[] {
+export function foldResults(
+  results: readonly FoldInput[],
+  options: { readonly ignoreReasons?: boolean } = {},
+): HostGroup[] {
   const groups = new Map<string, { status: HostStatus; ids: number[]; reasons: readonly string[] }>();
   for (const r of results) {
     const reasons = options.ignoreReasons ? [] : r.reasons;

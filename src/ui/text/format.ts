@@ -15,7 +15,16 @@ export function formatDuration(ms: number): string {
 }
 
 /** The order outcomes are counted and listed in: what needs attention first. */
-export const STATUS_ORDER: readonly HostStatus[] = ['failed', 'unreachable', 'drift', 'not-run', 'planned', 'changed', 'unchanged', 'ok'];
+export const STATUS_ORDER: readonly HostStatus[] = [
+  'failed',
+  'unreachable',
+  'drift',
+  'not-run',
+  'planned',
+  'changed',
+  'unchanged',
+  'ok',
+];
 
 export function countStatuses(results: readonly Pick<HostResult, 'status'>[]): Map<HostStatus, number> {
   const counts = new Map<HostStatus, number>();
@@ -26,7 +35,11 @@ export function countStatuses(results: readonly Pick<HostResult, 'status'>[]): M
 /** `1 failed, 3 changed`: in STATUS_ORDER. */
 export function formatCounts(results: readonly Pick<HostResult, 'status'>[]): string {
   const counts = countStatuses(results);
-  return STATUS_ORDER.filter((s) => counts.has(s)).map((s) => `${counts.get(s)} ${s}`).join(', ') || 'no hosts';
+  return (
+    STATUS_ORDER.filter((s) => counts.has(s))
+      .map((s) => `${counts.get(s)} ${s}`)
+      .join(', ') || 'no hosts'
+  );
 }
 
 export function pluralize(count: number, one: string, many = `${one}s`): string {

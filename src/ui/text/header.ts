@@ -36,5 +36,8 @@ export function runHeadingParts(heading: RunHeading): { readonly title: string; 
   const details = [`${pluralize(heading.hostCount, 'host')}${heading.hostCount > 0 ? ` (${heading.hostSet})` : ''}`];
   if (heading.playbook !== undefined) details.push(`playbook ${heading.playbook}`);
   details.push(`inventory ${heading.inventory}`, `concurrency ${heading.concurrency}`);
-  return { title: `ibfleet ${heading.command}${heading.dryRun ? ' --dry-run' : ''}${heading.diff ? ' --diff' : ''}`, details };
+  return {
+    title: `ibfleet ${heading.command}${heading.dryRun ? ' --dry-run' : ''}${heading.diff ? ' --diff' : ''}`,
+    details,
+  };
 }

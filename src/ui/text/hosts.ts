@@ -17,7 +17,7 @@ export function formatHostsText(fleet: Fleet, hosts: readonly Host[]): string {
         first ? h.name : '',
         first ? (h.role ?? '-') : '',
         first ? h.manager : '',
-        first ? sshTargetText(h) + (h.sudo ?? (h.user !== undefined && h.user !== 'root') ? ' (sudo)' : '') : '',
+        first ? sshTargetText(h) + ((h.sudo ?? (h.user !== undefined && h.user !== 'root')) ? ' (sudo)' : '') : '',
         String(n.index),
         n.iface,
         `${n.address}/${n.prefixLength}`,
@@ -26,9 +26,14 @@ export function formatHostsText(fleet: Fleet, hosts: readonly Host[]): string {
       ]);
     });
   }
-  const table = formatTable(['HOST', 'NAME', 'ROLE', 'MANAGER', 'SSH', 'NIC', 'IFACE', 'ADDRESS', 'TABLE', 'PRIO'], rows);
+  const table = formatTable(
+    ['HOST', 'NAME', 'ROLE', 'MANAGER', 'SSH', 'NIC', 'IFACE', 'ADDRESS', 'TABLE', 'PRIO'],
+    rows,
+  );
   const ids = new Set(hosts.map((h) => h.id));
-  const pairs = fleet.pairs.filter((p) => ids.has(p.cpu) || ids.has(p.mem)).map((p) => `${p.owner} (cpu ${p.cpu}, mem ${p.mem})`);
+  const pairs = fleet.pairs
+    .filter((p) => ids.has(p.cpu) || ids.has(p.mem))
+    .map((p) => `${p.owner} (cpu ${p.cpu}, mem ${p.mem})`);
   const summary = `${hosts.length} host${hosts.length === 1 ? '' : 's'} (${foldHosts(ids)}) · fabric ${fleet.fabric.subnetText}, ${nicCountsText(fleet, hosts)}${pairs.length ? ` · pairs: ${pairs.join(', ')}` : ''}`;
   return `${table}\n${summary}\n`;
 }
@@ -43,7 +48,9 @@ function nicCountsText(fleet: Fleet, hosts: readonly Host[]): string {
   const most = Math.max(0, ...byCount.keys());
   const tables = `tables ${fleet.fabric.tableBase + 1}..${fleet.fabric.tableBase + (most || fleet.fabric.nics)}`;
   if (byCount.size <= 1) return `${most || fleet.fabric.nics} NICs, ${tables}`;
-  const groups = [...byCount].sort(([a], [b]) => b - a).map(([count, ids], i) => `${count}${i === 0 ? ' NICs' : ''} on ${foldHosts(ids)}`);
+  const groups = [...byCount]
+    .sort(([a], [b]) => b - a)
+    .map(([count, ids], i) => `${count}${i === 0 ? ' NICs' : ''} on ${foldHosts(ids)}`);
   const total = hosts.reduce((sum, h) => sum + h.nics.length, 0);
   return `${groups.join(', ')} (${total} in all), ${tables}`;
 }
@@ -61,7 +68,14 @@ export function hostsJson(fleet: Fleet, hosts: readonly Host[]) {
       role: h.role ?? null,
       manager: h.manager,
       ssh: { user: h.user ?? null, target: h.target, port: h.port ?? null, sudo: h.sudo ?? null },
-      nics: h.nics.map((n) => ({ nic: n.index, iface: n.iface, ip: n.address, prefixLength: n.prefixLength, table: n.table, priority: n.priority })),
+      nics: h.nics.map((n) => ({
+        nic: n.index,
+        iface: n.iface,
+        ip: n.address,
+        prefixLength: n.prefixLength,
+        table: n.table,
+        priority: n.priority,
+      })),
     })),
     pairs: fleet.pairs.filter((p) => ids.has(p.cpu) || ids.has(p.mem)),
   };

@@ -30,7 +30,9 @@ export function railCounts(cells: readonly Counted[]): RailCount[] {
     if (c.state === 'failed') count.failed++;
     rails.set(rail, count);
   }
-  return [...rails].map(([rail, count]) => ({ rail, ...count })).sort((a, b) => (a.rail ?? Infinity) - (b.rail ?? Infinity));
+  return [...rails]
+    .map(([rail, count]) => ({ rail, ...count }))
+    .sort((a, b) => (a.rail ?? Infinity) - (b.rail ?? Infinity));
 }
 
 /**
@@ -47,7 +49,12 @@ export function formatRailsText(cells: readonly Counted[]): string | undefined {
 /** Which matrix ran and, when verify chose it, why: `matrix: rail — the full matrix would be …`. */
 export function formatMatrixStartText(start: MatrixStart | undefined): string | undefined {
   if (!start || (start.mode === 'full' && !start.reason)) return undefined;
-  const what = start.mode === 'rail' ? 'rail (NIC n to NIC n of every other host)' : start.mode === 'ring' ? 'ring (each host to the next, every NIC pair)' : 'full';
+  const what =
+    start.mode === 'rail'
+      ? 'rail (NIC n to NIC n of every other host)'
+      : start.mode === 'ring'
+        ? 'ring (each host to the next, every NIC pair)'
+        : 'full';
   return `matrix: ${what}${start.reason ? ` — ${start.reason}` : ''}`;
 }
 
@@ -68,7 +75,7 @@ const KIND_WORDS: Readonly<Record<CellCauseKind, string>> = {
   'no-interface': 'no such interface',
   'no-rdma': 'no RDMA device',
   'other-nic': 'traffic leaves through another NIC',
-  'no-route': 'no route from the NIC\'s address',
+  'no-route': "no route from the NIC's address",
   'timed-out': 'time limit (--timeout) ran out',
   unreachable: 'host unreachable',
 };
@@ -98,7 +105,11 @@ export function causeGroups(cells: readonly Pick<MatrixCell, 'state' | 'causes'>
   const rank = (kind: CauseGroup['kind']) => (kind === 'unexplained' ? 1 : 0);
   if ([...groups.keys()].every((kind) => kind === 'unexplained')) return [];
   return [...groups]
-    .map(([kind, g]) => ({ kind, cells: g.cells, causes: [...g.causes.values()].sort((a, b) => a.host - b.host || (a.iface ?? '').localeCompare(b.iface ?? '')) }))
+    .map(([kind, g]) => ({
+      kind,
+      cells: g.cells,
+      causes: [...g.causes.values()].sort((a, b) => a.host - b.host || (a.iface ?? '').localeCompare(b.iface ?? '')),
+    }))
     .sort((a, b) => rank(a.kind) - rank(b.kind) || b.cells - a.cells);
 }
 
@@ -109,13 +120,21 @@ export function causeGroups(cells: readonly Pick<MatrixCell, 'state' | 'causes'>
  */
 export function formatCauseGroupText(group: CauseGroup): string {
   const count = pluralize(group.cells, 'cell');
-  if (group.kind === 'unexplained') return `${count}: nothing in the hosts' state explains ${group.cells === 1 ? 'it' : 'them'} (each cell's detail says what its tool saw)`;
+  if (group.kind === 'unexplained')
+    return `${count}: nothing in the hosts' state explains ${group.cells === 1 ? 'it' : 'them'} (each cell's detail says what its tool saw)`;
   if (group.causes.length === 1) return `${count}: ${sanitizeLine(group.causes[0]!.text)}`;
   const hosts = foldHosts([...new Set(group.causes.map((c) => c.host))]);
   const nics = group.causes.filter((c) => c.iface !== undefined);
   // The fix names the hosts, so the NICs need not (the line stays within 80 columns).
   const fix = group.kind === 'routing-missing' ? ` — ibfleet deploy --hosts ${hosts}` : '';
-  const where = nics.length === 0 ? `hosts ${hosts}` : nics.length <= 3 ? nics.map((c) => `${c.host}/${c.iface}`).join(', ') : fix ? `${nics.length} NICs` : `${nics.length} NICs on ${hosts}`;
+  const where =
+    nics.length === 0
+      ? `hosts ${hosts}`
+      : nics.length <= 3
+        ? nics.map((c) => `${c.host}/${c.iface}`).join(', ')
+        : fix
+          ? `${nics.length} NICs`
+          : `${nics.length} NICs on ${hosts}`;
   return `${count}: ${KIND_WORDS[group.kind]} on ${where}${fix}`;
 }
 

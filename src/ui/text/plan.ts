@@ -21,7 +21,16 @@ export interface PlanGroup {
   readonly notes: readonly string[];
 }
 
-const MARK: Readonly<Record<ChangeAction, string>> = { add: '+', install: '+', start: '+', remove: '−', replace: '~', set: '~', reset: '~', reorder: '~' };
+const MARK: Readonly<Record<ChangeAction, string>> = {
+  add: '+',
+  install: '+',
+  start: '+',
+  remove: '−',
+  replace: '~',
+  set: '~',
+  reset: '~',
+  reorder: '~',
+};
 
 const placeholder = (what: 'addr' | 'iface', index: number) => `\u0000${what}${index}\u0000`;
 
@@ -33,8 +42,14 @@ function escapeRegExp(text: string): string {
 function generic(text: string, host: HostRef): string {
   let out = text;
   for (const nic of host.nics ?? []) {
-    out = out.replace(new RegExp(`(?<![\\d.])${escapeRegExp(nic.address)}(?![\\d])`, 'g'), placeholder('addr', nic.index));
-    out = out.replace(new RegExp(`(?<![\\w.-])${escapeRegExp(nic.iface)}(?![\\w.-])`, 'g'), placeholder('iface', nic.index));
+    out = out.replace(
+      new RegExp(`(?<![\\d.])${escapeRegExp(nic.address)}(?![\\d])`, 'g'),
+      placeholder('addr', nic.index),
+    );
+    out = out.replace(
+      new RegExp(`(?<![\\w.-])${escapeRegExp(nic.iface)}(?![\\w.-])`, 'g'),
+      placeholder('iface', nic.index),
+    );
   }
   return out;
 }
@@ -42,7 +57,9 @@ function generic(text: string, host: HostRef): string {
 /** The address with the host's number as H: `172.16.34.1` of host 34 → `172.16.H.1`. */
 function hostlessAddress(address: string, id: number): string {
   const parts = address.split('.');
-  return parts.length === 4 && parts[2] === String(id) ? [parts[0], parts[1], 'H', parts[3]].join('.') : `<NIC address>`;
+  return parts.length === 4 && parts[2] === String(id)
+    ? [parts[0], parts[1], 'H', parts[3]].join('.')
+    : `<NIC address>`;
 }
 
 /** Placeholders filled with the value the group's hosts share, or a stand-in that says it varies. */
@@ -88,7 +105,10 @@ function compactArrow(text: string): string {
 
 /** Planned hosts grouped by identical plans (manager included: it decides the hook). */
 export function foldPlans(results: readonly HostResult[]): PlanGroup[] {
-  const groups = new Map<string, { hosts: HostRef[]; manager: string | undefined; generic: string[]; notes: string[]; summary: string }>();
+  const groups = new Map<
+    string,
+    { hosts: HostRef[]; manager: string | undefined; generic: string[]; notes: string[]; summary: string }
+  >();
   for (const r of results) {
     const changes = r.changes ?? [];
     if (r.status !== 'planned' || changes.length === 0) continue;
@@ -98,12 +118,26 @@ export function foldPlans(results: readonly HostResult[]): PlanGroup[] {
     const key = [r.manager ?? '', ...notes, ...lines].join('\n');
     const group = groups.get(key);
     if (group) group.hosts.push(r.host);
-    else groups.set(key, { hosts: [r.host], manager: r.manager, generic: lines, notes, summary: summarizeChanges(changes) });
+    else
+      groups.set(key, {
+        hosts: [r.host],
+        manager: r.manager,
+        generic: lines,
+        notes,
+        summary: summarizeChanges(changes),
+      });
   }
   return [...groups.values()]
     .map((g) => {
       const hosts = [...g.hosts].sort((a, b) => a.id - b.id);
-      return { ids: hosts.map((h) => h.id), hostSet: foldHosts(hosts.map((h) => h.id)), manager: g.manager, summary: g.summary, lines: g.generic.map((l) => fill(l, hosts)), notes: g.notes.map((n) => fill(n, hosts)) };
+      return {
+        ids: hosts.map((h) => h.id),
+        hostSet: foldHosts(hosts.map((h) => h.id)),
+        manager: g.manager,
+        summary: g.summary,
+        lines: g.generic.map((l) => fill(l, hosts)),
+        notes: g.notes.map((n) => fill(n, hosts)),
+      };
     })
     .sort((a, b) => a.ids[0]! - b.ids[0]!);
 }
@@ -122,14 +156,19 @@ function groupTitle(group: PlanGroup, results: readonly HostResult[]): string {
  * The plan as text: a line saying how many hosts share how many plans, then each group. Hosts with
  * nothing to change are named on one line; failed hosts are left to the outcome lines.
  */
-export function formatPlanLines(results: readonly HostResult[], options: { readonly scriptsHint?: string } = {}): string[] {
+export function formatPlanLines(
+  results: readonly HostResult[],
+  options: { readonly scriptsHint?: string } = {},
+): string[] {
   const groups = foldPlans(results);
   const unchanged = results.filter((r) => r.status === 'unchanged').map((r) => r.host.id);
   const planned = groups.reduce((n, g) => n + g.ids.length, 0);
   const lines: string[] = [];
   if (planned > 0) {
     const alike = groups.length === 1 ? (planned === 1 ? '' : ', all alike') : `, ${groups.length} different plans`;
-    lines.push(`plan: ${pluralize(planned, 'host')} to change${alike}${options.scriptsHint ? ` (${options.scriptsHint})` : ''}`);
+    lines.push(
+      `plan: ${pluralize(planned, 'host')} to change${alike}${options.scriptsHint ? ` (${options.scriptsHint})` : ''}`,
+    );
   }
   for (const group of groups) {
     lines.push(`${groupTitle(group, results)}: ${group.summary}`);

@@ -5,8 +5,13 @@ import type { HostRender } from '../../render/host-render.js';
 export function formatRenderText(renders: readonly HostRender[]): string {
   const out: string[] = [];
   for (const r of renders) {
-    const managerNote = r.managers.length === 1 ? `manager ${r.managers[0]}` : 'manager auto: detected at deploy, one of the hooks below is installed';
-    out.push(`==> host ${r.host.id} (${r.host.name}) · ${managerNote} · ${r.files.length} files${r.commands.length ? ' and commands' : ''}`);
+    const managerNote =
+      r.managers.length === 1
+        ? `manager ${r.managers[0]}`
+        : 'manager auto: detected at deploy, one of the hooks below is installed';
+    out.push(
+      `==> host ${r.host.id} (${r.host.name}) · ${managerNote} · ${r.files.length} files${r.commands.length ? ' and commands' : ''}`,
+    );
     for (const note of r.notes) out.push(`note: ${note}`);
     for (const f of r.files) {
       out.push(`--- ${f.path}  (root:root ${formatMode(f.mode)}, ${f.role}${f.manager ? `, ${f.manager}` : ''})`);
@@ -26,7 +31,13 @@ export function renderJson(renders: readonly HostRender[]) {
       id: r.host.id,
       name: r.host.name,
       managers: r.managers,
-      files: r.files.map((f) => ({ path: f.path, mode: formatMode(f.mode), role: f.role, manager: f.manager ?? null, content: f.content })),
+      files: r.files.map((f) => ({
+        path: f.path,
+        mode: formatMode(f.mode),
+        role: f.role,
+        manager: f.manager ?? null,
+        content: f.content,
+      })),
       ...(r.commands.length ? { commands: r.commands } : {}),
       ...(r.notes.length ? { notes: r.notes } : {}),
     })),

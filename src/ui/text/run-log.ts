@@ -27,10 +27,20 @@ const quote = (text: string, prefix = '  | ') =>
 export function runLogHeader(start: RunStart, when: Date): string[] {
   const { title, details } = runHeadingParts(runHeading(start));
   // The inventory and playbook paths are the user's, but a path may hold any character too.
-  return [`# ${title}`, `# ibfleet ${VERSION} · ${when.toISOString()}`, ...details.map((d) => `# ${sanitizeLine(d, 'keep')}`), ''];
+  return [
+    `# ${title}`,
+    `# ibfleet ${VERSION} · ${when.toISOString()}`,
+    ...details.map((d) => `# ${sanitizeLine(d, 'keep')}`),
+    '',
+  ];
 }
 
-function timings(host: HostRef, startedAt: number | undefined, transcript: HostTranscript | undefined, result: HostResult): string {
+function timings(
+  host: HostRef,
+  startedAt: number | undefined,
+  transcript: HostTranscript | undefined,
+  result: HostResult,
+): string {
   const stages = transcript?.stages ?? [];
   const zero = startedAt ?? stages[0]?.at;
   if (zero === undefined || stages.length === 0) return `timings: ${formatDuration(result.durationMs)} in all`;
@@ -39,13 +49,22 @@ function timings(host: HostRef, startedAt: number | undefined, transcript: HostT
 }
 
 /** One host's block, written when it finishes. */
-export function runLogHostBlock(result: HostResult, transcript: HostTranscript | undefined, startedAt: number | undefined): string[] {
+export function runLogHostBlock(
+  result: HostResult,
+  transcript: HostTranscript | undefined,
+  startedAt: number | undefined,
+): string[] {
   const h = result.host;
   const about = [result.status, result.manager, result.os].filter(Boolean).join(' · ');
   // `about` holds the OS name the host reports: shown through the one sanitiser, as every host text is.
-  const lines = [sanitizeLine(`== host ${h.id} ${h.name} (${h.target}) · ${about}`, 'keep'), timings(h, startedAt, transcript, result)];
+  const lines = [
+    sanitizeLine(`== host ${h.id} ${h.name} (${h.target}) · ${about}`, 'keep'),
+    timings(h, startedAt, transcript, result),
+  ];
   if (result.error) {
-    lines.push(`error at ${result.error.stage}${result.error.exitCode !== undefined ? ` (exit ${result.error.exitCode})` : ''}: ${sanitizeLine(result.error.message, 'keep')}`);
+    lines.push(
+      `error at ${result.error.stage}${result.error.exitCode !== undefined ? ` (exit ${result.error.exitCode})` : ''}: ${sanitizeLine(result.error.message, 'keep')}`,
+    );
     if (result.error.stderrTail.trim() !== '') lines.push(...quote(result.error.stderrTail));
   }
   const changes = result.changes ?? [];
@@ -61,13 +80,20 @@ export function runLogHostBlock(result: HostResult, transcript: HostTranscript |
     for (const c of result.checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${sanitizeLine(c.detail, 'keep')}`);
   }
   if (result.planText) lines.push('script that would run (dry run):', ...quote(result.planText));
-  for (const entry of transcript?.entries ?? []) lines.push(`${entry.label}:`, ...(entry.text.trim() === '' ? ['  (nothing)'] : quote(entry.text)));
-  if (result.connections !== undefined) lines.push(`ssh: ${result.connections} connection(s), ${result.channels ?? 0} channel(s)`);
+  for (const entry of transcript?.entries ?? [])
+    lines.push(`${entry.label}:`, ...(entry.text.trim() === '' ? ['  (nothing)'] : quote(entry.text)));
+  if (result.connections !== undefined)
+    lines.push(`ssh: ${result.connections} connection(s), ${result.channels ?? 0} channel(s)`);
   lines.push('');
   return lines;
 }
 
-const CELL_WORD: Readonly<Record<MatrixCell['state'], string>> = { passed: 'ok     ', failed: 'FAILED ', skipped: 'skipped', 'not-run': 'not run' };
+const CELL_WORD: Readonly<Record<MatrixCell['state'], string>> = {
+  passed: 'ok     ',
+  failed: 'FAILED ',
+  skipped: 'skipped',
+  'not-run': 'not run',
+};
 
 export function runLogCellLine(c: MatrixCell): string {
   return `${CELL_WORD[c.state]} ${c.method} ${c.from.host}/${c.from.iface} (${c.from.ip}) → ${c.to.host}/${c.to.iface} (${c.to.ip}): ${sanitizeLine(c.detail, 'keep')}${c.state === 'failed' ? `  # ${c.reproduce.replace(/\n/g, '; ')}` : ''}`;
@@ -86,6 +112,9 @@ export function runLogMatrixSummary(cells: readonly MatrixCell[]): string[] {
 }
 
 export function runLogEnd(end: RunEnd, matrix: readonly MatrixCell[] = end.cells): string[] {
-  const cells = matrix.length > 0 ? ` · cells ${matrix.filter((c) => c.state === 'passed').length}/${matrix.length} passed` : '';
-  return [`# ${end.interrupted ? 'interrupted' : 'finished'} after ${formatDuration(end.durationMs)}: ${formatCounts(end.results)}${cells}`];
+  const cells =
+    matrix.length > 0 ? ` · cells ${matrix.filter((c) => c.state === 'passed').length}/${matrix.length} passed` : '';
+  return [
+    `# ${end.interrupted ? 'interrupted' : 'finished'} after ${formatDuration(end.durationMs)}: ${formatCounts(end.results)}${cells}`,
+  ];
 }

@@ -20,18 +20,28 @@ export function sanitizeLine(text: string, tabs: 'expand' | 'keep' = 'expand'): 
 
 /** Every line of a block of text, sanitised, without the block's trailing blank lines. */
 export function sanitizeLines(text: string, tabs: 'expand' | 'keep' = 'expand'): string[] {
-  return text.trimEnd().split('\n').map((line) => sanitizeLine(line, tabs));
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((line) => sanitizeLine(line, tabs));
 }
 
 /** Collapses any text to one line for a row: first non-empty line, whitespace squeezed. */
 export function oneLine(text: string): string {
-  const line = text.split('\n').map((l) => sanitizeLine(l).trim()).find((l) => l !== '') ?? '';
+  const line =
+    text
+      .split('\n')
+      .map((l) => sanitizeLine(l).trim())
+      .find((l) => l !== '') ?? '';
   return line.replace(/\s+/g, ' ');
 }
 
 /** The last `max` non-blank lines of a host's error output, sanitised. */
 export function tailLines(text: string, max: number): string[] {
-  const lines = text.split('\n').map((l) => sanitizeLine(l).trimEnd()).filter((l) => l.trim() !== '');
+  const lines = text
+    .split('\n')
+    .map((l) => sanitizeLine(l).trimEnd())
+    .filter((l) => l.trim() !== '');
   return lines.slice(-max);
 }
 
@@ -45,5 +55,7 @@ export function tailLines(text: string, max: number): string[] {
  */
 export function jsonText(value: unknown): string {
   // A C0 character in JSON.stringify's output is one of its own line breaks: strings have them escaped.
-  return (JSON.stringify(value, null, 2) ?? 'null').replace(UNPRINTABLE, (c) => (c < ' ' ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return (JSON.stringify(value, null, 2) ?? 'null').replace(UNPRINTABLE, (c) =>
+    c < ' ' ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

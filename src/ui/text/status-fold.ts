@@ -12,11 +12,21 @@ import { foldResults, type HostGroup } from './fold.js';
 /** What never-deployed hosts fold by; \u0000 keeps it apart from any reason a host sends. */
 const NOT_DEPLOYED_KEY = '\u0000not deployed';
 
-export type StatusInput = Pick<HostResult, 'status' | 'reasons' | 'notDeployed' | 'error'> & { readonly host: { readonly id: number } };
+export type StatusInput = Pick<HostResult, 'status' | 'reasons' | 'notDeployed' | 'error'> & {
+  readonly host: { readonly id: number };
+};
 
-export function statusGroups<R extends StatusInput>(results: readonly R[], inventory: string | undefined, reasonsOf: (r: R) => readonly string[] = (r) => r.reasons): HostGroup[] {
+export function statusGroups<R extends StatusInput>(
+  results: readonly R[],
+  inventory: string | undefined,
+  reasonsOf: (r: R) => readonly string[] = (r) => r.reasons,
+): HostGroup[] {
   const groups = foldResults(
-    results.map((r) => ({ id: r.host.id, status: r.status, reasons: r.notDeployed && r.status === 'drift' ? [NOT_DEPLOYED_KEY] : reasonsOf(r) })),
+    results.map((r) => ({
+      id: r.host.id,
+      status: r.status,
+      reasons: r.notDeployed && r.status === 'drift' ? [NOT_DEPLOYED_KEY] : reasonsOf(r),
+    })),
   );
   return groups.map((g) => {
     if (g.reasons.length !== 1 || g.reasons[0] !== NOT_DEPLOYED_KEY) return g;

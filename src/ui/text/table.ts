@@ -3,7 +3,14 @@ export function formatTable(header: readonly string[] | undefined, rows: readonl
   const all = header ? [header, ...rows] : rows;
   const widths: number[] = [];
   for (const row of all) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleLength(cell))));
-  return all.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : pad(cell, widths[i]!))).join('  ').trimEnd()).join('\n');
+  return all
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : pad(cell, widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 function pad(text: string, width: number): string {

@@ -4,7 +4,10 @@
  * Ink colours through chalk, which ignores NO_COLOR; so the components pass no colour at all
  * when this says no, and the output carries no SGR codes.
  */
-export function colorEnabled(env: Readonly<Record<string, string | undefined>>, stream: { readonly isTTY?: boolean }): boolean {
+export function colorEnabled(
+  env: Readonly<Record<string, string | undefined>>,
+  stream: { readonly isTTY?: boolean },
+): boolean {
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   const force = env.FORCE_COLOR;
   if (force !== undefined) return !(force === '0' || force === 'false');

@@ -25,7 +25,10 @@ export function FinishedRow({ row, layout }: FinishedRowProps) {
       <Box>
         <Box flexShrink={0}>
           <Text>
-            <Styled tone={parts.tone}>{parts.symbol}</Styled> {parts.host}  <Styled tone={parts.tone}>{parts.status}</Styled>  {parts.meta}
+            <Styled tone={parts.tone}>{parts.symbol}</Styled>
+            {` ${parts.host}  `}
+            <Styled tone={parts.tone}>{parts.status}</Styled>
+            {`  ${parts.meta}`}
           </Text>
         </Box>
         {parts.reason ? (

@@ -29,7 +29,8 @@ export const MANAGER_WIDTH = 'networkmanager'.length;
 export function outcomeReason(result: HostResult): string {
   const { status, error, reasons } = result;
   if (error && (status === 'failed' || status === 'unreachable')) {
-    const exit = error.exitCode !== undefined && !/\bexit(ed)?\b/i.test(error.message) ? ` (exit ${error.exitCode})` : '';
+    const exit =
+      error.exitCode !== undefined && !/\bexit(ed)?\b/i.test(error.message) ? ` (exit ${error.exitCode})` : '';
     return `${error.stage}: ${oneLine(clipHostText(error.message))}${exit}`;
   }
   const said = reasons.map((r) => oneLine(clipHostText(r))).filter((r) => r !== '');

@@ -96,13 +96,25 @@ export function planLiveArea(state: RunState, viewport: Viewport): LivePlan {
   }
 
   if (rowsLive) {
-    const all = [...state.finished.map((finished) => ({ id: finished.host.id, entry: { finished } })), ...running.map((r) => ({ id: r.host.id, entry: { running: r } }))].sort((a, b) => a.id - b.id);
+    const all = [
+      ...state.finished.map((finished) => ({ id: finished.host.id, entry: { finished } })),
+      ...running.map((r) => ({ id: r.host.id, entry: { running: r } })),
+    ].sort((a, b) => a.id - b.id);
     const fit = all.length <= budget ? all.length : Math.max(0, budget - 1);
     take(fit);
     const hiddenRows = all.slice(fit).flatMap(({ entry }) => ('running' in entry ? [entry.running] : []));
     const moreRunning = all.length > fit && take(1);
     const used = Math.max(1, rows - 1) - budget;
-    return { ...EMPTY, rows: all.slice(0, fit).map(({ entry }) => entry), hiddenRunning: hiddenRows, moreRunning, matrix, progress, failing, height: used };
+    return {
+      ...EMPTY,
+      rows: all.slice(0, fit).map(({ entry }) => entry),
+      hiddenRunning: hiddenRows,
+      moreRunning,
+      matrix,
+      progress,
+      failing,
+      height: used,
+    };
   }
 
   // Compact mode shows at most half a screen (and never more than 16) of running hosts: the rest
@@ -138,5 +150,17 @@ export function planLiveArea(state: RunState, viewport: Viewport): LivePlan {
   }
 
   const used = Math.max(1, rows - 1) - budget;
-  return { rows: [], running: shown, hiddenRunning: hidden, moreRunning, groups, hiddenGroups, moreGroups, matrix, progress, failing, height: used };
+  return {
+    rows: [],
+    running: shown,
+    hiddenRunning: hidden,
+    moreRunning,
+    groups,
+    hiddenGroups,
+    moreGroups,
+    matrix,
+    progress,
+    failing,
+    height: used,
+  };
 }

@@ -93,13 +93,17 @@ export function formatMoreRunningText(hidden: readonly RunningHost[]): string {
 
 /** Compact mode: the successes that are counted rather than listed. */
 export function formatProgressText(state: RunState): string | undefined {
-  const counted = STATUS_ORDER.filter((s) => !['failed', 'unreachable', 'drift'].includes(s)).filter((s) => state.counts[s] > 0);
+  const counted = STATUS_ORDER.filter((s) => !['failed', 'unreachable', 'drift'].includes(s)).filter(
+    (s) => state.counts[s] > 0,
+  );
   const total = counted.reduce((sum, s) => sum + state.counts[s], 0);
   if (total === 0) return undefined;
   return `${total} more finished: ${counted.map((s) => `${state.counts[s]} ${s}`).join(', ')}`;
 }
 
-export function formatFailingText(sets: readonly { readonly status: HostStatus; readonly hostSet: string; readonly count: number }[]): string {
+export function formatFailingText(
+  sets: readonly { readonly status: HostStatus; readonly hostSet: string; readonly count: number }[],
+): string {
   return sets.map((s) => `${s.status} ${s.hostSet}`).join('; ');
 }
 
@@ -175,7 +179,11 @@ export function formatSummary(state: RunState, now: number): SummaryText {
     if (waiting > 0) live.push(`${waiting} waiting`);
     // Elapsed first: the line is truncated at the terminal's width, and time is what one looks for.
     const elapsed = formatDuration(now - (state.startedAt ?? now));
-    return { symbol: '·', ok: undefined, text: `${state.command} ${elapsed}: ${[`${state.finished.length}/${state.hosts.length} done`, ...live, ...cells].join(', ')}` };
+    return {
+      symbol: '·',
+      ok: undefined,
+      text: `${state.command} ${elapsed}: ${[`${state.finished.length}/${state.hosts.length} done`, ...live, ...cells].join(', ')}`,
+    };
   }
   const ok = runSucceeded(state);
   const time = formatDuration(state.end.durationMs);

@@ -39,7 +39,9 @@ export function LiveArea({ state, plan, now, frame }: LiveAreaProps) {
           {formatMoreRunningText(plan.hiddenRunning)}
         </LiveLine>
       ) : null}
-      {plan.matrix && plan.matrix.kind !== 'counts' && state.matrix ? <VerifyMatrix matrix={state.matrix} view={plan.matrix} final={false} /> : null}
+      {plan.matrix && plan.matrix.kind !== 'counts' && state.matrix ? (
+        <VerifyMatrix matrix={state.matrix} view={plan.matrix} final={false} />
+      ) : null}
       {plan.matrix?.kind === 'counts' && state.matrix ? (
         <LiveLine glyph="·" tone="muted">
           {formatMatrixCountsText(state.matrix)}

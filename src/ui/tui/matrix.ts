@@ -32,12 +32,25 @@ export interface MatrixModel {
 
 type MutableCounts = { -readonly [K in keyof HostPairCounts]: HostPairCounts[K] };
 const railKey = (c: Position): string => `${c.from.nic}>${c.to.nic}`;
-const COUNT_FIELD: Readonly<Record<CellMark, Exclude<keyof HostPairCounts, 'total'>>> = { pending: 'pending', passed: 'passed', failed: 'failed', skipped: 'skipped', 'not-run': 'notRun' };
+const COUNT_FIELD: Readonly<Record<CellMark, Exclude<keyof HostPairCounts, 'total'>>> = {
+  pending: 'pending',
+  passed: 'passed',
+  failed: 'failed',
+  skipped: 'skipped',
+  'not-run': 'notRun',
+};
 
 /** Moves one cell of a NIC pair from one mark to another (undefined: the cell is new). */
-function bumpRail(rails: Map<string, HostPairCounts>, position: Position, previous: CellMark | undefined, next: CellMark): void {
+function bumpRail(
+  rails: Map<string, HostPairCounts>,
+  position: Position,
+  previous: CellMark | undefined,
+  next: CellMark,
+): void {
   const key = railKey(position);
-  const count: MutableCounts = { ...(rails.get(key) ?? { total: 0, passed: 0, failed: 0, skipped: 0, pending: 0, notRun: 0 }) };
+  const count: MutableCounts = {
+    ...(rails.get(key) ?? { total: 0, passed: 0, failed: 0, skipped: 0, pending: 0, notRun: 0 }),
+  };
   if (previous === undefined) count.total++;
   else count[COUNT_FIELD[previous]]--;
   count[COUNT_FIELD[next]]++;
@@ -59,8 +72,12 @@ export function createMatrix(cells: readonly Position[], start?: MatrixStart): M
   }
   const ends = [...byKey.values()].sort((a, b) => a.host - b.host || a.nic - b.nic);
   const index = new Map(ends.map((e, i) => [endKey(e), i] as const));
-  const methods = [...new Set(cells.map((c) => c.method))].sort((a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b));
-  const grids = new Map<CellMethod, (CellMark | undefined)[][]>(methods.map((m) => [m, ends.map(() => ends.map(() => undefined))]));
+  const methods = [...new Set(cells.map((c) => c.method))].sort(
+    (a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b),
+  );
+  const grids = new Map<CellMethod, (CellMark | undefined)[][]>(
+    methods.map((m) => [m, ends.map(() => ends.map(() => undefined))]),
+  );
   let pending = 0;
   const rails = new Map<string, HostPairCounts>();
   for (const c of cells) {
@@ -72,7 +89,17 @@ export function createMatrix(cells: readonly Position[], start?: MatrixStart): M
     }
     row[column] = 'pending';
   }
-  return { methods, ends, index, grids, counts: { pending, passed: 0, failed: 0, skipped: 0, 'not-run': 0 }, failures: [], skips: [], rails, ...(start ? { start } : {}) };
+  return {
+    methods,
+    ends,
+    index,
+    grids,
+    counts: { pending, passed: 0, failed: 0, skipped: 0, 'not-run': 0 },
+    failures: [],
+    skips: [],
+    rails,
+    ...(start ? { start } : {}),
+  };
 }
 
 const markOf = (cell: MatrixCell): CellMark => cell.state;
@@ -81,7 +108,9 @@ const markOf = (cell: MatrixCell): CellMark => cell.state;
 export function applyCells(model: MatrixModel | undefined, cells: readonly MatrixCell[]): MatrixModel {
   if (cells.length === 0 && model) return model;
   let base = model ?? createMatrix([]);
-  const unknown = cells.filter((c) => !base.grids.has(c.method) || !base.index.has(endKey(c.from)) || !base.index.has(endKey(c.to)));
+  const unknown = cells.filter(
+    (c) => !base.grids.has(c.method) || !base.index.has(endKey(c.from)) || !base.index.has(endKey(c.to)),
+  );
   if (unknown.length > 0) base = widenMatrix(base, unknown);
   const grids = new Map(base.grids);
   const copied = new Set<string>();
@@ -148,7 +177,13 @@ export function widenMatrix(model: MatrixModel, extra: readonly Position[]): Mat
   return { ...wide, grids, counts, failures: model.failures, skips: model.skips, rails };
 }
 
-export const MARK_GLYPH: Readonly<Record<CellMark, string>> = { passed: '✓', failed: '✗', pending: '·', skipped: '–', 'not-run': '○' };
+export const MARK_GLYPH: Readonly<Record<CellMark, string>> = {
+  passed: '✓',
+  failed: '✗',
+  pending: '·',
+  skipped: '–',
+  'not-run': '○',
+};
 
 export interface MatrixGeometry {
   readonly labels: readonly string[];
@@ -202,7 +237,13 @@ export interface HostGrid {
 export function hostGrid(model: MatrixModel): HostGrid {
   const hosts = [...new Set(model.ends.map((e) => e.host))];
   const at = new Map(hosts.map((h, i) => [h, i] as const));
-  const counts = hosts.map(() => hosts.map((): { total: number; passed: number; failed: number; skipped: number; pending: number; notRun: number } | undefined => undefined));
+  const counts = hosts.map(() =>
+    hosts.map(
+      ():
+        | { total: number; passed: number; failed: number; skipped: number; pending: number; notRun: number }
+        | undefined => undefined,
+    ),
+  );
   for (const grid of model.grids.values()) {
     grid.forEach((row, i) =>
       row.forEach((mark, j) => {
@@ -224,9 +265,13 @@ export function hostGrid(model: MatrixModel): HostGrid {
  * A host pair in one or two characters: ✓ every cell that ran passed (skipped ones aside), ✗ none
  * passed, else how many passed (`3`: 3 of the pair's cells); · while any is pending, ○ not run.
  */
-export function hostCellGlyph(c: HostPairCounts | undefined): { readonly text: string; readonly mark: CellMark | undefined } {
+export function hostCellGlyph(c: HostPairCounts | undefined): {
+  readonly text: string;
+  readonly mark: CellMark | undefined;
+} {
   if (!c) return { text: '', mark: undefined };
-  if (c.failed > 0) return c.passed === 0 ? { text: MARK_GLYPH.failed, mark: 'failed' } : { text: String(c.passed), mark: 'failed' };
+  if (c.failed > 0)
+    return c.passed === 0 ? { text: MARK_GLYPH.failed, mark: 'failed' } : { text: String(c.passed), mark: 'failed' };
   if (c.pending > 0) return { text: MARK_GLYPH.pending, mark: 'pending' };
   if (c.notRun > 0) return { text: MARK_GLYPH['not-run'], mark: 'not-run' };
   if (c.passed > 0) return { text: MARK_GLYPH.passed, mark: 'passed' };
@@ -318,9 +363,12 @@ function chooseGrids(model: MatrixModel, columns: number, lines: number): Matrix
   const hosts = hostGridGeometry(model);
   const rails = showsRails(model) ? railGridGeometry(model) : undefined;
   const railFits = rails !== undefined && rails.width <= columns;
-  if (railFits && hosts.width <= columns && hosts.height + 1 + rails.height <= lines) return { kind: 'hosts', legend: true, rails: true, height: hosts.height + 1 + rails.height };
-  if (hosts.width <= columns && hosts.height + 1 <= lines) return { kind: 'hosts', legend: true, rails: false, height: hosts.height + 1 };
-  if (hosts.width <= columns && hosts.height <= lines) return { kind: 'hosts', legend: false, rails: false, height: hosts.height };
+  if (railFits && hosts.width <= columns && hosts.height + 1 + rails.height <= lines)
+    return { kind: 'hosts', legend: true, rails: true, height: hosts.height + 1 + rails.height };
+  if (hosts.width <= columns && hosts.height + 1 <= lines)
+    return { kind: 'hosts', legend: true, rails: false, height: hosts.height + 1 };
+  if (hosts.width <= columns && hosts.height <= lines)
+    return { kind: 'hosts', legend: false, rails: false, height: hosts.height };
   if (railFits && rails.height + 1 <= lines) return { kind: 'rails', height: rails.height + 1 };
   return { kind: 'counts', height: 1 };
 }

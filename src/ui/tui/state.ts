@@ -39,7 +39,11 @@ export type RunAction =
   | { readonly type: 'hostStart'; readonly host: HostRef; readonly at: number }
   | { readonly type: 'stage'; readonly host: HostRef; readonly stage: Stage; readonly at: number }
   | { readonly type: 'hostDone'; readonly result: HostResult }
-  | { readonly type: 'matrix'; readonly cells: readonly Pick<MatrixCell, 'from' | 'to' | 'method'>[]; readonly start?: MatrixStart }
+  | {
+      readonly type: 'matrix';
+      readonly cells: readonly Pick<MatrixCell, 'from' | 'to' | 'method'>[];
+      readonly start?: MatrixStart;
+    }
   | { readonly type: 'cell'; readonly cell: MatrixCell }
   | { readonly type: 'runEnd'; readonly event: RunEnd }
   /** The TUI was unmounted before the run ended (Ctrl-C): freeze what is known. */
@@ -94,7 +98,12 @@ export type StaticItem =
   /** Hosts that were still working when the run was interrupted, and where they were. */
   | { readonly kind: 'interrupted'; readonly key: string; readonly hosts: readonly RunningHost[] }
   /** status: each fabric NIC's RDMA port, folded (`fabric 16,34: ib0 → …`), and the run's warnings. */
-  | { readonly kind: 'notes'; readonly key: string; readonly fabric: readonly string[]; readonly warnings: readonly string[] };
+  | {
+      readonly kind: 'notes';
+      readonly key: string;
+      readonly fabric: readonly string[];
+      readonly warnings: readonly string[];
+    };
 
 export interface RunState {
   readonly command: CommandName;
@@ -122,7 +131,8 @@ export interface RunState {
 const SCREEN_MARGIN = 4;
 const ERROR_TAIL_LINES = 6;
 
-const zeroCounts = (): Record<HostStatus, number> => Object.fromEntries(STATUS_ORDER.map((s) => [s, 0])) as Record<HostStatus, number>;
+const zeroCounts = (): Record<HostStatus, number> =>
+  Object.fromEntries(STATUS_ORDER.map((s) => [s, 0])) as Record<HostStatus, number>;
 
 export function initialRunState(options: { readonly command: CommandName; readonly terminalRows?: number }): RunState {
   return {
@@ -148,9 +158,15 @@ export function toFinishedHost(result: HostResult, options: { readonly showScrip
   const told = new Set((result.changes ?? []).map((c) => c.text));
   const notes = result.reasons.filter((r) => !told.has(r)).map(oneLine);
   // What changed by kind, after what the kinds do not say (a connection lost and looked at again).
-  const summary = result.changes && result.changes.length > 0 ? [...notes, summarizeChanges(result.changes)].join('; ') : undefined;
+  const summary =
+    result.changes && result.changes.length > 0 ? [...notes, summarizeChanges(result.changes)].join('; ') : undefined;
   // A plan or change is told by kind, so that hosts alike but for their addresses fold together.
-  const reasons = failing && result.error ? [outcomeReason(result)] : summary ? [summary] : result.reasons.map(oneLine).filter((r) => r !== '');
+  const reasons =
+    failing && result.error
+      ? [outcomeReason(result)]
+      : summary
+        ? [summary]
+        : result.reasons.map(oneLine).filter((r) => r !== '');
   return {
     host: result.host,
     status: result.status,
@@ -159,7 +175,8 @@ export function toFinishedHost(result: HostResult, options: { readonly showScrip
     reason: summary ?? outcomeReason(result),
     reasons,
     errorTail: failing && result.error ? tailLines(clipHostLines(result.error.stderrTail), ERROR_TAIL_LINES) : [],
-    planLines: options.showScripts && result.status === 'planned' && result.planText ? sanitizeLines(result.planText) : [],
+    planLines:
+      options.showScripts && result.status === 'planned' && result.planText ? sanitizeLines(result.planText) : [],
   };
 }
 
@@ -227,7 +244,11 @@ function apply(d: Draft, action: RunAction): Draft {
     case 'stage': {
       if (isFinished(d, action.host.id)) return d;
       const current = d.running.get(action.host.id);
-      d.running.set(action.host.id, { host: action.host, stage: action.stage, startedAt: current?.startedAt ?? action.at });
+      d.running.set(action.host.id, {
+        host: action.host,
+        stage: action.stage,
+        startedAt: current?.startedAt ?? action.at,
+      });
       return d;
     }
     case 'hostDone':
@@ -293,31 +314,49 @@ function noteFabric(d: Draft, end: RunEnd): void {
 
 function endRun(d: Draft, durationMs: number, interrupted: boolean): Draft {
   if (reportsHostState(d.command)) {
-    if (d.finished.length > 0) d.staticItems.push({ kind: 'groups', key: 'status', groups: statusGroups(d.results, d.header?.inventory), detailed: true });
+    if (d.finished.length > 0)
+      d.staticItems.push({
+        kind: 'groups',
+        key: 'status',
+        groups: statusGroups(d.results, d.header?.inventory),
+        detailed: true,
+      });
     if (d.pendingNotes) d.staticItems.push(d.pendingNotes);
   } else {
     const unfrozen = d.finished.filter((f) => !freezesRow(d, f.status));
     // Rows mode freezes its rows now, in host order; a dry run keeps only the failures as rows (the plan says the rest).
-    const rows = keepsRowsLive(d) ? unfrozen.filter((f) => !d.header?.dryRun || d.header.showScripts || FAILING_STATUSES.has(f.status)) : [];
-    for (const row of [...rows].sort((a, b) => a.host.id - b.host.id)) d.staticItems.push({ kind: 'host', key: `host-${row.host.id}`, row });
+    const rows = keepsRowsLive(d)
+      ? unfrozen.filter((f) => !d.header?.dryRun || d.header.showScripts || FAILING_STATUSES.has(f.status))
+      : [];
+    for (const row of [...rows].sort((a, b) => a.host.id - b.host.id))
+      d.staticItems.push({ kind: 'host', key: `host-${row.host.id}`, row });
     // Successes fold by outcome and by what changed (`changed 16,34,40-57: +2 rules …`).
     const folded = unfrozen.filter((f) => !rows.includes(f));
     // A dry run's plan follows, folded by what would change: the outcomes need only say which hosts.
     const byOutcomeOnly = d.header?.dryRun === true && d.command === 'deploy';
-    if (folded.length > 0) d.staticItems.push({ kind: 'groups', key: 'outcomes', groups: foldResults(folded.map(foldInput), { ignoreReasons: byOutcomeOnly }), detailed: false });
+    if (folded.length > 0)
+      d.staticItems.push({
+        kind: 'groups',
+        key: 'outcomes',
+        groups: foldResults(folded.map(foldInput), { ignoreReasons: byOutcomeOnly }),
+        detailed: false,
+      });
   }
   if (d.header?.diff) {
     const lines = formatDiffLines(d.results);
     if (lines.length > 0) d.staticItems.push({ kind: 'plan', key: 'diffs', lines });
   }
   if (d.header?.dryRun && d.command === 'deploy') {
-    const lines = formatPlanLines(d.results, { scriptsHint: d.header.showScripts ? undefined : 'the exact scripts: --show-scripts' });
+    const lines = formatPlanLines(d.results, {
+      scriptsHint: d.header.showScripts ? undefined : 'the exact scripts: --show-scripts',
+    });
     if (lines.length > 0) d.staticItems.push({ kind: 'plan', key: 'plan', lines });
   }
   const matrix = d.pendingCells.length > 0 ? applyCells(d.matrix, d.pendingCells) : d.matrix;
   d.pendingCells = [];
   if (matrix) d.staticItems.push({ kind: 'matrix', key: 'matrix', matrix });
-  if (interrupted && d.running.size > 0) d.staticItems.push({ kind: 'interrupted', key: 'interrupted', hosts: [...d.running.values()] });
+  if (interrupted && d.running.size > 0)
+    d.staticItems.push({ kind: 'interrupted', key: 'interrupted', hosts: [...d.running.values()] });
   return { ...d, matrix, running: interrupted ? d.running : new Map(), end: { durationMs, interrupted } };
 }
 
@@ -334,7 +373,9 @@ export function waitingCount(state: RunState): number {
   return Math.max(0, state.hosts.length - state.running.size - state.finished.length);
 }
 
-export function failingHostSets(state: RunState): { readonly status: HostStatus; readonly hostSet: string; readonly count: number }[] {
+export function failingHostSets(
+  state: RunState,
+): { readonly status: HostStatus; readonly hostSet: string; readonly count: number }[] {
   return (['failed', 'unreachable', 'drift'] as const)
     .map((status) => {
       const ids = state.finished.filter((f) => f.status === status).map((f) => f.host.id);

@@ -27,7 +27,11 @@ export function StatusView({ groups, detailed, hidden = [], truncate = false }: 
         const look = STATUS_LOOK[group.status];
         // Folded successes keep what they changed (`+2 rules …`): hosts fold only when that is the same.
         // A group summed up in one line (hosts never deployed: the deploy command) keeps it beside the row.
-        const inline = group.summary ?? (group.status !== 'drift' && group.reasons.length > 0 && (detailed || group.reasons.length === 1) ? group.reasons.join('; ') : '');
+        const inline =
+          group.summary ??
+          (group.status !== 'drift' && group.reasons.length > 0 && (detailed || group.reasons.length === 1)
+            ? group.reasons.join('; ')
+            : '');
         const below = detailed && group.status === 'drift' ? group.reasons : [];
         const text = `${look.symbol} ${detailed ? formatGroupText(group) : formatCountedGroupText(group)}`;
         return (
@@ -58,7 +62,7 @@ export function StatusView({ groups, detailed, hidden = [], truncate = false }: 
       })}
       {hidden.length > 0 ? (
         <Text wrap="truncate-end">
-          … {hidden.length} more group{hidden.length === 1 ? '' : 's'} ({hiddenHosts} host{hiddenHosts === 1 ? '' : 's'})
+          {`… ${hidden.length} more group${hidden.length === 1 ? '' : 's'} (${hiddenHosts} host${hiddenHosts === 1 ? '' : 's'})`}
         </Text>
       ) : null}
     </Box>

@@ -97,7 +97,15 @@ function FrozenItem({ item, state, columns, rows }: FrozenItemProps) {
  * The frozen matrix: the most detailed grid that fits the screen, and as many failing cells under
  * it (two lines each) as keep grid, failures and the summary on one screen — at least 3.
  */
-function FinalMatrix({ matrix, columns, rows }: { readonly matrix: MatrixModel; readonly columns: number; readonly rows: number }) {
+function FinalMatrix({
+  matrix,
+  columns,
+  rows,
+}: {
+  readonly matrix: MatrixModel;
+  readonly columns: number;
+  readonly rows: number;
+}) {
   const view = chooseMatrixView(matrix, columns, Math.max(1, rows - 2));
   const room = rows - view.height - 3 - causeLines(matrix).length; // the summary, the "… and N more" line, one to spare, the causes
   return <VerifyMatrix matrix={matrix} view={view} final maxFailures={Math.max(3, Math.floor(room / 2))} />;

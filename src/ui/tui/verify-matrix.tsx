@@ -27,7 +27,13 @@ import {
 import { causeGroups, formatCauseGroupText, formatMatrixStartText } from '../text/matrix-summary.js';
 import { Styled } from './styled.js';
 
-const MARK_TONE: Readonly<Record<CellMark, Tone>> = { passed: 'success', failed: 'error', pending: 'muted', skipped: 'warning', 'not-run': 'muted' };
+const MARK_TONE: Readonly<Record<CellMark, Tone>> = {
+  passed: 'success',
+  failed: 'error',
+  pending: 'muted',
+  skipped: 'warning',
+  'not-run': 'muted',
+};
 
 export interface VerifyMatrixProps {
   readonly matrix: MatrixModel;
@@ -85,13 +91,29 @@ export function VerifyMatrix({ matrix, view, final, maxFailures = MAX_LISTED_FAI
 
 function HostMatrixGrid({ matrix, legend }: { readonly matrix: MatrixModel; readonly legend: boolean }) {
   const grid = hostGrid(matrix);
-  return <CountsGrid corner={HOST_GRID_CORNER} labels={grid.hosts} cells={grid.cells} geometry={hostGridGeometry(matrix)} legend={legend ? formatHostLegendText(matrix, grid.perPair) : undefined} />;
+  return (
+    <CountsGrid
+      corner={HOST_GRID_CORNER}
+      labels={grid.hosts}
+      cells={grid.cells}
+      geometry={hostGridGeometry(matrix)}
+      legend={legend ? formatHostLegendText(matrix, grid.perPair) : undefined}
+    />
+  );
 }
 
 /** NIC n of one host to NIC m of another, over every host pair: the rails on the diagonal. */
 function RailMatrixGrid({ matrix }: { readonly matrix: MatrixModel }) {
   const grid = railGrid(matrix);
-  return <CountsGrid corner={RAIL_GRID_CORNER} labels={grid.nics} cells={grid.cells} geometry={railGridGeometry(matrix)} legend={formatRailLegendText(matrix, grid.perPair)} />;
+  return (
+    <CountsGrid
+      corner={RAIL_GRID_CORNER}
+      labels={grid.nics}
+      cells={grid.cells}
+      geometry={railGridGeometry(matrix)}
+      legend={formatRailLegendText(matrix, grid.perPair)}
+    />
+  );
 }
 
 interface CountsGridProps {
@@ -202,9 +224,13 @@ function CellProblems({ matrix, max }: { readonly matrix: MatrixModel; readonly 
         </Text>
       ))}
       {listed.map((cell) => (
-        <Box key={`${cell.method} ${cell.from.host}/${cell.from.nic} ${cell.to.host}/${cell.to.nic}`} flexDirection="column">
+        <Box
+          key={`${cell.method} ${cell.from.host}/${cell.from.nic} ${cell.to.host}/${cell.to.nic}`}
+          flexDirection="column"
+        >
           <Text>
-            <Styled tone="error">✗</Styled> {endLabel(cell.from)} → {endLabel(cell.to)} ({cell.method} {cell.from.ip} → {cell.to.ip}): {sanitizeLine(cell.detail)}
+            <Styled tone="error">✗</Styled> {endLabel(cell.from)} → {endLabel(cell.to)} ({cell.method} {cell.from.ip} →{' '}
+            {cell.to.ip}): {sanitizeLine(cell.detail)}
           </Text>
           {cell.reproduce
             .trimEnd()
@@ -218,7 +244,8 @@ function CellProblems({ matrix, max }: { readonly matrix: MatrixModel; readonly 
       ))}
       {unlisted > 0 ? (
         <Text>
-          <Styled tone="error">✗</Styled> … and {unlisted} more failing cell{unlisted === 1 ? '' : 's'} (the run log and --json list every cell)
+          <Styled tone="error">✗</Styled> … and {unlisted} more failing cell{unlisted === 1 ? '' : 's'} (the run log and
+          --json list every cell)
         </Text>
       ) : null}
       {[...skipped].map(([reason, count]) => (
