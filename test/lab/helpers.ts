@@ -47,6 +47,13 @@ export const TEST_LAB_OCTETS = {
   'e2e-ops': 0,
 } as const;
 
+/**
+ * More test labs, once 198.18's tens ran out: 198.19.X.0/24 for X here plus the slot. 198.19.60–99
+ * is between the hand-made labs (198.19.0–59: a checkout's slot k uses 198.19.k and 198.19.k0–k9)
+ * and the generation runs (198.19.100–254). Free tens: 60, 70, 80, 90.
+ */
+export const MORE_TEST_LAB_OCTETS = {} as const satisfies Readonly<Record<string, number>>;
+
 export interface TestLab {
   readonly name: string;
   readonly mgmtSubnet: string;
@@ -104,13 +111,13 @@ export function onSuite(suite: Suite, defects: Readonly<Record<string, string>> 
   });
 }
 
-export function testLab(base: keyof typeof TEST_LAB_OCTETS): TestLab {
+export function testLab(base: keyof typeof TEST_LAB_OCTETS | keyof typeof MORE_TEST_LAB_OCTETS): TestLab {
   const raw = process.env.IBFLEET_TEST_SLOT ?? '0';
   if (!/^\d$/.test(raw)) throw new Error(`IBFLEET_TEST_SLOT is one digit 0..9, not ${JSON.stringify(raw)}`);
   const slot = Number(raw);
   const suite = testSuite();
   if (suite !== undefined) {
-    const octet = GENERATION_OCTETS[base];
+    const octet = GENERATION_OCTETS[base as keyof typeof TEST_LAB_OCTETS];
     if (octet === undefined) throw new Error(`${base} has no generation subnet; add it to GENERATION_OCTETS`);
     const prefix = `198.19.${SUITE_OCTET[suite] + octet + slot}`;
     return {
@@ -120,7 +127,10 @@ export function testLab(base: keyof typeof TEST_LAB_OCTETS): TestLab {
       addressPattern: prefix.replace(/\./g, '\\.'),
     };
   }
-  const prefix = `198.18.${TEST_LAB_OCTETS[base] + slot}`;
+  const prefix =
+    base in MORE_TEST_LAB_OCTETS
+      ? `198.19.${(MORE_TEST_LAB_OCTETS as Readonly<Record<string, number>>)[base]! + slot}`
+      : `198.18.${TEST_LAB_OCTETS[base as keyof typeof TEST_LAB_OCTETS] + slot}`;
   return {
     name: slot === 0 ? base : `${base}-${slot}`,
     mgmtSubnet: `${prefix}.0/24`,
