@@ -14,7 +14,7 @@ const MTU_ENUM =
 
 export function renderIbvDevinfoStandIn(): string {
   return `#!/bin/sh
-# ibv_devinfo stand-in of the ibfleet rehearsal lab (not rdma-core's; see README "The rehearsal lab").
+# ibv_devinfo stand-in of the ibfleet rehearsal lab (not rdma-core's; see docs/lab-internals.md).
 set -u
 want_dev=''
 want_port=''

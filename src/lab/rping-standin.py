@@ -1,5 +1,5 @@
 #!/usr/bin/python3 -IS
-# rping stand-in of the ibfleet rehearsal lab (not rdma-core's rping; see README "The rehearsal lab").
+# rping stand-in of the ibfleet rehearsal lab (not rdma-core's rping; see docs/lab-internals.md).
 #
 # Lab hosts have no HCA, so this program takes rping's options and prints rping's lines, and makes
 # the decision RDMA CM makes over TCP instead of verbs: the connection is bound to the RDMA port of

@@ -179,7 +179,7 @@ function nmStateMount(plan: LabPlan, host: LabHost, root: string): string {
 }
 
 /**
- * Whether systemd runs, as the host shows it (README: the stand-ins): a host that emulates systemd
+ * Whether systemd runs, as the host shows it (docs/lab-internals.md: the stand-ins): a host that emulates systemd
  * gets the lab's systemctl over the real one (after the /usr/bin overlay, or that would hide it),
  * and its network boot makes /run/systemd/system as systemd does; a host without gets a PID 1 that
  * is not systemd, whatever the machine's PID 1 is, and keeps the real systemctl, which answers

@@ -1,5 +1,5 @@
 /**
- * One of the lab's stand-ins (README: the stand-ins): `systemctl` for a lab host that emulates a
+ * One of the lab's stand-ins (docs/lab-internals.md: the stand-ins): `systemctl` for a lab host that emulates a
  * systemd host. A network namespace has no init, so such a host's "systemd" is the lab's timer runner
  * (timer-runner.ts), and its `systemctl` — this bash program, bind-mounted over the real one in the
  * host's own mount namespace — answers what ibfleet asks of systemd, by the runner's state:

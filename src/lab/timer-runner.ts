@@ -1,5 +1,5 @@
 /**
- * One of the lab's stand-ins (README: the stand-ins): systemd's timers, for lab hosts that emulate a
+ * One of the lab's stand-ins (docs/lab-internals.md: the stand-ins): systemd's timers, for lab hosts that emulate a
  * systemd host (a network namespace has no init). ibfleet's periodic repair is a systemd timer; in
  * the lab this bash program runs the timers that are *active*, as systemd would: at boot it
  * activates what the host *enables* — timers linked in /etc/systemd/system/timers.target.wants or

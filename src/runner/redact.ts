@@ -13,7 +13,7 @@
  *
  * What this cannot do: recognise the password transformed (reversed, encoded). And a password
  * that is also a word hosts print anyway (a word of the OS name, a number) is removed there too,
- * which can garble what ibfleet reads; the README says to choose one no host prints.
+ * which can garble what ibfleet reads; docs/security.md says to choose one no host prints.
  */
 
 export const REDACTED = '[secret removed]';

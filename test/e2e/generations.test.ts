@@ -14,7 +14,7 @@
  * Lab: 70 bullseye netplan, fresh; 71 trixie netplan; 72 trixie netplan without systemd;
  * 73 bullseye netplan; 74 bookworm netplan; 75 bullseye NetworkManager.
  * - NetworkManager 1.30 (Debian 11) sends no dispatcher event for `nmcli device reapply`: the
- *   repair timer brings the routing back within the bound the README states (repairEvery + 1 s).
+ *   repair timer brings the routing back within the bound docs/host.md states (repairEvery + 1 s).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +27,7 @@ import { managerLab, REPAIR_BOUND_MS } from './managers.js';
 
 const LAB = testLab('e2e-generations');
 const NETWORKD = [71, 72, 73, 74];
-/** The bound the README states: the routing is back within this of a reconfigure or restart of networkd. */
+/** The bound docs/host.md states: the routing is back within this of a reconfigure or restart of networkd. */
 const BACK_WITHIN_MS = 5000;
 
 noteIfNotRoot('test/e2e/generations.test.ts (manager generations)');

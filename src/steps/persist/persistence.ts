@@ -9,7 +9,7 @@
  *   before anything changes.
  * - netplan: ibfleet's netplan file, when each fabric NIC has a netplan definition of its own that
  *   systemd-networkd renders, and `netplan` and `networkctl` are there; else the hook, with the reason.
- * - ifupdown: its if-up.d hook is ifupdown's own mechanism for this (README: native persistence).
+ * - ifupdown: its if-up.d hook is ifupdown's own mechanism for this (docs/native-persistence.md).
  */
 import type { Host, Manager } from '../../inventory/model.js';
 import type { HostFacts } from '../../facts/host-facts.js';
