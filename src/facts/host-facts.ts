@@ -28,6 +28,8 @@ export interface FileFact {
   readonly mode: number;
   readonly uid: number;
   readonly sha256: string;
+  /** A symbolic link stands at the path (sha256 is its target's): an admin's, never ibfleet's own. */
+  readonly link?: boolean;
 }
 
 export interface HostFacts {
@@ -97,15 +99,21 @@ function parseNetplan(lines: readonly string[]): { file: string; text: string }[
   return out;
 }
 
-/** The `files` section: `stat -c '%a %u %n'` and `sha256sum` lines for ibfleet's files that exist. */
+/** The `files` section: `stat -c '%a %u %F|%n'` and `sha256sum` lines for ibfleet's files that exist. */
 function parseFileSection(lines: readonly string[]): Map<string, FileFact> {
-  const stats = new Map<string, { mode: number; uid: number }>();
+  const stats = new Map<string, { mode: number; uid: number; link?: boolean }>();
   const sums = new Map<string, string>();
   for (const line of lines) {
-    const stat = /^([0-7]+) (\d+) (\/.*)$/.exec(line);
+    // `%F|` (the file's type) is there since links are told apart; a probe without it reads as files.
+    const stat = /^([0-7]+) (\d+) (?:([a-z ]+)\|)?(\/.*)$/.exec(line);
     const sum = /^([0-9a-f]{64}) [ *](\/.*)$/.exec(line);
     if (sum) sums.set(sum[2]!, sum[1]!);
-    else if (stat) stats.set(stat[3]!, { mode: parseInt(stat[1]!, 8), uid: Number(stat[2]) });
+    else if (stat)
+      stats.set(stat[4]!, {
+        mode: parseInt(stat[1]!, 8),
+        uid: Number(stat[2]),
+        ...(stat[3] === 'symbolic link' ? { link: true } : {}),
+      });
   }
   const files = new Map<string, FileFact>();
   for (const [path, stat] of stats) {

@@ -32,3 +32,54 @@ export function splitSections(output: string): Map<string, string[]> {
 export function contentLines(lines: readonly string[]): string[] {
   return lines.flatMap((l) => (l.startsWith(CONTENT_PREFIX) ? [l.slice(CONTENT_PREFIX.length)] : []));
 }
+
+/** What each of the probe's sections prints, for a person (a section not here is named by its mark). */
+const SECTION_WHAT: Readonly<Record<string, string>> = {
+  os: '/etc/os-release',
+  hostname: 'the host name (/proc/sys/kernel/hostname)',
+  ip: 'the interfaces, addresses, rules and routes `ip` lists',
+  config: "the lines of the network managers' configuration files that name interfaces",
+  nm: "NetworkManager's profiles as nmcli lists them",
+  netplan: 'the netplan files',
+};
+
+/**
+ * What made a probe's output too long to read, from what was kept of it: `head`, its first
+ * characters, and `tail`, its last, which start at `tailStart` characters into it. The part of the
+ * tail each section holds is measured (the part before the tail's first mark belongs to the last
+ * mark before it, found in the head), and the largest is named: the file it printed (os-release,
+ * one of ibfleet's files, a netplan file) or what it lists. Undefined when no mark was printed
+ * before the largest part: the host printed it before the probe began (a start-up file). Pure.
+ */
+export function largestProbePart(head: string, tail: string, tailStart: number): string | undefined {
+  const marks = (text: string, offset: number) =>
+    [...text.matchAll(new RegExp(`^${SECTION_MARK} (.*)$`, 'gm'))].map((m) => ({ name: m[1]!, at: offset + m.index }));
+  const inTail = marks(tail, tailStart);
+  const before = marks(head, 0).filter((m) => m.at < tailStart);
+  const parts = [
+    {
+      name: before.at(-1)?.name,
+      from: tailStart,
+      to: inTail[0]?.at ?? tailStart + tail.length,
+      headFrom: before.at(-1)?.at,
+    },
+    ...inTail.map((m, i) => ({
+      name: m.name as string | undefined,
+      from: m.at,
+      to: inTail[i + 1]?.at ?? tailStart + tail.length,
+    })),
+  ];
+  const largest = parts.reduce((a, b) => (b.to - b.from > a.to - a.from ? b : a));
+  if (largest.name === undefined) return undefined;
+  // The part's text as far as it was kept: its start in the head too when it began before the tail.
+  const headPart = 'headFrom' in largest && largest.headFrom !== undefined ? head.slice(largest.headFrom) : '';
+  const text = headPart + tail.slice(Math.max(0, largest.from - tailStart), largest.to - tailStart);
+  const name = largest.name.trim();
+  const file = /^(?:content|head) (\/.*)$/.exec(name)?.[1];
+  if (file) return file;
+  if (name === 'netplan') {
+    const netplanFile = [...text.matchAll(/^#file (\/.*)$/gm)].at(-1)?.[1];
+    if (netplanFile) return `the netplan file ${netplanFile}`;
+  }
+  return SECTION_WHAT[name] ?? `the probe's section "${name}"`;
+}

@@ -14,7 +14,8 @@ import { failingFindings, type Assessment } from './assess.js';
 
 function fileFindings(facts: HostFacts): Finding[] {
   return OWNED_PATHS.map((path) => {
-    const present = facts.files.has(path);
+    // A link is an admin's (ibfleet writes only files), put back or left by rollback: not ibfleet's left.
+    const present = facts.files.has(path) && !facts.files.get(path)!.link;
     return {
       id: `file ${path}`,
       subject: { kind: 'stale', path },

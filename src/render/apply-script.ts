@@ -7,7 +7,7 @@
  */
 import { BugError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
-import { FINISHED_PATH, PREVIOUS_DIR, ROUTING_SCRIPT_PATH } from '../script/paths.js';
+import { FINISHED_PATH, PREVIOUS_DIR, REPLACED_DIR, ROUTING_SCRIPT_PATH } from '../script/paths.js';
 import type { RenderedFile } from '../script/rendered-file.js';
 import { receivedWhole, shellQuote } from '../script/shell.js';
 import { OWNED_PATHS } from '../steps/registry.js';
@@ -46,17 +46,20 @@ export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
 trap '' HUP INT TERM PIPE
 ${renderTakeLock(kind, 0, runId)}
 PREVIOUS=${shellQuote(PREVIOUS_DIR)}
+REPLACED=${shellQuote(REPLACED_DIR)}
 
 # keep PATH...: copy the current versions under $PREVIOUS, without execute bits so no dispatcher runs them.
 # A symbolic link is kept as the link itself (cp -P), never as a copy of what it points to, and
 # its mode is left alone (chmod follows a link). The earlier copy is removed first: cp writes
-# through a link it finds at its destination.
+# through a link it finds at its destination. A link is an admin's (ibfleet writes only files): it
+# is also kept under $REPLACED, which no later deploy overwrites, for rollback to put back.
 keep() {
 	for f in "$@"; do
 		[ -f "$f" ] || [ -L "$f" ] || continue
 		mkdir -p "$PREVIOUS\${f%/*}" && rm -f "$PREVIOUS$f" || return 1
 		if [ -L "$f" ]; then
 			cp -P "$f" "$PREVIOUS$f" || return 1
+			mkdir -p "$REPLACED\${f%/*}" && rm -f "$REPLACED$f" && cp -P "$f" "$REPLACED$f" || return 1
 		elif ! { cp -p "$f" "$PREVIOUS$f" && chmod a-x "$PREVIOUS$f"; }; then return 1; fi
 	done
 }
@@ -269,8 +272,9 @@ export function renderRollbackScript(
       `# ibfleet rollback: host ${host.id} (${host.name})`,
       renderPrelude('rollback', runId),
       'status=0',
+      GIVE_BACK,
       ...part('beforeFiles'),
-      ...OWNED_PATHS.map((p) => `retire ${shellQuote(p)} || status=1`),
+      ...OWNED_PATHS.map((p) => `give_back ${shellQuote(p)} || status=1`),
       ...part('afterFiles'),
       ...part('manager'),
       ...part('kernel'),
@@ -284,6 +288,18 @@ export function renderRollbackScript(
 }
 
 /**
+ * Rollback's retire. An admin's link at ibfleet's path (one a deploy that failed put back, or one
+ * never deployed over) stays; one a deploy replaced goes back in place of ibfleet's file.
+ */
+const GIVE_BACK = `# give_back PATH: ibfleet's file at PATH gone, an admin's link it replaced back in its place.
+give_back() {
+	[ -L "$1" ] || retire "$1" || return 1
+	[ -L "$REPLACED$1" ] && [ ! -L "$1" ] || return 0
+	mv -fT "$REPLACED$1" "$1" || return 1
+	echo "ibfleet: put back $1, a link to $(readlink "$1")"
+}`;
+
+/**
  * Rollback leaves nothing of ibfleet's: the last versions it kept of its own files go, then the
  * directories under PREVIOUS_DIR and /etc/ibfleet itself, each only if empty — a file someone else
  * put there keeps its directory.
@@ -291,12 +307,14 @@ export function renderRollbackScript(
 function forgetKept(): string[] {
   const parent = (p: string) => p.replace(/\/[^/]+$/, '');
   const dirs = new Set<string>();
-  for (const path of OWNED_PATHS)
-    for (let d = parent(path); d !== '' && d !== '/'; d = parent(d)) dirs.add(`${PREVIOUS_DIR}${d}`);
+  for (const kept of [PREVIOUS_DIR, REPLACED_DIR])
+    for (const path of OWNED_PATHS)
+      for (let d = parent(path); d !== '' && d !== '/'; d = parent(d)) dirs.add(`${kept}${d}`);
   const deepestFirst = [...dirs].sort((a, b) => b.split('/').length - a.split('/').length || a.localeCompare(b));
+  const keptCopies = OWNED_PATHS.flatMap((p) => [`${PREVIOUS_DIR}${p}`, `${REPLACED_DIR}${p}`]);
   return [
     "# Nothing of ibfleet's stays: the versions it kept of its own files, then its directories if empty.",
-    `rm -f ${OWNED_PATHS.map((p) => shellQuote(`${PREVIOUS_DIR}${p}`)).join(' ')} || status=1`,
-    `rmdir ${[...deepestFirst, PREVIOUS_DIR, parent(ROUTING_SCRIPT_PATH)].map(shellQuote).join(' ')} 2>/dev/null`,
+    `rm -f ${keptCopies.map(shellQuote).join(' ')} || status=1`,
+    `rmdir ${[...deepestFirst, PREVIOUS_DIR, REPLACED_DIR, parent(ROUTING_SCRIPT_PATH)].map(shellQuote).join(' ')} 2>/dev/null`,
   ];
 }

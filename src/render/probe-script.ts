@@ -109,7 +109,7 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     '\tset --',
     `\tfor p in ${OWNED_PATHS.map(shellQuote).join(' ')}; do [ -f "$p" ] && set -- "$@" "$p"; done`,
     ...obstacleProbe(WRITE_TARGETS),
-    '\ts files; if [ "$#" -gt 0 ]; then stat -c \'%a %u %n\' -- "$@"; sha256sum -- "$@"; fi',
+    '\ts files; if [ "$#" -gt 0 ]; then stat -c \'%a %u %F|%n\' -- "$@"; sha256sum -- "$@"; fi',
     options.fileContents
       ? '\tfor p in "$@"; do s content "$p"; rd "$p"; done'
       : `\tfor p in "$@"; do s head "$p"; n=0; [ -r "$p" ] && while [ "$n" -lt ${HEADER_LINES} ] && IFS= read -r l; do printf '${CONTENT_PREFIX}%s\\n' "$l"; n=$((n + 1)); done <"$p"; done`,

@@ -28,7 +28,8 @@ export interface RestoreSpec {
 const FUNCTIONS = `# put_back PATH MODE SHA256: the file as it was, from the copy the change kept; staged one
 # directory up (outside any dispatcher's directory) and renamed into place. A symbolic link was
 # kept as the link (the probe hashed what it points to): the link goes back, and nothing is
-# chmod-ed through one — chmod follows a link to its target.
+# chmod-ed through one — chmod follows a link to its target. The admin's link back in place, the
+# record kept for rollback (keep) goes.
 put_back() {
 	if sum=$(sha256sum <"$1" 2>/dev/null) && [ "\${sum%% *}" = "$3" ]; then
 		[ -L "$1" ] || chmod "$2" "$1"
@@ -44,7 +45,7 @@ put_back() {
 	staged="\${dir%/*}/.\${1##*/}.ibfleet-restore.$$"
 	rm -f "$staged"
 	if [ -L "$kept" ]; then
-		cp -P "$kept" "$staged" && mv -fT "$staged" "$1"
+		cp -P "$kept" "$staged" && mv -fT "$staged" "$1" && rm -f "$REPLACED$1"
 	else
 		cp -p "$kept" "$staged" && chmod "$2" "$staged" && mv -fT "$staged" "$1"
 	fi || { rm -f "$staged"; return 1; }

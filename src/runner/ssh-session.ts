@@ -157,16 +157,22 @@ export interface CollectInput {
   readonly onUnanswered?: () => void;
 }
 
+/** How much of a stream's start is kept beside its tail (the probe's first sections fit in it). */
+const HEAD_KEEP = 64 * 1024;
+
 /**
  * What is kept of one stream of one channel: its last OUTPUT_KEEP characters. Anything beyond is
  * counted, not kept, so N channels at once hold at most N × 2 × OUTPUT_KEEP whatever hosts print.
  */
 class KeptOutput {
   text = '';
+  /** The first HEAD_KEEP characters: what was cut names the part it was in (a probe's section mark). */
+  head = '';
   /** Characters received in all. */
   received = 0;
   push(chunk: string): void {
     this.received += chunk.length;
+    if (this.head.length < HEAD_KEEP) this.head += chunk.slice(0, HEAD_KEEP - this.head.length);
     this.text += chunk;
     if (this.text.length > OUTPUT_KEEP) this.text = this.text.slice(this.text.length - OUTPUT_KEEP);
   }
@@ -176,6 +182,7 @@ class KeptOutput {
   /** Starts again with `rest` (what followed a marker line). */
   reset(rest: string): void {
     this.text = '';
+    this.head = '';
     this.received = 0;
     this.push(rest);
   }
@@ -319,7 +326,13 @@ class ChannelLife {
   private overflowed(stream: 'stdout' | 'stderr', kept: KeptOutput): boolean {
     if (!kept.overflowed) return false;
     if (!this.cut) {
-      this.cut = { stream, afterTurn: this.first !== undefined };
+      const shown = redactText(kept.head, this.secrets());
+      this.cut = {
+        stream,
+        afterTurn: this.first !== undefined,
+        head: shown,
+        tailStart: kept.received - kept.text.length,
+      };
       this.close();
     }
     return true;

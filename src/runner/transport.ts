@@ -4,6 +4,8 @@
  * channel logic over a fake shell (test/helpers/fake-transport.ts).
  */
 import { HostError, tail } from '../errors.js';
+import { largestProbePart } from '../facts/probe-format.js';
+import { printable } from '../host-text.js';
 import type { Host } from '../inventory/model.js';
 import type { Stage } from '../vocabulary.js';
 
@@ -28,6 +30,10 @@ export interface OutputCut {
   readonly stream: 'stdout' | 'stderr';
   /** In a conversation: the cut came after the continuation was sent (the change had started). */
   readonly afterTurn: boolean;
+  /** The stream's first characters (the tail kept is the rest of what is known of it). */
+  readonly head?: string;
+  /** Where the kept tail starts, in characters of the stream. */
+  readonly tailStart?: number;
 }
 
 export interface ExecOptions {
@@ -113,9 +119,18 @@ export function scriptFailed(stage: Stage, what: string, result: ExecResult): Ho
 export function requireWhole<T extends ExecResult>(stage: Stage, during: string, result: T, note?: string): T {
   if (!result.cut) return result;
   const mib = OUTPUT_KEEP / (1024 * 1024);
+  const { stream, head, tailStart } = result.cut;
+  // A probe's output names its parts: the one that was large is named, not a guess at the cause.
+  const large =
+    stream === 'stdout' && head !== undefined && tailStart !== undefined
+      ? largestProbePart(head, result.stdout, tailStart)
+      : undefined;
+  const why = large
+    ? `most of it was ${printable(large).slice(0, 200)}`
+    : 'does a start-up file of the SSH user, such as ~/.bashrc, print?';
   throw new HostError(
     stage,
-    `the host printed more than ${mib} MiB on ${result.cut.stream} during ${during}, more than ibfleet reads from one command; it stopped reading there, as output cut short cannot be trusted (does a start-up file of the SSH user, such as ~/.bashrc, print?)${note ? `; ${note}` : ''}`,
+    `the host printed more than ${mib} MiB on ${stream} during ${during}, more than ibfleet reads from one command; it stopped reading there, as output cut short cannot be trusted (${why})${note ? `; ${note}` : ''}`,
     { stderrTail: tail(result.stderr, 3) },
   );
 }

@@ -8,6 +8,12 @@ export const ROUTING_SCRIPT_PATH = '/etc/ibfleet/ibfleet-routes';
 /** Previous versions of replaced files, kept non-executable so no dispatcher ever runs them. */
 export const PREVIOUS_DIR = '/etc/ibfleet/previous';
 /**
+ * An admin's symbolic link that a deploy replaced with ibfleet's file, kept as the link until
+ * rollback puts it back. ibfleet writes only regular files, so a link at one of its paths is never
+ * its own; unlike PREVIOUS_DIR, a later deploy never overwrites the record with ibfleet's version.
+ */
+export const REPLACED_DIR = '/etc/ibfleet/replaced';
+/**
  * The host lock (one per host: two changes never run at once). It lives in a directory only root
  * can create or enter — not the world-writable /run/lock, where any local user could create and
  * hold the file and so block every deploy.

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec } from '../../src/lab/index.js';
 import { PREVIOUS_DIR } from '../../src/script/paths.js';
+import { SYSCTL_PATH } from '../../src/steps/fabric-sysctl/sysctl-file.js';
 import { HOOK_PATHS } from '../../src/steps/persist/paths.js';
 import { ibfleet, json } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
@@ -79,6 +80,55 @@ describe.skipIf(!IS_ROOT)('hostile hosts, round three (needs root)', () => {
         expect(await copiesOfSecret(41)).toBe('');
       } finally {
         await sh(41, 'ip -4 rule del priority 100; ip -4 route flush table 100');
+      }
+    });
+  });
+
+  describe("an admin's sysctl file that is a symbolic link to the site's own (issue 29)", () => {
+    const SITE = '/etc/site-sysctl/fabric.conf';
+    const plantSiteLink = (id: number) =>
+      sh(
+        id,
+        `mkdir -p ${SITE.replace(/\/[^/]+$/, '')} && echo 'net.ipv4.conf.all.arp_ignore = 1' >${SITE} && rm -f ${SYSCTL_PATH} && ln -s ${SITE} ${SYSCTL_PATH}`,
+      );
+
+    it("deploy replaces it with ibfleet's file, and rollback puts the link back, same target, and leaves nothing of its own", async () => {
+      await plantSiteLink(42);
+      expect(json(await ibfleet(['-i', inv(), 'deploy', '--hosts', '42', '--json'])).hosts[0]!.status).toBe('changed');
+      expect(await what(42, SYSCTL_PATH)).toBe('file 644');
+      // A second change to the file: the version kept under previous/ is now ibfleet's own, not the link.
+      await sh(42, `echo '# edited' >>${SYSCTL_PATH}`);
+      expect(json(await ibfleet(['-i', inv(), 'deploy', '--hosts', '42', '--json'])).hosts[0]!.status).toBe('changed');
+      const rollback = await ibfleet(['-i', inv(), 'rollback', '--hosts', '42', '--json']);
+      expect(json(rollback).hosts[0]!.status, rollback.stdout).toBe('changed');
+      expect(await what(42, SYSCTL_PATH)).toBe(`link ${SITE}`);
+      expect(await what(42, SITE)).toBe('file 644');
+      expect(await sh(42, 'ls -A /etc/ibfleet 2>&1; true')).toMatch(/No such file or directory/);
+      // The link is the admin's: a second rollback finds nothing of ibfleet's and leaves it.
+      const again = await ibfleet(['-i', inv(), 'rollback', '--hosts', '42', '--json']);
+      expect(json(again).hosts[0]!.status, again.stdout).toBe('unchanged');
+      expect(await what(42, SYSCTL_PATH)).toBe(`link ${SITE}`);
+      await sh(42, `rm -f ${SYSCTL_PATH} ${SITE}`);
+    });
+  });
+
+  describe('a host whose probe output is more than ibfleet reads (issue 29)', () => {
+    it('a 3.8 MB os-release: the message names /etc/os-release, not ~/.bashrc', async () => {
+      await sh(42, 'cp -P /etc/os-release /root/os-release.e2e && cp -L /root/os-release.e2e /root/os-release.big');
+      await sh(42, `yes '# ${'x'.repeat(60)}' | head -n 60000 >>/root/os-release.big`);
+      await sh(42, 'rm -f /etc/os-release && cp /root/os-release.big /etc/os-release');
+      try {
+        const host = json(await ibfleet(['-i', inv(), 'status', '--hosts', '42', '--json'])).hosts[0]!;
+        expect(host.status).toBe('failed');
+        expect(host.error).toMatch(
+          /^probe: the host printed more than 1 MiB on stdout during the probe, .* \(most of it was \/etc\/os-release\)/,
+        );
+        expect(host.error).not.toContain('bashrc');
+      } finally {
+        await sh(
+          42,
+          'rm -f /etc/os-release && cp -P /root/os-release.e2e /etc/os-release && rm -f /root/os-release.e2e /root/os-release.big',
+        );
       }
     });
   });

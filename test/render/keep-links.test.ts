@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { renderApplyScript, renderRollbackScript } from '../../src/render/apply-script.js';
 import { renderRestoreScript, type RestoreSpec } from '../../src/render/restore-script.js';
-import { PREVIOUS_DIR } from '../../src/script/paths.js';
+import { PREVIOUS_DIR, REPLACED_DIR } from '../../src/script/paths.js';
 import { HOOK_PATHS } from '../../src/steps/persist/paths.js';
 import { filesOf as renderHostFiles, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 import { createFabric, destroyAllFabrics, type Fabric } from '../helpers/netns.js';
@@ -54,7 +54,14 @@ afterAll(() => {
 function inPrivateEtc(lab: Fabric, linked: readonly string[], steps: string): Record<string, string> {
   const scratch = join(work, `etc-${Math.random().toString(36).slice(2)}`);
   const script = join(work, `run-${Math.random().toString(36).slice(2)}.sh`);
-  const report = [SECRET_PATH, HOOK, OTHER_HOOK, `${PREVIOUS_DIR}${HOOK}`, `${PREVIOUS_DIR}${OTHER_HOOK}`];
+  const report = [
+    SECRET_PATH,
+    HOOK,
+    OTHER_HOOK,
+    `${PREVIOUS_DIR}${HOOK}`,
+    `${PREVIOUS_DIR}${OTHER_HOOK}`,
+    `${REPLACED_DIR}${HOOK}`,
+  ];
   writeFileSync(
     script,
     [
@@ -121,11 +128,40 @@ describe.runIf(CAN_RUN)("a symbolic link at one of ibfleet's paths", () => {
     expect(seen[`${PREVIOUS_DIR}${HOOK}`]).toMatch(/^file 644 /);
   });
 
-  it("rollback removes it, keeps nothing under previous (rollback leaves nothing of ibfleet's), and leaves the secret as it was", () => {
+  it("rollback leaves it (a link is an admin's, never ibfleet's), keeps nothing under previous, and leaves the secret as it was", () => {
     const rollback = join(work, 'rollback.sh');
     writeFileSync(rollback, renderRollbackScript(host, seeds, [], 'keep-links'));
     const seen = inPrivateEtc(lab(), [HOOK], `sh ${rollback} >/dev/null 2>&1`);
-    expect(seen).toMatchObject({ [SECRET_PATH]: SECRET_AS_IT_WAS, [HOOK]: 'none', [`${PREVIOUS_DIR}${HOOK}`]: 'none' });
+    expect(seen).toMatchObject({
+      [SECRET_PATH]: SECRET_AS_IT_WAS,
+      [HOOK]: `link ${SECRET_PATH}`,
+      [`${PREVIOUS_DIR}${HOOK}`]: 'none',
+    });
+  });
+
+  it('rollback after two deploys puts back the links deploy replaced and retired, same targets, and keeps nothing', () => {
+    const script = join(work, 'deploy-twice-rollback.sh');
+    const apply = renderApplyScript(
+      host,
+      seeds,
+      { write: files, remove: [OTHER_HOOK], parts: new Map() },
+      'keep-links',
+    );
+    writeFileSync(join(work, 'apply.sh'), apply);
+    writeFileSync(join(work, 'rollback.sh'), renderRollbackScript(host, seeds, [], 'keep-links'));
+    writeFileSync(
+      script,
+      // The second deploy keeps ibfleet's own hook under previous/, where the first kept the link.
+      `sh ${join(work, 'apply.sh')}; echo '# edited' >>${HOOK}; sh ${join(work, 'apply.sh')}; sh ${join(work, 'rollback.sh')}`,
+    );
+    const seen = inPrivateEtc(lab(), [HOOK, OTHER_HOOK], `sh ${script} >/dev/null 2>&1`);
+    expect(seen).toMatchObject({
+      [SECRET_PATH]: SECRET_AS_IT_WAS,
+      [HOOK]: `link ${SECRET_PATH}`,
+      [OTHER_HOOK]: `link ${SECRET_PATH}`,
+      [`${PREVIOUS_DIR}${HOOK}`]: 'none',
+      [`${REPLACED_DIR}${HOOK}`]: 'none',
+    });
   });
 
   describe("the restore after a failed change (the probe saw the link as mode 777, its target's checksum)", () => {

@@ -177,7 +177,7 @@ describe('rollback', () => {
   it("takes the NHC file away with ibfleet's files, and the textfile", () => {
     const facts = readProbe(probeOf());
     const script = renderRollbackScript(host, seeds, rollbackLines(host, seeds, facts));
-    expect(script).toContain(`retire ${NHC_PATH} || status=1`);
+    expect(script).toContain(`give_back ${NHC_PATH} || status=1`);
     expect(script).toContain(`rm -f ${TEXTFILE_PATH} || status=1`);
   });
 });
