@@ -188,6 +188,8 @@ export interface ApplyPlan {
 
 /** What a change that failed and put the host back says, for the controller's message. */
 export const SELF_RESTORED_LINE = 'ibfleet: the change failed and put the host back as it was';
+/** What a change that failed says before it puts the host back (what follows is the restore's). */
+export const SELF_RESTORING_LINE = 'ibfleet: the change failed; putting the host back as it was';
 
 /** The change's own restore, when it failed: its exit status stays the failure's. */
 function selfRestore(lines: readonly string[]): string[] {
@@ -196,7 +198,7 @@ function selfRestore(lines: readonly string[]): string[] {
     'if [ "$status" -ne 0 ]; then',
     '	failed=$status',
     '	status=0',
-    "	echo 'ibfleet: the change failed; putting the host back as it was'",
+    `	echo ${shellQuote(SELF_RESTORING_LINE)}`,
     ...lines.map((l) => `	${l.replace(/\n(?=.)/g, '\n\t')}`),
     `	if [ "$status" -eq 0 ]; then echo ${shellQuote(SELF_RESTORED_LINE)}; else echo 'ibfleet: putting the host back did not finish' >&2; fi`,
     '	status=$failed',

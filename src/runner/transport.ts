@@ -6,6 +6,7 @@
 import { HostError, tail } from '../errors.js';
 import { largestProbePart } from '../facts/probe-format.js';
 import { printable } from '../host-text.js';
+import { SELF_RESTORED_LINE, SELF_RESTORING_LINE } from '../render/apply-script.js';
 import type { Host } from '../inventory/model.js';
 import type { Stage } from '../vocabulary.js';
 
@@ -96,15 +97,31 @@ export class ConnectError extends HostError {
   }
 }
 
-/** A script ran and exited non-zero. */
+/** A failure in ibfleet's own words (`ibfleet: telling netplan … failed (exit 1): …`), not its restore's. */
+const OWN_FAILURE = /^ibfleet: .*\bfailed\b/;
+const RESTORE_LINES: readonly string[] = [SELF_RESTORING_LINE, SELF_RESTORED_LINE];
+
+/**
+ * A script ran and exited non-zero. The message quotes the first line in which ibfleet says what
+ * failed (the tool's own words it passed on); failing that, the last line printed. Not the last
+ * line first: after a change that failed puts the host back, that is the restore's noise (netplan
+ * warning that a file's permissions are too open), not why it failed.
+ */
 export function scriptFailed(stage: Stage, what: string, result: ExecResult): HostError {
   const exit = result.code === null ? `killed by ${result.signal ?? 'a signal'}` : `exit ${result.code}`;
   const output = `${result.stdout}\n${result.stderr}`.trim();
+  const lines = `${result.stderr}\n${result.stdout}`
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  const own = lines.find((l) => OWN_FAILURE.test(l) && !RESTORE_LINES.includes(l));
   const lastLine =
+    own ??
     output
       .split('\n')
       .filter((l) => l.trim() !== '')
-      .pop() ?? '';
+      .pop() ??
+    '';
   return new HostError(stage, `${what} failed (${exit})${lastLine ? `: ${lastLine.trim()}` : ''}`, {
     ...(result.code === null ? {} : { exitCode: result.code }),
     stderrTail: output.split('\n').slice(-8).join('\n'),
