@@ -271,10 +271,6 @@ describe('ibfleet lab on the command line', () => {
       ['lab', 'up', '--hosts', '16,34', '--suite', '40=trixie'],
       /--suite names host 40, which is not in the lab \(--hosts 16,34\)/,
     ],
-    [
-      ['lab', 'reboot', '0', '--name', 'no-such-lab'],
-      /lab no-such-lab is not up \((no lab is up on this machine|labs up here: .*)\); start it with: ibfleet lab up --name no-such-lab/,
-    ],
   ])('%j is a usage error (exit 2, nothing created)', async (argv, message) => {
     const result = await ibfleet(argv);
     expect(result.code).toBe(2);

@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LOCKED_EXIT, renderPrelude } from '../../src/render/apply-script.js';
-import { LOCK_DIR, LOCK_PATH } from '../../src/script/paths.js';
+import { LOCKED_EXIT, renderPrelude } from '../../../src/render/apply-script.js';
+import { LOCK_DIR, LOCK_PATH } from '../../../src/script/paths.js';
 
 const CAN_RUN = process.getuid?.() === 0;
 const work = mkdtempSync(join(tmpdir(), 'ibfleet-lock-'));

@@ -8,21 +8,21 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Fleet, Host, Manager } from '../../src/inventory/model.js';
-import type { Playbook } from '../../src/playbook/playbook.js';
-import { renderHook } from '../../src/steps/persist/hooks.js';
-import { RELEASE_ROUTING_LOCK, TAKE_ROUTING_LOCK } from '../../src/render/routing-lock.js';
-import { LOCK_DIR, ROUTES_LOCK_PATH } from '../../src/script/paths.js';
-import { routingScriptFor } from '../../src/render/host-files.js';
-import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
-import { createFabric, destroyAllFabrics, type ExecResult, type Fabric } from '../helpers/netns.js';
+import type { Fleet, Host, Manager } from '../../../src/inventory/model.js';
+import type { Playbook } from '../../../src/playbook/playbook.js';
+import { renderHook } from '../../../src/steps/persist/hooks.js';
+import { RELEASE_ROUTING_LOCK, TAKE_ROUTING_LOCK } from '../../../src/render/routing-lock.js';
+import { LOCK_DIR, ROUTES_LOCK_PATH } from '../../../src/script/paths.js';
+import { routingScriptFor } from '../../../src/render/host-files.js';
+import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../../fixtures/fixtures.js';
+import { createFabric, destroyAllFabrics, type ExecResult, type Fabric } from '../../helpers/netns.js';
 
 // As root this runs (and fails loudly if namespaces cannot be made); otherwise it is skipped with a note.
 const CAN_RUN = process.getuid?.() === 0;
 if (!CAN_RUN) {
   console.warn(
-    'test/render/execute.test.ts: skipped — running the generated scripts needs root, iproute2 and unshare ' +
-      '(run `sudo npx vitest run test/render/execute.test.ts`; CI runs it as root).',
+    'test/root/render/execute.test.ts: skipped — running the generated scripts needs root, iproute2 and unshare ' +
+      '(run `sudo npx vitest run test/root/render/execute.test.ts`; CI runs it as root).',
   );
 }
 

@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { renderSystemctlStandIn } from '../../src/lab/systemctl-standin.js';
+import { renderSystemctlStandIn } from '../../../src/lab/systemctl-standin.js';
 
 const IS_ROOT = process.getuid?.() === 0;
-if (!IS_ROOT) console.warn('NOTE: test/lab/systemctl-standin.test.ts skipped: it needs root (unshare, mounts)');
+if (!IS_ROOT) console.warn('NOTE: test/root/lab/systemctl-standin.test.ts skipped: it needs root (unshare, mounts)');
 const work = mkdtempSync(join(tmpdir(), 'ibfleet-systemctl-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 

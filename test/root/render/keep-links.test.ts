@@ -14,17 +14,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { renderApplyScript, renderRollbackScript } from '../../src/render/apply-script.js';
-import { renderRestoreScript, type RestoreSpec } from '../../src/render/restore-script.js';
-import { PREVIOUS_DIR, REPLACED_DIR } from '../../src/script/paths.js';
-import { HOOK_PATHS } from '../../src/steps/persist/paths.js';
-import { filesOf as renderHostFiles, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
-import { createFabric, destroyAllFabrics, type Fabric } from '../helpers/netns.js';
+import { renderApplyScript, renderRollbackScript } from '../../../src/render/apply-script.js';
+import { renderRestoreScript, type RestoreSpec } from '../../../src/render/restore-script.js';
+import { PREVIOUS_DIR, REPLACED_DIR } from '../../../src/script/paths.js';
+import { HOOK_PATHS } from '../../../src/steps/persist/paths.js';
+import { filesOf as renderHostFiles, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../../fixtures/fixtures.js';
+import { createFabric, destroyAllFabrics, type Fabric } from '../../helpers/netns.js';
 
 const CAN_RUN = process.getuid?.() === 0;
 if (!CAN_RUN)
   console.warn(
-    'test/render/keep-links.test.ts: skipped — running the scripts needs root (network and mount namespaces); CI runs it as root.',
+    'test/root/render/keep-links.test.ts: skipped — running the scripts needs root (network and mount namespaces); CI runs it as root.',
   );
 
 const seeds = loadFixtureFleet('seeds.yaml');

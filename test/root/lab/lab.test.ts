@@ -7,20 +7,20 @@ import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/errors.js';
-import { loadInventory } from '../../src/inventory/load.js';
-import { labDown, labExec, labReboot, labUp } from '../../src/lab/index.js';
-import { hostPaths } from '../../src/lab/names.js';
-import { run } from '../../src/lab/system.js';
-import { ibfleet } from '../helpers/cli.js';
-import { IS_ROOT, labSsh, noteIfNotRoot, testLab, useLab } from './helpers.js';
+import { UsageError } from '../../../src/errors.js';
+import { loadInventory } from '../../../src/inventory/load.js';
+import { labDown, labExec, labReboot, labUp } from '../../../src/lab/index.js';
+import { hostPaths } from '../../../src/lab/names.js';
+import { run } from '../../../src/lab/system.js';
+import { ibfleet } from '../../helpers/cli.js';
+import { IS_ROOT, labSsh, noteIfNotRoot, testLab, useLab } from '../../lab/helpers.js';
 
 const LAB = testLab('e2e-lab');
 const NAME = LAB.name;
 const SUBNET = LAB.mgmtSubnet;
 const CLASH = testLab('e2e-lab-clash');
 
-noteIfNotRoot('test/lab/lab.test.ts (lab up, ssh, reboot, down)');
+noteIfNotRoot('test/root/lab/lab.test.ts (lab up, ssh, reboot, down)');
 
 describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
   const lab = useLab({ name: NAME, mgmtSubnet: SUBNET, hosts: [16, 34, 40], managers: { 40: 'ifupdown' } });

@@ -10,19 +10,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Host } from '../../src/inventory/model.js';
-import { readProbe } from '../../src/plan/change-output.js';
-import { assessStatus } from '../../src/plan/host-plan.js';
-import { routingScriptFor } from '../../src/render/host-files.js';
-import { NO_SYSTEMD_NOTE } from '../../src/steps/persist/systemd.js';
-import { renderProbeScript } from '../../src/render/probe-script.js';
-import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
-import { createFabric, destroyAllFabrics, type ExecResult, type Fabric } from '../helpers/netns.js';
+import type { Host } from '../../../src/inventory/model.js';
+import { readProbe } from '../../../src/plan/change-output.js';
+import { assessStatus } from '../../../src/plan/host-plan.js';
+import { routingScriptFor } from '../../../src/render/host-files.js';
+import { NO_SYSTEMD_NOTE } from '../../../src/steps/persist/systemd.js';
+import { renderProbeScript } from '../../../src/render/probe-script.js';
+import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../../fixtures/fixtures.js';
+import { createFabric, destroyAllFabrics, type ExecResult, type Fabric } from '../../helpers/netns.js';
 
 const CAN_RUN = process.getuid?.() === 0;
 if (!CAN_RUN)
   console.warn(
-    'test/render/check-mode.test.ts: skipped — running the routing script needs root, iproute2 and unshare.',
+    'test/root/render/check-mode.test.ts: skipped — running the routing script needs root, iproute2 and unshare.',
   );
 
 const seeds = loadFixtureFleet('seeds.yaml');

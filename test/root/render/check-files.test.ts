@@ -8,9 +8,9 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Manager } from '../../src/inventory/model.js';
-import { fileCheckFunctions, fileChecksOf, renderFileChecks } from '../../src/render/check-files.js';
-import type { RenderedFile } from '../../src/script/rendered-file.js';
+import type { Manager } from '../../../src/inventory/model.js';
+import { fileCheckFunctions, fileChecksOf, renderFileChecks } from '../../../src/render/check-files.js';
+import type { RenderedFile } from '../../../src/script/rendered-file.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ibfleet-check-files-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

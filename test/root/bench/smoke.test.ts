@@ -4,12 +4,12 @@
  * connection per host per ibfleet command — never timing (speed is judged by the benchmark only).
  */
 import { describe, expect, it } from 'vitest';
-import { judgeSize, formatSize, formatVerdicts } from '../../bench/report.js';
-import { findTool, REFERENCE_TOOLS } from '../../bench/references.js';
-import { benchmarkSize, ROWS, type RowName, type SizeResult } from '../../bench/run.js';
-import { IS_ROOT, noteIfNotRoot, testLab } from '../lab/helpers.js';
+import { judgeSize, formatSize, formatVerdicts } from '../../../bench/report.js';
+import { findTool, REFERENCE_TOOLS } from '../../../bench/references.js';
+import { benchmarkSize, ROWS, type RowName, type SizeResult } from '../../../bench/run.js';
+import { IS_ROOT, noteIfNotRoot, testLab } from '../../lab/helpers.js';
 
-noteIfNotRoot('test/bench/smoke.test.ts (npm run bench at N = 3)');
+noteIfNotRoot('test/root/bench/smoke.test.ts (npm run bench at N = 3)');
 
 describe.skipIf(!IS_ROOT)('npm run bench, smoke (N = 3, one round; needs root)', () => {
   it(
