@@ -6,7 +6,7 @@
 import { HostError, tail } from '../errors.js';
 import { largestProbePart } from '../facts/probe-format.js';
 import { printable } from '../host-text.js';
-import { SELF_RESTORED_LINE, SELF_RESTORING_LINE } from '../render/apply-script.js';
+import { AFTER_MARK, SELF_RESTORED_LINE, SELF_RESTORING_LINE } from '../render/apply-script.js';
 import type { Host } from '../inventory/model.js';
 import type { Stage } from '../vocabulary.js';
 
@@ -101,27 +101,36 @@ export class ConnectError extends HostError {
 const OWN_FAILURE = /^ibfleet: .*\bfailed\b/;
 const RESTORE_LINES: readonly string[] = [SELF_RESTORING_LINE, SELF_RESTORED_LINE];
 
-/**
- * A script ran and exited non-zero. The message quotes the first line in which ibfleet says what
- * failed (the tool's own words it passed on); failing that, the last line printed. Not the last
- * line first: after a change that failed puts the host back, that is the restore's noise (netplan
- * warning that a file's permissions are too open), not why it failed.
- */
-export function scriptFailed(stage: Stage, what: string, result: ExecResult): HostError {
-  const exit = result.code === null ? `killed by ${result.signal ?? 'a signal'}` : `exit ${result.code}`;
-  const output = `${result.stdout}\n${result.stderr}`.trim();
-  const lines = `${result.stderr}\n${result.stdout}`
+const nonEmptyLines = (text: string) =>
+  text
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '');
-  const own = lines.find((l) => OWN_FAILURE.test(l) && !RESTORE_LINES.includes(l));
-  const lastLine =
-    own ??
-    output
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .pop() ??
-    '';
+
+/**
+ * The line of a failed script's output that says why: the first in which ibfleet says what failed
+ * (a tool's own words it passed on); else, when the change put the host back itself, the last
+ * line before it began to (the routing script's reason); else the last line printed. Never the
+ * closing probe's lines, nor what the restore printed (netplan's warning that a file's permissions
+ * are too open, networkctl's "Failed to send reload request").
+ */
+function failureLine(result: ExecResult): string | undefined {
+  const afterMark = result.stdout.indexOf(`\n${AFTER_MARK}\n`);
+  const stdout = nonEmptyLines(afterMark >= 0 ? result.stdout.slice(0, afterMark) : result.stdout);
+  const restoring = stdout.indexOf(SELF_RESTORING_LINE);
+  const change = restoring >= 0 ? stdout.slice(0, restoring) : stdout;
+  const stderr = nonEmptyLines(result.stderr);
+  const own = [...stderr, ...change].find((l) => OWN_FAILURE.test(l) && !RESTORE_LINES.includes(l));
+  if (own) return own;
+  if (restoring >= 0 && change.length) return change.at(-1);
+  return [...change, ...stderr].at(-1);
+}
+
+/** A script ran and exited non-zero: the message quotes the line that says why (failureLine). */
+export function scriptFailed(stage: Stage, what: string, result: ExecResult): HostError {
+  const exit = result.code === null ? `killed by ${result.signal ?? 'a signal'}` : `exit ${result.code}`;
+  const output = `${result.stdout}\n${result.stderr}`.trim();
+  const lastLine = failureLine(result) ?? '';
   return new HostError(stage, `${what} failed (${exit})${lastLine ? `: ${lastLine.trim()}` : ''}`, {
     ...(result.code === null ? {} : { exitCode: result.code }),
     stderrTail: output.split('\n').slice(-8).join('\n'),

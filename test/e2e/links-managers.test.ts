@@ -172,6 +172,46 @@ describe.skipIf(!IS_ROOT)("links: the managers' own configuration of a fresh NIC
     }
   });
 
+  it('a change that fails after ifup brought the NICs up (an if-up.d script refusing ib1): put back with both links down again, as the fresh host had them (issue 29)', async () => {
+    const links = () => sh(75, "ip -o link show | grep -oE ' ib[01]: <[^>]*>' | sort");
+    await sh(
+      75,
+      'printf \'#!/bin/sh\\n[ "$IFACE" = ib1 ] || exit 0\\necho "ib1 is not to be used here (site policy)" >&2\\nexit 1\\n\' >/etc/network/if-up.d/zz-test && chmod 755 /etc/network/if-up.d/zz-test',
+    );
+    try {
+      const before = await links();
+      expect(before).not.toMatch(/[<,]UP[,>]/);
+      const result = await run('deploy', '--hosts', '75', '--json');
+      expect(result.code).toBe(1);
+      expect(json(result).hosts[0]!.error).toMatch(
+        /ibfleet: ib1: ifup failed \(exit 1\): .*ib1 is not to be used here/,
+      );
+      expect(await links()).toBe(before);
+      expect(await sh(75, "ip -4 -o addr show | grep -cE ' ib[01] '; true")).toBe('0');
+    } finally {
+      await sh(75, 'rm -f /etc/network/if-up.d/zz-test');
+    }
+  });
+
+  it("a change that fails after networkd brought the NICs up (the routing script cannot read ib1's sysctl): put back with both links down again, the routing script's reason quoted (issue 29)", async () => {
+    const links = () => sh(72, "ip -o link show | grep -oE ' ib[01]: <[^>]*>' | sort");
+    const SYSCTL = '/proc/sys/net/ipv4/conf/ib1/accept_local';
+    await sh(72, `mount --bind /dev/null ${SYSCTL}`);
+    try {
+      const before = await links();
+      expect(before).not.toMatch(/[<,]UP[,>]/);
+      const result = await run('deploy', '--hosts', '72', '--json');
+      expect(result.code).toBe(1);
+      expect(json(result).hosts[0]!.error).toMatch(
+        /^apply: applying the change failed \(exit 1\): ibfleet-routes: ib1: cannot read \/proc\/sys\/net\/ipv4\/conf\/ib1\/accept_local; rolled back/,
+      );
+      expect(await links()).toBe(before);
+      expect(await sh(72, "ip -4 -o addr show | grep -cE ' ib[01] '; true")).toBe('0');
+    } finally {
+      await sh(72, `umount ${SYSCTL}`);
+    }
+  });
+
   it('NetworkManager 1.30 (bullseye) and 1.52 (trixie), from fresh: the profiles under the uuids ibfleet derives, status ok, a boot, the matrix, rollback fresh', async () => {
     expect(await sh(73, 'nmcli --version')).toMatch(/version 1\.30\./);
     expect(await sh(74, 'nmcli --version')).toMatch(/version 1\.52\./);
