@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import type { Fleet } from '../inventory/model.js';
 import { DEFAULT_LAB_NAME } from '../lab/names.js';
 import type { CommandResult, Io } from './context.js';
-import { registerLabPort } from './lab-port.js';
+import { registerLabBreaks, registerLabPort } from './lab-port.js';
 import { readOptions, type OptionTools } from './options.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -26,6 +26,7 @@ const upOptions = ({ z }: OptionTools) =>
     withoutSystemd: z.string().optional(),
     fresh: z.string().optional(),
     suite: z.array(z.string()),
+    linkLayer: z.array(z.string()),
   });
 const downOptions = ({ z }: OptionTools) =>
   z.object({ name: z.string().default(DEFAULT_LAB_NAME), all: z.boolean().default(false) });
@@ -54,6 +55,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
   registerLabRestart(lab, io, done);
   registerLabExec(lab, io, done);
   registerLabPort(lab, io, done);
+  registerLabBreaks(lab, io, done);
 }
 
 function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): void {
@@ -108,12 +110,18 @@ function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): 
       collect,
       [],
     )
+    .option(
+      '--link-layer <layer|hosts=layer>',
+      "the RDMA ports' link layer: infiniband (the default) or ethernet (RoCE: no subnet manager, a GID table following the NICs' addresses); --link-layer 34=ethernet for some hosts (repeatable)",
+      collect,
+      [],
+    )
     .action(async (raw: unknown, cmd: Command) => {
       const opts = await readOptions(upOptions, raw);
       const out = await labOutput(io, cmd);
       const [
         { labUp },
-        { parseInterfaceAssignments, parseLabHosts, parseManagerAssignments, parseNicCounts },
+        { parseInterfaceAssignments, parseLabHosts, parseLinkLayers, parseManagerAssignments, parseNicCounts },
         { formatLabUpText, labUpJson },
         { selfCommand },
         { parseSuiteAssignments },
@@ -134,6 +142,7 @@ function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): 
         interfaces: parseInterfaceAssignments(opts.interfaces),
         nics: parseNicCounts(opts.nics),
         suites,
+        linkLayers: parseLinkLayers(opts.linkLayer),
         networkDaemons: opts.managers,
         ...(opts.hosts !== undefined ? { hosts: parseLabHosts(opts.hosts) } : {}),
         ...(opts.mgmtSubnet !== undefined ? { mgmtSubnet: opts.mgmtSubnet } : {}),

@@ -14,4 +14,4 @@ export { labReboot, type HostReboot } from './reboot.js';
 export { labRestartManager, type LabRestart } from './restart.js';
 export type { RunResult } from './system.js';
 export { labUp, type LabUpOptions } from './up.js';
-export { labPort, type PortChange } from './rdma.js';
+export { labGid, labPkey, labPort, labSm, type PortChange } from './rdma.js';

@@ -3,6 +3,7 @@
  * not be in the inventory), `--manager 40-47=ifupdown`, `--interfaces 40=eth0,eth1`, `--nics 8` or
  * `--nics 16=8` and `--mgmt-subnet 198.18.0.0/24`. Errors name the offending fragment (exit 2).
  */
+import { LINK_LAYERS, type LabLinkLayer } from './rdma-emulation.js';
 import { UsageError } from '../errors.js';
 import { MAX_HOST, MAX_NICS, MIN_HOST } from '../inventory/derive.js';
 import { formatCidr, parseCidr, parseIpv4, type Cidr } from '../inventory/ipv4.js';
@@ -126,4 +127,26 @@ export function parseControllerAddress(text: string): number {
   const value = parseIpv4(text);
   if (value === undefined) throw new UsageError(`controller address ${JSON.stringify(text)} is not an IPv4 address`);
   return value;
+}
+
+/** `["ethernet"]` → every host RoCE; `["34=ethernet"]` → that host; later flags win. */
+export function parseLinkLayers(values: readonly string[]): { all?: LabLinkLayer; hosts: Map<number, LabLinkLayer> } {
+  let all: LabLinkLayer | undefined;
+  const hosts = new Map<number, LabLinkLayer>();
+  const layer = (text: string, value: string): LabLinkLayer => {
+    if (!(LINK_LAYERS as readonly string[]).includes(text))
+      throw new UsageError(
+        `--link-layer ${value}: ${JSON.stringify(text)} is not a link layer (allowed: ${LINK_LAYERS.join(', ')})`,
+      );
+    return text as LabLinkLayer;
+  };
+  for (const value of values) {
+    if (!value.includes('=')) {
+      all = layer(value, value);
+      continue;
+    }
+    const [ids, text] = splitAssignment(value, '--link-layer', '34=ethernet');
+    for (const id of parseLabHosts(ids, '--link-layer')) hosts.set(id, layer(text, value));
+  }
+  return { ...(all !== undefined ? { all } : {}), hosts };
 }

@@ -21,6 +21,7 @@ import {
 } from './names.js';
 import { DEFAULT_CONTROLLER_ADDRESS, DEFAULT_MGMT_SUBNET, parseControllerAddress, parseMgmtSubnet } from './options.js';
 import { DEFAULT_ROOTS_DIR, type Suite } from './suites.js';
+import type { LabLinkLayer } from './rdma-emulation.js';
 
 export interface LabNic {
   readonly index: number;
@@ -68,6 +69,11 @@ export interface LabHost {
    * machine's own /usr, as every host of a lab brought up before suites ran.
    */
   readonly suite?: Suite;
+  /**
+   * `ethernet`: the host's RDMA ports are RoCE (lab up --link-layer ethernet): link layer Ethernet,
+   * no LID or subnet manager, a GID table following the NICs' addresses. Absent: InfiniBand.
+   */
+  readonly linkLayer?: LabLinkLayer;
 }
 
 export interface LabPlan {
@@ -120,6 +126,8 @@ export interface LabPlanInput {
   readonly suites?: { readonly all?: Suite; readonly hosts?: ReadonlyMap<number, Suite> };
   /** Default DEFAULT_ROOTS_DIR. */
   readonly rootsDir?: string;
+  /** The link layer of hosts' RDMA ports (lab up --link-layer): `all`, or per host (winning over `all`). */
+  readonly linkLayers?: { readonly all?: LabLinkLayer; readonly hosts?: ReadonlyMap<number, LabLinkLayer> };
 }
 
 /**
@@ -155,6 +163,7 @@ export function planLab(input: LabPlanInput): LabPlan {
     ['--interfaces', input.interfaces],
     ['--nics', input.nics?.hosts],
     ['--suite', input.suites?.hosts],
+    ['--link-layer', input.linkLayers?.hosts],
   ] as const) {
     const stray = [...(map?.keys() ?? [])].filter((id) => !ids.includes(id));
     if (stray.length)
@@ -210,6 +219,7 @@ function planHost(id: number, input: LabPlanInput, labName: string, mgmt: Cidr, 
       ? [fromInventory, 'inventory']
       : [defaultManager(id), 'default'];
   const suite = input.suites?.hosts?.get(id) ?? input.suites?.all;
+  const linkLayer = input.linkLayers?.hosts?.get(id) ?? input.linkLayers?.all;
   const asked = input.nics?.hosts?.get(id) ?? input.nics?.all;
   const count = asked ?? known?.nics.length ?? fleet.fabric.nics;
   // The inventory's names fit only its own count; another count asked for gets the lab's names.
@@ -248,6 +258,7 @@ function planHost(id: number, input: LabPlanInput, labName: string, mgmt: Cidr, 
     systemd: (input.networkDaemons ?? true) && !(input.noSystemd ?? []).includes(id),
     ...((input.fresh ?? []).includes(id) ? { fresh: true } : {}),
     ...(suite !== undefined ? { suite } : {}),
+    ...(linkLayer === 'ethernet' ? { linkLayer } : {}),
   };
 }
 

@@ -15,6 +15,13 @@
  * (`ibp75s0`: bus 75). The kernel numbers mlx5 devices in PCI order, while the inventory lists NICs
  * in rail order, which need not be the same: NIC 2 (`ibp75s0`) may well be mlx5_2 while NIC 5
  * (`ibp18s0`) is mlx5_1. Nothing is assumed from the order: the product finds each through sysfs.
+ *
+ * Every port has a GID table (`gids/N`, `gid_attrs/types/N`, `gid_attrs/ndevs/N`) and a P_Key table
+ * (`pkeys/N`), GID_SLOTS and PKEY_SLOTS entries, all present from boot (the overlay shows a lower
+ * layer's file rewritten in place, not one created later), empty ones zero as the kernel's are. On
+ * InfiniBand GID 0 is the subnet prefix the subnet manager gave and the port's GUID; on Ethernet
+ * (RoCE: `lab up --link-layer ethernet`) the table follows the interface's addresses as the kernel's
+ * does: the link-local GID first (v1, then v2), then a v1 and a v2 entry per IPv4 address.
  */
 import type { LabHost, LabNic } from './plan.js';
 
@@ -75,6 +82,13 @@ export const IPOIB_MTU: Readonly<Record<IpoibMode, number>> = { datagram: 2044, 
 /** An FDR fabric: the ConnectX-3 and ConnectX-5 ports alike link at 4X FDR. */
 export const DEFAULT_RATE = '56 Gb/sec (4X FDR)';
 
+export const LINK_LAYERS = ['infiniband', 'ethernet'] as const;
+export type LabLinkLayer = (typeof LINK_LAYERS)[number];
+
+export function isRoce(host: Pick<LabHost, 'linkLayer'>): boolean {
+  return host.linkLayer === 'ethernet';
+}
+
 /** Unique in the fabric for up to 16 NICs a host (the subnet manager gives each port its own). */
 function lid(host: LabHost, nic: LabNic): string {
   return `0x${(host.id * 16 + nic.index).toString(16)}`;
@@ -90,6 +104,16 @@ export function portFiles(
   nic: LabNic,
   state: PortStateName,
 ): Record<'state' | 'phys_state' | 'lid' | 'sm_lid', string> {
+  // RoCE has no LIDs and no subnet manager: the port is ACTIVE whenever its Ethernet link is up.
+  if (isRoce(host)) {
+    const up = carrierIn(state);
+    return {
+      state: up ? '4: ACTIVE' : '1: DOWN',
+      phys_state: up ? '5: LinkUp' : state === 'polling' ? '2: Polling' : '3: Disabled',
+      lid: '0x0',
+      sm_lid: '0x0',
+    };
+  }
   switch (state) {
     case 'active':
       return { state: '4: ACTIVE', phys_state: '5: LinkUp', lid: lid(host, nic), sm_lid: '0x1' };
@@ -143,6 +167,78 @@ function guid(host: LabHost, device: string, port: number): string {
   return `fe80:0000:0000:0000:0002:c903:00${hex.slice(0, 2)}:${hex.slice(2)}01`;
 }
 
+/** Entries of each port's GID table: enough for the link-local pair and a few addresses (mlx5 has 256). */
+export const GID_SLOTS = 16;
+/** Entries of each port's P_Key table (ConnectX has 128). */
+export const PKEY_SLOTS = 16;
+export const ZERO_GID = '0000:0000:0000:0000:0000:0000:0000:0000';
+/** The subnet prefix of a subnet manager that was not told another (opensm's default). */
+export const DEFAULT_SUBNET_PREFIX = 'fe80:0000:0000:0000';
+/** The default partition, full membership: on every port's table, at index 0. */
+export const DEFAULT_PKEY = '0xffff';
+
+export const GID_ORDERS = ['kernel', 'reorder', 'linklocal-only'] as const;
+/**
+ * kernel: as the kernel registers them from the interface's addresses; reorder: as after a port
+ * flap where an IPv6 address re-registered first and took the IPv4 entries' slots (the v2 GID of
+ * the NIC's address moves from 3 to 5: a job told NCCL_IB_GID_INDEX=3 uses the IPv6 one);
+ * linklocal-only: the link-local pair alone (the address not on the interface when the GIDs were
+ * made): what NCCL and UCX pick then is fe80::, and the queue pair never reaches RTR.
+ */
+export type GidOrder = (typeof GID_ORDERS)[number];
+
+export interface GidEntry {
+  readonly gid: string;
+  /** `IB/RoCE v1`, `RoCE v2`; '' for an empty slot. */
+  readonly type: string;
+}
+
+function hex4(n: number): string {
+  return n.toString(16).padStart(4, '0');
+}
+
+function ipv4Gid(address: string): string {
+  const [a = 0, b = 0, c = 0, d = 0] = address.split('.').map(Number);
+  return `0000:0000:0000:0000:0000:ffff:${hex4(a * 256 + b)}:${hex4(c * 256 + d)}`;
+}
+
+/** A RoCE port's table, pure: `iid` the interface identifier (last four groups), `addresses` its IPv4 addresses in order. */
+export function roceGidTable(iid: string, addresses: readonly string[], order: GidOrder): GidEntry[] {
+  const pair = (gid: string): GidEntry[] => [
+    { gid, type: 'IB/RoCE v1' },
+    { gid, type: 'RoCE v2' },
+  ];
+  const linkLocal = pair(`fe80:0000:0000:0000:${iid}`);
+  const ipv4 = addresses.flatMap((a) => pair(ipv4Gid(a)));
+  const entries =
+    order === 'linklocal-only'
+      ? linkLocal
+      : order === 'reorder'
+        ? [...linkLocal, ...pair(`fd00:0000:0000:0000:${iid}`), ...ipv4]
+        : [...linkLocal, ...ipv4];
+  return Array.from({ length: GID_SLOTS }, (_, i) => entries[i] ?? { gid: ZERO_GID, type: '' });
+}
+
+/** The interface identifier of a RoCE port's link-local GID (from its GUID, as from a MAC). */
+export function roceIid(host: LabHost, device: string, port: number): string {
+  return guid(host, device, port).slice(20);
+}
+
+/** A P_Key table: `pkeys` in order after the default partition, the rest empty. */
+export function pkeyTable(pkeys: readonly string[]): string[] {
+  const entries = [DEFAULT_PKEY, ...pkeys.filter((p) => p !== DEFAULT_PKEY)];
+  return Array.from({ length: PKEY_SLOTS }, (_, i) => entries[i] ?? '0x0000');
+}
+
+/** The files of a port's GID table for `entries` (relative to the port directory); ndevs name the RoCE netdev. */
+export function gidFiles(entries: readonly GidEntry[], iface: string | undefined): { path: string; content: string }[] {
+  return entries.flatMap((e, i) => [
+    { path: `gids/${i}`, content: e.gid },
+    { path: `gid_attrs/types/${i}`, content: e.type },
+    { path: `gid_attrs/ndevs/${i}`, content: iface !== undefined && e.type !== '' ? iface : '' },
+  ]);
+}
+
 /** The whole layer for a host at boot: every port ACTIVE, IPoIB in datagram mode. */
 export function renderSysfsTree(host: LabHost): SysfsTree {
   const dirs: string[] = ['class/infiniband'];
@@ -172,20 +268,30 @@ export function renderSysfsTree(host: LabHost): SysfsTree {
       );
       links.push({ path: `class/infiniband/${l.device}`, target: `../../${deviceDir}` });
     }
-    dirs.push(`${portDir}/gids`, `devices/virtual/net/${l.iface}`);
+    dirs.push(`${portDir}/gids`, `${portDir}/pkeys`, `devices/virtual/net/${l.iface}`);
     const attributes = portFiles(host, nic, 'active');
+    const roce = isRoce(host);
     files.push(
       { path: `${portDir}/state`, content: attributes.state },
       { path: `${portDir}/phys_state`, content: attributes.phys_state },
       { path: `${portDir}/lid`, content: attributes.lid },
       { path: `${portDir}/sm_lid`, content: attributes.sm_lid },
       { path: `${portDir}/rate`, content: DEFAULT_RATE },
-      { path: `${portDir}/link_layer`, content: 'InfiniBand' },
+      { path: `${portDir}/link_layer`, content: roce ? 'Ethernet' : 'InfiniBand' },
       { path: `${portDir}/lid_mask_count`, content: '0' },
-      { path: `${portDir}/gids/0`, content: guid(host, l.device, l.port) },
+      ...gidFiles(bootGids(host, nic, l), roce ? l.iface : undefined).map((f) => ({
+        path: `${portDir}/${f.path}`,
+        content: f.content,
+      })),
+      ...pkeyTable([]).map((content, i) => ({ path: `${portDir}/pkeys/${i}`, content })),
       { path: `${portDir}/${ACTIVE_MTU_FILE}`, content: String(activeMtu(l.device)) },
-      { path: `devices/virtual/net/${l.iface}/mode`, content: 'datagram' },
-      { path: `devices/virtual/net/${l.iface}/address`, content: ipoibAddress(host, l.device, l.port) },
+      // A RoCE interface is an Ethernet one: no IPoIB mode, its own MAC address.
+      ...(roce
+        ? []
+        : [
+            { path: `devices/virtual/net/${l.iface}/mode`, content: 'datagram' },
+            { path: `devices/virtual/net/${l.iface}/address`, content: ipoibAddress(host, l.device, l.port) },
+          ]),
       { path: `devices/virtual/net/${l.iface}/dev_port`, content: String(l.port - 1) },
       { path: `devices/virtual/net/${l.iface}/dev_id`, content: `0x${(l.port - 1).toString(16)}` },
     );
@@ -195,6 +301,18 @@ export function renderSysfsTree(host: LabHost): SysfsTree {
     );
   });
   return { dirs, files, links };
+}
+
+/**
+ * A port's GID table at boot. InfiniBand: GID 0 the default subnet prefix and the port GUID. RoCE:
+ * from the address the host's manager gives the NIC (none yet on a fresh host).
+ */
+function bootGids(host: LabHost, nic: LabNic, l: RdmaNicLayout): GidEntry[] {
+  if (!isRoce(host)) {
+    const entries = [{ gid: guid(host, l.device, l.port), type: 'IB/RoCE v1' }];
+    return Array.from({ length: GID_SLOTS }, (_, i) => entries[i] ?? { gid: ZERO_GID, type: '' });
+  }
+  return roceGidTable(roceIid(host, l.device, l.port), host.fresh ? [] : [nic.address], 'kernel');
 }
 
 /** The port directory of a NIC inside the layer. */

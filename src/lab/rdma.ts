@@ -2,7 +2,10 @@
  * The lab's RDMA side, on the machine: each host's emulated sysfs layer (see rdma-emulation.ts)
  * written before it boots, the rping stand-in every RDMA host finds on its PATH, and `lab port`,
  * which changes a port at run time — its state (and with it the interface's carrier, as a real
- * IPoIB interface has carrier only while its port is ACTIVE), its rate, the IPoIB mode and MTU.
+ * IPoIB interface has carrier only while its port is ACTIVE), its rate, the IPoIB mode and MTU —
+ * and the breaks a fabric has that the routing cannot see: `lab gid` (a RoCE port's GID table
+ * reordered, or left with the link-local entries only), `lab sm` (a port under another subnet
+ * manager: its SM LID and subnet prefix), `lab pkey` (a port's P_Key table).
  */
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
@@ -12,11 +15,18 @@ import { PACKAGE_ROOT } from '../package-root.js';
 import { NETNS_DIR, hostPaths } from './names.js';
 import type { LabHost, LabPlan } from './plan.js';
 import {
+  DEFAULT_SUBNET_PREFIX,
   IPOIB_MTU,
   carrierIn,
+  gidFiles,
+  isRoce,
+  pkeyTable,
   portDir,
   portFiles,
   renderSysfsTree,
+  roceGidTable,
+  roceIid,
+  type GidOrder,
   type IpoibMode,
   type PortStateName,
 } from './rdma-emulation.js';
@@ -87,7 +97,8 @@ async function rewrite(path: string, content: string): Promise<void> {
   await writeFile(path, `${content}\n`, { flag: 'w' });
 }
 
-export async function labPort(name: string, id: number, iface: string, change: PortChange): Promise<LabPortResult> {
+/** The lab, host, NIC and port directory (on the machine) a port command names; usage errors otherwise. */
+async function emulatedPort(name: string, id: number, iface: string) {
   const plan = await requireLab(name);
   const host = plan.hosts.find((h) => h.id === id);
   if (!host)
@@ -103,10 +114,38 @@ export async function labPort(name: string, id: number, iface: string, change: P
     throw new UsageError(
       `host ${id} of lab ${name} has no emulated RDMA device (brought up with lab up --without-rdma, or by an older ibfleet)`,
     );
+  const l = port.split('/');
+  return { plan, host, nic, dir: join(root, port), label: `${l[l.length - 3]}/${l[l.length - 1]}` };
+}
+
+/** The IPv4 addresses on the host's interface now, in the kernel's order. */
+async function liveAddresses(host: LabHost, iface: string): Promise<string[]> {
+  const out = await runOk('lab: addresses', ['ip', '-n', host.namespace, '-o', '-4', 'addr', 'show', 'dev', iface]);
+  return [...out.stdout.matchAll(/\binet (\d+\.\d+\.\d+\.\d+)\//g)].map((m) => m[1]!);
+}
+
+/** A RoCE port's GID table written anew from the interface's addresses, in `order`. */
+async function registerGids(host: LabHost, iface: string, dir: string, order: GidOrder): Promise<void> {
+  const [device, , port] = dir.split('/').slice(-3);
+  const table = roceGidTable(roceIid(host, device!, Number(port)), await liveAddresses(host, iface), order);
+  for (const f of gidFiles(table, iface)) await rewrite(join(dir, f.path), f.content);
+}
+
+export async function labPort(name: string, id: number, iface: string, change: PortChange): Promise<LabPortResult> {
+  const { plan, host, nic, dir } = await emulatedPort(name, id, iface);
+  const root = sysfsLayer(plan, id);
+  const port = portDir(host, iface)!;
   const changed: string[] = [];
   if (change.state) {
     for (const [file, content] of Object.entries(portFiles(host, nic, change.state)))
       await rewrite(join(root, port, file), content);
+    // A RoCE port coming back registers its GIDs again from the interface's addresses, in the kernel's order.
+    if (isRoce(host) && carrierIn(change.state)) await registerGids(host, iface, dir, 'kernel');
+    // ACTIVE under the fabric's own subnet manager again: its subnet prefix too (lab sm changed it).
+    if (!isRoce(host) && change.state === 'active') {
+      const gid = (await readFile(join(dir, 'gids/0'), 'utf8')).trim();
+      await rewrite(join(dir, 'gids/0'), `${DEFAULT_SUBNET_PREFIX}${gid.slice(DEFAULT_SUBNET_PREFIX.length)}`);
+    }
     const sw = [
       'nsenter',
       `--net=${NETNS_DIR}/${plan.switchNamespace}`,
@@ -131,4 +170,58 @@ export async function labPort(name: string, id: number, iface: string, change: P
   }
   const l = port.split('/');
   return { id, iface, port: `${l[l.length - 3]}/${l[l.length - 1]}`, changed };
+}
+
+export interface LabBreakResult {
+  readonly id: number;
+  readonly iface: string;
+  readonly port: string;
+  readonly changed: string;
+}
+
+/** `lab gid H NIC ORDER`: a RoCE port's GID table made again from the interface's addresses, in ORDER. */
+export async function labGid(name: string, id: number, iface: string, order: GidOrder): Promise<LabBreakResult> {
+  const { host, dir, label } = await emulatedPort(name, id, iface);
+  if (!isRoce(host))
+    throw new UsageError(
+      `lab gid: host ${id}'s ports are InfiniBand, whose GID table the subnet manager makes; lab gid is for RoCE hosts (lab up --link-layer ethernet); lab sm changes an InfiniBand port's subnet prefix`,
+    );
+  await registerGids(host, iface, dir, order);
+  return { id, iface, port: label, changed: `GID table ${order}` };
+}
+
+/**
+ * `lab sm H NIC LID [--subnet-prefix P]`: the port as a port under another subnet manager sees it
+ * (SM LID, and GID 0's subnet prefix when given). `lab port H NIC active` puts the fabric's own back.
+ */
+export async function labSm(
+  name: string,
+  id: number,
+  iface: string,
+  smLid: number,
+  subnetPrefix?: string,
+): Promise<LabBreakResult> {
+  const { host, dir, label } = await emulatedPort(name, id, iface);
+  if (isRoce(host))
+    throw new UsageError(`lab sm: host ${id}'s ports are RoCE (Ethernet): no subnet manager configures them`);
+  await rewrite(join(dir, 'sm_lid'), `0x${smLid.toString(16)}`);
+  if (subnetPrefix !== undefined) {
+    const gid = (await readFile(join(dir, 'gids/0'), 'utf8')).trim();
+    await rewrite(join(dir, 'gids/0'), `${subnetPrefix}${gid.slice(subnetPrefix.length)}`);
+  }
+  return {
+    id,
+    iface,
+    port: label,
+    changed: `SM LID ${smLid}${subnetPrefix !== undefined ? `, subnet prefix ${subnetPrefix}` : ''}`,
+  };
+}
+
+/** `lab pkey H NIC [PKEY...]`: the port's P_Key table: the default partition and PKEYs (none: the default alone). */
+export async function labPkey(name: string, id: number, iface: string, pkeys: readonly string[]): Promise<LabBreakResult> {
+  const { host, dir, label } = await emulatedPort(name, id, iface);
+  if (isRoce(host)) throw new UsageError(`lab pkey: host ${id}'s ports are RoCE (Ethernet): they have no partitions`);
+  const table = pkeyTable(pkeys);
+  for (const [i, content] of table.entries()) await rewrite(join(dir, 'pkeys', String(i)), content);
+  return { id, iface, port: label, changed: `P_Key table ${table.filter((p) => p !== '0x0000').join(' ')}` };
 }

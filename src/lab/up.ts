@@ -27,6 +27,7 @@ import { labSummaries, writeLabState } from './state.js';
 import { run, runOk } from './system.js';
 import { ensureSuiteRoots, hasRoot, rootsDirFrom, type SuiteVersions } from './roots.js';
 import type { Suite } from './suites.js';
+import type { LabLinkLayer } from './rdma-emulation.js';
 
 type HostMap<T> = ReadonlyMap<number, T> | Readonly<Record<number, T>>;
 
@@ -57,6 +58,8 @@ export interface LabUpOptions {
   readonly fresh?: readonly number[];
   /** The Debian release of hosts' roots (lab up --suite): `all`, or per host; default the machine's own /usr. */
   readonly suites?: { readonly all?: Suite; readonly hosts?: HostMap<Suite> };
+  /** The link layer of hosts' RDMA ports: `all`, or per host; default InfiniBand. */
+  readonly linkLayers?: { readonly all?: LabLinkLayer; readonly hosts?: HostMap<LabLinkLayer> };
   /** Hosts started at once (default 8: the work is mostly short processes waiting on the kernel). */
   readonly concurrency?: number;
   readonly probe?: PreflightProbe;
@@ -103,6 +106,14 @@ export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
           suites: {
             ...(options.suites.all !== undefined ? { all: options.suites.all } : {}),
             ...(options.suites.hosts ? { hosts: toMap(options.suites.hosts)! } : {}),
+          },
+        }
+      : {}),
+    ...(options.linkLayers
+      ? {
+          linkLayers: {
+            ...(options.linkLayers.all !== undefined ? { all: options.linkLayers.all } : {}),
+            ...(options.linkLayers.hosts ? { hosts: toMap(options.linkLayers.hosts)! } : {}),
           },
         }
       : {}),
