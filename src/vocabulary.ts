@@ -144,6 +144,12 @@ export interface NicFabric {
   readonly up: boolean;
   /** Ethernet link layer: index of the RoCE v2 GID carrying the NIC's address, or null. */
   readonly roceV2Gid: number | null;
+  /** Ethernet link layer: every GID entry in use (index, GID, `RoCE v2` / `IB/RoCE v1`); null on InfiniBand. */
+  readonly gids?: readonly { readonly index: number; readonly gid: string; readonly type: string }[] | null;
+  /** InfiniBand: the subnet prefix the subnet manager gave the port (GID 0's upper half), or null. */
+  readonly subnetPrefix?: string | null;
+  /** InfiniBand: the P_Keys in the port's table (`0xffff`, `0x8002`), or null. */
+  readonly pkeys?: readonly string[] | null;
 }
 
 export interface HostResult {
@@ -272,6 +278,8 @@ export interface RunEnd {
   readonly matrix?: MatrixStart;
   /** Findings about the selected hosts together (status: odd IPoIB modes, ports below the fleet's rate). */
   readonly warnings?: readonly string[];
+  /** What the selected hosts together cannot do (ports in another IB subnet): the run fails. */
+  readonly problems?: readonly string[];
   readonly durationMs: number;
   readonly interrupted: boolean;
 }
@@ -310,7 +318,7 @@ export function runPassed(
   return results.every((r) => !FAILING_STATUSES.has(r.status)) && cells.every((c) => c.ok !== false);
 }
 
-export function runVerdict(end: Pick<RunEnd, 'results' | 'cells' | 'interrupted'>): RunVerdict {
+export function runVerdict(end: Pick<RunEnd, 'results' | 'cells' | 'interrupted' | 'problems'>): RunVerdict {
   if (end.interrupted) return 'interrupted';
-  return runPassed(end.results, end.cells) ? 'ok' : 'failed';
+  return runPassed(end.results, end.cells) && !end.problems?.length ? 'ok' : 'failed';
 }

@@ -137,6 +137,7 @@ export async function runDisplayed(
     readonly cells?: readonly MatrixCell[];
     readonly matrix?: MatrixStart;
     readonly warnings?: readonly string[];
+    readonly problems?: readonly string[];
   }>,
 ): Promise<RunVerdict> {
   const log = startRunLog(io, run.globals, header.command, run.secrets);
@@ -224,11 +225,11 @@ export function runPerHost(
   run: FleetRunSetup,
   header: RunHeader,
   work: (task: HostTask) => Promise<HostOutcome>,
-  across?: (results: readonly HostResult[]) => string[],
+  across?: (results: readonly HostResult[]) => { warnings: string[]; problems: string[] },
 ): Promise<RunVerdict> {
   return runDisplayed(io, run, header, async (events) => {
     const results = await runHosts(run.hosts, fanoutOptions(run, events), work);
-    return { results, warnings: across?.(results) ?? [] };
+    return { results, ...(across?.(results) ?? {}) };
   });
 }
 

@@ -25,7 +25,7 @@ export function registerStatus(program: Command, io: Io, done: (r: CommandResult
       ),
   ).action(async (raw: unknown, cmd: Command) => {
     const opts = await readOptions(statusOptions, raw);
-    const [{ readPlaybook }, { prepareRun, runPerHost }, { statusHost }, { fleetWarnings }] = await Promise.all([
+    const [{ readPlaybook }, { prepareRun, runPerHost }, { statusHost }, { fleetFindings }] = await Promise.all([
       import('./context.js'),
       import('./fleet-run.js'),
       import('../runner/host-workflows.js'),
@@ -40,7 +40,7 @@ export function registerStatus(program: Command, io: Io, done: (r: CommandResult
         run,
         { command: 'status', inventory: run.globals.inventory, playbook: playbook.name, diff },
         statusHost({ fleet: run.fleet, playbook, transport: run.transport }, { diff }),
-        fleetWarnings(playbook),
+        fleetFindings(playbook),
       ),
     });
   });

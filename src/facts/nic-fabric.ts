@@ -7,7 +7,7 @@ import type { Nic } from '../inventory/model.js';
 import type { NicFabric } from '../vocabulary.js';
 import type { HostFacts } from './host-facts.js';
 import { ipv4MappedGid } from './rdma-probe.js';
-import { lidValue, rdmaPortOf, stateName, type RdmaFacts } from './rdma-facts.js';
+import { lidValue, rdmaPortOf, stateName, type RdmaFacts, type RdmaPortRef } from './rdma-facts.js';
 
 /** The per-NIC facts status reports (`--json` `fabric`, the compact line). */
 export function nicFabric(nic: Nic, facts: HostFacts): NicFabric {
@@ -32,7 +32,18 @@ export function nicFabric(nic: Nic, facts: HostFacts): NicFabric {
     mtu: link?.mtu ?? null,
     up: link?.up ?? false,
     roceV2Gid: gid,
+    ...portTables(rdma, ref, port?.linkLayer),
   };
+}
+
+/** The port's GIDs (RoCE), or its subnet prefix and P_Keys (InfiniBand). */
+function portTables(rdma: RdmaFacts | undefined, ref: RdmaPortRef | undefined, linkLayer: string | undefined) {
+  if (!rdma || !ref || !linkLayer) return {};
+  const mine = <T extends { device: string; port: number; index: number }>(list: readonly T[]) =>
+    list.filter((x) => x.device === ref.device && x.port === ref.port).sort((a, b) => a.index - b.index);
+  if (linkLayer === 'Ethernet') return { gids: mine(rdma.gids).map(({ index, gid, type }) => ({ index, gid, type })) };
+  const gid0 = mine(rdma.gids).find((g) => g.index === 0);
+  return { subnetPrefix: gid0 ? gid0.gid.slice(0, 19) : null, pkeys: mine(rdma.pkeys).map((p) => p.pkey) };
 }
 
 function roceV2Gid(rdma: RdmaFacts, device: string, port: number, address: string): number | null {

@@ -39,6 +39,14 @@ export interface GidFact {
   readonly type: string;
 }
 
+export interface PkeyFact {
+  readonly device: string;
+  readonly port: number;
+  readonly index: number;
+  /** `0x8002`, lower case, four digits. */
+  readonly pkey: string;
+}
+
 export interface RdmaFacts {
   /** Every RDMA device of the host (/sys/class/infiniband). */
   readonly devices: readonly string[];
@@ -47,8 +55,30 @@ export interface RdmaFacts {
   readonly ndevs: ReadonlyMap<string, string>;
   /** `device/port` → port attributes, for the devices the NICs lead to. */
   readonly ports: ReadonlyMap<string, PortFact>;
-  /** GID entries carrying one of the host's fabric addresses (Ethernet link layer ports only). */
+  /** Every GID entry in use of an Ethernet (RoCE) port; GID 0 of an InfiniBand port. */
   readonly gids: readonly GidFact[];
+  /** The P_Key table entries in use of InfiniBand ports. */
+  readonly pkeys: readonly PkeyFact[];
+}
+
+/** What a host prints is hostile: a GID is eight groups of four hex digits, or it is not taken. */
+const GID_TEXT = /^[0-9a-f]{4}(:[0-9a-f]{4}){7}$/;
+const GID_TYPES = new Set(['IB/RoCE v1', 'RoCE v2']);
+const PKEY_TEXT = /^0x[0-9a-f]{1,4}$/;
+const INDEX_TEXT = /^\d{1,4}$/;
+
+function gidFact(rest: readonly string[]): GidFact | undefined {
+  const [device = '', port = '', index = '', gid = '', ...type] = rest;
+  const text = type.join(' ');
+  if (!device || !INDEX_TEXT.test(port) || !INDEX_TEXT.test(index) || !GID_TEXT.test(gid.toLowerCase())) return undefined;
+  return { device, port: Number(port), index: Number(index), gid: gid.toLowerCase(), type: GID_TYPES.has(text) ? text : '' };
+}
+
+function pkeyFact(rest: readonly string[]): PkeyFact | undefined {
+  const [device = '', port = '', index = '', pkey = ''] = rest;
+  const value = pkey.toLowerCase();
+  if (!device || !INDEX_TEXT.test(port) || !INDEX_TEXT.test(index) || !PKEY_TEXT.test(value)) return undefined;
+  return { device, port: Number(port), index: Number(index), pkey: `0x${value.slice(2).padStart(4, '0')}` };
 }
 
 export function parseRdmaSection(lines: readonly string[]): RdmaFacts {
@@ -57,6 +87,7 @@ export function parseRdmaSection(lines: readonly string[]): RdmaFacts {
   const ndevs = new Map<string, string>();
   const ports = new Map<string, PortFact>();
   const gids: GidFact[] = [];
+  const pkeys: PkeyFact[] = [];
   for (const line of lines) {
     const [kind, ...rest] = line.split(' ');
     const text = rest.join(' ');
@@ -71,17 +102,15 @@ export function parseRdmaSection(lines: readonly string[]): RdmaFacts {
         .join(' ')
         .split('|');
       ports.set(`${rest[0]}/${rest[1]}`, { state, physState, rate, linkLayer, lid, smLid });
-    } else if (kind === 'gid' && rest.length >= 4) {
-      gids.push({
-        device: rest[0]!,
-        port: Number(rest[1]),
-        index: Number(rest[2]),
-        gid: rest[3]!,
-        type: rest.slice(4).join(' '),
-      });
+    } else if (kind === 'gid') {
+      const gid = gidFact(rest);
+      if (gid) gids.push(gid);
+    } else if (kind === 'pkey') {
+      const pkey = pkeyFact(rest);
+      if (pkey) pkeys.push(pkey);
     }
   }
-  return { devices, nics, ndevs, ports, gids };
+  return { devices, nics, ndevs, ports, gids, pkeys };
 }
 
 export interface RdmaPortRef {

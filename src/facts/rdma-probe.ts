@@ -9,8 +9,10 @@
  * dual-port card the interface sits on: both NICs of a ConnectX-3 share one device), and the IPoIB
  * `mode`. RoCE and software devices name their netdev per port in `gid_attrs/ndevs/0` instead. Then,
  * for the devices the NICs lead to and only those, each port's state, physical state, rate, link
- * layer, LID and SM LID, and — on an Ethernet (RoCE) port — the GID entries that carry one of the
- * host's fabric addresses with their type (RoCE v2 is what RDMA CM uses across a routed fabric).
+ * layer, LID and SM LID; on an Ethernet (RoCE) port every GID entry in use with its type (RoCE v2
+ * is what RDMA CM uses across a routed fabric; which index carries the NIC's address is what NCCL
+ * and UCX must be told), on an InfiniBand port GID 0 (its subnet prefix) and the P_Key table's
+ * entries in use. Only `read`, a builtin: a ConnectX port's 256 GIDs and 128 P_Keys cost no fork.
  */
 import type { Host } from '../inventory/model.js';
 import { parseIpv4 } from '../inventory/ipv4.js';
@@ -26,6 +28,9 @@ export function ipv4MappedGid(address: string): string {
   return `0000:0000:0000:0000:0000:ffff:${hex(value >>> 16)}:${hex(value & 0xffff)}`;
 }
 
+/** An empty entry of a GID table, as sysfs prints it. */
+export const ZERO_GID = '0000:0000:0000:0000:0000:0000:0000:0000';
+
 /**
  * Lines of the probe's `rdma` section (inside the probe's command substitution, one tab deep).
  * `ifaces`: the NICs to look at; undefined (onboard, before it knows the names): every interface
@@ -35,7 +40,6 @@ export function renderRdmaProbe(host: Host, ifaces: readonly string[] | undefine
   const names = ifaces
     ? ifaces.map(shellQuote).join(' ')
     : '$(for n in /sys/class/net/*/device/infiniband; do [ -d "$n" ] && { n=${n%/device/infiniband}; printf "%s " "${n##*/}"; }; done)';
-  const gids = host.nics.map((n) => ipv4MappedGid(n.address)).join('|');
   return [
     '\ts rdma',
     // Every device, for the message when none is behind a NIC; then RoCE/software ports' netdevs.
@@ -60,11 +64,19 @@ export function renderRdmaProbe(host: Host, ifaces: readonly string[] | undefine
     '\t\t\tread -r st 2>/dev/null <"$p/state"; read -r ph 2>/dev/null <"$p/phys_state"; read -r ra 2>/dev/null <"$p/rate"',
     '\t\t\tread -r ll 2>/dev/null <"$p/link_layer"; read -r li 2>/dev/null <"$p/lid"; read -r sm 2>/dev/null <"$p/sm_lid"',
     '\t\t\tprintf \'port %s %s %s|%s|%s|%s|%s|%s\\n\' "$d" "${p##*/}" "$st" "$ph" "$ra" "$ll" "$li" "$sm"',
-    '\t\t\t[ "$ll" = Ethernet ] || continue',
-    '\t\t\tfor g in "$p"/gids/*; do',
-    '\t\t\t\tv=; read -r v 2>/dev/null <"$g" || continue',
-    `\t\t\t\tcase $v in ${gids || "''"}) t=; read -r t 2>/dev/null <"$p/gid_attrs/types/\${g##*/}"; echo "gid $d \${p##*/} \${g##*/} $v $t" ;; esac`,
-    '\t\t\tdone',
+    '\t\t\tif [ "$ll" = Ethernet ]; then',
+    '\t\t\t\tfor g in "$p"/gids/*; do',
+    '\t\t\t\t\tv=; read -r v 2>/dev/null <"$g" || continue',
+    `\t\t\t\t\tcase $v in ''|${ZERO_GID}) continue ;; esac`,
+    '\t\t\t\t\tt=; read -r t 2>/dev/null <"$p/gid_attrs/types/${g##*/}"; echo "gid $d ${p##*/} ${g##*/} $v $t"',
+    '\t\t\t\tdone',
+    '\t\t\telse',
+    '\t\t\t\tv=; read -r v 2>/dev/null <"$p/gids/0" && echo "gid $d ${p##*/} 0 $v"',
+    '\t\t\t\tfor k in "$p"/pkeys/*; do',
+    '\t\t\t\t\tv=; read -r v 2>/dev/null <"$k" || continue',
+    '\t\t\t\t\tcase $v in \'\'|0x0000) ;; *) echo "pkey $d ${p##*/} ${k##*/} $v" ;; esac',
+    '\t\t\t\tdone',
+    '\t\t\tfi',
     '\t\tdone',
     '\tdone',
   ];

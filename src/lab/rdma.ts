@@ -124,10 +124,23 @@ async function liveAddresses(host: LabHost, iface: string): Promise<string[]> {
   return [...out.stdout.matchAll(/\binet (\d+\.\d+\.\d+\.\d+)\//g)].map((m) => m[1]!);
 }
 
-/** A RoCE port's GID table written anew from the interface's addresses, in `order`. */
-async function registerGids(host: LabHost, iface: string, dir: string, order: GidOrder): Promise<void> {
+/** How long a RoCE port coming back waits for its manager to put the NIC's address back (lab port … active). */
+const ADDRESS_RETURN_MS = 15_000;
+
+/**
+ * A RoCE port's GID table written anew from the interface's addresses, in `order`. The kernel adds
+ * an address's GIDs when the address comes; the lab's table is files written once, so with `awaited`
+ * (a port coming back, whose manager re-adds the address after the carrier) it waits for that
+ * address first, within ADDRESS_RETURN_MS, and registers without it if it does not come.
+ */
+async function registerGids(host: LabHost, iface: string, dir: string, order: GidOrder, awaited?: string): Promise<void> {
   const [device, , port] = dir.split('/').slice(-3);
-  const table = roceGidTable(roceIid(host, device!, Number(port)), await liveAddresses(host, iface), order);
+  let addresses = await liveAddresses(host, iface);
+  for (const until = Date.now() + ADDRESS_RETURN_MS; awaited && !addresses.includes(awaited) && Date.now() < until; ) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    addresses = await liveAddresses(host, iface);
+  }
+  const table = roceGidTable(roceIid(host, device!, Number(port)), addresses, order);
   for (const f of gidFiles(table, iface)) await rewrite(join(dir, f.path), f.content);
 }
 
@@ -139,8 +152,6 @@ export async function labPort(name: string, id: number, iface: string, change: P
   if (change.state) {
     for (const [file, content] of Object.entries(portFiles(host, nic, change.state)))
       await rewrite(join(root, port, file), content);
-    // A RoCE port coming back registers its GIDs again from the interface's addresses, in the kernel's order.
-    if (isRoce(host) && carrierIn(change.state)) await registerGids(host, iface, dir, 'kernel');
     // ACTIVE under the fabric's own subnet manager again: its subnet prefix too (lab sm changed it).
     if (!isRoce(host) && change.state === 'active') {
       const gid = (await readFile(join(dir, 'gids/0'), 'utf8')).trim();
@@ -156,6 +167,8 @@ export async function labPort(name: string, id: number, iface: string, change: P
       carrierIn(change.state) ? 'up' : 'down',
     ];
     await runOk('lab port: carrier', sw);
+    // A RoCE port coming back registers its GIDs again from the interface's addresses, in the kernel's order.
+    if (isRoce(host) && carrierIn(change.state)) await registerGids(host, iface, dir, 'kernel', nic.address);
     changed.push(`state ${change.state}`);
   }
   if (change.rate) {

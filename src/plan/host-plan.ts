@@ -252,7 +252,15 @@ export function assessStatus(
   };
 }
 
-/** Status over the selected hosts together (the fleet's ports, modes and MTUs compared). */
-export function fleetWarnings(playbook: Playbook): (results: readonly HostResult[]) => string[] {
-  return (results) => playbook.steps.flatMap((s) => s.step.fleetWarnings?.(results) ?? []);
+/**
+ * Status over the selected hosts together (the fleet's ports, modes, MTUs and GID indexes
+ * compared): warnings, and problems that make the run fail (ports in another subnet).
+ */
+export function fleetFindings(
+  playbook: Playbook,
+): (results: readonly HostResult[]) => { warnings: string[]; problems: string[] } {
+  return (results) => ({
+    warnings: playbook.steps.flatMap((s) => s.step.fleetWarnings?.(results) ?? []),
+    problems: playbook.steps.flatMap((s) => s.step.fleetProblems?.(results) ?? []),
+  });
 }

@@ -373,6 +373,7 @@ export async function announceRun(
     readonly cells?: readonly MatrixCell[];
     readonly matrix?: MatrixStart;
     readonly warnings?: readonly string[];
+    readonly problems?: readonly string[];
   }>,
 ): Promise<RunEnd> {
   const now = options.now ?? Date.now;
@@ -383,12 +384,13 @@ export async function announceRun(
     concurrency: options.concurrency,
     startedAt,
   });
-  const { results, cells = [], matrix, warnings } = await body(display.events);
+  const { results, cells = [], matrix, warnings, problems } = await body(display.events);
   const end: RunEnd = {
     results,
     cells,
     ...(matrix ? { matrix } : {}),
     ...(warnings?.length ? { warnings } : {}),
+    ...(problems?.length ? { problems } : {}),
     durationMs: now() - startedAt,
     interrupted: options.interrupt.aborted,
   };

@@ -14,6 +14,7 @@ import type { Fleet, Host } from '../inventory/model.js';
 import { cellCauses, explainFailure } from '../plan/cell-causes.js';
 import type { HostFacts } from '../facts/host-facts.js';
 import { readProbe } from '../plan/change-output.js';
+import { verifyFabricFindings } from '../steps/fabric-health/consistency.js';
 import {
   cellKey,
   chooseCells,
@@ -89,7 +90,7 @@ interface Connected {
 
 export async function runVerify(
   options: VerifyOptions,
-): Promise<{ results: HostResult[]; cells: MatrixCell[]; matrix: MatrixStart }> {
+): Promise<{ results: HostResult[]; cells: MatrixCell[]; matrix: MatrixStart; warnings: string[]; problems: string[] }> {
   const now = options.now ?? Date.now;
   const deadlines = new Deadlines(options.timeoutMs, options.interrupt);
   const sessions = new Map<number, { session: Session; caps?: Capabilities; facts?: HostFacts }>();
@@ -148,7 +149,9 @@ export async function runVerify(
       }),
     );
     const cells = await runMatrix(options, connected);
-    return { results: hostResults(options, connected, cells, now), cells, matrix: matrixStart(options) };
+    // What the hosts' RDMA ports say together: GID indexes that differ, ports in another IB subnet.
+    const across = verifyFabricFindings(options.fleet, options.hosts, (id) => connected.get(id)?.facts);
+    return { results: hostResults(options, connected, cells, now), cells, matrix: matrixStart(options), ...across };
   } finally {
     deadlines.stopAll();
     for (const { session } of sessions.values()) session.close();

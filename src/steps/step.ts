@@ -309,6 +309,8 @@ export interface Step {
   unwantedFiles?(): readonly string[];
   /** Status over the selected hosts together. */
   fleetWarnings?(results: readonly HostResult[]): readonly string[];
+  /** Status over the selected hosts together: what makes the run fail (ports in another subnet). */
+  fleetProblems?(results: readonly HostResult[]): readonly string[];
 }
 
 /** Lines of a rollback or restore script, by when they run. */

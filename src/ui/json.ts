@@ -36,7 +36,7 @@ export function runDocument(
   const cells = input.cells ?? [];
   return {
     command: header.command,
-    ok: runPassed(input.results, cells) && !input.interrupted,
+    ok: runPassed(input.results, cells) && !input.problems?.length && !input.interrupted,
     inventory: header.inventory,
     ...(header.playbook ? { playbook: header.playbook } : {}),
     ...(header.dryRun ? { dryRun: true } : {}),
@@ -44,6 +44,7 @@ export function runDocument(
     durationMs: Math.round(input.durationMs),
     summary: Object.fromEntries(countStatuses(input.results)),
     ...(input.warnings?.length ? { warnings: input.warnings } : {}),
+    ...(input.problems?.length ? { problems: input.problems } : {}),
     hosts: input.results.map((r) => ({
       id: r.host.id,
       name: r.host.name,

@@ -97,6 +97,7 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
       // Lines came in finishing order; the recap is in host order, hosts alike folded.
       else if ((options.command === 'deploy' || options.command === 'rollback') && e.results.length > 1)
         for (const line of foldedOutcomeLines(e.results)) write(line);
+      for (const line of e.problems ?? []) write(`problem ${sanitizeLine(line)}`);
       for (const line of foldedWarningLines(e.results, e.warnings)) write(`warning ${sanitizeLine(line)}`);
       if (start?.diff) for (const line of formatDiffLines(e.results)) write(line);
       if (start?.dryRun)

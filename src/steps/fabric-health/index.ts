@@ -4,13 +4,19 @@
  * ACTIVE/LinkUp, an InfiniBand port without subnet manager, a NIC without RDMA device, a port ACTIVE
  * behind an interface that is down, a RoCE port without a RoCE v2 GID for the NIC's address — each
  * with what to do next; across the selected hosts, ports below the fleet's rate and IPoIB modes,
- * MTUs or link layers that differ. Skipped for a fleet whose inventory says `fabric: { rdma: false }`.
+ * MTUs or link layers that differ, RoCE v2 GID indexes that differ per NIC, and InfiniBand ports
+ * under another subnet manager or subnet prefix (consistency.ts). Skipped for a fleet whose inventory says `fabric: { rdma: false }`.
  * Deploy changes none of it. Pure.
  */
 import { z } from 'zod';
 import { nicFabric } from '../../facts/nic-fabric.js';
 import type { Blocker, StatusPart, StepModule } from '../step.js';
 import { fleetFabricWarnings } from './fleet.js';
+import { fabricConsistency, type HostFabric } from './consistency.js';
+import type { HostResult } from '../../vocabulary.js';
+
+const placed = (results: readonly HostResult[]): HostFabric[] =>
+  results.map((r) => ({ host: r.host.id, fabric: r.fabric ?? [] }));
 import { fabricProblems } from './problems.js';
 
 export const fabricHealth: StepModule<Record<string, never>> = {
@@ -32,6 +38,7 @@ export const fabricHealth: StepModule<Record<string, never>> = {
         (b.kind === 'nic-down' || (b.kind === 'nic-unaddressed' && down(b.iface)));
       return { problems: fabricProblems(host, fabric, facts), fabric, explains: explained };
     },
-    fleetWarnings: fleetFabricWarnings,
+    fleetWarnings: (results) => [...fleetFabricWarnings(results), ...fabricConsistency(placed(results)).warnings],
+    fleetProblems: (results) => fabricConsistency(placed(results)).problems,
   }),
 };

@@ -71,10 +71,30 @@ export function fabricProblems(host: Host, fabric: readonly NicFabric[], facts: 
       );
     if (n.linkLayer === 'Ethernet' && n.roceV2Gid === null) {
       const address = host.nics.find((x) => x.index === n.nic)?.address ?? '';
-      problems.push(
-        `${at} is RoCE but no RoCE v2 GID carries ${address}: RDMA CM cannot use it; check that ${address} is on ${n.iface} (the GID table follows the interface's addresses)`,
-      );
+      problems.push(linkLocalOnly(n, address) ?? noRoceV2Gid(at, n.iface, address));
     }
   }
   return problems;
+}
+
+function noRoceV2Gid(at: string, iface: string, address: string): string {
+  return `${at} is RoCE but no RoCE v2 GID carries ${address}: RDMA CM cannot use it; check that ${address} is on ${iface} (the GID table follows the interface's addresses)`;
+}
+
+/** IPv4-mapped GIDs start so; any other is link-local (fe80::) or another IPv6 address. */
+const IPV4_MAPPED = '0000:0000:0000:0000:0000:ffff:';
+
+/**
+ * A RoCE port whose GIDs are all link-local or IPv6 (the NIC's address was not on the interface
+ * when they registered): what NCCL and UCX pick by themselves then is fe80::, and the queue pair
+ * never reaches RTR. Undefined where the port has an IPv4 GID, or none at all.
+ */
+export function linkLocalOnly(n: NicFabric, address: string): string | undefined {
+  const gids = n.gids ?? [];
+  if (n.linkLayer !== 'Ethernet' || gids.length === 0 || gids.some((g) => g.gid.startsWith(IPV4_MAPPED)))
+    return undefined;
+  const byGid = new Map<string, number[]>();
+  for (const g of gids) byGid.set(g.gid, [...(byGid.get(g.gid) ?? []), g.index]);
+  const shown = [...byGid.entries()].map(([gid, at]) => `${gid} at ${at.join(',')}`).join('; ');
+  return `${n.iface} → ${portLabel(n)} is RoCE but its only GIDs are link-local or IPv6 (${shown}): NCCL and UCX would pick one and the queue pair never reaches RTR; no RoCE v2 GID carries ${address || 'its address'}: check that it is on ${n.iface}, then bring ${n.iface} down and up so the kernel registers its GIDs again`;
 }

@@ -42,6 +42,7 @@ import { addCommand, upCommand } from './networkmanager.js';
 import { HEX_PARAMS, LINKS_KEY, linksSettings, settingsFor, type LinksParams } from './params.js';
 import { linksRecordFile, LINKS_RECORD_PATH } from './record.js';
 import { roceFinding, roceScriptPart } from './roce.js';
+import { partitionProblems } from './partition.js';
 import { linksRestore, linksUndo } from './undo.js';
 
 /** One plan per probe and host: every part of the step asks the same question of the same facts. */
@@ -177,6 +178,7 @@ function use(params: LinksParams): Step {
     },
     preview: (ctx) => preview(ctx, params),
     nicFindings: (ctx, nic) => nicFindings(ctx, params, nic),
+    status: (ctx) => ({ problems: partitionProblems(ctx, settingsFor(ctx.host, params)) }),
     apply: (ctx, input) => apply(ctx, params, input),
     exportRefusal: (host) => exportRefusal(host, params),
   };

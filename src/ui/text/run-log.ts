@@ -115,6 +115,8 @@ export function runLogEnd(end: RunEnd, matrix: readonly MatrixCell[] = end.cells
   const cells =
     matrix.length > 0 ? ` · cells ${matrix.filter((c) => c.state === 'passed').length}/${matrix.length} passed` : '';
   return [
+    ...(end.problems ?? []).map((p) => `problem ${p}`),
+    ...(end.warnings ?? []).map((w) => `warning ${w}`),
     `# ${end.interrupted ? 'interrupted' : 'finished'} after ${formatDuration(end.durationMs)}: ${formatCounts(end.results)}${cells}`,
   ];
 }

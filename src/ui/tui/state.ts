@@ -308,7 +308,10 @@ function finishHost(d: Draft, result: HostResult): void {
 
 function noteFabric(d: Draft, end: RunEnd): void {
   const fabric = foldedFabricLines(end.results).map((l) => oneLine(`fabric ${l}`));
-  const warnings = foldedWarningLines(end.results, end.warnings).map((l) => oneLine(`warning ${l}`));
+  const warnings = [
+    ...(end.problems ?? []).map((l) => oneLine(`problem ${l}`)),
+    ...foldedWarningLines(end.results, end.warnings).map((l) => oneLine(`warning ${l}`)),
+  ];
   d.pendingNotes = fabric.length || warnings.length ? { kind: 'notes', key: 'notes', fabric, warnings } : undefined;
 }
 

@@ -79,7 +79,7 @@ function FrozenItem({ item, state, columns, rows }: FrozenItemProps) {
           ))}
           {item.warnings.map((line, i) => (
             <Text key={`w${i}`} wrap="wrap">
-              <Styled tone="warning">{line}</Styled>
+              <Styled tone={line.startsWith('problem ') ? 'error' : 'warning'}>{line}</Styled>
             </Text>
           ))}
         </Box>
