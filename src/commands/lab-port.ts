@@ -153,7 +153,10 @@ export function registerLabBreaks(lab: Command, io: Io, done: (r: CommandResult)
     .argument('<nic>', "the NIC's interface name, e.g. ib1")
     .argument('<lid>', 'the SM LID the port sees, e.g. 2 (the fabric has 1)')
     .option('--name <name>', 'lab name', DEFAULT_LAB_NAME)
-    .option('--subnet-prefix <prefix>', "GID 0's upper half, e.g. fec0:0000:0000:0001 (the fabric has fe80:0000:0000:0000)")
+    .option(
+      '--subnet-prefix <prefix>',
+      "GID 0's upper half, e.g. fec0:0000:0000:0001 (the fabric has fe80:0000:0000:0000)",
+    )
     .action(async (h: string, nic: string, lid: string, raw: Record<string, unknown>, cmd: Command) => {
       const opts = await readOptions(smOptions, { ...raw, lid });
       const id = await host(h, 'lab sm');

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { registerCompletion } from './completion.js';
 import type { CommandResult, Io } from './context.js';
 import { registerDeploy } from './deploy.js';
+import { registerEnv } from './env.js';
 import { registerExec } from './exec.js';
 import { registerExport } from './export.js';
 import { registerHosts } from './hosts.js';
@@ -22,6 +23,7 @@ export function registerCommands(program: Command, io: Io, done: (r: CommandResu
   registerStatus(program, io, done);
   registerRollback(program, io, done);
   registerVerify(program, io, done);
+  registerEnv(program, io, done);
   registerOnboard(program, io, done);
   registerOffboard(program, io, done);
   registerExec(program, io, done);

@@ -70,8 +70,15 @@ const INDEX_TEXT = /^\d{1,4}$/;
 function gidFact(rest: readonly string[]): GidFact | undefined {
   const [device = '', port = '', index = '', gid = '', ...type] = rest;
   const text = type.join(' ');
-  if (!device || !INDEX_TEXT.test(port) || !INDEX_TEXT.test(index) || !GID_TEXT.test(gid.toLowerCase())) return undefined;
-  return { device, port: Number(port), index: Number(index), gid: gid.toLowerCase(), type: GID_TYPES.has(text) ? text : '' };
+  if (!device || !INDEX_TEXT.test(port) || !INDEX_TEXT.test(index) || !GID_TEXT.test(gid.toLowerCase()))
+    return undefined;
+  return {
+    device,
+    port: Number(port),
+    index: Number(index),
+    gid: gid.toLowerCase(),
+    type: GID_TYPES.has(text) ? text : '',
+  };
 }
 
 function pkeyFact(rest: readonly string[]): PkeyFact | undefined {

@@ -133,10 +133,16 @@ const ADDRESS_RETURN_MS = 15_000;
  * (a port coming back, whose manager re-adds the address after the carrier) it waits for that
  * address first, within ADDRESS_RETURN_MS, and registers without it if it does not come.
  */
-async function registerGids(host: LabHost, iface: string, dir: string, order: GidOrder, awaited?: string): Promise<void> {
+async function registerGids(
+  host: LabHost,
+  iface: string,
+  dir: string,
+  order: GidOrder,
+  awaited?: string,
+): Promise<void> {
   const [device, , port] = dir.split('/').slice(-3);
   let addresses = await liveAddresses(host, iface);
-  for (const until = Date.now() + ADDRESS_RETURN_MS; awaited && !addresses.includes(awaited) && Date.now() < until; ) {
+  for (const until = Date.now() + ADDRESS_RETURN_MS; awaited && !addresses.includes(awaited) && Date.now() < until;) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     addresses = await liveAddresses(host, iface);
   }
@@ -231,7 +237,12 @@ export async function labSm(
 }
 
 /** `lab pkey H NIC [PKEY...]`: the port's P_Key table: the default partition and PKEYs (none: the default alone). */
-export async function labPkey(name: string, id: number, iface: string, pkeys: readonly string[]): Promise<LabBreakResult> {
+export async function labPkey(
+  name: string,
+  id: number,
+  iface: string,
+  pkeys: readonly string[],
+): Promise<LabBreakResult> {
   const { host, dir, label } = await emulatedPort(name, id, iface);
   if (isRoce(host)) throw new UsageError(`lab pkey: host ${id}'s ports are RoCE (Ethernet): they have no partitions`);
   const table = pkeyTable(pkeys);

@@ -299,6 +299,15 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
     });
 }
 
+/** Read-only, for env: the host's probe, handed to `keep`; the host is ok once it is read. */
+export function readFactsHost(ctx: WorkflowContext, keep: (host: Host, facts: HostFacts) => void) {
+  return (task: HostTask): Promise<HostOutcome> =>
+    withSession(task, ctx.transport, async (session) => {
+      keep(task.host, await probe(task, session, ctx, {}));
+      return { status: 'ok', reasons: [] };
+    });
+}
+
 /** Read-only: ok when everything deploy would leave is in place, else drift with the reasons; with `diff`, the differing files as diffs. */
 export function statusHost(ctx: WorkflowContext, options: { readonly diff?: boolean } = {}) {
   return (task: HostTask): Promise<HostOutcome> =>

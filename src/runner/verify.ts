@@ -90,7 +90,13 @@ interface Connected {
 
 export async function runVerify(
   options: VerifyOptions,
-): Promise<{ results: HostResult[]; cells: MatrixCell[]; matrix: MatrixStart; warnings: string[]; problems: string[] }> {
+): Promise<{
+  results: HostResult[];
+  cells: MatrixCell[];
+  matrix: MatrixStart;
+  warnings: string[];
+  problems: string[];
+}> {
   const now = options.now ?? Date.now;
   const deadlines = new Deadlines(options.timeoutMs, options.interrupt);
   const sessions = new Map<number, { session: Session; caps?: Capabilities; facts?: HostFacts }>();
@@ -150,8 +156,9 @@ export async function runVerify(
     );
     const cells = await runMatrix(options, connected);
     // What the hosts' RDMA ports say together: GID indexes that differ, ports in another IB subnet.
-    const across = verifyFabricFindings(options.fleet, options.hosts, (id) => connected.get(id)?.facts);
-    return { results: hostResults(options, connected, cells, now), cells, matrix: matrixStart(options), ...across };
+    const { warnings, problems } = verifyFabricFindings(options.fleet, options.hosts, (id) => connected.get(id)?.facts);
+    const results = hostResults(options, connected, cells, now);
+    return { results, cells, matrix: matrixStart(options), warnings, problems };
   } finally {
     deadlines.stopAll();
     for (const { session } of sessions.values()) session.close();

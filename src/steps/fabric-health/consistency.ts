@@ -24,6 +24,8 @@ export interface FabricConsistency {
   readonly warnings: string[];
   /** The job cannot run across these ports. */
   readonly problems: string[];
+  /** The hosts of those ports, each with what its port sees (env refuses them). */
+  readonly outliers: readonly { readonly host: number; readonly text: string }[];
 }
 
 interface Placed {
@@ -58,33 +60,58 @@ function gidIndexWarnings(all: readonly Placed[]): string[] {
     if (!split) continue;
     const rest = ports.filter((p) => !split.odd.includes(p));
     warnings.push(
-      `NIC ${n}: RoCE v2 GID index differs: ${named(split.odd, (x) => x.roceV2Gid, (v) => `has index ${v}`)} where ${hostsOf(rest)} ${rest.length > 1 ? 'have' : 'has'} ${split.common}: one NCCL_IB_GID_INDEX (UCX_IB_GID_INDEX) for the whole job picks another GID on ${hostsOf(split.odd)}; give each host its own (ibfleet env --hosts …), or bring the NIC down and up there so its GIDs register in the kernel's order`,
+      `NIC ${n}: RoCE v2 GID index differs: ${named(
+        split.odd,
+        (x) => x.roceV2Gid,
+        (v) => `has index ${v}`,
+      )} where ${hostsOf(rest)} ${rest.length > 1 ? 'have' : 'has'} ${split.common}: one NCCL_IB_GID_INDEX (UCX_IB_GID_INDEX) for the whole job picks another GID on ${hostsOf(split.odd)}; give each host its own (ibfleet env --hosts …), or bring the NIC down and up there so its GIDs register in the kernel's order`,
     );
   }
   return warnings;
 }
 
-function subnetProblems(all: readonly Placed[]): string[] {
+function subnetProblems(all: readonly Placed[]): Pick<FabricConsistency, 'problems' | 'outliers'> {
   // Ports without a subnet manager are told on their host (SM LID 0); only ports that have one are compared.
-  const managed = all.filter((p) => p.nic.linkLayer === 'InfiniBand' && p.nic.state === 'ACTIVE' && (p.nic.smLid ?? 0) > 0);
+  const managed = all.filter(
+    (p) => p.nic.linkLayer === 'InfiniBand' && p.nic.state === 'ACTIVE' && (p.nic.smLid ?? 0) > 0,
+  );
   const problems: string[] = [];
+  const outliers: { host: number; text: string }[] = [];
   const sm = majority(managed, (n) => n.smLid);
+  for (const p of sm?.odd ?? [])
+    outliers.push({
+      host: p.host,
+      text: `${at(p)} sees SM LID ${p.nic.smLid}, the fabric's other ports ${sm!.common}: another subnet`,
+    });
   if (sm)
     problems.push(
-      `SM LID differs: ${named(sm.odd, (n) => n.smLid, (v) => `sees SM LID ${v}`)} while the fabric's other ports see ${sm.common}: another subnet manager runs that port's subnet, and RDMA between it and the rest cannot work; keep one SM (stop the stray opensm or the switch's SM) and the port rejoins at the next sweep`,
+      `SM LID differs: ${named(
+        sm.odd,
+        (n) => n.smLid,
+        (v) => `sees SM LID ${v}`,
+      )} while the fabric's other ports see ${sm.common}: another subnet manager runs that port's subnet, and RDMA between it and the rest cannot work; keep one SM (stop the stray opensm or the switch's SM) and the port rejoins at the next sweep`,
     );
   const withPrefix = managed.filter((p) => typeof p.nic.subnetPrefix === 'string');
   const prefix = majority(withPrefix, (n) => n.subnetPrefix);
+  for (const p of prefix?.odd ?? [])
+    outliers.push({
+      host: p.host,
+      text: `${at(p)} has subnet prefix ${p.nic.subnetPrefix}, the fabric's other ports ${prefix!.common}: another subnet`,
+    });
   if (prefix)
     problems.push(
-      `subnet prefix differs: ${named(prefix.odd, (n) => n.subnetPrefix, (v) => `has ${v}`)} while the fabric's other ports have ${prefix.common}: that port is in another IB subnet (its SM's subnet_prefix), unreachable without a router; give every SM of this fabric one subnet_prefix`,
+      `subnet prefix differs: ${named(
+        prefix.odd,
+        (n) => n.subnetPrefix,
+        (v) => `has ${v}`,
+      )} while the fabric's other ports have ${prefix.common}: that port is in another IB subnet (its SM's subnet_prefix), unreachable without a router; give every SM of this fabric one subnet_prefix`,
     );
-  return problems;
+  return { problems, outliers };
 }
 
 export function fabricConsistency(hosts: readonly HostFabric[]): FabricConsistency {
   const all: Placed[] = hosts.flatMap((h) => h.fabric.map((nic) => ({ host: h.host, nic })));
-  return { warnings: gidIndexWarnings(all), problems: subnetProblems(all) };
+  return { warnings: gidIndexWarnings(all), ...subnetProblems(all) };
 }
 
 /**
@@ -96,7 +123,7 @@ export function verifyFabricFindings(
   hosts: readonly Host[],
   factsOf: (id: number) => HostFacts | undefined,
 ): FabricConsistency {
-  if (!fleet.fabric.rdma) return { warnings: [], problems: [] };
+  if (!fleet.fabric.rdma) return { warnings: [], problems: [], outliers: [] };
   const read = hosts.flatMap((h) => {
     const facts = factsOf(h.id);
     return facts?.rdma ? [{ host: h, fabric: h.nics.map((nic) => nicFabric(nic, facts)) }] : [];
@@ -108,5 +135,5 @@ export function verifyFabricFindings(
       return text ? [`host ${r.host.id}: ${text}`] : [];
     }),
   );
-  return { warnings: found.warnings, problems: [...linkLocal, ...found.problems] };
+  return { ...found, problems: [...linkLocal, ...found.problems] };
 }
