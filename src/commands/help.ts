@@ -34,6 +34,11 @@ const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'ibfleet verify --hosts all --ring',
     'ibfleet verify --hosts 16,34 --no-rping',
   ],
+  env: [
+    'ibfleet env --hosts all --for nccl            # one block when every host agrees',
+    'ibfleet env --hosts pair:alice > job-env.sh   # then in the job: . ./job-env.sh',
+    'ibfleet env --hosts 40-47 --format json | jq .blocks',
+  ],
   onboard: [
     'ibfleet onboard --cpu 16 --mem 34 --owner alice --cpu-address 10.208.130.16 --mem-address 10.208.130.34',
     'ibfleet onboard --cpu 50 --mem 51 --owner bob --cpu-address 10.0.0.50 --mem-address 10.0.0.51 --cpu-name gpu50',
@@ -55,6 +60,16 @@ const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'lab up': ['ibfleet lab up', 'ibfleet lab up --name big --hosts 16,34,40-57 --mgmt-subnet 198.18.5.0/24'],
   'lab down': ['ibfleet lab down --name big'],
   'lab reboot': ['ibfleet lab reboot 34', 'ibfleet lab reboot 16,34 --name big'],
+  'lab gid': [
+    'ibfleet lab up --link-layer ethernet',
+    'ibfleet lab gid 34 ib1 reorder',
+    'ibfleet lab port 34 ib1 down; ibfleet lab port 34 ib1 active   # re-registered',
+  ],
+  'lab sm': [
+    'ibfleet lab sm 34 ib1 2',
+    'ibfleet lab sm 34 ib1 2 --subnet-prefix fec0:0000:0000:0001',
+    'ibfleet lab port 34 ib1 active   # back',
+  ],
 };
 
 /** Commands that contact hosts keep a run log; their help says where. */

@@ -2,10 +2,12 @@
  * The student's cheat sheet as data: their machine pair, each NIC's interface and address, and the
  * exact ping and rping commands that work now — in the seeds' own form (`ping -c 3 -I ibs5f0 172.16.34.1`,
  * `rping -s -a … -p … -v` on one machine, `rping -c -I … -a … -C 10 -v` on the other), each marked
- * with what verify saw when it ran it just now. Pure; --json shows it as is, src/ui/text/cheat-sheet.ts
+ * with what verify saw when it ran it just now — and beside them the settings the pair's RDMA jobs
+ * need (what `ibfleet env --hosts pair:OWNER` prints), from the ports verify read. Pure; --json shows it as is, src/ui/text/cheat-sheet.ts
  * as text.
  */
 import type { Host, Manager } from '../inventory/model.js';
+import type { EnvRefusal, FleetEnv } from '../plan/job-env.js';
 import type { CellEnd, MatrixCell } from '../vocabulary.js';
 import { RPING_BASE_PORT } from './verify-commands.js';
 
@@ -58,6 +60,8 @@ export interface CheatSheet {
   readonly rping: readonly RpingServer[];
   readonly port: number;
   readonly notes: readonly string[];
+  /** The settings the pair's RDMA jobs need (ibfleet env), or why a machine gets none; absent where verify did not read the ports. */
+  readonly env?: { readonly fleet: FleetEnv; readonly refused: readonly EnvRefusal[] };
 }
 
 export interface CheatSheetInput {

@@ -38,6 +38,8 @@ import {
 } from '../plan/onboard-summary.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { buildCheatSheet } from '../render/cheat-sheet.js';
+import type { HostFacts } from '../facts/host-facts.js';
+import { ENV_LIBRARIES, fabricStates, foldEnv, hostEnv, isRefusal, type HostEnv } from '../plan/job-env.js';
 import { LOCKED_EXIT } from '../render/host-lock.js';
 import { PROBE_END, renderProbeScript } from '../render/probe-script.js';
 import {
@@ -250,8 +252,10 @@ async function deployAndVerify(run: OnboardRun, found: ReadonlyMap<number, Disco
 
   // 5. Verify the pair: ping everywhere; rping cells for every NIC pair, skipped with the
   // reason where a machine has no RDMA device (never counted as passed).
-  const verify = await inPhase(run.events, 'verify', hosts, options, (phaseEvents) =>
-    runVerify({
+  // What verify read of each machine's ports: the pair's job settings come from it.
+  let factsRead: ReadonlyMap<number, HostFacts> = new Map();
+  const verify = await inPhase(run.events, 'verify', hosts, options, async (phaseEvents) => {
+    const found = await runVerify({
       ...fanout(options, phaseEvents),
       fleet: planned.fleet,
       hosts,
@@ -259,20 +263,34 @@ async function deployAndVerify(run: OnboardRun, found: ReadonlyMap<number, Disco
       rping: 'on',
       transport: run.transport,
       ...(options.rpingPort ? { basePort: options.rpingPort } : {}),
-    }),
-  );
+    });
+    factsRead = found.facts;
+    return found;
+  });
   const failedCells = verify.cells.filter((c) => c.ok === false);
+  const env = pairEnv(hosts, planned.fleet, factsRead);
   return report.finish({
     outcome: stopped(
       options,
       failedCells.length > 0 || verify.results.some((r) => r.status !== 'ok') ? 'verify-failed' : 'ok',
     ),
     verify,
-    cheatSheet: sheet(verify.cells),
+    cheatSheet: { ...sheet(verify.cells), ...(env ? { env } : {}) },
     problems: failedCells.map(
       (c) => `${c.method} ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.detail}`,
     ),
   });
+}
+
+/** The pair's job settings (ibfleet env) from the ports verify read; undefined where it read none. */
+function pairEnv(hosts: readonly Host[], fleet: Fleet, factsOf: ReadonlyMap<number, HostFacts>) {
+  const read = hosts.flatMap((host) => {
+    const facts = factsOf.get(host.id);
+    return facts ? [{ host, facts }] : [];
+  });
+  if (read.length === 0) return undefined;
+  const each = fabricStates(read).map((s) => hostEnv(s, fleet, ENV_LIBRARIES));
+  return { fleet: foldEnv(each.filter((e): e is HostEnv => !isRefusal(e))), refused: each.filter(isRefusal) };
 }
 
 /** What the machines showed, judged (pure, plan/onboard.ts), and the inventory addition it makes; or why not. */

@@ -88,14 +88,14 @@ interface Connected {
   readonly deadline: Deadline | undefined;
 }
 
-export async function runVerify(
-  options: VerifyOptions,
-): Promise<{
+export async function runVerify(options: VerifyOptions): Promise<{
   results: HostResult[];
   cells: MatrixCell[];
   matrix: MatrixStart;
   warnings: string[];
   problems: string[];
+  /** What each host's capability check read (onboard's cheat sheet derives the pair's job settings from it). */
+  facts: ReadonlyMap<number, HostFacts>;
 }> {
   const now = options.now ?? Date.now;
   const deadlines = new Deadlines(options.timeoutMs, options.interrupt);
@@ -158,7 +158,8 @@ export async function runVerify(
     // What the hosts' RDMA ports say together: GID indexes that differ, ports in another IB subnet.
     const { warnings, problems } = verifyFabricFindings(options.fleet, options.hosts, (id) => connected.get(id)?.facts);
     const results = hostResults(options, connected, cells, now);
-    return { results, cells, matrix: matrixStart(options), warnings, problems };
+    const facts = new Map([...connected].flatMap(([id, c]) => (c.facts ? [[id, c.facts] as const] : [])));
+    return { results, cells, matrix: matrixStart(options), warnings, problems, facts };
   } finally {
     deadlines.stopAll();
     for (const { session } of sessions.values()) session.close();

@@ -9,7 +9,8 @@ import { findCommand, findOption, walkWords, type CommandSpec } from '../../comm
 import type { Fleet } from '../../inventory/model.js';
 
 /** What may stand where the cursor is. */
-export type ValueKind = 'none' | 'files' | 'dirs' | 'hosts' | 'owners' | 'labs' | 'lab-hosts' | 'shells';
+export type ValueKind =
+  'none' | 'files' | 'dirs' | 'hosts' | 'owners' | 'labs' | 'lab-hosts' | 'shells' | 'env-libraries' | 'env-formats';
 
 export interface Candidate {
   readonly value: string;
@@ -50,6 +51,10 @@ export function valueKind(path: readonly string[], name: string): ValueKind {
       return inLab ? 'labs' : 'none';
     case 'shell':
       return 'shells';
+    case '--for':
+      return path[0] === 'env' ? 'env-libraries' : 'none';
+    case '--format':
+      return path[0] === 'env' ? 'env-formats' : 'none';
     case 'hosts':
       return inLab ? 'lab-hosts' : 'hosts';
     default:
@@ -165,6 +170,17 @@ function valuesFor(
       return { kind, prefix: state.value, before };
     case 'shells':
       return as([{ value: 'bash' }, { value: 'zsh' }, { value: 'fish' }]);
+    case 'env-libraries':
+      return as([
+        { value: 'nccl', description: 'NCCL_IB_HCA, NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX' },
+        { value: 'ucx', description: 'UCX_NET_DEVICES, UCX_IB_GID_INDEX' },
+        { value: 'mpi', description: "Open MPI's TCP interfaces" },
+      ]);
+    case 'env-formats':
+      return as([
+        { value: 'sh', description: 'export lines to source' },
+        { value: 'json', description: 'one JSON document' },
+      ]);
     case 'labs':
       return as(sources.labNames().map((value) => ({ value, description: 'lab' })));
     case 'owners': {

@@ -2,6 +2,7 @@
 import type { CheatCommand, CheatSheet } from '../../render/cheat-sheet.js';
 import { padEnd } from './format.js';
 import { sanitizeLine } from './sanitize.js';
+import { shellQuote } from '../../script/shell.js';
 
 function mark(c: CheatCommand): string {
   return c.checked === 'failed' ? `   # FAILED just now: ${c.detail}` : '';
@@ -14,6 +15,28 @@ function sectionState(commands: readonly CheatCommand[], what: string): string {
   if (ok === commands.length) return `${what} (all ${commands.length} checked just now)`;
   if (ok > 0) return `${what} (${ok} of ${commands.length} checked just now)`;
   return `${what} (not checked here)`;
+}
+
+/** The pair's job settings, as `ibfleet env --hosts pair:OWNER` prints them: one block, or one per machine. */
+function envLines(sheet: CheatSheet): string[] {
+  if (!sheet.env) return [];
+  const head = `for jobs: NCCL, UCX and Open MPI settings (ibfleet env --hosts pair:${sheet.owner} prints them to source)`;
+  if (sheet.env.refused.length > 0)
+    return ['', head, ...sheet.env.refused.map((r) => `  host ${r.host} is not ready for RDMA jobs: ${r.cause}`)];
+  const { blocks } = sheet.env.fleet;
+  const exports = (settings: readonly { name: string; value: string }[]) =>
+    settings.map((s) => `    export ${s.name}=${shellQuote(s.value)}`);
+  if (blocks.length === 1) return ['', head, '  on both:', ...exports(blocks[0]!.settings)];
+  return [
+    '',
+    head,
+    ...sheet.env.fleet.reasons.map((r) => `  differ: ${r}`),
+    ...blocks.flatMap((b) => [
+      `  on ${b.names.join(', ')}:`,
+      ...b.notes.map((n) => `    # ${n}`),
+      ...exports(b.settings),
+    ]),
+  ];
 }
 
 export function formatCheatSheetText(sheet: CheatSheet): string {
@@ -61,6 +84,7 @@ export function formatCheatSheetText(sheet: CheatSheet): string {
       ),
     );
   }
+  lines.push(...envLines(sheet));
   if (sheet.notes.length > 0) lines.push('', ...sheet.notes.map((n) => `note: ${n}`));
   return `${lines.map((line) => sanitizeLine(line, 'keep')).join('\n')}\n`;
 }
