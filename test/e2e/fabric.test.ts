@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { labPort } from '../../src/lab/index.js';
+import { labPort, labSm } from '../../src/lab/index.js';
 import { hostProcesses, waitUntil } from '../../src/lab/processes.js';
 import type { NicFabric } from '../../src/vocabulary.js';
 import { CLI, ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
@@ -22,6 +22,7 @@ const MACHINE_HAS_INFINIBAND = existsSync('/sys/class/infiniband');
 
 type StatusRun = Omit<JsonRun, 'hosts'> & {
   warnings?: string[];
+  problems?: string[];
   hosts: (JsonRun['hosts'][number] & { fabric?: NicFabric[]; warnings?: string[] })[];
 };
 
@@ -165,6 +166,43 @@ describe.skipIf(!IS_ROOT)('the fabric: RDMA ports in status, lab port, rping end
       await labPort(LAB.name, 40, 'ib0', { state: 'active' });
     }
     expect(await settled(40)).toBe(true);
+  });
+
+  it("a port under another subnet manager (lab sm 34 ib1 2) or subnet prefix fails status and verify, named by host and NIC; env refuses the host; ACTIVE under the fabric's SM again, all is well", async () => {
+    await labSm(LAB.name, 34, 'ib1', 2);
+    try {
+      const plain = await run('status', '--hosts', '16,34,40');
+      expect(plain.code).toBe(1);
+      expect(plain.stdout).toMatch(
+        /^problem SM LID differs: host 34 NIC 2 \(ib1 → mlx5_1\/1\) sees SM LID 2 while the fabric's other ports see 1: another subnet manager/m,
+      );
+      const doc = json<StatusRun>(await run('status', '--hosts', '16,34,40', '--json'));
+      expect(doc.ok).toBe(false);
+      expect(doc.problems).toEqual([expect.stringMatching(/^SM LID differs: host 34 NIC 2 /)]);
+      const verified = json<StatusRun>(await run('verify', '--no-rping', '--hosts', '16,34', '--json'));
+      expect(verified.problems).toEqual(doc.problems);
+      const env = await run('env', '--hosts', '16,34', '--for', 'nccl');
+      expect([env.code, env.stdout]).toEqual([1, '']);
+      expect(env.stderr).toContain(
+        "ibfleet env: host 34 refused: host 34 NIC 2 (ib1 → mlx5_1/1) sees SM LID 2, the fabric's other ports 1: another subnet",
+      );
+
+      await labSm(LAB.name, 34, 'ib1', 1, 'fec0:0000:0000:0001');
+      const prefix = json<StatusRun>(await run('status', '--hosts', '16,34,40', '--json'));
+      expect(prefix.problems).toEqual([
+        expect.stringMatching(
+          /^subnet prefix differs: host 34 NIC 2 \(ib1 → mlx5_1\/1\) has fec0:0000:0000:0001 while the fabric's other ports have fe80:0000:0000:0000/,
+        ),
+      ]);
+    } finally {
+      await labPort(LAB.name, 34, 'ib1', { state: 'active' });
+    }
+    const back = json<StatusRun>(await run('status', '--hosts', '16,34,40', '--json'));
+    expect(back.problems).toBeUndefined();
+    const env = await run('env', '--hosts', '16,34', '--for', 'nccl');
+    expect(env.code).toBe(0);
+    expect(env.stdout).toContain("export NCCL_IB_HCA='=mlx5_0:1,mlx5_1:1'");
+    expect(env.stdout).not.toContain('GID_INDEX');
   });
 
   it('an IPoIB mode and MTU that differ, and a degraded link, are warnings naming the odd ones; the hosts stay ok', async () => {

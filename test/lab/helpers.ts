@@ -54,6 +54,7 @@ export const TEST_LAB_OCTETS = {
  */
 export const MORE_TEST_LAB_OCTETS = {
   'e2e-readme': 90,
+  'e2e-jobs': 70,
 } as const satisfies Readonly<Record<string, number>>;
 
 export interface TestLab {

@@ -1,0 +1,168 @@
+/**
+ * Ready for the jobs, end to end on RoCE lab hosts (lab up --link-layer ethernet) whose GID tables
+ * follow their NICs' addresses as the kernel's do: `ibfleet env` gives the settings NCCL, UCX and
+ * Open MPI need, one block while every host agrees; a GID table reordered on one host (as after a
+ * port flap) is named by status and verify, and env gives that host its own block with the reason;
+ * a port left with link-local GIDs only fails the host, and env refuses it, printing nothing to
+ * eval; the port brought down and up registers its GIDs again and all is well.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { labExec, labGid, labPort } from '../../src/lab/index.js';
+import type { NicFabric } from '../../src/vocabulary.js';
+import { ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
+import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
+
+const LAB = testLab('e2e-jobs');
+const HOSTS = [34, 40, 41];
+
+type StatusRun = Omit<JsonRun, 'hosts'> & {
+  warnings?: string[];
+  problems?: string[];
+  hosts: (JsonRun['hosts'][number] & { fabric?: NicFabric[] })[];
+};
+
+interface EnvDoc {
+  ok: boolean;
+  fleetWide: Record<string, string> | null;
+  blocks: { hosts: number[]; settings: Record<string, string>; notes: string[] }[];
+  reasons: string[];
+  refused: { host: number; cause: string }[];
+}
+
+noteIfNotRoot('test/e2e/jobs.test.ts (RoCE GID tables, ibfleet env)');
+
+describe.skipIf(!IS_ROOT)('ready for the jobs: RoCE GIDs across the fleet, and ibfleet env (needs root)', () => {
+  const lab = useLab({
+    name: LAB.name,
+    mgmtSubnet: LAB.mgmtSubnet,
+    hosts: HOSTS,
+    linkLayers: { all: 'ethernet' },
+  });
+  const work = mkdtempSync(join(tmpdir(), 'ibfleet-jobs-'));
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  const run = (...args: string[]) => ibfleet(['-i', lab().inventoryPath, ...args]);
+  const status = async () => json<StatusRun>(await run('status', '--json'));
+  /** What a job on host `id` gets from sourcing `text` there: its NCCL/UCX/OMPI variables. */
+  const sourcedOn = async (id: number, text: string) => {
+    const file = join(work, `env-${id}.sh`);
+    writeFileSync(file, text);
+    const result = await labExec(lab(), id, ['sh', '-c', `. ${file} && env | grep -E '^(NCCL|UCX|OMPI)_' | sort`]);
+    return result.stdout.trim().split('\n');
+  };
+
+  it('deploy, then every RoCE port shows its RoCE v2 GID at 3 and status is ok', async () => {
+    expect((await run('deploy', '--hosts', 'all')).code).toBe(0);
+    const doc = await status();
+    expect(doc.ok).toBe(true);
+    for (const h of doc.hosts)
+      expect(h.fabric!.map((n) => [n.linkLayer, n.roceV2Gid])).toEqual([
+        ['Ethernet', 3],
+        ['Ethernet', 3],
+      ]);
+    // The kernel's order: link-local v1 and v2, then the address's v1 and v2.
+    expect(doc.hosts[0]!.fabric![1]!.gids!.map((g) => [g.index, g.gid.slice(0, 9), g.type])).toEqual([
+      [0, 'fe80:0000', 'IB/RoCE v1'],
+      [1, 'fe80:0000', 'RoCE v2'],
+      [2, '0000:0000', 'IB/RoCE v1'],
+      [3, '0000:0000', 'RoCE v2'],
+    ]);
+  });
+
+  it('env --hosts all --for nccl: one block with NCCL_IB_GID_INDEX=3, exact names, that a job sources as written', async () => {
+    const result = await run('env', '--hosts', 'all', '--for', 'nccl');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('# hosts 34,40-41: one block, every host alike');
+    expect(result.stdout.split('\n').filter((l) => l.startsWith('export'))).toEqual([
+      "export NCCL_IB_HCA='=mlx5_0:1,mlx5_1:1'",
+      "export NCCL_SOCKET_IFNAME='=ib0'",
+      "export NCCL_IB_GID_INDEX='3'",
+    ]);
+    expect(await sourcedOn(40, result.stdout)).toEqual([
+      'NCCL_IB_GID_INDEX=3',
+      'NCCL_IB_HCA==mlx5_0:1,mlx5_1:1',
+      'NCCL_SOCKET_IFNAME==ib0',
+    ]);
+    const doc = json<EnvDoc>(await run('env', '--hosts', 'all', '--format', 'json'));
+    expect(doc.fleetWide).toEqual({
+      NCCL_IB_HCA: '=mlx5_0:1,mlx5_1:1',
+      NCCL_SOCKET_IFNAME: '=ib0',
+      NCCL_IB_GID_INDEX: '3',
+      UCX_NET_DEVICES: 'mlx5_0:1,mlx5_1:1',
+      UCX_IB_GID_INDEX: '3',
+      OMPI_MCA_btl_tcp_if_include: 'ib0,ib1',
+      OMPI_MCA_oob_tcp_if_include: 'ib0',
+    });
+  });
+
+  it("lab gid 34 ib1 reorder: status and verify name host 34 NIC 2's index; env gives 34 its own block with the reason; down and up re-registers", async () => {
+    await labGid(LAB.name, 34, 'ib1', 'reorder');
+    const plain = await run('status');
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(
+      /^warning NIC 2: RoCE v2 GID index differs: host 34 NIC 2 \(ib1 → mlx5_1\/1\) has index 5 where 40-41 have 3: /m,
+    );
+    const doc = await status();
+    expect(doc.warnings).toEqual([
+      expect.stringMatching(/^NIC 2: RoCE v2 GID index differs: host 34 NIC 2 .* has index 5/),
+    ]);
+    const verified = json<StatusRun>(await run('verify', '--no-rping', '--json'));
+    expect(verified.warnings).toEqual(doc.warnings);
+
+    const env = await run('env', '--hosts', 'all', '--for', 'nccl');
+    expect(env.code).toBe(0);
+    expect(env.stdout).toContain('#   NCCL_IB_GID_INDEX differs: 34 has none, 40-41 have 3');
+    expect(env.stdout).toContain(
+      "#   34: the RoCE v2 GIDs of memserver34's NICs sit at different indexes (NIC 1 ib0: 3, NIC 2 ib1: 5)",
+    );
+    expect(await sourcedOn(34, env.stdout)).toEqual([
+      'NCCL_IB_ADDR_FAMILY=AF_INET',
+      'NCCL_IB_ADDR_RANGE=172.16.0.0/16',
+      'NCCL_IB_HCA==mlx5_0:1,mlx5_1:1',
+      'NCCL_IB_ROCE_VERSION_NUM=2',
+      'NCCL_SOCKET_IFNAME==ib0',
+    ]);
+    expect(await sourcedOn(41, env.stdout)).toContain('NCCL_IB_GID_INDEX=3');
+
+    // A port flap: the GIDs register again, in the kernel's order, once the manager has the address back.
+    await labPort(LAB.name, 34, 'ib1', { state: 'down' });
+    await labPort(LAB.name, 34, 'ib1', { state: 'active' });
+    const after = await status();
+    expect(after.warnings ?? []).toEqual([]);
+    expect(after.hosts.find((h) => h.id === 34)!.fabric!.map((n) => n.roceV2Gid)).toEqual([3, 3]);
+    expect((await run('env', '--hosts', 'all', '--for', 'nccl')).stdout).toContain('one block, every host alike');
+  });
+
+  it('a port with link-local GIDs only fails its host in status and verify; env refuses it and prints nothing to eval', async () => {
+    await labGid(LAB.name, 40, 'ib0', 'linklocal-only');
+    try {
+      const doc = await status();
+      expect(statuses(doc)).toEqual({ 34: 'ok', 40: 'drift', 41: 'ok' });
+      expect(doc.hosts.find((h) => h.id === 40)!.reasons).toEqual([
+        expect.stringMatching(
+          /^ib0 → mlx5_0\/1 is RoCE but its only GIDs are link-local or IPv6 \(fe80:[0-9a-f:]+ at 0,1\): NCCL and UCX would pick one/,
+        ),
+      ]);
+      const verified = json<StatusRun>(await run('verify', '--no-rping', '--hosts', '40,41', '--json'));
+      expect(verified.ok).toBe(false);
+      expect(verified.problems).toEqual([expect.stringMatching(/^host 40: ib0 → mlx5_0\/1 is RoCE but its only GIDs/)]);
+
+      const env = await run('env', '--hosts', 'all');
+      expect(env.code).toBe(1);
+      expect(env.stdout).toBe('');
+      expect(env.stderr).toMatch(/^ibfleet env: host 40 refused: ib0 → mlx5_0\/1 is RoCE but its only GIDs/m);
+      const doc2 = json<EnvDoc>(await run('env', '--hosts', 'all', '--format', 'json'));
+      expect([doc2.ok, doc2.refused.map((r) => r.host), doc2.blocks.map((b) => b.hosts)]).toEqual([
+        false,
+        [40],
+        [[34, 41]],
+      ]);
+    } finally {
+      await labPort(LAB.name, 40, 'ib0', { state: 'down' });
+      await labPort(LAB.name, 40, 'ib0', { state: 'active' });
+    }
+    expect(statuses(await status())).toEqual({ 34: 'ok', 40: 'ok', 41: 'ok' });
+  });
+});
