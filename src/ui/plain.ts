@@ -30,7 +30,7 @@ import { foldedFabricLines, foldedWarningLines } from './text/fabric.js';
 import { foldResults } from './text/fold.js';
 import { statusGroups } from './text/status-fold.js';
 import { formatPlanLines } from './text/plan.js';
-import { formatCounts, formatDuration, STAGE_NOTES } from './text/format.js';
+import { fleetProblems, formatCounts, formatDuration, STAGE_NOTES } from './text/format.js';
 import { runHeading, runHeadingParts } from './text/header.js';
 import { sanitizeLine, sanitizeLines } from './text/sanitize.js';
 import type { OutStream } from './stream.js';
@@ -111,7 +111,7 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
         write(`  reproduce ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.reproduce}`);
       for (const line of matrixSummaryLines(e.cells, matrix)) write(line);
       write(
-        `summary: ${formatCounts(e.results)}${matrixCounts(e.cells)} · ${formatDuration(e.durationMs)}${e.interrupted ? ' · interrupted' : ''}`,
+        `summary: ${formatCounts(e.results)}${matrixCounts(e.cells)}${e.problems?.length ? ` · ${fleetProblems(e.problems.length)}` : ''} · ${formatDuration(e.durationMs)}${e.interrupted ? ' · interrupted' : ''}`,
       );
     },
   };

@@ -134,3 +134,54 @@ note: rping could not be checked here: no RDMA device on cpuserver16 (/sys/class
     expect(sheet.notes).toEqual([]);
   });
 });
+
+describe("cheat sheet: the pair's job settings beside the rping commands", () => {
+  const settings = (gid: string) => [
+    { name: 'NCCL_IB_HCA', value: '=mlx5_0:1,mlx5_1:1', library: 'nccl' as const },
+    { name: 'NCCL_IB_GID_INDEX', value: gid, library: 'nccl' as const },
+  ];
+  const block = (hosts: number[], names: string[], gid: string) => ({
+    hosts,
+    names,
+    settings: settings(gid),
+    notes: [],
+  });
+
+  it('one block for both, as export lines to paste', () => {
+    const sheet = buildCheatSheet({ owner: 'alice', cpu, mem, details, cells: cells() });
+    const text = formatCheatSheetText({
+      ...sheet,
+      env: { fleet: { blocks: [block([16, 34], ['cpuserver16', 'memserver34'], '3')], reasons: [] }, refused: [] },
+    });
+    const at = text
+      .split('\n')
+      .indexOf('for jobs: NCCL, UCX and Open MPI settings (ibfleet env --hosts pair:alice prints them to source)');
+    expect(text.split('\n').slice(at - 1, at + 4)).toEqual([
+      '',
+      'for jobs: NCCL, UCX and Open MPI settings (ibfleet env --hosts pair:alice prints them to source)',
+      '  on both:',
+      "    export NCCL_IB_HCA='=mlx5_0:1,mlx5_1:1'",
+      "    export NCCL_IB_GID_INDEX='3'",
+    ]);
+  });
+
+  it('a machine per block with the reason; a machine not ready says why', () => {
+    const sheet = buildCheatSheet({ owner: 'alice', cpu, mem, details });
+    const split = formatCheatSheetText({
+      ...sheet,
+      env: {
+        fleet: {
+          blocks: [block([16], ['cpuserver16'], '3'), block([34], ['memserver34'], '5')],
+          reasons: ['NCCL_IB_GID_INDEX differs: 16 has 3, 34 has 5'],
+        },
+        refused: [],
+      },
+    });
+    expect(split).toContain('  differ: NCCL_IB_GID_INDEX differs: 16 has 3, 34 has 5\n  on cpuserver16:\n');
+    const refused = formatCheatSheetText({
+      ...sheet,
+      env: { fleet: { blocks: [], reasons: [] }, refused: [{ host: 34, cause: 'ib1 → mlx5_1/1 is DOWN' }] },
+    });
+    expect(refused).toContain('  host 34 is not ready for RDMA jobs: ib1 → mlx5_1/1 is DOWN\n');
+  });
+});

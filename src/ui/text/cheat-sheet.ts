@@ -2,7 +2,7 @@
 import type { CheatCommand, CheatSheet } from '../../render/cheat-sheet.js';
 import { padEnd } from './format.js';
 import { sanitizeLine } from './sanitize.js';
-import { shellQuote } from '../../script/shell.js';
+import { exportLine } from '../../plan/job-env.js';
 
 function mark(c: CheatCommand): string {
   return c.checked === 'failed' ? `   # FAILED just now: ${c.detail}` : '';
@@ -24,8 +24,7 @@ function envLines(sheet: CheatSheet): string[] {
   if (sheet.env.refused.length > 0)
     return ['', head, ...sheet.env.refused.map((r) => `  host ${r.host} is not ready for RDMA jobs: ${r.cause}`)];
   const { blocks } = sheet.env.fleet;
-  const exports = (settings: readonly { name: string; value: string }[]) =>
-    settings.map((s) => `    export ${s.name}=${shellQuote(s.value)}`);
+  const exports = (settings: readonly { name: string; value: string }[]) => settings.map((s) => `    ${exportLine(s)}`);
   if (blocks.length === 1) return ['', head, '  on both:', ...exports(blocks[0]!.settings)];
   return [
     '',

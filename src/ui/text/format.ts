@@ -67,3 +67,8 @@ export function padEnd(text: string, width: number): string {
 export function padStart(text: string, width: number): string {
   return text.length >= width ? text : ' '.repeat(width - text.length) + text;
 }
+
+/** `1 fleet problem`: what the hosts together cannot do, said in the summary beside the counts. */
+export function fleetProblems(n: number): string {
+  return `${n} fleet problem${n === 1 ? '' : 's'}`;
+}

@@ -5,7 +5,16 @@
 import { STAGES, type HostStatus } from '../../vocabulary.js';
 import { foldHosts } from '../../inventory/select.js';
 import type { HostGroup } from '../text/fold.js';
-import { formatDuration, padEnd, padStart, pluralize, STAGE_NOTES, stageLabel, STATUS_ORDER } from '../text/format.js';
+import {
+  fleetProblems,
+  formatDuration,
+  padEnd,
+  padStart,
+  pluralize,
+  STAGE_NOTES,
+  stageLabel,
+  STATUS_ORDER,
+} from '../text/format.js';
 import { runHeadingParts } from '../text/header.js';
 import { MANAGER_WIDTH, STATUS_LOOK, STATUS_WIDTH, type Tone } from './format.js';
 import { spinnerGlyph } from './spinner.js';
@@ -191,6 +200,7 @@ export function formatSummary(state: RunState, now: number): SummaryText {
   const unfinished = state.hosts.map((h) => h.id).filter((id) => !finished.has(id));
   const tail = unfinished.length > 0 ? [`${unfinished.length} not finished (${foldHosts(unfinished)})`] : [];
   const verb = state.end.interrupted ? `interrupted after ${time}` : `finished in ${time}`;
-  const all = [...counts, ...tail, ...cells];
+  const problems = state.end.problems ? [fleetProblems(state.end.problems)] : [];
+  const all = [...counts, ...tail, ...cells, ...problems];
   return { symbol: ok ? '✓' : '✗', ok, text: `${state.command} ${verb}${all.length > 0 ? `: ${all.join(', ')}` : ''}` };
 }

@@ -122,7 +122,8 @@ export interface RunState {
   readonly matrix: MatrixModel | undefined;
   /** Append-only: what <Static> has printed or will print, in order. */
   readonly staticItems: readonly StaticItem[];
-  readonly end: { readonly durationMs: number; readonly interrupted: boolean } | undefined;
+  /** `problems`: what the hosts together cannot do (ports in another subnet): the run fails. */
+  readonly end: { readonly durationMs: number; readonly interrupted: boolean; readonly problems?: number } | undefined;
   /** Every host's result as it came (the dry-run plan is folded from them at the end). */
   readonly results: readonly HostResult[];
 }
@@ -267,8 +268,10 @@ function apply(d: Draft, action: RunAction): Draft {
     case 'runEnd':
       for (const result of action.event.results) finishHost(d, result);
       d.pendingCells.push(...action.event.cells);
-      if (reportsHostState(d.command)) noteFabric(d, action.event);
-      return endRun(d, action.event.durationMs, action.event.interrupted);
+      // verify says what the hosts' ports tell together too (GID indexes, another subnet manager).
+      if (reportsHostState(d.command) || action.event.warnings?.length || action.event.problems?.length)
+        noteFabric(d, action.event);
+      return endRun(d, action.event.durationMs, action.event.interrupted, action.event.problems?.length ?? 0);
     case 'detach':
       return endRun(d, d.startedAt === undefined ? 0 : action.at - d.startedAt, true);
   }
@@ -315,7 +318,7 @@ function noteFabric(d: Draft, end: RunEnd): void {
   d.pendingNotes = fabric.length || warnings.length ? { kind: 'notes', key: 'notes', fabric, warnings } : undefined;
 }
 
-function endRun(d: Draft, durationMs: number, interrupted: boolean): Draft {
+function endRun(d: Draft, durationMs: number, interrupted: boolean, problems = 0): Draft {
   if (reportsHostState(d.command)) {
     if (d.finished.length > 0)
       d.staticItems.push({
@@ -360,7 +363,12 @@ function endRun(d: Draft, durationMs: number, interrupted: boolean): Draft {
   if (matrix) d.staticItems.push({ kind: 'matrix', key: 'matrix', matrix });
   if (interrupted && d.running.size > 0)
     d.staticItems.push({ kind: 'interrupted', key: 'interrupted', hosts: [...d.running.values()] });
-  return { ...d, matrix, running: interrupted ? d.running : new Map(), end: { durationMs, interrupted } };
+  return {
+    ...d,
+    matrix,
+    running: interrupted ? d.running : new Map(),
+    end: { durationMs, interrupted, ...(problems > 0 ? { problems } : {}) },
+  };
 }
 
 const foldInput = (f: FinishedHost) => ({ id: f.host.id, status: f.status, reasons: f.reasons });
@@ -391,5 +399,5 @@ export function failingHostSets(
 export function runSucceeded(state: RunState): boolean {
   const hostsOk = state.finished.every((f) => !FAILING_STATUSES.has(f.status));
   const cellsOk = state.matrix === undefined || state.matrix.counts.failed === 0;
-  return hostsOk && cellsOk && !state.end?.interrupted;
+  return hostsOk && cellsOk && !state.end?.problems && !state.end?.interrupted;
 }
