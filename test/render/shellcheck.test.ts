@@ -106,7 +106,17 @@ function scriptsOf(subject: Subject): { name: string; content: string }[] {
 }
 
 let counter = 0;
+/** Subjects share many scripts byte for byte (a hook, a probe): each distinct text is checked once. */
+const verdicts = new Map<string, { status: number | null; output: string }>();
 function runShellcheck(content: string): { status: number | null; output: string } {
+  const known = verdicts.get(content);
+  if (known) return known;
+  const verdict = shellcheckOnce(content);
+  verdicts.set(content, verdict);
+  return verdict;
+}
+
+function shellcheckOnce(content: string): { status: number | null; output: string } {
   const path = join(workDir, `script-${++counter}`);
   writeFileSync(path, content, { mode: 0o755 });
   const result = spawnSync('shellcheck', ['-s', 'sh', '-S', 'style', '-f', 'gcc', path], { encoding: 'utf8' });
