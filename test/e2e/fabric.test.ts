@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { labPort, labSm } from '../../src/lab/index.js';
+import { labPkey, labPort, labSm } from '../../src/lab/index.js';
 import { hostProcesses, waitUntil } from '../../src/lab/processes.js';
 import type { NicFabric } from '../../src/vocabulary.js';
 import { CLI, ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
@@ -203,6 +203,36 @@ describe.skipIf(!IS_ROOT)('the fabric: RDMA ports in status, lab port, rping end
     expect(env.code).toBe(0);
     expect(env.stdout).toContain("export NCCL_IB_HCA='=mlx5_0:1,mlx5_1:1'");
     expect(env.stdout).not.toContain('GID_INDEX');
+  });
+
+  it("a playbook's partition (links pkey 0x8002) missing from a port's P_Key table: status names the port and its table; once the SM adds it, the reason is gone", async () => {
+    const playbook = join(work, 'pkey.yaml');
+    writeFileSync(
+      playbook,
+      readFileSync(join(CLI, '../../playbooks/dual-ib-routing.yaml'), 'utf8').replace(
+        /^ {2}- links$/m,
+        "  - links:\n      pkey: '0x8002'",
+      ),
+    );
+    const partition = async () =>
+      reasonsOf(json<StatusRun>(await run('status', '--hosts', '34', '--json', '--playbook', playbook)), 34).filter(
+        (r) => r.includes('P_Key'),
+      );
+    expect(await partition()).toEqual([
+      expect.stringMatching(
+        /^ib0 → mlx5_0\/1: P_Key 0x8002 is not in the port's P_Key table \(0xffff\): the subnet manager/,
+      ),
+      expect.stringMatching(/^ib1 → mlx5_1\/1: P_Key 0x8002 is not in the port's P_Key table \(0xffff\)/),
+    ]);
+    try {
+      await labPkey(LAB.name, 34, 'ib0', ['0x8002']);
+      await labPkey(LAB.name, 34, 'ib1', ['0x0002']);
+      // Full member on ib0, limited on ib1: both are in the partition.
+      expect(await partition()).toEqual([]);
+    } finally {
+      await labPkey(LAB.name, 34, 'ib0', []);
+      await labPkey(LAB.name, 34, 'ib1', []);
+    }
   });
 
   it('an IPoIB mode and MTU that differ, and a degraded link, are warnings naming the odd ones; the hosts stay ok', async () => {
