@@ -6,7 +6,7 @@
  * a port left with link-local GIDs only fails the host, and env refuses it, printing nothing to
  * eval; the port brought down and up registers its GIDs again and all is well.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -19,6 +19,7 @@ const LAB = testLab('e2e-jobs');
 const HOSTS = [34, 40, 41];
 
 type StatusRun = Omit<JsonRun, 'hosts'> & {
+  log?: string | null;
   warnings?: string[];
   problems?: string[];
   hosts: (JsonRun['hosts'][number] & { fabric?: NicFabric[] })[];
@@ -108,6 +109,8 @@ describe.skipIf(!IS_ROOT)('ready for the jobs: RoCE GIDs across the fleet, and i
     expect(doc.warnings).toEqual([
       expect.stringMatching(/^NIC 2: RoCE v2 GID index differs: host 34 NIC 2 .* has index 5/),
     ]);
+    // The same words in the run log.
+    expect(readFileSync(doc.log!, 'utf8')).toContain(`warning ${doc.warnings![0]}`);
     const verified = json<StatusRun>(await run('verify', '--no-rping', '--json'));
     expect(verified.warnings).toEqual(doc.warnings);
 

@@ -11,6 +11,7 @@ import {
   waitingCount,
   type RunAction,
 } from '../../src/ui/tui/state.js';
+import { formatSummary } from '../../src/ui/tui/lines.js';
 import { cpu16, fold, host, mem34, result, runStart, start, T0 } from './fixtures.js';
 import * as scenario from './scenarios.js';
 
@@ -401,5 +402,35 @@ describe('status: the fabric', () => {
       fabric: ['fabric 16,34: ib1 → mlx5_1/1 ACTIVE LinkUp 100 Gb/sec InfiniBand, datagram MTU 2044'],
       warnings: ['warning IPoIB mode differs: 40/ib1 connected'],
     });
+  });
+
+  it('a fleet problem (a port in another subnet) is said first, fails the run and is counted in the summary; verify says it too', () => {
+    for (const command of ['status', 'verify'] as const) {
+      const state = fold(
+        [
+          start(command, [host(16), host(34)]),
+          {
+            type: 'runEnd',
+            event: {
+              results: [result(host(16), 'ok'), result(host(34), 'ok')],
+              cells: [],
+              warnings: ['NIC 2: RoCE v2 GID index differs'],
+              problems: ['SM LID differs: host 34 NIC 2 (ib1 → mlx5_1/1) sees SM LID 2'],
+              durationMs: 5,
+              interrupted: false,
+            },
+          },
+        ],
+        { command },
+      );
+      expect(state.staticItems.find((i) => i.kind === 'notes')).toMatchObject({
+        warnings: [
+          'problem SM LID differs: host 34 NIC 2 (ib1 → mlx5_1/1) sees SM LID 2',
+          'warning NIC 2: RoCE v2 GID index differs',
+        ],
+      });
+      expect(runSucceeded(state)).toBe(false);
+      expect(formatSummary(state, T0).text).toMatch(/: 2 ok, 1 fleet problem$/);
+    }
   });
 });

@@ -361,6 +361,8 @@ function endRun(d: Draft, durationMs: number, interrupted: boolean, problems = 0
   const matrix = d.pendingCells.length > 0 ? applyCells(d.matrix, d.pendingCells) : d.matrix;
   d.pendingCells = [];
   if (matrix) d.staticItems.push({ kind: 'matrix', key: 'matrix', matrix });
+  // verify: what the hosts' ports say together, below the matrix.
+  if (!reportsHostState(d.command) && d.pendingNotes) d.staticItems.push(d.pendingNotes);
   if (interrupted && d.running.size > 0)
     d.staticItems.push({ kind: 'interrupted', key: 'interrupted', hosts: [...d.running.values()] });
   return {
