@@ -181,6 +181,8 @@ export interface HostResult {
   readonly planText?: string;
   /** exec: what the admin's command printed and how it exited. */
   readonly exec?: ExecOutput;
+  /** verify: what ran this host's ping cells. */
+  readonly prober?: ProberKind;
   /** SSH connections and channels this host used (the benchmark counts them). */
   readonly connections?: number;
   readonly channels?: number;
@@ -207,6 +209,12 @@ export interface CellEnd {
 }
 
 export type CellMethod = 'ping' | 'rping';
+
+/**
+ * What ran a host's ping cells, best first: python3 with raw ICMP sockets (host/ibfleet-probe.py),
+ * fping, or ping processes in batches. The same cells and verdicts whichever ran.
+ */
+export type ProberKind = 'python3' | 'fping' | 'ping';
 
 /**
  * Which NIC pairs a verify run checks: every pair (full), each host to the next (ring), or NIC n to
@@ -238,7 +246,12 @@ export type CellCauseKind =
   | 'other-nic'
   | 'no-route'
   | 'timed-out'
-  | 'unreachable';
+  | 'unreachable'
+  | 'arp-flux'
+  | 'address-conflict'
+  | 'neighbour-failed'
+  | 'unexpected-source'
+  | 'no-reply';
 
 export interface CellCause {
   readonly kind: CellCauseKind;

@@ -25,6 +25,8 @@ const upOptions = ({ z }: OptionTools) =>
     withoutRdma: z.string().optional(),
     withoutSystemd: z.string().optional(),
     fresh: z.string().optional(),
+    withoutPython3: z.string().optional(),
+    withFping: z.string().optional(),
     suite: z.array(z.string()),
     linkLayer: z.array(z.string()),
   });
@@ -101,6 +103,14 @@ function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): 
       'hosts that run no systemd (a container, a chroot-like host): no timers, PID 1 is not systemd, systemctl answers offline',
     )
     .option(
+      '--without-python3 <hosts>',
+      "hosts without python3 (not netplan hosts: netplan is written in it): verify's prober falls back to fping, else ping",
+    )
+    .option(
+      '--with-fping <hosts>',
+      "hosts that have fping (this machine's, from scripts/setup); the others lack it, as most machines do",
+    )
+    .option(
       '--fresh <hosts>',
       'hosts as a new machine arrives: fabric NICs present, no address and nothing configuring them (what deploy and onboard provision from)',
     )
@@ -151,6 +161,10 @@ function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): 
           ? { noSystemd: parseLabHosts(opts.withoutSystemd, '--without-systemd') }
           : {}),
         ...(opts.fresh !== undefined ? { fresh: parseLabHosts(opts.fresh, '--fresh') } : {}),
+        ...(opts.withoutPython3 !== undefined
+          ? { noPython3: parseLabHosts(opts.withoutPython3, '--without-python3') }
+          : {}),
+        ...(opts.withFping !== undefined ? { fping: parseLabHosts(opts.withFping, '--with-fping') } : {}),
         ...(out.json ? {} : { onStep: (text: string) => void io.stderr.write(`lab ${opts.name}: ${text}\n`) }),
       });
       const elapsed = performance.now() - started;

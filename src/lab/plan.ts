@@ -59,6 +59,10 @@ export interface LabHost {
    * run none either.
    */
   readonly systemd?: boolean;
+  /** false: python3 is hidden from the host's /usr/bin (lab up --without-python3): verify's prober falls back. */
+  readonly python3?: boolean;
+  /** true: the machine's fping is on the host's PATH (lab up --with-fping); hidden otherwise, as most hosts lack it. */
+  readonly fping?: boolean;
   /**
    * true: the host is as a new machine arrives (lab up --fresh): its fabric NICs are there but
    * nothing configures them (fresh.ts). Absent in the state of labs brought up before.
@@ -120,6 +124,10 @@ export interface LabPlanInput {
   readonly noRdma?: readonly number[];
   /** Hosts that run no systemd (lab up --without-systemd). */
   readonly noSystemd?: readonly number[];
+  /** Hosts without python3 (lab up --without-python3). */
+  readonly noPython3?: readonly number[];
+  /** Hosts that have fping (lab up --with-fping). */
+  readonly fping?: readonly number[];
   /** Hosts as a new machine arrives: fabric NICs without address or configuration (lab up --fresh). */
   readonly fresh?: readonly number[];
   /** The Debian release of each host's root (lab up --suite): `all`, or per host (winning over `all`). */
@@ -151,6 +159,8 @@ export function planLab(input: LabPlanInput): LabPlan {
     ['--without-rdma', input.noRdma],
     ['--without-systemd', input.noSystemd],
     ['--fresh', input.fresh],
+    ['--without-python3', input.noPython3],
+    ['--with-fping', input.fping],
   ] as const) {
     const stray = (list ?? []).filter((id) => !ids.includes(id));
     if (stray.length)
@@ -218,6 +228,11 @@ function planHost(id: number, input: LabPlanInput, labName: string, mgmt: Cidr, 
     : fromInventory
       ? [fromInventory, 'inventory']
       : [defaultManager(id), 'default'];
+  // netplan and networkd-dispatcher are python3 programs: a netplan host without python3 could not apply a change.
+  if (manager === 'netplan' && (input.noPython3 ?? []).includes(id) && (input.networkDaemons ?? true))
+    throw new UsageError(
+      `--without-python3 names host ${id}, a netplan host: netplan and networkd-dispatcher are python3 programs; give it --manager ${id}=networkmanager or ${id}=ifupdown`,
+    );
   const suite = input.suites?.hosts?.get(id) ?? input.suites?.all;
   const linkLayer = input.linkLayers?.hosts?.get(id) ?? input.linkLayers?.all;
   const asked = input.nics?.hosts?.get(id) ?? input.nics?.all;
@@ -256,6 +271,8 @@ function planHost(id: number, input: LabPlanInput, labName: string, mgmt: Cidr, 
     })),
     rdma: !(input.noRdma ?? []).includes(id),
     systemd: (input.networkDaemons ?? true) && !(input.noSystemd ?? []).includes(id),
+    ...((input.noPython3 ?? []).includes(id) ? { python3: false } : {}),
+    ...((input.fping ?? []).includes(id) ? { fping: true } : {}),
     ...((input.fresh ?? []).includes(id) ? { fresh: true } : {}),
     ...(suite !== undefined ? { suite } : {}),
     ...(linkLayer === 'ethernet' ? { linkLayer } : {}),

@@ -163,11 +163,27 @@ prune_trees() {
 	done
 }`;
 
-/** rping and ibv_devinfo: the lab's stand-ins, on the PATH of an RDMA host alone. */
+/**
+ * The host's /usr/bin as the lab shapes it, an overlay over the real one: rping and ibv_devinfo, the
+ * lab's stand-ins, on the PATH of an RDMA host alone; and tools the host lacks hidden by whiteouts
+ * (character devices 0/0, which overlayfs honours in any lower layer) — python3 on a host brought up
+ * --without-python3, and fping on every host but those --with-fping (most machines do not have it):
+ * what verify's prober finds is what the host would have.
+ */
 function labBinMount(plan: LabPlan, host: LabHost, root: string): string {
-  if (host.rdma === false) return '';
-  return `# rping and ibv_devinfo: the lab's stand-ins (src/lab/rping-standin.py, ibv-devinfo-standin.ts), on the PATH of this host alone.
-mount -t overlay ibfleet-lab-bin -o "ro,lowerdir=${plan.dir}/bin:${root}/usr/bin" ${root}/usr/bin
+  const hidden = [...(host.python3 === false ? ['python3', 'python3.*'] : []), ...(host.fping ? [] : ['fping'])];
+  const hideDir = `${hostPaths(plan.name, host.id).dir}/hidden-bin`;
+  const layers = [...(hidden.length ? [hideDir] : []), ...(host.rdma !== false ? [`${plan.dir}/bin`] : [])];
+  if (layers.length === 0) return '';
+  const whiteouts = hidden.length
+    ? `mkdir -p ${shellQuote(hideDir)}
+for f in ${hidden.map((name) => `${root}/usr/bin/${name}`).join(' ')}; do
+	if [ -e "$f" ] || [ -L "$f" ]; then [ -e ${shellQuote(hideDir)}/"\${f##*/}" ] || mknod ${shellQuote(hideDir)}/"\${f##*/}" c 0 0; fi
+done
+`
+    : '';
+  return `# /usr/bin as this host has it: the lab's stand-ins (src/lab/rping-standin.py, ibv-devinfo-standin.ts) on an RDMA host, tools it lacks hidden.
+${whiteouts}mount -t overlay ibfleet-lab-bin -o "ro,lowerdir=${layers.join(':')}:${root}/usr/bin" ${root}/usr/bin
 `;
 }
 

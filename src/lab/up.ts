@@ -56,6 +56,10 @@ export interface LabUpOptions {
   readonly noSystemd?: readonly number[];
   /** Hosts as a new machine arrives: fabric NICs present, no address and no configuration for them. */
   readonly fresh?: readonly number[];
+  /** Hosts without python3 on their PATH (verify's prober falls back to fping or ping there). */
+  readonly noPython3?: readonly number[];
+  /** Hosts with fping on their PATH (the machine's, from scripts/setup); every other host lacks it. */
+  readonly fping?: readonly number[];
   /** The Debian release of hosts' roots (lab up --suite): `all`, or per host; default the machine's own /usr. */
   readonly suites?: { readonly all?: Suite; readonly hosts?: HostMap<Suite> };
   /** The link layer of hosts' RDMA ports: `all`, or per host; default InfiniBand. */
@@ -101,6 +105,8 @@ export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
     ...(options.noRdma ? { noRdma: options.noRdma } : {}),
     ...(options.noSystemd ? { noSystemd: options.noSystemd } : {}),
     ...(options.fresh ? { fresh: options.fresh } : {}),
+    ...(options.noPython3 ? { noPython3: options.noPython3 } : {}),
+    ...(options.fping ? { fping: options.fping } : {}),
     ...(options.suites
       ? {
           suites: {

@@ -7,6 +7,7 @@
 import type { Fleet, Nic } from '../inventory/model.js';
 import type { CellCause, CellCauseKind, CellEnd, CellSpec } from '../vocabulary.js';
 import type { HostFacts } from '../facts/host-facts.js';
+import type { NeighbourEntry, ProbeNote } from './verify-output.js';
 import { nicFabric, portLabel } from '../facts/nic-fabric.js';
 import { NEXT_FOR_NO_SM, portNextStep } from '../steps/fabric-health/problems.js';
 
@@ -94,4 +95,105 @@ export function explainFailure(detail: string, causes: readonly Pick<CellCause, 
         .map((c) => c.text)
         .join('; ')}`
     : detail;
+}
+
+/** What a ping cell's run saw besides its counts: the prober's note, the source's neighbour entry. */
+export interface CellEvidence {
+  readonly note?: ProbeNote;
+  /** The source host's neighbours after the cell ran (`ip -4 neigh show`). */
+  readonly neighbours?: readonly NeighbourEntry[];
+}
+
+/** The NIC the source's traffic from its address leaves through, by its `route get`: its own unless the probe says otherwise. */
+function sourceDev(cell: CellSpec, facts: HostFacts | undefined): string {
+  return facts?.routeGet.get(cell.from.iface)?.dev ?? cell.from.iface;
+}
+
+/**
+ * Why a cell is wrong even when every echo was answered: traffic from its source address leaves
+ * through another NIC, or the destination's address resolved to the hardware address of another NIC
+ * of the destination (ARP flux) or of no NIC of it. The echo then goes the wrong way and still comes
+ * back; RDMA CM, which resolves the address the same way, binds the wrong port — so the cell fails.
+ */
+export function wrongPathCauses(
+  fleet: Fleet,
+  cell: CellSpec,
+  evidence: CellEvidence,
+  factsOf: (host: number) => HostFacts | undefined,
+): CellCause[] {
+  const source = factsOf(cell.from.host);
+  const dev = sourceDev(cell, source);
+  // Either way: the echo leaving the source by another NIC, or the answer leaving the destination by one.
+  for (const role of ['source', 'destination'] as const) {
+    const end = role === 'source' ? cell.from : cell.to;
+    const facts = role === 'source' ? source : factsOf(cell.to.host);
+    const leaves = facts?.routeGet.get(end.iface)?.dev;
+    if (leaves === undefined || leaves === end.iface) continue;
+    const found = endCauses(fleet, cell, role, facts);
+    if (found.length > 0) return found;
+    const text = `${end.host}/${end.iface}: traffic from ${end.ip} leaves through ${leaves}`;
+    return [{ kind: 'other-nic', host: end.host, iface: end.iface, text }];
+  }
+  const entry = evidence.neighbours?.find((n) => n.address === cell.to.ip && n.dev === dev);
+  const peer = fleet.hosts.find((h) => h.id === cell.to.host);
+  const peerFacts = factsOf(cell.to.host);
+  if (!entry?.lladdr || !peer || !peerFacts?.complete) return [];
+  const macOf = (iface: string) => peerFacts.links.get(iface)?.hwaddr;
+  if (macOf(cell.to.iface) === undefined || entry.lladdr === macOf(cell.to.iface)) return [];
+  const at = `${cell.to.host}/${cell.to.iface}`;
+  // Said without the source, the same from every host that asked: the matrix folds it into one line.
+  const where = `resolves to ${entry.lladdr}`;
+  const other = peer.nics.find((n) => n.iface !== cell.to.iface && macOf(n.iface) === entry.lladdr);
+  if (other)
+    return [
+      {
+        kind: 'arp-flux',
+        host: cell.to.host,
+        iface: cell.to.iface,
+        text: `${at}: ${cell.to.ip} ${where}, the MAC of ${cell.to.host}/${other.iface}: ARP flux — arp_ignore/arp_announce on ${peer.name} are not as deployed, and RDMA CM would use ${other.iface} (ibfleet deploy --hosts ${cell.to.host})`,
+      },
+    ];
+  return [
+    {
+      kind: 'address-conflict',
+      host: cell.to.host,
+      iface: cell.to.iface,
+      text: `${at}: ${cell.to.ip} ${where}, which is no NIC of ${peer.name}: another machine answers for that address`,
+    },
+  ];
+}
+
+/**
+ * Why a cell got no (or a wrong) answer when the hosts' state shows nothing wrong at either end:
+ * the answer came from another address, the destination never resolved (neighbour FAILED or
+ * INCOMPLETE), or — the route and the neighbour both right — the destination dropped the echo or
+ * its answer. Each charged to the destination, which is where the fix is.
+ */
+export function replyCauses(cell: CellSpec, evidence: CellEvidence, facts: HostFacts | undefined): CellCause[] {
+  const at = `${cell.to.host}/${cell.to.iface}`;
+  const cause = (kind: CellCauseKind, text: string): CellCause => ({
+    kind,
+    host: cell.to.host,
+    iface: cell.to.iface,
+    text: `${at}: ${text}`,
+  });
+  if (evidence.note?.kind === 'from')
+    return [cause('unexpected-source', `the answers to ${cell.to.ip} came from ${evidence.note.address}`)];
+  const dev = sourceDev(cell, facts);
+  const entry = evidence.neighbours?.find((n) => n.address === cell.to.ip && n.dev === dev);
+  if (entry && (entry.state === 'FAILED' || entry.state === 'INCOMPLETE'))
+    return [
+      cause(
+        'neighbour-failed',
+        `${cell.to.ip} did not resolve on ${cell.from.host}/${dev} (neighbour ${entry.state}): nothing answered ARP for it — the NIC is down, off this fabric, or without its address`,
+      ),
+    ];
+  if (entry?.lladdr)
+    return [
+      cause(
+        'no-reply',
+        `no answer, though ${cell.from.host}/${dev} routes to ${cell.to.ip} and resolved it (${entry.lladdr}, ${entry.state}): the peer drops the echo or its answer — a firewall, its reverse-path filter, or its routing back`,
+      ),
+    ];
+  return [];
 }

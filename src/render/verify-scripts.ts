@@ -8,7 +8,16 @@ import type { Fleet, Host } from '../inventory/model.js';
 import type { CellSpec } from '../vocabulary.js';
 import { renderProbeBody } from './probe-script.js';
 import { receivedWhole, shellCommand, shellQuote } from '../script/shell.js';
-import { pingArgv, rpingClientArgv, rpingServerArgv } from './verify-commands.js';
+import type { ProberKind } from '../vocabulary.js';
+import {
+  PING_COUNT,
+  PING_GAP_MS,
+  PING_WAIT_MS,
+  fpingArgv,
+  pingArgv,
+  rpingClientArgv,
+  rpingServerArgv,
+} from './verify-commands.js';
 
 export const CELL_MARK = '@@cell';
 export const CELL_END_MARK = '@@cell-end';
@@ -38,6 +47,9 @@ export function renderCapabilityScript(host: Host, fleet: Fleet): string {
       'printf "rdma-devices="; for d in /sys/class/infiniband/*; do [ -e "$d" ] && printf \'%s \' "${d##*/}"; done; echo',
       'printf "rping="; command -v rping || echo',
       'printf "ping="; command -v ping || echo',
+      // The prober: python3 that can open a raw ICMP socket (not merely a python3 on the PATH), then fping.
+      'printf "python3="; python3 -c \'import socket; socket.socket(2, 3, 1).close(); print("yes")\' 2>/dev/null || echo',
+      'printf "fping="; command -v fping || echo',
       renderProbeBody(host, fleet, { managerEvidence: false }),
     ].join('\n'),
   );
@@ -49,7 +61,7 @@ function batches<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-/** Runs `jobs` (id, command) in batches, printing `@@cell <id> <exit>` + output for each. */
+/** Runs `jobs` (id, command) in batches, printing `@@cell <id> <exit>` + output for each, then the neighbours. */
 function batchedJobs(jobs: readonly { id: number; command: string }[]): string[] {
   const lines = [
     'job() {',
@@ -62,22 +74,78 @@ function batchedJobs(jobs: readonly { id: number; command: string }[]): string[]
     `\tfor id in "$@"; do printf '${CELL_MARK} %s %s\\n' "$id" "$(cat "$dir/$id.rc")"; cat "$dir/$id"; echo; echo ${CELL_END_MARK}; done`,
     '}',
   ];
-  for (const batch of batches(jobs, CELLS_PER_BATCH)) {
+  for (const batch of batches(jobs, PING_JOBS_AT_ONCE)) {
     for (const job of batch) lines.push(`job ${job.id} ${job.command} &`);
-    lines.push('wait', `show ${batch.map((j) => j.id).join(' ')}`);
+    lines.push('wait', `show ${batch.map((j) => j.id).join(' ')}`, NEIGHBOURS);
   }
   return lines;
 }
 
-/** Every ping cell whose source is one host; `ids` are the cells' indexes in the run. */
-export function renderPingScript(cells: readonly { id: number; cell: CellSpec }[]): string {
-  return receivedWhole(
-    '__ibfleet_ping_main',
-    [
-      ...PRELUDE,
-      ...batchedJobs(cells.map(({ id, cell }) => ({ id, command: shellCommand(pingArgv(cell.from, cell.to)) }))),
-    ].join('\n'),
+/** ping processes at once on a host without python3 or fping. */
+export const PING_JOBS_AT_ONCE = 32;
+export const NEIGH_MARK = '@@neigh';
+export const NEIGH_END_MARK = '@@neigh-end';
+export const FPING_MARK = '@@fping';
+export const FPING_END_MARK = '@@fping-end';
+/**
+ * The host's IPv4 neighbours after a part of the run: what each cell's destination resolved to, on
+ * which NIC (ARP flux, a neighbour that never resolved). Read by verify-output.ts parseNeighbours.
+ */
+const NEIGHBOURS = `echo ${NEIGH_MARK}; ip -4 neigh show; echo ${NEIGH_END_MARK}`;
+
+/** A here-document of `text`; `text` must not hold the delimiter on a line of its own. */
+function hereDocument(path: string, delimiter: string, text: string): string[] {
+  if (text.split('\n').includes(delimiter)) throw new Error(`the text holds its delimiter ${delimiter}`);
+  return [`cat >${path} <<'${delimiter}'`, text.replace(/\n$/, ''), delimiter];
+}
+
+/**
+ * Every ping cell whose source is one host, in one run of the prober it has: python3 with raw ICMP
+ * sockets (host/ibfleet-probe.py, given as `program`), fping per source address, or ping processes
+ * in batches. Every kind sends from the cell's source address (`ping -I ADDR`), PING_COUNT echoes
+ * PING_GAP_MS apart, each cell given PING_WAIT_MS after its last; `ids` are the cells' indexes in
+ * the run.
+ */
+export function renderPingScript(
+  cells: readonly { id: number; cell: CellSpec }[],
+  prober: ProberKind = 'ping',
+  program = '',
+): string {
+  const body =
+    prober === 'python3'
+      ? [
+          ...hereDocument('"$dir/probe.py"', '__IBFLEET_PROBE_PY', program),
+          ...hereDocument(
+            '"$dir/cells"',
+            '__IBFLEET_CELLS',
+            cells.map(({ id, cell }) => `${id} ${cell.from.ip} ${cell.to.ip}`).join('\n'),
+          ),
+          `python3 "$dir/probe.py" ${PING_COUNT} ${PING_GAP_MS} ${PING_WAIT_MS} <"$dir/cells"`,
+          NEIGHBOURS,
+        ]
+      : prober === 'fping'
+        ? fpingRuns(cells)
+        : batchedJobs(cells.map(({ id, cell }) => ({ id, command: shellCommand(pingArgv(cell.from, cell.to)) })));
+  return receivedWhole('__ibfleet_ping_main', [...PRELUDE, `echo '@@prober ${prober}'`, ...body].join('\n'));
+}
+
+/** One fping per source address, all at once, each over that address's destinations; framed by source. */
+function fpingRuns(cells: readonly { id: number; cell: CellSpec }[]): string[] {
+  const sources = [...new Set(cells.map((c) => c.cell.from.ip))];
+  const lines: string[] = [];
+  sources.forEach((source, n) => {
+    const targets = cells.filter((c) => c.cell.from.ip === source).map((c) => c.cell.to.ip);
+    lines.push(
+      ...hereDocument(`"$dir/t${n}"`, '__IBFLEET_TARGETS', targets.join('\n')),
+      `${shellCommand(fpingArgv(source))} -f "$dir/t${n}" >"$dir/o${n}" 2>&1 & pid_${n}=$!`,
+    );
+  });
+  sources.forEach((source, n) =>
+    lines.push(
+      `wait "$pid_${n}"; echo "${FPING_MARK} ${source} $?"; cat "$dir/o${n}"; echo; echo ${FPING_END_MARK}`,
+    ),
   );
+  return [...lines, NEIGHBOURS];
 }
 
 /** A server's port, once it listens: `@@rping-port <cell> <port>`. */

@@ -8,10 +8,13 @@
  * start their servers on the destination host, then the clients on the sources, each on its own
  * port.
  */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import pLimit from 'p-limit';
+import { PACKAGE_ROOT } from '../package-root.js';
 import { clipHostText } from '../host-text.js';
 import type { Fleet, Host } from '../inventory/model.js';
-import { cellCauses, explainFailure } from '../plan/cell-causes.js';
+import { cellCauses, explainFailure, replyCauses, wrongPathCauses, type CellEvidence } from '../plan/cell-causes.js';
 import type { HostFacts } from '../facts/host-facts.js';
 import { readProbe } from '../plan/change-output.js';
 import { verifyFabricFindings } from '../steps/fabric-health/consistency.js';
@@ -27,8 +30,11 @@ import {
   type RpingMode,
 } from '../plan/matrix.js';
 import {
-  CellStream,
+  ProbeStream,
+  chooseProber,
   parseCapabilities,
+  type NeighbourEntry,
+  type ProbeOutcome,
   parseCellOutput,
   rpingUnavailable,
   type Capabilities,
@@ -54,6 +60,7 @@ import {
   type HostResult,
   type MatrixCell,
   type MatrixStart,
+  type ProberKind,
   type RunEvents,
 } from '../vocabulary.js';
 import { Deadlines, runHosts, timeLimitText, type Deadline } from './fanout.js';
@@ -177,21 +184,30 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
   options.events.onMatrix?.(specs, matrixStart(options));
   const done = new Map<string, MatrixCell>();
   const factsOf = (id: number) => connected.get(id)?.facts;
-  const finish = (result: MatrixCell) => {
+  const finish = (result: MatrixCell, evidence?: CellEvidence) => {
     if (done.has(cellKey(result))) return;
+    // A cell answered through the wrong port (ARP flux, the source's traffic leaving by another NIC) fails.
+    const wrongPath =
+      result.ok === true && evidence ? wrongPathCauses(options.fleet, result, evidence, factsOf) : [];
+    const checked: MatrixCell =
+      wrongPath.length > 0
+        ? { ...result, ok: false, state: 'failed', detail: `${result.detail}, through the wrong port` }
+        : result;
     // A failed cell says why: cut off by an end's time limit, or what the hosts' state tells (a port down, the routing missing).
     const cutOff =
-      result.ok === false
-        ? [result.from.host, result.to.host].find((id) => connected.get(id)?.deadline?.hardSignal.aborted)
+      checked.ok === false
+        ? [checked.from.host, checked.to.host].find((id) => connected.get(id)?.deadline?.hardSignal.aborted)
         : undefined;
     const causes: CellCause[] =
       cutOff !== undefined
         ? [{ kind: 'timed-out', host: cutOff, text: timedOut(cutOff, options.timeoutMs) }]
-        : cellCauses(options.fleet, result, factsOf);
+        : wrongPath.length > 0
+          ? wrongPath
+          : failureCauses(options.fleet, checked, evidence, factsOf);
     const cell =
-      result.ok === false
-        ? { ...result, detail: explainFailure(result.detail, causes), ...(causes.length > 0 ? { causes } : {}) }
-        : result;
+      checked.ok === false
+        ? { ...checked, detail: explainFailure(checked.detail, causes), ...(causes.length > 0 ? { causes } : {}) }
+        : checked;
     done.set(cellKey(cell), cell);
     options.events.onCell?.(cell);
   };
@@ -272,6 +288,7 @@ function hostResults(
       host: hostRef(host),
       durationMs: now() - c.deadline!.startedAt,
       ...hostVerdict(host, cells),
+      ...(cells.some((cell) => cell.method === 'ping' && cell.from.host === host.id) ? { prober: proberOf(c) } : {}),
       connections: 1,
       channels: c.session?.channels ?? 0,
     };
@@ -286,42 +303,95 @@ function groupBy<T>(items: readonly T[], key: (item: T) => number): Map<number, 
   return groups;
 }
 
+/**
+ * Why a failed cell failed: the hosts' state at either end (cellCauses); where that finds nothing,
+ * what its probes met (replyCauses); and what the source's neighbours say about the path.
+ */
+function failureCauses(
+  fleet: Fleet,
+  cell: MatrixCell,
+  evidence: CellEvidence | undefined,
+  factsOf: (host: number) => HostFacts | undefined,
+): CellCause[] {
+  if (cell.ok !== false) return [];
+  const found = cellCauses(fleet, cell, factsOf);
+  if (found.length > 0 || !evidence) return found;
+  const path = wrongPathCauses(fleet, cell, evidence, factsOf);
+  return path.length > 0 ? path : replyCauses(cell, evidence, factsOf(cell.from.host));
+}
+
+/**
+ * The ping cells from one host, in one run of the best prober it has (chooseProber). Results stream
+ * in as cells end and are held until the neighbour table the run prints after them (within ~1 s for
+ * python3 and fping, after each batch for ping): a cell's verdict needs what its destination
+ * resolved to.
+ */
 async function pingFrom(
   source: Connected,
   cells: readonly { id: number; spec: CellSpec }[],
   options: VerifyOptions,
-  finish: (c: MatrixCell) => void,
+  finish: (c: MatrixCell, evidence?: CellEvidence) => void,
 ): Promise<void> {
   options.events.onStage?.(hostRef(source.host), 'check', (options.now ?? Date.now)());
+  const prober = proberOf(source);
   const byId = new Map(cells.map((c) => [c.id, c.spec]));
-  const stream = new CellStream((out: CellOutput) => {
-    source.deadline!.renew();
-    const spec = byId.get(out.id);
-    if (spec) finish(finishCell(spec, parsePing(out.output, out.exitCode)));
-  });
+  const bySource = new Map(cells.map((c) => [`${c.spec.from.ip} ${c.spec.to.ip}`, c.id]));
+  const held = new Map<number, ProbeOutcome>();
+  const release = (neighbours?: readonly NeighbourEntry[]) => {
+    for (const [id, outcome] of held)
+      finish(finishCell(byId.get(id)!, outcome.verdict), {
+        ...(outcome.note ? { note: outcome.note } : {}),
+        ...(neighbours ? { neighbours } : {}),
+      });
+    held.clear();
+  };
+  const stream = new ProbeStream(
+    (outcome) => {
+      source.deadline!.renew();
+      if (byId.has(outcome.id) && !held.has(outcome.id)) held.set(outcome.id, outcome);
+    },
+    release,
+    (from, to) => bySource.get(`${from} ${to}`),
+  );
   const owed = source.deadline!.owe();
   try {
+    const script = renderPingScript(
+      cells.map(({ id, spec }) => ({ id, cell: spec })),
+      prober,
+      prober === 'python3' ? await probeProgram() : '',
+    );
     requireWhole(
       'check',
-      'the ping run',
-      await source.session!.run(renderPingScript(cells.map(({ id, spec }) => ({ id, cell: spec }))), {
-        signal: source.deadline!.signal,
-        onLine: (l) => stream.push(l),
-      }),
+      `the ${prober} prober run`,
+      await source.session!.run(script, { signal: source.deadline!.signal, onLine: (l) => stream.push(l) }),
     );
+    release();
   } catch (error) {
+    release();
     for (const { spec } of cells)
       finish(
         options.interrupt.aborted
           ? notRunCell(spec)
           : finishCell(spec, {
               ok: false,
-              detail: `ping on ${source.host.name} failed: ${clipHostText((error as Error).message)}`,
+              detail: `${prober} on ${source.host.name} failed: ${clipHostText((error as Error).message)}`,
             }),
       );
   } finally {
     owed();
   }
+}
+
+/** The prober a connected host runs. */
+function proberOf(host: Connected): ProberKind {
+  return host.caps ? chooseProber(host.caps) : 'ping';
+}
+
+let programText: Promise<string> | undefined;
+/** host/ibfleet-probe.py, read once per run. */
+function probeProgram(): Promise<string> {
+  programText ??= readFile(join(PACKAGE_ROOT, 'host/ibfleet-probe.py'), 'utf8');
+  return programText;
 }
 
 /** Ports as the server script printed them (`@@rping-port <cell> <port>`). */

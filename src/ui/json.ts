@@ -73,6 +73,7 @@ export function runDocument(
             ...(r.exec.cut ? { outputCut: r.exec.cut } : {}),
           }
         : {}),
+      ...(r.prober ? { prober: r.prober } : {}),
       ...(r.connections !== undefined ? { ssh: { connections: r.connections, channels: r.channels ?? 0 } } : {}),
     })),
     // Which matrix ran (full, rail, ring), and why when verify chose it.

@@ -78,6 +78,11 @@ const KIND_WORDS: Readonly<Record<CellCauseKind, string>> = {
   'no-route': "no route from the NIC's address",
   'timed-out': 'time limit (--timeout) ran out',
   unreachable: 'host unreachable',
+  'arp-flux': "ARP flux (another NIC answers for the address)",
+  'address-conflict': 'address answered by a MAC of no NIC of the host',
+  'neighbour-failed': 'address did not resolve (ARP)',
+  'unexpected-source': 'reply from another address',
+  'no-reply': 'no reply while route and neighbour are right',
 };
 
 /**
@@ -126,7 +131,7 @@ export function formatCauseGroupText(group: CauseGroup): string {
   const hosts = foldHosts([...new Set(group.causes.map((c) => c.host))]);
   const nics = group.causes.filter((c) => c.iface !== undefined);
   // The fix names the hosts, so the NICs need not (the line stays within 80 columns).
-  const fix = group.kind === 'routing-missing' ? ` — ibfleet deploy --hosts ${hosts}` : '';
+  const fix = group.kind === 'routing-missing' || group.kind === 'arp-flux' ? ` — ibfleet deploy --hosts ${hosts}` : '';
   const where =
     nics.length === 0
       ? `hosts ${hosts}`

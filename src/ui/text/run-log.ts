@@ -61,6 +61,7 @@ export function runLogHostBlock(
     sanitizeLine(`== host ${h.id} ${h.name} (${h.target}) · ${about}`, 'keep'),
     timings(h, startedAt, transcript, result),
   ];
+  if (result.prober) lines.push(`prober: ${result.prober}`);
   if (result.error) {
     lines.push(
       `error at ${result.error.stage}${result.error.exitCode !== undefined ? ` (exit ${result.error.exitCode})` : ''}: ${sanitizeLine(result.error.message, 'keep')}`,
