@@ -177,6 +177,7 @@ function labBinMount(plan: LabPlan, host: LabHost, root: string): string {
   if (layers.length === 0) return '';
   const whiteouts = hidden.length
     ? `mkdir -p ${shellQuote(hideDir)}
+# shellcheck disable=SC2043
 for f in ${hidden.map((name) => `${root}/usr/bin/${name}`).join(' ')}; do
 	if [ -e "$f" ] || [ -L "$f" ]; then [ -e ${shellQuote(hideDir)}/"\${f##*/}" ] || mknod ${shellQuote(hideDir)}/"\${f##*/}" c 0 0; fi
 done

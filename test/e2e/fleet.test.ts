@@ -69,7 +69,7 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     for (const c of cells) expect(c.ok).toBe(c.from.nic === 1 && c.to.nic === 1);
     const bad = cells.find((c) => c.from.host === 16 && c.from.nic === 2 && c.to.host === 34 && c.to.nic === 2)!;
     expect(bad.detail).toMatch(/^0\/3 replies — likely: 16\/ibs5f1: no rule from 172\.16\.16\.2, table 942 empty/);
-    expect(bad.reproduce).toBe('on cpuserver16: ping -n -c 3 -i 0.2 -W 1 -I ibs5f1 172.16.34.2');
+    expect(bad.reproduce).toBe('on cpuserver16: ping -n -c 3 -i 0.2 -W 1 -I 172.16.16.2 172.16.34.2');
   });
 
   it('--dry-run plans every change and changes nothing', async () => {

@@ -70,7 +70,7 @@ describe('which cells the matrix has', () => {
 
   it('says how to reproduce a cell by hand, where to run it', () => {
     const [ping] = matrixCells(fleet.hosts.slice(0, 2), 'full', ['ping']);
-    expect(reproduceCommand(ping!)).toBe('on cpuserver16: ping -n -c 3 -i 0.2 -W 1 -I ibs5f0 172.16.34.1');
+    expect(reproduceCommand(ping!)).toBe('on cpuserver16: ping -n -c 3 -i 0.2 -W 1 -I 172.16.16.1 172.16.34.1');
     const [rping] = matrixCells(fleet.hosts.slice(0, 2), 'full', ['rping']);
     expect(reproduceCommand(rping!, 7175)).toBe(
       'on memserver34: rping -s -a 172.16.34.1 -p 7175 -C 3 -v  then on cpuserver16: rping -c -I 172.16.16.1 -a 172.16.34.1 -p 7175 -C 3 -v',
@@ -159,7 +159,7 @@ describe('cell output framing', () => {
       .map((cell, id) => ({ id, cell }));
     const script = renderPingScript(cells);
     expect(script.match(/^job \d+ ping /gm)).toHaveLength(8);
-    expect(script).toContain('job 0 ping -n -c 3 -i 0.2 -W 1 -I ibs5f0 172.16.34.1 &');
+    expect(script).toContain('job 0 ping -n -c 3 -i 0.2 -W 1 -I 172.16.16.1 172.16.34.1 &');
   });
 
   it('streams results as each cell ends, whatever the output looks like', () => {

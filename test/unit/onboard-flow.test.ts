@@ -107,8 +107,10 @@ function machine(id: number, ifaces: readonly [string, string], options: Machine
         return ok(
           jobs
             .map(([, n, command]) => {
-              const [, iface, to] = /-I (\S+) (\S+)$/.exec(command!)!;
-              return (options.ping ?? (() => true))(iface!, to!)
+              // verify pings from the NIC's address (ping -I ADDR): NIC n's address ends in .n.
+              const [, from, to] = /-I (\S+) (\S+)$/.exec(command!)!;
+              const iface = ifaces[Number(from!.split('.').at(-1)) - 1]!;
+              return (options.ping ?? (() => true))(iface, to!)
                 ? frame(
                     n!,
                     0,

@@ -90,6 +90,7 @@ const SCRIPTS: Record<string, string> = {
   ),
   capabilities: renderCapabilityScript(h34, fleet),
   ping: renderPingScript([{ id: 0, cell }]),
+  'ping (fping)': renderPingScript([{ id: 0, cell }], 'fping'),
   'rping server': renderRpingServerScript([{ id: 1, cell, port: 7174 }]),
   'rping client': renderRpingClientScript([{ id: 1, cell, port: 7174 }]),
 };
