@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import type { Fleet } from '../inventory/model.js';
 import { DEFAULT_LAB_NAME } from '../lab/names.js';
 import type { CommandResult, Io } from './context.js';
+import { registerLabArpFlux } from './lab-arp.js';
 import { registerLabBreaks, registerLabPort } from './lab-port.js';
 import { readOptions, type OptionTools } from './options.js';
 
@@ -58,6 +59,7 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
   registerLabExec(lab, io, done);
   registerLabPort(lab, io, done);
   registerLabBreaks(lab, io, done);
+  registerLabArpFlux(lab, io, done);
 }
 
 function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): void {

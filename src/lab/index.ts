@@ -15,3 +15,4 @@ export { labRestartManager, type LabRestart } from './restart.js';
 export type { RunResult } from './system.js';
 export { labUp, type LabUpOptions } from './up.js';
 export { labGid, labPkey, labPort, labSm, type PortChange } from './rdma.js';
+export { labArpFlux, type LabArpFluxResult } from './arp.js';

@@ -127,6 +127,10 @@ export async function labUp(options: LabUpOptions = {}): Promise<LabInfo> {
   });
   // The machine's managers and systemctl matter for the hosts on its own /usr only.
   const own = plan.hosts.filter((h) => h.suite === undefined);
+  if (own.some((h) => h.fping) && !existsSync('/usr/bin/fping'))
+    throw new UsageError(
+      '--with-fping: fping is not installed on this machine (scripts/setup installs it: apt install fping)',
+    );
   const suites = [...new Set(plan.hosts.flatMap((h) => (h.suite !== undefined ? [h.suite] : [])))];
   const toBuild = suites.filter((s) => !hasRoot(plan.rootsDir!, s));
   const managers = plan.networkDaemons ? [...new Set(own.map((h) => h.manager))] : [];

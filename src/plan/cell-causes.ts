@@ -2,7 +2,9 @@
  * Why a matrix cell failed, when the hosts' own state can tell: a port that is not ACTIVE at
  * either end, an interface that is down, a NIC's source rule or table missing (the per-NIC routing
  * not deployed), traffic from the source address leaving through another NIC, no route at all.
- * Read from the probe verify runs on every host as it connects. Pure.
+ * Read from the probe verify runs on every host as it connects. And from what a cell's own run saw
+ * (its prober's note, the source's neighbour table): ARP flux and a foreign MAC, which fail a cell
+ * even when its echoes came back, an address that never resolved, answers from elsewhere. Pure.
  */
 import type { Fleet, Nic } from '../inventory/model.js';
 import type { CellCause, CellCauseKind, CellEnd, CellSpec } from '../vocabulary.js';

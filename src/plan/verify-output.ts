@@ -3,13 +3,7 @@
  * results framed between CELL_MARK lines, as they stream in or from a finished script. Pure.
  */
 import { PING_COUNT } from '../render/verify-commands.js';
-import {
-  CELL_END_MARK,
-  FPING_END_MARK,
-  FPING_MARK,
-  NEIGH_END_MARK,
-  NEIGH_MARK,
-} from '../render/verify-scripts.js';
+import { CELL_END_MARK, FPING_END_MARK, FPING_MARK, NEIGH_END_MARK, NEIGH_MARK } from '../render/verify-scripts.js';
 import type { ProberKind } from '../vocabulary.js';
 import { parsePing, type ToolVerdict } from './matrix.js';
 
@@ -113,11 +107,7 @@ function countsVerdict(sent: number, got: number, avgMs: number | undefined, not
   const avg = avgMs !== undefined && got > 0 ? `, avg ${avgMs.toFixed(3)} ms` : '';
   const lost = got < sent && got > 0 ? ` (${sent - got} lost)` : '';
   const said =
-    note?.kind === 'from'
-      ? ` — an answer came from ${note.address}`
-      : note && got < sent
-        ? ` — ${note.text}`
-        : '';
+    note?.kind === 'from' ? ` — an answer came from ${note.address}` : note && got < sent ? ` — ${note.text}` : '';
   return { ok, detail: `${got}/${sent} replies${avg}${lost}${said}` };
 }
 
@@ -209,9 +199,10 @@ export class ProbeStream {
 
 /** An ICMP error ping printed (`From 172.16.16.1 icmp_seq=1 Destination Host Unreachable`). */
 function pingNote(output: string): { note?: ProbeNote } {
-  const m = new RegExp(`^From (${IP})(?: icmp_seq=\\d+)? (Destination [A-Za-z ]{1,40}|Time to live exceeded)$`, 'm').exec(
-    output,
-  );
+  const m = new RegExp(
+    `^From (${IP})(?: icmp_seq=\\d+)? (Destination [A-Za-z ]{1,40}|Time to live exceeded)$`,
+    'm',
+  ).exec(output);
   return m ? { note: { kind: 'unreachable', from: m[1]!, text: `${m[2]!.toLowerCase()} (from ${m[1]})` } } : {};
 }
 

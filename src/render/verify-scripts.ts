@@ -1,7 +1,9 @@
 /**
- * Scripts verify runs on hosts. Cells run in parallel batches on the source host; each job writes
- * its output to its own file and the batch's results are printed one after another between
- * markers, so parallel output never interleaves. Pure string builders; their output is read by
+ * Scripts verify runs on hosts. A host's ping cells run in one script of the prober it has: python3
+ * (host/ibfleet-probe.py, sent in the script), fping per source address, or ping processes in
+ * parallel batches, each job writing its output to its own file and the batch printed between
+ * markers, so parallel output never interleaves; each ends with the host's neighbour table. rping
+ * servers and clients run as batches too. Pure string builders; their output is read by
  * src/plan/verify-output.ts.
  */
 import type { Fleet, Host } from '../inventory/model.js';
@@ -141,9 +143,7 @@ function fpingRuns(cells: readonly { id: number; cell: CellSpec }[]): string[] {
     );
   });
   sources.forEach((source, n) =>
-    lines.push(
-      `wait "$pid_${n}"; echo "${FPING_MARK} ${source} $?"; cat "$dir/o${n}"; echo; echo ${FPING_END_MARK}`,
-    ),
+    lines.push(`wait "$pid_${n}"; echo "${FPING_MARK} ${source} $?"; cat "$dir/o${n}"; echo; echo ${FPING_END_MARK}`),
   );
   return [...lines, NEIGHBOURS];
 }

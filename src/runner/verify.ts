@@ -3,8 +3,10 @@
  * its server on one host while its client runs on another): the hosts connect through the fan-out
  * (runHosts), then the matrix runs over their sessions, each host under the one deadline it started
  * with: in the matrix it runs while the host owes an answer and starts over with each part the host
- * finishes (a dead host is cut off within --timeout; a large matrix that keeps going is not). Ping
- * cells run on their source host in parallel batches and stream back cell by cell; rping cells
+ * finishes (a dead host is cut off within --timeout; a large matrix that keeps going is not). A
+ * host's ping cells run in one run of the best prober it has (python3, fping, ping) and stream back
+ * as they end, each judged with the source's neighbour table (ARP flux fails a cell whose echoes
+ * came back); rping cells
  * start their servers on the destination host, then the clients on the sources, each on its own
  * port.
  */
@@ -23,7 +25,6 @@ import {
   chooseCells,
   finishCell,
   notRunCell,
-  parsePing,
   rpingCellVerdict,
   hostVerdict,
   type MatrixMode,
@@ -187,8 +188,7 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
   const finish = (result: MatrixCell, evidence?: CellEvidence) => {
     if (done.has(cellKey(result))) return;
     // A cell answered through the wrong port (ARP flux, the source's traffic leaving by another NIC) fails.
-    const wrongPath =
-      result.ok === true && evidence ? wrongPathCauses(options.fleet, result, evidence, factsOf) : [];
+    const wrongPath = result.ok === true && evidence ? wrongPathCauses(options.fleet, result, evidence, factsOf) : [];
     const checked: MatrixCell =
       wrongPath.length > 0
         ? { ...result, ok: false, state: 'failed', detail: `${result.detail}, through the wrong port` }

@@ -53,7 +53,7 @@ function facts(id: number, leaves: Readonly<Record<string, string>> = {}): HostF
       host.nics.map((n) => [n.iface, { dev: leaves[n.iface] ?? n.iface, table: String(n.table), text: '' }]),
     ),
     complete: true,
-  } as HostFacts;
+  } as unknown as HostFacts;
 }
 
 function outcomes(lines: string, cellOf: (s: string, d: string) => number | undefined = () => undefined) {

@@ -78,7 +78,7 @@ const KIND_WORDS: Readonly<Record<CellCauseKind, string>> = {
   'no-route': "no route from the NIC's address",
   'timed-out': 'time limit (--timeout) ran out',
   unreachable: 'host unreachable',
-  'arp-flux': "ARP flux (another NIC answers for the address)",
+  'arp-flux': 'ARP flux (another NIC answers for the address)',
   'address-conflict': 'address answered by a MAC of no NIC of the host',
   'neighbour-failed': 'address did not resolve (ARP)',
   'unexpected-source': 'reply from another address',
