@@ -60,7 +60,10 @@ describe('what completes where (the engine)', () => {
       ],
     ],
     ['ibfleet de', ['deploy']],
-    ['ibfleet lab ', ['up', 'down', 'list', 'reboot', 'flap', 'restart', 'exec', 'port', 'gid', 'sm', 'pkey']],
+    [
+      'ibfleet lab ',
+      ['up', 'down', 'list', 'reboot', 'flap', 'restart', 'exec', 'port', 'gid', 'sm', 'pkey', 'arp-flux'],
+    ],
     ['ibfleet env --for ', ['nccl', 'ucx', 'mpi']],
     ['ibfleet env --format=', ['--format=sh', '--format=json']],
     ['ibfleet deploy --d', ['--dry-run']],
