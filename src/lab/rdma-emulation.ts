@@ -241,7 +241,8 @@ export function gidFiles(entries: readonly GidEntry[], iface: string | undefined
 
 /** The whole layer for a host at boot: every port ACTIVE, IPoIB in datagram mode. */
 export function renderSysfsTree(host: LabHost): SysfsTree {
-  const dirs: string[] = ['class/infiniband'];
+  // kernel/config: where a RoCE host's RDMA CM configfs is mounted (renderRdmaCmConfigfs).
+  const dirs: string[] = ['class/infiniband', ...(isRoce(host) ? ['kernel/config'] : [])];
   const files: { path: string; content: string }[] = [];
   const links: { path: string; target: string }[] = [];
   const layout = rdmaLayout(host);
@@ -314,6 +315,24 @@ function bootGids(host: LabHost, nic: LabNic, l: RdmaNicLayout): GidEntry[] {
   }
   return roceGidTable(roceIid(host, l.device, l.port), host.fresh ? [] : [nic.address], 'kernel');
 }
+
+/**
+ * The RDMA CM's configfs (`/sys/kernel/config/rdma_cm`) of a RoCE host: per port its
+ * `default_roce_mode`, RoCE v2 as the kernel prefers where the port supports it. A writable
+ * directory bind-mounted over the layer's `kernel/config` (the machine need not have configfs), so
+ * the routing script's roceMode is set and read as on a real host. The kernel makes
+ * `rdma_cm/<device>` on mkdir; the lab has it from boot. Paths relative to that directory.
+ */
+export function renderRdmaCmConfigfs(host: LabHost): { path: string; content: string }[] {
+  if (!isRoce(host)) return [];
+  return rdmaLayout(host).map((l) => ({
+    path: `rdma_cm/${l.device}/ports/${l.port}/default_roce_mode`,
+    content: 'RoCE v2',
+  }));
+}
+
+/** Where a RoCE host's configfs directory lies, relative to its boot directory (HOST_BOOT_DIR). */
+export const CONFIGFS_DIR = 'configfs';
 
 /** The port directory of a NIC inside the layer. */
 export function portDir(host: LabHost, iface: string): string | undefined {

@@ -15,6 +15,7 @@ import { PACKAGE_ROOT } from '../package-root.js';
 import { NETNS_DIR, hostPaths } from './names.js';
 import type { LabHost, LabPlan } from './plan.js';
 import {
+  CONFIGFS_DIR,
   DEFAULT_SUBNET_PREFIX,
   IPOIB_MTU,
   carrierIn,
@@ -23,6 +24,7 @@ import {
   pkeyTable,
   portDir,
   portFiles,
+  renderRdmaCmConfigfs,
   renderSysfsTree,
   roceGidTable,
   roceIid,
@@ -71,6 +73,11 @@ export async function writeSysfsLayer(plan: LabPlan, host: LabHost): Promise<voi
   for (const l of tree.links) {
     await mkdir(dirname(join(root, l.path)), { recursive: true });
     await symlink(l.target, join(root, l.path));
+  }
+  const configfs = `${hostPaths(plan.name, host.id).boot}/${CONFIGFS_DIR}`;
+  for (const f of renderRdmaCmConfigfs(host)) {
+    await mkdir(dirname(join(configfs, f.path)), { recursive: true });
+    await writeFile(join(configfs, f.path), `${f.content}\n`);
   }
 }
 

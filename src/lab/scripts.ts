@@ -9,6 +9,7 @@ import { FABRIC_BRIDGE, LAB_ROOT, MGMT_BRIDGE, MGMT_IFACE, NETNS_DIR, SWITCH_UPL
 import { runsSystemd, type LabHost, type LabPlan } from './plan.js';
 import { disableIpv6, HOST_BOOT_DIR, renderNetworkBootScript } from './manager-boot.js';
 import { SYSTEMCTL_STANDIN_PATH } from './systemctl-standin.js';
+import { CONFIGFS_DIR, isRoce } from './rdma-emulation.js';
 import { PID1_COMM_PATH } from './emulation.js';
 import { IPOIB_MTU } from './rdma-emulation.js';
 import { DEFAULT_ROOTS_DIR, suiteRoot } from './suites.js';
@@ -244,7 +245,10 @@ export function renderBootScript(plan: LabPlan, host: LabHost, sshd: string): st
   // The emulated RDMA devices (rdma-emulation.ts) lie over it, read-only as well.
   const rdma =
     host.rdma !== false ? `\nmount -t overlay ibfleet-lab-sys -o ro,lowerdir=${HOST_BOOT_DIR}/sys:/sys /sys` : '';
-  return `mount -t sysfs -o ro,nosuid,nodev,noexec sysfs /sys${rdma}
+  // A RoCE host's RDMA CM configfs, writable (default_roce_mode), over the read-only sysfs.
+  const configfs =
+    host.rdma !== false && isRoce(host) ? `\nmount --bind ${HOST_BOOT_DIR}/${CONFIGFS_DIR} /sys/kernel/config` : '';
+  return `mount -t sysfs -o ro,nosuid,nodev,noexec sysfs /sys${rdma}${configfs}
 ${disableIpv6()}
 ip -batch - <<'EOF'
 ${batch.join('\n')}

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec, labGid, labPort } from '../../src/lab/index.js';
 import type { NicFabric } from '../../src/vocabulary.js';
-import { ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
+import { CLI, ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 
 const LAB = testLab('e2e-jobs');
@@ -167,5 +167,33 @@ describe.skipIf(!IS_ROOT)('ready for the jobs: RoCE GIDs across the fleet, and i
       await labPort(LAB.name, 40, 'ib0', { state: 'active' });
     }
     expect(statuses(await status())).toEqual({ 34: 'ok', 40: 'ok', 41: 'ok' });
+  });
+
+  it("default_roce_mode as the playbook asks (links roceMode v1): status names each port that differs, deploy sets it in the RDMA CM's configfs, a port reset to v2 is named again", async () => {
+    const playbook = join(work, 'roce-v1.yaml');
+    writeFileSync(
+      playbook,
+      readFileSync(join(CLI, '../../playbooks/dual-ib-routing.yaml'), 'utf8').replace(
+        /^ {2}- links$/m,
+        '  - links:\n      roceMode: v1',
+      ),
+    );
+    const roce = async () =>
+      Object.fromEntries(
+        json<StatusRun>(await run('status', '--json', '--playbook', playbook)).hosts.map((h) => [
+          h.id,
+          h.reasons.filter((r) => r.includes('RoCE mode')),
+        ]),
+      );
+    expect((await roce())[34]).toEqual([
+      'ib0: mlx5_0/1 default RoCE mode is RoCE v2, want IB/RoCE v1',
+      'ib1: mlx5_1/1 default RoCE mode is RoCE v2, want IB/RoCE v1',
+    ]);
+    expect((await run('deploy', '--hosts', 'all', '--playbook', playbook)).code).toBe(0);
+    expect(await roce()).toEqual({ 34: [], 40: [], 41: [] });
+    const file = '/sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_mode';
+    expect((await labExec(lab(), 40, ['cat', file])).stdout).toBe('IB/RoCE v1\n');
+    await labExec(lab(), 40, ['sh', '-c', `echo 'RoCE v2' >${file}`]);
+    expect((await roce())[40]).toEqual(['ib1: mlx5_1/1 default RoCE mode is RoCE v2, want IB/RoCE v1']);
   });
 });
