@@ -58,7 +58,7 @@ export function registerVerify(program: Command, io: Io, done: (r: CommandResult
       .option('--no-rping', 'ping only, even where the hosts have RDMA devices')
       .option(
         '--full',
-        'every NIC to every NIC of every other host (the default while that is at most 1024 cells a host)',
+        'every NIC to every NIC of every other host (the default while that is at most 8192 cells a host)',
       )
       .option(
         '--rail',

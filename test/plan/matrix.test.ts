@@ -78,7 +78,7 @@ describe('which cells the matrix has', () => {
   });
 });
 
-describe('the matrix verify checks when given no mode: the most thorough one within 1 024 cells a host', () => {
+describe('the matrix verify checks when given no mode: the most thorough one within 8 192 cells a host', () => {
   const fleetOf = (hosts: number, nics: number) =>
     loadInventory(
       `fabric: { subnet: 172.16.0.0/16, nics: ${nics} }\nhosts:\n${Array.from({ length: hosts }, (_, i) => `  ${i + 1}: { name: h${i + 1} }`).join('\n')}\n`,
@@ -90,21 +90,26 @@ describe('the matrix verify checks when given no mode: the most thorough one wit
     { hosts: 254, nics: 2, mode: 'full' },
     { hosts: 3, nics: 8, mode: 'full' },
     { hosts: 17, nics: 8, mode: 'full' },
-    { hosts: 18, nics: 8, mode: 'rail' },
-    { hosts: 100, nics: 8, mode: 'rail' },
-    { hosts: 254, nics: 8, mode: 'ring' },
-    { hosts: 254, nics: 16, mode: 'ring' },
+    { hosts: 18, nics: 8, mode: 'full' },
+    { hosts: 100, nics: 8, mode: 'full' },
+    { hosts: 129, nics: 8, mode: 'full' },
+    { hosts: 130, nics: 8, mode: 'rail' },
+    { hosts: 254, nics: 8, mode: 'rail' },
+    { hosts: 254, nics: 16, mode: 'rail' },
   ])('$hosts hosts × $nics NICs: $mode', ({ hosts, nics, mode }) => {
     expect(chooseMatrixMode(fleetOf(hosts, nics), undefined).mode).toBe(mode);
   });
 
   it('says what it left out and how to get it; a mode asked for is taken as it is', () => {
-    expect(chooseMatrixMode(fleetOf(100, 8), undefined).reason).toBe(
-      'the full matrix (633600 cells, up to 6336 a host) is more than 1024 cells a host: --full checks it',
-    );
     expect(chooseMatrixMode(fleetOf(254, 8), undefined).reason).toBe(
-      'the full matrix (4112768 cells, up to 16192 a host) and the rails (514096 cells, up to 2024 a host) are more than 1024 cells a host: --full or --rail checks them',
+      'the full matrix (4112768 cells, up to 16192 a host) is more than 8192 cells a host: --full checks it',
     );
+    // No fleet of 254 hosts and 16 NICs outgrows the rails; a smaller budget shows the ring's reason.
+    expect(chooseMatrixMode(fleetOf(254, 16), undefined, 1024)).toEqual({
+      mode: 'ring',
+      reason:
+        'the full matrix (16451072 cells, up to 64768 a host) and the rails (1028192 cells, up to 4048 a host) are more than 1024 cells a host: --full or --rail checks them',
+    });
     expect(chooseMatrixMode(fleetOf(100, 8), 'full')).toEqual({ mode: 'full' });
     expect(chooseMatrixMode(fleetOf(3, 8), undefined)).toEqual({ mode: 'full' });
   });
