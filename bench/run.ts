@@ -371,7 +371,7 @@ async function runRounds(
       record(ibfleetRecord(ROWS.ring, round, ring, ids, ['ok']));
       if (fullHosts >= 2) {
         const selection = ids.slice(0, fullHosts);
-        // --full: without it, verify would check the rails of 20 GPU nodes (more than 1 024 cells a host).
+        // --full: a selection of the lab, asked for as the full matrix whatever the default would choose.
         const full = await ibfleet(['verify', '--full', '--no-rping', '--hosts', `1-${fullHosts}`], selection);
         record(ibfleetRecord(ROWS.full, round, full, selection, ['ok']));
       }

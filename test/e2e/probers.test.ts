@@ -138,3 +138,34 @@ describe.skipIf(!IS_ROOT)('verify probers: python3, fping, ping on one lab (need
     ).toBe(0);
   });
 });
+
+describe.skipIf(!IS_ROOT)('the full matrix by default: 18 GPU nodes of 8 NICs (needs root)', () => {
+  // The same lab name and subnet as above: that lab is down before this one comes up.
+  const HOSTS18 = Array.from({ length: 18 }, (_, i) => i + 1);
+  const lab = useLab({
+    name: LAB.name,
+    mgmtSubnet: LAB.mgmtSubnet,
+    hosts: HOSTS18,
+    nics: { all: 8 },
+    networkDaemons: false,
+  });
+  const run = (...args: string[]) => ibfleet(['-i', lab().inventoryPath, ...args]);
+
+  it('verify --hosts all checks all 19 584 cells (1 088 a host; the rails before), every prober at once, and passes', async () => {
+    const deployed = await run('deploy', '--hosts', 'all');
+    expect(deployed.code, deployed.stdout + deployed.stderr).toBe(0);
+    const result = await run('verify', '--hosts', 'all', '--no-rping', '--json');
+    const doc = json<VerifyRun & { matrixMode: string }>(result);
+    expect(doc.matrixMode).toBe('full');
+    expect(doc.matrix).toHaveLength(18 * 17 * 64);
+    expect(
+      result.code,
+      doc.matrix
+        .filter((c) => !c.ok)
+        .slice(0, 5)
+        .map((c) => c.detail)
+        .join('\n'),
+    ).toBe(0);
+    expect(new Set(doc.hosts.map((h) => h.prober))).toEqual(new Set(['python3']));
+  });
+});
