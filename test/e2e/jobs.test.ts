@@ -196,4 +196,42 @@ describe.skipIf(!IS_ROOT)('ready for the jobs: RoCE GIDs across the fleet, and i
     await labExec(lab(), 40, ['sh', '-c', `echo 'RoCE v2' >${file}`]);
     expect((await roce())[40]).toEqual(['ib1: mlx5_1/1 default RoCE mode is RoCE v2, want IB/RoCE v1']);
   });
+
+  it("onboard --cpu 40 --mem 41: the cheat sheet shows the pair's job settings beside the rping commands", async () => {
+    const inventory = join(work, 'students.yaml');
+    writeFileSync(
+      inventory,
+      readFileSync(lab().inventoryPath, 'utf8')
+        .replace('knownHosts: known_hosts', `knownHosts: ${lab().knownHostsPath}`)
+        .replace('identityFile: id_ed25519', `identityFile: ${lab().identityPath}`)
+        // The pair arrives as new machines: onboard writes them.
+        .replace(/^ {2}4[01]: .*\n/gm, ''),
+    );
+    const args = ['-i', inventory, 'onboard', '--cpu', '40', '--mem', '41', '--owner', 'bob'];
+    const at = ['--cpu-address', LAB.address(40), '--mem-address', LAB.address(41)];
+    const doc = json<{ cheatSheet: { env: { fleet: { blocks: { hosts: number[]; settings: object }[] } } } }>(
+      await ibfleet([...args, ...at, '--json']),
+    );
+    expect(doc.cheatSheet.env.fleet.blocks).toEqual([
+      {
+        hosts: [40, 41],
+        names: ['node40', 'node41'],
+        notes: [],
+        settings: expect.arrayContaining([
+          { name: 'NCCL_IB_GID_INDEX', value: '3', library: 'nccl' },
+          { name: 'UCX_NET_DEVICES', value: 'mlx5_0:1,mlx5_1:1', library: 'ucx' },
+        ]),
+      },
+    ]);
+    // Again, in plain text: the pair is in the inventory now, the sheet printed the same.
+    const text = (await ibfleet(args)).stdout;
+    const rpingAt = text.indexOf('  to node41 ib1 (172.16.41.2):');
+    const jobsAt = text.indexOf(
+      'for jobs: NCCL, UCX and Open MPI settings (ibfleet env --hosts pair:bob prints them to source)',
+    );
+    expect(rpingAt).toBeGreaterThan(0);
+    expect(jobsAt).toBeGreaterThan(rpingAt);
+    expect(text.slice(jobsAt)).toContain("  on both:\n    export NCCL_IB_HCA='=mlx5_0:1,mlx5_1:1'\n");
+    expect(text.slice(jobsAt)).toContain("    export NCCL_IB_GID_INDEX='3'\n");
+  });
 });
