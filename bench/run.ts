@@ -15,7 +15,8 @@ import type { LabInfo } from '../src/lab/info.js';
 import { hostPaths } from '../src/lab/names.js';
 import { chooseMatrixMode, type MatrixChoice } from '../src/plan/matrix.js';
 import { loadPlaybook } from '../src/playbook/playbook.js';
-import { routingScriptFor } from '../src/render/host-files.js';
+import { routesDataFor } from '../src/render/host-files.js';
+import { ROUTES_PROGRAM } from '../src/script/routes-program.js';
 import type { FloorJob, FloorHostResult } from './floor.js';
 import { backgroundLoad, measure, raiseNeighbourTable, type HostProbe, type Measurement } from './measure.js';
 import {
@@ -240,8 +241,9 @@ async function runRounds(
   );
   const user = fleet.hosts[0]?.user ?? 'root';
 
-  // The floor and the reference tools run exactly the routing script ibfleet renders for each host.
-  const scripts = new Map(fleet.hosts.map((h) => [h.id, routingScriptFor(playbook, h, fleet)]));
+  // The floor and the reference tools run exactly the routing program and the data ibfleet renders
+  // for each host, both put down beside each other as deploy puts them (in a directory of their own).
+  const scripts = new Map(fleet.hosts.map((h) => [h.id, programWithData(routesDataFor(playbook, h, fleet))]));
   const refHosts = lab.hosts.map((h) => ({ id: h.id, address: h.address }));
   const setup = await prepareReferences(
     join(work, 'refs'),
@@ -504,4 +506,22 @@ export function summarise(runs: readonly RunRecord[]): RowSummary[] {
     });
   }
   return rows;
+}
+
+/** One script that puts the routing program and a host's data down in a new directory and runs the program there. */
+function programWithData(data: string): string {
+  return [
+    'd=$(mktemp -d) || exit 1',
+    'cat >"$d/routes.conf" <<\'IBFLEET_ROUTES_DATA\'',
+    data.replace(/\n$/, ''),
+    'IBFLEET_ROUTES_DATA',
+    'cat >"$d/ibfleet-routes" <<\'IBFLEET_ROUTES_PROGRAM\'',
+    ROUTES_PROGRAM.replace(/\n$/, ''),
+    'IBFLEET_ROUTES_PROGRAM',
+    'sh "$d/ibfleet-routes"',
+    'rc=$?',
+    'rm -rf "$d"',
+    'exit "$rc"',
+    '',
+  ].join('\n');
 }

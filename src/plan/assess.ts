@@ -98,8 +98,12 @@ export { generatedFor } from '../script/header.js';
  * number (the inventory renamed the host since the last deploy) — or a step (`stepWhy`: another
  * tableBase, as the ownership record says); else it was edited on the host.
  */
-function modifiedWhy(text: string | undefined, host: Host, stepWhy: string | undefined): string {
+function modifiedWhy(text: string | undefined, file: RenderedFile, host: Host, stepWhy: string | undefined): string {
   const made = generatedFor(text);
+  // The routing program was rendered per host before it became one file for every host.
+  if (made && !generatedFor(file.content)) {
+    return `is the per-host version ibfleet ${made.version} generated for host ${made.id} (${made.name}); this ibfleet's is the same on every host, with the host's part in its data: deploy replaces it (not a hand edit)`;
+  }
   if (made && (made.id !== host.id || made.name !== host.name)) {
     return `was generated for host ${made.id} (${made.name}), not ${host.id} (${host.name}): the inventory renamed the host since the last deploy; deploy regenerates it (not a hand edit)`;
   }
@@ -128,7 +132,7 @@ export function fileFinding(
     return {
       ...base,
       ok: false,
-      detail: `${label} ${modifiedWhy(facts.contents.get(file.path)?.text, host, why?.(file))}`,
+      detail: `${label} ${modifiedWhy(facts.contents.get(file.path)?.text, file, host, why?.(file))}`,
       fix: change(file.kind, 'replace', file.path, `replace ${file.path} (content differs)`),
     };
   if (found.mode !== file.mode || found.uid !== 0)

@@ -5,7 +5,7 @@
  * what ibfleet deploy does at that point. Check mode changes nothing: only the read-only runs of the
  * script (--preflight, --check) happen, and `copy` shows the files it would write. Pure text.
  */
-import { LOCK_DIR, LOCK_PATH, ROUTING_SCRIPT_PATH } from '../script/paths.js';
+import { LOCK_DIR, LOCK_PATH, ROUTES_DATA_PATH, ROUTING_SCRIPT_PATH } from '../script/paths.js';
 import { VERSION } from '../version.js';
 import { LOCKED_EXIT } from './host-lock.js';
 
@@ -49,8 +49,16 @@ const indent = (text: string, by: string) =>
     .map((l) => `${by}${l}`)
     .join('\n');
 
-/** The rendered routing script, read on the controller and run on the host with `sh -s` (not yet installed on a first run). */
-const RENDERED_SCRIPT = `"{{ lookup('ansible.builtin.file', ibfleet_files_dir ~ '${ROUTING_SCRIPT_PATH}', rstrip=False) }}"`;
+/**
+ * The routing program and the host's data, read on the controller: before the files are installed
+ * (not yet there on a first run) the program runs with `sh -c`, its data on its standard input.
+ */
+const lookup = (path: string) => `lookup('ansible.builtin.file', ibfleet_files_dir ~ '${path}', rstrip=False)`;
+const PROGRAM = lookup(ROUTING_SCRIPT_PATH);
+const DATA_ON_STDIN = `stdin: "{{ ${lookup(ROUTES_DATA_PATH)} }}"
+        stdin_add_newline: false
+      environment:
+        IBFLEET_ROUTES_CONF: /dev/stdin`;
 
 export const ROLE_TASKS = `---
 # Role ibfleet.routing.routing, written by ibfleet ${VERSION} export ansible: what \`ibfleet deploy\`
@@ -75,9 +83,8 @@ ${indent(TAKE_LOCK, '        ')}
   block:
     - name: The host can take the routing (each fabric NIC there, up, with its address)
       ansible.builtin.command:
-        argv: [sh, -s, --, --preflight]
-        stdin: ${RENDERED_SCRIPT}
-        stdin_add_newline: false
+        argv: [sh, -c, "{{ ${PROGRAM} }}", ibfleet-routes, --preflight]
+        ${DATA_ON_STDIN}
       check_mode: false
       changed_when: false
       failed_when: ibfleet_preflight.rc not in [0, 1]
@@ -91,9 +98,8 @@ ${indent(TAKE_LOCK, '        ')}
     # Before anything changes: what the change may touch, as it is now — a script that puts it back.
     - name: What this run may change, as it is now (the routing script's --snapshot; it changes nothing)
       ansible.builtin.command:
-        argv: "{{ ['sh', '-s', '--', '--snapshot'] + (ibfleet_files | map(attribute='path') | list) + ibfleet_absent + (ibfleet_directories | reverse | map('regex_replace', '$', '/') | list) }}"
-        stdin: ${RENDERED_SCRIPT}
-        stdin_add_newline: false
+        argv: "{{ ['sh', '-c', ${PROGRAM}, 'ibfleet-routes', '--snapshot'] + (ibfleet_files | map(attribute='path') | list) + ibfleet_absent + (ibfleet_directories | reverse | map('regex_replace', '$', '/') | list) }}"
+        ${DATA_ON_STDIN}
       when: not ansible_check_mode
       changed_when: false
       register: ibfleet_snapshot
@@ -127,9 +133,8 @@ ${indent(TAKE_LOCK, '        ')}
 
         - name: What differs from the deployed state (the routing script's --check; it changes nothing)
           ansible.builtin.command:
-            argv: [sh, -s, --, --check]
-            stdin: ${RENDERED_SCRIPT}
-            stdin_add_newline: false
+            argv: [sh, -c, "{{ ${PROGRAM} }}", ibfleet-routes, --check]
+            ${DATA_ON_STDIN.replace(/\n {6}/g, '\n          ')}
           check_mode: false
           changed_when: ansible_check_mode and ibfleet_check.rc == 1
           failed_when: ibfleet_check.rc not in [0, 1]

@@ -1,16 +1,16 @@
 /**
- * What the routing script's `--check` knows of ibfleet's other files on the host: each one's path,
- * mode and checksum as rendered, so the host alone can tell a file missing, edited or re-moded —
- * in the words status uses (plan/assess.ts fileFinding). The routing script is the same whichever
- * network manager runs it, so files that only some managers get (each manager's hooks, at their own
- * paths; netplan's are two) are checked as one of several sets: the set installed must be whole and
- * intact, and one set must be there. The
- * routing script cannot hold its own checksum; it is the program running. Pure.
+ * What the routing program's `--check` knows of ibfleet's other files on the host (routes.conf's
+ * `file` and `one-of` lines): each one's path, mode and checksum as rendered, so the host alone can
+ * tell a file missing, edited or re-moded — in the words status uses (plan/assess.ts fileFinding).
+ * The routing data is the same whichever network manager runs it, so files that only some
+ * managers get (each manager's hooks, at their own paths; netplan's are two) are checked as one of
+ * several sets: the set installed must be whole and intact, and one set must be there. Neither the
+ * program nor its data is among them: the probe checks both. Pure.
  */
 import { MANAGERS, type Manager } from '../inventory/model.js';
 import { sha256 } from '../script/digest.js';
 import type { RenderedFile } from '../script/rendered-file.js';
-import { shellQuote } from '../script/shell.js';
+import { BugError } from '../errors.js';
 
 interface Expected {
   readonly path: string;
@@ -68,84 +68,35 @@ export function fileChecksOf(byManager: ReadonlyMap<Manager, readonly RenderedFi
   return checks;
 }
 
-const CHECK_FILE = `# check_file PATH MODE SHA256 LABEL — under --check: one of ibfleet's files, as it was rendered.
-check_file() {
-	if [ ! -f "$1" ]; then
-		drift "$4 is missing"
-		return 0
-	fi
-	sum=$(sha256sum <"$1" 2>/dev/null)
-	if [ "\${sum%% *}" != "$3" ]; then
-		drift "$4 was modified (content differs from the rendered file)"
-		return 0
-	fi
-	owner=$(stat -c '%a %u' -- "$1" 2>/dev/null)
-	[ "$owner" = "$2 0" ] || drift "$4 has mode \${owner% *} owner uid \${owner#* }, want $2 root"
-	return 0
+/** What a label, a noun or a path may hold in the data: what the program reads as words, nothing the shell would take for more. */
+const DATA_TEXT = /^[A-Za-z0-9 _./:,-]+$/;
+
+function dataText(text: string): string {
+  if (!DATA_TEXT.test(text))
+    throw new BugError(`a file check's text does not fit routes.conf: ${JSON.stringify(text)}`);
+  return text;
 }
 
-`;
-
-const CHECK_ONE_OF = `# check_one_of NOUN PLACES [COUNT [PATH MODE SHA256 LABEL]...]... — the files each network manager
-# gets at its own places (its hooks), as sets of COUNT files: the set installed must be there whole and
-# as rendered, and exactly one set must be there.
-check_one_of() {
-	noun=$1 places=$2
-	shift 2
-	n=0 seen=
-	while [ "$#" -ge 5 ]; do
-		k=$1
-		shift
-		if any_file "$k" "$@"; then
-			n=$((n + 1))
-			while [ "$k" -gt 0 ]; do
-				[ ! -f "$1" ] || seen="\${seen:+$seen, }$1"
-				check_file "$1" "$2" "$3" "$4"
-				shift 4
-				k=$((k - 1))
-			done
-		else
-			shift $((k * 4))
-		fi
-	done
-	[ "$n" -gt 0 ] || drift "$noun is missing (ibfleet installs it for the host's network manager: $places)"
-	[ "$n" -le 1 ] || drift "the $noun files of $n network managers are installed ($seen): the host's network manager needs its own (ibfleet deploy removes the others)"
-	return 0
+/** Where the file is checked: everywhere, or only where systemd runs (the program's systemd_runs). */
+function whereWord(where: string | undefined): string {
+  if (where === undefined) return 'always';
+  if (where === 'systemd_runs') return 'systemd';
+  throw new BugError(`a file is checked where ${where}: routes.conf knows always and systemd`);
 }
 
-# any_file COUNT [PATH MODE SHA256 LABEL]... — is any of the COUNT files there?
-# (Its own counter: sh functions share their caller's variables.)
-any_file() {
-	left=$1
-	shift
-	while [ "$left" -gt 0 ]; do
-		[ ! -f "$1" ] || return 0
-		shift 4
-		left=$((left - 1))
-	done
-	return 1
-}
+const fields = (e: Expected) => [e.path, e.mode, e.sha256, e.label].map(dataText).join(' ');
 
-`;
-
-/** The shell functions the checks call (none when there is nothing to check: shellcheck flags a function never called). */
-export function fileCheckFunctions(checks: readonly FileCheck[]): string {
-  return `${checks.length ? CHECK_FILE : ''}${checks.some((c) => c.kind === 'one-of') ? CHECK_ONE_OF : ''}`;
-}
-
-const words = (e: Expected) => [e.path, e.mode, e.sha256, e.label].map(shellQuote).join(' ');
-
-/** One line per check, run under --check once the NICs are looked at. */
-export function renderFileChecks(checks: readonly FileCheck[]): string[] {
-  if (checks.length === 0) return [];
-  return [
-    "# ibfleet's other files, as rendered (path, mode, SHA-256).",
-    ...checks.map((c) => {
-      if (c.kind === 'file') return `${c.file.where ? `! ${c.file.where} || ` : ''}check_file ${words(c.file)}`;
-      const places = c.files.map((f) => f.path).join(', ');
-      // Each set's files together, behind their count (fileChecksOf adds them manager by manager).
-      const sets = [...new Set(c.files.map((f) => f.set))].map((set) => c.files.filter((f) => f.set === set));
-      return `check_one_of ${shellQuote(c.noun)} ${shellQuote(places)} \\\n\t${sets.map((files) => `${files.length} ${files.map(words).join(' ')}`).join(' \\\n\t')}`;
-    }),
-  ];
+/**
+ * The checks as lines of routes.conf, in their order: `file WHERE PATH MODE SHA256 LABEL`, and for a
+ * one-of check `one-of NOUN SET PATH MODE SHA256 LABEL` per file, each set's files together, sets
+ * numbered (host/ibfleet-routes: check_files, check_one_of).
+ */
+export function fileCheckRows(checks: readonly FileCheck[]): string[] {
+  return checks.flatMap((c) => {
+    if (c.kind === 'file') return [`file ${whereWord(c.file.where)} ${fields(c.file)}`];
+    const sets = [...new Set(c.files.map((f) => f.set))];
+    return sets.flatMap((set, i) =>
+      c.files.filter((f) => f.set === set).map((f) => `one-of ${dataText(c.noun)} ${i + 1} ${fields(f)}`),
+    );
+  });
 }

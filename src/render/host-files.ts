@@ -1,11 +1,12 @@
-/** Everything one host receives, as data: path, mode and exact content. Pure and reproducible. */
+/** Everything one host receives, as data: path, mode and exact content. Reproducible (the routing program is read once from the package). */
 import { MANAGERS, type Manager } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
-import { ROUTING_SCRIPT_PATH } from '../script/paths.js';
+import { ROUTES_DATA_PATH, ROUTING_SCRIPT_PATH } from '../script/paths.js';
+import { ROUTES_PROGRAM, ROUTES_PROGRAM_VERSION } from '../script/routes-program.js';
 import type { RenderedFile } from '../script/rendered-file.js';
 import { SCRIPT_PERSISTENCE, type Persistence, type RenderContext } from '../steps/step.js';
 import { fileChecksOf } from './check-files.js';
-import { renderRoutingScript, scriptParts } from './routing-script.js';
+import { renderRoutesData } from './routes-data.js';
 
 /** Each step's files in the playbook's order. */
 function stepFiles(playbook: Playbook, ctx: RenderContext): RenderedFile[] {
@@ -13,36 +14,38 @@ function stepFiles(playbook: Playbook, ctx: RenderContext): RenderedFile[] {
 }
 
 /**
- * The routing script for a host it persists the routing on: the steps' parts, and for its --check
- * the files each manager would get (it is the same script whichever manager runs it, and whatever
- * the host's probe showed).
+ * The routing program and its data for a host it persists the routing on. The program is the
+ * repository's host/ibfleet-routes, the same bytes on every host; the data holds the host's NICs,
+ * the steps' settings and, for its --check, the files each manager would get (the data is the same
+ * whichever manager runs it, and whatever the host's probe showed). The data comes first: a hook
+ * that runs between the two writes finds the old program, which reads none.
  */
-function routingScriptFile(playbook: Playbook, ctx: RenderContext): RenderedFile {
-  // What a host's probe showed is left out: the script is the same on every host, and a file that
+function routingFiles(playbook: Playbook, ctx: RenderContext): RenderedFile[] {
+  // What a host's probe showed is left out: the data is the same on every host, and a file that
   // belongs only on some (checkWhere) is checked there alone.
   const { facts: _facts, ...unprobed } = ctx;
   const byManager = new Map(
     MANAGERS.map((manager) => [manager, stepFiles(playbook, { ...unprobed, manager })] as const),
   );
-  return {
-    path: ROUTING_SCRIPT_PATH,
-    mode: 0o755,
-    content: renderRoutingScript(ctx, scriptParts(playbook, ctx), fileChecksOf(byManager)),
-    role: 'routing-script',
-    kind: 'script',
-    routing: true,
-  };
+  return [
+    {
+      path: ROUTES_DATA_PATH,
+      mode: 0o644,
+      content: renderRoutesData(playbook, ctx, ROUTES_PROGRAM_VERSION, fileChecksOf(byManager)),
+      role: 'routing-data',
+      kind: 'script',
+      routing: true,
+    },
+    { path: ROUTING_SCRIPT_PATH, mode: 0o755, content: ROUTES_PROGRAM, role: 'routing-script', kind: 'script' },
+  ];
 }
 
 /**
- * The routing script where it persists the routing (not where a manager's own configuration holds
- * it: native persistence), then each step's files in the playbook's order.
+ * The routing program and its data where they persist the routing (not where a manager's own
+ * configuration holds it: native persistence), then each step's files in the playbook's order.
  */
 export function renderHostFiles(playbook: Playbook, ctx: RenderContext): RenderedFile[] {
-  return [
-    ...(ctx.persistence.kind === 'script' ? [routingScriptFile(playbook, ctx)] : []),
-    ...stepFiles(playbook, ctx),
-  ];
+  return [...(ctx.persistence.kind === 'script' ? routingFiles(playbook, ctx) : []), ...stepFiles(playbook, ctx)];
 }
 
 /** How the playbook persists where no host is asked (`ibfleet render`): the step that persists says, else the routing script. */
@@ -61,17 +64,13 @@ export function renderContext(
   return { host, fleet, playbook: playbook.name, manager, persistence: previewPersistence(playbook, manager) };
 }
 
-/** The routing script of a host whose routing the script persists: the same whichever manager runs it (no step's part depends on the manager). */
-export function routingScriptFor(
-  playbook: Playbook,
-  host: RenderContext['host'],
-  fleet: RenderContext['fleet'],
-): string {
-  return routingScriptFile(playbook, {
+/** The routing data of a host whose routing the program persists: the same whichever manager runs it (no step's part depends on the manager). */
+export function routesDataFor(playbook: Playbook, host: RenderContext['host'], fleet: RenderContext['fleet']): string {
+  return routingFiles(playbook, {
     host,
     fleet,
     playbook: playbook.name,
     manager: 'netplan',
     persistence: SCRIPT_PERSISTENCE,
-  }).content;
+  })[0]!.content;
 }

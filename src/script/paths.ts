@@ -26,3 +26,5 @@ export const ROUTES_LOCK_PATH = `${LOCK_DIR}/routes.lock`;
 export const FINISHED_PATH = `${LOCK_DIR}/finished`;
 /** The line prefix the routing script says everything with (deploy shows the host's stage by it). */
 export const ROUTING_SCRIPT_SAYS = 'ibfleet-routes:';
+/** The routing program's per-host data, beside it (host/ibfleet-routes reads it from its own directory). */
+export const ROUTES_DATA_PATH = '/etc/ibfleet/routes.conf';

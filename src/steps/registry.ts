@@ -5,7 +5,7 @@
  */
 import type { Fact } from '../facts/fact.js';
 import type { HostOverride } from '../inventory/model.js';
-import { ROUTING_SCRIPT_PATH } from '../script/paths.js';
+import { ROUTES_DATA_PATH, ROUTING_SCRIPT_PATH } from '../script/paths.js';
 import { fabricHealth } from './fabric-health/index.js';
 import { fabricSysctl } from './fabric-sysctl/index.js';
 import { links } from './links/index.js';
@@ -63,6 +63,7 @@ export const REQUIRED_STEP: string = policyRouting.name;
 /** Every path ibfleet may own on a host, whatever the playbook: the routing script and each step's files, with their kinds of change. */
 const OWNED: readonly OwnedPath[] = [
   { path: ROUTING_SCRIPT_PATH, kind: 'script' },
+  { path: ROUTES_DATA_PATH, kind: 'script' },
   ...STEPS.flatMap((s) => s.paths ?? []),
 ];
 

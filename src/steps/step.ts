@@ -158,43 +158,13 @@ export interface ChangeKindSpec {
 }
 
 /**
- * A step's part of the routing script (render/routing-script.ts), the program the deploy, the hooks
- * and the repair timer run where the routing script persists it. Lines inside `configure` see the
- * NIC as $iface, $addr, $table, $prio, $index (its number) and $peer (another fabric address, for
- * `ip route get`), set `nic_changed=1` when they change something, and `return 1` on failure.
- *
- * The same script answers `--check`: then $CHECK is 1, and every line here changes nothing — where
- * it would change something it calls `drift REASON` instead, one line phrased as status phrases
- * that finding (`ib1: rule from 172.16.34.2 is missing`), and goes on.
+ * A step's part of the routing program's data (render/routes-data.ts): lines of routes.conf, each
+ * `KIND FIELD...`, which the program (host/ibfleet-routes, the same on every host) reads, checks and
+ * acts on — `main-routes remove`, `sysctl rp_filter 2`. What the program does with each kind is its
+ * own, named function (nic_routing, set_sysctl, raise_neigh, …); a step the playbook leaves out has
+ * no line, and the program does nothing of it.
  */
-export interface ScriptPart {
-  /** Settings the script's body reads (`MAIN_ROUTES=remove`). */
-  readonly variables?: readonly string[];
-  /** Shell functions, defined before `configure`. */
-  readonly functions?: readonly string[];
-  /** Per NIC, before its routing: kernel settings the routing depends on. */
-  readonly nicSettings?: readonly string[];
-  /** Per NIC: its routing. */
-  readonly nicRouting?: readonly string[];
-  /** Per NIC, only under --check, after its settings and routing: what only a check asks (the kernel's route for the NIC's traffic). */
-  readonly nicChecks?: readonly string[];
-  /** Once per run, after the script's lock is taken and before the NICs. */
-  readonly beforeNics?: readonly string[];
-  /**
-   * Once per run that is not a check, after every fabric NIC: `was_ok IFACE` prints 1 when this run
-   * found the NIC as deployed (nothing to change), else 0; $NAMED is 1 when the run was given
-   * interfaces (not every NIC was looked at); $changed is 1 when the run changed something.
-   */
-  readonly afterNics?: readonly string[];
-  /** Once, only under --check, after the NICs: the host's part (a timer that must run, a file a run writes). */
-  readonly checks?: readonly string[];
-  /**
-   * Under --snapshot (which changes nothing): lines that print shell putting back what this part
-   * changes, as it is now — what `ibfleet export ansible`'s role runs when a host fails verification
-   * after its change, as deploy's restore does. Printed lines may use `status=1`.
-   */
-  readonly snapshot?: readonly string[];
-}
+export type RoutesData = readonly string[];
 
 /** What the engine's deploy plan knows when a step writes its part of the change. */
 export interface ApplyInput {
@@ -269,7 +239,7 @@ export interface Step {
   /** The manager a host's installed files show a deploy chose, where the manager cannot be told otherwise. */
   installedManager?(facts: HostFacts): Manager | undefined;
   files?(ctx: RenderContext): readonly RenderedFile[];
-  script?(ctx: RenderContext): ScriptPart;
+  routesData?(ctx: RenderContext): RoutesData;
   preview?(ctx: RenderContext): PreviewPart;
   notes?(ctx: HostContext): readonly string[];
   /** What status says of the host besides drift (a host without systemd has no repair timer): the host stays ok. */
@@ -377,8 +347,6 @@ export interface StepModule<P = unknown> {
    * checked when the inventory is loaded, read back from `host.overrides[key]`.
    */
   readonly hostOverride?: HostOverride;
-  /** Its part of the routing script when the playbook leaves the step out (np's skip text). */
-  readonly skipped?: ScriptPart;
   readonly undo?: Undo;
   readonly restore?: Restore;
   use(params: P): Step;

@@ -433,7 +433,7 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
       const doc = json(await run('status', '--json'));
       const reasons = doc.hosts[1]!.reasons;
       expect(reasons).toContain(
-        "/etc/ibfleet/ibfleet-routes was generated with tableBase 500, not 940 (the last deploy's record /etc/ibfleet/owned lists tables 501, 502): the inventory's fabric changed since; deploy regenerates it (not a hand edit)",
+        "/etc/ibfleet/routes.conf was generated with tableBase 500, not 940 (the last deploy's record /etc/ibfleet/owned lists tables 501, 502): the inventory's fabric changed since; deploy regenerates it (not a hand edit)",
       );
       expect(reasons).toContain(
         'table 501 of an earlier deploy (tableBase was 500, /etc/ibfleet/owned) still holds 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1',

@@ -50,12 +50,13 @@ export const TEST_LAB_OCTETS = {
 /**
  * More test labs, once 198.18's tens ran out: 198.19.X.0/24 for X here plus the slot. 198.19.60–99
  * is between the hand-made labs (198.19.0–59: a checkout's slot k uses 198.19.k and 198.19.k0–k9)
- * and the generation runs (198.19.100–254). Free tens: 80.
+ * and the generation runs (198.19.100–254). All four are taken.
  */
 export const MORE_TEST_LAB_OCTETS = {
   'e2e-readme': 90,
   'e2e-jobs': 70,
   'e2e-probers': 60,
+  'e2e-routes-program': 80,
 } as const satisfies Readonly<Record<string, number>>;
 
 export interface TestLab {

@@ -321,6 +321,7 @@ describe('deploy, status and rollback with native persistence', () => {
     });
     // The record too: its header names the playbook.
     expect(plan.write.map((f) => f.role)).toEqual([
+      'routing-data',
       'routing-script',
       'record',
       'sysctl',

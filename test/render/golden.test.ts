@@ -15,9 +15,10 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { MANAGERS, type Host, type Manager } from '../../src/inventory/model.js';
 import { loadPlaybook, type Playbook } from '../../src/playbook/playbook.js';
-import { routingScriptFor } from '../../src/render/host-files.js';
+import { routesDataFor } from '../../src/render/host-files.js';
 import { renderForDisplay } from '../../src/render/host-render.js';
-import { ROUTING_SCRIPT_PATH } from '../../src/script/paths.js';
+import { ROUTES_DATA_PATH, ROUTING_SCRIPT_PATH } from '../../src/script/paths.js';
+import { ROUTES_PROGRAM } from '../../src/script/routes-program.js';
 import type { RenderedFile } from '../../src/script/rendered-file.js';
 import {
   renderSysctlConf,
@@ -31,8 +32,7 @@ import { OWNED_PATH } from '../../src/steps/policy-routing/owned-record.js';
 import { VERSION } from '../../src/version.js';
 import { filesOf as renderHostFiles, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 
-const renderRoutingScript = (host: Host, fleet: typeof seeds, playbook: Playbook) =>
-  routingScriptFor(playbook, host, fleet);
+const renderRoutesData = (host: Host, fleet: typeof seeds, playbook: Playbook) => routesDataFor(playbook, host, fleet);
 const renderHook = (manager: Manager, host: Host, playbook: Playbook) => hookFor(manager, host, playbook.name);
 
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -66,6 +66,16 @@ const fileOf = (files: readonly RenderedFile[], role: RenderedFile['role']) => {
 };
 
 describe('golden files: the exact bytes each host receives', () => {
+  it("the routing program is the repository's host/ibfleet-routes, the same bytes on every host and manager", () => {
+    const programs = [
+      ...MANAGERS.map((m) => renderHostFiles(memserver34, seeds, playbook, m)),
+      renderHostFiles(cpuserver16, seeds, playbook, 'networkmanager'),
+      renderHostFiles(pkeyhost7, odd, loadFixturePlaybook('routes-only.yaml'), 'ifupdown'),
+    ].map((files) => fileOf(files, 'routing-script'));
+    expect(new Set(programs.map((p) => p.content))).toEqual(new Set([ROUTES_PROGRAM]));
+    expect(programs.map((p) => [p.path, p.mode.toString(8)])).toEqual(programs.map(() => [ROUTING_SCRIPT_PATH, '755']));
+  });
+
   describe('memserver34 (ib0, ib1), under each of the three network managers', () => {
     it.each(MANAGERS)('the %s hook', (manager) => {
       expectGolden(
@@ -81,12 +91,12 @@ describe('golden files: the exact bytes each host receives', () => {
       );
     });
 
-    it('the routing script, the same whichever manager runs it', () => {
-      const scripts = MANAGERS.map(
-        (m) => fileOf(renderHostFiles(memserver34, seeds, playbook, m), 'routing-script').content,
+    it('the routing data, the same whichever manager runs it', () => {
+      const data = MANAGERS.map(
+        (m) => fileOf(renderHostFiles(memserver34, seeds, playbook, m), 'routing-data').content,
       );
-      expect(new Set(scripts).size).toBe(1);
-      expectGolden(scripts[0]!, 'memserver34/ibfleet-routes');
+      expect(new Set(data).size).toBe(1);
+      expectGolden(data[0]!, 'memserver34/routes.conf');
     });
 
     it('the sysctl file, the same whichever manager runs the hook', () => {
@@ -114,16 +124,16 @@ describe('golden files: the exact bytes each host receives', () => {
       expectGolden(records[0]!, 'memserver34/owned');
     });
 
-    it('the routing script of a playbook with only policy-routing leaves kernel settings alone', () => {
-      const script = renderRoutingScript(memserver34, seeds, loadFixturePlaybook('routes-only.yaml'));
-      expect(script).not.toContain('set_sysctl "$iface"');
-      expectGolden(script, 'memserver34/routes-only/ibfleet-routes');
+    it('the routing data of a playbook with only policy-routing leaves kernel settings alone', () => {
+      const data = renderRoutesData(memserver34, seeds, loadFixturePlaybook('routes-only.yaml'));
+      expect(data).not.toMatch(/^sysctl /m);
+      expectGolden(data, 'memserver34/routes-only/routes.conf');
     });
   });
 
   describe('cpuserver16 (ibs5f0, ibs5f1), NetworkManager', () => {
     const files = renderHostFiles(cpuserver16, seeds, playbook, 'networkmanager');
-    it('the routing script', () => expectGolden(fileOf(files, 'routing-script').content, 'cpuserver16/ibfleet-routes'));
+    it('the routing data', () => expectGolden(fileOf(files, 'routing-data').content, 'cpuserver16/routes.conf'));
     it('the networkmanager hook', () => expectGolden(fileOf(files, 'hook').content, 'cpuserver16/hook-networkmanager'));
     it('the sysctl file', () => expectGolden(fileOf(files, 'sysctl').content, 'cpuserver16/60-ibfleet-fabric.conf'));
     it('the ownership record', () => expectGolden(fileOf(files, 'record').content, 'cpuserver16/owned'));
@@ -131,7 +141,7 @@ describe('golden files: the exact bytes each host receives', () => {
 
   describe('pkeyhost7 (ib0.8001, ib_fab-2): odd but valid interface names', () => {
     const files = renderHostFiles(pkeyhost7, odd, playbook, 'ifupdown');
-    it('the routing script', () => expectGolden(fileOf(files, 'routing-script').content, 'pkeyhost7/ibfleet-routes'));
+    it('the routing data', () => expectGolden(fileOf(files, 'routing-data').content, 'pkeyhost7/routes.conf'));
     it('the ifupdown hook', () => expectGolden(fileOf(files, 'hook').content, 'pkeyhost7/hook-ifupdown'));
     it('the sysctl file', () => expectGolden(fileOf(files, 'sysctl').content, 'pkeyhost7/60-ibfleet-fabric.conf'));
   });
@@ -153,6 +163,7 @@ describe('what a host receives: paths, modes and names', () => {
     (manager, hooks) => {
       const files = renderHostFiles(memserver34, seeds, playbook, manager);
       expect(files.map((f) => [f.path, f.mode.toString(8), f.role])).toEqual([
+        ['/etc/ibfleet/routes.conf', '644', 'routing-data'],
         ['/etc/ibfleet/ibfleet-routes', '755', 'routing-script'],
         ['/etc/ibfleet/owned', '644', 'record'],
         ['/etc/sysctl.d/60-ibfleet-fabric.conf', '644', 'sysctl'],
@@ -171,6 +182,7 @@ describe('what a host receives: paths, modes and names', () => {
       'no-repair.yaml',
     );
     expect(renderHostFiles(memserver34, seeds, noRepair, 'netplan').map((f) => f.role)).toEqual([
+      'routing-data',
       'routing-script',
       'record',
       'sysctl',
@@ -184,9 +196,9 @@ describe('what a host receives: paths, modes and names', () => {
     for (const path of Object.values(MANAGER_HOOK_PATHS).flat()) expect(basename(path)).toMatch(/^[A-Za-z0-9_-]+$/);
   });
 
-  it('a playbook without persist or fabric-sysctl gives only the routing script and the ownership record', () => {
+  it('a playbook without persist or fabric-sysctl gives only the routing program, its data and the ownership record', () => {
     const files = renderHostFiles(memserver34, seeds, loadFixturePlaybook('routes-only.yaml'), 'netplan');
-    expect(files.map((f) => f.path)).toEqual([ROUTING_SCRIPT_PATH, OWNED_PATH]);
+    expect(files.map((f) => f.path)).toEqual([ROUTES_DATA_PATH, ROUTING_SCRIPT_PATH, OWNED_PATH]);
   });
 
   it('manager auto shows the routing script, the sysctl file and every candidate hook', () => {
@@ -194,6 +206,7 @@ describe('what a host receives: paths, modes and names', () => {
     const shown = renderForDisplay(auto, seeds, playbook);
     expect(shown.managers).toEqual(['networkmanager', 'ifupdown', 'netplan']);
     expect(shown.files.map((f) => f.path)).toEqual([
+      ROUTES_DATA_PATH,
       ROUTING_SCRIPT_PATH,
       OWNED_PATH,
       SYSCTL_PATH,
@@ -207,6 +220,7 @@ describe('what a host receives: paths, modes and names', () => {
 
   it('a known manager shows just its own hook', () => {
     expect(renderForDisplay(memserver34, seeds, playbook).files.map((f) => f.path)).toEqual([
+      ROUTES_DATA_PATH,
       ROUTING_SCRIPT_PATH,
       OWNED_PATH,
       SYSCTL_PATH,
@@ -237,10 +251,12 @@ describe('headers name the file, the host and the ibfleet version', () => {
   it.each(MANAGERS)(
     '%s: every file starts with its path and "Generated by ibfleet <version> for host 34 (memserver34)"',
     (manager) => {
-      for (const file of renderHostFiles(memserver34, seeds, playbook, manager)) {
+      // The routing program is the same on every host: its data names the host.
+      for (const file of renderHostFiles(memserver34, seeds, playbook, manager).filter(
+        (f) => f.role !== 'routing-script',
+      )) {
         const lines = file.content.split('\n');
-        const script =
-          file.role !== 'sysctl' && file.role !== 'repair' && file.role !== 'record' && file.role !== 'networkd-conf';
+        const script = ['hook', 'monitor'].includes(file.role);
         const header = script ? lines.slice(1, 3) : lines.slice(0, 2);
         if (script) expect(lines[0]).toBe('#!/bin/sh');
         expect(header).toEqual([
@@ -259,45 +275,44 @@ describe('headers name the file, the host and the ibfleet version', () => {
   });
 });
 
-describe("the routing script for the seeds' memserver34 says exactly what the seeds did by hand, made idempotent", () => {
-  const script = renderRoutingScript(memserver34, seeds, playbook);
+describe("the routing data for the seeds' memserver34 says exactly what the seeds did by hand, made idempotent", () => {
+  const data = renderRoutesData(memserver34, seeds, playbook);
 
-  it('one case per fabric NIC with its interface, derived address, table and priority', () => {
-    expect(script).toContain('\tib0) configure ib0 172.16.34.1 941 941 1 172.16.1.1 ;;\n');
-    expect(script).toContain('\tib1) configure ib1 172.16.34.2 942 942 2 172.16.1.2 ;;\n');
-    expect(script).toContain('[ "$#" -gt 0 ] || set -- ib0 ib1\n');
+  it('one line per fabric NIC with its interface, derived address, table, priority, number and a peer', () => {
+    expect(data).toContain('\nnic ib0 172.16.34.1 941 941 1 172.16.1.1\nnic ib1 172.16.34.2 942 942 2 172.16.1.2\n');
+    expect(data).toContain('\nsubnet 172.16.0.0/16\n');
   });
 
   it('the table route and rule are the seeds\' commands, with a fixed priority and without the "tible" typo', () => {
-    expect(script).toContain(
+    expect(ROUTES_PROGRAM).toContain(
       'ip -4 route add "$SUBNET" dev "$iface" proto kernel scope link src "$addr" table "$table"',
     );
-    expect(script).toContain('ip -4 rule add from "$addr" lookup "$table" priority "$prio"');
-    expect(script).not.toContain('tible');
-    expect(script).toContain('SUBNET=172.16.0.0/16\n');
+    expect(ROUTES_PROGRAM).toContain('ip -4 rule add from "$addr" lookup "$table" priority "$prio"');
+    expect(ROUTES_PROGRAM).not.toContain('tible');
   });
 
   it.each([
     ['remove', undefined],
     ['keep', 'keep-main-routes.yaml'],
-  ])('mainRoutes %s is written into the script', (mode, file) => {
-    expect(renderRoutingScript(memserver34, seeds, loadFixturePlaybook(file))).toContain(`MAIN_ROUTES=${mode}\n`);
+  ])('mainRoutes %s is written into the data', (mode, file) => {
+    expect(renderRoutesData(memserver34, seeds, loadFixturePlaybook(file))).toContain(`\nmain-routes ${mode}\n`);
   });
 
   it("applies the playbook's own sysctl values, not the defaults", () => {
-    const custom = renderRoutingScript(memserver34, seeds, loadFixturePlaybook('custom-sysctl.yaml'));
+    const custom = renderRoutesData(memserver34, seeds, loadFixturePlaybook('custom-sysctl.yaml'));
     expect(custom).toContain(
-      '\tset_sysctl "$iface" arp_ignore 1 || return 1\n\tset_sysctl "$iface" arp_announce 1 || return 1\n\tset_sysctl "$iface" rp_filter 0 || return 1\n\tset_sysctl "$iface" accept_local 0 || return 1\n',
+      '\nsysctl arp_ignore 1\nsysctl arp_announce 1\nsysctl rp_filter 0\nsysctl accept_local 0\n',
     );
   });
 });
 
 describe('no inventory value reaches a script unquoted', () => {
-  it('odd but valid names (ib0.8001, ib_fab-2) appear as single words the shell takes literally', () => {
-    const script = renderRoutingScript(pkeyhost7, odd, playbook);
-    expect(script).toContain('\tib0.8001) configure ib0.8001 172.16.7.1 941 941 1 172.16.1.1 ;;\n');
-    expect(script).toContain('\tib_fab-2) configure ib_fab-2 172.16.7.2 942 942 2 172.16.1.2 ;;\n');
-    // The hook names no interface: it restores every fabric NIC through the routing script.
+  it('odd but valid names (ib0.8001, ib_fab-2) are single words of the data, which the program checks', () => {
+    const data = renderRoutesData(pkeyhost7, odd, playbook);
+    expect(data).toContain(
+      '\nnic ib0.8001 172.16.7.1 941 941 1 172.16.1.1\nnic ib_fab-2 172.16.7.2 942 942 2 172.16.1.2\n',
+    );
+    // The hook names no interface: it restores every fabric NIC through the routing program.
     expect(renderHook('ifupdown', pkeyhost7, playbook)).not.toMatch(/ib0\.8001|ib_fab-2/);
   });
 
@@ -326,14 +341,22 @@ describe('no inventory value reaches a script unquoted', () => {
       const host: Host = { ...memserver34, nics: [{ ...memserver34.nics[0]!, iface: evil }, memserver34.nics[1]!] };
       const quoted = `'${evil.replace(/'/g, `'\\''`)}'`;
       for (const manager of MANAGERS) {
-        for (const file of renderHostFiles(host, seeds, playbook, manager).filter((f) => f.role !== 'sysctl')) {
+        // The routing program holds no inventory value: it is the same file on every host.
+        for (const file of renderHostFiles(host, seeds, playbook, manager).filter(
+          (f) => f.role !== 'sysctl' && f.role !== 'routing-script',
+        )) {
           // The record is data, read line by line: an invalid name is not written at all.
           if (file.role === 'record') {
             expect(file.content).toContain('\nnic - table 941 priority 941 from 172.16.34.1\n');
             expect(file.content).not.toContain(evil);
             continue;
           }
-          if (file.role === 'routing-script') expect(file.content).toContain(quoted);
+          // The routing data is data too: the name is not written, and the program refuses the line.
+          if (file.role === 'routing-data') {
+            expect(file.content).toContain('\nnic - 172.16.34.1 941 941 1 172.16.1.1\n');
+            expect(file.content).not.toContain(evil);
+            continue;
+          }
           expect(file.content.split(quoted).join('')).not.toContain(evil);
           if (file.role !== 'repair') execFileSync('sh', ['-n'], { input: file.content });
         }

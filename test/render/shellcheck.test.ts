@@ -1,9 +1,8 @@
 /**
- * Every generated script passes `shellcheck -s sh` with nothing to say: no errors, no warnings,
- * no style notes. CI installs shellcheck (.ci/run); without it this file fails instead of skipping,
- * because a generated script nobody has checked must not look green.
+ * The routing program (the repository's host/ibfleet-routes, the file itself) and every script
+ * rendered per host pass shellcheck through the one helper (test/helpers/tools.ts: one severity,
+ * failing where shellcheck is missing). CI installs shellcheck (.ci/run).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,10 +11,9 @@ import type { Fleet, Host } from '../../src/inventory/model.js';
 import { MANAGERS } from '../../src/inventory/model.js';
 import { renderProbeScript } from '../../src/render/probe-script.js';
 import type { Playbook } from '../../src/playbook/playbook.js';
+import { ROUTES_PROGRAM_SOURCE } from '../../src/script/routes-program.js';
 import { filesOf as renderHostFiles, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
-
-const shellcheck = spawnSync('shellcheck', ['--version'], { encoding: 'utf8' });
-const SHELLCHECK_MISSING = shellcheck.error !== undefined || shellcheck.status !== 0;
+import { expectShellcheckClean } from '../helpers/tools.js';
 
 const workDir = mkdtempSync(join(tmpdir(), 'ibfleet-shellcheck-'));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
@@ -73,7 +71,7 @@ subjects.push({
   playbook: loadFixturePlaybook(),
 });
 
-/** Every distinct shell file for a subject: the routing script and the hook for each manager. */
+/** Every distinct shell file rendered for a subject: the hook for each manager, the probe (the routing program is one file, checked itself). */
 function scriptsOf(subject: Subject): { name: string; content: string }[] {
   const seen = new Map<string, string>();
   for (const manager of MANAGERS) {
@@ -84,10 +82,12 @@ function scriptsOf(subject: Subject): { name: string; content: string }[] {
         file.role === 'repair' ||
         file.role === 'record' ||
         file.role === 'monitor' ||
-        file.role === 'networkd-conf'
+        file.role === 'networkd-conf' ||
+        file.role === 'routing-script' ||
+        file.role === 'routing-data'
       )
         continue;
-      seen.set(file.role === 'hook' ? `hook-${manager}` : 'ibfleet-routes', file.content);
+      seen.set(`hook-${manager}`, file.content);
     }
   }
   // A playbook without persist renders no hook; check the hooks it would get with the default one.
@@ -107,38 +107,25 @@ function scriptsOf(subject: Subject): { name: string; content: string }[] {
 
 let counter = 0;
 /** Subjects share many scripts byte for byte (a hook, a probe): each distinct text is checked once. */
-const verdicts = new Map<string, { status: number | null; output: string }>();
-function runShellcheck(content: string): { status: number | null; output: string } {
-  const known = verdicts.get(content);
-  if (known) return known;
-  const verdict = shellcheckOnce(content);
-  verdicts.set(content, verdict);
-  return verdict;
-}
-
-function shellcheckOnce(content: string): { status: number | null; output: string } {
+const checked = new Set<string>();
+function written(content: string): string {
   const path = join(workDir, `script-${++counter}`);
   writeFileSync(path, content, { mode: 0o755 });
-  const result = spawnSync('shellcheck', ['-s', 'sh', '-S', 'style', '-f', 'gcc', path], { encoding: 'utf8' });
-  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+  return path;
 }
 
-describe('shellcheck -s sh finds nothing in any generated script', () => {
-  it('shellcheck is installed (CI installs it; install it with apt-get install shellcheck)', () => {
-    expect(SHELLCHECK_MISSING, 'shellcheck is not on PATH: the generated scripts cannot be checked').toBe(false);
-  });
+describe('shellcheck finds nothing in the routing program or any rendered script', () => {
+  it('host/ibfleet-routes, the file itself', () => expectShellcheckClean(ROUTES_PROGRAM_SOURCE));
 
-  describe.skipIf(SHELLCHECK_MISSING).each(subjects.map((s) => [s.label, s] as const))('%s', (_, subject) => {
+  describe.each(subjects.map((s) => [s.label, s] as const))('%s', (_, subject) => {
     it.each(scriptsOf(subject).map((s) => [s.name, s] as const))('%s', (_, script) => {
-      const { status, output } = runShellcheck(script.content);
-      expect(output).toBe('');
-      expect(status).toBe(0);
+      if (checked.has(script.content)) return;
+      expectShellcheckClean(written(script.content));
+      checked.add(script.content);
     });
   });
 
-  it.skipIf(SHELLCHECK_MISSING)('a deliberately bad script is caught (the check itself works)', () => {
-    const { status, output } = runShellcheck('#!/bin/sh\nrm -rf $1/*\n');
-    expect(status).not.toBe(0);
-    expect(output).toMatch(/SC2086|SC2115/);
+  it('a deliberately bad script is caught (the check itself works)', () => {
+    expect(() => expectShellcheckClean(written('#!/bin/sh\nrm -rf $1/*\n'))).toThrow();
   });
 });

@@ -19,11 +19,10 @@ import { planRestore } from '../../src/plan/restore.js';
 import { assessRollback, rollbackChanges, rollbackLines } from '../../src/plan/rollback.js';
 import { loadPlaybook, type Playbook } from '../../src/playbook/playbook.js';
 import { renderApplyScript } from '../../src/render/apply-script.js';
-import { renderContext, renderHostFiles, routingScriptFor } from '../../src/render/host-files.js';
+import { renderContext, renderHostFiles } from '../../src/render/host-files.js';
 import { renderProbeScript } from '../../src/render/probe-script.js';
 import { TAKE_ROUTING_LOCK } from '../../src/render/routing-lock.js';
 import { sha256 } from '../../src/script/digest.js';
-import { ROUTING_SCRIPT_PATH } from '../../src/script/paths.js';
 import { HOST_OVERRIDES } from '../../src/steps/registry.js';
 import { summarizeChanges } from '../../src/ui/text/changes.js';
 import { LINKS_NETPLAN_PATH, LINKS_STANZA_PATH, profileUuid } from '../../src/steps/links/decide.js';
@@ -57,16 +56,13 @@ const fresh = {
   ifupdown: fixture('fresh-ifupdown.txt'),
 };
 /**
- * Captured after a deploy, with the checksums of the routing script, hooks and networkd setting as
+ * Captured after a deploy, with the checksums of the routing program and data, hooks and networkd setting as
  * this ibfleet renders them: the capture predates changes to their text, which say nothing of links.
  */
 const asDeployedNow = (probe: string, id: number, manager: Manager) =>
   renderHostFiles(hook, renderContext(hook, host(id), fleet, manager))
-    .filter((f) => f.role === 'hook' || f.role === 'networkd-conf')
-    .reduce(
-      (text, f) => withFile(text, f.path, f.mode.toString(8), sha256(f.content)),
-      withFile(probe, ROUTING_SCRIPT_PATH, '755', sha256(routingScriptFor(hook, host(id), fleet))),
-    );
+    .filter((f) => ['hook', 'networkd-conf', 'routing-script', 'routing-data'].includes(f.role))
+    .reduce((text, f) => withFile(text, f.path, f.mode.toString(8), sha256(f.content)), probe);
 const deployed = {
   netplan: asDeployedNow(fixture('fresh-netplan-deployed.txt'), 60, 'netplan'),
   nm: asDeployedNow(fixture('fresh-nm-deployed.txt'), 61, 'networkmanager'),

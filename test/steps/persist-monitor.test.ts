@@ -4,7 +4,6 @@
  * and rollback. The real node_exporter and the NHC calling convention are exercised against the
  * lab in test/e2e/fit.test.ts.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,13 +14,15 @@ import { assessStatus, planDeploy } from '../../src/plan/host-plan.js';
 import { rollbackLines } from '../../src/plan/rollback.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { renderApplyScript, renderRollbackScript } from '../../src/render/apply-script.js';
-import { routingScriptFor } from '../../src/render/host-files.js';
+import { routesDataFor } from '../../src/render/host-files.js';
 import { renderForDisplay } from '../../src/render/host-render.js';
 import { sha256 } from '../../src/script/digest.js';
-import { MONITOR_FACT, NHC_PATH, TEXTFILE_PATH } from '../../src/steps/persist/monitor.js';
+import { MONITOR_FACT, MONITOR_WORDS, NHC_PATH, TEXTFILE_DIR, TEXTFILE_PATH } from '../../src/steps/persist/monitor.js';
+import { ROUTES_PROGRAM } from '../../src/script/routes-program.js';
 import { filesOf, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 import { deployedProbe } from '../helpers/fake-transport.js';
 import { withFile, withSection } from '../helpers/probe-edit.js';
+import { expectShellcheckClean } from '../helpers/tools.js';
 
 const seeds = loadFixtureFleet('seeds.yaml');
 const host = hostOf(seeds, 34);
@@ -82,31 +83,28 @@ describe('what a monitored host receives', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ibfleet-nhc-'));
     try {
       writeFileSync(join(dir, 'ibfleet.nhc'), nhc.content);
-      // Sourced by NHC, never run: no #! line, and its first line is ibfleet's header naming its path,
-      // which shellcheck takes for a mistyped #! (SC1113). The file says its shell itself.
-      const checked = spawnSync('shellcheck', ['-S', 'style', '-e', 'SC1113', join(dir, 'ibfleet.nhc')], {
-        encoding: 'utf8',
-      });
-      expect(checked.stdout + checked.stderr).toBe('');
+      // Sourced by NHC's bash, never run: no #! line (the helper leaves out SC1113 for such files).
+      expectShellcheckClean(join(dir, 'ibfleet.nhc'), 'bash');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
     expect(filesOf(host, seeds, plain, 'netplan').some((f) => f.path === NHC_PATH)).toBe(false);
   });
 
-  it('prometheus: the routing script writes the textfile after the NICs and checks it under --check; without it, neither', () => {
-    const script = routingScriptFor(monitored, host, seeds);
-    expect(script).toContain('printf \'%s %s\\n\' \'ibfleet_nic_ok{iface="ib1",nic="2"}\' "$(was_ok ib1)"');
-    expect(script).toContain('mv -fT "$tmp" ibfleet.prom');
-    expect(script).toContain('# TYPE ibfleet_repairs_total counter');
-    expect(script).toContain(
-      `drift 'node_exporter textfile ${TEXTFILE_PATH} is missing (every run of the routing script writes it)'`,
-    );
+  it('prometheus: the routing data asks the program for the textfile (written after the NICs, checked under --check); without it, not', () => {
+    const data = routesDataFor(monitored, host, seeds);
+    expect(data).toContain('\nmonitor prometheus\n');
     // The NHC file is one of the files --check compares.
-    expect(script).toContain(`check_file ${NHC_PATH} 644 `);
-    const unmonitored = routingScriptFor(plain, host, seeds);
-    expect(unmonitored).not.toContain('ibfleet.prom');
-    expect(unmonitored).not.toContain('was_ok');
+    expect(data).toContain(`\nfile always ${NHC_PATH} 644 `);
+    expect(routesDataFor(plain, host, seeds)).not.toContain('monitor');
+  });
+
+  it("the program says what it finds of the textfile in status's words", () => {
+    for (const words of Object.values(MONITOR_WORDS))
+      expect(ROUTES_PROGRAM.replaceAll('$TEXTFILE_DIR', TEXTFILE_DIR).replaceAll('$TEXTFILE', TEXTFILE_PATH)).toContain(
+        words,
+      );
+    expect(ROUTES_PROGRAM).toContain('# TYPE ibfleet_repairs_total counter');
   });
 
   it('render shows the NHC file and says what the textfile holds', () => {

@@ -15,6 +15,7 @@ import { renderContext, renderHostFiles } from '../../src/render/host-files.js';
 import { NO_SYSTEMD_NOTE, SYSTEMD_FACT } from '../../src/steps/persist/systemd.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
+import { withFile } from '../helpers/probe-edit.js';
 
 const seeds = loadFixtureFleet('seeds.yaml');
 const host = hostOf(seeds, 34);
@@ -26,11 +27,7 @@ describe('what deploy and status decide where no systemd runs', () => {
   const withSystemd = (probe: string) => probe.replace('@@ibfleet end', '@@ibfleet systemd yes\nactive\n@@ibfleet end');
   /** A hook host as deploy leaves it: the transcript's files as this inventory renders them (the lab's differed in its size). */
   const deployed = renderHostFiles(playbook, renderContext(playbook, host, seeds, 'netplan')).reduce(
-    (text, f) =>
-      text.replace(
-        new RegExp(`^[0-9a-f]{64}(  ${f.path.replace(/[.]/g, '\\.')})$`, 'm'),
-        `${createHash('sha256').update(f.content).digest('hex')}$1`,
-      ),
+    (text, f) => withFile(text, f.path, f.mode.toString(8), createHash('sha256').update(f.content).digest('hex')),
     fixture('netplan-hook-deployed.txt'),
   );
   const unitLines = /^.*\/etc\/systemd\/system\/.*$\n/gm;

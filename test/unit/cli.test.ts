@@ -185,7 +185,8 @@ describe('ibfleet render', () => {
     expect(code).toBe(0);
     expect(stderr).toBe('');
     expect(stdout.split('\n').filter((l) => l.startsWith('==> ') || l.startsWith('--- '))).toEqual([
-      '==> host 34 (memserver34) · manager netplan · 9 files and commands',
+      '==> host 34 (memserver34) · manager netplan · 10 files and commands',
+      '--- /etc/ibfleet/routes.conf  (root:root 0644, routing-data)',
       '--- /etc/ibfleet/ibfleet-routes  (root:root 0755, routing-script)',
       '--- /etc/ibfleet/owned  (root:root 0644, record)',
       '--- /etc/sysctl.d/60-ibfleet-fabric.conf  (root:root 0644, sysctl)',
@@ -214,6 +215,7 @@ describe('ibfleet render', () => {
     expect(
       doc.hosts[0].files.map((f: { path: string; mode: string; role: string }) => [f.path, f.mode, f.role]),
     ).toEqual([
+      ['/etc/ibfleet/routes.conf', '0644', 'routing-data'],
       ['/etc/ibfleet/ibfleet-routes', '0755', 'routing-script'],
       ['/etc/ibfleet/owned', '0644', 'record'],
       ['/etc/sysctl.d/60-ibfleet-fabric.conf', '0644', 'sysctl'],
@@ -222,7 +224,7 @@ describe('ibfleet render', () => {
       ['/etc/systemd/system/ibfleet-routes-repair.timer', '0644', 'repair'],
       ['/etc/systemd/system/timers.target.d/ibfleet-routes-repair.conf', '0644', 'repair'],
     ]);
-    expect(doc.hosts[0].files[0].content).toContain('ibs5f1) configure ibs5f1 172.16.16.2 942 942');
+    expect(doc.hosts[0].files[0].content).toContain('\nnic ibs5f1 172.16.16.2 942 942 2 ');
   });
 
   it('--out DIR writes DIR/memserver34/<remote path> with modes 0755 and 0644 and the exact content', async () => {
@@ -236,7 +238,7 @@ describe('ibfleet render', () => {
       expect(readFileSync(target, 'utf8')).toBe(file.content);
       expect(statSync(target).mode & 0o777).toBe(file.mode);
     }
-    expect(expected.map((f) => f.mode)).toEqual([0o755, 0o644, 0o644, 0o755, 0o755, 0o644, 0o644, 0o644, 0o644]);
+    expect(expected.map((f) => f.mode)).toEqual([0o644, 0o755, 0o644, 0o644, 0o755, 0o755, 0o644, 0o644, 0o644, 0o644]);
     expect(stdout.trimEnd().split('\n')).toEqual(
       expected.map((f) => `wrote ${join(out, 'memserver34', f.path)} (${f.mode === 0o755 ? '0755' : '0644'})`),
     );
@@ -614,9 +616,9 @@ describe('ibfleet export ansible: the project written, or a usage error (exit 2)
     const out = join(scratch, 'ansible');
     const run = await ibfleet(['-i', seeds, 'export', 'ansible', '--hosts', 'all', '--out', out]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain(`export ansible: 2 hosts (16 networkmanager, 34 netplan) → ${out} (29 files)`);
+    expect(run.stdout).toContain(`export ansible: 2 hosts (16 networkmanager, 34 netplan) → ${out} (31 files)`);
     expect(run.stdout).toContain(`ansible-playbook -i ${out}/inventory.yml ${out}/site.yml --check --diff`);
-    expect(readFileSync(join(out, 'files/memserver34/etc/ibfleet/ibfleet-routes'), 'utf8')).toBe(
+    expect(readFileSync(join(out, 'files/memserver34/etc/ibfleet/routes.conf'), 'utf8')).toBe(
       renderHostFiles(
         hostOf(loadInventory(readFileSync(seeds, 'utf8'), seeds), 34),
         loadInventory(readFileSync(seeds, 'utf8'), seeds),

@@ -7,18 +7,10 @@
  * and systemd's udev rule applies the persisted file as each interface appears). Pure.
  */
 import { z } from 'zod';
-import type { Host, Nic } from '../../inventory/model.js';
+import type { Nic } from '../../inventory/model.js';
 import { factOf } from '../../facts/host-facts.js';
 import { shellQuote } from '../../script/shell.js';
-import {
-  change,
-  nicFinding,
-  type ApplyPart,
-  type Finding,
-  type HostContext,
-  type ScriptPart,
-  type StepModule,
-} from '../step.js';
+import { change, nicFinding, type ApplyPart, type Finding, type HostContext, type StepModule } from '../step.js';
 import { SYSCTL_FACT, SYSCTL_KEYS, type SysctlKey } from './facts.js';
 import { renderSysctlConf, SYSCTL_PATH, type SysctlParams } from './sysctl-file.js';
 import { fabricSysctlRestore, fabricSysctlUndo } from './undo.js';
@@ -36,44 +28,6 @@ const params = z.strictObject({
   rp_filter: sysctlValue(2, 'rp_filter').default(2),
   accept_local: sysctlValue(1, 'accept_local').default(1),
 });
-
-/** Only emitted when the playbook sets sysctls: an uncalled function is dead code to shellcheck (SC2317). */
-const SET_SYSCTL_FUNCTION = `# set_sysctl IFACE KEY VALUE — written through /proc so interface names with dots work; under
-# --check only compared, as status says it.
-set_sysctl() {
-	file=/proc/sys/net/ipv4/conf/$1/$2
-	current=$(cat "$file" 2>/dev/null) || current=
-	[ "$current" = "$3" ] && return 0
-	if [ "$CHECK" -eq 1 ]; then
-		drift "$1: $2 is \${current:-unreadable}, want $3"
-		return 0
-	fi
-	[ -n "$current" ] || { say "$1: cannot read $file"; return 1; }
-	if ! printf '%s\\n' "$3" >"$file"; then
-		say "$1: cannot set $2=$3"
-		return 1
-	fi
-	say "$1: $2 $current -> $3"
-	nic_changed=1
-}
-
-`;
-
-/** Under --snapshot: each fabric NIC's settings put back as they are now (only values that read as numbers). */
-function snapshotLines(host: Host): string[] {
-  return host.nics.map((nic) => {
-    const dir = `/proc/sys/net/ipv4/conf/${shellQuote(nic.iface)}/`;
-    return `for k in ${SYSCTL_KEYS.join(' ')}; do v=$(cat ${dir}"$k" 2>/dev/null) || continue; case $v in '' | *[!0-9-]*) continue ;; esac; printf '%s\\n' "printf '%s\\\\n' $v >$(q ${dir}"$k") || status=1"; done`;
-  });
-}
-
-function scriptPart(values: SysctlParams, host: Host): ScriptPart {
-  return {
-    functions: [SET_SYSCTL_FUNCTION],
-    nicSettings: SYSCTL_KEYS.map((key) => `\tset_sysctl "$iface" ${key} ${values[key]} || return 1`),
-    snapshot: snapshotLines(host),
-  };
-}
 
 function nicFindings(ctx: HostContext, nic: Nic, values: SysctlParams): Finding[] {
   const found = factOf(ctx.facts, SYSCTL_FACT).get(nic.iface) ?? {};
@@ -120,7 +74,6 @@ export const fabricSysctl: StepModule<SysctlParams> = {
   ],
   paths: [{ path: SYSCTL_PATH, kind: 'sysctl-file' }],
   facts: [SYSCTL_FACT],
-  skipped: { nicSettings: ['\t# the playbook has no fabric-sysctl step: kernel settings are left alone'] },
   undo: fabricSysctlUndo,
   restore: fabricSysctlRestore,
   use: (values) => ({
@@ -140,7 +93,8 @@ export const fabricSysctl: StepModule<SysctlParams> = {
         kind: 'sysctl-file',
       },
     ],
-    script: (ctx) => scriptPart(values, ctx.host),
+    // host/ibfleet-routes: set_sysctl per NIC before its routing (and snapshot_sysctls).
+    routesData: () => SYSCTL_KEYS.map((key) => `sysctl ${key} ${values[key]}`),
     nicFindings: (ctx, nic) => nicFindings(ctx, nic, values),
     apply: (ctx, { failing }) => directly(ctx, failing, values),
   }),

@@ -41,7 +41,7 @@ import { linksNetplanFile, renderLinksNetplan } from './netplan.js';
 import { addCommand, upCommand } from './networkmanager.js';
 import { HEX_PARAMS, LINKS_KEY, linksSettings, settingsFor, type LinksParams } from './params.js';
 import { linksRecordFile, LINKS_RECORD_PATH } from './record.js';
-import { roceFinding, roceScriptPart } from './roce.js';
+import { roceFinding } from './roce.js';
 import { partitionProblems } from './partition.js';
 import { linksRestore, linksUndo } from './undo.js';
 
@@ -172,9 +172,9 @@ function use(params: LinksParams): Step {
       return [...planFor(ctx, params).blockers, ...roce];
     },
     files: (ctx) => files(ctx, params),
-    script: (ctx) => {
+    routesData: (ctx) => {
       const { roceMode } = settingsFor(ctx.host, params);
-      return roceMode ? roceScriptPart(roceMode) : {};
+      return roceMode ? [`roce-mode ${roceMode}`] : [];
     },
     preview: (ctx) => preview(ctx, params),
     nicFindings: (ctx, nic) => nicFindings(ctx, params, nic),

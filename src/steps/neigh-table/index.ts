@@ -20,7 +20,6 @@ import {
   type Finding,
   type HostContext,
   type RenderContext,
-  type ScriptPart,
   type StepModule,
 } from '../step.js';
 import { NEIGH_FACT } from './facts.js';
@@ -37,19 +36,6 @@ const ORDER = ['gc_thresh3', 'gc_thresh2', 'gc_thresh1'] as const;
  * higher (an admin's, the lab's) stays; a host whose network namespace has no such file (a
  * container) is left alone.
  */
-const RAISE_NEIGH_FUNCTION = `# raise_neigh KEY VALUE — the neighbour table limit raised to what the fleet needs, never lowered.
-# A limit below it is a warning in status, not drift: --check leaves it to status.
-raise_neigh() {
-	[ "$CHECK" -eq 0 ] || return 0
-	file=/proc/sys/net/ipv4/neigh/default/$1
-	current=$(cat "$file" 2>/dev/null) || return 0
-	[ "$current" -ge "$2" ] 2>/dev/null && return 0
-	printf '%s\\n' "$2" >"$file" 2>/dev/null && say "neighbour table: $1 $current -> $2"
-	return 0
-}
-
-`;
-
 function file(ctx: RenderContext): RenderedFile[] {
   const want = raisedNeighThresholds(ctx.fleet, ctx.host);
   if (!want) return [];
@@ -64,9 +50,10 @@ function file(ctx: RenderContext): RenderedFile[] {
   return [{ path: NEIGH_PATH, mode: 0o644, content, role: 'sysctl', kind: 'sysctl-file' }];
 }
 
-function scriptPart(ctx: RenderContext): ScriptPart {
+/** host/ibfleet-routes: raise_neigh, once per run before the NICs, for a host the kernel's defaults do not fit. */
+function routesData(ctx: RenderContext): string[] {
   const want = raisedNeighThresholds(ctx.fleet, ctx.host);
-  return want ? { functions: [RAISE_NEIGH_FUNCTION], beforeNics: ORDER.map((k) => `raise_neigh ${k} ${want[k]}`) } : {};
+  return want ? ORDER.map((k) => `neigh ${k} ${want[k]}`) : [];
 }
 
 /** Where no routing script runs (native persistence), deploy raises the limits the host has below what the fleet needs. */
@@ -107,7 +94,7 @@ export const neighTable: StepModule<Record<string, never>> = {
   use: () => ({
     name: 'neigh-table',
     files: file,
-    script: scriptPart,
+    routesData,
     hostFindings: (ctx, rendered) => ({ after: stale(ctx, rendered) }),
     apply: directly,
     status: (ctx) => {

@@ -27,7 +27,6 @@ import {
   type Persistence,
   type PreviewPart,
   type RenderContext,
-  type ScriptPart,
   type StepModule,
 } from '../step.js';
 import { hookPaths, renderHook } from './hooks.js';
@@ -48,7 +47,7 @@ import {
   REPAIR_TIMER_PATH,
 } from './paths.js';
 import { chooseNative } from './persistence.js';
-import { renderRepairDropIn, renderRepairService, renderRepairTimer } from './repair.js';
+import { renderRepairDropIn, renderRepairService, renderRepairTimer, REPAIR_TIMER_UNIT } from './repair.js';
 import {
   MONITOR_FACT,
   MONITORS,
@@ -57,20 +56,11 @@ import {
   monitorFindings,
   monitorNotes,
   monitorPrerequisite,
-  monitorScript,
   NHC_PATH,
   TEXTFILE_PATH,
   type Monitor,
 } from './monitor.js';
-import {
-  NO_SYSTEMD_NOTE,
-  repairActivation,
-  repairUnitsAsRestored,
-  SYSTEMD_FACT,
-  SYSTEMD_RUNS_FUNCTION,
-  TIMER_CHECK,
-} from './systemd.js';
-import { printLine } from '../../script/shell.js';
+import { NO_SYSTEMD_NOTE, repairActivation, SYSTEMD_FACT } from './systemd.js';
 import { persistRestore, persistUndo } from './undo.js';
 import { formerRoutingOf } from '../policy-routing/former.js';
 
@@ -197,22 +187,18 @@ function files(ctx: RenderContext, p: PersistParams): RenderedFile[] {
   return [...out, ...monitorFiles(host, playbook, monitor)];
 }
 
-/** The persist step's part of the routing script: the monitor's textfile, and under --check the repair timer and the monitor. */
-function scriptPart(ctx: RenderContext, { repairEvery, monitor }: PersistParams): ScriptPart {
-  // The same script on every host: where systemd does not run, the timer's check asks nothing.
-  const timer = repairEvery > 0;
-  const monitorPart = monitorScript(ctx.host, ctx.playbook, monitor);
-  // A snapshot's restore puts the unit files back: systemd then runs the timer as they say.
-  const restoreUnits = repairUnitsAsRestored()
-    .filter((l) => l !== '')
-    .map(printLine);
-  return {
-    // systemd_runs: asked by the timer's check, and by a snapshot's restore, which is another script.
-    functions: timer ? [`${SYSTEMD_RUNS_FUNCTION}\n\n`] : [],
-    afterNics: monitorPart.afterNics ?? [],
-    checks: [...(timer ? [TIMER_CHECK] : []), ...(monitorPart.checks ?? [])],
-    snapshot: restoreUnits,
-  };
+/**
+ * The persist step's part of the routing program's data (host/ibfleet-routes): `persist` (a
+ * snapshot puts the repair units back, systemd told last), the repair timer its --check asks for
+ * where systemd runs (the same program on every host: where systemd does not run, it asks
+ * nothing), and the prometheus monitor's textfile, which every run that is not a check writes.
+ */
+function routesData({ repairEvery, monitor }: PersistParams): string[] {
+  return [
+    'persist',
+    ...(repairEvery > 0 ? [`repair-timer ${REPAIR_TIMER_UNIT}`] : []),
+    ...(monitor.includes('prometheus') ? ['monitor prometheus'] : []),
+  ];
 }
 
 /** How `ibfleet render` shows native persistence, where only the host knows its profiles and netplan devices. */
@@ -317,7 +303,7 @@ export const persist: StepModule<PersistParams> = {
     files: (ctx) => files(ctx, p),
     notes: (ctx) => (withoutSystemd(ctx, p) ? [NO_SYSTEMD_NOTE] : []),
     statusNotes: (ctx) => (withoutSystemd(ctx, p) ? [NO_SYSTEMD_NOTE] : []),
-    script: (ctx) => scriptPart(ctx, p),
+    routesData: () => routesData(p),
     preview: (ctx) => preview(ctx, p),
     hostFindings: (ctx, rendered) => ({
       before: profileFindings(ctx.persistence, ctx.facts, formerRoutingOf(ctx.host, ctx.facts)),

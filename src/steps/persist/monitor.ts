@@ -21,8 +21,7 @@ import { renderHeader } from '../../script/header.js';
 import { ROUTING_SCRIPT_PATH } from '../../script/paths.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
 import { shellQuote } from '../../script/shell.js';
-import { VERSION } from '../../version.js';
-import { change, type Finding, type ScriptPart } from '../step.js';
+import { change, type Finding } from '../step.js';
 
 export const MONITORS = ['prometheus', 'nhc'] as const;
 export type Monitor = (typeof MONITORS)[number];
@@ -32,8 +31,6 @@ export const TEXTFILE_DIR = '/var/lib/prometheus/node-exporter';
 export const TEXTFILE_PATH = `${TEXTFILE_DIR}/ibfleet.prom`;
 /** NHC sources every *.nhc file of its scripts directory. */
 export const NHC_PATH = '/etc/nhc/scripts/ibfleet.nhc';
-/** Repairs since boot: /run is emptied at every boot. */
-const REPAIRS_PATH = '/run/ibfleet/repairs';
 
 /** What status and --check say, one phrase each, so both say it alike. */
 export const MONITOR_WORDS = {
@@ -78,121 +75,6 @@ export const MONITOR_FACT: Fact<MonitorFact> = {
     };
   },
 };
-
-/** A label value in the exposition format: backslash, double quote and line feed escaped. */
-function labelValue(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-}
-
-/** Metric families, with HELP and TYPE lines as the text exposition format wants them. */
-function family(name: string, type: 'gauge' | 'counter', help: string): string[] {
-  return [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`];
-}
-
-/** The lines that print the textfile: each sample's value is the shell's (`was_ok IFACE`, `$now`, `$repairs`). */
-function textfileLines(host: Host, playbook: string): string[] {
-  const sample = (metric: string, value: string) => `printf '%s %s\\n' ${shellQuote(metric)} "${value}"`;
-  const text = (line: string) => `printf '%s\\n' ${shellQuote(line)}`;
-  const lines = [
-    ...family(
-      'ibfleet_nic_ok',
-      'gauge',
-      "1 when the last run of ibfleet's routing script found the NIC's rule, table route, main-table route and sysctls as deployed; 0 when it found drift (which it repaired: see ibfleet_repairs_total) or the NIC not up with its address.",
-    ).map(text),
-    ...host.nics.map((n) =>
-      sample(`ibfleet_nic_ok{iface="${labelValue(n.iface)}",nic="${n.index}"}`, `$(was_ok ${shellQuote(n.iface)})`),
-    ),
-    ...family(
-      'ibfleet_last_check_timestamp_seconds',
-      'gauge',
-      "Unix time of the last run of ibfleet's routing script (a deploy, a hook or the repair timer).",
-    ).map(text),
-    sample('ibfleet_last_check_timestamp_seconds', '$now'),
-    ...family(
-      'ibfleet_repairs_total',
-      'counter',
-      "Runs of ibfleet's hooks and repair timer since boot that found something to repair.",
-    ).map(text),
-    sample('ibfleet_repairs_total', '$repairs'),
-    ...family(
-      'ibfleet_info',
-      'gauge',
-      "The ibfleet version and playbook that rendered this host's routing script.",
-    ).map(text),
-    text(`ibfleet_info{version="${labelValue(VERSION)}",playbook="${labelValue(playbook)}"} 1`),
-  ];
-  return lines.map((l) => `\t\t${l}`);
-}
-
-/**
- * After the NICs, on every run that is not a check and looked at every NIC: the repairs counted
- * (a hook's or the timer's run that changed something), then the textfile written whole and renamed.
- * A host without the directory (node_exporter not installed) gets nothing: status says why.
- *
- * Root writes into a directory others may reach, so nothing is written through a name someone
- * else could have made: the script works inside the directory (cd: a rename of its path
- * meanwhile changes nothing), writes nothing unless it is root's alone and no link, creates the
- * temporary file with mktemp (O_EXCL: a link planted at its name is never followed) and renames it
- * over the textfile (rename replaces a link there, never follows it); no chmod ever follows a link.
- */
-function textfileWriter(host: Host, playbook: string): string {
-  const dir = shellQuote(TEXTFILE_DIR);
-  return `# node_exporter's textfile collector: what this run found, written whole under a name the collector
-# ignores (not *.prom), then renamed, so a scrape never reads half a file.
-if [ "$NAMED" -eq 0 ] && [ -d ${dir} ]; then
-	repairs=0
-	[ ! -r ${REPAIRS_PATH} ] || read -r repairs <${REPAIRS_PATH} || repairs=0
-	case $repairs in '' | *[!0-9]*) repairs=0 ;; esac
-	if [ "$UP_ONLY" -eq 1 ] && [ "$changed" -eq 1 ]; then
-		repairs=$((repairs + 1))
-		{ [ -d /run/ibfleet ] || mkdir -m 0700 /run/ibfleet; } && printf '%s\\n' "$repairs" >${REPAIRS_PATH}
-	fi
-	now=$(date +%s)
-	tmp=
-	if [ -L ${dir} ] || ! cd ${dir} 2>/dev/null; then
-		say ${shellQuote(`not writing ${TEXTFILE_PATH}: ${TEXTFILE_DIR} is a link`)}
-	else
-		# Root's alone: owner root, no write bit for group or others (the 2nd-last and last digit of %a).
-		case $(stat -c '%u %a' . 2>/dev/null) in
-		0\\ *[2367]? | 0\\ *[2367]) textfile_dir=0 ;;
-		0\\ *) textfile_dir=1 ;;
-		*) textfile_dir=0 ;;
-		esac
-		if [ "$textfile_dir" -eq 0 ]; then
-			say ${shellQuote(`not writing ${TEXTFILE_PATH}: ${TEXTFILE_DIR} is not root's alone (owned by another user, or group- or world-writable)`)}
-		elif tmp=$(mktemp .ibfleet.prom.XXXXXXXXXX) && {
-${textfileLines(host, playbook)
-  .map((l) => `\t${l}`)
-  .join('\n')}
-		} >"$tmp" && chmod 0644 "$tmp" && mv -fT "$tmp" ibfleet.prom; then
-			:
-		else
-			[ -z "$tmp" ] || rm -f "$tmp"
-			say ${shellQuote(`cannot write ${TEXTFILE_PATH}`)}
-		fi
-		cd / || :
-	fi
-fi`;
-}
-
-/**
- * Under --check: the textfile a run writes is there, a regular file of root's, in a directory of
- * root's alone (its content changes every run: only what it is is ibfleet's to check). Status's words.
- */
-const TEXTFILE_CHECK = `if [ ! -d ${shellQuote(TEXTFILE_DIR)} ]; then
-	drift ${shellQuote(MONITOR_WORDS.dirMissing)}
-elif [ -L ${shellQuote(TEXTFILE_DIR)} ] || case $(stat -c '%u %a' ${shellQuote(TEXTFILE_DIR)} 2>/dev/null) in 0\\ *[2367]? | 0\\ *[2367]) true ;; 0\\ *) false ;; *) true ;; esac; then
-	drift ${shellQuote(MONITOR_WORDS.dirUnsafe)}
-elif [ ! -e ${shellQuote(TEXTFILE_PATH)} ] && [ ! -L ${shellQuote(TEXTFILE_PATH)} ]; then
-	drift ${shellQuote(MONITOR_WORDS.textfileMissing)}
-elif [ -L ${shellQuote(TEXTFILE_PATH)} ] || [ ! -f ${shellQuote(TEXTFILE_PATH)} ] || [ "$(stat -c %u ${shellQuote(TEXTFILE_PATH)})" != 0 ]; then
-	drift "${MONITOR_WORDS.textfileNotOurs}: it is $(stat -c 'a %F of uid %u' ${shellQuote(TEXTFILE_PATH)})"
-fi`;
-
-export function monitorScript(host: Host, playbook: string, monitors: readonly Monitor[]): ScriptPart {
-  if (!monitors.includes('prometheus')) return {};
-  return { afterNics: [textfileWriter(host, playbook)], checks: [TEXTFILE_CHECK] };
-}
 
 function renderNhcCheck(host: Host, playbook: string): string {
   return `${renderHeader(host, playbook, NHC_PATH)}

@@ -10,7 +10,7 @@ import type { Host, Manager, Nic } from '../../inventory/model.js';
 import { factOf, type HostFacts } from '../../facts/host-facts.js';
 import { SYSTEMD_FACT } from './systemd.js';
 import { normalizeNmRule, type NmProfile } from '../../facts/nm-facts.js';
-import { ROUTING_SCRIPT_PATH } from '../../script/paths.js';
+import { ROUTES_DATA_PATH, ROUTING_SCRIPT_PATH } from '../../script/paths.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
 import { change, type Finding, type Persistence } from '../step.js';
 import { nmRoutingRule } from './native-nm.js';
@@ -24,6 +24,7 @@ export const PERSIST_ASPECTS = { profile: 'profile', staleProfile: 'stale profil
 /** The files of the routing script's mechanism: stale where the routing lives in the manager's configuration. */
 export const SCRIPT_MODE_PATHS: readonly string[] = [
   ROUTING_SCRIPT_PATH,
+  ROUTES_DATA_PATH,
   ...Object.values(MANAGER_HOOK_PATHS).flat(),
   NETWORKD_CONF_PATH,
   ...REPAIR_PATHS,
@@ -159,7 +160,7 @@ function stale(path: string, kind: string, detail: string, text: string): Findin
 
 /** The kind of change removing one of the routing script mechanism's files is. */
 function scriptModeKind(path: string): string {
-  if (path === ROUTING_SCRIPT_PATH) return 'script';
+  if (path === ROUTING_SCRIPT_PATH || path === ROUTES_DATA_PATH) return 'script';
   if (path === NETWORKD_CONF_PATH) return 'networkd-conf';
   return REPAIR_PATHS.includes(path) ? 'timer' : 'hook';
 }

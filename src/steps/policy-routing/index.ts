@@ -25,7 +25,6 @@ import {
   ROUTING_ASPECTS,
   rulesOf,
 } from './routing.js';
-import { routingScriptPart } from './script.js';
 import { policyRoutingRestore, policyRoutingUndo } from './undo.js';
 
 const params = z.strictObject({
@@ -198,7 +197,8 @@ export const policyRouting: StepModule<PolicyRoutingParams> = {
   restore: policyRoutingRestore,
   use: ({ mainRoutes }) => ({
     name: 'policy-routing',
-    script: (ctx) => routingScriptPart(mainRoutes, ctx),
+    // host/ibfleet-routes: nic_routing, and with remove the main-table route taken away.
+    routesData: () => [`main-routes ${mainRoutes}`],
     notes: (ctx) => notes(ctx, mainRoutes),
     files: (ctx) => [ownedRecordFile(ctx.host, ctx.fleet, ctx.playbook)],
     nicFindings: (ctx, nic) => [

@@ -8,22 +8,14 @@
 import { z } from 'zod';
 import { nicFinding, type StepModule } from '../step.js';
 
-/** Under --check, per NIC: the same question on the host, said as the finding below says it. */
-const ROUTE_GET_CHECK = `	# The kernel's own answer: traffic from this address leaves through this NIC, by its table.
-	got=$(ip -4 -o route get "$peer" from "$addr" 2>&1 | sed 's/\\\\/ /g' | normalize)
-	got_dev=$(printf '%s\\n' "$got" | awk '{ for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit } }')
-	got_table=$(printf '%s\\n' "$got" | awk '{ for (i = 1; i < NF; i++) if ($i == "table") { print $(i + 1); exit } }')
-	if [ "$got_dev" != "$iface" ] || [ "$got_table" != "$table" ]; then
-		drift "$iface: traffic from $addr leaves through \${got_dev:-nowhere}\${got_table:+ (table $got_table)}$([ -n "$got_dev" ] || printf ' — %s' "$got")"
-	fi`;
-
 export const verifyRoutes: StepModule<Record<string, never>> = {
   name: 'verify-routes',
   summary: "on the host: traffic from each NIC's address leaves through that NIC (ip route get)",
   params: z.strictObject({}),
   use: () => ({
     name: 'verify-routes',
-    script: () => ({ nicChecks: [ROUTE_GET_CHECK] }),
+    // host/ibfleet-routes: route_get_check, per NIC under --check.
+    routesData: () => ['route-get'],
     nicFindings: ({ facts }, nic) => {
       const got = facts.routeGet.get(nic.iface);
       const ok = got?.dev === nic.iface && got.table === String(nic.table);

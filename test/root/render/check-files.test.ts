@@ -1,7 +1,8 @@
 /**
- * The routing script's check of the files that differ by network manager (the hooks), run by sh on
- * real files: each manager's hooks are a set — netplan's are two, routable.d and configured.d — and
- * the set installed must be whole and as rendered, and exactly one set must be there.
+ * The routing program's check of the files that differ by network manager (the hooks), run by sh on
+ * real files from routes.conf's one-of lines: each manager's hooks are a set — netplan's are two,
+ * routable.d and configured.d — and the set installed must be whole and as rendered, and exactly
+ * one set must be there.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,10 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Manager } from '../../../src/inventory/model.js';
-import { fileCheckFunctions, fileChecksOf, renderFileChecks } from '../../../src/render/check-files.js';
+import { fileCheckRows, fileChecksOf } from '../../../src/render/check-files.js';
 import type { RenderedFile } from '../../../src/script/rendered-file.js';
+import { ROUTES_PROGRAM, ROUTES_PROGRAM_VERSION } from '../../../src/script/routes-program.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ibfleet-check-files-'));
+const program = join(dir, 'ibfleet-routes');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const hook = (manager: Manager, name: string): RenderedFile => ({
@@ -42,8 +45,26 @@ function driftWith(installed: readonly RenderedFile[]): string[] {
     writeFileSync(f.path, f.content);
     chmodSync(f.path, f.mode);
   }
-  const script = `drift() { printf '%s\\n' "$*"; }\n${fileCheckFunctions(checks)}${renderFileChecks(checks).join('\n')}\n`;
-  return execFileSync('sh', ['-c', script], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  // The program's --check on this machine, with lo as its one NIC: what it says of lo is not this test's.
+  writeFileSync(program, ROUTES_PROGRAM, { mode: 0o755 });
+  writeFileSync(
+    join(dir, 'routes.conf'),
+    [
+      `ibfleet-routes ${ROUTES_PROGRAM_VERSION}`,
+      'host 1',
+      'subnet 127.0.0.0/8',
+      'nic lo 127.0.0.1 999 999 1 127.0.0.2',
+      ...fileCheckRows(checks),
+      '',
+    ].join('\n'),
+  );
+  let out = '';
+  try {
+    out = execFileSync('sh', [program, '--check'], { encoding: 'utf8' });
+  } catch (error) {
+    out = (error as { stdout: string }).stdout;
+  }
+  return out.split('\n').filter((l) => l !== '' && !l.startsWith('lo: '));
 }
 
 describe.skipIf(process.getuid?.() !== 0)(
@@ -51,7 +72,12 @@ describe.skipIf(process.getuid?.() !== 0)(
   () => {
     it("renders one set per manager, netplan's with both hooks", () => {
       expect(checks).toHaveLength(1);
-      expect(renderFileChecks(checks).join('\n')).toMatch(/\t2 \S+\/routable 755 .* \S+\/configured 755 /);
+      expect(fileCheckRows(checks).map((r) => r.split(' ').slice(0, 5).join(' '))).toEqual([
+        `one-of hook 1 ${nm[0]!.path} 755`,
+        `one-of hook 2 ${ifupdown[0]!.path} 755`,
+        `one-of hook 3 ${netplan[0]!.path} 755`,
+        `one-of hook 3 ${netplan[1]!.path} 755`,
+      ]);
     });
 
     it.each([

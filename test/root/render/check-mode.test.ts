@@ -6,14 +6,14 @@
  * machine's own /etc out of it: ibfleet's files are checked on lab hosts (test/e2e/fit.test.ts).
  * Needs root; skipped with a note otherwise.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Host } from '../../../src/inventory/model.js';
 import { readProbe } from '../../../src/plan/change-output.js';
 import { assessStatus } from '../../../src/plan/host-plan.js';
-import { routingScriptFor } from '../../../src/render/host-files.js';
+import { writeRoutesProgram } from '../../helpers/routes-program.js';
 import { NO_SYSTEMD_NOTE } from '../../../src/steps/persist/systemd.js';
 import { renderProbeScript } from '../../../src/render/probe-script.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../../fixtures/fixtures.js';
@@ -37,8 +37,7 @@ let script = '';
 beforeAll(() => {
   if (!CAN_RUN) return;
   workDir = mkdtempSync(join(tmpdir(), 'ibfleet-check-'));
-  script = join(workDir, 'ibfleet-routes');
-  writeFileSync(script, routingScriptFor(playbook, host, seeds), { mode: 0o755 });
+  script = writeRoutesProgram(workDir, playbook, host, seeds);
 });
 afterEach(() => {
   fabric?.destroy();

@@ -6,14 +6,15 @@
  */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Fleet, Host, Manager } from '../../../src/inventory/model.js';
 import type { Playbook } from '../../../src/playbook/playbook.js';
 import { renderHook } from '../../../src/steps/persist/hooks.js';
 import { RELEASE_ROUTING_LOCK, TAKE_ROUTING_LOCK } from '../../../src/render/routing-lock.js';
 import { LOCK_DIR, ROUTES_LOCK_PATH } from '../../../src/script/paths.js';
-import { routingScriptFor } from '../../../src/render/host-files.js';
+import { routesDataFor } from '../../../src/render/host-files.js';
+import { writeRoutesProgram } from '../../helpers/routes-program.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../../fixtures/fixtures.js';
 import { createFabric, destroyAllFabrics, type ExecResult, type Fabric } from '../../helpers/netns.js';
 
@@ -73,10 +74,9 @@ function labFor(host: Host, options: LabOptions = {}): Fabric {
 }
 
 let fileCounter = 0;
-function writeScript(content: string): string {
-  const path = join(workDir, `ibfleet-routes-${++fileCounter}`);
-  writeFileSync(path, content, { mode: 0o755 });
-  return path;
+/** The program and the host's data, in a directory of their own. */
+function writeScript(playbook: Playbook, host: Host, fleet: Fleet): string {
+  return writeRoutesProgram(join(workDir, `routes-${++fileCounter}`), playbook, host, fleet);
 }
 
 /** `ip netns exec NS sh <rendered script> [IFACE...]`. */
@@ -87,7 +87,7 @@ function runRoutingScript(
   playbook: Playbook,
   ifaces: readonly string[] = [],
 ): ExecResult {
-  return lab.exec(['sh', writeScript(routingScriptFor(playbook, host, fleet)), ...ifaces]);
+  return lab.exec(['sh', writeScript(playbook, host, fleet), ...ifaces]);
 }
 
 const lines = (text: string) =>
@@ -196,7 +196,7 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
 
   it('runs started together (hooks, the repair timer, a deploy) wait for each other: every one exits 0, one rule per address', () => {
     const lab = labFor(memserver34);
-    const script = writeScript(routingScriptFor(defaultPlaybook, memserver34, seeds));
+    const script = writeScript(defaultPlaybook, memserver34, seeds);
     // Eight at once, each reporting its own exit status: two that both find a rule missing would both add it.
     const result = lab.exec([
       'sh',
@@ -214,7 +214,7 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
 
   it('a native change holds the same lock: a run a manager event starts meanwhile waits until the change lets go, then configures', () => {
     const lab = labFor(memserver34);
-    const script = writeScript(routingScriptFor(defaultPlaybook, memserver34, seeds));
+    const script = writeScript(defaultPlaybook, memserver34, seeds);
     const change = [
       `mkdir -p ${LOCK_DIR}`, // the change script's host lock made it
       TAKE_ROUTING_LOCK,
@@ -408,6 +408,56 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
     expect(snapshot(lab, memserver34)).toEqual(before);
   });
 
+  describe('data it cannot take: exit 2 with the line and why, before anything is changed', () => {
+    const good = () => routesDataFor(defaultPlaybook, memserver34, seeds);
+    it.each([
+      [
+        'data of another version',
+        (d: string) => d.replace(/^ibfleet-routes \d+$/m, 'ibfleet-routes 99'),
+        /version 99; this program is version/,
+      ],
+      [
+        'a malformed NIC row',
+        (d: string) => d.replace('nic ib1 172.16.34.2 942 942 2', 'nic ib1 172.16.34.2 942 x 2'),
+        /line \d+: nic ib1: table, priority and index are numbers/,
+      ],
+      [
+        'a word the shell would take for more',
+        (d: string) => d.replace('nic ib1 ', 'nic ib1;reboot '),
+        /line \d+: it holds characters no setting has/,
+      ],
+      ['a setting it does not know', (d: string) => `${d}frobnicate 1\n`, /line \d+: unknown setting frobnicate/],
+      ['a NIC twice', (d: string) => d.replace(/^(nic ib0 .*)$/m, '$1\n$1'), /nic ib0 twice/],
+      ['no data at all', () => '', /it holds no settings/],
+    ] as const)('%s', (_, damage, why) => {
+      const lab = labFor(memserver34);
+      const before = snapshot(lab, memserver34);
+      const program = writeScript(defaultPlaybook, memserver34, seeds);
+      writeFileSync(join(dirname(program), 'routes.conf'), damage(good()));
+      for (const mode of [[], ['--check'], ['--snapshot']]) {
+        const result = lab.exec(['sh', program, ...mode]);
+        expect(result.status).toBe(2);
+        expect(result.stdout).toBe('');
+        expect(result.stderr).toMatch(why);
+        expect(result.stderr).toContain('nothing changed');
+      }
+      expect(snapshot(lab, memserver34)).toEqual(before);
+    });
+
+    it('without its data the program says so and changes nothing', () => {
+      const lab = labFor(memserver34);
+      const before = snapshot(lab, memserver34);
+      const program = writeScript(defaultPlaybook, memserver34, seeds);
+      rmSync(join(dirname(program), 'routes.conf'));
+      const result = lab.exec(['sh', program]);
+      expect([result.status, result.stderr]).toEqual([
+        2,
+        `ibfleet-routes: ${dirname(program)}/routes.conf is missing; nothing changed (ibfleet deploy installs it)\n`,
+      ]);
+      expect(snapshot(lab, memserver34)).toEqual(before);
+    });
+  });
+
   it('odd but valid names (ib0.8001, ib_fab-2): configured, sysctls written through /proc despite the dot', () => {
     const host = hostOf(odd, 7);
     const lab = labFor(host);
@@ -436,8 +486,7 @@ function installHook(
   const etc = join(dir, 'ibfleet');
   mkdirSync(etc, { recursive: true });
   if (options.withScript !== false) {
-    writeFileSync(join(etc, 'ibfleet-routes'), routingScriptFor(defaultPlaybook, host, fleet));
-    chmodSync(join(etc, 'ibfleet-routes'), 0o755);
+    writeRoutesProgram(etc, defaultPlaybook, host, fleet);
   }
   const hook = join(dir, '50-ibfleet-routes');
   writeFileSync(hook, renderHook(manager, host, defaultPlaybook.name));

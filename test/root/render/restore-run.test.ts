@@ -12,7 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { readProbe as parseProbe } from '../../../src/plan/change-output.js';
 import { planRestore, stateDifferences } from '../../../src/plan/restore.js';
 import { AFTER_MARK } from '../../../src/render/apply-script.js';
-import { routingScriptFor } from '../../../src/render/host-files.js';
+import { writeRoutesProgram } from '../../helpers/routes-program.js';
 import { renderProbeScript } from '../../../src/render/probe-script.js';
 import { renderRestoreScript, type RestoreSpec } from '../../../src/render/restore-script.js';
 import { REPAIR_TIMER_PATH } from '../../../src/steps/persist/paths.js';
@@ -89,8 +89,7 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
     const before = probe(lab);
     const snapshot = kernel(lab);
 
-    const routing = join(work, 'ibfleet-routes');
-    writeFileSync(routing, routingScriptFor(playbook, host, seeds));
+    const routing = writeRoutesProgram(work, playbook, host, seeds);
     expect(lab.exec(['sh', routing]).status).toBe(0);
     expect(kernel(lab)).not.toEqual(snapshot);
     const changed = probe(lab);
