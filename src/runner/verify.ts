@@ -281,6 +281,12 @@ function hostResults(
   cells: readonly MatrixCell[],
   now: () => number,
 ): HostResult[] {
+  // Each host's cells, found once: hostVerdict over every cell for every host was 4 s of CPU at 100 × 2 NICs.
+  const involving = new Map<number, MatrixCell[]>();
+  for (const cell of cells)
+    for (const id of cell.from.host === cell.to.host ? [cell.from.host] : [cell.from.host, cell.to.host])
+      if (involving.has(id)) involving.get(id)!.push(cell);
+      else involving.set(id, [cell]);
   return options.hosts.map((host): HostResult => {
     const c = connected.get(host.id)!;
     if (c.failure) {
@@ -290,8 +296,10 @@ function hostResults(
     const result: HostResult = {
       host: hostRef(host),
       durationMs: now() - c.deadline!.startedAt,
-      ...hostVerdict(host, cells),
-      ...(cells.some((cell) => cell.method === 'ping' && cell.from.host === host.id) ? { prober: proberOf(c) } : {}),
+      ...hostVerdict(host, involving.get(host.id) ?? []),
+      ...((involving.get(host.id) ?? []).some((cell) => cell.method === 'ping' && cell.from.host === host.id)
+        ? { prober: proberOf(c) }
+        : {}),
       connections: 1,
       channels: c.session?.channels ?? 0,
     };
@@ -348,9 +356,15 @@ async function pingFrom(
       });
     held.clear();
   };
+  // The host's time starts over as its cells come in; a timer re-armed for every line was a tenth of the run's CPU.
+  let renewedAt = 0;
   const stream = new ProbeStream(
     (outcome) => {
-      source.deadline!.renew();
+      const now = Date.now();
+      if (now - renewedAt >= 100) {
+        renewedAt = now;
+        source.deadline!.renew();
+      }
       if (byId.has(outcome.id) && !held.has(outcome.id)) held.set(outcome.id, outcome);
     },
     release,
