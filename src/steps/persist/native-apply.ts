@@ -13,7 +13,7 @@ import {
   type NmProfileEdit,
   type NmProfileState,
 } from './native-nm.js';
-import { shellQuote } from '../../script/shell.js';
+import { deleteRulesLoop, shellQuote } from '../../script/shell.js';
 
 export interface NicRouting {
   readonly iface: string;
@@ -129,10 +129,8 @@ export function renderNativeSteps(steps: NativeSteps): string[] {
   if (steps.handOver.length)
     lines.push('# Handed to the manager: what the hook made for these NICs goes, the manager puts its own in place.');
   for (const nic of steps.handOver) {
-    const [addr, table] = [shellQuote(nic.address), shellQuote(nic.table)];
-    lines.push(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del from ${addr} 2>/dev/null; do n=$((n + 1)); done`);
-    lines.push(`n=0; while [ "$n" -lt 64 ] && ip -4 rule del lookup ${table} 2>/dev/null; do n=$((n + 1)); done`);
-    lines.push(`ip -4 route flush table ${table} 2>/dev/null`);
+    lines.push(deleteRulesLoop(['from', nic.address]), deleteRulesLoop(['lookup', nic.table]));
+    lines.push(`ip -4 route flush table ${shellQuote(nic.table)} 2>/dev/null`);
   }
   lines.push(...renderNmReapply(steps.nmReapply));
   if (steps.netplan) lines.push(...renderNetplanApply(steps.netplan.reload, steps.netplan.reconfigure));

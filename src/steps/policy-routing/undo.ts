@@ -8,7 +8,7 @@
  * shell-quoted.
  */
 import type { Host } from '../../inventory/model.js';
-import { shellQuote } from '../../script/shell.js';
+import { deleteRulesLoop, shellQuote } from '../../script/shell.js';
 import { change, type Finding, type Restore, type Undo, type FactsContext, type RollbackContext } from '../step.js';
 import {
   deleteFormerRules,
@@ -82,13 +82,7 @@ function rollbackFindings({ host, fleet, facts, withdrawn }: RollbackContext): F
 
 /** Every rule for a NIC's address or table deleted (a loop: there may be several). */
 function deleteRules(host: Host): string[] {
-  return host.nics.flatMap((nic) => {
-    const [addr, table] = [shellQuote(nic.address), shellQuote(nic.table)];
-    return [
-      `n=0; while [ "$n" -lt 64 ] && ip -4 rule del from ${addr} 2>/dev/null; do n=$((n + 1)); done`,
-      `n=0; while [ "$n" -lt 64 ] && ip -4 rule del lookup ${table} 2>/dev/null; do n=$((n + 1)); done`,
-    ];
-  });
+  return host.nics.flatMap((nic) => [deleteRulesLoop(['from', nic.address]), deleteRulesLoop(['lookup', nic.table])]);
 }
 
 function deleteMainRoutes(host: Host, subnet: string): string[] {
