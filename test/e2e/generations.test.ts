@@ -12,21 +12,24 @@
  *   and of a restart of networkd, on Debian 11, 12 and 13, and on a host without systemd.
  *
  * Lab: 70 bullseye netplan, fresh; 71 trixie netplan; 72 trixie netplan without systemd;
- * 73 bullseye netplan; 74 bookworm netplan; 75 bullseye NetworkManager.
+ * 73 bullseye netplan; 74 bookworm netplan; 75 bullseye NetworkManager; 76 the same without systemd.
  * - NetworkManager 1.30 (Debian 11) sends no dispatcher event for `nmcli device reapply`: the
- *   repair timer brings the routing back within the bound docs/host.md states (repairEvery + 1 s).
+ *   repair timer brings the routing back within the bound docs/host.md states (repairEvery + 1 s),
+ *   and on 76, without systemd, the route watcher within 2 s.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { labRestartManager } from '../../src/lab/index.js';
+import { labReboot, labRestartManager } from '../../src/lab/index.js';
 import { json, statuses, type JsonRun } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 import { managerLab, REPAIR_BOUND_MS } from './managers.js';
 
 const LAB = testLab('e2e-generations');
 const NETWORKD = [71, 72, 73, 74];
+/** The bound docs/manager-versions.md states for the route watcher (NetworkManager before 1.42, no systemd). */
+const WATCH_BOUND_MS = 2000;
 /** The bound docs/host.md states: the routing is back within this of a reconfigure or restart of networkd. */
 const BACK_WITHIN_MS = 5000;
 
@@ -36,11 +39,29 @@ describe.skipIf(!IS_ROOT)('manager generations on Debian 11, 12 and 13 (needs ro
   const lab = useLab({
     name: LAB.name,
     mgmtSubnet: LAB.mgmtSubnet,
-    hosts: [70, ...NETWORKD, 75],
-    managers: { 70: 'netplan', 71: 'netplan', 72: 'netplan', 73: 'netplan', 74: 'netplan', 75: 'networkmanager' },
+    hosts: [70, ...NETWORKD, 75, 76],
+    managers: {
+      70: 'netplan',
+      71: 'netplan',
+      72: 'netplan',
+      73: 'netplan',
+      74: 'netplan',
+      75: 'networkmanager',
+      76: 'networkmanager',
+    },
     fresh: [70],
-    noSystemd: [72],
-    suites: { hosts: { 70: 'bullseye', 71: 'trixie', 72: 'trixie', 73: 'bullseye', 74: 'bookworm', 75: 'bullseye' } },
+    noSystemd: [72, 76],
+    suites: {
+      hosts: {
+        70: 'bullseye',
+        71: 'trixie',
+        72: 'trixie',
+        73: 'bullseye',
+        74: 'bookworm',
+        75: 'bullseye',
+        76: 'bullseye',
+      },
+    },
   });
   const m = managerLab(lab);
   /** The shipped hook playbook without the repair timer: only what the managers run can bring the routing back. */
@@ -49,7 +70,7 @@ describe.skipIf(!IS_ROOT)('manager generations on Debian 11, 12 and 13 (needs ro
   const hooksOnly = join(work, 'hooks-only.yaml');
   const shipped = readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8');
   writeFileSync(hooksOnly, shipped.replace(/^ {2}- persist$/m, '  - persist:\n      repairEvery: 0'));
-  const networkdInventory = () => m.variant('networkd.yaml', (t) => t.replace(/^ {2}(70|75): .*\n/gm, ''));
+  const networkdInventory = () => m.variant('networkd.yaml', (t) => t.replace(/^ {2}(70|75|76): .*\n/gm, ''));
   const statusOf = async () => {
     const doc = json(await m.runOn(networkdInventory(), 'status', '--playbook', hooksOnly, '--json'));
     return { statuses: statuses(doc), reasons: doc.hosts.flatMap((h) => h.reasons.map((r) => `${h.id}: ${r}`)) };
@@ -135,9 +156,69 @@ describe.skipIf(!IS_ROOT)('manager generations on Debian 11, 12 and 13 (needs ro
     const started = Date.now();
     for (;;) {
       const doc = json(await m.runOn(nmOnly, 'status', '--playbook', m.persisted, '--json'));
-      if (statuses(doc)[75] === 'ok') break;
+      if (statuses(doc)[75] === 'ok' && statuses(doc)[76] === 'ok') break;
       if (Date.now() - started > REPAIR_BOUND_MS) expect(doc.hosts[0]!.reasons, 'status of 75').toEqual([]);
       await new Promise((r) => setTimeout(r, 500));
     }
+  });
+
+  describe('NetworkManager 1.30 without systemd (76): no event and no timer follow a reapply, so the route watcher does (issue 30)', () => {
+    /** `nmcli device reapply ib1`, with the kernel's route events around it: what NetworkManager and the watcher did. */
+    const reapply = () =>
+      m.sh(
+        76,
+        [
+          'ip -4 monitor route >/tmp/route-events & mon=$!',
+          'sleep 0.3; nmcli device reapply ib1 >/dev/null',
+          `for i in $(seq 1 ${WATCH_BOUND_MS / 100}); do sleep 0.1; grep -q '^Deleted 172\\.16\\.0\\.0/16 dev ib1 ' /tmp/route-events && break; done`,
+          'kill $mon; grep -E "^(Deleted )?172\\.16\\.0\\.0/16 dev ib1 " /tmp/route-events | grep -v " table " | sed -E "s/( dev ib1) .*/\\1/"; rm -f /tmp/route-events',
+        ].join('\n'),
+      );
+    const nmOnly = () => m.variant('nm.yaml', (t) => t.replace(/^ {2}7[0-4]: .*\n/gm, ''));
+    /** Status of `id` ok, asked every half second for up to 30 s (NetworkManager brings the NICs up after a boot). */
+    const waitOk = async (inventory: string, id: number) => {
+      const started = Date.now();
+      for (;;) {
+        const doc = json(
+          await m.runOn(inventory, 'status', '--hosts', String(id), '--playbook', m.persisted, '--json'),
+        );
+        if (statuses(doc)[id] === 'ok') return;
+        if (Date.now() - started > 30_000) expect(doc.hosts[0]!.reasons, `status of ${id}`).toEqual([]);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    };
+
+    it(`the reapply puts the subnet route back in main, and the watcher takes it out again within ${WATCH_BOUND_MS / 1000} s`, async () => {
+      expect(await m.sh(76, 'nmcli -t -f VERSION general; [ -d /run/systemd/system ] || echo no-systemd')).toMatch(
+        /^1\.30\.\S+\nno-systemd$/,
+      );
+      expect(await reapply()).toBe('172.16.0.0/16 dev ib1\nDeleted 172.16.0.0/16 dev ib1');
+      expect(
+        statuses(json(await m.runOn(nmOnly(), 'status', '--hosts', '76', '--playbook', m.persisted, '--json')))[76],
+      ).toBe('ok');
+    });
+
+    it('after a boot the dispatcher hook starts it again; rollback stops it and leaves nothing running', async () => {
+      await m.sh(76, '/etc/ibfleet/ibfleet-routes-watch --stop');
+      await labReboot(LAB.name, [76]);
+      await waitOk(nmOnly(), 76);
+      expect(await reapply()).toBe('172.16.0.0/16 dev ib1\nDeleted 172.16.0.0/16 dev ib1');
+      const ps = await m.sh(
+        76,
+        "ps -eo pid,ppid,pgid,lstart,args | grep -E 'ibfleet-routes-watch|ip -4 monitor' | grep -v grep; cat /run/ibfleet/watch.pid; true",
+      );
+      const rolled = await m.runOn(nmOnly(), 'rollback', '--hosts', '76', '--json');
+      const after = await m.sh(
+        76,
+        "sleep 1; ip route show table main; ps -eo pid,ppid,pgid,lstart,args | grep -E 'ibfleet-routes-watch|ip -4 monitor' | grep -v grep; true",
+      );
+      expect(rolled.code, `${ps}\n---\n${after}`).toBe(0);
+      expect(
+        await m.sh(
+          76,
+          "ps -eo pid,ppid,pgid,lstart,args | grep -E 'ibfleet-routes-watch|ip -4 monitor' | grep -v grep; true",
+        ),
+      ).toBe('');
+    });
   });
 });

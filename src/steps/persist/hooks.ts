@@ -13,6 +13,7 @@ import { renderHeader } from '../../script/header.js';
 import { ROUTING_SCRIPT_PATH } from '../../script/paths.js';
 import { HOOK_PATHS, MANAGER_HOOK_PATHS } from './paths.js';
 import { REPAIR_COMMAND } from './repair.js';
+import { WATCH_START } from './watch.js';
 
 interface HookShape {
   /** How this runner hands over the interface and event. */
@@ -83,6 +84,12 @@ if [ ! -x ${ROUTING_SCRIPT_PATH} ]; then
 	exit 0
 fi
 ${REPAIR_COMMAND} || log "$iface: routing script failed (exit $?)"
-exit 0
+${
+  manager === 'networkmanager'
+    ? `# NetworkManager before 1.42 without systemd: the route watcher (installed only there) follows reapplies.
+${WATCH_START}
+`
+    : ''
+}exit 0
 `;
 }

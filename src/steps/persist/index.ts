@@ -62,6 +62,7 @@ import {
 } from './monitor.js';
 import { NO_SYSTEMD_NOTE, repairActivation, SYSTEMD_FACT } from './systemd.js';
 import { persistRestore, persistUndo } from './undo.js';
+import { needsWatch, renderWatch, WATCH_PATH, WATCH_START } from './watch.js';
 import { formerRoutingOf } from '../policy-routing/former.js';
 
 const monitorName = z.enum(MONITORS, { error: `monitor is ${MONITORS.join(' or ')}, or a list of them` });
@@ -184,6 +185,16 @@ function files(ctx: RenderContext, p: PersistParams): RenderedFile[] {
       unit(REPAIR_DROP_IN_PATH, renderRepairDropIn(host, playbook)),
     );
   }
+  // NetworkManager before 1.42 without systemd: nothing else follows `nmcli device reapply` (watch.ts).
+  if (needsWatch(ctx))
+    out.push({
+      path: WATCH_PATH,
+      mode: 0o755,
+      content: renderWatch(host, ctx.fleet, playbook),
+      role: 'route-watcher',
+      kind: 'hook',
+      label: `route watcher ${WATCH_PATH}`,
+    });
   return [...out, ...monitorFiles(host, playbook, monitor)];
 }
 
@@ -260,7 +271,7 @@ function apply(ctx: HostContext, input: ApplyInput): ApplyPart {
     // A netplan file is renamed into place only once netplan generate accepts it with the host's own.
     validate: [{ path: NETPLAN_FILE_PATH, lines: renderNetplanValidation }],
     manager: native ? renderNativeSteps(native) : [],
-    after: monitorApply(input.failing),
+    after: [...monitorApply(input.failing), ...(needsWatch(ctx) ? [WATCH_START] : [])],
     memo: native,
   };
 }
@@ -284,6 +295,7 @@ export const persist: StepModule<PersistParams> = {
     ...REPAIR_PATHS.map((path) => ({ path, kind: 'timer' })),
     { path: NETPLAN_FILE_PATH, kind: 'netplan-file' },
     { path: NHC_PATH, kind: 'monitor' },
+    { path: WATCH_PATH, kind: 'hook' },
   ],
   facts: [SYSTEMD_FACT, MONITOR_FACT],
   undo: persistUndo,

@@ -1,0 +1,48 @@
+/**
+ * The route watcher (steps/persist/watch.ts): rendered only for a NetworkManager host before 1.42
+ * that runs no systemd (nothing else follows `nmcli device reapply` there), clean under shellcheck,
+ * and reacting only to a route to the fabric subnet in the main table — not to the routing
+ * script's own table routes, nor to a deletion. The behaviour on a real NetworkManager 1.30 host:
+ * test/e2e/generations.test.ts.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { needsWatch, renderWatch, WATCH_PATH } from '../../src/steps/persist/watch.js';
+import { loadFixtureFleet } from '../fixtures/fixtures.js';
+import { expectShellcheckClean } from '../helpers/tools.js';
+import { SCRIPT_PERSISTENCE, type RenderContext } from '../../src/steps/step.js';
+import type { HostFacts } from '../../src/facts/host-facts.js';
+
+const seeds = loadFixtureFleet('seeds.yaml');
+const host = seeds.hosts[0]!;
+const work = mkdtempSync(join(tmpdir(), 'ibfleet-watch-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function context(version: string | undefined, systemd: boolean, manager: RenderContext['manager'] = 'networkmanager') {
+  const facts = {
+    nm: version === undefined ? undefined : { version, active: new Map(), profiles: [] },
+    extra: new Map([['systemd', { runs: systemd }]]),
+  } as unknown as HostFacts;
+  return { host, fleet: seeds, playbook: 'dual-ib-routing', manager, persistence: SCRIPT_PERSISTENCE, facts };
+}
+
+describe('the route watcher', () => {
+  it.each([
+    ['NetworkManager 1.30, no systemd', context('1.30.6', false), true],
+    ['NetworkManager 1.22, no systemd', context('1.22.10', false), true],
+    ['NetworkManager 1.30 with systemd (the repair timer)', context('1.30.6', true), false],
+    ['NetworkManager 1.42, no systemd (the reapply event)', context('1.42.4', false), false],
+    ['a netplan host without systemd', context(undefined, false, 'netplan'), false],
+  ])('%s: installed %s', (_what, ctx, installed) => {
+    expect(needsWatch(ctx)).toBe(installed);
+  });
+
+  it('passes shellcheck', () => {
+    const path = join(work, 'ibfleet-routes-watch');
+    writeFileSync(path, renderWatch(host, seeds, 'dual-ib-routing'));
+    expectShellcheckClean(path, 'style');
+    expect(WATCH_PATH).toBe('/etc/ibfleet/ibfleet-routes-watch');
+  });
+});
