@@ -19,3 +19,9 @@ export const ROUTES_PROGRAM_VERSION: string = (() => {
   if (!match) throw new Error(`ibfleet: ${ROUTES_PROGRAM_SOURCE} has no VERSION= line`);
   return match[1]!;
 })();
+
+/**
+ * The route watcher, host/ibfleet-routes-watch (steps/persist/watch.ts says where it goes): the
+ * same bytes on every host; it reads its subnet from routes.conf.
+ */
+export const ROUTES_WATCH_PROGRAM: string = readFileSync(join(PACKAGE_ROOT, 'host', 'ibfleet-routes-watch'), 'utf8');

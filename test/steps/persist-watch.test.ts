@@ -1,15 +1,14 @@
 /**
  * The route watcher (steps/persist/watch.ts): rendered only for a NetworkManager host before 1.42
- * that runs no systemd (nothing else follows `nmcli device reapply` there), clean under shellcheck,
+ * that runs no systemd (nothing else follows `nmcli device reapply` there), its program (host/ibfleet-routes-watch) clean under shellcheck,
  * and reacting only to a route to the fabric subnet in the main table — not to the routing
  * script's own table routes, nor to a deletion. The behaviour on a real NetworkManager 1.30 host:
  * test/e2e/generations.test.ts.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { needsWatch, renderWatch, WATCH_PATH } from '../../src/steps/persist/watch.js';
+import { describe, expect, it } from 'vitest';
+import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { needsWatch, WATCH_PATH } from '../../src/steps/persist/watch.js';
 import { loadFixtureFleet } from '../fixtures/fixtures.js';
 import { expectShellcheckClean } from '../helpers/tools.js';
 import { SCRIPT_PERSISTENCE, type RenderContext } from '../../src/steps/step.js';
@@ -17,8 +16,7 @@ import type { HostFacts } from '../../src/facts/host-facts.js';
 
 const seeds = loadFixtureFleet('seeds.yaml');
 const host = seeds.hosts[0]!;
-const work = mkdtempSync(join(tmpdir(), 'ibfleet-watch-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const ROUTES_WATCH_SOURCE = join(PACKAGE_ROOT, 'host', 'ibfleet-routes-watch');
 
 function context(version: string | undefined, systemd: boolean, manager: RenderContext['manager'] = 'networkmanager') {
   const facts = {
@@ -40,9 +38,7 @@ describe('the route watcher', () => {
   });
 
   it('passes shellcheck', () => {
-    const path = join(work, 'ibfleet-routes-watch');
-    writeFileSync(path, renderWatch(host, seeds, 'dual-ib-routing'));
-    expectShellcheckClean(path, 'style');
+    expectShellcheckClean(ROUTES_WATCH_SOURCE);
     expect(WATCH_PATH).toBe('/etc/ibfleet/ibfleet-routes-watch');
   });
 });

@@ -62,7 +62,8 @@ import {
 } from './monitor.js';
 import { NO_SYSTEMD_NOTE, repairActivation, SYSTEMD_FACT } from './systemd.js';
 import { persistRestore, persistUndo } from './undo.js';
-import { needsWatch, renderWatch, WATCH_PATH, WATCH_START } from './watch.js';
+import { needsWatch, WATCH_PATH, WATCH_START } from './watch.js';
+import { ROUTES_WATCH_PROGRAM } from '../../script/routes-program.js';
 import { formerRoutingOf } from '../policy-routing/former.js';
 
 const monitorName = z.enum(MONITORS, { error: `monitor is ${MONITORS.join(' or ')}, or a list of them` });
@@ -190,7 +191,7 @@ function files(ctx: RenderContext, p: PersistParams): RenderedFile[] {
     out.push({
       path: WATCH_PATH,
       mode: 0o755,
-      content: renderWatch(host, ctx.fleet, playbook),
+      content: ROUTES_WATCH_PROGRAM,
       role: 'route-watcher',
       kind: 'hook',
       label: `route watcher ${WATCH_PATH}`,
