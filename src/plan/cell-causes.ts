@@ -199,3 +199,37 @@ export function replyCauses(cell: CellSpec, evidence: CellEvidence, facts: HostF
     ];
   return [];
 }
+
+/** Causes only the source's own report shows (its prober's note, its neighbour table). */
+const WITNESSED: readonly CellCauseKind[] = [
+  'arp-flux',
+  'address-conflict',
+  'neighbour-failed',
+  'unexpected-source',
+  'no-reply',
+];
+
+/**
+ * A host's word against another is taken only when another host says the same: a cause only a
+ * source's report shows (ARP flux, a foreign MAC, no answer) is charged to the destination when at
+ * least two source hosts report such a cause about it; else to the one that reported it, so a
+ * hostile host cannot fail its peers by what it prints. The cause keeps its words.
+ */
+export function corroborate<T extends Pick<CellSpec, 'from' | 'to'> & { readonly causes?: readonly CellCause[] }>(
+  cells: readonly T[],
+): T[] {
+  const witnesses = new Map<number, Set<number>>();
+  for (const cell of cells)
+    for (const cause of cell.causes ?? [])
+      if (WITNESSED.includes(cause.kind) && cause.host === cell.to.host)
+        witnesses.set(cause.host, (witnesses.get(cause.host) ?? new Set()).add(cell.from.host));
+  const alone = (cause: CellCause) => WITNESSED.includes(cause.kind) && (witnesses.get(cause.host)?.size ?? 0) < 2;
+  return cells.map((cell) =>
+    cell.causes?.some(alone)
+      ? {
+          ...cell,
+          causes: cell.causes.map((c) => (alone(c) ? { ...c, host: cell.from.host, iface: cell.from.iface } : c)),
+        }
+      : cell,
+  );
+}

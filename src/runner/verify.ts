@@ -16,7 +16,14 @@ import pLimit from 'p-limit';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { clipHostText } from '../host-text.js';
 import type { Fleet, Host } from '../inventory/model.js';
-import { cellCauses, explainFailure, replyCauses, wrongPathCauses, type CellEvidence } from '../plan/cell-causes.js';
+import {
+  cellCauses,
+  corroborate,
+  explainFailure,
+  replyCauses,
+  wrongPathCauses,
+  type CellEvidence,
+} from '../plan/cell-causes.js';
 import type { HostFacts } from '../facts/host-facts.js';
 import { readProbe } from '../plan/change-output.js';
 import { verifyFabricFindings } from '../steps/fabric-health/consistency.js';
@@ -162,7 +169,8 @@ export async function runVerify(options: VerifyOptions): Promise<{
         ];
       }),
     );
-    const cells = await runMatrix(options, connected);
+    // A cause only one host's report shows is charged to that host (corroborate).
+    const cells = corroborate(await runMatrix(options, connected));
     // What the hosts' RDMA ports say together: GID indexes that differ, ports in another IB subnet.
     const { warnings, problems } = verifyFabricFindings(options.fleet, options.hosts, (id) => connected.get(id)?.facts);
     const results = hostResults(options, connected, cells, now);

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseProbe, type HostFacts } from '../../src/facts/host-facts.js';
 import { loadInventory } from '../../src/inventory/load.js';
-import { replyCauses, wrongPathCauses } from '../../src/plan/cell-causes.js';
+import { corroborate, replyCauses, wrongPathCauses } from '../../src/plan/cell-causes.js';
 import {
   ProbeStream,
   chooseProber,
@@ -233,5 +233,36 @@ describe('the prober scripts', () => {
     const script = renderPingScript(cells, 'fping');
     expect(script.match(/^fping -S /gm)).toHaveLength(2);
     expect(script).toContain('fping -S 172.16.16.1 -C 3 -p 200 -t 1000 -i 1 -r 0 -q -f "$dir/t0"');
+  });
+});
+
+describe("a host's word against another", () => {
+  const fleet3 = loadInventory(
+    'fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  16: { name: a, address: a }\n  34: { name: b, address: b }\n  40: { name: c, address: c }\n',
+    't.yaml',
+  );
+  const at = (host: number, nic: number): CellEnd => {
+    const n = fleet3.hosts.find((h) => h.id === host)!.nics[nic - 1]!;
+    return { host, name: String(host), nic, iface: n.iface, ip: n.address };
+  };
+  const flux = (from: number) => ({
+    from: at(from, 1),
+    to: at(34, 2),
+    causes: [{ kind: 'arp-flux' as const, host: 34, iface: 'ib1', text: '34/ib1: … ARP flux' }],
+  });
+
+  it('one source alone saying a peer answers with the wrong MAC is charged to that source, not the peer', () => {
+    expect(corroborate([flux(16)])[0]!.causes).toEqual([
+      { kind: 'arp-flux', host: 16, iface: flux(16).from.iface, text: '34/ib1: … ARP flux' },
+    ]);
+  });
+
+  it('two sources saying it charge the peer', () => {
+    expect(corroborate([flux(16), flux(40)]).map((c) => c.causes![0]!.host)).toEqual([34, 34]);
+  });
+
+  it("the hosts' own state (a port down, no routing) is charged as found, whoever reported", () => {
+    const routing = { ...flux(16), causes: [{ kind: 'routing-missing' as const, host: 34, iface: 'ib1', text: 'x' }] };
+    expect(corroborate([routing])[0]!.causes![0]!.host).toBe(34);
   });
 });
