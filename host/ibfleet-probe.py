@@ -74,12 +74,20 @@ class Prober:
         self.open = n
         self.finished = [False] * n
         self.sockets = {}
+        # A source the kernel will not bind (its address gone with a port or link down) fails only
+        # its own cells, as `err:ERRNO`: the host's other NICs are still probed.
+        self.unbound = {}
         for _, source, _ in cells:
-            if source not in self.sockets:
+            if source not in self.sockets and source not in self.unbound:
                 s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
-                s.setsockopt(SOL_RAW, ICMP_FILTER, struct.pack("I", ~KEEP & 0xFFFFFFFF))
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-                s.bind((source, 0))
+                try:
+                    s.setsockopt(SOL_RAW, ICMP_FILTER, struct.pack("I", ~KEEP & 0xFFFFFFFF))
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+                    s.bind((source, 0))
+                except OSError as e:
+                    s.close()
+                    self.unbound[source] = "err:" + (errno.errorcode.get(e.errno) or str(e.errno))
+                    continue
                 s.setblocking(False)
                 self.sockets[source] = s
         self.out = []
@@ -104,7 +112,9 @@ class Prober:
         _, source, destination = self.cells[i]
         number = i * self.count + k
         data = self.packet(number)
-        for _ in range(50):
+        if source in self.unbound:
+            self.note[i] = self.unbound[source]
+        for _ in range(50 if source in self.sockets else 0):
             try:
                 self.sockets[source].sendto(data, (destination, 0))
                 break

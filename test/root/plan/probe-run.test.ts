@@ -24,4 +24,25 @@ describe.skipIf(process.getuid?.() !== 0)('the python3 prober on loopback (needs
     expect(got[2]!.verdict.detail).toMatch(/^0\/3 replies — sending failed: E[A-Z]+$/);
     expect(out.trim().split('\n').at(-1)).toBe('done');
   });
+
+  it('a source address the host does not have (a port down took it) fails only its own cells', () => {
+    const out = execFileSync('python3', ['host/ibfleet-probe.py', '3', '50', '500'], {
+      input: '4 127.0.0.1 127.0.0.1\n5 198.18.255.254 127.0.0.1\n6 127.0.0.1 127.0.0.1\n',
+      encoding: 'utf8',
+    });
+    const got: ProbeOutcome[] = [];
+    const stream = new ProbeStream(
+      (o) => got.push(o),
+      () => undefined,
+      () => undefined,
+    );
+    for (const line of out.split('\n')) stream.push(line);
+    expect(got.map((o) => [o.id, o.verdict.ok]).sort()).toEqual([
+      [4, true],
+      [5, false],
+      [6, true],
+    ]);
+    expect(got.find((o) => o.id === 5)!.verdict.detail).toMatch(/sending failed: EADDRNOTAVAIL$/);
+    expect(out.trim().split('\n').at(-1)).toBe('done');
+  });
 });
