@@ -12,6 +12,7 @@ import type { HostFacts } from '../facts/host-facts.js';
 import type { NeighbourEntry, ProbeNote } from './verify-output.js';
 import { nicFabric, portLabel } from '../facts/nic-fabric.js';
 import { NEXT_FOR_NO_SM, portNextStep } from '../steps/fabric-health/problems.js';
+import { SYSCTL_PATH } from '../steps/fabric-sysctl/sysctl-file.js';
 
 function nicOf(fleet: Fleet, end: CellEnd): Nic | undefined {
   return fleet.hosts.find((h) => h.id === end.host)?.nics.find((n) => n.index === end.nic);
@@ -146,6 +147,10 @@ export function wrongPathCauses(
   // Said without the source, the same from every host that asked: the matrix folds it into one line.
   const where = `resolves to ${entry.lladdr}`;
   const other = peer.nics.find((n) => n.iface !== cell.to.iface && macOf(n.iface) === entry.lladdr);
+  // ARP flux fails a cell where ibfleet set the peer's ARP settings and they no longer hold. On a
+  // peer it never deployed (the seeds' failure before a deploy), which NIC wins each ARP race is
+  // chance: the cells the routing breaks fail for that, and the deploy that fixes them sets ARP too.
+  if (other && !peerFacts.files.has(SYSCTL_PATH)) return [];
   if (other)
     return [
       {

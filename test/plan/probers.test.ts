@@ -19,6 +19,7 @@ import {
   type ProbeOutcome,
 } from '../../src/plan/verify-output.js';
 import { renderPingScript } from '../../src/render/verify-scripts.js';
+import { SYSCTL_PATH } from '../../src/steps/fabric-sysctl/sysctl-file.js';
 import type { CellEnd, CellSpec, ProberKind } from '../../src/vocabulary.js';
 
 const fleet = loadInventory(
@@ -40,10 +41,11 @@ const cell = (fromNic: number, toNic: number): CellSpec => ({
 });
 
 /** A deployed host's facts: links with their MACs, and traffic from each address leaving by its own NIC unless `leaves` says. */
-function facts(id: number, leaves: Readonly<Record<string, string>> = {}): HostFacts {
+function facts(id: number, leaves: Readonly<Record<string, string>> = {}, deployed = true): HostFacts {
   const host = fleet.hosts.find((h) => h.id === id)!;
   return {
     ...parseProbe('@@ibfleet probe 3\n@@ibfleet end\n'),
+    files: new Map(deployed ? [[SYSCTL_PATH, { mode: 0o644, uid: 0, sha256: '' }]] : []),
     links: new Map(
       host.nics.map((n) => [n.iface, { up: true, lowerUp: true, mtu: 2044, hwaddr: `02:00:00:00:${id}:0${n.index}` }]),
     ),
@@ -181,6 +183,11 @@ describe('the neighbour table', () => {
     expect(causes[0]!.text).toMatch(
       /^34\/ib1: 172\.16\.34\.2 resolves to 02:00:00:00:34:01, the MAC of 34\/ib0: ARP flux/,
     );
+  });
+
+  it("ARP flux on a peer ibfleet never deployed (the seeds' failure before a deploy) fails no cell: which NIC answers is chance there", () => {
+    const fresh = (id: number) => (id === 34 ? facts(34, {}, false) : factsOf(id));
+    expect(wrongPathCauses(fleet, cell(2, 2), neighbour('ib1', '172.16.34.2', MAC['ib0@34']), fresh)).toEqual([]);
   });
 
   it('the right MAC, or none known: nothing wrong with the path', () => {
