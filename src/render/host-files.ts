@@ -2,9 +2,10 @@
 import { MANAGERS, type Manager } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { ROUTES_DATA_PATH, ROUTING_SCRIPT_PATH } from '../script/paths.js';
-import { ROUTES_PROGRAM, ROUTES_PROGRAM_VERSION } from '../script/routes-program.js';
+import { ROUTES_PROGRAM, ROUTES_PROGRAM_VERSION, ROUTES_WATCH_PROGRAM } from '../script/routes-program.js';
 import type { RenderedFile } from '../script/rendered-file.js';
 import { SCRIPT_PERSISTENCE, type Persistence, type RenderContext } from '../steps/step.js';
+import { needsWatch, WATCH_PATH } from '../steps/persist/watch.js';
 import { fileChecksOf } from './check-files.js';
 import { renderRoutesData } from './routes-data.js';
 
@@ -45,7 +46,26 @@ function routingFiles(playbook: Playbook, ctx: RenderContext): RenderedFile[] {
  * configuration holds it: native persistence), then each step's files in the playbook's order.
  */
 export function renderHostFiles(playbook: Playbook, ctx: RenderContext): RenderedFile[] {
-  return [...(ctx.persistence.kind === 'script' ? routingFiles(playbook, ctx) : []), ...stepFiles(playbook, ctx)];
+  return [
+    ...(ctx.persistence.kind === 'script' ? routingFiles(playbook, ctx) : []),
+    ...stepFiles(playbook, ctx),
+    ...watchFiles(playbook, ctx),
+  ];
+}
+
+/** NetworkManager before 1.42 without systemd: the route watcher, which persist's hook starts (steps/persist/watch.ts). */
+function watchFiles(playbook: Playbook, ctx: RenderContext): RenderedFile[] {
+  if (!playbook.steps.some((s) => s.step.name === 'persist') || !needsWatch(ctx)) return [];
+  return [
+    {
+      path: WATCH_PATH,
+      mode: 0o755,
+      content: ROUTES_WATCH_PROGRAM,
+      role: 'route-watcher',
+      kind: 'hook',
+      label: `route watcher ${WATCH_PATH}`,
+    },
+  ];
 }
 
 /** How the playbook persists where no host is asked (`ibfleet render`): the step that persists says, else the routing script. */

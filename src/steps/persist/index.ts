@@ -63,7 +63,6 @@ import {
 import { NO_SYSTEMD_NOTE, repairActivation, SYSTEMD_FACT } from './systemd.js';
 import { persistRestore, persistUndo } from './undo.js';
 import { needsWatch, WATCH_PATH, WATCH_START } from './watch.js';
-import { ROUTES_WATCH_PROGRAM } from '../../script/routes-program.js';
 import { formerRoutingOf } from '../policy-routing/former.js';
 
 const monitorName = z.enum(MONITORS, { error: `monitor is ${MONITORS.join(' or ')}, or a list of them` });
@@ -186,16 +185,9 @@ function files(ctx: RenderContext, p: PersistParams): RenderedFile[] {
       unit(REPAIR_DROP_IN_PATH, renderRepairDropIn(host, playbook)),
     );
   }
-  // NetworkManager before 1.42 without systemd: nothing else follows `nmcli device reapply` (watch.ts).
-  if (needsWatch(ctx))
-    out.push({
-      path: WATCH_PATH,
-      mode: 0o755,
-      content: ROUTES_WATCH_PROGRAM,
-      role: 'route-watcher',
-      kind: 'hook',
-      label: `route watcher ${WATCH_PATH}`,
-    });
+  // NetworkManager before 1.42 without systemd also gets the route watcher (watch.ts): the program is
+  // a file of the package, added where the routing program is (render/host-files.ts), so this pure
+  // step reads no file.
   return [...out, ...monitorFiles(host, playbook, monitor)];
 }
 
