@@ -89,7 +89,12 @@ route_last() {
 	while read -r route; do
 		# shellcheck disable=SC2086 # the route's own words
 		set -- $route
-		{ ip -4 route del table main "$@" dev "$nic" && ip -4 route append table main "$@" dev "$nic"; } || status=1
+		if ip -4 route del table main "$@" dev "$nic" 2>/dev/null; then
+			ip -4 route append table main "$@" dev "$nic" || status=1
+		elif [ -n "$(ip -4 -o route show table main exact ${subnet} dev "$nic")" ]; then
+			status=1
+		fi
+		# Gone meanwhile: a deployed host's own hook took it out of main, and there is nothing to order.
 	done <"$B/route-order"
 }
 first=$(ip -4 -o route show table main exact ${subnet} | head -n 1)
