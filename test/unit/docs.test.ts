@@ -59,7 +59,7 @@ describe("the documentation's commands", () => {
     expect(ALL_COMMANDS.filter((c) => c.where.startsWith('README.md')).length).toBeGreaterThan(15);
     expect(ALL_COMMANDS.map((c) => c.argv.join(' '))).toEqual(
       expect.arrayContaining([
-        'lab exec 64 --name new -- ip rule del from 172.16.64.2 lookup 942',
+        'lab exec 62 --name new -- ip rule del from 172.16.62.2 lookup 942',
         'status -i /run/ibfleet-lab/demo/inventory.yaml',
       ]),
     );
