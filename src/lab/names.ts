@@ -168,3 +168,7 @@ export const GPU_NODE_BUSES: readonly number[] = [
 export function gpuNodeInterfaces(count: number): string[] {
   return GPU_NODE_BUSES.slice(0, count).map((bus) => `ibp${bus}s0`);
 }
+
+/** The link layers a lab host's RDMA ports can have: InfiniBand (the default) or Ethernet (RoCE). */
+export const LINK_LAYERS = ['infiniband', 'ethernet'] as const;
+export type LabLinkLayer = (typeof LINK_LAYERS)[number];

@@ -3,13 +3,12 @@
  * not be in the inventory), `--manager 40-47=ifupdown`, `--interfaces 40=eth0,eth1`, `--nics 8` or
  * `--nics 16=8` and `--mgmt-subnet 198.18.0.0/24`. Errors name the offending fragment (exit 2).
  */
-import { LINK_LAYERS, type LabLinkLayer } from './rdma-emulation.js';
 import { UsageError } from '../errors.js';
 import { MAX_HOST, MAX_NICS, MIN_HOST } from '../inventory/derive.js';
 import { formatCidr, parseCidr, parseIpv4, type Cidr } from '../inventory/ipv4.js';
 import { MANAGERS, type Manager } from '../inventory/model.js';
 import { IFACE_NAME, IFACE_RULE } from '../inventory/schema.js';
-import { MGMT_IFACE } from './names.js';
+import { LINK_LAYERS, MGMT_IFACE, type LabLinkLayer } from './names.js';
 
 export function parseLabHosts(expression: string, what = '--hosts'): number[] {
   const ids = new Set<number>();

@@ -21,7 +21,7 @@ import {
 } from './names.js';
 import { DEFAULT_CONTROLLER_ADDRESS, DEFAULT_MGMT_SUBNET, parseControllerAddress, parseMgmtSubnet } from './options.js';
 import { DEFAULT_ROOTS_DIR, type Suite } from './suites.js';
-import type { LabLinkLayer } from './rdma-emulation.js';
+import type { LabLinkLayer } from './names.js';
 
 export interface LabNic {
   readonly index: number;

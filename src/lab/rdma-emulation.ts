@@ -82,9 +82,6 @@ export const IPOIB_MTU: Readonly<Record<IpoibMode, number>> = { datagram: 2044, 
 /** An FDR fabric: the ConnectX-3 and ConnectX-5 ports alike link at 4X FDR. */
 export const DEFAULT_RATE = '56 Gb/sec (4X FDR)';
 
-export const LINK_LAYERS = ['infiniband', 'ethernet'] as const;
-export type LabLinkLayer = (typeof LINK_LAYERS)[number];
-
 export function isRoce(host: Pick<LabHost, 'linkLayer'>): boolean {
   return host.linkLayer === 'ethernet';
 }

@@ -27,7 +27,7 @@ import { labSummaries, writeLabState } from './state.js';
 import { run, runOk } from './system.js';
 import { ensureSuiteRoots, hasRoot, rootsDirFrom, type SuiteVersions } from './roots.js';
 import type { Suite } from './suites.js';
-import type { LabLinkLayer } from './rdma-emulation.js';
+import type { LabLinkLayer } from './names.js';
 
 type HostMap<T> = ReadonlyMap<number, T> | Readonly<Record<number, T>>;
 
