@@ -9,18 +9,22 @@
  * Layout: ansible.cfg, inventory.yml (the SSH targets ibfleet resolved), host_vars/<host>.yml (its
  * NICs, tables, manager, files), site.yml, files/<host>/<path>, and the role as collection
  * ibfleet.routing under collections/ansible_collections (found next to the playbook, and
- * installable by AWX from collections/requirements.yml). Pure.
+ * installable by AWX from collections/requirements.yml). What is the same for every export (the
+ * role, its lock programs, the collection, the playbook) is the repository's host/ansible/ tree,
+ * read once; what TypeScript writes is data: the inventory, host_vars and each host's files.
  */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Document, visit } from 'yaml';
+import { BugError } from '../errors.js';
 import type { Fleet, Host, Manager } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
-import { ROUTING_SCRIPT_PATH } from '../script/paths.js';
+import { PACKAGE_ROOT } from '../package-root.js';
 import type { RenderedFile } from '../script/rendered-file.js';
 import { formatMode } from '../script/rendered-file.js';
 import { OWNED_PATHS, STEPS } from '../steps/registry.js';
 import { VERSION } from '../version.js';
 import { directoriesFor } from './apply-script.js';
-import { ROLE_DEFAULTS, ROLE_META, ROLE_TASKS } from './ansible-role.js';
 import { previewPersistence, renderContext, renderHostFiles } from './host-files.js';
 
 /** How to reach a host, as ibfleet resolved it (inventory, ~/.ssh/config, defaults). */
@@ -177,108 +181,56 @@ function hostVars(project: AnsibleExport, entry: AnsibleHost, files: readonly Re
   );
 }
 
-const SITE = (
-  playbook: string,
-) => `# What \`ibfleet deploy\` does, for Ansible and AWX: ibfleet's files for each host, its routing script
-# run, and the host verified as ibfleet verifies it (playbook ${playbook}).
-# Written by ibfleet ${VERSION} export ansible.
-#   ansible-playbook -i inventory.yml site.yml               deploy
-#   ansible-playbook -i inventory.yml site.yml --check --diff   what would change; changes nothing
-- name: Per-NIC policy routing for InfiniBand NICs in one subnet (ibfleet)
-  hosts: ibfleet
-  gather_facts: false
-  roles:
-    - role: ${ROLE_NAME}
-`;
+/**
+ * The project's files that are the same for every export but for the words @NAME@ stands for: the
+ * repository's host/ansible/ tree (the role's tasks and its lock programs ibfleet-lock and
+ * ibfleet-unlock, the collection, the playbook), read once, each directory's files before its
+ * subdirectories. A program of the tree (its execute bit) stays one in the project.
+ */
+const TREE = join(PACKAGE_ROOT, 'host', 'ansible');
+function treeFiles(relative: string): { relative: string; text: string; mode: number }[] {
+  const entries = readdirSync(join(TREE, relative), { withFileTypes: true }).sort((a, b) =>
+    a.name.localeCompare(b.name, 'en'),
+  );
+  const path = (name: string) => (relative ? `${relative}/${name}` : name);
+  return [
+    ...entries
+      .filter((e) => e.isFile())
+      .map((e) => {
+        const file = join(TREE, path(e.name));
+        return {
+          relative: path(e.name),
+          text: readFileSync(file, 'utf8'),
+          mode: statSync(file).mode & 0o111 ? 0o755 : 0o644,
+        };
+      }),
+    ...entries.filter((e) => e.isDirectory()).flatMap((e) => treeFiles(path(e.name))),
+  ];
+}
+const TREE_FILES = treeFiles('');
 
-const CFG = `# Written by ibfleet ${VERSION} export ansible.
-[defaults]
-inventory = inventory.yml
-collections_paths = ./collections
-retry_files_enabled = False
-interpreter_python = auto_silent
-
-[ssh_connection]
-pipelining = True
-`;
-
-const REQUIREMENTS = `# For AWX (and ansible-galaxy collection install -r collections/requirements.yml): the role lives
-# in this project, as collection ibfleet.routing. ansible-playbook also finds it next to site.yml.
-collections:
-  - name: ibfleet.routing
-    type: dir
-    source: ./${COLLECTION_DIR}
-`;
-
-const GALAXY = `# Written by ibfleet ${VERSION} export ansible.
-namespace: ibfleet
-name: routing
-version: ${VERSION}
-readme: README.md
-authors:
-  - ibfleet
-description: Installs ibfleet's rendered per-NIC policy routing files and runs ibfleet's routing script (apply and verification).
-license:
-  - MIT
-tags:
-  - networking
-  - infiniband
-build_ignore: []
-`;
-
-const COLLECTION_README = `# ibfleet.routing
-
-Written by \`ibfleet export ansible\` (ibfleet ${VERSION}). Role \`ibfleet.routing.routing\` installs
-the files ibfleet rendered for each host (\`files/<host>/\` next to the playbook, listed in the
-host's \`ibfleet_files\`) and runs ibfleet's routing script, ${ROUTING_SCRIPT_PATH}:
-
-0. The host lock \`ibfleet deploy\` takes, for the whole run (a deploy or rollback under way is
-   waited for; one that comes meanwhile waits for the role).
-1. \`--preflight\`: every fabric NIC there, up, with its address; otherwise the host fails with
-   ibfleet's reasons and nothing is changed on it (as \`ibfleet deploy\` refuses it at plan).
-2. \`--snapshot\`: what the change may touch (rules, tables, routes, sysctls, the files), as a
-   script that puts it back.
-3. The files, with \`copy\` (\`--check\` and \`--diff\` show them); files of ibfleet's this host must
-   not have (another manager's hook) removed.
-4. \`--check\` with the rendered script: what differs from the deployed state, one line per reason
-   (printed; in check mode the task reports \`changed\`).
-5. The routing script, when something differs; systemd told about changed repair units.
-6. \`--check\` again: a host that is not as deployed is put back as it was (the snapshot) and fails
-   with ibfleet's reasons, as \`ibfleet deploy\` restores a host that fails verification.
-
-Nothing of the routing is decided in the role: the host's files are ibfleet's, byte for byte.
-`;
-
-function projectReadme(project: AnsibleExport): string {
-  return `# ibfleet export ansible
-
-Written by ibfleet ${VERSION} for ${project.hosts.map((h) => h.host.name).join(', ')} (playbook ${project.playbook.name}).
-
-    ansible-playbook -i inventory.yml site.yml                  # deploy, as ibfleet deploy does
-    ansible-playbook -i inventory.yml site.yml --check --diff   # what would change; changes nothing
-
-AWX: use this directory as a project; collections/requirements.yml installs the role (collection
-ibfleet.routing), site.yml is the playbook, inventory.yml the inventory. \`ibfleet status\` reads the
-hosts as it reads hosts \`ibfleet deploy\` deployed. Export again after changing the inventory or
-the playbook: the files under files/ are ibfleet's rendering for each host.
-`;
+/** A file of the tree with its words filled in: an @NAME@ the export does not know is a defect. */
+function fromTree(relative: string, text: string, words: Readonly<Record<string, string>>): string {
+  return text.replace(/@([A-Z_]+)@/g, (_, name: string) => {
+    const word = words[name];
+    if (word === undefined) throw new BugError(`host/ansible/${relative}: no word for @${name}@`);
+    return word;
+  });
 }
 
 /** Every file of the project, in a stable order. */
 export function renderAnsibleProject(project: AnsibleExport): ProjectFile[] {
   const out: ProjectFile[] = [];
   const add = (relative: string, content: string, mode = 0o644) => out.push({ relative, content, mode });
-  add('README.md', projectReadme(project));
-  add('ansible.cfg', CFG);
-  add('inventory.yml', inventory(project));
-  add('site.yml', SITE(project.playbook.name));
-  add('collections/requirements.yml', REQUIREMENTS);
-  add(`${COLLECTION_DIR}/galaxy.yml`, GALAXY);
-  add(`${COLLECTION_DIR}/README.md`, COLLECTION_README);
-  add(`${COLLECTION_DIR}/meta/runtime.yml`, "requires_ansible: '>=2.14'\n");
-  add(`${COLLECTION_DIR}/roles/routing/tasks/main.yml`, ROLE_TASKS);
-  add(`${COLLECTION_DIR}/roles/routing/defaults/main.yml`, ROLE_DEFAULTS);
-  add(`${COLLECTION_DIR}/roles/routing/meta/main.yml`, ROLE_META);
+  const words = {
+    IBFLEET_VERSION: VERSION,
+    PLAYBOOK: project.playbook.name,
+    HOSTS: project.hosts.map((h) => h.host.name).join(', '),
+  };
+  for (const { relative, text, mode } of TREE_FILES) {
+    add(relative, fromTree(relative, text, words), mode);
+    if (relative === 'ansible.cfg') add('inventory.yml', inventory(project));
+  }
   for (const entry of project.hosts) {
     const files = renderHostFiles(
       project.playbook,

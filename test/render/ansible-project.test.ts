@@ -17,9 +17,14 @@ import { isScalar, parse as parseYaml, parseDocument, visit } from 'yaml';
 import {
   renderAnsibleProject,
   exportRefusal,
+  COLLECTION_DIR,
   PROJECT_TREE,
   type AnsibleExport,
 } from '../../src/render/ansible-project.js';
+import { LOCKED_EXIT } from '../../src/render/host-lock.js';
+import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { LOCK_DIR, LOCK_PATH, ROUTES_DATA_PATH, ROUTING_SCRIPT_PATH } from '../../src/script/paths.js';
+import { expectShellcheckClean } from '../helpers/tools.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { filesOf, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 
@@ -80,12 +85,36 @@ function expectGolden(rendered: string, name: string): void {
 }
 
 describe('the project export ansible writes', () => {
-  it.each(files.filter((f) => !f.relative.startsWith('files/')).map((f) => [f.relative] as const))(
-    '%s is as reviewed (golden)',
-    (relative) => {
-      expectGolden(byPath.get(relative)!.content, relative);
+  // The role's programs are the repository's files themselves (checked below), not a rendering.
+  const ROLE_PROGRAMS = /^collections\/.*\/roles\/routing\/files\//;
+  it.each(
+    files
+      .filter((f) => !f.relative.startsWith('files/') && !ROLE_PROGRAMS.test(f.relative))
+      .map((f) => [f.relative] as const),
+  )('%s is as reviewed (golden)', (relative) => {
+    expectGolden(byPath.get(relative)!.content, relative);
+  });
+
+  it.each(['ibfleet-lock', 'ibfleet-unlock'])(
+    "the role's %s is host/ansible's file byte for byte, executable, and clean under shellcheck",
+    (name) => {
+      const relative = `${COLLECTION_DIR}/roles/routing/files/${name}`;
+      const source = join(PACKAGE_ROOT, 'host', 'ansible', relative);
+      expect(byPath.get(relative)).toEqual({ relative, content: readFileSync(source, 'utf8'), mode: 0o755 });
+      expectShellcheckClean(source);
     },
   );
+
+  it("the role names the paths, lock and exit status deploy's own code uses (the tree's words are literal)", () => {
+    const tasks = byPath.get(`${COLLECTION_DIR}/roles/routing/tasks/main.yml`)!.content;
+    const lock = byPath.get(`${COLLECTION_DIR}/roles/routing/files/ibfleet-lock`)!.content;
+    expect(tasks).toContain(`argv: ["${ROUTING_SCRIPT_PATH}", --check]`);
+    expect(tasks).toContain(`ibfleet_files_dir ~ '${ROUTES_DATA_PATH}'`);
+    expect(tasks).not.toMatch(/@[A-Z_]+@/);
+    expect(lock).toContain(`exec 9>>${LOCK_PATH} || exit 70`);
+    expect(lock).toContain(`exit ${LOCKED_EXIT}\n`);
+    expect(lock).toContain(`[ -d ${LOCK_DIR} ] || mkdir -m 0700 ${LOCK_DIR}`);
+  });
 
   it("each host's files are ibfleet's rendering of them, byte for byte and with their modes", () => {
     for (const { host, manager } of project.hosts) {
