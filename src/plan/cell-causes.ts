@@ -107,6 +107,22 @@ export interface CellEvidence {
   readonly neighbours?: readonly NeighbourEntry[];
 }
 
+/** Each neighbour table by address and NIC, indexed once: a host's run shares one table among all its cells. */
+const neighbourIndex = new WeakMap<readonly NeighbourEntry[], Map<string, NeighbourEntry>>();
+
+/** The source's neighbour entry for `address` on `dev` (the first, as `ip neigh` lists them). */
+function neighbourOf(evidence: CellEvidence, address: string, dev: string): NeighbourEntry | undefined {
+  const table = evidence.neighbours;
+  if (!table) return undefined;
+  let index = neighbourIndex.get(table);
+  if (!index) {
+    index = new Map();
+    for (const n of table) if (!index.has(`${n.address} ${n.dev}`)) index.set(`${n.address} ${n.dev}`, n);
+    neighbourIndex.set(table, index);
+  }
+  return index.get(`${address} ${dev}`);
+}
+
 /** The NIC the source's traffic from its address leaves through, by its `route get`: its own unless the probe says otherwise. */
 function sourceDev(cell: CellSpec, facts: HostFacts | undefined): string {
   return facts?.routeGet.get(cell.from.iface)?.dev ?? cell.from.iface;
@@ -137,7 +153,7 @@ export function wrongPathCauses(
     const text = `${end.host}/${end.iface}: traffic from ${end.ip} leaves through ${leaves}`;
     return [{ kind: 'other-nic', host: end.host, iface: end.iface, text }];
   }
-  const entry = evidence.neighbours?.find((n) => n.address === cell.to.ip && n.dev === dev);
+  const entry = neighbourOf(evidence, cell.to.ip, dev);
   const peer = fleet.hosts.find((h) => h.id === cell.to.host);
   const peerFacts = factsOf(cell.to.host);
   if (!entry?.lladdr || !peer || !peerFacts?.complete) return [];
@@ -187,7 +203,7 @@ export function replyCauses(cell: CellSpec, evidence: CellEvidence, facts: HostF
   if (evidence.note?.kind === 'from')
     return [cause('unexpected-source', `the answers to ${cell.to.ip} came from ${evidence.note.address}`)];
   const dev = sourceDev(cell, facts);
-  const entry = evidence.neighbours?.find((n) => n.address === cell.to.ip && n.dev === dev);
+  const entry = neighbourOf(evidence, cell.to.ip, dev);
   if (entry && (entry.state === 'FAILED' || entry.state === 'INCOMPLETE'))
     return [
       cause(
