@@ -18,11 +18,15 @@ import signal
 import socket
 import struct
 import sys
+import time
 
 SO_BINDTODEVICE = 25
 SIOCGIFADDR = 0x8915
 RESOLVE_TIMEOUT_S = 2.0  # rping's rdma_resolve_addr / rdma_resolve_route timeout
 CONNECT_TIMEOUT_S = 3.0
+# Each run appends `ROLE PID START END` (CLOCK_MONOTONIC seconds, one clock for every lab host) to
+# the host's own log when it ends, so a test can see how many ran at once on a host.
+RUNS_LOG = "/run/ibfleet-lab-host/rping-runs.log"
 
 
 def usage():
@@ -298,8 +302,20 @@ def client(opts):
     return 0
 
 
+def record(role, started):
+    try:
+        with open(RUNS_LOG, "a") as log:
+            log.write("%s %d %.6f %.6f\n" % (role, os.getpid(), started, time.monotonic()))
+    except OSError:
+        pass
+
+
 def main():
+    started = time.monotonic()
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # Ended by verify's server script or by timeout: still a run that ends (and is recorded), with
+    # the status a shell reports for SIGTERM.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
         opts = parse(sys.argv[1:])
     except ValueError:
@@ -308,6 +324,8 @@ def main():
         return server(opts) if opts["server"] else client(opts)
     except KeyboardInterrupt:
         return 130
+    finally:
+        record("server" if opts["server"] else "client", started)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,19 @@ import {
 export const CELL_MARK = '@@cell';
 export const CELL_END_MARK = '@@cell-end';
 export const READY_MARK = '@@rping-ready';
-/** Cells run at once on one host: enough to hide ping's waits, few enough for a small host. */
-export const CELLS_PER_BATCH = 16;
+/**
+ * rping processes a host runs at once, servers and clients together. Each is an RDMA CM connection
+ * (address and route resolution, then the CM's REQ/REP/RTU handshake) and a queue pair; the CM
+ * answers a burst in turn, and rping gives resolution 2 s: a host handed hundreds at once (as when
+ * every destination's batch put its first clients on the same few sources) reads slow answers as
+ * UNREACHABLE or ADDR_ERROR cells that are not the fabric's fault. Eight also keeps the
+ * conversations one host is in (at least one rping a conversation) within the eight channels a
+ * session opens at once (ssh-session.ts, under sshd's MaxSessions 10): no conversation queues for
+ * a channel while a peer waits on it.
+ */
+export const RPING_ENDS_PER_HOST = 8;
+/** rping cells into one host per batch: half a host's bound, so a host serves one batch while it is a client in another. */
+export const RPING_BATCH = RPING_ENDS_PER_HOST / 2;
 /** rping has no timeout of its own; a server nobody connects to is ended after this long. */
 export const RPING_SERVER_SECONDS = 20;
 export const RPING_CLIENT_SECONDS = 15;

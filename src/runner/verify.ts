@@ -8,11 +8,10 @@
  * as they end, each judged with the source's neighbour table (ARP flux fails a cell whose echoes
  * came back); rping cells
  * start their servers on the destination host, then the clients on the sources, each on its own
- * port.
+ * port, in batches as many at once as keeps each host within RPING_ENDS_PER_HOST rping processes.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import pLimit from 'p-limit';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { clipHostText } from '../host-text.js';
 import type { Fleet, Host } from '../inventory/model.js';
@@ -50,10 +49,11 @@ import {
 } from '../plan/verify-output.js';
 import { RPING_BASE_PORT } from '../render/verify-commands.js';
 import {
-  CELLS_PER_BATCH,
   CLIENTS_DONE_MARK,
   PORT_MARK,
   READY_MARK,
+  RPING_BATCH,
+  RPING_ENDS_PER_HOST,
   RPING_SERVER_SECONDS,
   STOP_SERVERS,
   renderCapabilityScript,
@@ -72,6 +72,7 @@ import {
   type RunEvents,
 } from '../vocabulary.js';
 import { Deadlines, runHosts, timeLimitText, type Deadline } from './fanout.js';
+import { HostSlots } from './host-slots.js';
 import { requireWhole, type ExecResult, type Session, type Transport } from './transport.js';
 
 export interface VerifyOptions {
@@ -184,7 +185,6 @@ export async function runVerify(options: VerifyOptions): Promise<{
 
 /** The cells, run once every host has connected or failed to; streamed to onCell as they end. */
 async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, Connected>): Promise<MatrixCell[]> {
-  const limit = pLimit(options.concurrency);
   const canRping = (id: number) => {
     const caps = connected.get(id)?.caps;
     return caps !== undefined && rpingUnavailable('', caps) === undefined;
@@ -247,11 +247,11 @@ async function runMatrix(options: VerifyOptions, connected: ReadonlyMap<number, 
       ),
     ].map(([source, cells]) => pingFrom(connected.get(source)!, cells, options, finish)),
   );
-  const rpingCells = runnable.filter((c) => c.spec.method === 'rping');
-  await Promise.all(
-    [...groupBy(rpingCells, (c) => c.spec.to.host)].map(([dest, cells]) =>
-      limit(() => rpingInto(dest, cells, connected, options, finish)),
-    ),
+  await runRpingCells(
+    runnable.filter((c) => c.spec.method === 'rping'),
+    connected,
+    options,
+    finish,
   );
 
   for (const { spec } of runnable)
@@ -432,21 +432,50 @@ function parsePorts(output: string): Map<number, number> {
 }
 
 /**
- * The rping cells into one host, CELLS_PER_BATCH at a time (each cell is a server and a client
- * process). Ports count up from the base, one per cell into this host, so concurrent servers on it
- * never collide with each other; one taken by something else moves up (the script says where).
+ * The rping cells, in batches of up to RPING_BATCH cells into one host, as many batches at once as
+ * every host's bound allows: no host runs more than RPING_ENDS_PER_HOST rping processes at once,
+ * servers and clients together. Ports count up from the base, one per cell into a host, so its
+ * servers never collide with each other; one taken by something else moves up (the script says
+ * where).
  */
-async function rpingInto(
-  dest: number,
+async function runRpingCells(
   cells: readonly { id: number; spec: CellSpec }[],
   connected: ReadonlyMap<number, Connected>,
   options: VerifyOptions,
   finish: (c: MatrixCell) => void,
 ): Promise<void> {
   const base = options.basePort ?? RPING_BASE_PORT;
-  const numbered = cells.map((c, i) => ({ id: c.id, cell: c.spec, port: base + i }));
-  for (let i = 0; i < numbered.length; i += CELLS_PER_BATCH)
-    await rpingBatch(dest, numbered.slice(i, i + CELLS_PER_BATCH), connected, options, finish);
+  const perHost = [...groupBy(cells, (c) => c.spec.to.host)].map(([dest, into]) => {
+    const numbered = into.map((c, i) => ({ id: c.id, cell: c.spec, port: base + i }));
+    const batches: RpingBatch[] = [];
+    for (let i = 0; i < numbered.length; i += RPING_BATCH)
+      batches.push({ dest, cells: numbered.slice(i, i + RPING_BATCH) });
+    return batches;
+  });
+  // Every host's first batch first: the earliest batches spread over all the hosts.
+  const rounds = Math.max(0, ...perHost.map((b) => b.length));
+  const order = Array.from({ length: rounds }, (_, n) => perHost.flatMap((b) => b.slice(n, n + 1))).flat();
+  const slots = new HostSlots(RPING_ENDS_PER_HOST);
+  await Promise.all(
+    order.map((batch) =>
+      slots.run(rpingEnds(batch), async () => {
+        // Interrupted while it waited: its cells end as not run.
+        if (!options.interrupt.aborted) await rpingBatch(batch.dest, batch.cells, connected, options, finish);
+      }),
+    ),
+  );
+}
+
+interface RpingBatch {
+  readonly dest: number;
+  readonly cells: readonly { id: number; cell: CellSpec; port: number }[];
+}
+
+/** The rping processes a batch runs on each host: a server per cell on the destination, a client on each source. */
+function rpingEnds(batch: RpingBatch): Map<number, number> {
+  const ends = new Map<number, number>([[batch.dest, batch.cells.length]]);
+  for (const { cell } of batch.cells) ends.set(cell.from.host, (ends.get(cell.from.host) ?? 0) + 1);
+  return ends;
 }
 
 /**

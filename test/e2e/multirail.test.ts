@@ -21,6 +21,24 @@ const TABLES = RAILS.map((n) => 940 + n);
 /** The lab's GPU-node names in rail order, and the device each has in PCI order. */
 const IFACES = ['ibp12s0', 'ibp75s0', 'ibp141s0', 'ibp186s0', 'ibp18s0', 'ibp84s0', 'ibp151s0', 'ibp200s0'];
 const DEVICES = ['mlx5_0', 'mlx5_2', 'mlx5_4', 'mlx5_6', 'mlx5_1', 'mlx5_3', 'mlx5_5', 'mlx5_7'];
+/** The lab's rping appends `ROLE PID START END` here as each run ends (src/lab/rping-standin.py). */
+const RPING_RUNS = '/run/ibfleet-lab-host/rping-runs.log';
+
+/** The most runs (`ROLE PID START END` lines) that overlapped at one moment. */
+function mostAtOnce(lines: readonly string[]): number {
+  const edges = lines
+    .map((l) => l.split(' ').map(Number))
+    .flatMap(([, , start, end]) => [
+      [start!, 1],
+      [end!, -1],
+    ])
+    // An end before a start at the same moment: one run handing over to the next is not two at once.
+    .sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+  let now = 0;
+  let most = 0;
+  for (const [, step] of edges) most = Math.max(most, (now += step!));
+  return most;
+}
 
 type Cell = NonNullable<JsonRun['matrix']>[number] & { state: string; causes?: CellCause[] };
 type VerifyRun = Omit<JsonRun, 'matrix'> & { matrix: Cell[]; matrixMode: string; matrixReason?: string };
@@ -126,10 +144,11 @@ describe.skipIf(!IS_ROOT)('multi-rail GPU nodes: 3 hosts × 8 NICs, one per mana
     expect(statuses(await status(HOOK))).toEqual({ 16: 'ok', 34: 'ok', 40: 'ok' });
   });
 
-  it('after deploy the full matrix and the rails pass, ping and rping', async () => {
+  it('after deploy the full matrix and the rails pass, ping and rping; rping runs in parallel on each host, at most 8 processes at once', async () => {
     const full = await verify('--no-rping');
     expect(failing(full.doc.matrix)).toEqual([]);
     expect(full.doc.matrix).toHaveLength(384);
+    for (const id of HOSTS) await sh(id, `: >${RPING_RUNS}`);
     const rails = await verify('--rail', '--rping');
     expect(rails.doc.matrixMode).toBe('rail');
     expect(failing(rails.doc.matrix)).toEqual([]);
@@ -138,6 +157,12 @@ describe.skipIf(!IS_ROOT)('multi-rail GPU nodes: 3 hosts × 8 NICs, one per mana
       ...Array(48).fill('rping'),
     ]);
     expect(rails.code).toBe(0);
+    // Each host ran 16 servers and 16 clients: several at once, never more than RPING_ENDS_PER_HOST.
+    const runs = await Promise.all(HOSTS.map(async (id) => (await sh(id, `cat ${RPING_RUNS}`)).split('\n')));
+    expect(runs.map((lines) => lines.length)).toEqual([32, 32, 32]);
+    const most = runs.map(mostAtOnce);
+    expect(Math.max(...most), `rping processes at once on 16, 34, 40: ${most.join(', ')}`).toBeLessThanOrEqual(8);
+    expect(Math.min(...most), `rping processes at once on 16, 34, 40: ${most.join(', ')}`).toBeGreaterThanOrEqual(2);
   });
 
   it('after lab reboot of every host the hooks bring all 8 NICs back: status ok, the full matrix and the rails pass', async () => {
