@@ -175,14 +175,21 @@ async function probeThen<D>(
   return { facts: decided.facts, decision: decided.decision, result: decided.change ? conversation : undefined };
 }
 
-/** For the run log: the script a change sent, what it printed before its closing probe, and its exit. */
-function recordChange(task: HostTask, what: string, script: string, result: ExecResult): void {
+/**
+ * For the run log: the script a change sent, what it printed before its closing probe, and its
+ * exit. Returns the output read (readChangeOutput), so the closing probe is parsed once per host.
+ */
+function recordChange(
+  task: HostTask,
+  what: string,
+  script: string,
+  result: ExecResult,
+): ReturnType<typeof readChangeOutput> {
+  const read = readChangeOutput(result.stdout);
   task.record(`${what} script (sent on stdin to sh -s as root)`, script);
-  task.record(
-    `${what} output (exit ${result.code ?? `signal ${result.signal ?? '?'}`})`,
-    readChangeOutput(result.stdout).changeOutput,
-  );
+  task.record(`${what} output (exit ${result.code ?? `signal ${result.signal ?? '?'}`})`, read.changeOutput);
   if (result.stderr.trim() !== '') task.record(`${what} stderr`, result.stderr);
+  return read;
 }
 
 export interface DeployOptions {
@@ -246,11 +253,11 @@ export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
         return { ...base, status: 'unchanged', reasons: [...plan.notes], checks: checksOf(plan.assessment) } as const;
       }
 
-      recordChange(task, 'apply', sent, result);
+      const read = recordChange(task, 'apply', sent, result);
       if (result.code === LOCKED_EXIT)
         throw new HostError('push', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
-      const { changeOutput } = readChangeOutput(result.stdout);
-      let { after } = readChangeOutput(result.stdout);
+      const { changeOutput } = read;
+      let { after } = read;
       let live = session;
       const cutOff = cutOffReason(result, 'the change', task.aftercare.timedOut());
       if (cutOff)
@@ -352,10 +359,9 @@ export function rollbackHost(ctx: WorkflowContext) {
       const os = osName(before);
       const base = os ? { os } : {};
       if (!result) return { ...base, status: 'unchanged', reasons: [], checks: checksOf(initial) } as const;
-      recordChange(task, 'rollback', sent, result);
+      let { after } = recordChange(task, 'rollback', sent, result);
       if (result.code === LOCKED_EXIT)
         throw new HostError('apply', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
-      let { after } = readChangeOutput(result.stdout);
       const cutOff = cutOffReason(result, 'the rollback', task.aftercare.timedOut());
       if (cutOff) ({ after } = await settleCutOffChange(task, ctx.fleet, reconnect, { runId, why: cutOff }));
       else if (result.code !== 0 || !after.complete) throw scriptFailed('apply', 'rollback', result);
