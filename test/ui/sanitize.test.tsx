@@ -186,4 +186,26 @@ describe('every display shows it through the rule', () => {
       '# inventory inv?.yaml',
     );
   });
+
+  it("the run log: a transcript's lines, sanitised only where they hold a control character", () => {
+    const clean = 'ip rule add from 172.16.16.1 lookup 941\n\tkept tab\n';
+    const hostileOutput = 'plain\nred \u001b[31mX\u001b[0m\r\nbidi \u202egnp.exe\nnel\u0085end\n';
+    const entries = [
+      { label: 'apply script', text: clean },
+      { label: 'apply output', text: hostileOutput },
+    ];
+    const lines = runLogHostBlock(hostile, { stages: [], entries }, T0);
+    const at = lines.indexOf('apply script:');
+    expect(lines.slice(at, at + 8)).toEqual([
+      'apply script:',
+      '  | ip rule add from 172.16.16.1 lookup 941',
+      '  | \tkept tab',
+      'apply output:',
+      '  | plain',
+      '  | red X',
+      '  | bidi ?gnp.exe',
+      '  | nel?end',
+    ]);
+    expect(lines.join('\n')).not.toMatch(UNSAFE);
+  });
 });

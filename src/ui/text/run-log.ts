@@ -10,6 +10,7 @@ import { causeGroups, formatCauseGroupText, formatMatrixStartText, formatRailsTe
 import { byKind, summarizeChanges } from './changes.js';
 import { formatCounts, formatDuration } from './format.js';
 import { runHeading, runHeadingParts } from './header.js';
+import { UNPRINTABLE } from '../../host-text.js';
 import { sanitizeLine } from './sanitize.js';
 
 export interface HostTranscript {
@@ -18,11 +19,20 @@ export interface HostTranscript {
   readonly entries: readonly { readonly label: string; readonly text: string }[];
 }
 
-const quote = (text: string, prefix = '  | ') =>
-  text
-    .replace(/\n$/, '')
-    .split('\n')
-    .map((l) => `${prefix}${sanitizeLine(l, 'keep')}`);
+/**
+ * What sanitizeLine() would change in a line: a character of UNPRINTABLE (ESC, CR and every other
+ * control among them). A text with none but its line breaks is its own sanitised lines, so the
+ * scripts a deploy sends (~70 KB, 1 400 lines a host) are quoted without a pass per line.
+ */
+const CHANGED_BY_SANITIZE = UNPRINTABLE.source.includes('\\u000a-')
+  ? new RegExp(UNPRINTABLE.source.replace('\\u000a-', '\\u000b-'))
+  : /[^]/;
+
+const quote = (text: string, prefix = '  | ') => {
+  const lines = text.replace(/\n$/, '').split('\n');
+  if (!CHANGED_BY_SANITIZE.test(text)) return lines.map((l) => `${prefix}${l}`);
+  return lines.map((l) => `${prefix}${sanitizeLine(l, 'keep')}`);
+};
 
 export function runLogHeader(start: RunStart, when: Date): string[] {
   const { title, details } = runHeadingParts(runHeading(start));
