@@ -176,16 +176,65 @@ function networkManagerBoot(): string {
 ${START_NETWORK_MANAGER}`;
 }
 
+/**
+ * Until networkd has each NIC routable and done configuring it ("routable (configured)"), what
+ * systemd-networkd-wait-online waits for: after it, networkd has nothing more to report about the
+ * boot. Done comes well after routable: with IPv6 router advertisements accepted (networkd's default,
+ * which netplan keeps) and no router on the fabric, only when its solicitations time out (~12 s).
+ */
 function awaitRoutable(host: LabHost): string {
   return configuredNics(host)
     .map(
       (n) =>
-        `await "${n.iface} routable" sh -c ${shellQuote(`networkctl status ${n.iface} | grep -q "State: routable"`)} || status=1`,
+        `await "${n.iface} routable" sh -c ${shellQuote(`networkctl status ${n.iface} | grep -q "State: routable (configured)"`)} || status=1`,
     )
     .join('\n');
 }
 
-function netplanBoot(host: LabHost): string {
+/**
+ * systemd's side of a Type=notify service: the datagram socket its NOTIFY_SOCKET names, read until
+ * READY=1 (exit 0), or exit 1 after the timeout. Python, as the daemon it waits for.
+ */
+const NOTIFY_LISTENER = `import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(float(sys.argv[2]))
+try:
+    while b"READY=1" not in s.recv(4096).split(b"\\n"):
+        pass
+except socket.timeout:
+    sys.exit(1)`;
+
+/**
+ * networkd-dispatcher, started once networkd is done with the NICs, as systemd starts its
+ * Type=notify unit: the boot goes on when it sends READY=1, which it does only after its startup
+ * triggers (--run-startup-triggers, Debian's default) ran the hooks of every link's state —
+ * configured.d and routable.d — one after the other, to the end. Started beside networkd, as it
+ * was, it ran them at times nothing could tell: while it was still starting (no hook process yet,
+ * so a boot looked quiet and was reported done with no rule back), and again when networkd reported
+ * the NICs configured, seconds into whatever came after the boot (putting back a rule a test had
+ * just deleted). Both orders happen on real hosts (networkd-dispatcher.service is not ordered after
+ * networkd's links); this is the one after which the lab can say the hooks have run.
+ */
+const START_NETWORKD_DISPATCHER = `# networkd-dispatcher.service: Debian's arguments from /etc/default/networkd-dispatcher.
+networkd_dispatcher_args=--run-startup-triggers
+# shellcheck source=/dev/null
+[ ! -f /etc/default/networkd-dispatcher ] || . /etc/default/networkd-dispatcher
+notify=$B/networkd-dispatcher.notify
+rm -f "$notify"
+python3 -c ${shellQuote(NOTIFY_LISTENER)} "$notify" ${BOOT_WAIT_S} &
+listener=$!
+await "networkd-dispatcher's notify socket" test -S "$notify" || status=1
+# shellcheck disable=SC2086 # the arguments are a word list
+start networkd-dispatcher env NOTIFY_SOCKET="$notify" networkd-dispatcher $networkd_dispatcher_args
+if ! wait "$listener"; then
+	echo "lab boot: networkd-dispatcher not ready (no READY=1) after ${BOOT_WAIT_S} s" >&2
+	status=1
+fi
+rm -f "$notify"
+`;
+
+function netplanBoot(plan: LabPlan, host: LabHost): string {
   return `# netplan's systemd generator, as at every boot: /etc/netplan → /run/systemd/network. It also
 # writes units for systemd under /run/systemd/system, whether systemd runs or not: they stay, as on
 # a real host (a program that took that directory for "systemd runs" is wrong on either).
@@ -194,14 +243,8 @@ rm -f /run/systemd/network/10-netplan-${MGMT_IFACE}.network
 mkdir -p /run/systemd/netif
 chown systemd-network:systemd-network /run/systemd/netif
 ${DBUS}
-${START_NETWORKD}# networkd-dispatcher.service: Debian's arguments from /etc/default/networkd-dispatcher.
-networkd_dispatcher_args=--run-startup-triggers
-# shellcheck source=/dev/null
-[ ! -f /etc/default/networkd-dispatcher ] || . /etc/default/networkd-dispatcher
-# shellcheck disable=SC2086 # the arguments are a word list
-start networkd-dispatcher networkd-dispatcher $networkd_dispatcher_args
-${awaitRoutable(host)}
-`;
+${START_NETWORKD}${awaitRoutable(host)}
+${nic1RouteFirst(plan, host)}${START_NETWORKD_DISPATCHER}`;
 }
 
 /** The daemon `systemctl restart` would restart on each host: what `lab restart` stops by PID and starts here. */
@@ -247,17 +290,19 @@ ${systemdMark}${sysctlLines(host)}
     return `${head}ip -batch - <<'EOF'\n${fabricUpBatch(host).join('\n')}\nEOF\n`;
   }
   const helpers = host.manager === 'ifupdown' ? START : `${START}\n${AWAIT}`;
+  // netplan: the NIC order is fixed before its dispatcher starts (netplanBoot); the others' hooks
+  // run as their manager brings the NICs up, so the order is fixed after.
   const manager = {
-    networkmanager: networkManagerBoot(),
-    netplan: netplanBoot(host),
-    ifupdown: 'ifup -a -v 2>&1 || status=$?\n',
+    networkmanager: `${networkManagerBoot()}${nic1RouteFirst(plan, host)}`,
+    netplan: netplanBoot(plan, host),
+    ifupdown: `ifup -a -v 2>&1 || status=$?\n${nic1RouteFirst(plan, host)}`,
   }[host.manager];
   // systemd's timers: the lab's stand-in, on hosts that emulate systemd only.
   const timers = runsSystemd(host) ? `start timers bash ${TIMER_RUNNER_PATH}\n` : '';
   return `${head}status=0
 ${udevSysctlLines(host)}
 ${helpers}
-${manager}${nic1RouteFirst(plan, host)}${timers}exit "$status"
+${manager}${timers}exit "$status"
 `;
 }
 

@@ -86,7 +86,15 @@ describe('creating the lab', () => {
     );
     expect(netplan).toContain('rm -f /run/systemd/network/10-netplan-mgmt0.network');
     expect(netplan).toContain('chown systemd-network:systemd-network /run/systemd/netif');
-    expect(netplan).toContain('start networkd-dispatcher networkd-dispatcher $networkd_dispatcher_args');
+    // The dispatcher as systemd starts a Type=notify unit, once networkd is done and the NIC order fixed:
+    // the boot returns after its startup triggers ran the hooks, and no hook races the order fix.
+    expect(netplan).toContain(
+      'start networkd-dispatcher env NOTIFY_SOCKET="$notify" networkd-dispatcher $networkd_dispatcher_args',
+    );
+    expect(netplan).toContain('grep -q "State: routable (configured)"');
+    const order = ['networkctl status ib1', 'route_last ib1', 'start networkd-dispatcher', 'wait "$listener"'];
+    expect(order.map((s) => netplan.indexOf(s))).toEqual(order.map((s) => netplan.indexOf(s)).sort((a, b) => a - b));
+    expect(order.map((s) => netplan.indexOf(s))).not.toContain(-1);
     expect(renderNetworkBootScript(plan, h40)).toContain('\nifup -a -v 2>&1 || status=$?\n');
     for (const host of [h16, h34, h40])
       expect(renderNetworkBootScript(plan, host)).toContain('start timers bash /run/ibfleet-lab-host/timer-runner');
