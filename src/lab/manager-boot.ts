@@ -7,6 +7,7 @@
  * daemon logs, the timer runner) lives in HOST_BOOT_DIR there, which a reboot keeps while it forgets
  * everything else, as a real reboot forgets a tmpfs.
  */
+import { LOCK_DIR, ROUTES_LOCK_PATH, ROUTING_SCRIPT_PATH } from '../script/paths.js';
 import { shellQuote } from '../script/shell.js';
 import { MGMT_IFACE } from './names.js';
 import type { LabHost, LabPlan } from './plan.js';
@@ -97,6 +98,14 @@ route_last() {
 		# Gone meanwhile: a deployed host's own hook took it out of main, and there is nothing to order.
 	done <"$B/route-order"
 }
+# A deployed host's hook may take NICs' main routes out meanwhile (NetworkManager's dispatcher runs it
+# as the NICs come up): under the routing program's own lock, it runs before or after this, never
+# between a route's del and its append (which would put back a route it had just taken out).
+if [ -x ${ROUTING_SCRIPT_PATH} ] && command -v flock >/dev/null 2>&1; then
+	[ -d ${LOCK_DIR} ] || mkdir -m 0700 ${LOCK_DIR}
+	exec 9>>${ROUTES_LOCK_PATH}
+	flock -w 30 9 || echo "lab boot: ${ROUTES_LOCK_PATH} still held after 30 s; ordering the routes anyway" >&2
+fi
 first=$(ip -4 -o route show table main exact ${subnet} | head -n 1)
 case "$first " in
 *" dev ${nics[0]!.iface} "*) ;;
@@ -107,6 +116,7 @@ ${nics
   .join('\n')}
 	;;
 esac
+exec 9>&-
 `;
 }
 

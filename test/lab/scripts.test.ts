@@ -95,6 +95,12 @@ describe('creating the lab', () => {
     const order = ['networkctl status ib1', 'route_last ib1', 'start networkd-dispatcher', 'wait "$listener"'];
     expect(order.map((s) => netplan.indexOf(s))).toEqual(order.map((s) => netplan.indexOf(s)).sort((a, b) => a - b));
     expect(order.map((s) => netplan.indexOf(s))).not.toContain(-1);
+    // NetworkManager's dispatcher runs a deployed hook while the order is fixed: the routing program's
+    // lock keeps the hook from running between a route's del and its append.
+    const nm = renderNetworkBootScript(plan, h16);
+    const fix = ['exec 9>>/run/ibfleet/routes.lock', 'flock -w 30 9', 'route_last ibs5f1', 'exec 9>&-'];
+    expect(fix.map((s) => nm.indexOf(s))).toEqual(fix.map((s) => nm.indexOf(s)).sort((a, b) => a - b));
+    expect(fix.map((s) => nm.indexOf(s))).not.toContain(-1);
     expect(renderNetworkBootScript(plan, h40)).toContain('\nifup -a -v 2>&1 || status=$?\n');
     for (const host of [h16, h34, h40])
       expect(renderNetworkBootScript(plan, host)).toContain('start timers bash /run/ibfleet-lab-host/timer-runner');
