@@ -20,6 +20,7 @@ import { BugError } from '../errors.js';
 import type { Fleet, Host, Manager } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { PACKAGE_ROOT } from '../package-root.js';
+import { withHostFunctions } from '../script/host-functions.js';
 import type { RenderedFile } from '../script/rendered-file.js';
 import { formatMode } from '../script/rendered-file.js';
 import { OWNED_PATHS, STEPS } from '../steps/registry.js';
@@ -151,7 +152,8 @@ function hostVars(project: AnsibleExport, entry: AnsibleHost, files: readonly Re
   const written = files.map((f) => f.path);
   const after = (paths: readonly string[]) => {
     const lines = project.playbook.steps.flatMap((s) => s.step.afterFiles?.(paths, []) ?? []);
-    return lines.length ? ['status=0', ...lines, 'exit "$status"', ''].join('\n') : '';
+    // The functions those lines call come with them (script/host-functions.ts).
+    return lines.length ? ['status=0', withHostFunctions(lines.join('\n')), 'exit "$status"', ''].join('\n') : '';
   };
   const vars = {
     ibfleet_host: host.id,

@@ -9,7 +9,8 @@ import { BugError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { FINISHED_PATH, PREVIOUS_DIR, REPLACED_DIR, ROUTING_SCRIPT_PATH } from '../script/paths.js';
 import type { RenderedFile } from '../script/rendered-file.js';
-import { receivedWhole, shellQuote } from '../script/shell.js';
+import { hostScript } from '../script/host-functions.js';
+import { shellQuote } from '../script/shell.js';
 import { OWNED_PATHS } from '../steps/registry.js';
 import type { ApplyPart, UndoLines } from '../steps/step.js';
 import { renderTakeLock, type LockKind } from './host-lock.js';
@@ -224,7 +225,7 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
   ];
   // The lock is taken before the files, unless a manager is first told something that runs the hook itself.
   const lockFirst = direct.length > 0 && unlocked.length === 0;
-  return receivedWhole(
+  return hostScript(
     '__ibfleet_apply_main',
     [
       `# ibfleet deploy: host ${host.id} (${host.name})`,
@@ -268,7 +269,7 @@ export function renderRollbackScript(
   runId: string = DRY_RUN_ID,
 ): string {
   const part = (key: keyof UndoLines) => steps.flatMap((s) => s[key] ?? []);
-  return receivedWhole(
+  return hostScript(
     '__ibfleet_rollback_main',
     [
       `# ibfleet rollback: host ${host.id} (${host.name})`,

@@ -12,7 +12,8 @@ import { CONTENT_PREFIX, HEADER_LINES, PROBE_VERSION, SECTION_MARK } from '../fa
 import { renderRdmaProbe } from '../facts/rdma-probe.js';
 import { deriveNicAddress } from '../inventory/derive.js';
 import type { Fleet, Host } from '../inventory/model.js';
-import { receivedWhole, shellQuote } from '../script/shell.js';
+import { hostScript } from '../script/host-functions.js';
+import { shellQuote } from '../script/shell.js';
 import { OWNED_PATHS, STEP_FACTS } from '../steps/registry.js';
 import { obstacleProbe, type WriteTargets } from '../facts/obstacles.js';
 import { renderTakeLock, type LockKind } from './host-lock.js';
@@ -143,7 +144,7 @@ export function renderProbeScript(
 ): string {
   const { lock, ...probe } = options;
   const takeLock = lock === undefined ? [] : [renderTakeLock(lock.kind, lock.waitSeconds, lock.runId)];
-  return receivedWhole(
+  return hostScript(
     '__ibfleet_probe_main',
     [
       'set -u',

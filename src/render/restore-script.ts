@@ -8,7 +8,8 @@
  * change left. Pure; the steps quote every word of what the host printed.
  */
 import type { Fleet, Host } from '../inventory/model.js';
-import { receivedWhole, shellQuote } from '../script/shell.js';
+import { hostScript } from '../script/host-functions.js';
+import { shellQuote } from '../script/shell.js';
 import type { UndoLines } from '../steps/step.js';
 import { afterProbe, finishLine, renderPrelude } from './apply-script.js';
 import { TAKE_ROUTING_LOCK } from './routing-lock.js';
@@ -101,5 +102,5 @@ export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec,
     ...restoreLines(spec),
   ];
   lines.push(afterProbe(host, fleet), finishLine(runId), 'exit "$status"', '');
-  return receivedWhole('__ibfleet_restore_main', lines.join('\n'));
+  return hostScript('__ibfleet_restore_main', lines.join('\n'));
 }

@@ -9,6 +9,7 @@
 import type { Fleet, Host } from '../inventory/model.js';
 import type { CellSpec } from '../vocabulary.js';
 import { renderProbeBody } from './probe-script.js';
+import { hostScript } from '../script/host-functions.js';
 import { receivedWhole, shellCommand, shellQuote } from '../script/shell.js';
 import type { ProberKind } from '../vocabulary.js';
 import {
@@ -61,7 +62,7 @@ const PRELUDE = [
  * explained by: links, rules, tables, `route get` per NIC, the RDMA ports.
  */
 export function renderCapabilityScript(host: Host, fleet: Fleet): string {
-  return receivedWhole(
+  return hostScript(
     '__ibfleet_caps_main',
     [
       'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin',

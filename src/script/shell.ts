@@ -52,13 +52,3 @@ export type ScriptEntry = (typeof SCRIPT_ENTRIES)[number];
 export function printLine(line: string): string {
   return `printf '%s\\n' '${line.replace(/'/g, `'\\''`)}'`;
 }
-
-/**
- * `ip -4 rule del SELECTOR` until none is left: one rule address or table may have several (an old
- * hand-made hook, a stale priority), and `ip rule del` takes one a call. Bounded at 64, so a rule
- * that comes back as fast as it goes (a manager fighting) never holds the script. `then`: a command
- * run after each deletion (saying what went). The routing program has the same loop (del_rules).
- */
-export function deleteRulesLoop(selector: readonly (string | number)[], then = ''): string {
-  return `n=0; while [ "$n" -lt 64 ] && ip -4 rule del ${shellCommand(selector)} 2>/dev/null; do n=$((n + 1))${then ? `; ${then}` : ''}; done`;
-}

@@ -11,6 +11,7 @@ import type { Fleet, Host } from '../../src/inventory/model.js';
 import { MANAGERS } from '../../src/inventory/model.js';
 import { renderProbeScript } from '../../src/render/probe-script.js';
 import type { Playbook } from '../../src/playbook/playbook.js';
+import { HOST_FUNCTION_SOURCES } from '../../src/script/host-functions.js';
 import { ROUTES_PROGRAM_SOURCE } from '../../src/script/routes-program.js';
 import { filesOf as renderHostFiles, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 import { expectShellcheckClean } from '../helpers/tools.js';
@@ -116,6 +117,9 @@ function written(content: string): string {
 
 describe('shellcheck finds nothing in the routing program or any rendered script', () => {
   it('host/ibfleet-routes, the file itself', () => expectShellcheckClean(ROUTES_PROGRAM_SOURCE));
+  it.each(HOST_FUNCTION_SOURCES.filter((f) => f !== ROUTES_PROGRAM_SOURCE))('%s, the file itself', (file) =>
+    expectShellcheckClean(file),
+  );
 
   describe.each(subjects.map((s) => [s.label, s] as const))('%s', (_, subject) => {
     it.each(scriptsOf(subject).map((s) => [s.name, s] as const))('%s', (_, script) => {

@@ -119,7 +119,11 @@ describe('deploy, status, rollback and the restore after the tableBase changed',
     ]);
     const script = renderApplyScript(host, moved, plan);
     expect(script).toContain("ip -4 route flush table 941 && echo 'ibfleet: flushed old table 941'");
-    expect(script).toContain('ip -4 rule del from 172.16.34.2 lookup 942');
+    // del_rules: the routing program's loop, whose definition the script carries.
+    expect(script).toContain(
+      "del_rules -m 'ibfleet: removed old rule from 172.16.34.2 lookup 942' from 172.16.34.2 lookup 942",
+    );
+    expect(script).toContain('ip -4 rule del "$@"');
     // After the routing script: every manager has been told by then.
     expect(script.indexOf('flush table 941')).toBeGreaterThan(
       script.indexOf('/etc/ibfleet/ibfleet-routes || status=$?'),
@@ -161,12 +165,14 @@ describe('deploy, status, rollback and the restore after the tableBase changed',
     );
     const script = renderRollbackScript(host, moved, rollbackLines(host, moved, deployed940), 'run-1');
     expect(script).toContain('ip -4 route flush table 941');
-    expect(script).toContain('ip -4 rule del from 172.16.34.1 lookup 941');
+    expect(script).toContain(
+      "del_rules -m 'ibfleet: removed old rule from 172.16.34.1 lookup 941' from 172.16.34.1 lookup 941",
+    );
   });
 
   it('a restore puts the old tables and rules back as they were', () => {
     const script = renderRestoreScript(host, moved, planRestore(host, moved, deployed940, [], ''), 'r');
-    expect(script).toContain('ip -4 rule del from 172.16.34.1 lookup 941');
+    expect(script).toContain('del_rules from 172.16.34.1 lookup 941');
     expect(script).toContain('ip -4 rule add from 172.16.34.1 lookup 941 priority 941 || status=1');
     expect(script).toContain(
       'ip -4 route flush table 501 2>/dev/null\nip -4 route flush table 502 2>/dev/null\nip -4 route flush table 941 2>/dev/null\nip -4 route append 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1 table 941 || status=1',

@@ -13,55 +13,12 @@ import { isAbout, type ApplyInput, type ApplyPart, type HostContext } from '../s
 import { LINKS_NETPLAN_PATH, LINKS_STANZA_PATH, type LinksPlan, type ManagedNic } from './decide.js';
 import { foundProfile, LINK_ASPECTS } from './findings.js';
 import { versionAtLeast } from '../../facts/nm-facts.js';
-import { keyfilePath, NEW_KEYFILE_FUNCTION, nmLinkCommands, NM_ADD_UUID_SINCE } from './networkmanager.js';
-
-/** How long the change waits for a manager to put a NIC's address on it, in tenths of a second. */
-const WAIT_TENTHS = 300;
-
-export const AWAIT_ADDRESS_FUNCTION = `# await_address IFACE ADDR: until the network manager has put ADDR on IFACE and the link is up
-# (NetworkManager, networkd and ifupdown's hooks apply asynchronously), at most ${WAIT_TENTHS / 10} s.
-await_address() {
-	n=0
-	while [ "$n" -lt ${WAIT_TENTHS / 2} ]; do
-		if ip -4 -o addr show dev "$1" 2>/dev/null | grep -q -F " inet $2/" &&
-			ip -o link show dev "$1" 2>/dev/null | grep -q -E '[<,]UP[,>]'; then
-			return 0
-		fi
-		sleep 0.2
-		n=$((n + 1))
-	done
-	echo "ibfleet: $1: the network manager did not put $2 on it within ${WAIT_TENTHS / 10} s" >&2
-	return 1
-}
-`;
+import { keyfilePath, nmLinkCommands, NM_ADD_UUID_SINCE } from './networkmanager.js';
 
 /**
- * Each command that tells the manager something goes through `tell`: once one failed nothing
- * more is told (the restore puts back what was), and the host fails at once with the tool's own
- * words on stderr — which the summary quotes — not after waiting for addresses that cannot come.
+ * Each command that tells the manager something goes through `tell`, and the change waits for each
+ * NIC's address with `await_address`: both host/functions/links.sh's.
  */
-export const TELL_FUNCTION = `# tell DONE FAILED CMD...: run a network manager's command unless one failed before; say DONE
-# when it succeeds, else FAILED and what the command said (its own words, on one line) on stderr.
-tell() {
-	[ "$status" -eq 0 ] || return 1
-	tell_done=$1 tell_failed=$2
-	shift 2
-	# Into a file, not a command substitution: that would wait for whatever the command left running with its output (ifup's hooks may).
-	tell_log=$(mktemp) || { status=1; return 1; }
-	"$@" >"$tell_log" 2>&1
-	tell_rc=$?
-	if [ "$tell_rc" -eq 0 ]; then
-		rm -f "$tell_log"
-		printf 'ibfleet: %s\\n' "$tell_done"
-		return 0
-	fi
-	status=1
-	tell_out=$(tr -s '\\n\\t' '  ' <"$tell_log")
-	rm -f "$tell_log"
-	printf 'ibfleet: %s failed (exit %s): %s\\n' "$tell_failed" "$tell_rc" "\${tell_out:-it printed nothing}" >&2
-	return 1
-}
-`;
 
 /** What a change told the host, for the restore after a failed verification. */
 export interface LinksMemo {
@@ -93,7 +50,6 @@ function nmLines(ctx: HostContext, touched: readonly ManagedNic[]): string[] {
     ...(keyfile
       ? [
           `# NetworkManager ${ctx.facts.nm!.version.replace(/[^0-9A-Za-z.~+-]/g, '?')}: before ${NM_ADD_UUID_SINCE} nmcli gives no new profile its uuid; ibfleet writes the keyfile and has it loaded.`,
-          NEW_KEYFILE_FUNCTION,
         ]
       : []),
     ...touched.flatMap((m) => {
@@ -161,8 +117,6 @@ export function linksApply(ctx: HostContext, plan: LinksPlan, input: ApplyInput)
     })),
   };
   const lines = [
-    AWAIT_ADDRESS_FUNCTION,
-    TELL_FUNCTION,
     "# The fabric NICs, in the manager's own configuration, before the routing needs their addresses.",
     ...manager,
     // An address is awaited only from a manager that took every command: after a failed one none will come.

@@ -137,22 +137,6 @@ export function upCommand(uuid: string): string {
   return `nmcli --wait 30 connection up uuid ${shellQuote(uuid)}`;
 }
 
-/**
- * new_keyfile PATH TEXT: a profile's keyfile, root's alone (NetworkManager ignores another's),
- * staged under a hidden name (which NetworkManager skips) and renamed; never over a file that is there.
- */
-export const NEW_KEYFILE_FUNCTION = `new_keyfile() {
-	if [ -e "$1" ] || [ -L "$1" ]; then
-		echo "$1 is there already, and is no profile ibfleet knows" >&2
-		return 1
-	fi
-	nk_staged="\${1%/*}/.ibfleet-new.$$"
-	if (umask 077 && printf '%s' "$2" >"$nk_staged") && mv -f "$nk_staged" "$1"; then return 0; fi
-	rm -f "$nk_staged"
-	return 1
-}
-`;
-
 /** A command of the change, what it says when it succeeded, and what it was doing (for when it failed). */
 export interface NmStep {
   readonly run: string;

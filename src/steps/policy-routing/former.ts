@@ -10,7 +10,7 @@
 import { factOf, type HostFacts } from '../../facts/host-facts.js';
 import type { RuleFact } from '../../facts/ip-facts.js';
 import type { Host } from '../../inventory/model.js';
-import { deleteRulesLoop, shellQuote } from '../../script/shell.js';
+import { shellCommand, shellQuote } from '../../script/shell.js';
 import { change, type Finding } from '../step.js';
 import { OWNED_FACT, OWNED_PATH, type OwnedNic, type OwnedRecord } from './owned-record.js';
 import { routeText } from './routing.js';
@@ -101,8 +101,8 @@ export function formerFindings(host: Host, facts: HostFacts, former: FormerRouti
 export function deleteFormerRules(former: FormerRouting, say = false): string[] {
   const pairs = [...new Map(former.nics.map((n) => [`${n.address} ${n.table}`, n])).values()];
   return pairs.map(({ address, table }) => {
-    const echo = say ? `echo ${shellQuote(`ibfleet: removed old rule from ${address} lookup ${table}`)}` : '';
-    return deleteRulesLoop(['from', address, 'lookup', table], echo);
+    const said = say ? ['-m', `ibfleet: removed old rule from ${address} lookup ${table}`] : [];
+    return shellCommand(['del_rules', ...said, 'from', address, 'lookup', table]);
   });
 }
 

@@ -8,7 +8,7 @@
  * shell-quoted.
  */
 import type { Host } from '../../inventory/model.js';
-import { deleteRulesLoop, shellQuote } from '../../script/shell.js';
+import { shellCommand, shellQuote } from '../../script/shell.js';
 import { change, type Finding, type Restore, type Undo, type FactsContext, type RollbackContext } from '../step.js';
 import {
   deleteFormerRules,
@@ -80,9 +80,12 @@ function rollbackFindings({ host, fleet, facts, withdrawn }: RollbackContext): F
   return [...findings, ...formerFindings(host, facts, formerRoutingOf(host, facts), true)];
 }
 
-/** Every rule for a NIC's address or table deleted (a loop: there may be several). */
+/** Every rule for a NIC's address or table deleted (the routing program's del_rules: there may be several). */
 function deleteRules(host: Host): string[] {
-  return host.nics.flatMap((nic) => [deleteRulesLoop(['from', nic.address]), deleteRulesLoop(['lookup', nic.table])]);
+  return host.nics.flatMap((nic) => [
+    shellCommand(['del_rules', 'from', nic.address]),
+    shellCommand(['del_rules', 'lookup', nic.table]),
+  ]);
 }
 
 function deleteMainRoutes(host: Host, subnet: string): string[] {

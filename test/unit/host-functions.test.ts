@@ -1,0 +1,50 @@
+/**
+ * The scripts ibfleet sends take their shell functions from the repository's host/ files
+ * (src/script/host-functions.ts): a script gets the definition of every function it calls, and of
+ * those they call, once each, and nothing else.
+ */
+import { describe, expect, it } from 'vitest';
+import { definitionsFor, functionsOf, HOST_FUNCTIONS, withHostFunctions } from '../../src/script/host-functions.js';
+
+const defined = (text: string) => [...text.matchAll(/^([a-z_]+)\(\) \{/gm)].map((m) => m[1]);
+
+describe('host functions', () => {
+  it('reads a file: each function with the comment above it, one-line ones too', () => {
+    const file = ['# a file', '', '# one: says one', 'one() {', '\techo 1', '}', 'two() { echo 2; }', 'x=1'].join('\n');
+    expect(functionsOf(file, 'f.sh')).toEqual([
+      { name: 'one', text: '# one: says one\none() {\n\techo 1\n}' },
+      { name: 'two', text: 'two() { echo 2; }' },
+    ]);
+  });
+
+  it('refuses a function that never closes', () => {
+    expect(() => functionsOf('one() {\n\techo 1\n', 'f.sh')).toThrow(/f\.sh: function one has no closing line/);
+  });
+
+  it("the steps' functions and the routing program's shared helpers are there, and no other of its own", () => {
+    for (const name of [
+      'await_address',
+      'tell',
+      'new_keyfile',
+      'await_routing',
+      'hand_over',
+      'del_rules',
+      'systemd_runs',
+    ])
+      expect(HOST_FUNCTIONS.has(name), name).toBe(true);
+    for (const name of ['nic', 'configure', 'say', 'drift']) expect(HOST_FUNCTIONS.has(name), name).toBe(false);
+  });
+
+  it("a script gets what it calls and what that calls, once, in the files' order", () => {
+    expect(defined(definitionsFor('hand_over ib0 10.0.0.1 101 || status=1\nhand_over ib1 10.0.0.2 102'))).toEqual([
+      'hand_over',
+      'del_rules',
+    ]);
+    expect(defined(definitionsFor('if systemd_runs; then :; fi\n! systemd_runs || sd=1'))).toEqual(['systemd_runs']);
+  });
+
+  it('a name in a comment, in a word or in a file the script writes is no call', () => {
+    expect(definitionsFor('# tell the manager\necho told; x=await_addresses\nprintf %s "nic ib0"')).toBe('');
+    expect(withHostFunctions('echo nothing')).toBe('echo nothing');
+  });
+});
