@@ -9,12 +9,13 @@
 import type { Fleet, Host } from '../inventory/model.js';
 import { afterProbe, LOCKED_EXIT } from './apply-script.js';
 import { FINISHED_PATH, LOCK_PATH } from '../script/paths.js';
-import { receivedWhole, shellQuote } from '../script/shell.js';
+import { hostScript } from '../script/host-functions.js';
+import { shellQuote } from '../script/shell.js';
 
 export function renderSettleProbe(host: Host, fleet: Fleet, runId: string, waitSeconds: number): string {
   const lock = shellQuote(LOCK_PATH);
   const seconds = Math.max(1, Math.floor(waitSeconds));
-  return receivedWhole(
+  return hostScript(
     '__ibfleet_settle_main',
     [
       `# ibfleet: wait for change ${runId}, cut off from the controller, to end; then probe: host ${host.id} (${host.name})`,

@@ -3,8 +3,24 @@
  * (src/script/host-functions.ts): a script gets the definition of every function it calls, and of
  * those they call, once each, and nothing else.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { readProbe } from '../../src/plan/change-output.js';
+import { planDeploy } from '../../src/plan/host-plan.js';
+import { planRestore } from '../../src/plan/restore.js';
+import { rollbackLines } from '../../src/plan/rollback.js';
+import { renderApplyScript, renderRollbackScript } from '../../src/render/apply-script.js';
+import { renderProbeScript } from '../../src/render/probe-script.js';
+import { renderRestoreScript } from '../../src/render/restore-script.js';
+import { renderSettleProbe } from '../../src/render/settle-script.js';
+import { renderCapabilityScript } from '../../src/render/verify-scripts.js';
+import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 import { definitionsFor, functionsOf, HOST_FUNCTIONS, withHostFunctions } from '../../src/script/host-functions.js';
+
+const fleet = loadFixtureFleet('seeds.yaml');
+const host = hostOf(fleet, 34);
+const playbook = loadFixturePlaybook();
+const probed = readProbe(readFileSync(new URL('../fixtures/probe/netplan-hook-deployed.txt', import.meta.url), 'utf8'));
 
 const defined = (text: string) => [...text.matchAll(/^([a-z_]+)\(\) \{/gm)].map((m) => m[1]);
 
@@ -46,5 +62,21 @@ describe('host functions', () => {
   it('a name in a comment, in a word or in a file the script writes is no call', () => {
     expect(definitionsFor('# tell the manager\necho told; x=await_addresses\nprintf %s "nic ib0"')).toBe('');
     expect(withHostFunctions('echo nothing')).toBe('echo nothing');
+  });
+
+  it.each([
+    ['probe', () => renderProbeScript(host, fleet)],
+    ['deploy', () => renderApplyScript(host, fleet, planDeploy(host, fleet, playbook, probed))],
+    ['rollback', () => renderRollbackScript(host, fleet, rollbackLines(host, fleet, probed), 'r')],
+    ['restore', () => renderRestoreScript(host, fleet, planRestore(host, fleet, probed, [], ''), 'r')],
+    ['settle', () => renderSettleProbe(host, fleet, 'r', 5)],
+    ['capabilities', () => renderCapabilityScript(host, fleet)],
+  ])('the %s script defines every host function it calls', (_, render) => {
+    const script = render();
+    const calls = [...HOST_FUNCTIONS.keys()].filter((name) =>
+      new RegExp(`^[^#\\n]*(^|[\\s;&|(!{])${name}(?=[\\s;)]|$)`, 'm').test(script),
+    );
+    expect(calls.length).toBeGreaterThan(0);
+    for (const name of calls) expect(defined(script), name).toContain(name);
   });
 });
