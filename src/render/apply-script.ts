@@ -10,6 +10,7 @@ import type { Fleet, Host } from '../inventory/model.js';
 import { FINISHED_PATH, PREVIOUS_DIR, REPLACED_DIR, ROUTING_SCRIPT_PATH } from '../script/paths.js';
 import type { RenderedFile } from '../script/rendered-file.js';
 import { hostScript } from '../script/host-functions.js';
+import { comparePaths } from '../script/path-order.js';
 import { shellQuote } from '../script/shell.js';
 import { OWNED_PATHS } from '../steps/registry.js';
 import type { ApplyPart, UndoLines } from '../steps/step.js';
@@ -116,7 +117,7 @@ export const CREATED_DIR_LINE = 'ibfleet: created ';
 /** The directories writing `files` needs (their own and their staging directories), parents first. */
 export function directoriesFor(files: readonly RenderedFile[]): string[] {
   const dirs = [...new Set(files.flatMap((f) => [f.path.replace(/\/[^/]+$/, ''), stageDir(f)]))];
-  return dirs.sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
+  return dirs.sort((a, b) => a.split('/').length - b.split('/').length || comparePaths(a, b));
 }
 
 function writeFiles(files: readonly RenderedFile[], validations: NonNullable<ApplyPart['validate']>): string[] {
@@ -313,7 +314,7 @@ function forgetKept(): string[] {
   for (const kept of [PREVIOUS_DIR, REPLACED_DIR])
     for (const path of OWNED_PATHS)
       for (let d = parent(path); d !== '' && d !== '/'; d = parent(d)) dirs.add(`${kept}${d}`);
-  const deepestFirst = [...dirs].sort((a, b) => b.split('/').length - a.split('/').length || a.localeCompare(b));
+  const deepestFirst = [...dirs].sort((a, b) => b.split('/').length - a.split('/').length || comparePaths(a, b));
   const keptCopies = OWNED_PATHS.flatMap((p) => [`${PREVIOUS_DIR}${p}`, `${REPLACED_DIR}${p}`]);
   return [
     "# Nothing of ibfleet's stays: the versions it kept of its own files, then its directories if empty.",
