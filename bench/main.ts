@@ -5,7 +5,8 @@
  * and fits cost against N; `--nics 8` gives every lab host 8 fabric NICs (multi-rail GPU nodes).
  * Options: --rounds R (3), -c/--concurrency C (32), --timeout S (120),
  * --full-matrix-hosts K (20), --tools pdsh,clush,ansible | none, --name bench,
- * --mgmt-subnet 198.18.200.0/24, --out FILE, --cli PATH (another build's dist/cli.js, to compare).
+ * --mgmt-subnet 198.18.200.0/24, --out FILE, --cli PATH (another build's dist/cli.js, to compare),
+ * --prober python3|fping|ping (what every lab host has to run verify's ping cells; default python3).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -19,8 +20,11 @@ import { formatGrowth, formatSize, formatVerdicts, fitGrowth, judgeSize } from '
 import { benchmarkSize, CLI, labDownQuietly, REPO_ROOT, type SizeResult } from './run.js';
 import { spread } from './stats.js';
 import { isSuite, SUITES } from '../src/lab/suites.js';
+import type { ProberKind } from '../src/vocabulary.js';
 
-const USAGE = `usage: npm run bench -- --hosts N[,N...] [--nics 2] [--suite bullseye|bookworm|trixie] [--rounds 3] [-c 32] [--timeout 120] [--full-matrix-hosts 20] [--tools pdsh,clush,ansible|none] [--name bench] [--mgmt-subnet 198.18.200.0/24] [--out FILE] [--cli PATH]`;
+const PROBERS: readonly ProberKind[] = ['python3', 'fping', 'ping'];
+
+const USAGE = `usage: npm run bench -- --hosts N[,N...] [--nics 2] [--suite bullseye|bookworm|trixie] [--rounds 3] [-c 32] [--timeout 120] [--full-matrix-hosts 20] [--tools pdsh,clush,ansible|none] [--name bench] [--mgmt-subnet 198.18.200.0/24] [--out FILE] [--cli PATH] [--prober python3|fping|ping]`;
 
 export interface BenchArgs {
   readonly sizes: readonly number[];
@@ -38,6 +42,8 @@ export interface BenchArgs {
   readonly out: string | undefined;
   /** Another build's dist/cli.js to measure instead of this checkout's (to compare versions). */
   readonly cli: string | undefined;
+  /** The prober every lab host runs verify's ping cells with: the lab hides python3 and adds fping to match. */
+  readonly prober: ProberKind;
 }
 
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
@@ -56,6 +62,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       'mgmt-subnet': { type: 'string', default: '198.18.200.0/24' },
       out: { type: 'string' },
       cli: { type: 'string' },
+      prober: { type: 'string', default: 'python3' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -88,7 +95,14 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     mgmtSubnet: values['mgmt-subnet'],
     out: values.out,
     cli: values.cli,
+    prober: checkProber(values.prober),
   };
+}
+
+function checkProber(prober: string): ProberKind {
+  if (!(PROBERS as readonly string[]).includes(prober))
+    throw new Error(`--prober: unknown prober ${prober} (known: ${PROBERS.join(', ')})\n${USAGE}`);
+  return prober as ProberKind;
 }
 
 function checkSuite(suite: string | undefined): string | undefined {
@@ -170,7 +184,7 @@ async function main(): Promise<number> {
 
   const env = environment();
   log(
-    `${env.cpus} CPUs, ${env.memoryGiB} GiB, node ${env.node}; sizes ${args.sizes.join(', ')} × ${args.nics} NICs${args.suite ? ` on ${args.suite}` : ''}; ${args.rounds} rounds; concurrency ${args.concurrency}; tools ${args.tools.join(', ') || 'none'}`,
+    `${env.cpus} CPUs, ${env.memoryGiB} GiB, node ${env.node}; sizes ${args.sizes.join(', ')} × ${args.nics} NICs${args.suite ? ` on ${args.suite}` : ''}; ${args.rounds} rounds; concurrency ${args.concurrency}; tools ${args.tools.join(', ') || 'none'}; prober ${args.prober}`,
   );
   const startup = await measureStartup(cli);
   const sizes: SizeResult[] = [];
@@ -188,6 +202,7 @@ async function main(): Promise<number> {
         references: args.tools,
         labName: args.name,
         mgmtSubnet: args.mgmtSubnet,
+        prober: args.prober,
         log,
         cli,
       });

@@ -66,7 +66,9 @@ const IBFLEET_ROWS: readonly RowName[] = [
   ROWS.status,
   ROWS.ring,
   ROWS.full,
+  ROWS.fullAgain,
   ROWS.rail,
+  ROWS.railAgain,
   ROWS.rollback,
 ];
 
@@ -134,7 +136,7 @@ export function fitGrowth(sizes: readonly SizeResult[]): GrowthFit[] {
   if (sizes.length < 2) return [];
   const fits: GrowthFit[] = [];
   for (const name of Object.values(ROWS)) {
-    if (name === ROWS.full) continue; // a fixed host count, not N
+    if (name === ROWS.full || name === ROWS.fullAgain) continue; // a fixed host count, not N
     const points = sizes.flatMap((s) => {
       const r = row(s, name);
       return r && r.wallS && r.toolCpuS ? [{ n: s.hosts, wall: r.wallS.median, cpu: r.toolCpuS.median }] : [];
@@ -177,6 +179,7 @@ export function formatSize(size: SizeResult): string {
     'hosts',
     'cells',
     'wall s: median (min–max)',
+    'cells/s',
     'tool CPU s',
     'CPU ms/host',
     'machine CPU s',
@@ -192,6 +195,7 @@ export function formatSize(size: SizeResult): string {
     String(r.hosts),
     r.cells && r.cells.total > 0 ? String(r.cells.total) : '',
     sp(r.wallS),
+    r.cells && r.cells.total > 0 && r.wallS ? num(r.cells.total / r.wallS.median, 0) : '',
     sp(r.toolCpuS),
     num(r.cpuMsPerHost?.median ?? null, 1),
     num(r.machineCpuS?.median ?? null),
@@ -203,7 +207,7 @@ export function formatSize(size: SizeResult): string {
     range(r.hostsVerified),
   ]);
   const verify = `verify --hosts all without a mode checks: ${size.verifyDefault.mode}${size.verifyDefault.reason ? ` (${size.verifyDefault.reason})` : ''}`;
-  const head = `N = ${size.hosts} × ${size.nics} NICs${size.suite ? ` on ${size.suite}` : ''}: ${verify}\n${size.rows[0]?.runs ?? 0} rounds, lab up ${size.labUpS.toFixed(1)} s, background load ${size.backgroundCpus.toFixed(2)} CPUs${size.skipped.length ? `; skipped: ${size.skipped.join('; ')}` : ''}`;
+  const head = `N = ${size.hosts} × ${size.nics} NICs${size.suite ? ` on ${size.suite}` : ''}, prober ${size.prober ?? 'python3'}: ${verify}\n${size.rows[0]?.runs ?? 0} rounds, lab up ${size.labUpS.toFixed(1)} s, background load ${size.backgroundCpus.toFixed(2)} CPUs${size.skipped.length ? `; skipped: ${size.skipped.join('; ')}` : ''}`;
   return `${head}\n${table(headers, lines)}`;
 }
 

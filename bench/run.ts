@@ -1,7 +1,7 @@
 /**
  * One benchmark size: bring up N lab hosts of K NICs, then alternate the contenders for several
  * rounds — ibfleet (deploy from the broken state, deploy again, status, verify --ring, the full
- * matrix on a few hosts, verify --rail, rollback), the bare ssh2 fan-out floor, and pdsh, clush and Ansible where installed —
+ * matrix on a few hosts and verify --rail, each twice, rollback), the bare ssh2 fan-out floor, and pdsh, clush and Ansible where installed —
  * and summarise every row as medians with min–max. The lab always comes down at the end.
  */
 import { existsSync } from 'node:fs';
@@ -28,6 +28,7 @@ import {
   type ReferenceTool,
 } from './references.js';
 import { spread, type Spread } from './stats.js';
+import type { ProberKind } from '../src/vocabulary.js';
 
 export const REPO_ROOT = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '..' : '../..', import.meta.url));
 export const CLI = join(REPO_ROOT, 'dist', 'cli.js');
@@ -38,7 +39,9 @@ export const ROWS = {
   status: 'ibfleet status',
   ring: 'ibfleet verify --ring',
   full: 'ibfleet verify (full matrix)',
+  fullAgain: 'ibfleet verify (full, again)',
   rail: 'ibfleet verify --rail',
+  railAgain: 'ibfleet verify --rail (again)',
   rollback: 'ibfleet rollback',
   floor: 'floor: ssh2 + p-limit',
   pdsh: 'pdsh',
@@ -62,6 +65,8 @@ export interface SizeOptions {
   readonly references: readonly ReferenceTool[];
   readonly labName: string;
   readonly mgmtSubnet: string;
+  /** What every host runs verify's ping cells with (default python3, which every lab host has). */
+  readonly prober?: ProberKind;
   readonly log: (line: string) => void;
   /** How long to sample the machine's load before the runs (default 2 s). */
   readonly backgroundSampleMs?: number;
@@ -119,6 +124,8 @@ export interface RowSummary {
 export interface SizeResult {
   readonly hosts: number;
   readonly nics: number;
+  /** What the hosts ran verify's ping cells with (absent in results from before --prober: python3). */
+  readonly prober?: ProberKind;
   /** The lab hosts' Debian suite (absent: the machine's own /usr). */
   readonly suite?: string;
   /** The matrix `verify --hosts all` checks at this size without a mode, and why (src/plan/matrix.ts). */
@@ -184,6 +191,12 @@ function parseDoc(m: Measurement, what: string): IbfleetJson {
   }
 }
 
+/** lab up's options that leave every host `prober` as the best it has (chooseProber: python3, then fping, then ping). */
+function proberOptions(prober: ProberKind, hosts: number): string[] {
+  const all = `1-${hosts}`;
+  return prober === 'python3' ? [] : ['--without-python3', all, ...(prober === 'fping' ? ['--with-fping', all] : [])];
+}
+
 export async function benchmarkSize(options: SizeOptions): Promise<SizeResult> {
   const log = options.log;
   const ids = Array.from({ length: options.hosts }, (_, i) => i + 1);
@@ -208,6 +221,7 @@ export async function benchmarkSize(options: SizeOptions): Promise<SizeResult> {
       options.mgmtSubnet,
       '--no-managers',
       ...(options.suite ? ['--suite', options.suite] : []),
+      ...proberOptions(options.prober ?? 'python3', options.hosts),
     ]);
     if (up.exitCode !== 0) throw new Error(`lab up failed (exit ${up.exitCode}): ${up.stderr.trim()}`);
     const lab = (JSON.parse(up.stdout) as { lab: LabInfo }).lab;
@@ -269,7 +283,13 @@ async function runRounds(
   await writeFile(floorJobFile, JSON.stringify(floorJob));
 
   const skipped: string[] = [];
+  const prober = options.prober ?? 'python3';
   const tools = options.references.filter((t) => {
+    if (t === 'ansible' && prober !== 'python3') {
+      // Its modules run in the hosts' python3, which the lab hid for this prober.
+      skipped.push(`ansible: the hosts have no python3 (--prober ${prober})`);
+      return false;
+    }
     if (findTool(t)) return true;
     skipped.push(`${t}: not installed`);
     return false;
@@ -376,9 +396,16 @@ async function runRounds(
         // --full: a selection of the lab, asked for as the full matrix whatever the default would choose.
         const full = await ibfleet(['verify', '--full', '--no-rping', '--hosts', `1-${fullHosts}`], selection);
         record(ibfleetRecord(ROWS.full, round, full, selection, ['ok']));
+        const again = await ibfleet(['verify', '--full', '--no-rping', '--hosts', `1-${fullHosts}`], selection);
+        record(ibfleetRecord(ROWS.fullAgain, round, again, selection, ['ok']));
       }
+      // Each matrix twice: the first after a deploy, which flushed the NICs' neighbours, resolves
+      // every destination by ARP — in the lab a broadcast to every fabric port of every host, all on
+      // this machine's CPUs; the second finds them resolved, as a health gate between jobs does.
       const rail = await ibfleet(['verify', '--rail', '--no-rping', '--hosts', 'all']);
       record(ibfleetRecord(ROWS.rail, round, rail, ids, ['ok']));
+      const railAgain = await ibfleet(['verify', '--rail', '--no-rping', '--hosts', 'all']);
+      record(ibfleetRecord(ROWS.railAgain, round, railAgain, ids, ['ok']));
       const rollback = await ibfleet(['rollback', '--hosts', 'all']);
       record(ibfleetRecord(ROWS.rollback, round, rollback, ids, ['changed']));
     },
@@ -456,6 +483,7 @@ async function runRounds(
   return {
     hosts: options.hosts,
     nics: options.nics ?? 2,
+    prober: options.prober ?? 'python3',
     ...(options.suite ? { suite: options.suite } : {}),
     verifyDefault: chooseMatrixMode(fleet.hosts, undefined),
     labUpS,

@@ -16,7 +16,8 @@ describe.skipIf(!IS_ROOT)('npm run bench, smoke (N = 3, one round; needs root)',
     'measures every row, deploys and verifies all 3 hosts over one connection per host per command',
     { timeout: 120_000 },
     async () => {
-      const installed = REFERENCE_TOOLS.filter((t) => findTool(t) !== undefined);
+      // Ansible's modules need the python3 the lab hides for the fping prober below.
+      const installed = REFERENCE_TOOLS.filter((t) => findTool(t) !== undefined && t !== 'ansible');
       const lines: string[] = [];
       const size: SizeResult = await benchmarkSize({
         hosts: 3,
@@ -30,6 +31,8 @@ describe.skipIf(!IS_ROOT)('npm run bench, smoke (N = 3, one round; needs root)',
         labName: testLab('bench-smoke').name,
         mgmtSubnet: testLab('bench-smoke').mgmtSubnet,
         backgroundSampleMs: 100,
+        // Every host without python3, with fping: the prober a bench row measures is the one asked for.
+        prober: 'fping',
         log: (line) => lines.push(line),
       });
 
@@ -38,7 +41,17 @@ describe.skipIf(!IS_ROOT)('npm run bench, smoke (N = 3, one round; needs root)',
         expect(found, `row ${name}`).toBeDefined();
         return found!;
       };
-      const ibfleetRows = [ROWS.deploy, ROWS.deployAgain, ROWS.status, ROWS.ring, ROWS.full, ROWS.rail, ROWS.rollback];
+      const ibfleetRows = [
+        ROWS.deploy,
+        ROWS.deployAgain,
+        ROWS.status,
+        ROWS.ring,
+        ROWS.full,
+        ROWS.fullAgain,
+        ROWS.rail,
+        ROWS.railAgain,
+        ROWS.rollback,
+      ];
       for (const name of [...ibfleetRows, ROWS.floor, ...installed.map((t) => ROWS[t])]) expect(row(name).runs).toBe(1);
 
       expect(row(ROWS.deploy).hostsVerified).toEqual({ min: 3, max: 3 });
@@ -47,6 +60,8 @@ describe.skipIf(!IS_ROOT)('npm run bench, smoke (N = 3, one round; needs root)',
       expect(row(ROWS.ring).cells).toEqual({ total: 3 * 4 * 4, passedMin: 48, mode: 'ring' });
       expect(row(ROWS.full).cells).toEqual({ total: 3 * 2 * 4 * 4, passedMin: 96, mode: 'full' });
       expect(row(ROWS.rail).cells).toEqual({ total: 3 * 2 * 4, passedMin: 24, mode: 'rail' });
+      expect(row(ROWS.fullAgain).cells).toEqual(row(ROWS.full).cells);
+      expect(row(ROWS.railAgain).cells).toEqual(row(ROWS.rail).cells);
       expect(size.verifyDefault).toEqual({ mode: 'full' });
       for (const name of ibfleetRows) expect(row(name).connectionsPerHost, name).toEqual({ min: 1, max: 1 });
       expect(row(ROWS.deploy).channelsPerHost!.max).toBeLessThanOrEqual(2);
@@ -64,7 +79,10 @@ describe.skipIf(!IS_ROOT)('npm run bench, smoke (N = 3, one round; needs root)',
       expect(verdict.targets.oneConnectionPerHost).toBe(true);
       expect(verdict.ratios.ibfleetOverFloor.wall).toBeGreaterThan(0);
       expect(formatSize(size)).toContain('ibfleet deploy');
-      expect(formatSize(size)).toMatch(/^N = 3 × 4 NICs: verify --hosts all without a mode checks: full\n/);
+      expect(formatSize(size)).toMatch(
+        /^N = 3 × 4 NICs, prober fping: verify --hosts all without a mode checks: full\n/,
+      );
+      expect(formatSize(size)).toMatch(/\| ibfleet verify --rail +\| +3 \| +24 \| [^|]+\| +\d+ \|/);
       expect(formatVerdicts([verdict])).toContain('ibfleet/floor');
     },
   );
