@@ -187,16 +187,18 @@ ${START_NETWORK_MANAGER}`;
 }
 
 /**
- * Until networkd has each NIC routable and done configuring it ("routable (configured)"), what
- * systemd-networkd-wait-online waits for: after it, networkd has nothing more to report about the
- * boot. Done comes well after routable: with IPv6 router advertisements accepted (networkd's default,
- * which netplan keeps) and no router on the fabric, only when its solicitations time out (~12 s).
+ * Until networkd has each NIC routable — and, at a boot, done configuring it ("routable
+ * (configured)"), what systemd-networkd-wait-online waits for: after it networkd has nothing more to
+ * report about the boot. Done comes well after routable: with IPv6 router advertisements accepted
+ * (networkd's default, which netplan keeps) and no router on the fabric, only when its solicitations
+ * time out (~12 s). `lab restart` waits for routable only, as before: the dispatcher runs there and
+ * the configured.d hook may still come after it returns.
  */
-function awaitRoutable(host: LabHost): string {
+function awaitRoutable(host: LabHost, state: 'routable' | 'routable (configured)'): string {
   return configuredNics(host)
     .map(
       (n) =>
-        `await "${n.iface} routable" sh -c ${shellQuote(`networkctl status ${n.iface} | grep -q "State: routable (configured)"`)} || status=1`,
+        `await "${n.iface} ${state}" sh -c ${shellQuote(`networkctl status ${n.iface} | grep -q "State: ${state}"`)} || status=1`,
     )
     .join('\n');
 }
@@ -253,7 +255,7 @@ rm -f /run/systemd/network/10-netplan-${MGMT_IFACE}.network
 mkdir -p /run/systemd/netif
 chown systemd-network:systemd-network /run/systemd/netif
 ${DBUS}
-${START_NETWORKD}${awaitRoutable(host)}
+${START_NETWORKD}${awaitRoutable(host, 'routable (configured)')}
 ${nic1RouteFirst(plan, host)}${START_NETWORKD_DISPATCHER}`;
 }
 
@@ -275,7 +277,8 @@ ${DIRS}
 `;
   if (host.manager === 'ifupdown')
     return `${head}${host.nics.map((n) => `ifdown ${n.iface} 2>&1 || status=$?\nifup -v ${n.iface} 2>&1 || status=$?`).join('\n')}\n${nic1RouteFirst(plan, host)}exit "$status"\n`;
-  const start = host.manager === 'networkmanager' ? START_NETWORK_MANAGER : `${START_NETWORKD}${awaitRoutable(host)}\n`;
+  const start =
+    host.manager === 'networkmanager' ? START_NETWORK_MANAGER : `${START_NETWORKD}${awaitRoutable(host, 'routable')}\n`;
   return `${head}${START}
 ${AWAIT}
 ${start}${nic1RouteFirst(plan, host)}exit "$status"

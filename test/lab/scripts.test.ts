@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { planLab } from '../../src/lab/plan.js';
-import { renderNetworkBootScript, renderResetScript } from '../../src/lab/manager-boot.js';
+import { renderManagerRestartScript, renderNetworkBootScript, renderResetScript } from '../../src/lab/manager-boot.js';
 import {
   renderBootScript,
   renderCreateBatch,
@@ -92,6 +92,10 @@ describe('creating the lab', () => {
       'start networkd-dispatcher env NOTIFY_SOCKET="$notify" networkd-dispatcher $networkd_dispatcher_args',
     );
     expect(netplan).toContain('grep -q "State: routable (configured)"');
+    // `lab restart` is `systemctl restart systemd-networkd`: back once the NICs are routable, as before.
+    const restart = renderManagerRestartScript(plan, h34);
+    expect(restart).toContain('grep -q "State: routable"');
+    expect(restart).not.toContain('(configured)');
     const order = ['networkctl status ib1', 'route_last ib1', 'start networkd-dispatcher', 'wait "$listener"'];
     expect(order.map((s) => netplan.indexOf(s))).toEqual(order.map((s) => netplan.indexOf(s)).sort((a, b) => a - b));
     expect(order.map((s) => netplan.indexOf(s))).not.toContain(-1);
