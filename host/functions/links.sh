@@ -58,3 +58,55 @@ new_keyfile() {
 	rm -f "$nk_staged"
 	return 1
 }
+
+# links_sys --all | IFACE...: the probe's section `links sys`: each interface's kernel type, IPoIB
+# mode, hardware address and P_Key as sysfs has them (`if IFACE|TYPE|MODE|ADDRESS|PKEY`), read with
+# the shell alone; --all: every interface (onboard, before it knows which are the NICs).
+links_sys() {
+	s links sys
+	if [ "${1:-}" = --all ]; then
+		set --
+		for n in /sys/class/net/*; do set -- "$@" "${n##*/}"; done
+	fi
+	for i in "$@"; do
+		n=/sys/class/net/$i
+		[ -d "$n" ] || continue
+		t='' m='' a='' k=''
+		read -r t 2>/dev/null <"$n/type"
+		read -r m 2>/dev/null <"$n/mode"
+		read -r a 2>/dev/null <"$n/address"
+		read -r k 2>/dev/null <"$n/pkey"
+		printf 'if %s|%s|%s|%s|%s\n' "$i" "$t" "$m" "$a" "$k"
+	done
+}
+
+# links_nm FIELDS OLDER-FIELDS: the probe's section `links nm`, where NetworkManager runs: every
+# profile's uuid and file (`/run/…`: in memory only), then their properties — FIELDS, or
+# OLDER-FIELDS from an nmcli that refuses a field it does not know (match came with 1.14).
+links_nm() {
+	[ -d /run/NetworkManager ] && command -v nmcli >/dev/null 2>&1 || return 0
+	u=$(nmcli -t -f UUID,FILENAME connection show 2>/dev/null) || return 0
+	s links nm
+	nm_fields=$1 nm_older=$2
+	set --
+	while IFS=: read -r v f; do [ -n "$v" ] && echo "file $v $f" && set -- "$@" uuid "$v"; done <<IBFLEET_NM
+$u
+IBFLEET_NM
+	[ "$#" -eq 0 ] || nmcli -t -f "$nm_fields" connection show "$@" 2>/dev/null || nmcli -t -f "$nm_older" connection show "$@" 2>/dev/null
+}
+
+# links_source: the probe's section `links source`: the source lines of /etc/network/interfaces,
+# each behind | (src/facts/probe-format.ts CONTENT_PREFIX), read with the shell alone.
+links_source() {
+	s links source
+	[ -r /etc/network/interfaces ] || return 0
+	while IFS= read -r l || [ -n "$l" ]; do
+		case $l in source* | [[:space:]]*source*) printf '|%s\n' "$l" ;; esac
+	done </etc/network/interfaces
+}
+
+# links_roce: the probe's section `links roce`: each RDMA port's default_roce_mode (the RDMA CM's configfs).
+links_roce() {
+	s links roce
+	for f in /sys/kernel/config/rdma_cm/*/ports/*/default_roce_mode; do [ -f "$f" ] && { v=; read -r v <"$f"; echo "$f $v"; }; done
+}

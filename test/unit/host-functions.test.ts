@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { CONTENT_PREFIX } from '../../src/facts/probe-format.js';
 import { readProbe } from '../../src/plan/change-output.js';
 import { planDeploy } from '../../src/plan/host-plan.js';
 import { planRestore } from '../../src/plan/restore.js';
@@ -49,6 +50,12 @@ describe('host functions', () => {
     ])
       expect(HOST_FUNCTIONS.has(name), name).toBe(true);
     for (const name of ['nic', 'configure', 'say', 'drift']) expect(HOST_FUNCTIONS.has(name), name).toBe(false);
+  });
+
+  it("the probe's functions print a file's lines behind the probe's content prefix", () => {
+    expect(CONTENT_PREFIX).toBe('|');
+    for (const name of ['rd_section', 'links_source'])
+      expect(HOST_FUNCTIONS.get(name)!.text).toContain("printf '|%s\\n'");
   });
 
   it("a script gets what it calls and what that calls, once, in the files' order", () => {

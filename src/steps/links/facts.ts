@@ -22,7 +22,7 @@
  */
 import type { Fact, FactSections } from '../../facts/fact.js';
 import { unescapeTerse } from '../../facts/nm-facts.js';
-import { CONTENT_PREFIX, contentLines } from '../../facts/probe-format.js';
+import { contentLines } from '../../facts/probe-format.js';
 import { shellQuote } from '../../script/shell.js';
 import { parseLinksRecord, LINKS_RECORD_PATH, type LinksRecord } from './record.js';
 import { splitChild } from './params.js';
@@ -103,33 +103,8 @@ export function probedInterfaces(ifaces: readonly string[]): string[] {
   return [...new Set(ifaces.flatMap((i) => [i, ...(splitChild(i) ? [splitChild(i)!.parent] : [])]))];
 }
 
-/** `ifaces` undefined: every interface (onboard, before it knows which are the NICs). */
-function sysLines(ifaces: readonly string[] | undefined): string[] {
-  return [
-    '\ts links sys',
-    ifaces
-      ? `\tfor i in ${ifaces.map(shellQuote).join(' ')}; do`
-      : '\tfor i in $(for n in /sys/class/net/*; do printf \'%s \' "${n##*/}"; done); do',
-    '\t\tn=/sys/class/net/$i; [ -d "$n" ] || continue; t=; m=; a=; k=',
-    '\t\tread -r t 2>/dev/null <"$n/type"; read -r m 2>/dev/null <"$n/mode"; read -r a 2>/dev/null <"$n/address"; read -r k 2>/dev/null <"$n/pkey"',
-    '\t\tprintf \'if %s|%s|%s|%s|%s\\n\' "$i" "$t" "$m" "$a" "$k"',
-    '\tdone',
-  ];
-}
-
-/** Every profile's uuid and file (`/run/…`: in memory only, as NetworkManager's own for an address set by hand), then their properties. */
-function nmLines(): string[] {
-  return [
-    '\tif [ -d /run/NetworkManager ] && command -v nmcli >/dev/null 2>&1 && u=$(nmcli -t -f UUID,FILENAME connection show 2>/dev/null); then',
-    '\t\ts links nm',
-    '\t\tset --',
-    '\t\twhile IFS=: read -r v f; do [ -n "$v" ] && echo "file $v $f" && set -- "$@" uuid "$v"; done <<IBFLEET_NM',
-    '$u',
-    'IBFLEET_NM',
-    `\t\t[ "$#" -eq 0 ] || nmcli -t -f ${[...NM_FIELDS, NM_MATCH_FIELD].join(',')} connection show "$@" 2>/dev/null || nmcli -t -f ${NM_FIELDS.join(',')} connection show "$@" 2>/dev/null`,
-    '\tfi',
-  ];
-}
+/** How much of the links record the probe reads: a host cannot make it print more. */
+const RECORD_MAX_LINES = 64;
 
 /** The probe's want (ProbeOptions.wants) for what only an asked MTU is checked against: the drivers' and ports' limits. */
 export const LINK_LIMITS = 'link-limits';
@@ -143,22 +118,19 @@ export function linksProbe(
   ifaces: readonly string[] | undefined,
   options: { readonly fabric: boolean; readonly managerEvidence: boolean; readonly limits: boolean },
 ): string[] {
+  // links_sys, links_nm, links_source, links_roce: host/functions/links.sh; rd_section: facts.sh.
   return [
-    ...sysLines(ifaces && probedInterfaces(ifaces)),
+    ifaces ? `\tlinks_sys ${probedInterfaces(ifaces).map(shellQuote).join(' ')}` : '\tlinks_sys --all',
     ...(options.fabric && options.limits
       ? [
           '\ts links ipd; ip -d -o link show 2>/dev/null',
           '\tif command -v ibv_devinfo >/dev/null 2>&1; then s links ibv; ibv_devinfo 2>/dev/null; fi',
         ]
       : []),
-    ...nmLines(),
-    ...(options.managerEvidence
-      ? [
-          `\ts links source; [ ! -r /etc/network/interfaces ] || while IFS= read -r l || [ -n "$l" ]; do case $l in source* | [[:space:]]*source*) printf '${CONTENT_PREFIX}%s\\n' "$l" ;; esac; done </etc/network/interfaces`,
-        ]
-      : []),
-    '\ts links roce; for f in /sys/kernel/config/rdma_cm/*/ports/*/default_roce_mode; do [ -f "$f" ] && { v=; read -r v <"$f"; echo "$f $v"; }; done',
-    `\tif [ -f ${LINKS_RECORD_PATH} ]; then s links record; n=0; while [ "$n" -lt 64 ] && { IFS= read -r l || [ -n "$l" ]; }; do printf '${CONTENT_PREFIX}%s\\n' "$l"; n=$((n + 1)); done <${LINKS_RECORD_PATH}; fi`,
+    `\tlinks_nm ${[...NM_FIELDS, NM_MATCH_FIELD].join(',')} ${NM_FIELDS.join(',')}`,
+    ...(options.managerEvidence ? ['\tlinks_source'] : []),
+    '\tlinks_roce',
+    `\trd_section 'links record' ${RECORD_MAX_LINES} ${shellQuote(LINKS_RECORD_PATH)}`,
   ];
 }
 

@@ -8,7 +8,7 @@
  * back whole by its own fact, which trusts none of it: it is text from a host. Pure.
  */
 import type { Fact } from '../../facts/fact.js';
-import { CONTENT_PREFIX, contentLines } from '../../facts/probe-format.js';
+import { contentLines } from '../../facts/probe-format.js';
 import { MAIN_RULE_PRIORITY, RESERVED_TABLES } from '../../inventory/derive.js';
 import { parseCidr, parseIpv4 } from '../../inventory/ipv4.js';
 import type { Fleet, Host } from '../../inventory/model.js';
@@ -118,11 +118,8 @@ export const OWNED_MAX_LINES = 64;
  */
 export const OWNED_FACT: Fact<OwnedRecord | undefined> = {
   name: 'owned',
-  probe: () => [
-    `\tif [ -f ${shellQuote(OWNED_PATH)} ] && [ -r ${shellQuote(OWNED_PATH)} ]; then`,
-    `\t\ts owned; n=0; while [ "$n" -lt ${OWNED_MAX_LINES} ] && { IFS= read -r l || [ -n "$l" ]; }; do printf '${CONTENT_PREFIX}%s\\n' "$l"; n=$((n + 1)); done <${shellQuote(OWNED_PATH)}`,
-    '\tfi',
-  ],
+  // host/functions/facts.sh.
+  probe: () => [`\trd_section owned ${OWNED_MAX_LINES} ${shellQuote(OWNED_PATH)}`],
   parse: (sections) => {
     const lines = sections.get('owned');
     return lines === undefined ? undefined : parseOwnedRecord(contentLines(lines).join('\n'));
