@@ -8,6 +8,7 @@
 import { BugError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { FINISHED_PATH, PREVIOUS_DIR, REPLACED_DIR, ROUTING_SCRIPT_PATH } from '../script/paths.js';
+import { sentShell } from '../script/sent-shell.js';
 import type { RenderedFile } from '../script/rendered-file.js';
 import { hostScript } from '../script/host-functions.js';
 import { comparePaths } from '../script/path-order.js';
@@ -36,44 +37,11 @@ export function finishLine(runId: string): string {
 }
 
 /**
- * Every change script's start: finish whatever happens, hold the host lock (render/host-lock.ts;
- * already held when the change continues the probe that took it), keep/retire helpers.
+ * Every change script's start: finish whatever happens, the keep/retire helpers (host/sent/change.sh),
+ * then the host lock (render/host-lock.ts; already held when the change continues the probe that took it).
  */
 export function renderPrelude(kind: LockKind, runId: string): string {
-  return `set -u
-export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
-# Finish what was started even if the connection drops or the user presses Ctrl-C: a host is
-# never left half-changed. Once the controller is gone every echo fails; no step's success may
-# depend on one.
-trap '' HUP INT TERM PIPE
-${renderTakeLock(kind, 0, runId)}
-PREVIOUS=${shellQuote(PREVIOUS_DIR)}
-REPLACED=${shellQuote(REPLACED_DIR)}
-
-# keep PATH...: copy the current versions under $PREVIOUS, without execute bits so no dispatcher runs them.
-# A symbolic link is kept as the link itself (cp -P), never as a copy of what it points to, and
-# its mode is left alone (chmod follows a link). The earlier copy is removed first: cp writes
-# through a link it finds at its destination. A link is an admin's (ibfleet writes only files): it
-# is also kept under $REPLACED, which no later deploy overwrites, for rollback to put back.
-keep() {
-	for f in "$@"; do
-		[ -f "$f" ] || [ -L "$f" ] || continue
-		mkdir -p "$PREVIOUS\${f%/*}" && rm -f "$PREVIOUS$f" || return 1
-		if [ -L "$f" ]; then
-			cp -P "$f" "$PREVIOUS$f" || return 1
-			mkdir -p "$REPLACED\${f%/*}" && rm -f "$REPLACED$f" && cp -P "$f" "$REPLACED$f" || return 1
-		elif ! { cp -p "$f" "$PREVIOUS$f" && chmod a-x "$PREVIOUS$f"; }; then return 1; fi
-	done
-}
-
-# retire PATH: remove a file ibfleet installed (or a link in its place), keeping its last version.
-retire() {
-	[ -f "$1" ] || [ -L "$1" ] || return 0
-	keep "$1" && rm -f "$1" || return 1
-	echo "ibfleet: removed $1"
-	return 0
-}
-`;
+  return `${sentShell('change')}${renderTakeLock(kind, 0, runId)}\n`;
 }
 
 /**
@@ -276,7 +244,7 @@ export function renderRollbackScript(
       `# ibfleet rollback: host ${host.id} (${host.name})`,
       renderPrelude('rollback', runId),
       'status=0',
-      GIVE_BACK,
+      sentShell('give-back'),
       ...part('beforeFiles'),
       ...OWNED_PATHS.map((p) => `give_back ${shellQuote(p)} || status=1`),
       ...part('afterFiles'),
@@ -290,18 +258,6 @@ export function renderRollbackScript(
     ].join('\n'),
   );
 }
-
-/**
- * Rollback's retire. An admin's link at ibfleet's path (one a deploy that failed put back, or one
- * never deployed over) stays; one a deploy replaced goes back in place of ibfleet's file.
- */
-const GIVE_BACK = `# give_back PATH: ibfleet's file at PATH gone, an admin's link it replaced back in its place.
-give_back() {
-	[ -L "$1" ] || retire "$1" || return 1
-	[ -L "$REPLACED$1" ] && [ ! -L "$1" ] || return 0
-	mv -fT "$REPLACED$1" "$1" || return 1
-	echo "ibfleet: put back $1, a link to $(readlink "$1")"
-}`;
 
 /**
  * Rollback leaves nothing of ibfleet's: the last versions it kept of its own files go, then the

@@ -7,11 +7,10 @@
  * Deploy and rollback take it *before* they probe, in the shell that will run the change (the
  * conversation keeps fd 9 open from the probe to the end of the change), so what they decide from
  * is what they change. A run that finds it held waits, within what is left of its --timeout, then
- * probes the state the other run left. Pure string builders.
+ * probes the state the other run left. The shell is host/sent/host-lock.sh; this passes it words.
  */
 import { BugError } from '../errors.js';
-import { LOCK_DIR, LOCK_PATH } from '../script/paths.js';
-import { shellQuote } from '../script/shell.js';
+import { sentShell } from '../script/sent-shell.js';
 
 /** Exit status when another run holds the host lock (EX_TEMPFAIL). */
 export const LOCKED_EXIT = 75;
@@ -32,44 +31,12 @@ const RUN_ID = /^[0-9a-z-]{1,40}$/;
 
 /**
  * Takes the lock for a `kind` of run, waiting at most `waitSeconds` (whole seconds; 0: not at all)
- * for its holder. Reopening fd 9 would drop a lock the shell already holds, so where it is held
- * (a change continuing the probe that took it) nothing is done.
+ * for its holder: host/sent/host-lock.sh's take_host_lock, defined and called. Reopening fd 9 would
+ * drop a lock the shell already holds, so where it is held (a change continuing the probe that took
+ * it) nothing is done.
  */
 export function renderTakeLock(kind: LockKind, waitSeconds: number, runId: string): string {
   if (!RUN_ID.test(runId)) throw new BugError(`run id ${JSON.stringify(runId)} is not a plain word`);
   const wait = Math.max(0, Math.floor(waitSeconds));
-  const dir = shellQuote(LOCK_DIR);
-  const lock = shellQuote(LOCK_PATH);
-  const refuse = (why: string) => [
-    '\t\tholder=',
-    `\t\tIFS=' ' read -r tag what pid _ <${lock} 2>/dev/null || true`,
-    `\t\t[ "\${tag:-}" = ibfleet ] && [ -n "\${pid:-}" ] && [ -d "/proc/\${pid}" ] && holder="another ibfleet \${what} (its shell is pid \${pid})"`,
-    `\t\techo "ibfleet: the host lock ${LOCK_PATH} is held by \${holder:-a process that is not an ibfleet run (find it with: fuser -v ${LOCK_PATH})}; ${why}" >&2`,
-    `\t\texit ${LOCKED_EXIT}`,
-  ];
-  const held =
-    wait > 0
-      ? [
-          `\t\techo '${LOCK_WAIT_MARK}'`,
-          `\t\tif ! flock -w ${wait} 9; then`,
-          ...refuse(`waited ${wait} s for it (--timeout); nothing was changed`).map((l) => `\t${l}`),
-          '\t\tfi',
-          `\t\techo '${LOCK_TAKEN_MARK}'`,
-        ]
-      : refuse('try again when it is free');
-  return [
-    `if [ "\${${LOCK_HELD_VAR}:-}" != 1 ]; then`,
-    `\t[ -d ${dir} ] || mkdir -m 0700 ${dir} 2>/dev/null`,
-    `\tif [ -L ${dir} ] || [ ! -d ${dir} ] || [ ! -O ${dir} ]; then`,
-    `\t\techo "ibfleet: ${LOCK_DIR} is not a directory of root's; refusing to use the lock in it" >&2`,
-    '\t\texit 70',
-    '\tfi',
-    `\texec 9>>${lock} || exit 70`,
-    '\tif ! flock -n 9; then',
-    ...held,
-    '\tfi',
-    `\tprintf 'ibfleet %s %s %s\\n' ${kind} "$$" ${runId} >${lock}`,
-    `\t${LOCK_HELD_VAR}=1`,
-    'fi',
-  ].join('\n');
+  return `${sentShell('host-lock')}take_host_lock ${kind} ${wait} ${runId}`;
 }

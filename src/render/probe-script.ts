@@ -8,11 +8,12 @@
  */
 import type { ProbeOptions } from '../facts/fact.js';
 import { renderNmProbe } from '../facts/nm-facts.js';
-import { CONTENT_PREFIX, HEADER_LINES, PROBE_VERSION, SECTION_MARK } from '../facts/probe-format.js';
+import { HEADER_LINES, PROBE_VERSION } from '../facts/probe-format.js';
 import { renderRdmaProbe } from '../facts/rdma-probe.js';
 import { deriveNicAddress } from '../inventory/derive.js';
 import type { Fleet, Host } from '../inventory/model.js';
 import { hostScript } from '../script/host-functions.js';
+import { sentShell } from '../script/sent-shell.js';
 import { shellQuote } from '../script/shell.js';
 import { OWNED_PATHS, STEP_FACTS } from '../steps/registry.js';
 import { obstacleProbe, type WriteTargets } from '../facts/obstacles.js';
@@ -60,76 +61,20 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     peer: probePeerAddress(fleet, host, n.index),
     from: n.address,
   }));
-  const batch = [
-    'link show',
-    'addr show',
-    'rule show',
-    'route show table all',
-    ...gets.map((g) => `route get ${g.peer} from ${g.from}`),
-  ];
-  // A failed `route get` says why only on stderr, and fails the batch (-force runs the rest): then
-  // every `route get` is asked again on its own, its reason kept, in a section that overrides it.
-  // The batch's own stderr is dropped: `Command failed -:6` for a NIC without its address yet (every
-  // fresh host) would otherwise be the last thing a change printed, quoted in place of a tool's words.
-  const routeGetRetries = gets.map(
-    (g) => `\t\ts route-get ${shellQuote(g.iface)}; ip -4 route get ${g.peer} from ${g.from} 2>&1`,
-  );
-  const configFiles = [
-    '/etc/NetworkManager/system-connections/*',
-    '/run/NetworkManager/system-connections/*',
-    '/etc/sysconfig/network-scripts/ifcfg-*',
-    '/etc/network/interfaces',
-    '/etc/network/interfaces.d/*',
-  ];
-  return [
-    `s() { printf '${SECTION_MARK} %s\\n' "$*"; }`,
-    '# rd FILE: print a text file with the shell alone (no cat), ending its last line, each line behind',
-    `# ${CONTENT_PREFIX} so that no line of the file can pass for one of the probe's own (a section mark, #file).`,
-    'rd() {',
-    '\t[ -f "$1" ] && [ -r "$1" ] || return 0',
-    `\twhile IFS= read -r l || [ -n "$l" ]; do printf '${CONTENT_PREFIX}%s\\n' "$l"; done <"$1"`,
-    '}',
-    'probe_output=$(',
-    `\ts probe ${PROBE_VERSION}`,
-    '\ts uid; while read -r k _ e _; do [ "$k" = Uid: ] && { echo "$e"; break; }; done </proc/self/status',
-    // The machine's own name: onboard writes it to the inventory unless told another.
-    `\ts hostname; rd /proc/sys/kernel/hostname`,
-    '\ts os; rd /etc/os-release',
-    "\ts ip; ip -o -4 -force -batch - 2>/dev/null <<'IBFLEET_IP'",
-    ...batch,
-    'IBFLEET_IP',
-    '\tip_status=$?',
-    `\ts route-get-from; printf '%s\\n' ${gets.map((g) => shellQuote(`${g.iface} ${g.peer} ${g.from}`)).join(' ')}`,
-    '\tif [ "$ip_status" -ne 0 ]; then',
-    ...routeGetRetries,
-    '\tfi',
+  const calls = [
+    `\tprobe_host ${PROBE_VERSION}`,
+    `\tprobe_ip ${shellQuote(gets.map((g) => `route get ${g.peer} from ${g.from}`).join('\n'))} ${gets.map((g) => `${shellQuote(g.iface)} ${g.peer} ${g.from}`).join(' ')}`,
     ...STEP_FACTS.flatMap((fact) => fact.probe(host, options)),
     ...(options.fabric === false
       ? []
       : renderRdmaProbe(host, options.everyInterface ? undefined : host.nics.map((n) => n.iface))),
-    '\tset --',
-    `\tfor p in ${OWNED_PATHS.map(shellQuote).join(' ')}; do [ -f "$p" ] && set -- "$@" "$p"; done`,
     ...obstacleProbe(WRITE_TARGETS),
-    '\ts files; if [ "$#" -gt 0 ]; then stat -c \'%a %u %F|%n\' -- "$@"; sha256sum -- "$@"; fi',
-    options.fileContents
-      ? '\tfor p in "$@"; do s content "$p"; rd "$p"; done'
-      : `\tfor p in "$@"; do s head "$p"; n=0; [ -r "$p" ] && while [ "$n" -lt ${HEADER_LINES} ] && IFS= read -r l; do printf '${CONTENT_PREFIX}%s\\n' "$l"; n=$((n + 1)); done <"$p"; done`,
-    ...(options.managerEvidence
-      ? [
-          '\ts netplan; for f in /lib/netplan/*.yaml /etc/netplan/*.yaml /run/netplan/*.yaml; do [ -f "$f" ] && printf \'#file %s\\n\' "$f" && rd "$f"; done',
-          '\tset --',
-          `\tfor f in ${configFiles.join(' ')}; do [ -f "$f" ] && set -- "$@" "$f"; done`,
-          '\ts config; if [ "$#" -gt 0 ]; then grep -s -H -E \'^[[:space:]]*interface-name[[:space:]]*=|^DEVICE=|^[[:space:]]*(auto|allow-[a-z-]+|iface)[[:space:]]\' -- "$@"; fi',
-        ]
-      : []),
+    `\tprobe_files ${options.fileContents ? 'content' : 'head'} ${HEADER_LINES} ${OWNED_PATHS.map(shellQuote).join(' ')}`,
+    ...(options.managerEvidence ? [`${sentShell('probe-managers')}\tprobe_manager_config`] : []),
     ...renderNmProbe(host),
-    `\ts runtime; for d in ${EVIDENCE_DIRS.join(' ')}; do [ -d "$d" ] && echo "dir $d"; done`,
-    '\tfor f in /run/network/ifstate*; do [ -f "$f" ] || continue; v=; while IFS= read -r l || [ -n "$l" ]; do v="$v$l "; done <"$f"; echo "ifstate $f $v"; done',
-    '\ts tools; for t in flock sha256sum stat networkd-dispatcher NetworkManager nmcli ifup netplan networkctl ping rping; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done',
-    '\ts end',
-    ')',
-    'printf \'%s\\n\' "$probe_output"',
-  ].join('\n');
+    `\tprobe_runtime ${EVIDENCE_DIRS.join(' ')}`,
+  ];
+  return `${sentShell('probe')}probe_output=$(\n${calls.join('\n')}\n)\nprintf '%s\\n' "$probe_output"`;
 }
 
 /**

@@ -9,6 +9,7 @@
  */
 import type { Fleet, Host } from '../inventory/model.js';
 import { hostScript } from '../script/host-functions.js';
+import { sentShell } from '../script/sent-shell.js';
 import { shellQuote } from '../script/shell.js';
 import type { UndoLines } from '../steps/step.js';
 import { afterProbe, finishLine, renderPrelude } from './apply-script.js';
@@ -26,42 +27,13 @@ export interface RestoreSpec {
   readonly steps: readonly UndoLines[];
 }
 
-const FUNCTIONS = `# put_back PATH MODE SHA256: the file as it was, from the copy the change kept; staged one
-# directory up (outside any dispatcher's directory) and renamed into place. A symbolic link was
-# kept as the link (the probe hashed what it points to): the link goes back, and nothing is
-# chmod-ed through one — chmod follows a link to its target. The admin's link back in place, the
-# record kept for rollback (keep) goes.
-put_back() {
-	if sum=$(sha256sum <"$1" 2>/dev/null) && [ "\${sum%% *}" = "$3" ]; then
-		[ -L "$1" ] || chmod "$2" "$1"
-		return
-	fi
-	kept="$PREVIOUS$1"
-	sum=$(sha256sum <"$kept" 2>/dev/null) || { echo "ibfleet: cannot restore $1: no copy kept in $PREVIOUS" >&2; return 1; }
-	if [ "\${sum%% *}" != "$3" ]; then
-		echo "ibfleet: cannot restore $1: the copy kept in $PREVIOUS is not the version probed before" >&2
-		return 1
-	fi
-	dir=\${1%/*}
-	staged="\${dir%/*}/.\${1##*/}.ibfleet-restore.$$"
-	rm -f "$staged"
-	if [ -L "$kept" ]; then
-		cp -P "$kept" "$staged" && mv -fT "$staged" "$1" && rm -f "$REPLACED$1"
-	else
-		cp -p "$kept" "$staged" && chmod "$2" "$staged" && mv -fT "$staged" "$1"
-	fi || { rm -f "$staged"; return 1; }
-	echo "ibfleet: restored $1"
-	return 0
-}
-`;
-
 /**
  * The restore's own lines, after its prelude. `createdDirs`: the spec's, or — for the restore a
  * change carries for itself (apply-script.ts) — those the change's `$created` lists, as it made them.
  */
 export function restoreLines(spec: RestoreSpec, createdDirs: 'spec' | 'shell' = 'spec'): string[] {
   const part = (key: keyof UndoLines) => spec.steps.flatMap((s) => s[key] ?? []);
-  const lines: string[] = [FUNCTIONS];
+  const lines: string[] = [sentShell('put-back')];
   // Files first, then the manager's configuration, then the kernel state: a manager applying its
   // configuration afterwards (networkd drops every rule it did not make) would undo what is put back.
   // What must happen while the change's files are still there (ifupdown takes a NIC down by its stanza).

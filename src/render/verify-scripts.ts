@@ -10,6 +10,7 @@ import type { Fleet, Host } from '../inventory/model.js';
 import type { CellSpec } from '../vocabulary.js';
 import { renderProbeBody } from './probe-script.js';
 import { hostScript } from '../script/host-functions.js';
+import { sentShell } from '../script/sent-shell.js';
 import { receivedWhole, shellCommand, shellQuote } from '../script/shell.js';
 import type { ProberKind } from '../vocabulary.js';
 import {
@@ -47,15 +48,12 @@ export const RPING_CLIENT_SECONDS = 15;
  * environment changes what the prober imports) and without the site module, which a program of the
  * standard library alone never needs. What it saves depends on the host's site-packages: 51 → 24 ms
  * of CPU a start for a python3 with a .pth to run, 20 → 19 ms for the lab hosts' Debian python3.
+ * (host/sent/capabilities.sh runs it so too.)
  */
 const PYTHON3 = 'python3 -I -S';
 
-const PRELUDE = [
-  'set -u',
-  'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin',
-  'dir=$(mktemp -d "${TMPDIR:-/tmp}/ibfleet-verify.XXXXXX") || exit 70',
-  'trap \'rm -rf "$dir"\' EXIT',
-];
+/** $dir, removed when the script ends, and job/show (host/sent/verify.sh). */
+const PRELUDE = () => sentShell('verify');
 
 /**
  * What the host can check (an RDMA device, rping) and, from the probe, the state a failed cell is
@@ -64,16 +62,7 @@ const PRELUDE = [
 export function renderCapabilityScript(host: Host, fleet: Fleet): string {
   return hostScript(
     '__ibfleet_caps_main',
-    [
-      'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin',
-      'printf "rdma-devices="; for d in /sys/class/infiniband/*; do [ -e "$d" ] && printf \'%s \' "${d##*/}"; done; echo',
-      'printf "rping="; command -v rping || echo',
-      'printf "ping="; command -v ping || echo',
-      // The prober: python3 that can open a raw ICMP socket (not merely a python3 on the PATH), then fping.
-      `printf "python3="; ${PYTHON3} -c 'import socket; socket.socket(2, 3, 1).close(); print("yes")' 2>/dev/null || echo`,
-      'printf "fping="; command -v fping || echo',
-      renderProbeBody(host, fleet, { managerEvidence: false }),
-    ].join('\n'),
+    [sentShell('capabilities'), renderProbeBody(host, fleet, { managerEvidence: false })].join('\n'),
   );
 }
 
@@ -85,17 +74,7 @@ function batches<T>(items: readonly T[], size: number): T[][] {
 
 /** Runs `jobs` (id, command) in batches, printing `@@cell <id> <exit>` + output for each, then the neighbours. */
 function batchedJobs(jobs: readonly { id: number; command: string }[]): string[] {
-  const lines = [
-    'job() {',
-    '\tid=$1',
-    '\tshift',
-    '\t"$@" >"$dir/$id" 2>&1',
-    '\techo $? >"$dir/$id.rc"',
-    '}',
-    'show() {',
-    `\tfor id in "$@"; do printf '${CELL_MARK} %s %s\\n' "$id" "$(cat "$dir/$id.rc")"; cat "$dir/$id"; echo; echo ${CELL_END_MARK}; done`,
-    '}',
-  ];
+  const lines: string[] = [];
   for (const batch of batches(jobs, PING_JOBS_AT_ONCE)) {
     for (const job of batch) lines.push(`job ${job.id} ${job.command} &`);
     lines.push('wait', `show ${batch.map((j) => j.id).join(' ')}`, NEIGHBOURS);
@@ -148,7 +127,7 @@ export function renderPingScript(
       : prober === 'fping'
         ? fpingRuns(cells)
         : batchedJobs(cells.map(({ id, cell }) => ({ id, command: shellCommand(pingArgv(cell.from, cell.to)) })));
-  return receivedWhole('__ibfleet_ping_main', [...PRELUDE, `echo '@@prober ${prober}'`, ...body].join('\n'));
+  return receivedWhole('__ibfleet_ping_main', [PRELUDE(), `echo '@@prober ${prober}'`, ...body].join('\n'));
 }
 
 /** One fping per source address, all at once, each over that address's destinations; framed by source. */
@@ -177,8 +156,6 @@ export const STOP_SERVERS = 'stop';
 /** A server whose port is taken tries the one this far up, at most PORT_TRIES times. */
 export const PORT_STRIDE = 100;
 const PORT_TRIES = 3;
-/** How long a server may take to start listening, in 50 ms ticks: a loaded host starts slowly. */
-const LISTEN_WAIT_TICKS = 200;
 
 /**
  * A connection closed early makes the next write fail: with SIGPIPE ignored the script carries on to
@@ -188,8 +165,9 @@ const LISTEN_WAIT_TICKS = 200;
  */
 const IGNORE_SIGPIPE = "trap '' PIPE";
 
+/** Each cell's exit status and output between its marks (verify.sh's show). */
 function frames(ids: readonly number[]): string {
-  return `for id in ${ids.join(' ')}; do printf '${CELL_MARK} %s %s\\n' "$id" "$(cat "$dir/$id.rc")"; cat "$dir/$id"; echo; echo ${CELL_END_MARK}; done`;
+  return `show ${ids.join(' ')}`;
 }
 
 /**
@@ -219,12 +197,10 @@ export function renderRpingServerScript(
     '__ibfleet_rping_server_main',
     [
       IGNORE_SIGPIPE,
-      ...PRELUDE,
+      PRELUDE(),
       ...servers.map(({ id, cell, port }) => `port_${id}=${port}; ${start(id, cell, `"$port_${id}"`)}`),
-      // Each server listening (or ended), within LISTEN_WAIT_TICKS; one whose port was taken moves up.
-      'listening() {',
-      `	n=0; while [ "$n" -lt ${LISTEN_WAIT_TICKS} ] && kill -0 "$1" 2>/dev/null && ! grep -q rdma_listen "$2"; do sleep 0.05; n=$((n + 1)); done`,
-      '}',
+      // Each server listening (or ended); one whose port was taken moves up (host/sent/rping-server.sh).
+      sentShell('rping-server'),
       ...servers.flatMap(({ id, cell }) => [
         `listening "$pid_${id}" "$dir/${id}"`,
         'tries=0',
@@ -235,12 +211,8 @@ export function renderRpingServerScript(
         'done',
         `echo "${PORT_MARK} ${id} $port_${id}"`,
       ]),
-      `echo ${READY_MARK}`,
-      // Until the controller says stop, or its connection (and with it this input) goes.
-      'read -r _ || true',
-      'n=0',
-      `while [ "$n" -lt 10 ] && { ${ids.map((id) => `kill -0 "$pid_${id}" 2>/dev/null`).join(' || ')}; }; do sleep 0.1; n=$((n + 1)); done`,
-      `kill ${pids} 2>/dev/null`,
+      // READY_MARK; then, until the controller says stop or its connection (and with it this input) goes.
+      `end_servers ${pids}`,
       ...ids.map((id) => `wait "$pid_${id}" 2>/dev/null; echo $? >"$dir/${id}.rc"`),
       frames(ids),
     ].join('\n'),
@@ -259,7 +231,7 @@ export function renderRpingClientScript(clients: readonly { id: number; cell: Ce
     '__ibfleet_rping_client_main',
     [
       IGNORE_SIGPIPE,
-      ...PRELUDE,
+      PRELUDE(),
       ...clients.map(
         ({ id, cell, port }) =>
           `timeout ${RPING_CLIENT_SECONDS} ${shellCommand(rpingClientArgv(cell.from, cell.to, port))} >"$dir/${id}" 2>&1 & pid_${id}=$!`,

@@ -1,0 +1,31 @@
+# shellcheck shell=sh
+# What a restore after a failed verification (src/render/restore-script.ts), or a change that
+# failed, puts ibfleet's files back with. $PREVIOUS and $REPLACED: change.sh's.
+
+# put_back PATH MODE SHA256: the file as it was, from the copy the change kept; staged one
+# directory up (outside any dispatcher's directory) and renamed into place. A symbolic link was
+# kept as the link (the probe hashed what it points to): the link goes back, and nothing is
+# chmod-ed through one — chmod follows a link to its target. The admin's link back in place, the
+# record kept for rollback (keep) goes.
+put_back() {
+	if sum=$(sha256sum <"$1" 2>/dev/null) && [ "${sum%% *}" = "$3" ]; then
+		[ -L "$1" ] || chmod "$2" "$1"
+		return
+	fi
+	kept="$PREVIOUS$1"
+	sum=$(sha256sum <"$kept" 2>/dev/null) || { echo "ibfleet: cannot restore $1: no copy kept in $PREVIOUS" >&2; return 1; }
+	if [ "${sum%% *}" != "$3" ]; then
+		echo "ibfleet: cannot restore $1: the copy kept in $PREVIOUS is not the version probed before" >&2
+		return 1
+	fi
+	dir=${1%/*}
+	staged="${dir%/*}/.${1##*/}.ibfleet-restore.$$"
+	rm -f "$staged"
+	if [ -L "$kept" ]; then
+		cp -P "$kept" "$staged" && mv -fT "$staged" "$1" && rm -f "$REPLACED$1"
+	else
+		cp -p "$kept" "$staged" && chmod "$2" "$staged" && mv -fT "$staged" "$1"
+	fi || { rm -f "$staged"; return 1; }
+	echo "ibfleet: restored $1"
+	return 0
+}
