@@ -161,19 +161,9 @@ export const SELF_RESTORED_LINE = 'ibfleet: the change failed and put the host b
 /** What a change that failed says before it puts the host back (what follows is the restore's). */
 export const SELF_RESTORING_LINE = 'ibfleet: the change failed; putting the host back as it was';
 
-/** The change's own restore, when it failed: its exit status stays the failure's. */
-function selfRestore(lines: readonly string[]): string[] {
-  return [
-    '# A change that failed puts back what it changed, here and now: the controller may be gone.',
-    'if [ "$status" -ne 0 ]; then',
-    '	failed=$status',
-    '	status=0',
-    `	echo ${shellQuote(SELF_RESTORING_LINE)}`,
-    ...lines.map((l) => `	${l.replace(/\n(?=.)/g, '\n\t')}`),
-    `	if [ "$status" -eq 0 ]; then echo ${shellQuote(SELF_RESTORED_LINE)}; else echo 'ibfleet: putting the host back did not finish' >&2; fi`,
-    '	status=$failed',
-    'fi',
-  ];
+/** The change's own restore, run when it failed (host/sent/self-restore.sh): its exit status stays the failure's. */
+function selfRestore(lines: readonly string[]): string {
+  return `${sentShell('self-restore')}restore_change() {\n${lines.join('\n')}\n}\nself_restore`;
 }
 
 /**
@@ -218,7 +208,7 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
             'fi',
           ]),
       ...part('after'),
-      ...(plan.restore ? selfRestore(plan.restore) : []),
+      ...(plan.restore ? [selfRestore(plan.restore)] : []),
       afterProbe(host, fleet),
       finishLine(runId),
       'exit "$status"',

@@ -23,7 +23,8 @@ export type SentShell =
   | 'probe-managers'
   | 'verify'
   | 'capabilities'
-  | 'rping-server';
+  | 'rping-server'
+  | 'self-restore';
 
 const read = new Map<SentShell, string>();
 

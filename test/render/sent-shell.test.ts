@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONTENT_PREFIX, SECTION_MARK } from '../../src/facts/probe-format.js';
 import { LOCK_HELD_VAR, LOCK_TAKEN_MARK, LOCK_WAIT_MARK, LOCKED_EXIT } from '../../src/render/host-lock.js';
+import { SELF_RESTORED_LINE, SELF_RESTORING_LINE } from '../../src/render/apply-script.js';
 import { CELL_END_MARK, CELL_MARK, READY_MARK } from '../../src/render/verify-scripts.js';
 import { FINISHED_PATH, LOCK_DIR, LOCK_PATH, PREVIOUS_DIR, REPLACED_DIR } from '../../src/script/paths.js';
 import { SENT_SHELL_DIR, sentShell, type SentShell } from '../../src/script/sent-shell.js';
@@ -28,6 +29,7 @@ describe('host/sent: the shell every sent script shares', () => {
       'probe.sh',
       'put-back.sh',
       'rping-server.sh',
+      'self-restore.sh',
       'settle.sh',
       'verify.sh',
     ]);
@@ -77,6 +79,8 @@ describe('host/sent: the shell every sent script shares', () => {
     expect(source('verify')).toContain(`printf '${CELL_MARK} %s %s\\n'`);
     expect(source('verify')).toContain(`echo ${CELL_END_MARK}; done`);
     expect(source('rping-server')).toContain(`\techo ${READY_MARK}\n`);
+    expect(source('self-restore')).toContain(`\techo '${SELF_RESTORING_LINE}'\n`);
+    expect(source('self-restore')).toContain(`then echo '${SELF_RESTORED_LINE}'; else`);
     const settle = source('settle');
     expect(settle).toContain(`read -r finished <${FINISHED_PATH}`);
     expect(settle).toContain(`exec 9<${LOCK_PATH}`);
