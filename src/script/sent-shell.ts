@@ -6,6 +6,10 @@
  * the files' comment lines (every host receives them on every run), but keeps shellcheck's
  * directives, which the rendered script is checked with too. The files hold no multi-line string
  * and no here-document, so a line that starts with `#` is always a comment.
+ *
+ * Beside host-functions.ts: that one gives a script the steps' functions it calls, found by name;
+ * these are the renderers' own fixed parts (a prelude with top-level commands among them), which a
+ * renderer places where its script needs them, so each is sent whole and by name.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
