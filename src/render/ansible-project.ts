@@ -141,9 +141,9 @@ function inventory(project: AnsibleExport): string {
   );
 }
 
-/** ibfleet's files a deploy decides on each host from its probe (links'): the role never writes or removes them. */
-const DECIDED_ON_HOST: readonly string[] = STEPS.filter((s) => s.decidedOnHost).flatMap((s) =>
-  (s.paths ?? []).map((p) => p.path),
+/** ibfleet's files a deploy decides on each host from its probe (links', the route watcher): the role never writes or removes them. */
+const DECIDED_ON_HOST: readonly string[] = STEPS.flatMap((s) =>
+  (s.paths ?? []).filter((p) => s.decidedOnHost || p.decidedOnHost).map((p) => p.path),
 );
 
 /** The files a host gets, what of ibfleet's it must not have, and what systemd is told after. */

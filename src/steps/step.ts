@@ -144,6 +144,11 @@ export interface Blocker {
 export interface OwnedPath {
   readonly path: string;
   readonly kind: string;
+  /**
+   * Whether the host gets this file is decided from its probe (the step's `decidedOnHost`, for one
+   * file): `ibfleet export ansible`'s role neither writes nor removes it.
+   */
+  readonly decidedOnHost?: boolean;
 }
 
 /** A kind of change and the words displays count it with (`+2 rules`, `hook installed`). */

@@ -236,6 +236,13 @@ describe('the project export ansible writes', () => {
     }
   });
 
+  it("the route watcher is never in a host's ibfleet_absent: removing its file would leave it running, program gone", () => {
+    for (const { host } of project.hosts) {
+      const vars = parse(byPath.get(`host_vars/${host.name}.yml`)!.content) as { ibfleet_absent: string[] };
+      expect(vars.ibfleet_absent).not.toContain('/etc/ibfleet/ibfleet-routes-watch');
+    }
+  });
+
   it.each([
     [
       'the playbook asks links for an MTU',

@@ -288,7 +288,9 @@ export const persist: StepModule<PersistParams> = {
     ...REPAIR_PATHS.map((path) => ({ path, kind: 'timer' })),
     { path: NETPLAN_FILE_PATH, kind: 'netplan-file' },
     { path: NHC_PATH, kind: 'monitor' },
-    { path: WATCH_PATH, kind: 'hook' },
+    // Only where the probe finds NetworkManager before 1.42 and no systemd; removing the file would
+    // leave the watcher running without its program.
+    { path: WATCH_PATH, kind: 'hook', decidedOnHost: true },
   ],
   facts: [SYSTEMD_FACT, MONITOR_FACT],
   undo: persistUndo,
