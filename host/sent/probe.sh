@@ -66,10 +66,11 @@ probe_files() {
 	fi
 }
 
-# probe_runtime DIR...: which of the managers' runtime and hook directories are there, ifupdown's
-# state of its interfaces, and the tools the host has; then the probe's end.
+# probe_runtime: which of the managers' runtime directories (the runtime state of each) and hook
+# directories are there, ifupdown's state of its interfaces, and the tools the host has; then the
+# probe's end.
 probe_runtime() {
-	s runtime; for d in "$@"; do [ -d "$d" ] && echo "dir $d"; done
+	s runtime; for d in /run/NetworkManager /run/systemd/netif /run/systemd/system /etc/networkd-dispatcher /etc/networkd-dispatcher/routable.d /etc/NetworkManager/dispatcher.d /etc/network/if-up.d; do [ -d "$d" ] && echo "dir $d"; done
 	for f in /run/network/ifstate*; do [ -f "$f" ] || continue; v=; while IFS= read -r l || [ -n "$l" ]; do v="$v$l "; done <"$f"; echo "ifstate $f $v"; done
 	s tools; for t in flock sha256sum stat networkd-dispatcher NetworkManager nmcli ifup netplan networkctl ping rping; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done
 	s end

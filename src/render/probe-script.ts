@@ -27,17 +27,6 @@ export function probePeerAddress(fleet: Fleet, host: Host, nicIndex: number): st
   return deriveNicAddress(fleet.fabric.subnet, host.id === 1 ? 2 : 1, nicIndex);
 }
 
-/** Evidence dirs: runtime state of each manager, and the dirs their hooks live in. */
-export const EVIDENCE_DIRS = [
-  '/run/NetworkManager',
-  '/run/systemd/netif',
-  '/run/systemd/system',
-  '/etc/networkd-dispatcher',
-  '/etc/networkd-dispatcher/routable.d',
-  '/etc/NetworkManager/dispatcher.d',
-  '/etc/network/if-up.d',
-] as const;
-
 /**
  * Where ibfleet may write, whatever the playbook: its files, and the directories they and their
  * staged copies (a hook's, one directory up) live in — the probe says what stands in the way there.
@@ -72,7 +61,7 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     `\tprobe_files ${options.fileContents ? 'content' : 'head'} ${HEADER_LINES} ${OWNED_PATHS.map(shellQuote).join(' ')}`,
     ...(options.managerEvidence ? [`${sentShell('probe-managers')}\tprobe_manager_config`] : []),
     ...renderNmProbe(host),
-    `\tprobe_runtime ${EVIDENCE_DIRS.join(' ')}`,
+    '\tprobe_runtime',
   ];
   return `${sentShell('probe')}probe_output=$(\n${calls.join('\n')}\n)\nprintf '%s\\n' "$probe_output"`;
 }

@@ -75,7 +75,7 @@ describe('host/sent: the shell every sent script shares', () => {
       `printf '${CONTENT_PREFIX}%s\\n' "$l"`,
       `printf '${CONTENT_PREFIX}%s\\n' "$l"`,
     ]);
-    expect(probe).toContain(`s runtime; for d in "$@"`);
+    expect(probe).toContain('s runtime; for d in /run/NetworkManager ');
     expect(source('verify')).toContain(`printf '${CELL_MARK} %s %s\\n'`);
     expect(source('verify')).toContain(`echo ${CELL_END_MARK}; done`);
     expect(source('rping-server')).toContain(`\techo ${READY_MARK}\n`);
