@@ -616,7 +616,7 @@ describe('ibfleet export ansible: the project written, or a usage error (exit 2)
     const out = join(scratch, 'ansible');
     const run = await ibfleet(['-i', seeds, 'export', 'ansible', '--hosts', 'all', '--out', out]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain(`export ansible: 2 hosts (16 networkmanager, 34 netplan) → ${out} (31 files)`);
+    expect(run.stdout).toContain(`export ansible: 2 hosts (16 networkmanager, 34 netplan) → ${out} (33 files)`);
     expect(run.stdout).toContain(`ansible-playbook -i ${out}/inventory.yml ${out}/site.yml --check --diff`);
     expect(readFileSync(join(out, 'files/memserver34/etc/ibfleet/routes.conf'), 'utf8')).toBe(
       renderHostFiles(
