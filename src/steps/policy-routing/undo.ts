@@ -88,11 +88,9 @@ function deleteRules(host: Host): string[] {
   ]);
 }
 
+/** host/functions/policy-routing.sh: del_main_routes, main_route_back. */
 function deleteMainRoutes(host: Host, subnet: string): string[] {
-  return host.nics.map(
-    (nic) =>
-      `n=0; while [ "$n" -lt 16 ] && ip -4 route del ${shellQuote(subnet)} dev ${shellQuote(nic.iface)} table main 2>/dev/null; do n=$((n + 1)); done`,
-  );
+  return host.nics.map((nic) => shellCommand(['del_main_routes', subnet, nic.iface]));
 }
 
 /** Neighbour entries learnt under the changed routing may point at the other NIC. */
@@ -101,7 +99,6 @@ function flushNeighbours(host: Host): string[] {
 }
 
 function rollbackLines({ host, fleet, facts }: FactsContext): { kernel: string[] } {
-  const subnet = shellQuote(fleet.fabric.subnetText);
   const former = formerRoutingOf(host, facts);
   return {
     kernel: [
@@ -115,10 +112,7 @@ function rollbackLines({ host, fleet, facts }: FactsContext): { kernel: string[]
       ...flushFormerTables(former.tables),
       '# Main-table routes in NIC order, as the kernel adds them when the addresses come up.',
       ...deleteMainRoutes(host, fleet.fabric.subnetText),
-      ...host.nics.map(
-        (n) =>
-          `if ip -4 -o addr show dev ${shellQuote(n.iface)} 2>/dev/null | grep -q ' inet ${n.address}/'; then ip -4 route append ${subnet} dev ${shellQuote(n.iface)} proto kernel scope link src ${n.address} && echo "ibfleet: ${n.iface}: main-table route restored"; fi`,
-      ),
+      ...host.nics.map((n) => shellCommand(['main_route_back', fleet.fabric.subnetText, n.iface, n.address])),
       ...flushNeighbours(host),
     ],
   };
