@@ -9,7 +9,7 @@
  */
 import { MANAGERS, type Manager } from '../inventory/model.js';
 import { sha256 } from '../script/digest.js';
-import type { RenderedFile } from '../script/rendered-file.js';
+import type { CheckWhere, RenderedFile } from '../script/rendered-file.js';
 import { BugError } from '../errors.js';
 
 interface Expected {
@@ -17,8 +17,8 @@ interface Expected {
   readonly mode: string;
   readonly sha256: string;
   readonly label: string;
-  /** Checked only where this shell condition holds (RenderedFile.checkWhere). */
-  readonly where?: string | undefined;
+  /** Checked only there (RenderedFile.checkWhere); everywhere when undefined. */
+  readonly where?: CheckWhere | undefined;
   /** In a one-of check: the set it belongs to (the manager whose hook it is); a set is installed whole. */
   readonly set: string;
 }
@@ -78,10 +78,8 @@ function dataText(text: string): string {
 }
 
 /** Where the file is checked: everywhere, or only where systemd runs (the program's systemd_runs). */
-function whereWord(where: string | undefined): string {
-  if (where === undefined) return 'always';
-  if (where === 'systemd_runs') return 'systemd';
-  throw new BugError(`a file is checked where ${where}: routes.conf knows always and systemd`);
+function whereWord(where: CheckWhere | undefined): 'always' | CheckWhere {
+  return where ?? 'always';
 }
 
 const fields = (e: Expected) => [e.path, e.mode, e.sha256, e.label].map(dataText).join(' ');

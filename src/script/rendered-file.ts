@@ -26,17 +26,20 @@ export interface RenderedFile {
    */
   readonly routing?: boolean;
   /**
-   * A shell condition (a function the routing script defines) under which the file belongs on a
-   * host: the routing script's --check looks for it only where it holds. The repair units belong
-   * only where systemd runs (`systemd_runs`); the script is the same on every host.
+   * Where the file belongs, when not on every host: the routing program's --check looks for it only
+   * there. `systemd`: only where systemd runs (the program's systemd_runs) — the repair units. It is
+   * the WHERE word of routes.conf's `file` line; the program is the same on every host.
    */
-  readonly checkWhere?: string;
+  readonly checkWhere?: CheckWhere;
   /**
    * The routing script's check groups the files only some managers get by this (default: the
    * role), one manager's set installed whole: netplan's networkd setting goes with its hooks.
    */
   readonly checkGroup?: string;
 }
+
+/** Where routes.conf's `file WHERE …` line has a file checked besides everywhere (`always`). */
+export type CheckWhere = 'systemd';
 
 export function formatMode(mode: number): string {
   return mode.toString(8).padStart(4, '0');

@@ -177,7 +177,7 @@ function files(ctx: RenderContext, p: PersistParams): RenderedFile[] {
       role: 'repair',
       kind: 'timer',
       label: `repair unit ${path}`,
-      checkWhere: 'systemd_runs',
+      checkWhere: 'systemd',
     });
     out.push(
       unit(REPAIR_SERVICE_PATH, renderRepairService(host, playbook)),
