@@ -44,6 +44,15 @@ export type Persistence =
 export const SCRIPT_PERSISTENCE: Persistence = { kind: 'script' };
 
 /**
+ * The hand-off from links to persist: how the manager brings the NIC up once links' change ran, in
+ * the manager's own terms — the connection profile (NetworkManager), or the device of ibfleet's
+ * netplan file — which native persistence puts the NIC's routing into.
+ */
+export type ManagerBinding =
+  | { readonly manager: 'networkmanager'; readonly profile: NmProfile }
+  | { readonly manager: 'netplan'; readonly device: NetplanDevice };
+
+/**
  * What a step's change makes of a fabric NIC before anything else of the change needs it (the
  * links step: the NIC's convention address, in the manager's configuration). The engine decides
  * with it what the probe cannot show yet: an interface without its address (or a P_Key child not
@@ -54,10 +63,8 @@ export interface NicProvision {
   readonly iface: string;
   /** The change creates the interface (a P_Key child of an interface the host has). */
   readonly creates: boolean;
-  /** NetworkManager: the connection profile that brings the NIC up once the change ran (its uuid is known before). */
-  readonly nmProfile?: NmProfile;
-  /** netplan: where ibfleet's netplan configuration defines the NIC once the change ran. */
-  readonly netplanDevice?: NetplanDevice;
+  /** What brings the NIC up once the change ran (a profile's uuid is known before): what persist binds the routing to. */
+  readonly binding?: ManagerBinding;
 }
 
 /** Whether the steps' provisions make a blocker moot: the NIC will carry its address (and exist) once the change ran. */

@@ -11,13 +11,14 @@
  * profile or netplan device will carry it. Pure.
  */
 import type { HostFacts } from '../../facts/host-facts.js';
-import type { Host } from '../../inventory/model.js';
+import type { Host, Manager } from '../../inventory/model.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
 import { renderNetplanCheck } from '../../script/netplan.js';
 import type {
   ApplyInput,
   ApplyPart,
   HostContext,
+  ManagerBinding,
   NicProvision,
   PreviewPart,
   RenderContext,
@@ -60,6 +61,20 @@ function planFor(ctx: Omit<HostContext, 'persistence' | 'provisions'>, params: L
   return plan;
 }
 
+/** What persist binds the NIC's routing to once links configured it (step.ts ManagerBinding). */
+function bindingOf(manager: Manager, m: ManagedNic): { binding?: ManagerBinding } {
+  if (m.profile)
+    return {
+      binding: {
+        manager: 'networkmanager',
+        profile: { uuid: m.profile.uuid, name: m.profile.name, routeTable: '0', rules: [] },
+      },
+    };
+  if (manager === 'netplan' && !m.addressElsewhere)
+    return { binding: { manager: 'netplan', device: { iface: m.nic.iface, type: 'ethernets', id: m.nic.iface } } };
+  return {};
+}
+
 function provides(ctx: Omit<HostContext, 'persistence' | 'provisions'>, params: LinksParams): NicProvision[] {
   const plan = planFor(ctx, params);
   // A NIC links would configure but cannot: its own blocker says why, the engine's would only repeat what it lacks.
@@ -69,10 +84,7 @@ function provides(ctx: Omit<HostContext, 'persistence' | 'provisions'>, params: 
     ...plan.managed.map((m) => ({
       iface: m.nic.iface,
       creates: !ctx.facts.links.has(m.nic.iface),
-      ...(m.profile ? { nmProfile: { uuid: m.profile.uuid, name: m.profile.name, routeTable: '0', rules: [] } } : {}),
-      ...(ctx.manager === 'netplan' && !m.addressElsewhere
-        ? { netplanDevice: { iface: m.nic.iface, type: 'ethernets', id: m.nic.iface } }
-        : {}),
+      ...bindingOf(ctx.manager, m),
     })),
   ];
 }

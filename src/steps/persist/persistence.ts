@@ -81,7 +81,8 @@ function networkManagerNative(host: Host, facts: HostFacts, provisions: readonly
   const earlierTable = (iface: string, table: string) =>
     former.nics.some((n) => n.iface === iface && String(n.table) === table);
   for (const nic of host.nics) {
-    const provided = provisions.find((p) => p.iface === nic.iface)?.nmProfile;
+    const binding = provisions.find((p) => p.iface === nic.iface)?.binding;
+    const provided = binding?.manager === 'networkmanager' ? binding.profile : undefined;
     const uuid = nm.active.get(nic.iface) ?? provided?.uuid;
     const profile =
       uuid === undefined ? undefined : (nm.profiles.get(uuid) ?? (uuid === provided?.uuid ? provided : undefined));
@@ -117,7 +118,8 @@ function netplanNative(host: Host, facts: HostFacts, provisions: readonly NicPro
   for (const nic of host.nics) {
     // Its own definition: one that names this interface exactly (a glob or shared id would carry the
     // other NIC's routes too), rendered by networkd.
-    const provided = provisions.find((p) => p.iface === nic.iface)?.netplanDevice;
+    const binding = provisions.find((p) => p.iface === nic.iface)?.binding;
+    const provided = binding?.manager === 'netplan' ? binding.device : undefined;
     const own = [
       ...claims.filter((c) => c.iface === nic.iface),
       ...(provided ? [{ ...provided, renderer: 'networkd' }] : []),
