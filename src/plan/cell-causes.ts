@@ -148,7 +148,9 @@ export function wrongPathCauses(
     const facts = role === 'source' ? source : factsOf(cell.to.host);
     const leaves = facts?.routeGet.get(end.iface)?.dev;
     if (leaves === undefined || leaves === end.iface) continue;
-    const found = endCauses(fleet, cell, role, facts);
+    // What the hosts' state says, both ends, as for a cell that got no answer: whether the answers
+    // came back through the wrong port or were dropped (arp_ignore, rp_filter) is chance, the cause is not.
+    const found = cellCauses(fleet, cell, factsOf);
     if (found.length > 0) return found;
     const text = `${end.host}/${end.iface}: traffic from ${end.ip} leaves through ${leaves}`;
     return [{ kind: 'other-nic', host: end.host, iface: end.iface, text }];

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseProbe, type HostFacts } from '../../src/facts/host-facts.js';
 import { loadInventory } from '../../src/inventory/load.js';
-import { corroborate, replyCauses, wrongPathCauses } from '../../src/plan/cell-causes.js';
+import { cellCauses, corroborate, replyCauses, wrongPathCauses } from '../../src/plan/cell-causes.js';
 import {
   ProbeStream,
   chooseProber,
@@ -207,6 +207,27 @@ describe('the neighbour table', () => {
     ]);
     const causes = wrongPathCauses(fleet, cell(1, 2), {}, (id) => crossed.get(id));
     expect(causes.map((c) => c.text)).toEqual(['34/ib1: traffic from 172.16.34.2 leaves through ib0']);
+  });
+
+  it("through the wrong port before any deploy: every end's missing routing, as when no answer came back", () => {
+    // The seeds' state: no rule, no table at either end; 16's NIC 2 traffic leaves by NIC 1, 34's NIC 1 by its own.
+    const seeds = (id: number, leaves: Readonly<Record<string, string>>): HostFacts => ({
+      ...facts(id, leaves, false),
+      rules: [],
+      routes: new Map(),
+    });
+    const hosts = new Map([
+      [16, seeds(16, { ib1: 'ib0' })],
+      [34, seeds(34, {})],
+    ]);
+    const factsOf = (id: number) => hosts.get(id);
+    const causes = wrongPathCauses(fleet, cell(2, 1), {}, factsOf);
+    expect(causes.map((c) => `${c.kind} ${c.host}/${c.iface}`)).toEqual([
+      'routing-missing 16/ib1',
+      'routing-missing 34/ib0',
+    ]);
+    // Whether the answers came back through the wrong port or were dropped is chance; the causes are not.
+    expect(causes).toEqual(cellCauses(fleet, cell(2, 1), factsOf));
   });
 
   it('no reply: a neighbour that never resolved, an answer from elsewhere, or — all right — the peer drops it', () => {
