@@ -67,8 +67,16 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     const cells = doc.matrix!;
     expect(cells).toHaveLength(3 * 2 * 4);
     for (const c of cells) expect(c.ok).toBe(c.from.nic === 1 && c.to.nic === 1);
+    // With arp_ignore=0 before a deploy, which NIC answers ARP is chance: the echoes come back through
+    // the wrong port (late, or lost, on a loaded machine) or are dropped by the reverse-path filter.
+    // Whichever, the cause verify names is the same.
+    for (const c of cells.filter((c) => !c.ok))
+      for (const e of [c.from, c.to].filter((e) => e.nic === 2))
+        expect(c.detail).toContain(`${e.host}/${e.iface}: no rule from ${e.ip}, table 942 empty`);
     const bad = cells.find((c) => c.from.host === 16 && c.from.nic === 2 && c.to.host === 34 && c.to.nic === 2)!;
-    expect(bad.detail).toMatch(/^0\/3 replies — likely: 16\/ibs5f1: no rule from 172\.16\.16\.2, table 942 empty/);
+    expect(bad.detail).toMatch(
+      /^[0-3]\/3 replies(, avg [\d.]+ ms)?( \([12] lost\))?(, through the wrong port)? — likely: 16\/ibs5f1: no rule from 172\.16\.16\.2, table 942 empty \(per-NIC routing not deployed: ibfleet deploy --hosts 16\); 34\/ib1: no rule from 172\.16\.34\.2, table 942 empty/,
+    );
     expect(bad.reproduce).toBe('on cpuserver16: ping -n -c 3 -i 0.2 -W 1 -I 172.16.16.2 172.16.34.2');
   });
 
