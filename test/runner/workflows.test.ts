@@ -339,8 +339,10 @@ describe('status and rollback (fake transport)', () => {
     const { results, transport } = await run({ 34: { respond: stateful(deployed, boot) } }, 'rollback');
     expect(results[0]).toMatchObject({ status: 'changed', channels: 1 });
     expect(transport.log.scripts.get(34)).toHaveLength(2);
+    // main_route_back (host/functions/policy-routing.sh), whose definition the script carries.
+    expect(transport.log.scripts.get(34)![1]).toContain('main_route_back 172.16.0.0/16 ib0 172.16.34.1');
     expect(transport.log.scripts.get(34)![1]).toContain(
-      'ip -4 route append 172.16.0.0/16 dev ib0 proto kernel scope link src 172.16.34.1',
+      'ip -4 route append "$1" dev "$2" proto kernel scope link src "$3"',
     );
   });
 });
