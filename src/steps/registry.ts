@@ -80,12 +80,54 @@ export const HOST_OVERRIDES: readonly HostOverride[] = STEPS.flatMap((s) => (s.h
 /** The facts the steps need the probe to read (the probe reads them for every playbook: a status or rollback must see what any step left). */
 export const STEP_FACTS: readonly Fact<unknown>[] = STEPS.flatMap((s) => s.facts ?? []);
 
-/** Kinds of change the engine itself makes: the routing script, and a file no step claims. */
-const ENGINE_KINDS: readonly ChangeKindSpec[] = [
-  { kind: 'script', noun: ['script', 'scripts'], shape: 'file', rank: 60 },
-  { kind: 'file', noun: ['file', 'files'], shape: 'file', rank: 110 },
+/**
+ * The order a playbook runs the steps in: the default playbook's (playbooks/dual-ib-routing.yaml,
+ * which a test holds alike), links first — it gives the NICs what the others build on. STEPS keeps
+ * the documented order, in which rollback takes the steps back (links last).
+ */
+export const PLAYBOOK_ORDER: readonly string[] = [
+  'links',
+  'policy-routing',
+  'fabric-sysctl',
+  'neigh-table',
+  'persist',
+  'verify-routes',
+  'fabric-health',
 ];
 
+/** Kinds of change the engine itself makes: the routing program (told first of the files), and a file no step claims (last). */
+const SCRIPT_KIND: ChangeKindSpec = { kind: 'script', noun: ['script', 'scripts'], shape: 'file' };
+const FILE_KIND: ChangeKindSpec = { kind: 'file', noun: ['file', 'files'], shape: 'file' };
+
+/**
+ * The kinds of change in the order summaries tell them, derived, never numbered: the fix itself
+ * first (counted kinds: `+2 link profiles +2 addresses +2 rules`, `8 sysctls set`), then what makes
+ * it last (files: `script, sysctl file and hook installed`); within each, the steps in `order` and
+ * each step's kinds as it lists them. A kind two steps declare (neigh-table's sysctl file) keeps
+ * its first place.
+ */
+export function kindOrder(steps: readonly RegisteredStep[], order: readonly string[]): ChangeKindSpec[] {
+  const inOrder = [...steps].sort((a, b) => place(order, a.name) - place(order, b.name));
+  const kinds = inOrder.flatMap((s) => s.kinds ?? []);
+  const byShape = (shape: ChangeKindSpec['shape']) => kinds.filter((k) => k.shape === shape);
+  const all = [...byShape('counted'), SCRIPT_KIND, ...byShape('file'), FILE_KIND];
+  return all.filter((k, i) => all.findIndex((first) => first.kind === k.kind) === i);
+}
+
+/** Where a step stands in `order`; one it leaves out, after the others. */
+function place(order: readonly string[], name: string): number {
+  const i = order.indexOf(name);
+  return i < 0 ? order.length : i;
+}
+
+/** Every kind of change, in the order summaries tell them (the map's order). */
 export const CHANGE_KINDS: ReadonlyMap<string, ChangeKindSpec> = new Map(
-  [...ENGINE_KINDS, ...STEPS.flatMap((s) => s.kinds ?? [])].map((k) => [k.kind, k]),
+  kindOrder(STEPS, PLAYBOOK_ORDER).map((k) => [k.kind, k]),
 );
+
+const KIND_PLACE: ReadonlyMap<string, number> = new Map([...CHANGE_KINDS.keys()].map((kind, i) => [kind, i]));
+
+/** Where summaries tell a kind of change: its place in CHANGE_KINDS; one no step names, after them all. */
+export function kindPlace(kind: string): number {
+  return KIND_PLACE.get(kind) ?? Number.MAX_SAFE_INTEGER;
+}

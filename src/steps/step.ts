@@ -158,15 +158,17 @@ export interface OwnedPath {
   readonly decidedOnHost?: boolean;
 }
 
-/** A kind of change and the words displays count it with (`+2 rules`, `hook installed`). */
+/**
+ * A kind of change and the words displays count it with (`+2 rules`, `hook installed`). Where
+ * summaries tell it follows from where it is declared (registry.ts, CHANGE_KINDS): a step lists its
+ * kinds in the order it tells them, and the steps come in the order a playbook runs them.
+ */
 export interface ChangeKindSpec {
   readonly kind: string;
   /** Singular and plural. */
   readonly noun: readonly [string, string];
-  /** counted: `+2 rules`, `8 sysctls set`; file: named with what happened (`hook installed`). */
+  /** counted: `+2 rules`, `8 sysctls set` (the fix itself, told first); file: named with what happened (`hook installed`). */
   readonly shape: 'counted' | 'file';
-  /** Where summaries tell it: the fix itself first (rules and routes), then what makes it last. */
-  readonly rank: number;
 }
 
 /**

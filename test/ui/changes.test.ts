@@ -62,9 +62,9 @@ describe('summarizeChanges', () => {
       '3 sysctls set',
     ],
     [
-      'files of one action share a phrase',
-      [c('script', 'install', '/s'), c('hook', 'install', '/h'), c('sysctl-file', 'install', '/c')],
-      'script, hook and sysctl file installed',
+      'files of one action share a phrase, in the order the playbook runs their steps',
+      [c('hook', 'install', '/h'), c('sysctl-file', 'install', '/c'), c('script', 'install', '/s')],
+      'script, sysctl file and hook installed',
     ],
     [
       'files of different actions do not',
@@ -89,7 +89,7 @@ describe('summarizeChanges', () => {
       '2 timer units installed, timer unit started',
     ],
     [
-      'native persistence: profiles first, the netplan file with the other files',
+      'native persistence: profiles with the fix, the netplan file with the other files',
       [
         c('sysctl-file', 'install', '/c'),
         c('nm-profile', 'set'),

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, formatProblem } from '../../src/errors.js';
 import { loadPlaybook, type Playbook } from '../../src/playbook/playbook.js';
-import { STEP_NAMES } from '../../src/steps/registry.js';
+import { CHANGE_KINDS, kindOrder, PLAYBOOK_ORDER, STEP_NAMES, STEPS } from '../../src/steps/registry.js';
 
 const names = (p: Playbook) => p.steps.map((s) => s.module.name);
 const paramsOf = (p: Playbook, name: string) =>
@@ -39,6 +39,12 @@ describe('the default playbook, playbooks/dual-ib-routing.yaml', () => {
     expect(paramsOf(playbook, 'persist')).toEqual({ mode: 'hook', repairEvery: 30, monitor: [] });
   });
 
+  it('gives the order change summaries tell the steps in (PLAYBOOK_ORDER), the native playbook too', () => {
+    expect(names(playbook)).toEqual(PLAYBOOK_ORDER);
+    const native = readFileSync(new URL('../../playbooks/dual-ib-routing-native.yaml', import.meta.url), 'utf8');
+    expect(names(loadPlaybook(native, 'playbooks/dual-ib-routing-native.yaml'))).toEqual(PLAYBOOK_ORDER);
+  });
+
   it('removes the main-table subnet routes, as the seeds do', () => {
     expect(paramsOf(playbook, 'policy-routing')).toEqual({ mainRoutes: 'remove' });
   });
@@ -50,6 +56,33 @@ describe('the default playbook, playbooks/dual-ib-routing.yaml', () => {
       rp_filter: 2,
       accept_local: 1,
     });
+  });
+});
+
+describe('the kinds of change, in the order summaries tell them', () => {
+  it("the fix first, then the files, each in the steps' order and as each step lists its kinds", () => {
+    expect([...CHANGE_KINDS.keys()]).toEqual([
+      ...['link-profile', 'link-address', 'link-setting', 'roce-mode'],
+      ...['rule', 'table-route', 'main-route', 'old-rule', 'old-table'],
+      'sysctl',
+      'nm-profile',
+      'script',
+      ...['links-file', 'links-record', 'record', 'sysctl-file'],
+      ...['hook', 'networkd-conf', 'netplan-file', 'timer', 'monitor'],
+      'file',
+    ]);
+  });
+
+  it('follows the step order it is given: persist ahead of policy-routing tells its hook ahead of the record', () => {
+    const order = ['persist', 'policy-routing', 'fabric-sysctl'];
+    const kinds = kindOrder(STEPS, order).map((k) => k.kind);
+    expect(kinds.slice(0, 6)).toEqual(['nm-profile', 'rule', 'table-route', 'main-route', 'old-rule', 'old-table']);
+    expect(kinds.indexOf('hook')).toBeLessThan(kinds.indexOf('record'));
+    expect(kinds.indexOf('record')).toBeLessThan(kinds.indexOf('sysctl-file'));
+    // Steps the order leaves out come after the others; the engine's script heads the files, a file no step claims ends them.
+    expect(kinds.indexOf('sysctl')).toBeLessThan(kinds.indexOf('link-profile'));
+    expect(kinds.filter((k) => k === 'sysctl-file')).toHaveLength(1);
+    expect(kinds.at(-1)).toBe('file');
   });
 });
 

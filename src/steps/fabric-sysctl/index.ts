@@ -69,8 +69,8 @@ export const fabricSysctl: StepModule<SysctlParams> = {
   summary: 'per fabric interface: arp_ignore, arp_announce, rp_filter, accept_local for several NICs in one subnet',
   params,
   kinds: [
-    { kind: 'sysctl', noun: ['sysctl', 'sysctls'], shape: 'counted', rank: 50 },
-    { kind: 'sysctl-file', noun: ['sysctl file', 'sysctl files'], shape: 'file', rank: 80 },
+    { kind: 'sysctl', noun: ['sysctl', 'sysctls'], shape: 'counted' },
+    { kind: 'sysctl-file', noun: ['sysctl file', 'sysctl files'], shape: 'file' },
   ],
   paths: [{ path: SYSCTL_PATH, kind: 'sysctl-file' }],
   facts: [SYSCTL_FACT],

@@ -218,12 +218,12 @@ export const links: StepModule<LinksParams> = {
   params: linksSettings,
   hostOverride: { key: LINKS_KEY, schema: linksSettings, keys: Object.keys(linksSettings.shape), hex: HEX_PARAMS },
   kinds: [
-    { kind: 'link-profile', noun: ['link profile', 'link profiles'], shape: 'counted', rank: 5 },
-    { kind: 'link-address', noun: ['address', 'addresses'], shape: 'counted', rank: 6 },
-    { kind: 'link-setting', noun: ['link setting', 'link settings'], shape: 'counted', rank: 7 },
-    { kind: 'roce-mode', noun: ['RoCE mode', 'RoCE modes'], shape: 'counted', rank: 8 },
-    { kind: 'links-file', noun: ['links file', 'links files'], shape: 'file', rank: 85 },
-    { kind: 'links-record', noun: ['links record', 'links records'], shape: 'file', rank: 96 },
+    { kind: 'link-profile', noun: ['link profile', 'link profiles'], shape: 'counted' },
+    { kind: 'link-address', noun: ['address', 'addresses'], shape: 'counted' },
+    { kind: 'link-setting', noun: ['link setting', 'link settings'], shape: 'counted' },
+    { kind: 'roce-mode', noun: ['RoCE mode', 'RoCE modes'], shape: 'counted' },
+    { kind: 'links-file', noun: ['links file', 'links files'], shape: 'file' },
+    { kind: 'links-record', noun: ['links record', 'links records'], shape: 'file' },
   ],
   paths: [
     { path: LINKS_NETPLAN_PATH, kind: 'links-file' },

@@ -88,7 +88,7 @@ export const neighTable: StepModule<Record<string, never>> = {
   name: 'neigh-table',
   summary: "the neighbour (ARP) table's limits raised to what the fleet needs, never lowered",
   params: z.strictObject({}),
-  kinds: [{ kind: 'sysctl-file', noun: ['sysctl file', 'sysctl files'], shape: 'file', rank: 80 }],
+  kinds: [{ kind: 'sysctl-file', noun: ['sysctl file', 'sysctl files'], shape: 'file' }],
   paths: [{ path: NEIGH_PATH, kind: 'sysctl-file' }],
   facts: [NEIGH_FACT],
   use: () => ({

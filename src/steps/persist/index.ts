@@ -275,12 +275,12 @@ export const persist: StepModule<PersistParams> = {
     "makes the routing last: the hook for the host's network manager and a repair timer, or (mode: native) the manager's own configuration",
   params,
   kinds: [
-    { kind: 'nm-profile', noun: ['connection profile', 'connection profiles'], shape: 'counted', rank: 10 },
-    { kind: 'hook', noun: ['hook', 'hooks'], shape: 'file', rank: 70 },
-    { kind: 'networkd-conf', noun: ['networkd setting', 'networkd settings'], shape: 'file', rank: 75 },
-    { kind: 'netplan-file', noun: ['netplan file', 'netplan files'], shape: 'file', rank: 90 },
-    { kind: 'timer', noun: ['timer unit', 'timer units'], shape: 'file', rank: 100 },
-    { kind: 'monitor', noun: ['monitor file', 'monitor files'], shape: 'file', rank: 105 },
+    { kind: 'nm-profile', noun: ['connection profile', 'connection profiles'], shape: 'counted' },
+    { kind: 'hook', noun: ['hook', 'hooks'], shape: 'file' },
+    { kind: 'networkd-conf', noun: ['networkd setting', 'networkd settings'], shape: 'file' },
+    { kind: 'netplan-file', noun: ['netplan file', 'netplan files'], shape: 'file' },
+    { kind: 'timer', noun: ['timer unit', 'timer units'], shape: 'file' },
+    { kind: 'monitor', noun: ['monitor file', 'monitor files'], shape: 'file' },
   ],
   paths: [
     ...MANAGERS.flatMap((m) => MANAGER_HOOK_PATHS[m].map((path) => ({ path, kind: 'hook' }))),

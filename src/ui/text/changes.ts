@@ -1,11 +1,11 @@
 /**
  * A host's changes in a few words, by kind: `+2 rules +2 table routes −2 main routes, 8 sysctls set,
- * script, hook and sysctl file installed`. Every display says a host's changes this way (the live
+ * script, sysctl file and hook installed`. Every display says a host's changes this way (the live
  * view's rows, plain lines, the folded dry-run plan), so hosts whose plans differ only in their
  * addresses read alike and fold together. Kinds, their words and their order are the steps' own
  * (src/steps/registry.ts); a kind no step names is still counted (`2 rdma changes`), never dropped. Pure.
  */
-import { CHANGE_KINDS } from '../../steps/registry.js';
+import { CHANGE_KINDS, kindPlace } from '../../steps/registry.js';
 import type { Change, ChangeAction, ChangeKind } from '../../vocabulary.js';
 
 const PAST: Readonly<Record<ChangeAction, string>> = {
@@ -21,10 +21,6 @@ const PAST: Readonly<Record<ChangeAction, string>> = {
 
 const SIGN: Partial<Record<ChangeAction, string>> = { add: '+', remove: '−' };
 
-function rank(kind: ChangeKind): number {
-  return CHANGE_KINDS.get(kind)?.rank ?? Number.MAX_SAFE_INTEGER;
-}
-
 function noun(forms: readonly [string, string], count: number): string {
   return count === 1 ? forms[0] : forms[1];
 }
@@ -34,7 +30,7 @@ function listWords(words: readonly string[]): string {
   return words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
 }
 
-/** Changes grouped by kind and action, in the kinds' rank (unknown kinds last, in the order seen). */
+/** Changes grouped by kind and action, in the kinds' order (unknown kinds last, in the order seen). */
 export function changeCounts(changes: readonly Change[]): { kind: ChangeKind; action: ChangeAction; count: number }[] {
   const groups = new Map<string, { kind: ChangeKind; action: ChangeAction; count: number; first: number }>();
   changes.forEach((c, i) => {
@@ -44,11 +40,11 @@ export function changeCounts(changes: readonly Change[]): { kind: ChangeKind; ac
     else groups.set(key, { kind: c.kind, action: c.action, count: 1, first: i });
   });
   return [...groups.values()]
-    .sort((a, b) => rank(a.kind) - rank(b.kind) || a.first - b.first)
+    .sort((a, b) => kindPlace(a.kind) - kindPlace(b.kind) || a.first - b.first)
     .map(({ kind, action, count }) => ({ kind, action, count }));
 }
 
-/** `+2 rules +2 table routes −2 main routes, 8 sysctls set, script, hook and sysctl file installed`; '' for none. */
+/** `+2 rules +2 table routes −2 main routes, 8 sysctls set, script, sysctl file and hook installed`; '' for none. */
 export function summarizeChanges(changes: readonly Change[]): string {
   const signed: string[] = [];
   const phrases: string[] = [];
@@ -67,10 +63,10 @@ export function summarizeChanges(changes: readonly Change[]): string {
   return [signed.join(' '), ...phrases].filter((p) => p !== '').join(', ');
 }
 
-/** Changes in the order a plan lists them: by kind (KIND_ORDER), then as the assessment found them. */
+/** Changes in the order a plan lists them: by kind (CHANGE_KINDS' order), then as the assessment found them. */
 export function byKind(changes: readonly Change[]): Change[] {
   return changes
     .map((c, i) => ({ c, i }))
-    .sort((a, b) => rank(a.c.kind) - rank(b.c.kind) || a.i - b.i)
+    .sort((a, b) => kindPlace(a.c.kind) - kindPlace(b.c.kind) || a.i - b.i)
     .map(({ c }) => c);
 }
