@@ -19,6 +19,8 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 180_000,
+    // test/setup/flaky-reporter.ts names, at the end, every test that passed only on its retry.
+    reporters: ['default', './test/setup/flaky-reporter.ts'],
     projects: [
       // Not isolated: a worker imports ibfleet's modules once, not once per file — a third of the
       // loop's CPU. A unit test leaves no state behind (LOAD_STATE excepted).
@@ -34,6 +36,10 @@ export default defineConfig({
           include: ROOT_ONLY.map((dir) => `${dir.replace('/**', '')}/**/*.test.{ts,tsx}`),
           // The Debian roots of the lab's suite hosts, built once per run (cached across runs).
           globalSetup: ['test/setup/suite-roots.ts'],
+          // Under CI (two workers on two cores beside every lab's daemons) a lab story that fails
+          // runs once more; the flaky reporter prints what its failed attempt said. Locally a
+          // failure is a failure at once.
+          retry: process.env.CI ? 1 : 0,
         },
       },
     ],
