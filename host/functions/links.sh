@@ -7,17 +7,15 @@
 # await_address IFACE ADDR: until the network manager has put ADDR on IFACE and the link is up
 # (NetworkManager, networkd and ifupdown's hooks apply asynchronously), at most 30 s.
 await_address() {
-	n=0
-	while [ "$n" -lt 150 ]; do
-		if ip -4 -o addr show dev "$1" 2>/dev/null | grep -q -F " inet $2/" &&
-			ip -o link show dev "$1" 2>/dev/null | grep -q -E '[<,]UP[,>]'; then
-			return 0
-		fi
-		sleep 0.2
-		n=$((n + 1))
-	done
+	poll_until 150 address_up "$@" && return 0
 	echo "ibfleet: $1: the network manager did not put $2 on it within 30 s" >&2
 	return 1
+}
+
+# address_up IFACE ADDR: await_address's look: ADDR is on IFACE and the link is up.
+address_up() {
+	ip -4 -o addr show dev "$1" 2>/dev/null | grep -q -F " inet $2/" &&
+		ip -o link show dev "$1" 2>/dev/null | grep -q -E '[<,]UP[,>]'
 }
 
 # tell DONE FAILED CMD...: run a network manager's command unless one failed before; say DONE

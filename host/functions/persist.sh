@@ -10,21 +10,23 @@
 # Seen twice in a row: networkd, told to reload and then to reconfigure, may put everything in
 # place once and take it away again to configure the NIC a second time.
 await_routing() {
-	n=0
-	seen=0
-	while [ "$n" -lt 100 ]; do
-		if ip -4 rule show | sed 's/[[:space:]][[:space:]]*/ /g; s/ $//' | grep -q -x -F -e "$4: from $2 lookup $3" -e "$4: from $2 lookup $3 proto static" &&
-			ip -4 route show table "$3" 2>/dev/null | grep -q -F " dev $1 " &&
-			ip -4 -o addr show dev "$1" 2>/dev/null | grep -q -F " inet $2/"; then
-			seen=$((seen + 1))
-			[ "$seen" -ge 2 ] && return 0
-		else
-			seen=0
-		fi
-		sleep 0.2
-		n=$((n + 1))
-	done
+	routing_seen=0
+	poll_until 100 routing_held "$@" && return 0
 	echo "ibfleet: $1: the network manager did not put the rule, table $3 and address $2 in place within 20 s" >&2
+	return 1
+}
+
+# routing_held IFACE ADDR TABLE PRIORITY: await_routing's look: the rule, the table's route through
+# IFACE and the address are there now and were at the look before (routing_seen counts the looks).
+routing_held() {
+	if rules_flat | grep -q -x -F -e "$4: from $2 lookup $3" -e "$4: from $2 lookup $3 proto static" &&
+		ip -4 route show table "$3" 2>/dev/null | grep -q -F " dev $1 " &&
+		ip -4 -o addr show dev "$1" 2>/dev/null | grep -q -F " inet $2/"; then
+		routing_seen=$((routing_seen + 1))
+		[ "$routing_seen" -ge 2 ]
+		return
+	fi
+	routing_seen=0
 	return 1
 }
 
@@ -32,30 +34,34 @@ await_routing() {
 # ibfleet's netplan file and carries the NIC's address again (reconfiguring a link, it drops its
 # addresses and rules first and adds back what its configuration says), at most 20 s.
 await_gone() {
-	n=0
-	while [ "$n" -lt 100 ]; do
-		if ! ip -4 rule show | sed 's/[[:space:]][[:space:]]*/ /g; s/ $//' | grep -q -x -F "$4: from $2 lookup $3 proto static" &&
-			ip -4 -o addr show dev "$1" 2>/dev/null | grep -q -F " inet $2/"; then
-			return 0
-		fi
-		sleep 0.2
-		n=$((n + 1))
-	done
+	poll_until 100 rule_gone_address_back "$@" && return 0
 	echo "ibfleet: $1: systemd-networkd did not finish configuring it without ibfleet's netplan file within 20 s" >&2
 	return 1
+}
+
+# rule_gone_address_back IFACE ADDR TABLE PRIORITY: await_gone's look: networkd's rule is gone and
+# the address is back.
+rule_gone_address_back() {
+	! networkd_rule_there "$@" && ip -4 -o addr show dev "$1" 2>/dev/null | grep -q -F " inet $2/"
 }
 
 # await_rule_gone IFACE ADDR TABLE PRIORITY: until systemd-networkd has taken away the rule it
 # made from ibfleet's netplan file (the NIC keeps no address: nothing of the host's configures it), at most 20 s.
 await_rule_gone() {
-	n=0
-	while [ "$n" -lt 100 ]; do
-		ip -4 rule show | sed 's/[[:space:]][[:space:]]*/ /g; s/ $//' | grep -q -x -F "$4: from $2 lookup $3 proto static" || return 0
-		sleep 0.2
-		n=$((n + 1))
-	done
+	poll_until 100 networkd_rule_gone "$@" && return 0
 	echo "ibfleet: $1: systemd-networkd did not take its rule away without ibfleet's netplan file within 20 s" >&2
 	return 1
+}
+
+# networkd_rule_there IFACE ADDR TABLE PRIORITY: the rule systemd-networkd made from ibfleet's
+# netplan file (`proto static`) is in the kernel.
+networkd_rule_there() {
+	rules_flat | grep -q -x -F "$4: from $2 lookup $3 proto static"
+}
+
+# networkd_rule_gone IFACE ADDR TABLE PRIORITY: await_rule_gone's look: that rule is not.
+networkd_rule_gone() {
+	! networkd_rule_there "$@"
 }
 
 # hand_over IFACE ADDR TABLE: a NIC the network manager takes over: every rule for its address or

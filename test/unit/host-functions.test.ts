@@ -3,8 +3,11 @@
  * (src/script/host-functions.ts): a script gets the definition of every function it calls, and of
  * those they call, once each, and nothing else.
  */
-import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { CONTENT_PREFIX } from '../../src/facts/probe-format.js';
 import { readProbe } from '../../src/plan/change-output.js';
 import { planDeploy } from '../../src/plan/host-plan.js';
@@ -85,5 +88,101 @@ describe('host functions', () => {
     );
     expect(calls.length).toBeGreaterThan(0);
     for (const name of calls) expect(defined(script), name).toContain(name);
+  });
+});
+
+/**
+ * The steps' waits share one poll (poll_until) and one view of the rules (rules_flat). Run here with
+ * `ip` and `sleep` stubbed: a wait that times out looks exactly its bound of times (0.2 s between)
+ * and says what it always said; a wait that sees what it waits for returns.
+ */
+describe('the waits', () => {
+  const stubs = mkdtempSync(join(tmpdir(), 'ibfleet-waits-'));
+  afterAll(() => rmSync(stubs, { recursive: true, force: true }));
+  const stub = (name: string, text: string) => {
+    writeFileSync(join(stubs, name), `#!/bin/sh\n${text}\n`);
+    chmodSync(join(stubs, name), 0o755);
+  };
+  // What the kernel holds comes from the environment: RULE (a line of `ip -4 rule show`), ROUTE, ADDR, UP.
+  stub(
+    'ip',
+    [
+      'case "$*" in',
+      '"-4 rule show") printf \'0:\\tfrom all lookup local\\n%s\\n\' "$RULE" ;;',
+      '"-4 route show table 101") [ -z "$ROUTE" ] || echo "172.16.0.0/16 dev ib0 scope link " ;;',
+      '"-4 -o addr show dev ib0") [ -z "$ADDR" ] || echo "4: ib0    inet 172.16.34.1/16 brd 172.16.255.255 scope global ib0" ;;',
+      '"-o link show dev ib0") [ -z "$UP" ] || echo "4: ib0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 2044" ;;',
+      'esac',
+    ].join('\n'),
+  );
+  stub('sleep', 'echo "$1" >>"$SLEPT"');
+
+  const run = (call: string, kernel: Record<string, string>) => {
+    const slept = join(stubs, 'slept');
+    writeFileSync(slept, '');
+    const result = spawnSync('sh', ['-c', withHostFunctions(call)], {
+      encoding: 'utf8',
+      env: { PATH: `${stubs}:/usr/bin:/bin`, SLEPT: slept, RULE: '', ROUTE: '', ADDR: '', UP: '', ...kernel },
+    });
+    const sleeps = readFileSync(slept, 'utf8').split('\n').filter(Boolean);
+    return { status: result.status, stderr: result.stderr, sleeps: sleeps.length, each: new Set(sleeps) };
+  };
+  const networkdRule = '1001:\tfrom 172.16.34.1 lookup 101 proto static ';
+  const args = 'ib0 172.16.34.1 101 1001';
+
+  it('a wait gets poll_until and rules_flat with its own look', () => {
+    expect(defined(definitionsFor(`await_routing ${args}`))).toEqual([
+      'await_routing',
+      'routing_held',
+      'poll_until',
+      'rules_flat',
+    ]);
+    expect(defined(definitionsFor('await_address ib0 172.16.34.1'))).toEqual([
+      'await_address',
+      'address_up',
+      'poll_until',
+    ]);
+  });
+
+  it.each([
+    [
+      'await_address ib0 172.16.34.1',
+      {},
+      150,
+      'ibfleet: ib0: the network manager did not put 172.16.34.1 on it within 30 s',
+    ],
+    [
+      `await_routing ${args}`,
+      { ADDR: '1', ROUTE: '1' },
+      100,
+      'ibfleet: ib0: the network manager did not put the rule, table 101 and address 172.16.34.1 in place within 20 s',
+    ],
+    [
+      `await_gone ${args}`,
+      { RULE: networkdRule, ADDR: '1' },
+      100,
+      "ibfleet: ib0: systemd-networkd did not finish configuring it without ibfleet's netplan file within 20 s",
+    ],
+    [
+      `await_rule_gone ${args}`,
+      { RULE: networkdRule },
+      100,
+      "ibfleet: ib0: systemd-networkd did not take its rule away without ibfleet's netplan file within 20 s",
+    ],
+  ])('%s times out after its bound of looks, 0.2 s apart, with its message', (call, kernel, looks, message) => {
+    const out = run(call, kernel);
+    expect(out).toMatchObject({ status: 1, stderr: `${message}\n`, sleeps: looks });
+    expect([...out.each]).toEqual(['0.2']);
+  });
+
+  it.each([
+    ['await_address ib0 172.16.34.1', { ADDR: '1', UP: '1' }, 0],
+    // Seen twice in a row: one pause between the two looks.
+    [`await_routing ${args}`, { RULE: '1001:\tfrom 172.16.34.1 lookup 101', ROUTE: '1', ADDR: '1' }, 1],
+    [`await_routing ${args}`, { RULE: networkdRule, ROUTE: '1', ADDR: '1' }, 1],
+    [`await_gone ${args}`, { ADDR: '1' }, 0],
+    [`await_rule_gone ${args}`, {}, 0],
+  ])('%s returns once it sees what it waits for', (call, kernel, sleeps) => {
+    expect(run(call, kernel)).toMatchObject({ status: 0, stderr: '', sleeps });
   });
 });
