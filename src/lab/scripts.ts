@@ -36,7 +36,18 @@ export function renderCreateBatch(plan: LabPlan): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Inside the switch namespace: no IPv6 chatter on ~3 ports per host, bridges and ports up. */
+/**
+ * A switch forwards frames without running them through the machine's firewall. Where the kernel
+ * has br_netfilter (built in here; Docker loads it), every bridge calls arptables and iptables for
+ * each frame on each port it leaves by, unless told not to in its namespace: an ARP broadcast is a
+ * copy for each of the fabric's ports (800 at 100 hosts × 8 NICs), and a 100 × 8 rail verify right
+ * after a deploy took 118 s of the machine's CPU with those calls, 102 s without. The hosts' own
+ * ARP and ICMP handling is untouched.
+ */
+export const SWITCH_WITHOUT_FIREWALL =
+  'if [ -d /proc/sys/net/bridge ]; then for t in arptables iptables ip6tables; do echo 0 > "/proc/sys/net/bridge/bridge-nf-call-$t"; done; fi';
+
+/** Inside the switch namespace: no IPv6 chatter on ~3 ports per host, no firewall calls, bridges and ports up. */
 export function renderSwitchScript(plan: LabPlan): string {
   const batch = [
     `link set ${MGMT_BRIDGE} up`,
@@ -49,6 +60,7 @@ export function renderSwitchScript(plan: LabPlan): string {
   }
   return `set -eu
 ${disableIpv6()}
+${SWITCH_WITHOUT_FIREWALL}
 ip -batch - <<'EOF'
 ${batch.join('\n')}
 EOF

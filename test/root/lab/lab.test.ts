@@ -65,6 +65,13 @@ describe.skipIf(!IS_ROOT)('ibfleet lab (needs root)', () => {
     ).toEqual(['ib0', 'ib1']);
   });
 
+  it("switches frames without the machine's bridge firewall calls (br_netfilter): an ARP broadcast is a copy per port", async () => {
+    const names = ['arptables', 'iptables', 'ip6tables'].map((t) => `/proc/sys/net/bridge/bridge-nf-call-${t}`);
+    if (!existsSync(names[0]!)) return; // no br_netfilter on this machine: nothing to turn off
+    const read = await run(['ip', 'netns', 'exec', `ibfl-${NAME}-sw`, 'cat', ...names]);
+    expect(read.stdout.trim().split('\n')).toEqual(['0', '0', '0']);
+  });
+
   it("accepts the lab key over SSH with strict host-key checking against the lab's known_hosts", async () => {
     const logins = await Promise.all(lab().hosts.map((h) => labSsh(lab(), h.id, 'hostname')));
     expect(logins.map((r) => [r.code, r.stdout.trim()])).toEqual([
