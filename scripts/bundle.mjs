@@ -39,6 +39,19 @@ await build({
   },
   plugins: [
     {
+      // zod's namespace re-exports every locale it ships (`z.locales`, ~300 KB of source, most of the
+      // zod chunk each run compiles); ibfleet uses only the English messages its schemas import directly.
+      name: 'zod-without-locales',
+      setup(b) {
+        b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+          /[/\\]node_modules[/\\]zod[/\\]/.test(args.importer)
+            ? { path: 'zod-locales', namespace: 'zod-locales' }
+            : undefined,
+        );
+        b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, () => ({ contents: 'export {};', loader: 'js' }));
+      },
+    },
+    {
       // Ink imports React DevTools only when DEV=true; ibfleet never ships it.
       name: 'no-devtools',
       setup(b) {
