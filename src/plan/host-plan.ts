@@ -11,16 +11,8 @@ import type { HostFacts } from '../facts/host-facts.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { renderHostFiles } from '../render/host-files.js';
 import type { RenderedFile } from '../script/rendered-file.js';
-import {
-  SCRIPT_PERSISTENCE,
-  type ApplyInput,
-  type ApplyPart,
-  type HostContext,
-  type Persistence,
-  type PersistenceChoice,
-  type StatusPart,
-  type Step,
-} from '../steps/step.js';
+import type { PersistenceChoice } from '../steps/persist/persister.js';
+import type { ApplyPart, HostContext, Persistence, StatusPart } from '../steps/step.js';
 import type { Change, Check, FileDiff, HostResult, NicFabric } from '../vocabulary.js';
 import { assessHost, failingFindings, plannedChanges, type Assessment } from './assess.js';
 import { detectManager } from './detect-manager.js';
@@ -40,24 +32,14 @@ export function checksOf(assessment: Assessment): Check[] {
   return assessment.findings.map((f) => ({ name: f.id, ok: f.ok, detail: f.detail }));
 }
 
-/** How the playbook persists on this host: its persisting step decides; without one, the routing script deploy runs. */
-function choosePersistence(playbook: Playbook, ctx: Omit<HostContext, 'persistence'>): PersistenceChoice {
-  for (const { step } of playbook.steps) if (step.persistence) return step.persistence(ctx);
-  return { persistence: SCRIPT_PERSISTENCE, notes: [], blockers: [] };
-}
-
 /** What the playbook's steps need this host's probe to read beyond what every probe reads (ProbeOptions.wants). */
 export function probeWants(playbook: Playbook, host: Host): ReadonlySet<string> {
   return new Set(playbook.steps.flatMap((s) => s.step.probeWants?.(host) ?? []));
 }
 
-/** What the host must have for the playbook's steps to work at all; undefined when it has it. */
+/** What the host must have for the playbook to work at all (its persister's); undefined when it has it. */
 export function missingPrerequisite(playbook: Playbook, manager: Manager, facts: HostFacts): string | undefined {
-  for (const { step } of playbook.steps) {
-    const missing = step.prerequisite?.(manager, facts);
-    if (missing) return missing;
-  }
-  return undefined;
+  return playbook.persister.prerequisite(manager, facts);
 }
 
 /** Whether the playbook configures the NICs themselves (a step provides what they lack): onboard then finds a machine's NICs without addresses. */
@@ -77,7 +59,8 @@ function decide(host: Host, fleet: Fleet, playbook: Playbook, facts: HostFacts, 
   const bare = { host, fleet, playbook: playbook.name, manager, facts };
   // What the steps give the NICs first (an address, the profile carrying it): the rest decides with it.
   const base = { ...bare, provisions: playbook.steps.flatMap((s) => s.step.provides?.(bare) ?? []) };
-  const choice = choosePersistence(playbook, base);
+  // How the routing lasts here: the playbook's persister decides (the routing script deploy runs, without one).
+  const choice = playbook.persister.choose(base);
   const ctx = { ...base, persistence: choice.persistence };
   const files = renderHostFiles(playbook, ctx);
   return { ctx, choice, files, assessment: assessHost(playbook, ctx, files) };
@@ -118,7 +101,7 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
   if (obstacles.length > 0) throw new HostError('plan', `${obstacles.join('; ')}; nothing was changed`);
   const remove = failing.flatMap((x) => (x.subject.kind === 'stale' ? [x.subject.path] : []));
   const input = { failing, write, remove };
-  const parts = new Map(playbook.steps.map((s) => [s.module.name, applyPart(s.step, ctx, input)]));
+  const parts = new Map(playbook.steps.map((s) => [s.module.name, s.step.apply?.(ctx, input) ?? {}]));
   return {
     manager: chosen.manager,
     files,
@@ -132,17 +115,6 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
     routingScript: ctx.persistence.kind === 'script',
     restore: restoreLines(planRestore(host, fleet, facts, write, '', parts), 'shell'),
   };
-}
-
-/** A step's part of the change: what it applies, with what it runs once the files changed first among its `after` lines. */
-function applyPart(step: Step, ctx: HostContext, input: ApplyInput): ApplyPart {
-  const part = step.apply?.(ctx, input) ?? {};
-  const afterFiles =
-    step.afterFiles?.(
-      input.write.map((f) => f.path),
-      input.remove,
-    ) ?? [];
-  return afterFiles.length ? { ...part, after: [...afterFiles, ...(part.after ?? [])] } : part;
 }
 
 /** The plan's assessment of the state a change left behind (the apply script's own probe). */
@@ -225,7 +197,7 @@ export function assessStatus(
   let chosen = chooseManager(host, facts);
   if ('error' in chosen) {
     // The files a previous deploy installed tell which manager it chose.
-    const installed = playbook.steps.map((s) => s.step.installedManager?.(facts)).find((m) => m !== undefined);
+    const installed = playbook.persister.installedManager(facts);
     if (installed) chosen = { manager: installed };
     else return { status: 'drift', reasons: [...health.problems, chosen.error], ...health.extra };
   }
@@ -239,7 +211,7 @@ export function assessStatus(
     ...failingFindings(assessment).map((f) => f.detail),
   ];
   // Notes come last and are no drift (a host without systemd has no repair timer, and needs none).
-  const notes = playbook.steps.flatMap((s) => s.step.statusNotes?.(ctx) ?? []);
+  const notes = playbook.persister.statusNotes(ctx);
   const notDeployed = files.length > 0 && files.every((f) => !facts.files.has(f.path));
   return {
     status: reasons.length ? 'drift' : 'ok',
@@ -259,8 +231,8 @@ export function assessStatus(
 export function fleetFindings(
   playbook: Playbook,
 ): (results: readonly HostResult[]) => { warnings: string[]; problems: string[] } {
-  return (results) => ({
-    warnings: playbook.steps.flatMap((s) => s.step.fleetWarnings?.(results) ?? []),
-    problems: playbook.steps.flatMap((s) => s.step.fleetProblems?.(results) ?? []),
-  });
+  return (results) => {
+    const parts = playbook.steps.flatMap((s) => s.step.fleet?.(results) ?? []);
+    return { warnings: parts.flatMap((p) => p.warnings), problems: parts.flatMap((p) => p.problems) };
+  };
 }

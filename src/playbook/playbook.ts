@@ -6,6 +6,7 @@ import { clipInput, ConfigError, type InventoryProblem } from '../errors.js';
 import { YamlSource, type YamlPath } from '../inventory/yaml-source.js';
 import { didYouMean, issuesToProblems } from '../inventory/zod-problems.js';
 import { REQUIRED_STEP, STEP_NAMES, stepModule, type RegisteredStep } from '../steps/registry.js';
+import { NO_PERSISTER, type Persister } from '../steps/persist/persister.js';
 import type { Step } from '../steps/step.js';
 
 /** A step of a playbook: its module (for what it is) and what it does with the playbook's parameters. */
@@ -14,6 +15,8 @@ export interface PlaybookStep {
   readonly step: Step;
   /** The parameters as the step took them, defaults filled in (for the run log and tests). */
   readonly params: unknown;
+  /** What the step answers for how the routing lasts (persist only). */
+  readonly persister?: Persister;
 }
 
 export interface Playbook {
@@ -21,6 +24,8 @@ export interface Playbook {
   readonly file: string;
   /** In the playbook's order; each step once. */
   readonly steps: readonly PlaybookStep[];
+  /** How the routing lasts on a host: its persist step's answers, or NO_PERSISTER (the routing script deploy runs). */
+  readonly persister: Persister;
 }
 
 const TOP_KEYS = ['name', 'description', 'steps'];
@@ -89,7 +94,7 @@ export function loadPlaybook(text: string, file: string): Playbook {
     }
   }
   if (problems.length > 0) throw new ConfigError('playbook', problems);
-  return { name: name!, file, steps };
+  return { name: name!, file, steps, persister: steps.find((s) => s.persister)?.persister ?? NO_PERSISTER };
 }
 
 /** One item of `steps:`: `- name` or `- name: { params }`, checked against the step's own schema. */
@@ -147,7 +152,7 @@ function readStep(
           ...numbers.flatMap((key) => source.notDecimalProblem(at(key)) ?? []),
           ...Object.entries(hex).flatMap(([key, noun]) => source.notHexProblem(at(key), noun) ?? []),
         ];
-    return spelling.length ? { problems: spelling } : { module, step: parsed.step, params: parsed.params };
+    return spelling.length ? { problems: spelling } : { module, ...parsed };
   }
   const stepPath = isScalar(item) ? ['steps', i] : ['steps', i, module.name];
   return {

@@ -151,7 +151,7 @@ function hostVars(project: AnsibleExport, entry: AnsibleHost, files: readonly Re
   const { host, manager } = entry;
   const written = files.map((f) => f.path);
   const after = (paths: readonly string[]) => {
-    const lines = project.playbook.steps.flatMap((s) => s.step.afterFiles?.(paths, []) ?? []);
+    const lines = project.playbook.persister.afterFiles(paths, []);
     // The functions those lines call come with them (script/host-functions.ts).
     return lines.length ? ['status=0', withHostFunctions(lines.join('\n')), 'exit "$status"', ''].join('\n') : '';
   };
@@ -170,7 +170,7 @@ function hostVars(project: AnsibleExport, entry: AnsibleHost, files: readonly Re
     ibfleet_files: files.map((f) => ({ path: f.path, mode: formatMode(f.mode) })),
     ibfleet_absent: [
       ...OWNED_PATHS.filter((p) => !written.includes(p) && !DECIDED_ON_HOST.includes(p)),
-      ...project.playbook.steps.flatMap((s) => s.step.unwantedFiles?.() ?? []),
+      ...project.playbook.persister.unwantedFiles(),
     ],
     ibfleet_after_files_changed: after(written),
     ibfleet_after_files_unchanged: after([]),

@@ -68,10 +68,9 @@ function watchFiles(playbook: Playbook, ctx: RenderContext): RenderedFile[] {
   ];
 }
 
-/** How the playbook persists where no host is asked (`ibfleet render`): the step that persists says, else the routing script. */
+/** How the playbook persists where no host is asked (`ibfleet render`): its persister says (the routing script, without one). */
 export function previewPersistence(playbook: Playbook, manager: Manager): Persistence {
-  for (const { step } of playbook.steps) if (step.previewPersistence) return step.previewPersistence(manager);
-  return SCRIPT_PERSISTENCE;
+  return playbook.persister.preview(manager);
 }
 
 /** The context of rendering for a host whose manager is known, without asking it. */

@@ -10,7 +10,8 @@ import { fabricHealth } from './fabric-health/index.js';
 import { fabricSysctl } from './fabric-sysctl/index.js';
 import { links } from './links/index.js';
 import { neighTable } from './neigh-table/index.js';
-import { persist } from './persist/index.js';
+import { persist, persisterFor } from './persist/index.js';
+import type { Persister } from './persist/persister.js';
 import { policyRouting } from './policy-routing/index.js';
 import type { z } from 'zod';
 import type { ChangeKindSpec, OwnedPath, Step, StepModule } from './step.js';
@@ -20,13 +21,18 @@ import { verifyRoutes } from './verify-routes/index.js';
 export interface RegisteredStep extends Omit<StepModule, 'params' | 'use'> {
   /** The parameters the step takes (for "allowed here" in errors). */
   readonly paramKeys: readonly string[];
-  /** The playbook's parameters checked and applied, or zod's issues. */
-  parse(
-    raw: unknown,
-  ): { readonly step: Step; readonly params: unknown } | { readonly issues: readonly z.core.$ZodIssue[] };
+  /** The playbook's parameters checked and applied (with the persister, for the step that persists), or zod's issues. */
+  parse(raw: unknown): ParsedStep | { readonly issues: readonly z.core.$ZodIssue[] };
 }
 
-function register<P>(module: StepModule<P>): RegisteredStep {
+export interface ParsedStep {
+  readonly step: Step;
+  readonly params: unknown;
+  /** How the routing lasts on a host, from the one step that answers it (persist). */
+  readonly persister?: Persister;
+}
+
+function register<P>(module: StepModule<P>, persisterOf?: (params: P) => Persister): RegisteredStep {
   const { params, use, ...rest } = module;
   const shape = (params as unknown as { shape?: Record<string, unknown> }).shape;
   return {
@@ -34,7 +40,11 @@ function register<P>(module: StepModule<P>): RegisteredStep {
     paramKeys: shape ? Object.keys(shape) : [],
     parse: (raw) => {
       const result = params.safeParse(raw);
-      return result.success ? { step: use(result.data), params: result.data } : { issues: result.error.issues };
+      if (!result.success) return { issues: result.error.issues };
+      const step = use(result.data);
+      return persisterOf
+        ? { step, params: result.data, persister: persisterOf(result.data) }
+        : { step, params: result.data };
     },
   };
 }
@@ -44,7 +54,7 @@ export const STEPS: readonly RegisteredStep[] = [
   register(policyRouting),
   register(fabricSysctl),
   register(neighTable),
-  register(persist),
+  register(persist, persisterFor),
   register(verifyRoutes),
   register(fabricHealth),
   // Last among the modules (SPEC step 6): its rollback deletes the profiles persist's rollback edits first.

@@ -224,16 +224,12 @@ export interface PreviewPart {
   readonly notes?: readonly string[];
 }
 
-/** How the routing persists on a host, and what the plan says about that choice. */
-export interface PersistenceChoice {
-  readonly persistence: Persistence;
-  /** Said with the plan: why a native playbook gets the routing script here, what native mode cannot do here. */
-  readonly notes: readonly string[];
-  /** Why the host cannot be deployed as the playbook asks; nothing is changed. */
-  readonly blockers: readonly string[];
-}
-
-/** A step with its parameters: what it contributes to a host. Every part is optional. */
+/**
+ * A step with its parameters: what it contributes to a host, each part optional — the facts it
+ * needs, its files and its part of the routing program's data, its findings and its part of the
+ * change. What only the step that persists answers (how the routing lasts on a host, per manager)
+ * is not here: persist/persister.ts, which the playbook holds (Playbook.persister).
+ */
 export interface Step {
   readonly name: string;
   /**
@@ -244,20 +240,10 @@ export interface Step {
   provides?(ctx: Omit<HostContext, 'persistence' | 'provisions'>): readonly NicProvision[];
   /** What this step needs the host's probe to read beyond what every probe reads (ProbeOptions.wants): the names its facts know. */
   probeWants?(host: Host): readonly string[];
-  /** What the host must have for this step to work at all (a manager's dispatcher); the host fails the plan. */
-  prerequisite?(manager: Manager, facts: HostFacts): string | undefined;
-  /** How the routing persists on the host (the one step that persists says). */
-  persistence?(ctx: Omit<HostContext, 'persistence'>): PersistenceChoice;
-  /** How it persists where no host is asked (`ibfleet render`). */
-  previewPersistence?(manager: Manager): Persistence;
-  /** The manager a host's installed files show a deploy chose, where the manager cannot be told otherwise. */
-  installedManager?(facts: HostFacts): Manager | undefined;
   files?(ctx: RenderContext): readonly RenderedFile[];
   routesData?(ctx: RenderContext): RoutesData;
   preview?(ctx: RenderContext): PreviewPart;
   notes?(ctx: HostContext): readonly string[];
-  /** What status says of the host besides drift (a host without systemd has no repair timer): the host stays ok. */
-  statusNotes?(ctx: HostContext): readonly string[];
   /** Per fabric NIC: what holds and what does not. */
   nicFindings?(ctx: HostContext, nic: Nic): readonly Finding[];
   /** Why the host cannot take what this step is asked (connected mode on an HCA that has none): nothing is changed, status names it. */
@@ -273,28 +259,20 @@ export interface Step {
   /** Why one of ibfleet's files differs, where this step can tell it is no hand edit (another tableBase); undefined where it cannot. */
   modifiedWhy?(ctx: HostContext, file: RenderedFile): string | undefined;
   apply?(ctx: HostContext, input: ApplyInput): ApplyPart;
-  /**
-   * What runs once ibfleet's files are written or removed, whatever else the host holds (systemd
-   * told about changed units): deploy runs it after the routing script, before its other `after`
-   * lines; `ibfleet export ansible` renders it for the hosts it cannot probe.
-   */
-  afterFiles?(written: readonly string[], removed: readonly string[]): readonly string[];
   status?(ctx: FactsContext): StatusPart;
   /**
    * Why `ibfleet export ansible`, which has no probe, cannot do what this step is asked on the host
    * (what it does is decided there, from the probe); undefined: the exported role does it.
    */
   exportRefusal?(host: Host): string | undefined;
-  /**
-   * ibfleet's files beyond the steps' own paths that a host deployed with these settings must not
-   * have (the textfile of a monitor the playbook dropped): deploy removes them when its probe finds
-   * them; `ibfleet export ansible`'s role, which has no probe, removes them on every run.
-   */
-  unwantedFiles?(): readonly string[];
-  /** Status over the selected hosts together. */
-  fleetWarnings?(results: readonly HostResult[]): readonly string[];
-  /** Status over the selected hosts together: what makes the run fail (ports in another subnet). */
-  fleetProblems?(results: readonly HostResult[]): readonly string[];
+  /** Status over the selected hosts together (the fleet's ports compared). */
+  fleet?(results: readonly HostResult[]): FleetPart;
+}
+
+/** Status over the selected hosts together: warnings, and what makes the run fail (ports in another subnet). */
+export interface FleetPart {
+  readonly warnings: readonly string[];
+  readonly problems: readonly string[];
 }
 
 /** Lines of a rollback or restore script, by when they run. */

@@ -125,8 +125,7 @@ describe("the probe's NetworkManager section", () => {
 
 describe('which persistence a host gets', () => {
   const choose = (host: typeof nmHost, probe: string, playbook: Playbook = native) => {
-    const persist = playbook.steps.find((s) => s.step.persistence)!.step;
-    return persist.persistence!({
+    return playbook.persister.choose({
       host,
       fleet: seeds,
       playbook: playbook.name,

@@ -92,7 +92,7 @@ function scriptsOf(subject: Subject): { name: string; content: string }[] {
     }
   }
   // A playbook without persist renders no hook; check the hooks it would get with the default one.
-  if (!subject.playbook.steps.some((s) => s.step.persistence)) {
+  if (!subject.playbook.steps.some((s) => s.persister)) {
     for (const manager of MANAGERS) {
       const hook = renderHostFiles(subject.host, subject.fleet, loadFixturePlaybook(), manager).find(
         (f) => f.role === 'hook',

@@ -38,7 +38,9 @@ export const fabricHealth: StepModule<Record<string, never>> = {
         (b.kind === 'nic-down' || (b.kind === 'nic-unaddressed' && down(b.iface)));
       return { problems: fabricProblems(host, fabric, facts), fabric, explains: explained };
     },
-    fleetWarnings: (results) => [...fleetFabricWarnings(results), ...fabricConsistency(placed(results)).warnings],
-    fleetProblems: (results) => fabricConsistency(placed(results)).problems,
+    fleet: (results) => {
+      const consistency = fabricConsistency(placed(results));
+      return { warnings: [...fleetFabricWarnings(results), ...consistency.warnings], problems: consistency.problems };
+    },
   }),
 };

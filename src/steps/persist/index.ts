@@ -61,6 +61,7 @@ import {
   type Monitor,
 } from './monitor.js';
 import { NO_SYSTEMD_NOTE, repairActivation, SYSTEMD_FACT } from './systemd.js';
+import type { Persister } from './persister.js';
 import { persistRestore, persistUndo } from './undo.js';
 import { needsWatch, WATCH_PATH, WATCH_START } from './watch.js';
 import { formerRoutingOf } from '../policy-routing/former.js';
@@ -264,7 +265,15 @@ function apply(ctx: HostContext, input: ApplyInput): ApplyPart {
     // A netplan file is renamed into place only once netplan generate accepts it with the host's own.
     validate: [{ path: NETPLAN_FILE_PATH, lines: renderNetplanValidation }],
     manager: native ? renderNativeSteps(native) : [],
-    after: [...monitorApply(input.failing), ...(needsWatch(ctx) ? [WATCH_START] : [])],
+    // systemd told about changed units first: what the engine's files changed, before the units start.
+    after: [
+      ...repairActivation(
+        input.write.map((f) => f.path),
+        input.remove,
+      ),
+      ...monitorApply(input.failing),
+      ...(needsWatch(ctx) ? [WATCH_START] : []),
+    ],
     memo: native,
   };
 }
@@ -297,19 +306,8 @@ export const persist: StepModule<PersistParams> = {
   restore: persistRestore,
   use: (p) => ({
     name: 'persist',
-    prerequisite: (manager, facts) => managerPrerequisite(manager, facts) ?? monitorPrerequisite(facts, p.monitor),
-    persistence: (ctx) =>
-      p.mode === 'native'
-        ? chooseNative(ctx.host, ctx.manager, ctx.facts, ctx.provisions)
-        : { persistence: SCRIPT_PERSISTENCE, notes: [], blockers: [] },
-    previewPersistence: (manager) => previewPersistence(manager, p),
-    installedManager: (facts) => {
-      const installed = MANAGERS.filter((m) => facts.files.has(HOOK_PATHS[m]));
-      return installed.length === 1 ? installed[0] : undefined;
-    },
     files: (ctx) => files(ctx, p),
     notes: (ctx) => (withoutSystemd(ctx, p) ? [NO_SYSTEMD_NOTE] : []),
-    statusNotes: (ctx) => (withoutSystemd(ctx, p) ? [NO_SYSTEMD_NOTE] : []),
     routesData: () => routesData(p),
     preview: (ctx) => preview(ctx, p),
     hostFindings: (ctx, rendered) => ({
@@ -321,8 +319,25 @@ export const persist: StepModule<PersistParams> = {
       ],
     }),
     apply,
+  }),
+};
+
+/** What the engine asks of persist alone (persister.ts): how the routing lasts on a host, with these parameters. */
+export function persisterFor(p: PersistParams): Persister {
+  return {
+    prerequisite: (manager, facts) => managerPrerequisite(manager, facts) ?? monitorPrerequisite(facts, p.monitor),
+    choose: (ctx) =>
+      p.mode === 'native'
+        ? chooseNative(ctx.host, ctx.manager, ctx.facts, ctx.provisions)
+        : { persistence: SCRIPT_PERSISTENCE, notes: [], blockers: [] },
+    preview: (manager) => previewPersistence(manager, p),
+    installedManager: (facts) => {
+      const installed = MANAGERS.filter((m) => facts.files.has(HOOK_PATHS[m]));
+      return installed.length === 1 ? installed[0] : undefined;
+    },
+    statusNotes: (ctx) => (withoutSystemd(ctx, p) ? [NO_SYSTEMD_NOTE] : []),
     afterFiles: repairActivation,
     // The textfile is the routing script's to write, and only with monitor: prometheus.
     unwantedFiles: () => (p.monitor.includes('prometheus') ? [] : [TEXTFILE_PATH]),
-  }),
-};
+  };
+}

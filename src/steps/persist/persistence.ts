@@ -15,13 +15,8 @@ import type { Host, Manager } from '../../inventory/model.js';
 import type { HostFacts } from '../../facts/host-facts.js';
 import { netplanClaims } from '../../facts/netplan-claims.js';
 import { versionAtLeast } from '../../facts/nm-facts.js';
-import {
-  SCRIPT_PERSISTENCE,
-  type NetplanDevice,
-  type NicProfile,
-  type NicProvision,
-  type PersistenceChoice,
-} from '../step.js';
+import { SCRIPT_PERSISTENCE, type NetplanDevice, type NicProfile, type NicProvision } from '../step.js';
+import type { PersistenceChoice } from './persister.js';
 import { NM_NATIVE_SINCE } from './native-nm.js';
 import { formerRoutingOf } from '../policy-routing/former.js';
 import { NETPLAN_FILE_PATH } from './paths.js';
