@@ -1,8 +1,11 @@
-/** `ibfleet onboard --cpu H --mem H --owner NAME [--cpu-address A --mem-address A] [--user U]`: a new student's machine pair in one command. */
+/**
+ * `ibfleet onboard --cpu H --mem H --owner NAME [--cpu-address A --mem-address A] [--user U]`: a new
+ * student's machine pair in one command. This file is the command's face — its options and their
+ * schema; the run is src/commands/onboard-run.ts, loaded only when the command runs.
+ */
 import type { Command } from 'commander';
 import { MANAGERS } from '../inventory/model.js';
 import type { CommandResult, Io } from './context.js';
-import type { RunLog } from '../ui/run-log-file.js';
 import { readOptions, type OptionTools } from './options.js';
 import { addRunOptions } from './run-options.js';
 
@@ -83,87 +86,7 @@ export function registerOnboard(program: Command, io: Io, done: (r: CommandResul
         "the memory server's name in the inventory (default: the inventory's, else the machine's own hostname)",
       ),
   ).action(async (raw: unknown, cmd: Command) => {
-    const [
-      { parseGlobals, readPlaybook, writeJson },
-      { chooseDisplay, buildTransport, checkLogOption, startRunLog, withRunLog },
-      { runOnboard },
-      { inventoryFile },
-      { formatCheatSheetText },
-      { onboardDocument },
-      { discoveryWaitLine, formatDiscoveryLines, inventoryChangeText, onboardStartLine },
-    ] = await Promise.all([
-      import('./context.js'),
-      import('./fleet-run.js'),
-      import('../runner/onboard.js'),
-      import('../runner/files.js'),
-      import('../ui/text/cheat-sheet.js'),
-      import('../ui/onboard.js'),
-      import('../ui/text/onboard.js'),
-    ]);
-    const opts = await readOptions(onboardOptions, raw);
-    const globals = parseGlobals(cmd.optsWithGlobals(), io);
-    checkLogOption(globals, io);
-    const playbook = await readPlaybook(undefined, io);
-    const inventory = inventoryFile(globals.inventory, io.cwd);
-    const say = (line: string) => void (globals.json ? undefined : io.stdout.write(`${line}\n`));
-    const interrupt = io.interruptSignal();
-    const secrets: string[] = [];
-    // The log starts once the request passed every check that needs no machine: with the first contact.
-    let log: RunLog | undefined;
-    // Hosts whose name is the machine's own, unknown until discovery: shown by number until then.
-    let unnamed: ReadonlySet<number> = new Set();
-    const report = await runOnboard({
-      request: opts,
-      inventory,
-      playbook,
-      transport: (fleet) => buildTransport(io, globals, fleet, opts.askSudoPass, interrupt, secrets),
-      concurrency: globals.concurrency,
-      timeoutMs: globals.timeout * 1000,
-      interrupt,
-      events: {
-        onStart: (hosts, names) => {
-          unnamed = names;
-          log = startRunLog(io, globals, 'onboard', () => secrets);
-          say(onboardStartLine(opts.owner, hosts, globals.inventory, unnamed));
-        },
-        discovery: {
-          onHostStart: (...a) => log?.events.onHostStart?.(...a),
-          onStage: (host, stage, at) => {
-            if (stage === 'wait') say(discoveryWaitLine(host, unnamed));
-            log?.events.onStage?.(host, stage, at);
-          },
-          onHostDone: (...a) => log?.events.onHostDone?.(...a),
-        },
-        onDiscovered: (d, host) => formatDiscoveryLines(d, host).forEach(say),
-        phase: async (name) => {
-          const header = {
-            command: name,
-            inventory: globals.inventory,
-            ...(name === 'deploy' ? { playbook: playbook.name } : {}),
-          };
-          const display = globals.json
-            ? { events: {}, finish: async () => undefined }
-            : await chooseDisplay(io, globals, header);
-          return withRunLog(io, globals, display, log, { close: false });
-        },
-        onInventory: (change) => {
-          const text = inventoryChangeText(change);
-          if (text !== undefined) say(text);
-        },
-      },
-    });
-
-    log?.close();
-    if (globals.json) writeJson(io, { ...onboardDocument(report, globals.inventory), log: log?.path ?? null });
-    else if (report.cheatSheet) say(`\n${formatCheatSheetText(report.cheatSheet)}`);
-    if (log) say(`run log: ${log.path}`);
-    if (report.outcome === 'ok') say(`onboard ok: ${report.summary}`);
-    else io.stderr.write(`ibfleet onboard: ${report.summary}\n`);
-    done({
-      verdict:
-        report.outcome === 'ok' || report.outcome === 'refused' || report.outcome === 'interrupted'
-          ? report.outcome
-          : 'failed',
-    });
+    const { runOnboardCommand } = await import('./onboard-run.js');
+    done({ verdict: await runOnboardCommand(io, cmd, await readOptions(onboardOptions, raw)) });
   });
 }
