@@ -1,48 +1,18 @@
-/** `ibfleet lab up | down | list | reboot | flap | restart | exec`: the local rehearsal lab (src/lab/). */
+/** `ibfleet lab up | down | list | reboot | flap | restart | exec`: the local rehearsal lab (src/lab/); `lab up` is src/commands/lab-up.ts. */
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
-import type { Fleet } from '../inventory/model.js';
 import { DEFAULT_LAB_NAME } from '../lab/names.js';
 import type { CommandResult, Io } from './context.js';
 import { registerLabArpFlux } from './lab-arp.js';
+import { labOutput, nameOption } from './lab-command.js';
 import { registerLabBreaks, registerLabPort } from './lab-port.js';
+import { registerLabUp } from './lab-up.js';
 import { readOptions, type OptionTools } from './options.js';
 
-const collect = (value: string, previous: string[]) => [...previous, value];
-
-/** Every lab command but list and down names its lab with --name, the default lab without it. */
-const nameOption = ['--name <name>', 'lab name', DEFAULT_LAB_NAME] as const;
-
-const upOptions = ({ z }: OptionTools) =>
-  z.object({
-    hosts: z.string().optional(),
-    name: z.string(),
-    mgmtSubnet: z.string().optional(),
-    manager: z.array(z.string()),
-    interfaces: z.array(z.string()),
-    nics: z.array(z.string()),
-    managers: z.boolean(),
-    withoutRdma: z.string().optional(),
-    withoutSystemd: z.string().optional(),
-    fresh: z.string().optional(),
-    withoutPython3: z.string().optional(),
-    withFping: z.string().optional(),
-    suite: z.array(z.string()),
-    linkLayer: z.array(z.string()),
-  });
 const downOptions = ({ z }: OptionTools) =>
   z.object({ name: z.string().default(DEFAULT_LAB_NAME), all: z.boolean().default(false) });
 const namedOptions = ({ z }: OptionTools) => z.object({ name: z.string() });
 const flapOptions = ({ z, decimalInteger }: OptionTools) =>
   z.object({ name: z.string(), for: decimalInteger('--for is whole seconds, e.g. 1') });
-
-/** The global options, and how a lab command answers under --json; loaded when the command runs. */
-async function labOutput(io: Io, cmd: Command) {
-  const { parseGlobals, writeJson } = await import('./context.js');
-  const globals = parseGlobals(cmd.optsWithGlobals(), io);
-  return { json: globals.json, writeJson: (value: unknown) => writeJson(io, value) };
-}
 
 export function registerLab(program: Command, io: Io, done: (r: CommandResult) => void): void {
   const lab = program
@@ -60,120 +30,6 @@ export function registerLab(program: Command, io: Io, done: (r: CommandResult) =
   registerLabPort(lab, io, done);
   registerLabBreaks(lab, io, done);
   registerLabArpFlux(lab, io, done);
-}
-
-function registerLabUp(lab: Command, io: Io, done: (r: CommandResult) => void): void {
-  lab
-    .command('up')
-    .description(
-      "bring up lab hosts with the seeds' failure live (NIC 2 traffic fails); writes a lab inventory and known_hosts",
-    )
-    .option(
-      '--hosts <numbers>',
-      "host numbers and ranges, e.g. 16,34,40-47 (default: the inventory's hosts; others are added as node<H>)",
-    )
-    .option(...nameOption)
-    .option('--mgmt-subnet <cidr>', 'management network of the lab hosts (host H = network + H; default 198.18.0.0/24)')
-    .option(
-      '--manager <hosts=manager>',
-      'emulated network manager, e.g. 40=ifupdown or 40-47=networkmanager (repeatable; default: 16 networkmanager, others netplan)',
-      collect,
-      [],
-    )
-    .option(
-      '--interfaces <hosts=names>',
-      "NIC interface names, e.g. 40=eth0,eth1 (repeatable; default: the inventory's, else ib0,ib1)",
-      collect,
-      [],
-    )
-    .option(
-      '--nics <count|hosts=count>',
-      "fabric NICs per host, 1..16: --nics 8 for every host, --nics 16-17=8 for some (repeatable; default: the inventory's, else 2); more than 2 get a GPU node's PCI-slot names (ibp12s0, ibp75s0, …) and a ConnectX-7 each",
-      collect,
-      [],
-    )
-    .option(
-      '--no-managers',
-      'run no network manager in the hosts (the lab adds the fabric addresses itself; no reboot): for labs too big for a daemon per host',
-    )
-    .option(
-      '--without-rdma <hosts>',
-      'hosts that show no RDMA device (no /sys/class/infiniband entry, no rping), as a machine without driver or rdma-core',
-    )
-    .option(
-      '--without-systemd <hosts>',
-      'hosts that run no systemd (a container, a chroot-like host): no timers, PID 1 is not systemd, systemctl answers offline',
-    )
-    .option(
-      '--without-python3 <hosts>',
-      "hosts without python3 (not netplan hosts: netplan is written in it): verify's prober falls back to fping, else ping",
-    )
-    .option(
-      '--with-fping <hosts>',
-      "hosts that have fping (this machine's, from scripts/setup); the others lack it, as most machines do",
-    )
-    .option(
-      '--fresh <hosts>',
-      'hosts as a new machine arrives: fabric NICs present, no address and nothing configuring them (what deploy and onboard provision from)',
-    )
-    .option(
-      '--suite <suite|hosts=suite>',
-      "run hosts on a Debian release's whole root (bullseye, bookworm, trixie): --suite trixie for every host, --suite 16=bullseye for some (repeatable; default: this machine's own /usr); built with mmdebstrap on first use and cached in /var/cache/ibfleet-lab/roots",
-      collect,
-      [],
-    )
-    .option(
-      '--link-layer <layer|hosts=layer>',
-      "the RDMA ports' link layer: infiniband (the default) or ethernet (RoCE: no subnet manager, a GID table following the NICs' addresses); --link-layer 34=ethernet for some hosts (repeatable)",
-      collect,
-      [],
-    )
-    .action(async (raw: unknown, cmd: Command) => {
-      const opts = await readOptions(upOptions, raw);
-      const out = await labOutput(io, cmd);
-      const [
-        { labUp },
-        { parseInterfaceAssignments, parseLabHosts, parseLinkLayers, parseManagerAssignments, parseNicCounts },
-        { formatLabUpText, labUpJson },
-        { selfCommand },
-        { parseSuiteAssignments },
-      ] = await Promise.all([
-        import('../lab/up.js'),
-        import('../lab/options.js'),
-        import('../lab/format.js'),
-        import('./self-command.js'),
-        import('../lab/suites.js'),
-      ]);
-      const suites = parseSuiteAssignments(opts.suite);
-      const fleet = await sourceFleet(cmd, io);
-      const started = performance.now();
-      const info = await labUp({
-        name: opts.name,
-        fleet,
-        managers: parseManagerAssignments(opts.manager),
-        interfaces: parseInterfaceAssignments(opts.interfaces),
-        nics: parseNicCounts(opts.nics),
-        suites,
-        linkLayers: parseLinkLayers(opts.linkLayer),
-        networkDaemons: opts.managers,
-        ...(opts.hosts !== undefined ? { hosts: parseLabHosts(opts.hosts) } : {}),
-        ...(opts.mgmtSubnet !== undefined ? { mgmtSubnet: opts.mgmtSubnet } : {}),
-        ...(opts.withoutRdma !== undefined ? { noRdma: parseLabHosts(opts.withoutRdma, '--without-rdma') } : {}),
-        ...(opts.withoutSystemd !== undefined
-          ? { noSystemd: parseLabHosts(opts.withoutSystemd, '--without-systemd') }
-          : {}),
-        ...(opts.fresh !== undefined ? { fresh: parseLabHosts(opts.fresh, '--fresh') } : {}),
-        ...(opts.withoutPython3 !== undefined
-          ? { noPython3: parseLabHosts(opts.withoutPython3, '--without-python3') }
-          : {}),
-        ...(opts.withFping !== undefined ? { fping: parseLabHosts(opts.withFping, '--with-fping') } : {}),
-        ...(out.json ? {} : { onStep: (text: string) => void io.stderr.write(`lab ${opts.name}: ${text}\n`) }),
-      });
-      const elapsed = performance.now() - started;
-      if (out.json) out.writeJson(labUpJson(info, elapsed));
-      else io.stdout.write(formatLabUpText(info, elapsed, selfCommand(io.env)));
-      done({ verdict: 'ok' });
-    });
 }
 
 function registerLabDown(lab: Command, io: Io, done: (r: CommandResult) => void): void {
@@ -382,19 +238,4 @@ async function selectLabHosts(name: string, expression: string): Promise<number[
     expression,
     loadInventory(await readFile(file, 'utf8'), file, dirname(file), HOST_OVERRIDES),
   );
-}
-
-/**
- * The inventory the lab takes names, roles, interfaces and pairs from: -i / $IBFLEET_INVENTORY when
- * given, else inventory/fleet.yaml here, else the seeds' example shipped with ibfleet — so `lab up`
- * works from any directory.
- */
-async function sourceFleet(cmd: Command, io: Io): Promise<Fleet> {
-  const { parseGlobals, readFleet } = await import('./context.js');
-  const globals = parseGlobals(cmd.optsWithGlobals(), io);
-  const explicit =
-    (cmd.optsWithGlobals() as { inventory?: string }).inventory !== undefined || io.env.IBFLEET_INVENTORY !== undefined;
-  if (explicit || existsSync(resolve(io.cwd, globals.inventory))) return readFleet(globals, io);
-  const { defaultFleet } = await import('../lab/up.js');
-  return defaultFleet();
 }
