@@ -16,7 +16,7 @@ import { withoutKnownHosts } from '../runner/known-hosts.js';
 import { knownHostsOf } from '../runner/ssh-transport.js';
 import { HOST_OVERRIDES } from '../steps/registry.js';
 import { runDocument } from '../ui/json.js';
-import { FAILING_STATUSES, type RunDisplay, type RunEnd, type RunVerdict } from '../vocabulary.js';
+import { FAILING_STATUSES, type HostResult, type RunDisplay, type RunEnd, type RunVerdict } from '../vocabulary.js';
 import { parseGlobals, readPlaybook, writeJson, type GlobalOptions, type Io } from './context.js';
 import { chooseDisplay, fanoutOptions, prepareRun, startRunLog, withRunLog } from './fleet-run.js';
 
@@ -108,26 +108,7 @@ export async function runOffboard(io: Io, cmd: Command, request: OffboardRequest
   );
   const say = (line: string) => void (globals.json ? undefined : io.stdout.write(`${line}\n`));
   if (request.dryRun) {
-    const keys = await forgetKeys(
-      io,
-      globals,
-      fleet,
-      fleet.hosts.filter((h) => chosen.includes(h.id)),
-      true,
-    );
-    say(`would ${request.rollback ? `roll back ${foldHosts(chosen)}, then ` : ''}remove from ${inventory.path}:`);
-    for (const line of planned.removedLines) say(`  - ${line}`);
-    say(`and ${keys.removed} known_hosts entr${keys.removed === 1 ? 'y' : 'ies'} from ${keys.file}`);
-    if (globals.json)
-      writeJson(io, {
-        command: 'offboard',
-        ok: true,
-        dryRun: true,
-        inventory: inventory.path,
-        rollback: request.rollback ? chosen : [],
-        removed: removedDoc(planned),
-        knownHosts: keys,
-      });
+    await reportDryRun(io, globals, fleet, request, chosen, planned, inventory.path, say);
     return 'ok';
   }
   const end = request.rollback ? await rollBack(io, cmd, request, chosen) : undefined;
@@ -155,6 +136,56 @@ export async function runOffboard(io: Io, cmd: Command, request: OffboardRequest
     fleet.hosts.filter((h) => removal?.removedHosts.includes(h.id)),
     false,
   );
+  reportOffboard(io, globals, { file: inventory.path, end, kept, removal, keys }, say);
+  return kept.length === 0 ? 'ok' : 'failed';
+}
+
+/** --dry-run: what would be rolled back and removed, the inventory's lines and the known_hosts entries. */
+async function reportDryRun(
+  io: Io,
+  globals: GlobalOptions,
+  fleet: Fleet,
+  request: OffboardRequest,
+  chosen: readonly number[],
+  planned: Extract<InventoryRemoval, { ok: true }>,
+  file: string,
+  say: (line: string) => void,
+): Promise<void> {
+  const keys = await forgetKeys(
+    io,
+    globals,
+    fleet,
+    fleet.hosts.filter((h) => chosen.includes(h.id)),
+    true,
+  );
+  say(`would ${request.rollback ? `roll back ${foldHosts(chosen)}, then ` : ''}remove from ${file}:`);
+  for (const line of planned.removedLines) say(`  - ${line}`);
+  say(`and ${keys.removed} known_hosts entr${keys.removed === 1 ? 'y' : 'ies'} from ${keys.file}`);
+  if (globals.json)
+    writeJson(io, {
+      command: 'offboard',
+      ok: true,
+      dryRun: true,
+      inventory: file,
+      rollback: request.rollback ? chosen : [],
+      removed: removedDoc(planned),
+      knownHosts: keys,
+    });
+}
+
+/** What an offboard did, for reportOffboard. */
+interface OffboardDone {
+  readonly file: string;
+  /** The rollback's run; none with --no-rollback. */
+  readonly end: RunEnd | undefined;
+  /** Hosts whose rollback failed or did not run: they stay in the inventory. */
+  readonly kept: readonly HostResult[];
+  readonly removal: Extract<InventoryRemoval, { ok: true }> | undefined;
+  readonly keys: { readonly file: string; readonly removed: number };
+}
+
+function reportOffboard(io: Io, globals: GlobalOptions, done: OffboardDone, say: (line: string) => void): void {
+  const { file, end, kept, removal, keys } = done;
   const keptText = kept.map((r) => ({
     id: r.host.id,
     reason: `its rollback ${r.status === 'not-run' ? 'did not run' : `failed: ${r.error?.message ?? r.status}`}`,
@@ -163,8 +194,8 @@ export async function runOffboard(io: Io, cmd: Command, request: OffboardRequest
     writeJson(io, {
       command: 'offboard',
       ok: kept.length === 0,
-      inventory: inventory.path,
-      rollback: end ? runDocument({ command: 'rollback', inventory: inventory.path }, end) : null,
+      inventory: file,
+      rollback: end ? runDocument({ command: 'rollback', inventory: file }, end) : null,
       removed: removal ? removedDoc(removal) : { hosts: [], pairs: [], lines: [] },
       kept: keptText,
       knownHosts: keys,
@@ -172,7 +203,7 @@ export async function runOffboard(io: Io, cmd: Command, request: OffboardRequest
   } else {
     if (removal)
       say(
-        `removed from ${inventory.path}: host${removal.removedHosts.length === 1 ? '' : 's'} ${foldHosts(removal.removedHosts)}${removal.removedPairs.map((p) => `; ${p.owner}'s pair (cpu ${p.cpu}, mem ${p.mem})`).join('')}`,
+        `removed from ${file}: host${removal.removedHosts.length === 1 ? '' : 's'} ${foldHosts(removal.removedHosts)}${removal.removedPairs.map((p) => `; ${p.owner}'s pair (cpu ${p.cpu}, mem ${p.mem})`).join('')}`,
       );
     say(`${keys.file}: ${keys.removed} known_hosts entr${keys.removed === 1 ? 'y' : 'ies'} removed`);
     for (const k of keptText)
@@ -180,7 +211,6 @@ export async function runOffboard(io: Io, cmd: Command, request: OffboardRequest
         `kept ${k.id} in the inventory: ${k.reason}; fix it and offboard again, or offboard --hosts ${k.id} --no-rollback`,
       );
   }
-  return kept.length === 0 ? 'ok' : 'failed';
 }
 
 function removedDoc(removal: Extract<InventoryRemoval, { ok: true }>) {
