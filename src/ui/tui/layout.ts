@@ -68,99 +68,117 @@ export function groupHeight(group: HostGroup): number {
 
 export function planLiveArea(state: RunState, viewport: Viewport): LivePlan {
   const rows = viewport.rows > 0 ? viewport.rows : DEFAULT_ROWS;
-  let budget = Math.max(1, rows - 1) - 1; // the summary line is always there
+  const budget = lineBudget(Math.max(1, rows - 1) - 1); // the summary line is always there
   if (!state.header || state.end) return { ...EMPTY, height: 1 };
-
-  const take = (lines: number): boolean => {
-    if (lines > budget) return false;
-    budget -= lines;
-    return true;
-  };
+  const used = () => Math.max(1, rows - 1) - budget.left;
 
   const compact = state.mode === 'compact';
-  const failing = compact && failingHostSets(state).length > 0 && take(1);
+  const failing = compact && failingHostSets(state).length > 0 && budget.take(1);
   const liveGroups = reportsHostState(state.command) && !compact;
   const rowsLive = keepsRowsLive(state);
-  const progress = !liveGroups && !rowsLive && state.finished.some((f) => !freezesRow(state, f.status)) && take(1);
+  const progress =
+    !liveGroups && !rowsLive && state.finished.some((f) => !freezesRow(state, f.status)) && budget.take(1);
 
   const running = [...state.running.values()];
   // Keep one line for "… N running" so running hosts are never invisible.
   const runningFloor = running.length > 0 ? 1 : 0;
+  const matrix = state.matrix ? planMatrix(state.matrix, viewport.columns, runningFloor, budget) : undefined;
 
-  let matrix: MatrixView | undefined;
-  if (state.matrix) {
-    // With room for a line of running hosts if possible; else the summary line counts them.
-    let view = chooseMatrixView(state.matrix, viewport.columns, budget - runningFloor);
-    if (view.kind === 'counts') view = chooseMatrixView(state.matrix, viewport.columns, budget);
-    if (take(view.height)) matrix = view;
-  }
+  if (rowsLive) return { ...EMPTY, ...planRows(state, running, budget), matrix, progress, failing, height: used() };
+  const shown = planRunning(running, compact ? rows : undefined, runningFloor, budget);
+  const groups = liveGroups ? planGroups(state, budget) : { groups: [], hiddenGroups: [], moreGroups: false };
+  return { rows: [], ...shown, ...groups, matrix, progress, failing, height: used() };
+}
 
-  if (rowsLive) {
-    const all = [
-      ...state.finished.map((finished) => ({ id: finished.host.id, entry: { finished } })),
-      ...running.map((r) => ({ id: r.host.id, entry: { running: r } })),
-    ].sort((a, b) => a.id - b.id);
-    const fit = all.length <= budget ? all.length : Math.max(0, budget - 1);
-    take(fit);
-    const hiddenRows = all.slice(fit).flatMap(({ entry }) => ('running' in entry ? [entry.running] : []));
-    const moreRunning = all.length > fit && take(1);
-    const used = Math.max(1, rows - 1) - budget;
-    return {
-      ...EMPTY,
-      rows: all.slice(0, fit).map(({ entry }) => entry),
-      hiddenRunning: hiddenRows,
-      moreRunning,
-      matrix,
-      progress,
-      failing,
-      height: used,
-    };
-  }
+/** The live area's lines still free; `take` spends them, and refuses what does not fit. */
+interface LineBudget {
+  readonly left: number;
+  take(lines: number): boolean;
+}
 
+function lineBudget(lines: number): LineBudget {
+  let left = lines;
+  return {
+    get left() {
+      return left;
+    },
+    take(wanted: number): boolean {
+      if (wanted > left) return false;
+      left -= wanted;
+      return true;
+    },
+  };
+}
+
+function planMatrix(
+  matrix: NonNullable<RunState['matrix']>,
+  columns: number,
+  runningFloor: number,
+  budget: LineBudget,
+): MatrixView | undefined {
+  // With room for a line of running hosts if possible; else the summary line counts them.
+  let view = chooseMatrixView(matrix, columns, budget.left - runningFloor);
+  if (view.kind === 'counts') view = chooseMatrixView(matrix, columns, budget.left);
+  return budget.take(view.height) ? view : undefined;
+}
+
+/** Rows mode: every started host in host order while they fit; the running ones past that are counted. */
+function planRows(
+  state: RunState,
+  running: readonly RunningHost[],
+  budget: LineBudget,
+): Pick<LivePlan, 'rows' | 'hiddenRunning' | 'moreRunning'> {
+  const all = [
+    ...state.finished.map((finished) => ({ id: finished.host.id, entry: { finished } })),
+    ...running.map((r) => ({ id: r.host.id, entry: { running: r } })),
+  ].sort((a, b) => a.id - b.id);
+  const fit = all.length <= budget.left ? all.length : Math.max(0, budget.left - 1);
+  budget.take(fit);
+  const hiddenRows = all.slice(fit).flatMap(({ entry }) => ('running' in entry ? [entry.running] : []));
+  const moreRunning = all.length > fit && budget.take(1);
+  return { rows: all.slice(0, fit).map(({ entry }) => entry), hiddenRunning: hiddenRows, moreRunning };
+}
+
+/**
+ * The running hosts shown, oldest first, and those counted on one `… N more running` line.
+ * `compactRows`: the terminal's rows in compact mode, which caps them; undefined otherwise.
+ */
+function planRunning(
+  running: readonly RunningHost[],
+  compactRows: number | undefined,
+  runningFloor: number,
+  budget: LineBudget,
+): Pick<LivePlan, 'running' | 'hiddenRunning' | 'moreRunning'> {
   // Compact mode shows at most half a screen (and never more than 16) of running hosts: the rest
   // of the screen keeps the latest frozen failures in view, and every live line costs CPU on every
   // frame (Ink lays out and re-tokenises the whole live area ~10 times a second).
-  const cap = compact ? Math.max(2, Math.min(MAX_COMPACT_RUNNING + 1, Math.floor(rows / 2) - 2)) : budget; // lines, "… N more" included
-  const forRunning = Math.max(Math.min(runningFloor, budget), Math.min(budget, cap));
+  const cap =
+    compactRows !== undefined
+      ? Math.max(2, Math.min(MAX_COMPACT_RUNNING + 1, Math.floor(compactRows / 2) - 2))
+      : budget.left; // lines, "… N more" included
+  const forRunning = Math.max(Math.min(runningFloor, budget.left), Math.min(budget.left, cap));
   let shown = running;
-  let hidden: RunningHost[] = [];
+  let hidden: readonly RunningHost[] = [];
   if (running.length > forRunning) {
     const fit = Math.max(0, forRunning - 1);
     shown = running.slice(0, fit);
     hidden = running.slice(fit);
   }
-  take(shown.length);
-  const moreRunning = hidden.length > 0 && take(1);
+  budget.take(shown.length);
+  const moreRunning = hidden.length > 0 && budget.take(1);
+  return { running: shown, hiddenRunning: hidden, moreRunning };
+}
 
-  let groups: HostGroup[] = [];
-  let hiddenGroups: HostGroup[] = [];
-  let moreGroups = false;
-  if (liveGroups) {
-    const all = statusGroups(state.results, state.header?.inventory);
-    let index = 0;
-    for (; index < all.length; index++) {
-      const last = index === all.length - 1;
-      const need = groupHeight(all[index]!) + (last ? 0 : 1); // keep room for "… N more"
-      if (need > budget) break;
-      take(groupHeight(all[index]!));
-    }
-    groups = all.slice(0, index);
-    hiddenGroups = all.slice(index);
-    moreGroups = hiddenGroups.length > 0 && take(1);
+/** Status's groups so far, each with its drift reasons, while they fit; the rest counted on one line. */
+function planGroups(state: RunState, budget: LineBudget): Pick<LivePlan, 'groups' | 'hiddenGroups' | 'moreGroups'> {
+  const all = statusGroups(state.results, state.header?.inventory);
+  let index = 0;
+  for (; index < all.length; index++) {
+    const last = index === all.length - 1;
+    const need = groupHeight(all[index]!) + (last ? 0 : 1); // keep room for "… N more"
+    if (need > budget.left) break;
+    budget.take(groupHeight(all[index]!));
   }
-
-  const used = Math.max(1, rows - 1) - budget;
-  return {
-    rows: [],
-    running: shown,
-    hiddenRunning: hidden,
-    moreRunning,
-    groups,
-    hiddenGroups,
-    moreGroups,
-    matrix,
-    progress,
-    failing,
-    height: used,
-  };
+  const hiddenGroups = all.slice(index);
+  return { groups: all.slice(0, index), hiddenGroups, moreGroups: hiddenGroups.length > 0 && budget.take(1) };
 }
