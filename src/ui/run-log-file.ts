@@ -92,20 +92,47 @@ function fileName(command: string, when: Date): string {
 export function openRunLog(options: RunLogOptions): RunLog | undefined {
   if (options.file === false) return undefined;
   const now = options.now ?? (() => new Date());
-  let path: string;
-  if (options.file !== undefined) path = resolve(options.cwd, options.file);
-  else {
-    const dir = defaultLogDir(options.env);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    pruneLogs(dir, KEEP_LOGS - 1);
-    path = join(dir, fileName(options.command, now()));
-  }
+  const path = logPath(options, options.file, now);
   const fd = openOwnFile(path, options.file === undefined ? 'run log' : `--log ${options.file}`);
+  const events = logEvents(boundedWriter(fd, options.secrets), now);
+  let closed = false;
+  // A phase of a longer command (onboard's deploy, then verify) is a run of its own: every event
+  // is written in order, and the file closes once, at the end.
+  const guarded = Object.fromEntries(
+    Object.entries(events).map(([name, handler]) => [
+      name,
+      (...args: unknown[]) => (closed ? undefined : (handler as (...a: unknown[]) => void)(...args)),
+    ]),
+  ) as RunEvents;
+  return {
+    path,
+    events: guarded,
+    close: () => {
+      if (closed) return;
+      closed = true;
+      closeSync(fd);
+    },
+  };
+}
+
+/** --log's file, else a new one in the default directory (made if missing, its oldest logs pruned). */
+function logPath(options: RunLogOptions, file: string | undefined, now: () => Date): string {
+  if (file !== undefined) return resolve(options.cwd, file);
+  const dir = defaultLogDir(options.env);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  pruneLogs(dir, KEEP_LOGS - 1);
+  return join(dir, fileName(options.command, now()));
+}
+
+/** Writes lines with every secret taken out; past MAX_LOG_BYTES only what is written `always`. */
+type LogWrite = (lines: readonly string[], always?: boolean) => void;
+
+function boundedWriter(fd: number, secrets: () => readonly string[]): LogWrite {
   let written = 0;
   let full = false;
   const redact = (text: string) =>
-    options.secrets().reduce((t, secret) => (secret === '' ? t : t.split(secret).join(REDACTED)), text);
-  const write = (lines: readonly string[], always = false) => {
+    secrets().reduce((t, secret) => (secret === '' ? t : t.split(secret).join(REDACTED)), text);
+  return (lines, always = false) => {
     if (full && !always) return;
     const text = redact(`${lines.join('\n')}\n`);
     if (!always && written + Buffer.byteLength(text) > MAX_LOG_BYTES) {
@@ -118,7 +145,10 @@ export function openRunLog(options: RunLogOptions): RunLog | undefined {
     }
     written += writeSync(fd, text);
   };
+}
 
+/** The log as a handler of the run's events: a host's transcript is kept until it finishes, then written whole. */
+function logEvents(write: LogWrite, now: () => Date): RunEvents {
   let start: RunStart | undefined;
   const transcripts = new Map<
     number,
@@ -130,8 +160,7 @@ export function openRunLog(options: RunLogOptions): RunLog | undefined {
     return t;
   };
   const cells: MatrixCell[] = [];
-  let closed = false;
-  const events: RunEvents = {
+  return {
     onRunStart: (event) => {
       start ??= event;
       write(runLogHeader(event, now()));
@@ -165,23 +194,6 @@ export function openRunLog(options: RunLogOptions): RunLog | undefined {
           '',
         ]);
       write(runLogEnd(end, all), true);
-    },
-  };
-  // A phase of a longer command (onboard's deploy, then verify) is a run of its own: every event
-  // is written in order, and the file closes once, at the end.
-  const guarded = Object.fromEntries(
-    Object.entries(events).map(([name, handler]) => [
-      name,
-      (...args: unknown[]) => (closed ? undefined : (handler as (...a: unknown[]) => void)(...args)),
-    ]),
-  ) as RunEvents;
-  return {
-    path,
-    events: guarded,
-    close: () => {
-      if (closed) return;
-      closed = true;
-      closeSync(fd);
     },
   };
 }
