@@ -4,7 +4,7 @@
  * the displays show it (the paragraph is --json's `message`).
  */
 import type { Host } from '../inventory/model.js';
-import type { CheatSheet } from '../render/cheat-sheet.js';
+import type { CheatSheet } from './cheat-sheet.js';
 import type { HostResult, MatrixCell } from '../vocabulary.js';
 import { onboardName, type HostDiscovery } from './onboard.js';
 import type { OnboardRequest } from './onboard-request.js';

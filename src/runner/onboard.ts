@@ -37,7 +37,7 @@ import {
   type OnboardReport,
 } from '../plan/onboard-summary.js';
 import type { Playbook } from '../playbook/playbook.js';
-import { buildCheatSheet } from '../render/cheat-sheet.js';
+import { buildCheatSheet } from '../plan/cheat-sheet.js';
 import type { HostFacts } from '../facts/host-facts.js';
 import { ENV_LIBRARIES, fabricStates, foldEnv, hostEnv, isRefusal, type HostEnv } from '../plan/job-env.js';
 import { LOCKED_EXIT } from '../render/host-lock.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
 import { finishCell, matrixCells } from '../../src/plan/matrix.js';
 import type { MatrixCell } from '../../src/vocabulary.js';
-import { buildCheatSheet } from '../../src/render/cheat-sheet.js';
+import { buildCheatSheet } from '../../src/plan/cheat-sheet.js';
 import { formatCheatSheetText } from '../../src/ui/text/cheat-sheet.js';
 
 const fleet = loadInventory(

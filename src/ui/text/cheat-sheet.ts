@@ -1,5 +1,5 @@
-/** The cheat sheet (src/render/cheat-sheet.ts) as the text onboard prints last; what the machines said is sanitised. Pure. */
-import type { CheatCommand, CheatSheet } from '../../render/cheat-sheet.js';
+/** The cheat sheet (src/plan/cheat-sheet.ts) as the text onboard prints last; what the machines said is sanitised. Pure. */
+import type { CheatCommand, CheatSheet } from '../../plan/cheat-sheet.js';
 import { padEnd } from './format.js';
 import { sanitizeLine } from './sanitize.js';
 import { exportLine } from '../../plan/job-env.js';

@@ -4,12 +4,13 @@
  * `rping -s -a … -p … -v` on one machine, `rping -c -I … -a … -C 10 -v` on the other), each marked
  * with what verify saw when it ran it just now — and beside them the settings the pair's RDMA jobs
  * need (what `ibfleet env --hosts pair:OWNER` prints), from the ports verify read. Pure; --json shows it as is, src/ui/text/cheat-sheet.ts
- * as text.
+ * as text. It is planning's kind, not a renderer's: it judges what verify saw and the pair's job
+ * settings (job-env.ts), and writes nothing a host runs.
  */
 import type { Host, Manager } from '../inventory/model.js';
-import type { EnvRefusal, FleetEnv } from '../plan/job-env.js';
+import type { EnvRefusal, FleetEnv } from './job-env.js';
 import type { CellEnd, MatrixCell } from '../vocabulary.js';
-import { RPING_BASE_PORT } from './verify-commands.js';
+import { RPING_BASE_PORT } from '../render/verify-commands.js';
 
 /** Pings a student's ping sends: without -c it runs until Ctrl-C, and a newcomer may not know to press it. */
 export const CHEAT_SHEET_PING_COUNT = 3;
