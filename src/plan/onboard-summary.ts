@@ -1,7 +1,7 @@
 /**
  * What an onboard run came to: its outcome, what it changed where, and one paragraph saying what
- * happened and what to do next, in words a student can act on. Pure: the runner fills the report,
- * the displays show it (the paragraph is --json's `message`).
+ * happened and what to do next, in words a student can act on. Pure: the runner fills the report
+ * (ReportBuilder), the displays show it (the paragraph is --json's `message`).
  */
 import type { Host } from '../inventory/model.js';
 import type { CheatSheet } from './cheat-sheet.js';
@@ -80,4 +80,43 @@ export function summarize(report: Omit<OnboardReport, 'durationMs' | 'summary'>,
 /** Why onboard refused before contacting anything (a usage error). */
 export function refusedBeforeContact(conflicts: readonly string[], file: string): string {
   return `onboard refused:\n${bullets(conflicts)}\nNothing was contacted and ${file} was not changed.`;
+}
+
+type Progress = Omit<OnboardReport, 'durationMs' | 'summary'>;
+
+/** The report as the run fills it in, and how it ends: with the summary and the time taken. */
+export class ReportBuilder {
+  private report: Progress;
+  constructor(
+    request: OnboardRequest,
+    private readonly file: string,
+    hosts: readonly Host[],
+    private readonly elapsed: () => number,
+  ) {
+    this.report = {
+      outcome: 'refused',
+      request,
+      hosts,
+      discovered: [],
+      discovery: [],
+      deploy: [],
+      verify: undefined,
+      inventory: { file, change: 'not-written', addedHosts: [], addedPair: false, addedLines: [] },
+      cheatSheet: undefined,
+      problems: [],
+    };
+  }
+
+  get hosts(): readonly Host[] {
+    return this.report.hosts;
+  }
+
+  note(patch: Partial<Progress>): void {
+    this.report = { ...this.report, ...patch };
+  }
+
+  finish(patch: Partial<Progress>): OnboardReport {
+    this.note(patch);
+    return { ...this.report, summary: summarize(this.report, this.file), durationMs: this.elapsed() };
+  }
 }

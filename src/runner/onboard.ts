@@ -8,16 +8,18 @@
  * verify — hosts that carry ibfleet's routing belong in the inventory (status and rollback need
  * them there), whether or not the fabric then passes. Every refusal, an unreachable host or a
  * failed deploy leaves the file byte for byte as it was. The runner never prints: displays are
- * handlers of its events, and the report says what happened and what to do next.
+ * handlers of its events, and the report says what happened and what to do next. Discovery's
+ * connect-and-probe is onboard-discover.ts; writing the inventory, onboard-inventory.ts.
  */
-import { HostError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
+import type { HostFacts } from '../facts/host-facts.js';
 import { clipHostText } from '../host-text.js';
-import { planInventoryAddition, type InventoryEdit } from '../inventory/edit.js';
+import { planInventoryAddition } from '../inventory/edit.js';
 import type { InventoryAddition } from '../inventory/entry.js';
 import { loadInventory } from '../inventory/load.js';
-import { HOST_OVERRIDES } from '../steps/registry.js';
 import { hostById, type Fleet, type Host } from '../inventory/model.js';
-import { readProbe } from '../plan/change-output.js';
+import { ENV_LIBRARIES, fabricStates, foldEnv, hostEnv, isRefusal, type HostEnv } from '../plan/job-env.js';
+import { missingPrerequisite, providesNics } from '../plan/host-plan.js';
 import { discoverHost, factsUnderFoundNames, ONBOARD_ROLES, type HostDiscovery } from '../plan/onboard.js';
 import {
   discoveredAddition,
@@ -27,21 +29,16 @@ import {
   roleManagerFlag,
   type OnboardRequest,
 } from '../plan/onboard-request.js';
-import { lockedMessage } from '../plan/change-output.js';
-import { missingPrerequisite, probeWants, providesNics } from '../plan/host-plan.js';
 import {
   refusedBeforeContact,
-  summarize,
+  ReportBuilder,
   type InventoryChange,
   type OnboardOutcome,
   type OnboardReport,
 } from '../plan/onboard-summary.js';
 import type { Playbook } from '../playbook/playbook.js';
-import { buildCheatSheet } from '../plan/cheat-sheet.js';
-import type { HostFacts } from '../facts/host-facts.js';
-import { ENV_LIBRARIES, fabricStates, foldEnv, hostEnv, isRefusal, type HostEnv } from '../plan/job-env.js';
-import { LOCKED_EXIT } from '../render/host-lock.js';
-import { PROBE_END, renderProbeScript } from '../render/probe-script.js';
+import { buildCheatSheet, type CheatSheet } from '../plan/cheat-sheet.js';
+import { HOST_OVERRIDES } from '../steps/registry.js';
 import {
   hostRef,
   type HostRef,
@@ -53,17 +50,11 @@ import {
 } from '../vocabulary.js';
 import { announceRun, runHosts } from './fanout.js';
 import type { InventoryFile } from './files.js';
-import { newRunId } from './after-change.js';
-import { deployHost, lockProgress, lockWithin, type Probed } from './host-workflows.js';
+import { deployHost, type Probed } from './host-workflows.js';
+import { discover, type Discovered } from './onboard-discover.js';
+import { writeAddition, type Planned } from './onboard-inventory.js';
 import { sharedSessions } from './shared-sessions.js';
-import {
-  requireWhole,
-  scriptFailed,
-  type Continuation,
-  type ExecResult,
-  type Session,
-  type Transport,
-} from './transport.js';
+import type { Transport } from './transport.js';
 import { runVerify } from './verify.js';
 
 export interface OnboardEvents {
@@ -90,46 +81,6 @@ export interface OnboardOptions {
   readonly events?: OnboardEvents;
   readonly rpingPort?: number;
   readonly now?: () => number;
-}
-
-type Planned = Extract<InventoryEdit, { ok: true }>;
-type Progress = Omit<OnboardReport, 'durationMs' | 'summary'>;
-
-/** The report as the run fills it in, and how it ends: with the summary and the time taken. */
-class ReportBuilder {
-  private report: Progress;
-  constructor(
-    request: OnboardRequest,
-    private readonly file: string,
-    hosts: readonly Host[],
-    private readonly elapsed: () => number,
-  ) {
-    this.report = {
-      outcome: 'refused',
-      request,
-      hosts,
-      discovered: [],
-      discovery: [],
-      deploy: [],
-      verify: undefined,
-      inventory: { file, change: 'not-written', addedHosts: [], addedPair: false, addedLines: [] },
-      cheatSheet: undefined,
-      problems: [],
-    };
-  }
-
-  get hosts(): readonly Host[] {
-    return this.report.hosts;
-  }
-
-  note(patch: Partial<Progress>): void {
-    this.report = { ...this.report, ...patch };
-  }
-
-  finish(patch: Partial<Progress>): OnboardReport {
-    this.note(patch);
-    return { ...this.report, summary: summarize(this.report, this.file), durationMs: this.elapsed() };
-  }
 }
 
 /** What the phases of one onboard run share. */
@@ -181,7 +132,13 @@ export async function runOnboard(options: OnboardOptions): Promise<OnboardReport
   let held = new Map<number, Discovered>();
   try {
     // 1. Discover: connect and run the read-only probe; nothing on the hosts changes.
-    const { discovery, found } = await discover(report.hosts, provisional.fleet, transport, options);
+    const { discovery, found } = await discover(
+      report.hosts,
+      provisional.fleet,
+      transport,
+      options.playbook,
+      fanout(options, options.events?.discovery ?? {}),
+    );
     held = found;
     report.note({ discovery });
     const notFound = discovery.filter((r) => r.status !== 'ok');
@@ -228,13 +185,30 @@ async function deployAndVerify(run: OnboardRun, found: ReadonlyMap<number, Disco
   report.note({ inventory: change.inventory });
   if (change.problem) return report.finish({ outcome: 'inventory-failed', problems: [change.problem] });
 
+  const sheet = pairSheet(options, hosts, discovered, deploy);
+  if (options.interrupt.aborted)
+    return report.finish({
+      outcome: 'interrupted',
+      problems: ['interrupted after deploy, before verify'],
+      cheatSheet: sheet(),
+    });
+  return verifyPair(run, hosts, planned.fleet, sheet);
+}
+
+/** The pair's cheat sheet, with the OS and manager each machine showed (its deploy's where it ran), and the cells verify saw. */
+function pairSheet(
+  options: OnboardOptions,
+  hosts: readonly Host[],
+  discovered: readonly HostDiscovery[],
+  deploy: RunEnd,
+): (cells?: readonly MatrixCell[]) => CheatSheet {
   const details = new Map(
     discovered.map((d) => [
       d.id,
       { os: d.os, manager: deploy.results.find((r) => r.host.id === d.id)?.manager ?? d.manager },
     ]),
   );
-  const sheet = (cells?: readonly MatrixCell[]) =>
+  return (cells?: readonly MatrixCell[]) =>
     buildCheatSheet({
       owner: options.request.owner,
       cpu: hosts[0]!,
@@ -243,21 +217,25 @@ async function deployAndVerify(run: OnboardRun, found: ReadonlyMap<number, Disco
       ...(cells ? { cells } : {}),
       ...(options.rpingPort ? { port: options.rpingPort } : {}),
     });
-  if (options.interrupt.aborted)
-    return report.finish({
-      outcome: 'interrupted',
-      problems: ['interrupted after deploy, before verify'],
-      cheatSheet: sheet(),
-    });
+}
 
-  // 5. Verify the pair: ping everywhere; rping cells for every NIC pair, skipped with the
-  // reason where a machine has no RDMA device (never counted as passed).
+/**
+ * Step 5, verify the pair: ping everywhere; rping cells for every NIC pair, skipped with the
+ * reason where a machine has no RDMA device (never counted as passed).
+ */
+async function verifyPair(
+  run: OnboardRun,
+  hosts: readonly Host[],
+  fleet: Fleet,
+  sheet: (cells?: readonly MatrixCell[]) => CheatSheet,
+): Promise<OnboardReport> {
+  const { options, report } = run;
   // What verify read of each machine's ports: the pair's job settings come from it.
   let factsRead: ReadonlyMap<number, HostFacts> = new Map();
   const verify = await inPhase(run.events, 'verify', hosts, options, async (phaseEvents) => {
     const found = await runVerify({
       ...fanout(options, phaseEvents),
-      fleet: planned.fleet,
+      fleet,
       hosts,
       mode: 'full',
       rping: 'on',
@@ -268,7 +246,7 @@ async function deployAndVerify(run: OnboardRun, found: ReadonlyMap<number, Disco
     return found;
   });
   const failedCells = verify.cells.filter((c) => c.ok === false);
-  const env = pairEnv(hosts, planned.fleet, factsRead);
+  const env = pairEnv(hosts, fleet, factsRead);
   return report.finish({
     outcome: stopped(
       options,
@@ -367,80 +345,6 @@ function fanout(options: OnboardOptions, events: RunEvents) {
   };
 }
 
-/** What discovery found on a machine, and the shell its probe ran in (holding the host lock for runId), still waiting for what comes next. */
-type Discovered = Probed;
-
-/**
- * Connects to both machines and runs the read-only probe on each, keeping the probe's shell open:
- * once both machines are seen and the inventory planned, the deploy decides from this probe and
- * runs its change in that shell — one probe and one channel for discovery and deploy.
- */
-async function discover(
-  hosts: readonly Host[],
-  fleet: Fleet,
-  transport: Transport,
-  options: OnboardOptions,
-): Promise<{ discovery: HostResult[]; found: Map<number, Discovered> }> {
-  const found = new Map<number, Discovered>();
-  const discovery = await runHosts(hosts, fanout(options, options.events?.discovery ?? {}), async (task) => {
-    task.stage('connect');
-    const session = await transport.connect(task.host, task.signal);
-    task.stage('probe');
-    // The shell that discovers is the one the change runs in: it takes the host lock first, so
-    // onboard queues behind another run on the machine and decides from what that run left.
-    const runId = newRunId();
-    const script = renderProbeScript(task.host, fleet, {
-      everyInterface: true,
-      wants: probeWants(options.playbook, task.host),
-      lock: lockWithin(task, 'deploy', runId),
-    });
-    found.set(task.host.id, { ...(await probeKeepingShell(session, script, task.signal, lockProgress(task))), runId });
-    return { status: 'ok', reasons: [...session.notes], connections: 1, channels: session.channels };
-  });
-  return { discovery, found };
-}
-
-async function probeKeepingShell(
-  session: Session,
-  script: string,
-  signal: AbortSignal,
-  onLine: (line: string) => void,
-): Promise<Omit<Discovered, 'runId'>> {
-  let decide!: (change: Continuation | undefined) => void;
-  const decision = new Promise<Continuation | undefined>((resolve) => (decide = resolve));
-  let heard!: (output: string) => void;
-  const probed = new Promise<string>((resolve) => (heard = resolve));
-  let ended = false;
-  const conversation = session.converse(
-    script,
-    PROBE_END,
-    (output) => {
-      heard(output);
-      return decision;
-    },
-    { signal, onLine },
-  );
-  const settle = () => void (ended = true);
-  conversation.then(settle, settle);
-  const output = await Promise.race([
-    probed,
-    conversation.then((c) => {
-      if (c.cut && !c.cut.afterTurn) requireWhole('probe', 'the discovery probe', c, 'nothing was changed');
-      if (c.first === undefined && c.code === LOCKED_EXIT)
-        throw new HostError('wait', lockedMessage(c.stderr), { exitCode: LOCKED_EXIT });
-      if (c.first === undefined) throw scriptFailed('probe', 'discovery probe', c);
-      return c.first;
-    }),
-  ]);
-  const shell = (change: Continuation | undefined): Promise<ExecResult | undefined> => {
-    // Gone meanwhile (interrupted, connection lost): the caller runs the change in a channel of its own.
-    if (ended) return Promise.resolve(undefined);
-    decide(change);
-    return conversation;
-  };
-  return { facts: readProbe(output), shell };
-}
-
 /** Deploy and verify are each a run of their own, shown by a fresh display when there is one. */
 async function inPhase(
   events: OnboardEvents,
@@ -468,68 +372,4 @@ async function inPhase(
     display,
     work,
   );
-}
-
-/**
- * Writes the planned text. The file is read again first: if someone changed it meanwhile, the
- * same addition is planned on what is there now (their change is kept), and a conflict is reported
- * rather than written over.
- */
-async function writeAddition(
-  inventory: InventoryFile,
-  original: string,
-  planned: Planned,
-  addition: InventoryAddition,
-): Promise<{ inventory: InventoryChange; problem?: string }> {
-  const unchanged = (added: typeof planned): InventoryChange => ({
-    file: inventory.path,
-    change: 'unchanged',
-    addedHosts: added.addedHosts,
-    addedPair: added.addedPair,
-    addedLines: [],
-  });
-  let edit = planned;
-  try {
-    const current = await inventory.read();
-    if (current !== original) {
-      const again = planInventoryAddition(current, inventory.path, inventory.baseDir, addition, HOST_OVERRIDES);
-      if (!again.ok) {
-        return {
-          inventory: {
-            file: inventory.path,
-            change: 'not-written',
-            addedHosts: [],
-            addedPair: false,
-            addedLines: planned.addedLines,
-          },
-          problem: `${inventory.path} changed while onboarding and now conflicts: ${again.conflicts.join('; ')}`,
-        };
-      }
-      edit = again;
-      if (again.text === current) return { inventory: unchanged(again) };
-    } else if (planned.text === original) {
-      return { inventory: unchanged(planned) };
-    }
-    await inventory.write(edit.text);
-  } catch (error) {
-    return {
-      inventory: {
-        file: inventory.path,
-        change: 'not-written',
-        addedHosts: [],
-        addedPair: false,
-        addedLines: planned.addedLines,
-      },
-      problem: `cannot write ${inventory.path}: ${(error as Error).message}`,
-    };
-  }
-  return {
-    inventory: {
-      file: inventory.path,
-      change: 'written',
-      addedHosts: edit.addedHosts,
-      addedPair: edit.addedPair,
-      addedLines: edit.addedLines,
-    },
-  };
 }
