@@ -260,17 +260,7 @@ async function build(
   await Promise.all(plan.hosts.filter(hasRdma).map((h) => writeSysfsLayer(plan, h)));
 
   step(`creating ${plan.hosts.length + 1} network namespaces and their links`);
-  await runOk('lab up: namespaces and links', ['ip', '-batch', '-'], { input: renderCreateBatch(plan) });
-  await runOk('lab up: switch', [
-    'nsenter',
-    `--net=${NETNS_DIR}/${plan.switchNamespace}`,
-    'sh',
-    '-euc',
-    renderSwitchScript(plan),
-  ]);
-  const ipv6 = `/proc/sys/net/ipv6/conf/${plan.rootLink}/disable_ipv6`;
-  if (existsSync(ipv6)) await writeFile(ipv6, '1');
-  await runOk('lab up: management route', ['ip', '-batch', '-'], { input: renderRootLinkBatch(plan) });
+  await createNetwork(plan);
 
   step(`booting ${plan.hosts.length} host(s): mounts, addresses, sshd`);
   const limit = pLimit(options.concurrency ?? 8);
@@ -301,6 +291,21 @@ async function build(
   await writeFile(paths.knownHosts, renderKnownHosts(keys), { mode: 0o644 });
   await writeFile(paths.inventory, renderLabInventory(plan), { mode: 0o644 });
   await writeLabState({ status: 'up', plan, ...(roots ? { roots } : {}) });
+}
+
+/** The lab's network: a namespace per host and the switch's, their links, and the management route on this machine. */
+async function createNetwork(plan: LabPlan): Promise<void> {
+  await runOk('lab up: namespaces and links', ['ip', '-batch', '-'], { input: renderCreateBatch(plan) });
+  await runOk('lab up: switch', [
+    'nsenter',
+    `--net=${NETNS_DIR}/${plan.switchNamespace}`,
+    'sh',
+    '-euc',
+    renderSwitchScript(plan),
+  ]);
+  const ipv6 = `/proc/sys/net/ipv6/conf/${plan.rootLink}/disable_ipv6`;
+  if (existsSync(ipv6)) await writeFile(ipv6, '1');
+  await runOk('lab up: management route', ['ip', '-batch', '-'], { input: renderRootLinkBatch(plan) });
 }
 
 async function writeHostFiles(plan: LabPlan, id: number, publicKey: string): Promise<void> {
