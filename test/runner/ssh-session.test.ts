@@ -5,7 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { CLOSE_GRACE_MS, collect, type CollectInput, type ShellChannel } from '../../src/runner/ssh-session.js';
+import { CLOSE_GRACE_MS, collect, type CollectInput, type ShellChannel } from '../../src/runner/ssh-channel.js';
 import { newSudoHandshake, SUDO_COMMAND } from '../../src/runner/sudo-handshake.js';
 import { ConnectError, OUTPUT_KEEP, type Continuation } from '../../src/runner/transport.js';
 
