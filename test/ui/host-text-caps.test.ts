@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { clipHostLines, clipHostText } from '../../src/host-text.js';
 import { runDocument } from '../../src/ui/json.js';
 import { plainHandler } from '../../src/ui/plain.js';
-import { toFinishedHost } from '../../src/ui/tui/state.js';
+import { toFinishedHost } from '../../src/ui/tui/finished-host.js';
 import { openRunLog } from '../../src/ui/run-log-file.js';
 import type { CommandName, HostResult } from '../../src/vocabulary.js';
 import { host, mem34, result, runStart, T0 } from './fixtures.js';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { formatSummary } from '../../src/ui/tui/lines.js';
-import { statusGroups } from '../../src/ui/tui/state.js';
+import { statusGroups } from '../../src/ui/tui/finished-host.js';
 import { plainHandler } from '../../src/ui/plain.js';
 import type { CommandName, HostResult, RunEnd } from '../../src/vocabulary.js';
 import { cpu16, fold, host, mem34, result, runStart, start, T0 } from './fixtures.js';

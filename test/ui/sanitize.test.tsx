@@ -10,7 +10,7 @@ import { OS_NAME_MAX, printable, printableLine } from '../../src/host-text.js';
 import { plainHandler } from '../../src/ui/plain.js';
 import { runLogHeader, runLogHostBlock } from '../../src/ui/text/run-log.js';
 import { jsonText, oneLine, sanitizeLine, sanitizeLines, tailLines } from '../../src/ui/text/sanitize.js';
-import { toFinishedHost } from '../../src/ui/tui/state.js';
+import { toFinishedHost } from '../../src/ui/tui/finished-host.js';
 import { TuiApp } from '../../src/ui/tui/tui-app.js';
 import { cpu16, fold, plain, result, runStart, start, T0 } from './fixtures.js';
 

@@ -7,10 +7,10 @@ import {
   initialRunState,
   reduceRun,
   runSucceeded,
-  toFinishedHost,
   waitingCount,
   type RunAction,
 } from '../../src/ui/tui/state.js';
+import { toFinishedHost } from '../../src/ui/tui/finished-host.js';
 import { formatSummary } from '../../src/ui/tui/lines.js';
 import { cpu16, fold, host, mem34, result, runStart, start, T0 } from './fixtures.js';
 import * as scenario from './scenarios.js';

@@ -1,7 +1,8 @@
 import { Box, Text } from 'ink';
 import { FAILING_STATUSES } from '../../vocabulary.js';
 import { detailIndent, finishedRowParts } from './lines.js';
-import type { FinishedHost, RowLayout } from './state.js';
+import type { FinishedHost } from './finished-host.js';
+import type { RowLayout } from './state.js';
 import { Styled } from './styled.js';
 
 export interface FinishedRowProps {

@@ -9,8 +9,9 @@
  */
 import type { HostGroup } from '../text/fold.js';
 import { chooseMatrixView, type MatrixView } from './matrix.js';
-import type { FinishedHost, RunningHost, RunState } from './state.js';
-import { failingHostSets, freezesRow, keepsRowsLive, statusGroups } from './state.js';
+import { statusGroups, type FinishedHost } from './finished-host.js';
+import type { RunningHost, RunState } from './state.js';
+import { failingHostSets, freezesRow, keepsRowsLive } from './state.js';
 import { reportsHostState } from '../../vocabulary.js';
 
 export interface Viewport {

@@ -19,7 +19,8 @@ import { runHeadingParts } from '../text/header.js';
 import { MANAGER_WIDTH, STATUS_LOOK, STATUS_WIDTH, type Tone } from './format.js';
 import { spinnerGlyph } from './spinner.js';
 import type { MatrixModel } from './matrix.js';
-import type { FinishedHost, HeaderModel, RowLayout, RunningHost, RunState } from './state.js';
+import type { FinishedHost } from './finished-host.js';
+import type { HeaderModel, RowLayout, RunningHost, RunState } from './state.js';
 import { runSucceeded, waitingCount } from './state.js';
 
 export function formatHeaderText(header: HeaderModel): string {

@@ -1,6 +1,7 @@
 import { finishedRowParts, joinRowParts, runningRowParts } from './lines.js';
 import { LiveLine } from './live-line.js';
-import type { FinishedHost, RowLayout, RunningHost } from './state.js';
+import type { FinishedHost } from './finished-host.js';
+import type { RowLayout, RunningHost } from './state.js';
 
 export interface RunningRowProps {
   readonly host: RunningHost;

@@ -18,20 +18,16 @@ import type {
   RunStart,
   Stage,
 } from '../../vocabulary.js';
-import { clipHostLines } from '../../host-text.js';
 import { FAILING_STATUSES, reportsHostState } from '../../vocabulary.js';
-import type { Manager } from '../../inventory/model.js';
 import { foldHosts } from '../../inventory/select.js';
 import { foldedFabricLines, foldedWarningLines } from '../text/fabric.js';
 import { foldResults, type HostGroup } from '../text/fold.js';
-import { statusGroups as foldStatus } from '../text/status-fold.js';
 import { STATUS_ORDER } from '../text/format.js';
 import { runHeading, type RunHeading } from '../text/header.js';
-import { summarizeChanges } from '../text/changes.js';
 import { formatDiffLines } from '../text/diffs.js';
 import { formatPlanLines } from '../text/plan.js';
-import { oneLine, sanitizeLines, tailLines } from '../text/sanitize.js';
-import { outcomeReason } from './format.js';
+import { oneLine } from '../text/sanitize.js';
+import { statusGroups, toFinishedHost, type FinishedHost } from './finished-host.js';
 import { applyCells, createMatrix, widenMatrix, type MatrixModel } from './matrix.js';
 
 export type RunAction =
@@ -57,21 +53,6 @@ export interface RunningHost {
   /** undefined until the first onStage. */
   readonly stage: Stage | undefined;
   readonly startedAt: number;
-}
-
-export interface FinishedHost {
-  readonly host: HostRef;
-  readonly status: HostStatus;
-  readonly manager: Manager | undefined;
-  readonly durationMs: number;
-  /** One line, shown next to the row. */
-  readonly reason: string;
-  /** Every reason, one line each (status folding compares these). */
-  readonly reasons: readonly string[];
-  /** The last lines of the host's error output, shown under a failed row. */
-  readonly errorTail: readonly string[];
-  /** --dry-run: what would run, line by line, sanitised. */
-  readonly planLines: readonly string[];
 }
 
 /**
@@ -130,7 +111,6 @@ export interface RunState {
 
 /** Lines kept free around the hosts when deciding whether a run fits on one screen. */
 const SCREEN_MARGIN = 4;
-const ERROR_TAIL_LINES = 6;
 
 const zeroCounts = (): Record<HostStatus, number> =>
   Object.fromEntries(STATUS_ORDER.map((s) => [s, 0])) as Record<HostStatus, number>;
@@ -151,33 +131,6 @@ export function initialRunState(options: { readonly command: CommandName; readon
     staticItems: [],
     end: undefined,
     results: [],
-  };
-}
-
-export function toFinishedHost(result: HostResult, options: { readonly showScripts?: boolean } = {}): FinishedHost {
-  const failing = result.status === 'failed' || result.status === 'unreachable';
-  const told = new Set((result.changes ?? []).map((c) => c.text));
-  const notes = result.reasons.filter((r) => !told.has(r)).map(oneLine);
-  // What changed by kind, after what the kinds do not say (a connection lost and looked at again).
-  const summary =
-    result.changes && result.changes.length > 0 ? [...notes, summarizeChanges(result.changes)].join('; ') : undefined;
-  // A plan or change is told by kind, so that hosts alike but for their addresses fold together.
-  const reasons =
-    failing && result.error
-      ? [outcomeReason(result)]
-      : summary
-        ? [summary]
-        : result.reasons.map(oneLine).filter((r) => r !== '');
-  return {
-    host: result.host,
-    status: result.status,
-    manager: result.manager,
-    durationMs: result.durationMs,
-    reason: summary ?? outcomeReason(result),
-    reasons,
-    errorTail: failing && result.error ? tailLines(clipHostLines(result.error.stderrTail), ERROR_TAIL_LINES) : [],
-    planLines:
-      options.showScripts && result.status === 'planned' && result.planText ? sanitizeLines(result.planText) : [],
   };
 }
 
@@ -374,11 +327,6 @@ function endRun(d: Draft, durationMs: number, interrupted: boolean, problems = 0
 }
 
 const foldInput = (f: FinishedHost) => ({ id: f.host.id, status: f.status, reasons: f.reasons });
-
-/** Status rows: one per group of hosts with the same status and the same reasons; hosts never deployed one per manager. */
-export function statusGroups(results: readonly HostResult[], inventory: string | undefined): HostGroup[] {
-  return foldStatus(results, inventory, (r) => toFinishedHost(r).reasons);
-}
 
 // ---- Derived numbers the live area and the summary need ----
 
