@@ -31,22 +31,26 @@ export async function writeAddition(
     addedPair: added.addedPair,
     addedLines: [],
   });
+  // Nothing was written, and why: the lines stay those planned, for the report to show.
+  const notWritten = (problem: string) => ({
+    inventory: {
+      file: inventory.path,
+      change: 'not-written' as const,
+      addedHosts: [],
+      addedPair: false,
+      addedLines: planned.addedLines,
+    },
+    problem,
+  });
   let edit = planned;
   try {
     const current = await inventory.read();
     if (current !== original) {
       const again = planInventoryAddition(current, inventory.path, inventory.baseDir, addition, HOST_OVERRIDES);
       if (!again.ok) {
-        return {
-          inventory: {
-            file: inventory.path,
-            change: 'not-written',
-            addedHosts: [],
-            addedPair: false,
-            addedLines: planned.addedLines,
-          },
-          problem: `${inventory.path} changed while onboarding and now conflicts: ${again.conflicts.join('; ')}`,
-        };
+        return notWritten(
+          `${inventory.path} changed while onboarding and now conflicts: ${again.conflicts.join('; ')}`,
+        );
       }
       edit = again;
       if (again.text === current) return { inventory: unchanged(again) };
@@ -55,16 +59,7 @@ export async function writeAddition(
     }
     await inventory.write(edit.text);
   } catch (error) {
-    return {
-      inventory: {
-        file: inventory.path,
-        change: 'not-written',
-        addedHosts: [],
-        addedPair: false,
-        addedLines: planned.addedLines,
-      },
-      problem: `cannot write ${inventory.path}: ${(error as Error).message}`,
-    };
+    return notWritten(`cannot write ${inventory.path}: ${(error as Error).message}`);
   }
   return {
     inventory: {
