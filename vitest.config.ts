@@ -18,6 +18,8 @@ export default defineConfig({
     // Lab tests bring up real namespaces and sshd; two workers match the two cores CI has.
     maxWorkers: 2,
     testTimeout: 60_000,
+    // The steps render host/files/ templates; a test may call a step without src/render, which installs their source.
+    setupFiles: ['test/setup/host-templates.ts'],
     hookTimeout: 180_000,
     // test/setup/flaky-reporter.ts names, at the end, every test that passed only on its retry.
     reporters: ['default', './test/setup/flaky-reporter.ts'],

@@ -1,6 +1,8 @@
 /** Everything one host receives, as data: path, mode and exact content. Reproducible (the routing program is read once from the package). */
 import { MANAGERS, type Manager } from '../inventory/model.js';
 import type { Playbook } from '../playbook/playbook.js';
+// The steps fill host/files/ templates (script/host-templates.ts): here, where files are rendered, their source.
+import '../script/host-templates-package.js';
 import { ROUTES_DATA_PATH, ROUTING_SCRIPT_PATH } from '../script/paths.js';
 import { ROUTES_PROGRAM, ROUTES_PROGRAM_VERSION, ROUTES_WATCH_PROGRAM } from '../script/routes-program.js';
 import type { RenderedFile } from '../script/rendered-file.js';

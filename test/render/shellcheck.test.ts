@@ -3,7 +3,7 @@
  * rendered per host pass shellcheck through the one helper (test/helpers/tools.ts: one severity,
  * failing where shellcheck is missing). CI installs shellcheck (.ci/run).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,8 @@ import { MANAGERS } from '../../src/inventory/model.js';
 import { renderProbeScript } from '../../src/render/probe-script.js';
 import type { Playbook } from '../../src/playbook/playbook.js';
 import { HOST_FUNCTION_SOURCES } from '../../src/script/host-functions.js';
+import { HOST_TEMPLATES_DIR } from '../../src/script/host-templates-package.js';
+import { renderHook } from '../../src/steps/persist/hooks.js';
 import { ROUTES_PROGRAM_SOURCE } from '../../src/script/routes-program.js';
 import { filesOf as renderHostFiles, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 import { expectShellcheckClean } from '../helpers/tools.js';
@@ -128,6 +130,19 @@ describe('shellcheck finds nothing in the routing program or any rendered script
       checked.add(script.content);
     });
   });
+
+  // host/files/'s shell templates are parts of the hooks, no script alone: each is checked as the
+  // hooks it makes (above). Every one of them must be in a hook rendered here.
+  it.each(readdirSync(HOST_TEMPLATES_DIR).filter((f) => f.endsWith('.sh')))(
+    'host/files/%s is checked as part of the hooks it makes',
+    (file) => {
+      const hooks = MANAGERS.map((m) => renderHook(m, seeds.hosts[1]!, 'dual-ib-routing')).join('\n');
+      const fixed = readFileSync(join(HOST_TEMPLATES_DIR, file), 'utf8')
+        .split('\n')
+        .filter((line) => line !== '' && !line.includes('{{'));
+      for (const line of fixed) expect(hooks.split('\n'), `${file}: ${line}`).toContain(line);
+    },
+  );
 
   it('a deliberately bad script is caught (the check itself works)', () => {
     expect(() => expectShellcheckClean(written('#!/bin/sh\nrm -rf $1/*\n'))).toThrow();
