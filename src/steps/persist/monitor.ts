@@ -18,6 +18,7 @@ import type { Fact } from '../../facts/fact.js';
 import { factOf, type HostFacts } from '../../facts/host-facts.js';
 import type { Host } from '../../inventory/model.js';
 import { renderHeader } from '../../script/header.js';
+import { hostFile } from '../../script/host-templates.js';
 import { ROUTING_SCRIPT_PATH } from '../../script/paths.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
 import { shellQuote } from '../../script/shell.js';
@@ -76,39 +77,13 @@ export const MONITOR_FACT: Fact<MonitorFact> = {
   },
 };
 
+/** host/files/ibfleet.nhc: NHC's check, which fails with the routing script's first reason. */
 function renderNhcCheck(host: Host, playbook: string): string {
-  return `${renderHeader(host, playbook, NHC_PATH)}
-#
-# NHC -- ibfleet: this node's per-NIC policy routing is as deployed.
-#
-# LBNL NHC sources every *.nhc file in its scripts directory; a line in nhc.conf runs the check:
-#   * || check_ibfleet_routing
-# It runs the check mode of ibfleet's routing script (${ROUTING_SCRIPT_PATH} --check, which changes
-# nothing) and fails through NHC's die with the first reason it gives, e.g.
-#   check_ibfleet_routing:  ib1: rule from 172.16.${host.id}.2 is missing
-# so that Slurm's HealthCheckProgram drains the node; ibfleet's hooks and repair timer put the
-# routing back, and the next check that passes lets NHC bring the node back.
-
-# shellcheck shell=bash
-# (sourced by NHC's bash, never run on its own: no #! line)
-
-function check_ibfleet_routing() {
-    local IBFLEET_OUT IBFLEET_RC IBFLEET_FIRST
-
-    if [[ ! -x ${ROUTING_SCRIPT_PATH} ]]; then
-        die 1 "\${FUNCNAME[0]}:  ${ROUTING_SCRIPT_PATH} is missing (ibfleet deploy installs it)"
-        return 1
-    fi
-    IBFLEET_OUT=$(${ROUTING_SCRIPT_PATH} --check 2>&1)
-    IBFLEET_RC=$?
-    if [[ $IBFLEET_RC -ne 0 ]]; then
-        IBFLEET_FIRST="\${IBFLEET_OUT%%$'\\n'*}"
-        die 1 "\${FUNCNAME[0]}:  \${IBFLEET_FIRST:-${ROUTING_SCRIPT_PATH} --check exited $IBFLEET_RC}"
-        return 1
-    fi
-    return 0
-}
-`;
+  return hostFile('ibfleet.nhc', {
+    HEADER: renderHeader(host, playbook, NHC_PATH).split('\n'),
+    ROUTING_SCRIPT: ROUTING_SCRIPT_PATH,
+    HOST_ID: String(host.id),
+  });
 }
 
 export function monitorFiles(host: Host, playbook: string, monitors: readonly Monitor[]): RenderedFile[] {

@@ -12,17 +12,10 @@
  */
 import type { Host } from '../../inventory/model.js';
 import { renderHeader } from '../../script/header.js';
+import { hostFile } from '../../script/host-templates.js';
 import { NETWORKD_CONF_PATH } from './paths.js';
 
+/** host/files/networkd-foreign.conf: networkd leaves the rules and routes it did not make. */
 export function renderNetworkdConf(host: Host, playbook: string): string {
-  return `${renderHeader(host, playbook, NETWORKD_CONF_PATH)}
-#
-# systemd-networkd 248+ removes every routing rule and route it did not configure when it starts or
-# reconfigures a link, and reports nothing a hook could run on after a restart: ibfleet's per-NIC
-# rules and table routes would stay gone until its repair timer. This keeps networkd from removing
-# rules and routes that are not its own (from its next start on); it still manages its own.
-[Network]
-ManageForeignRoutingPolicyRules=no
-ManageForeignRoutes=no
-`;
+  return hostFile('networkd-foreign.conf', { HEADER: renderHeader(host, playbook, NETWORKD_CONF_PATH).split('\n') });
 }
