@@ -6,6 +6,14 @@
  */
 import { shellQuote } from './shell.js';
 
+/** YAML 1.1 words a plain key would be read as (a boolean, null): such ids are quoted. */
+const YAML_WORDS = new Set(['y', 'n', 'yes', 'no', 'true', 'false', 'on', 'off', 'null', '~']);
+
+/** A netplan device id as a YAML key: plain where YAML reads it as the id, else quoted. */
+export function yamlKey(id: string): string {
+  return /^[A-Za-z][A-Za-z0-9_-]*$/.test(id) && !YAML_WORDS.has(id.toLowerCase()) ? id : JSON.stringify(id);
+}
+
 /**
  * Before the staged file replaces the live one: `netplan generate` over a copy of the host's
  * netplan configuration with the staged file in its place, in a scratch root, so a file netplan

@@ -5,43 +5,35 @@
  * 0.105+ writes networkd's `[IPoIB] Mode=`) — rendered by systemd-networkd. It is checked with
  * `netplan generate` before it goes live, then networkd reloads and reconfigures only the fabric
  * NICs, and the addresses are awaited. netplan has no P_Key child interfaces (a partition is
- * refused on netplan hosts: hardware.ts). Pure string builders.
+ * refused on netplan hosts: hardware.ts). The file is a template, host/files/links-netplan*.yaml; pure.
  */
 import type { Host } from '../../inventory/model.js';
 import { renderHeader } from '../../script/header.js';
+import { hostFile, hostLines } from '../../script/host-templates.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
+import { yamlKey } from '../../script/netplan.js';
 import { LINKS_NETPLAN_PATH, type ManagedNic } from './decide.js';
 
-/** YAML 1.1 words a plain key would be read as (a boolean, null): such ids are quoted. */
-const YAML_WORDS = new Set(['y', 'n', 'yes', 'no', 'true', 'false', 'on', 'off', 'null', '~']);
-
-function yamlKey(id: string): string {
-  return /^[A-Za-z][A-Za-z0-9_-]*$/.test(id) && !YAML_WORDS.has(id.toLowerCase()) ? id : JSON.stringify(id);
-}
-
+/** host/files/links-netplan-nic.yaml: a NIC's entry, with the settings asked for. */
 function entry(m: ManagedNic): string[] {
-  return [
-    `    ${yamlKey(m.nic.iface)}:`,
-    `      # NIC ${m.nic.index}${m.addressElsewhere ? ` (its address ${m.nic.address} comes from another netplan file)` : ''}`,
-    '      renderer: networkd',
-    ...(m.addressElsewhere ? [] : [`      addresses: [${m.nic.address}/${m.nic.prefixLength}]`]),
-    ...(m.want.mtu !== undefined ? [`      mtu: ${m.want.mtu}`] : []),
-    ...(m.ipoib && m.want.mode !== undefined ? [`      infiniband-mode: ${m.want.mode}`] : []),
-  ];
+  return hostLines('links-netplan-nic.yaml', {
+    ID: yamlKey(m.nic.iface),
+    INDEX: String(m.nic.index),
+    ADDRESS_ELSEWHERE: m.addressElsewhere ? ` (its address ${m.nic.address} comes from another netplan file)` : '',
+    SETTINGS: [
+      ...(m.addressElsewhere ? [] : [`      addresses: [${m.nic.address}/${m.nic.prefixLength}]`]),
+      ...(m.want.mtu !== undefined ? [`      mtu: ${m.want.mtu}`] : []),
+      ...(m.ipoib && m.want.mode !== undefined ? [`      infiniband-mode: ${m.want.mode}`] : []),
+    ],
+  });
 }
 
+/** host/files/links-netplan.yaml: every NIC links configures, as netplan `ethernets`. */
 export function renderLinksNetplan(host: Host, playbook: string, managed: readonly ManagedNic[]): string {
-  return [
-    renderHeader(host, playbook, LINKS_NETPLAN_PATH),
-    '#',
-    "# The fabric NICs ibfleet configures: each one's convention address, and the MTU and IPoIB mode",
-    '# the playbook asks for, rendered by systemd-networkd. `ibfleet rollback` removes this file.',
-    'network:',
-    '  version: 2',
-    '  ethernets:',
-    ...managed.flatMap(entry),
-    '',
-  ].join('\n');
+  return hostFile('links-netplan.yaml', {
+    HEADER: renderHeader(host, playbook, LINKS_NETPLAN_PATH).split('\n'),
+    DEVICES: hostLines('netplan-devices.yaml', { TYPE: 'ethernets', DEVICES: managed.flatMap(entry) }),
+  });
 }
 
 export function linksNetplanFile(host: Host, playbook: string, managed: readonly ManagedNic[]): RenderedFile {
