@@ -8,6 +8,7 @@
  * the host and interface so every later run finds it. Then the profile is activated and the
  * address awaited: NetworkManager applies asynchronously. Pure string builders.
  */
+import { hostFile } from '../../script/host-templates.js';
 import { shellQuote } from '../../script/shell.js';
 import type { ManagedNic } from './decide.js';
 import { partitionOf } from './decide.js';
@@ -50,35 +51,22 @@ export function keyfilePath(m: ManagedNic): string {
   return `${KEYFILE_DIR}/${m.profile!.name}.nmconnection`;
 }
 
-/** The keyfile of ibfleet's profile: what `addCommand` gives nmcli, in NetworkManager's keyfile words. */
+/** The keyfile of ibfleet's profile (host/files/nm-keyfile.nmconnection): what `addCommand` gives nmcli, in NetworkManager's keyfile words. */
 export function keyfileText(m: ManagedNic): string {
   const p = m.profile!;
   const partition = partitionOf(m);
-  const typed = [
-    ...(m.want.mtu !== undefined ? [`mtu=${m.want.mtu}`] : []),
-    ...(m.ipoib && m.want.mode !== undefined ? [`transport-mode=${m.want.mode}`] : []),
-    ...(m.ipoib && partition ? [`parent=${partition.parent}`, `p-key=${Number(partition.pkey)}`] : []),
-  ];
-  const type = profileType(m).shown;
-  return [
-    '[connection]',
-    `id=${p.name}`,
-    `uuid=${p.uuid}`,
-    `type=${type}`,
-    `interface-name=${m.nic.iface}`,
-    'autoconnect=true',
-    '',
-    `[${type}]`,
-    ...typed,
-    '',
-    '[ipv4]',
-    'method=manual',
-    `address1=${cidr(m)}`,
-    '',
-    '[ipv6]',
-    'method=ignore',
-    '',
-  ].join('\n');
+  return hostFile('nm-keyfile.nmconnection', {
+    NAME: p.name,
+    UUID: p.uuid,
+    TYPE: profileType(m).shown,
+    IFACE: m.nic.iface,
+    SETTINGS: [
+      ...(m.want.mtu !== undefined ? [`mtu=${m.want.mtu}`] : []),
+      ...(m.ipoib && m.want.mode !== undefined ? [`transport-mode=${m.want.mode}`] : []),
+      ...(m.ipoib && partition ? [`parent=${partition.parent}`, `p-key=${Number(partition.pkey)}`] : []),
+    ],
+    CIDR: cidr(m),
+  });
 }
 
 /** `nmcli connection add …`: ibfleet's profile for a NIC that has none. */
