@@ -32,7 +32,13 @@ export type HostTemplate =
   | 'netplan-devices.yaml'
   | 'links-netplan.yaml'
   | 'links-netplan-nic.yaml'
-  | 'nm-keyfile.nmconnection';
+  | 'nm-keyfile.nmconnection'
+  | 'links-ifupdown'
+  | 'links-ifupdown-nic'
+  | 'links-ifupdown-pkey'
+  | 'links-ifupdown-mode'
+  | 'links-record'
+  | 'owned';
 
 /** One line (inside a line, or a line of its own), or lines (a placeholder alone on its line). */
 export type TemplateValue = string | readonly string[];

@@ -10,6 +10,7 @@
 import type { Host, Manager } from '../../inventory/model.js';
 import { IFACE_NAME } from '../../inventory/schema.js';
 import { renderHeader } from '../../script/header.js';
+import { hostFile } from '../../script/host-templates.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
 
 export const LINKS_RECORD_PATH = '/etc/ibfleet/links';
@@ -56,14 +57,12 @@ function entryLine(e: RecordEntry): string {
   return `${entryWords(e)}${e.mtu !== undefined ? ` link-mtu=${e.mtu}` : ''}${e.down ? ' link=down' : ''}`;
 }
 
+/** host/files/links-record: a line per NIC links configured. */
 export function renderLinksRecord(host: Host, playbook: string, record: LinksRecord): string {
-  return `${renderHeader(host, playbook, LINKS_RECORD_PATH)}
-#
-# The fabric NICs ibfleet configured in the network manager, and how: a connection profile it
-# created (deleted by \`ibfleet rollback\`) or changed (its earlier properties, put back by rollback),
-# or ibfleet's netplan file or ifupdown stanza. Read by ibfleet, never run.
-${record.entries.map(entryLine).join('\n')}
-`;
+  return hostFile('links-record', {
+    HEADER: renderHeader(host, playbook, LINKS_RECORD_PATH).split('\n'),
+    ENTRIES: record.entries.map(entryLine),
+  });
 }
 
 export function linksRecordFile(host: Host, playbook: string, record: LinksRecord): RenderedFile {

@@ -14,6 +14,7 @@ import { parseCidr, parseIpv4 } from '../../inventory/ipv4.js';
 import type { Fleet, Host } from '../../inventory/model.js';
 import { IFACE_NAME } from '../../inventory/schema.js';
 import { renderHeader } from '../../script/header.js';
+import { hostFile } from '../../script/host-templates.js';
 import type { RenderedFile } from '../../script/rendered-file.js';
 import { shellQuote } from '../../script/shell.js';
 
@@ -46,17 +47,14 @@ export function ownedLine(nic: OwnedNic): string {
   return `nic ${IFACE_NAME.test(nic.iface) ? nic.iface : UNKNOWN_IFACE} table ${nic.table} priority ${nic.priority} from ${nic.address}`;
 }
 
+/** host/files/owned: the fabric, then a line per NIC. */
 export function renderOwnedRecord(host: Host, fleet: Fleet, playbook: string): string {
-  return `${renderHeader(host, playbook, OWNED_PATH)}
-#
-# The routing ibfleet owns on this host: the fabric it was deployed for, and per fabric NIC the
-# table it fills and its source rule. A later deploy removes what is listed here and no longer in
-# the inventory (its tableBase or subnet changed); \`ibfleet rollback\` removes all of it. Read by
-# ibfleet, never run.
-subnet ${fleet.fabric.subnetText}
-tableBase ${fleet.fabric.tableBase}
-${host.nics.map((n) => ownedLine(n)).join('\n')}
-`;
+  return hostFile('owned', {
+    HEADER: renderHeader(host, playbook, OWNED_PATH).split('\n'),
+    SUBNET: fleet.fabric.subnetText,
+    TABLE_BASE: String(fleet.fabric.tableBase),
+    NICS: host.nics.map((n) => ownedLine(n)),
+  });
 }
 
 /** The record as the host receives it, whatever persists the routing. */
