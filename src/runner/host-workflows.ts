@@ -8,7 +8,15 @@ import type { Fleet, Host } from '../inventory/model.js';
 import { osName, type HostFacts } from '../facts/host-facts.js';
 import { lockedMessage, readChangeOutput, readProbe } from '../plan/change-output.js';
 import { stateDifferences } from '../plan/restore.js';
-import { assessStatus, checksOf, planDeploy, probeWants, reassessDeploy, verification } from '../plan/host-plan.js';
+import {
+  assessStatus,
+  checksOf,
+  planDeploy,
+  probeWants,
+  reassessDeploy,
+  verification,
+  type DeployPlan,
+} from '../plan/host-plan.js';
 import { assessRollback, needsChange, rollbackChanges, rollbackLines } from '../plan/rollback.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { AFTER_MARK, renderApplyScript, renderRollbackScript } from '../render/apply-script.js';
@@ -198,112 +206,188 @@ export interface DeployOptions {
 
 export function deployHost(ctx: WorkflowContext, options: DeployOptions) {
   return (task: HostTask): Promise<HostOutcome> =>
-    withSession(task, ctx.transport, async (session, reconnect) => {
-      const runId = ctx.probed?.(task.host)?.runId ?? newRunId();
-      let sent = '';
-      const {
-        facts,
-        decision: plan,
-        result,
-      } = await probeThen(
-        task,
-        session,
-        ctx,
-        (probed) => {
-          task.stage('plan');
-          const planned = planDeploy(task.host, ctx.fleet, ctx.playbook, probed);
-          if (options.dryRun || planned.changes.length === 0) return { decision: planned };
-          sent = renderApplyScript(task.host, ctx.fleet, planned, runId);
-          task.aftercare.changing(true);
-          return {
-            decision: planned,
-            change: {
-              stage: 'push',
-              script: sent,
-              options: {
-                signal: task.hardSignal,
-                onLine: (line) => {
-                  if (line.startsWith('ibfleet-routes:')) task.stage('apply');
-                  else if (line === AFTER_MARK) task.stage('verify');
-                },
-              },
-            },
-          };
-        },
-        options.dryRun ? {} : { lock: { kind: 'deploy', runId } },
-      );
-      const os = osName(facts);
-      const base = { manager: plan.manager, ...(os ? { os } : {}) };
+    withSession(task, ctx.transport, (session, reconnect) => deployOn(task, ctx, options, { session, reconnect }));
+}
 
-      if (options.dryRun) {
-        const planText = plan.changes.length ? renderApplyScript(task.host, ctx.fleet, plan) : '';
-        return {
-          ...base,
-          status: plan.changes.length ? 'planned' : 'unchanged',
-          reasons: [...plan.notes, ...plan.changes.map((c) => c.text)],
-          changes: plan.changes,
-          checks: checksOf(plan.assessment),
-          planText,
-        } as const;
-      }
-      if (!result) {
-        task.stage('verify');
-        const check = verification(plan.assessment);
-        if (!check.ok) throw new HostError('verify', check.message);
-        return { ...base, status: 'unchanged', reasons: [...plan.notes], checks: checksOf(plan.assessment) } as const;
-      }
+/** The host's one connection, and how to open another to see a change through. */
+interface Connection {
+  readonly session: Session;
+  readonly reconnect: () => Promise<Session>;
+}
 
-      const read = recordChange(task, 'apply', sent, result);
-      if (result.code === LOCKED_EXIT)
-        throw new HostError('push', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
-      const { changeOutput } = read;
-      let { after } = read;
-      let live = session;
-      const cutOff = cutOffReason(result, 'the change', task.aftercare.timedOut());
-      if (cutOff)
-        ({ after, session: live } = await settleCutOffChange(task, ctx.fleet, reconnect, { runId, why: cutOff }));
-      if (!after.complete) throw scriptFailed('apply', 'applying the change', result);
-      task.stage('verify');
-      const assessment = reassessDeploy(task.host, ctx.fleet, ctx.playbook, plan, after);
-      const check = verification(assessment);
-      const told = cutOff ? [`${cutOff}; the host finished the change on its own (checked on a new connection)`] : [];
-      if ((cutOff || result.code === 0) && check.ok)
-        return {
-          ...base,
-          status: 'changed',
-          reasons: [...told, ...plan.notes, ...plan.changes.map((c) => c.text)],
-          changes: plan.changes,
-          checks: checksOf(assessment),
-        } as const;
-      const failure =
-        !cutOff && result.code !== 0
-          ? scriptFailed('apply', 'applying the change', result)
-          : new HostError(cutOff ? 'apply' : 'verify', check.ok ? 'verification failed' : check.message);
-      // Cut off from a change that then failed and put the host back itself: what it found missing is all of it, no news.
-      const putBack = cutOff !== undefined && stateDifferences(task.host, ctx.fleet, facts, after).length === 0;
-      const said = putBack
-        ? `${cutOff}; the change failed on the host (checked on a new connection)`
-        : [...told, failure.message].join('; ');
-      const message = await restoreAfterFailure(
-        task,
-        live,
-        ctx.fleet,
-        {
-          runId,
-          before: facts,
-          after,
-          written: plan.write,
-          changeOutput,
-          parts: plan.parts,
-          cutOff: cutOff !== undefined,
+/** Probe, plan, and either report (dry run, nothing to do) or push the change and settle it. */
+async function deployOn(
+  task: HostTask,
+  ctx: WorkflowContext,
+  options: DeployOptions,
+  connection: Connection,
+): Promise<HostOutcome> {
+  const runId = ctx.probed?.(task.host)?.runId ?? newRunId();
+  let sent = '';
+  const {
+    facts,
+    decision: plan,
+    result,
+  } = await probeThen(
+    task,
+    connection.session,
+    ctx,
+    decideDeploy(task, ctx, options, runId, (script) => (sent = script)),
+    options.dryRun ? {} : { lock: { kind: 'deploy', runId } },
+  );
+  const os = osName(facts);
+  const base = { manager: plan.manager, ...(os ? { os } : {}) };
+
+  if (options.dryRun) {
+    const planText = plan.changes.length ? renderApplyScript(task.host, ctx.fleet, plan) : '';
+    return {
+      ...base,
+      status: plan.changes.length ? 'planned' : 'unchanged',
+      reasons: [...plan.notes, ...plan.changes.map((c) => c.text)],
+      changes: plan.changes,
+      checks: checksOf(plan.assessment),
+      planText,
+    } as const;
+  }
+  if (!result) {
+    task.stage('verify');
+    const check = verification(plan.assessment);
+    if (!check.ok) throw new HostError('verify', check.message);
+    return { ...base, status: 'unchanged', reasons: [...plan.notes], checks: checksOf(plan.assessment) } as const;
+  }
+  return settleDeploy(task, ctx, connection, { runId, facts, plan, sent, result, base });
+}
+
+/**
+ * Deploy's decision from the probe: the plan, and unless it is a dry run or there is nothing to do,
+ * the change script (handed to `sending` for the run log) and the stages its output marks.
+ */
+function decideDeploy(
+  task: HostTask,
+  ctx: WorkflowContext,
+  options: DeployOptions,
+  runId: string,
+  sending: (script: string) => void,
+): (probed: HostFacts) => Decided<DeployPlan> {
+  return (probed) => {
+    task.stage('plan');
+    const planned = planDeploy(task.host, ctx.fleet, ctx.playbook, probed);
+    if (options.dryRun || planned.changes.length === 0) return { decision: planned };
+    const script = renderApplyScript(task.host, ctx.fleet, planned, runId);
+    sending(script);
+    task.aftercare.changing(true);
+    return {
+      decision: planned,
+      change: {
+        stage: 'push',
+        script,
+        options: {
+          signal: task.hardSignal,
+          onLine: (line) => {
+            if (line.startsWith('ibfleet-routes:')) task.stage('apply');
+            else if (line === AFTER_MARK) task.stage('verify');
+          },
         },
-        said,
-      );
-      throw new HostError(failure.stage, message, {
-        ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }),
-        stderrTail: changeOutput.trim().split('\n').slice(-8).join('\n'),
-      });
-    });
+      },
+    };
+  };
+}
+
+/** A change deploy pushed, with what it was decided from. */
+interface PushedChange {
+  readonly runId: string;
+  readonly facts: HostFacts;
+  readonly plan: DeployPlan;
+  readonly sent: string;
+  readonly result: ExecResult;
+  readonly base: { readonly manager: DeployPlan['manager']; readonly os?: string };
+}
+
+/**
+ * After the change ran (or was cut off from us and finished on its own): verify from the state it
+ * left; changed when that holds, else the host is put back and the failure thrown.
+ */
+async function settleDeploy(
+  task: HostTask,
+  ctx: WorkflowContext,
+  connection: Connection,
+  pushed: PushedChange,
+): Promise<HostOutcome> {
+  const { runId, plan, sent, result, base } = pushed;
+  const read = recordChange(task, 'apply', sent, result);
+  if (result.code === LOCKED_EXIT) throw new HostError('push', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
+  const { changeOutput } = read;
+  let { after } = read;
+  let live = connection.session;
+  const cutOff = cutOffReason(result, 'the change', task.aftercare.timedOut());
+  if (cutOff)
+    ({ after, session: live } = await settleCutOffChange(task, ctx.fleet, connection.reconnect, {
+      runId,
+      why: cutOff,
+    }));
+  if (!after.complete) throw scriptFailed('apply', 'applying the change', result);
+  task.stage('verify');
+  const assessment = reassessDeploy(task.host, ctx.fleet, ctx.playbook, plan, after);
+  const check = verification(assessment);
+  const told = cutOff ? [`${cutOff}; the host finished the change on its own (checked on a new connection)`] : [];
+  if ((cutOff || result.code === 0) && check.ok)
+    return {
+      ...base,
+      status: 'changed',
+      reasons: [...told, ...plan.notes, ...plan.changes.map((c) => c.text)],
+      changes: plan.changes,
+      checks: checksOf(assessment),
+    } as const;
+  const failure =
+    !cutOff && result.code !== 0
+      ? scriptFailed('apply', 'applying the change', result)
+      : new HostError(cutOff ? 'apply' : 'verify', check.ok ? 'verification failed' : check.message);
+  return failDeploy(task, ctx, live, pushed, { after, changeOutput, cutOff, told, failure });
+}
+
+/** What settling a failed change found: the state it left, its output, and the failure to throw. */
+interface FailedDeploy {
+  readonly after: HostFacts;
+  readonly changeOutput: string;
+  readonly cutOff: string | undefined;
+  readonly told: readonly string[];
+  readonly failure: HostError;
+}
+
+/** Put the host back (unless it already did so itself) and throw the failure, saying both. */
+async function failDeploy(
+  task: HostTask,
+  ctx: WorkflowContext,
+  live: Session,
+  pushed: PushedChange,
+  failed: FailedDeploy,
+): Promise<never> {
+  const { runId, facts, plan } = pushed;
+  const { after, changeOutput, cutOff, told, failure } = failed;
+  // Cut off from a change that then failed and put the host back itself: what it found missing is all of it, no news.
+  const putBack = cutOff !== undefined && stateDifferences(task.host, ctx.fleet, facts, after).length === 0;
+  const said = putBack
+    ? `${cutOff}; the change failed on the host (checked on a new connection)`
+    : [...told, failure.message].join('; ');
+  const message = await restoreAfterFailure(
+    task,
+    live,
+    ctx.fleet,
+    {
+      runId,
+      before: facts,
+      after,
+      written: plan.write,
+      changeOutput,
+      parts: plan.parts,
+      cutOff: cutOff !== undefined,
+    },
+    said,
+  );
+  throw new HostError(failure.stage, message, {
+    ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }),
+    stderrTail: changeOutput.trim().split('\n').slice(-8).join('\n'),
+  });
 }
 
 /** Read-only, for env: the host's probe, handed to `keep`; the host is ok once it is read. */
