@@ -130,7 +130,7 @@ function registerLabFlap(lab: Command, io: Io, done: (r: CommandResult) => void)
       if (out.json) out.writeJson({ command: 'lab flap', ok: true, ...result });
       else
         io.stdout.write(
-          `host ${result.id}: ${result.iface} carrier down for ${opts.for} s, then up${result.settled ? '' : '; hooks still running after 20 s'}\n`,
+          `host ${result.id}: ${result.iface} carrier down for ${opts.for} s, then up${result.settled ? '' : '; the dispatcher had not run its hooks after 20 s'}\n`,
         );
       done({ verdict: 'ok' });
     });
@@ -166,7 +166,7 @@ function registerLabRestart(lab: Command, io: Io, done: (r: CommandResult) => vo
         });
       else
         io.stdout.write(
-          `host ${r.id}: ${r.manager} restarted${r.ok ? '' : ` — FAILED (exit ${r.result.code}${r.settled ? '' : ', hooks still running after 20 s'})\n${r.result.stdout}${r.result.stderr}`}\n`,
+          `host ${r.id}: ${r.manager} restarted${r.ok ? '' : ` — FAILED (exit ${r.result.code}${r.settled ? '' : ', the dispatcher had not run its hooks after 20 s'})\n${r.result.stdout}${r.result.stderr}`}\n`,
         );
       done({ verdict: r.ok ? 'ok' : 'failed' });
     });

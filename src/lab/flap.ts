@@ -2,11 +2,12 @@
  * `lab flap H NIC`: the NIC's carrier goes down and comes back, as when a cable or switch port
  * flaps — the switch-side end of the NIC's veth is taken down and up, so the host sees NO-CARRIER
  * and its manager reacts as it would to a real link (NetworkManager waits out its carrier grace,
- * systemd-networkd reconfigures the link). Returns when the host's dispatchers have gone quiet.
+ * systemd-networkd reconfigures the link). Returns when the manager has its NIC back and its
+ * dispatcher has run the hooks for it (dispatched.ts).
  */
 import { UsageError } from '../errors.js';
 import { NETNS_DIR } from './names.js';
-import { waitForHooksQuiet } from './processes.js';
+import { awaitDispatched, markDispatch } from './dispatched.js';
 import { requireLab } from './state.js';
 import { runOk } from './system.js';
 
@@ -14,7 +15,7 @@ export interface LabFlap {
   readonly id: number;
   readonly iface: string;
   readonly downMs: number;
-  /** Whether the dispatchers had gone quiet (no hook running) when the flap returned. */
+  /** Whether the dispatcher had run the hooks of the flap when it returned (dispatched.ts). */
   readonly settled: boolean;
 }
 
@@ -28,12 +29,11 @@ export async function labFlap(name: string, id: number, iface: string, downMs = 
     throw new UsageError(
       `host ${id} has no fabric NIC ${iface} (its NICs: ${host.nics.map((n) => n.iface).join(', ')})`,
     );
+  const mark = await markDispatch(plan, host);
   const sw = ['nsenter', `--net=${NETNS_DIR}/${plan.switchNamespace}`, 'ip', 'link', 'set', nic.port];
   await runOk('lab flap: carrier down', [...sw, 'down']);
   await new Promise((r) => setTimeout(r, downMs));
   await runOk('lab flap: carrier up', [...sw, 'up']);
-  // Let the manager notice the carrier and its dispatcher start the hooks before looking for quiet.
-  await new Promise((r) => setTimeout(r, 500));
-  const settled = await waitForHooksQuiet(plan.name, id);
+  const settled = await awaitDispatched(plan, host, mark, { kind: 'flap', iface });
   return { id, iface, downMs, settled };
 }

@@ -9,7 +9,8 @@ import { UsageError } from '../errors.js';
 import { labExec } from './exec.js';
 import { MANAGER_DAEMON, renderManagerRestartScript } from './manager-boot.js';
 import { hostPaths } from './names.js';
-import { hostProcesses, signal, waitForHooksQuiet, waitUntil } from './processes.js';
+import { awaitDispatched, markDispatch } from './dispatched.js';
+import { hostProcesses, signal, waitUntil } from './processes.js';
 import { requireLab } from './state.js';
 import type { RunResult } from './system.js';
 
@@ -17,16 +18,22 @@ export interface LabRestart {
   readonly id: number;
   readonly manager: string;
   readonly result: RunResult;
+  /** Whether the dispatcher had run the hooks of the restart when it returned (dispatched.ts). */
   readonly settled: boolean;
   readonly ok: boolean;
 }
 
-export async function labRestartManager(name: string, id: number): Promise<LabRestart> {
+/**
+ * `onUp` is called when the manager is up again (NetworkManager's startup complete, networkd's NICs
+ * routable), before the wait for its dispatcher: what a test measures a bound from.
+ */
+export async function labRestartManager(name: string, id: number, onUp?: () => void): Promise<LabRestart> {
   const plan = await requireLab(name);
   const host = plan.hosts.find((h) => h.id === id);
   if (!host)
     throw new UsageError(`lab ${name} has no host ${id} (its hosts: ${plan.hosts.map((h) => h.id).join(', ')})`);
   if (!plan.networkDaemons) throw new UsageError(`lab ${name} runs no network managers; lab restart needs them`);
+  const mark = await markDispatch(plan, host);
   if (host.manager !== 'ifupdown') {
     const pidFile = `${hostPaths(plan.name, id).boot}/${MANAGER_DAEMON[host.manager]}.pid`;
     const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').trim()) : NaN;
@@ -40,7 +47,7 @@ export async function labRestartManager(name: string, id: number): Promise<LabRe
   const result = await labExec(plan.name, id, ['sh', '-c', renderManagerRestartScript(plan, host)], {
     timeoutMs: 90_000,
   });
-  await new Promise((r) => setTimeout(r, 300));
-  const settled = await waitForHooksQuiet(plan.name, id);
+  onUp?.();
+  const settled = result.code === 0 && (await awaitDispatched(plan, host, mark, { kind: 'restart' }));
   return { id, manager: host.manager, result, settled, ok: result.code === 0 && settled };
 }

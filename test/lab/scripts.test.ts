@@ -8,7 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { planLab } from '../../src/lab/plan.js';
-import { renderManagerRestartScript, renderNetworkBootScript, renderResetScript } from '../../src/lab/manager-boot.js';
+import {
+  DISPATCH_RECORDER,
+  renderManagerRestartScript,
+  renderNetworkBootScript,
+  renderResetScript,
+} from '../../src/lab/manager-boot.js';
+import { shellQuote } from '../../src/script/shell.js';
 import {
   renderBootScript,
   renderCreateBatch,
@@ -79,7 +85,10 @@ describe('creating the lab', () => {
     expect(boot).toContain('for conf in all default ibs5f0 ibs5f1; do');
     expect(boot).toContain('echo 1 > "$d/rp_filter"; echo 1 > "$d/arp_ignore"');
     expect(boot).toContain('dbus-daemon --system --fork --print-pid');
-    expect(boot).toContain('start NetworkManager NetworkManager --no-daemon --debug');
+    // Its dispatcher's calls and answers in its log: how lab restart and flap know the hooks ran (dispatched.ts).
+    expect(boot).toContain(
+      'start NetworkManager NetworkManager --no-daemon --debug --log-domains=DEFAULT,DISPATCH:DEBUG',
+    );
     const netplan = renderNetworkBootScript(plan, h34);
     expect(netplan.indexOf('netplan generate')).toBeLessThan(
       netplan.indexOf('start systemd-networkd /lib/systemd/systemd-networkd'),
@@ -88,8 +97,9 @@ describe('creating the lab', () => {
     expect(netplan).toContain('chown systemd-network:systemd-network /run/systemd/netif');
     // The dispatcher as systemd starts a Type=notify unit, once networkd is done and the NIC order fixed:
     // the boot returns after its startup triggers ran the hooks, and no hook races the order fix.
+    // The real program, loaded by the lab's recorder of the reports it handled (DISPATCH_RECORDER).
     expect(netplan).toContain(
-      'start networkd-dispatcher env NOTIFY_SOCKET="$notify" networkd-dispatcher $networkd_dispatcher_args',
+      `start networkd-dispatcher env NOTIFY_SOCKET="$notify" python3 -c ${shellQuote(DISPATCH_RECORDER)} /run/ibfleet-lab-host/dispatched $networkd_dispatcher_args`,
     );
     expect(netplan).toContain('grep -q "State: routable (configured)"');
     // `lab restart` is `systemctl restart systemd-networkd`: back once the NICs are routable, as before.
