@@ -11,6 +11,9 @@ import { commandSpec, findCommand, walkWords } from './command-line.js';
 import type { CommandResult, Io } from './commands/context.js';
 import { addHelpFooters, optionDescription } from './commands/help.js';
 import { registerCommands } from './commands/register.js';
+// Every command's steps may fill host/files/ templates (script/host-templates.ts); their source is
+// installed here once, not left to whichever module a command happens to reach first.
+import './script/host-templates-package.js';
 import {
   BugError,
   clipInput,
