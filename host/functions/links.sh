@@ -43,6 +43,38 @@ tell() {
 	return 1
 }
 
+# network_file IFACE: the .network file systemd-networkd applies to IFACE, as networkctl says it
+# ("n/a" for a NIC it does not manage; empty where networkctl cannot say).
+network_file() {
+	networkctl status "$1" 2>/dev/null | sed -n 's/^ *Network File: //p'
+}
+
+# netplan_reload IFACE...: networkd told of netplan's regenerated files. `networkctl reload`
+# configures at once every NIC whose .network file it switches (an unmanaged NIC taking netplan's
+# new file: so on networkd 247, 252 and 257 alike); only the others — the same file, new contents
+# — are reconfigured after it. Reconfiguring a NIC the reload is configuring already drops and
+# re-adds its addresses while the change goes on, and with an address the kernel drops every route
+# that has it as its source: the routing the change adds next failed or was gone, now and then,
+# under load. Returns 1, having changed nothing, where networkd has no reload (before 244).
+netplan_reload() {
+	nr_before=";"
+	for nr_iface; do nr_before="$nr_before$nr_iface=$(network_file "$nr_iface");"; done
+	networkctl reload 2>/dev/null || return 1
+	nr_count=$#
+	for nr_iface; do
+		case "$nr_before" in
+		*";$nr_iface=$(network_file "$nr_iface");"*) set -- "$@" "$nr_iface" ;;
+		esac
+	done
+	shift "$nr_count"
+	if [ "$#" -eq 0 ]; then
+		echo 'ibfleet: networkctl reload'
+	else
+		tell "networkctl reload, networkctl reconfigure $*" "networkctl reconfigure $*" networkctl reconfigure "$@"
+	fi
+	return 0
+}
+
 # new_keyfile PATH TEXT: a profile's keyfile, root's alone (NetworkManager ignores another's),
 # staged under a hidden name (which NetworkManager skips) and renamed; never over a file that is
 # there. NetworkManager before 1.42: nmcli gives no new profile the uuid asked.

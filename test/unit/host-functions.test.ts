@@ -186,3 +186,65 @@ describe('the waits', () => {
     expect(run(call, kernel)).toMatchObject({ status: 0, stderr: '', sleeps });
   });
 });
+
+describe('netplan_reload: networkd told of ibfleet’s netplan file', () => {
+  const stubs = mkdtempSync(join(tmpdir(), 'ibfleet-netplan-reload-'));
+  afterAll(() => rmSync(stubs, { recursive: true, force: true }));
+  // A networkctl as networkd answers: each NIC's .network file before the reload (BEFORE_ib0, …)
+  // and after it (AFTER_ib0, …); RELOAD=fail where it has no reload. Every call is logged.
+  writeFileSync(
+    join(stubs, 'networkctl'),
+    [
+      '#!/bin/sh',
+      'echo "networkctl $*" >>"$CALLS"',
+      'case "$1" in',
+      'reload) [ "$RELOAD" != fail ] || exit 1; touch "$RELOADED" ;;',
+      'status) if [ -e "$RELOADED" ]; then eval "f=\\$AFTER_$2"; else eval "f=\\$BEFORE_$2"; fi',
+      '  printf "   Link File: /usr/lib/systemd/network/99-default.link\\n Network File: %s\\n" "$f" ;;',
+      'esac',
+    ].join('\n'),
+  );
+  chmodSync(join(stubs, 'networkctl'), 0o755);
+
+  const run = (files: Record<string, string>, reload = 'ok') => {
+    const calls = join(stubs, 'calls');
+    const reloaded = join(stubs, 'reloaded');
+    writeFileSync(calls, '');
+    rmSync(reloaded, { force: true });
+    const result = spawnSync(
+      'sh',
+      ['-c', withHostFunctions('status=0\nnetplan_reload ib0 ib1; echo "rc $? status $status"')],
+      {
+        encoding: 'utf8',
+        env: { PATH: `${stubs}:/usr/bin:/bin`, CALLS: calls, RELOADED: reloaded, RELOAD: reload, ...files },
+      },
+    );
+    const told = readFileSync(calls, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '' && !l.startsWith('networkctl status'));
+    return { out: result.stdout.trim(), told };
+  };
+  const NETPLAN = (nic: string) => `/run/systemd/network/10-netplan-${nic}.network`;
+
+  it('NICs the reload switched to netplan’s file (fresh ones) are not reconfigured: that would drop and re-add their addresses', () => {
+    expect(run({ BEFORE_ib0: 'n/a', BEFORE_ib1: 'n/a', AFTER_ib0: NETPLAN('ib0'), AFTER_ib1: NETPLAN('ib1') })).toEqual(
+      { out: 'ibfleet: networkctl reload\nrc 0 status 0', told: ['networkctl reload'] },
+    );
+  });
+
+  it('a NIC whose file stayed the same (new contents) is reconfigured, alone', () => {
+    expect(
+      run({ BEFORE_ib0: 'n/a', BEFORE_ib1: NETPLAN('ib1'), AFTER_ib0: NETPLAN('ib0'), AFTER_ib1: NETPLAN('ib1') }),
+    ).toEqual({
+      out: 'ibfleet: networkctl reload, networkctl reconfigure ib1\nrc 0 status 0',
+      told: ['networkctl reload', 'networkctl reconfigure ib1'],
+    });
+  });
+
+  it('no reload (networkd before 244): returns 1, having told nothing more', () => {
+    expect(run({ BEFORE_ib0: 'n/a', BEFORE_ib1: 'n/a' }, 'fail')).toEqual({
+      out: 'rc 1 status 0',
+      told: ['networkctl reload'],
+    });
+  });
+});

@@ -71,8 +71,9 @@ function ifupdownLines(touched: readonly ManagedNic[]): string[] {
 }
 
 /**
- * netplan: ibfleet's file regenerated into networkd's configuration, then the NICs reconfigured
- * (networkd 244+; before it, no reload: netplan apply), each command's failure in its own words.
+ * netplan: ibfleet's file regenerated into networkd's configuration, then networkd reloaded and
+ * only the NICs the reload did not configure reconfigured (host/functions/links.sh netplan_reload;
+ * networkd before 244, no reload: netplan apply), each command's failure in its own words.
  */
 function netplanLines(nics: readonly string[]): string[] {
   const quoted = nics.map(shellQuote).join(' ');
@@ -80,7 +81,7 @@ function netplanLines(nics: readonly string[]): string[] {
     "# netplan: ibfleet's file for the fabric NICs, regenerated and reloaded into systemd-networkd.",
     told('netplan generate', 'netplan generate', 'netplan generate'),
     'if [ "$status" -ne 0 ]; then :',
-    `elif networkctl reload 2>/dev/null; then ${told(`networkctl reconfigure ${quoted}`, `networkctl reconfigure ${nics.join(' ')}`, `networkctl reconfigure ${nics.join(' ')}`)}`,
+    `elif netplan_reload ${quoted}; then :`,
     `else ${told('netplan apply', 'netplan apply', 'netplan apply')}`,
     'fi',
   ];
