@@ -39,7 +39,7 @@ import { hostRef, type CellSpec, type HostResult, type MatrixCell, type ProberKi
 import type { Deadline } from './fanout.js';
 import { HostSlots } from './host-slots.js';
 import { requireWhole, type ExecResult, type Session } from './transport.js';
-import type { VerifyOptions } from './verify.js';
+import type { VerifyOptions } from './verify-options.js';
 
 /** A host after the connect phase: its session and what it can check, or how it failed. */
 export interface Connected {

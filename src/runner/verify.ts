@@ -13,7 +13,7 @@
  * running the cells on the hosts is verify-cells.ts's.
  */
 import { clipHostText } from '../host-text.js';
-import type { Fleet, Host } from '../inventory/model.js';
+import type { Fleet } from '../inventory/model.js';
 import {
   cellCauses,
   corroborate,
@@ -25,15 +25,7 @@ import {
 import type { HostFacts } from '../facts/host-facts.js';
 import { readProbe } from '../plan/change-output.js';
 import { verifyFabricFindings } from '../steps/fabric-health/consistency.js';
-import {
-  cellKey,
-  chooseCells,
-  finishCell,
-  notRunCell,
-  hostVerdict,
-  type MatrixMode,
-  type RpingMode,
-} from '../plan/matrix.js';
+import { cellKey, chooseCells, finishCell, notRunCell, hostVerdict } from '../plan/matrix.js';
 import { parseCapabilities, rpingUnavailable, type Capabilities } from '../plan/verify-output.js';
 import { renderCapabilityScript } from '../render/verify-scripts.js';
 import {
@@ -46,25 +38,11 @@ import {
   type RunEvents,
 } from '../vocabulary.js';
 import { Deadlines, runHosts, timeLimitText } from './fanout.js';
-import { requireWhole, type Session, type Transport } from './transport.js';
+import { requireWhole, type Session } from './transport.js';
 import { proberOf, runPingCells, runRpingCells, type Connected } from './verify-cells.js';
+import type { VerifyOptions } from './verify-options.js';
 
-export interface VerifyOptions {
-  /** The inventory the hosts come from: a failed cell is explained from its NICs' derived state. */
-  readonly fleet: Fleet;
-  readonly hosts: readonly Host[];
-  readonly mode: MatrixMode;
-  /** Why verify chose `mode` when none was asked for (chooseMatrixMode); shown with the matrix. */
-  readonly modeReason?: string;
-  readonly rping: RpingMode;
-  readonly transport: Transport;
-  readonly concurrency: number;
-  readonly timeoutMs: number;
-  readonly interrupt: AbortSignal;
-  readonly events: RunEvents;
-  readonly basePort?: number;
-  readonly now?: () => number;
-}
+export type { VerifyOptions } from './verify-options.js';
 
 export async function runVerify(options: VerifyOptions): Promise<{
   results: HostResult[];
