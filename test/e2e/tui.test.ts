@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec } from '../../src/lab/index.js';
+import { labPort } from '../../src/lab/rdma.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 import { CLI } from '../helpers/cli.js';
 
@@ -25,11 +26,11 @@ function tmux(...args: string[]): string {
 }
 
 /**
- * Runs `command` in a fresh 100×30 tmux window and returns the screen once it printed EXIT=<code>.
- * `interrupt`: once the screen matches it, press Ctrl-C (the shell around the command catches the
- * signal itself, so it goes on to print the command's exit code).
+ * Runs `command` in a fresh 100×30 tmux window (`rows` for a taller one) and returns the screen once
+ * it printed EXIT=<code>. `interrupt`: once the screen matches it, press Ctrl-C (the shell around the
+ * command catches the signal itself, so it goes on to print the command's exit code).
  */
-async function inTerminal(command: string, interrupt?: RegExp): Promise<{ screen: string; exit: number }> {
+async function inTerminal(command: string, interrupt?: RegExp, rows = 30): Promise<{ screen: string; exit: number }> {
   try {
     tmux('kill-session', '-t', SESSION);
   } catch {
@@ -43,7 +44,7 @@ async function inTerminal(command: string, interrupt?: RegExp): Promise<{ screen
     '-x',
     '100',
     '-y',
-    '30',
+    String(rows),
     `bash -c 'trap : INT; env -u CI NO_COLOR=1 ${command}; echo EXIT=$?; sleep 120'`,
   );
   if (interrupt) {
@@ -115,6 +116,46 @@ describe.skipIf(!IS_ROOT)('the TUI in a real terminal (tmux, lab hosts; needs ro
     for (const row of rows) expect(row.match(/✓/g)).toHaveLength(2);
     expect(screen).toMatch(/rows: from, columns: to · ✓ reachable {2}✗ failed {2}· pending {2}– skipped · method ping/);
     expect(screen).toMatch(/verify finished in \d+\.\ds: 2 ok, cells 8 passed, 0 failed/);
+  });
+
+  it("verify with one host's sshd stopped: only that host is marked (unreachable), its cells not run (○) in the ping and the rping grid, no cell failed", async () => {
+    await labExec(NAME, 40, ['sh', '-c', 'kill "$(cat /run/sshd.pid)"']);
+    try {
+      const { screen, exit } = await inTerminal(`node ${CLI} -i ${lab().inventoryPath} verify --hosts all --timeout 5`);
+      expect(exit, screen).toBe(1);
+      expect(screen).toMatch(/^✗ 40 node40 +unreachable /m);
+      expect(screen.replace(/\s+/g, ' ')).toContain(`connection refused by ${LAB.address(40)}:22`);
+      expect(screen).not.toMatch(/^✗ (16|34) /m);
+      expect(screen).not.toMatch(/✗ .*→|reproduce|on node40:/);
+      // Each grid (ping, then rping) has a row per NIC; 40's rows and columns are not run.
+      const rows = (id: number) => screen.split('\n').filter((l) => new RegExp(`^${id}/\\w+ `).test(l));
+      for (const row of rows(40)) expect(row.match(/○/g), screen).toHaveLength(4);
+      for (const row of [...rows(16), ...rows(34)]) expect(row.match(/○/g), screen).toHaveLength(2);
+      expect(rows(40)).toHaveLength(4);
+      expect(screen).toMatch(/verify finished in \d+\.\ds: 1 unreachable, 2 ok, cells 16 passed, 0 failed, 32 not run/);
+    } finally {
+      await labExec(NAME, 40, ['/usr/sbin/sshd', '-E', '/run/sshd.log']);
+    }
+  });
+
+  it('verify with one port down: only the host that owns it is failed, with the port as the cause; the hosts that pinged it are ok', async () => {
+    await labPort(NAME, 34, 'ib1', { state: 'down' });
+    try {
+      // 60 rows: the failing cells listed under the grid would push the hosts' rows off a 30-row screen.
+      const { screen, exit } = await inTerminal(
+        `node ${CLI} -i ${lab().inventoryPath} verify --hosts all --no-rping --timeout 10`,
+        undefined,
+        60,
+      );
+      expect(exit, screen).toBe(1);
+      expect(screen).toMatch(/^✗ 34 memserver34 +failed /m);
+      expect(screen.replace(/\s+/g, ' ')).toContain('cells through memserver34 failed: 34/ib1: port mlx5_1/1 is DOWN');
+      expect(screen).not.toMatch(/^✗ (16|40) /m);
+      expect(screen).toMatch(/^✓ ok .*16,40/m);
+      expect(screen).toMatch(/verify finished in \d+\.\ds: 1 failed, 2 ok/);
+    } finally {
+      await labPort(NAME, 34, 'ib1', { state: 'active' });
+    }
   });
 
   it('Ctrl-C: the last frame says what was cut off, the cursor is back, exit 130', async () => {

@@ -382,4 +382,19 @@ describe('verify (fake transport)', () => {
       [34, 'unreachable'],
     ]);
   });
+
+  it("an unreachable host's rping cells are not run too, as its ping cells are: the matrix keeps its size (rping where an end is known to lack it is left out)", async () => {
+    const down: FakeHost = {
+      connectError: new ConnectError('connection refused by a34:22 (is sshd running?)', true),
+      respond: () => ok(''),
+    };
+    const { cells } = await verify({ 16: host({ rdma: true, works: allWork }), 34: down }, 'auto');
+    expect(cells.map((c) => [c.method, c.state])).toEqual([
+      ...Array(8).fill(['ping', 'not-run']),
+      ...Array(8).fill(['rping', 'not-run']),
+    ]);
+    // 16 cannot rping (no RDMA device): whatever 34 has, no rping cell between them could run.
+    const without = await verify({ 16: host({ rdma: false, works: allWork }), 34: down }, 'auto');
+    expect(without.cells.filter((c) => c.method === 'rping')).toEqual([]);
+  });
 });
