@@ -7,7 +7,9 @@ import { createHash } from 'node:crypto';
 import type { Manager } from '../inventory/model.js';
 import { OWNED_PATHS } from '../steps/registry.js';
 import { VERSION } from '../version.js';
-import { HOST_BOOT_DIR, TIMER_RUNNER_PATH } from './manager-boot.js';
+import { GID_FOLLOWER_PATH, HOST_BOOT_DIR, TIMER_RUNNER_PATH } from './manager-boot.js';
+import { renderGidFollower } from './gid-follower.js';
+import { isRoce } from './rdma-emulation.js';
 import { renderSystemctlStandIn, SYSTEMCTL_STANDIN_PATH } from './systemctl-standin.js';
 import { MGMT_IFACE } from './names.js';
 import { renderTimerRunner } from './timer-runner.js';
@@ -327,6 +329,9 @@ export function renderHostView(plan: LabPlan, host: LabHost, labPublicKey: strin
       content: labPublicKey.endsWith('\n') ? labPublicKey : `${labPublicKey}\n`,
     },
     ...systemdFiles(host),
+    ...(host.rdma !== false && isRoce(host)
+      ? [{ path: GID_FOLLOWER_PATH, mode: 0o755, content: renderGidFollower(host) }]
+      : []),
   ];
   switch (host.manager) {
     case 'netplan':

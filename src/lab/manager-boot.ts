@@ -13,10 +13,13 @@ import { MGMT_IFACE } from './names.js';
 import type { LabHost, LabPlan } from './plan.js';
 import { fabricTables, runsSystemd } from './plan.js';
 import { configuredNics } from './fresh.js';
+import { isRoce } from './rdma-emulation.js';
 
 /** Inside a host: pid files and logs of the daemons the lab started, and the timer runner. */
 export const HOST_BOOT_DIR = '/run/ibfleet-lab-host';
 export const TIMER_RUNNER_PATH = `${HOST_BOOT_DIR}/timer-runner`;
+/** Inside a RoCE host: the program keeping its GID tables following its NICs' addresses (gid-follower.ts). */
+export const GID_FOLLOWER_PATH = `${HOST_BOOT_DIR}/gid-follower`;
 
 /**
  * Kernel settings of a freshly booted lab host, on all, default and every fabric NIC. Strict
@@ -350,10 +353,12 @@ ${systemdMark}${sysctlLines(host)}
   }[host.manager];
   // systemd's timers: the lab's stand-in, on hosts that emulate systemd only.
   const timers = runsSystemd(host) ? `start timers bash ${TIMER_RUNNER_PATH}\n` : '';
+  // The kernel's GID management on a RoCE host, before the manager gives the NICs their addresses.
+  const gids = host.rdma !== false && isRoce(host) ? `start gids bash ${GID_FOLLOWER_PATH}\n` : '';
   return `${head}status=0
 ${udevSysctlLines(host)}
 ${helpers}
-${manager}${timers}exit "$status"
+${gids}${manager}${timers}exit "$status"
 `;
 }
 

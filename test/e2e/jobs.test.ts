@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec, labGid, labPort } from '../../src/lab/index.js';
+import { waitUntil } from '../../src/lab/processes.js';
 import type { NicFabric } from '../../src/vocabulary.js';
 import { CLI, ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
@@ -136,6 +137,38 @@ describe.skipIf(!IS_ROOT)('ready for the jobs: RoCE GIDs across the fleet, and i
     expect(after.warnings ?? []).toEqual([]);
     expect(after.hosts.find((h) => h.id === 34)!.fabric!.map((n) => n.roceV2Gid)).toEqual([3, 3]);
     expect((await run('env', '--hosts', 'all', '--for', 'nccl')).stdout).toContain('one block, every host alike');
+  });
+
+  it("the GID table follows the NIC's addresses as the kernel's does: an address added gets a v1 and a v2 entry in the free slots, removed they are emptied; the convention address taken away fails the host, and its manager giving it back brings its GIDs back at 2 and 3", async () => {
+    type Entry = readonly [number, string, string];
+    /** Host 41 NIC 2's GID table: index, the GID's last two groups, type. */
+    const table41 = async (): Promise<Entry[]> =>
+      (await status()).hosts.find((h) => h.id === 41)!.fabric![1]!.gids!.map((g) => [g.index, g.gid.slice(30), g.type]);
+    /** The table once it is `want` (the kernel's follows an address at once; the lab's within a moment), else as it is. */
+    const tableOnce = async (want: readonly Entry[]) => {
+      await waitUntil(async () => JSON.stringify(await table41()) === JSON.stringify(want), 10_000, 200);
+      return table41();
+    };
+    const linkLocal = (await table41()).slice(0, 2);
+    const own: Entry[] = [...linkLocal, [2, 'ac10:2902', 'IB/RoCE v1'], [3, 'ac10:2902', 'RoCE v2']];
+    expect(await table41()).toEqual(own);
+
+    await labExec(lab(), 41, ['ip', 'address', 'add', '10.41.0.1/24', 'dev', 'ib1']);
+    const added: Entry[] = [...own, [4, '0a29:0001', 'IB/RoCE v1'], [5, '0a29:0001', 'RoCE v2']];
+    expect(await tableOnce(added)).toEqual(added);
+    await labExec(lab(), 41, ['ip', 'address', 'del', '10.41.0.1/24', 'dev', 'ib1']);
+    expect(await tableOnce(own)).toEqual(own);
+
+    // The convention address removed by hand: the link-local pair is left, and the host fails.
+    await labExec(lab(), 41, ['ip', 'address', 'del', '172.16.41.2/16', 'dev', 'ib1']);
+    expect(await tableOnce(linkLocal)).toEqual(linkLocal);
+    expect((await status()).hosts.find((h) => h.id === 41)!.reasons).toContainEqual(
+      expect.stringMatching(/^ib1 → mlx5_1\/1 is RoCE but its only GIDs are link-local/),
+    );
+    // Its manager gives it back (and the hooks its routes): the GIDs come back at 2 and 3.
+    expect((await labExec(lab(), 41, ['networkctl', 'reconfigure', 'ib1'])).code).toBe(0);
+    expect(await tableOnce(own)).toEqual(own);
+    expect(statuses(await status())).toEqual({ 34: 'ok', 40: 'ok', 41: 'ok' });
   });
 
   it('a port with link-local GIDs only fails its host in status and verify; env refuses it and prints nothing to eval', async () => {

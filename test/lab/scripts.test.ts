@@ -26,6 +26,7 @@ import {
 } from '../../src/lab/scripts.js';
 import { renderSystemctlStandIn } from '../../src/lab/systemctl-standin.js';
 import { renderTimerRunner } from '../../src/lab/timer-runner.js';
+import { renderGidFollower } from '../../src/lab/gid-follower.js';
 import { seedsFleet } from './fleet.js';
 
 const plan = planLab({
@@ -36,6 +37,8 @@ const plan = planLab({
   mgmtSubnet: '198.18.9.0/24',
 });
 const [h16, h34, h40] = plan.hosts as [(typeof plan.hosts)[0], (typeof plan.hosts)[0], (typeof plan.hosts)[0]];
+/** Host 34 with RoCE ports (lab up --link-layer ethernet): its boot starts the GID follower. */
+const roce34 = { ...h34, linkLayer: 'ethernet' as const };
 
 describe('creating the lab', () => {
   const batch = renderCreateBatch(plan).trimEnd().split('\n');
@@ -205,6 +208,8 @@ describe.skipIf(shellcheck.error !== undefined)('shellcheck', () => {
     ['boot ifupdown', renderBootScript(plan, h40, '/usr/sbin/sshd'), []],
     ['boot without daemons', renderNetworkBootScript({ ...plan, networkDaemons: false }, h34), []],
     ['timer runner', renderTimerRunner(), ['-s', 'bash']],
+    ['RoCE GID follower', renderGidFollower(roce34), ['-s', 'bash']],
+    ['boot RoCE netplan', renderBootScript(plan, roce34, '/usr/sbin/sshd'), []],
     ['systemctl stand-in', renderSystemctlStandIn(), ['-s', 'bash']],
     ['reset networkmanager', renderResetScript(plan, h16), []],
     ['reset ifupdown', renderResetScript(plan, h40), []],
