@@ -193,6 +193,38 @@ describe.skipIf(!IS_ROOT)("links: the managers' own configuration of a fresh NIC
     }
   });
 
+  it('NICs an admin brought up without an address: a change that fails after ifup (ifdown first takes them down) and a rollback both leave them up, nothing left differing (issue 29)', async () => {
+    const admin = () =>
+      sh(
+        75,
+        'for i in ib0 ib1; do if ip -o link show dev "$i" up | grep -q .; then echo "$i up"; else echo "$i down"; fi; done',
+      );
+    await sh(
+      75,
+      'ip link set ib0 up && ip link set ib1 up && printf \'#!/bin/sh\\n[ "$IFACE" = ib1 ] || exit 0\\necho "ib1 is not to be used here (site policy)" >&2\\nexit 1\\n\' >/etc/network/if-up.d/zz-test && chmod 755 /etc/network/if-up.d/zz-test',
+    );
+    try {
+      expect(await admin()).toBe('ib0 up\nib1 up');
+      const failed = await run('deploy', '--hosts', '75', '--json');
+      expect(failed.code).toBe(1);
+      // Before: "rolled back, but these still differ from before: ib0 link: down …, before up …; ib1 link: down …".
+      expect(json(failed).hosts[0]!.error).toMatch(
+        /ibfleet: ib1: ifup failed \(exit 1\): .*ib1 is not to be used here.*; rolled back: the host is as it was before this deploy/,
+      );
+      expect(await admin()).toBe('ib0 up\nib1 up');
+
+      await sh(75, 'rm -f /etc/network/if-up.d/zz-test');
+      const deployed = json(await run('deploy', '--hosts', '75', '--json'));
+      expect(deployed.hosts.map((h) => [h.status, h.error])).toEqual([['changed', null]]);
+      const rolled = json(await run('rollback', '--hosts', '75', '--json'));
+      expect(rolled.hosts.map((h) => [h.status, h.error])).toEqual([['changed', null]]);
+      expect(await admin()).toBe('ib0 up\nib1 up');
+      expect(await sh(75, "ip -4 -o addr show | grep -cE ' ib[01] '; true")).toBe('0');
+    } finally {
+      await sh(75, 'rm -f /etc/network/if-up.d/zz-test; ip link set ib0 down; ip link set ib1 down');
+    }
+  });
+
   it("a change that fails after networkd brought the NICs up (the routing script cannot read ib1's sysctl): put back with both links down again, the routing script's reason quoted (issue 29)", async () => {
     const links = () => sh(72, "ip -o link show | grep -oE ' ib[01]: <[^>]*>' | sort");
     const SYSCTL = '/proc/sys/net/ipv4/conf/ib1/accept_local';

@@ -608,6 +608,20 @@ describe('rollback: each NIC back as it was, from the record', () => {
       'ifdown --force ib0 >/dev/null 2>&1 || true',
     );
   });
+
+  it('ifupdown: a link that was up before ibfleet configured it is up again after the ifdown (issue 29)', () => {
+    const upBefore = deployed.ifupdown.replace(
+      '|nic ib1 ifupdown link-mtu=2044 link=down',
+      '|nic ib1 ifupdown link-mtu=2044',
+    );
+    const lines = rollbackLines(host(62), fleet, facts(upBefore));
+    expect(lines.flatMap((l) => l.manager ?? []).filter((l) => l.startsWith('ip link set'))).toEqual([
+      'ip link set dev ib1 up 2>/dev/null',
+    ]);
+    expect(lines.flatMap((l) => l.kernel ?? []).filter((l) => / (up|down) /.test(l))).toEqual([
+      'ip link set dev ib0 down 2>/dev/null',
+    ]);
+  });
 });
 
 describe('the restore after a failed verification puts the NICs back as the probe before the change found them', () => {
@@ -618,6 +632,28 @@ describe('the restore after a failed verification puts the NICs back as the prob
     const lines = spec.steps.flatMap((s) => [...(s.manager ?? []), ...(s.kernel ?? [])]).join('\n');
     expect(lines).toContain(`nmcli connection delete uuid ${profileUuid(host(61), 'ib0')} >/dev/null 2>&1 || true`);
     expect(lines).toContain('ip -4 addr del 172.16.61.1/16 dev ib0 2>/dev/null');
+  });
+
+  it.each([
+    ['down, as a machine arrives: down again after the kernel state', 'BROADCAST,MULTICAST', 'kernel', 'down'],
+    [
+      "up (an admin's ip link set up): up again, after ifdown and before the kernel state",
+      'BROADCAST,MULTICAST,UP',
+      'manager',
+      'up',
+    ],
+  ] as const)('a fresh ifupdown host whose NICs were %s (issue 29)', (_what, flags, part, state) => {
+    const before = facts(fresh.ifupdown.replace(/<BROADCAST,MULTICAST>/g, `<${flags}>`));
+    const plan = planDeploy(host(62), fleet, hook, before);
+    const steps = planRestore(host(62), fleet, before, plan.write, '', plan.parts).steps;
+    const lines = (key: 'manager' | 'kernel') => steps.flatMap((s) => s[key] ?? []);
+    const links = ['ib0', 'ib1'].map((iface) => `ip link set dev ${iface} ${state} 2>/dev/null`);
+    expect(lines(part)).toEqual(expect.arrayContaining(links));
+    expect(lines(part === 'kernel' ? 'manager' : 'kernel').filter((l) => l.startsWith('ip link set dev ib0 '))).toEqual(
+      part === 'kernel' ? [] : ['ip link set dev ib0 mtu 2044 2>/dev/null'],
+    );
+    // A route needs its NIC up: up before policy-routing's lines; down after the address is gone.
+    if (part === 'kernel') expect(lines('kernel').at(-1)).toBe('ip link set dev ib1 down 2>/dev/null');
   });
 
   it('a fresh ifupdown host: ifdown before the stanza file goes', () => {

@@ -139,6 +139,8 @@ function rollbackLines({ host, facts }: FactsContext): UndoLines {
         : []),
       ...nm.flatMap((e) => nmUndo(host, facts, e)),
       ...(netplan.length ? renderNetplanApply(true, netplan) : []),
+      // A link that was up before ibfleet configured it is up again: ifupdown's ifdown above took it down.
+      ...entries.filter((e) => !e.down).map((e) => `ip link set dev ${shellQuote(e.iface)} up 2>/dev/null`),
     ],
     // A link that was down before ibfleet configured it goes down again (with it the IPv6 link-local address the kernel gave it).
     kernel: [
@@ -176,8 +178,28 @@ function snapshot({ host, facts }: FactsContext): [string, string][] {
   });
 }
 
-/** The restore: each NIC the change configured back as the probe before it found it. */
-function restoreLines({ facts }: FactsContext, memo: unknown): UndoLines {
+/**
+ * Each fabric NIC's link (and a P_Key child's parent's) as the probe before the change found it,
+ * up or down: a manager's commands change it on the way (ifupdown's `ifdown --force` before `ifup`
+ * takes a NIC down that was up, `ifup` and networkd bring up one that was down), and the restore's
+ * own `ifdown` does too. Up before the kernel's state is put back (a route needs its NIC up), down
+ * after (the addresses it carried gone first).
+ */
+function linkStates(host: Host, facts: HostFacts): { readonly up: string[]; readonly down: string[] } {
+  const ifaces = [...new Set(host.nics.flatMap((n) => [hardwareIface(n), n.iface]))];
+  const known = ifaces.flatMap((iface) => {
+    const link = facts.links.get(iface);
+    return link ? [{ iface, up: link.up }] : [];
+  });
+  const set = (state: 'up' | 'down') =>
+    known
+      .filter((l) => l.up === (state === 'up'))
+      .map((l) => `ip link set dev ${shellQuote(l.iface)} ${state} 2>/dev/null`);
+  return { up: set('up'), down: set('down') };
+}
+
+/** The restore: each NIC the change configured back as the probe before it found it, and every fabric NIC's link up or down as it was. */
+function restoreLines({ host, facts }: FactsContext, memo: unknown): UndoLines {
   const told = (memo as LinksMemo | undefined)?.nics ?? [];
   if (told.length === 0) return {};
   const before = factOf(facts, LINKS_FACT);
@@ -202,6 +224,7 @@ function restoreLines({ facts }: FactsContext, memo: unknown): UndoLines {
       ];
     });
   const { manager } = memo as LinksMemo;
+  const links = linkStates(host, facts);
   const kernel = told.flatMap((n) => {
     const had = facts.addresses.some((a) => a.iface === n.iface && a.address === n.address);
     const link = facts.links.get(n.iface);
@@ -210,7 +233,6 @@ function restoreLines({ facts }: FactsContext, memo: unknown): UndoLines {
         ? []
         : [`ip -4 addr del ${shellQuote(`${n.address}/${n.prefixLength}`)} dev ${shellQuote(n.iface)} 2>/dev/null`]),
       ...(link?.mtu !== undefined ? [`ip link set dev ${shellQuote(n.iface)} mtu ${link.mtu} 2>/dev/null`] : []),
-      ...(link && !link.up ? [`ip link set dev ${shellQuote(n.iface)} down 2>/dev/null`] : []),
     ];
   });
   const ifaces = told.map((n) => n.iface);
@@ -229,8 +251,10 @@ function restoreLines({ facts }: FactsContext, memo: unknown): UndoLines {
       ...nm,
       ...(manager === 'netplan' ? renderNetplanApply(true, ifaces) : []),
       ...(manager === 'ifupdown' ? upAgain.map((n) => `ifup ${shellQuote(n.iface)} || status=1`) : []),
+      '# Each fabric NIC up or down, as it was.',
+      ...links.up,
     ],
-    kernel,
+    kernel: [...kernel, ...links.down],
   };
 }
 
