@@ -43,15 +43,23 @@ const SECTION_WHAT: Readonly<Record<string, string>> = {
   netplan: 'the netplan files',
 };
 
+/** The part of a probe's output that made it too long: what it printed, and how much of it came before the cut. */
+export interface LargePart {
+  /** The file it printed (os-release, one of ibfleet's files, a netplan file) or what it lists. */
+  readonly what: string;
+  /** Characters of it received before ibfleet stopped reading: the part is at least this long. */
+  readonly size: number;
+}
+
 /**
  * What made a probe's output too long to read, from what was kept of it: `head`, its first
  * characters, and `tail`, its last, which start at `tailStart` characters into it. The part of the
  * tail each section holds is measured (the part before the tail's first mark belongs to the last
- * mark before it, found in the head), and the largest is named: the file it printed (os-release,
- * one of ibfleet's files, a netplan file) or what it lists. Undefined when no mark was printed
- * before the largest part: the host printed it before the probe began (a start-up file). Pure.
+ * mark before it, found in the head), and the largest is named with its size as far as it was
+ * read. Undefined when no mark was printed before the largest part: the host printed it before the
+ * probe began (a start-up file). Pure.
  */
-export function largestProbePart(head: string, tail: string, tailStart: number): string | undefined {
+export function largestProbePart(head: string, tail: string, tailStart: number): LargePart | undefined {
   const marks = (text: string, offset: number) =>
     [...text.matchAll(new RegExp(`^${SECTION_MARK} (.*)$`, 'gm'))].map((m) => ({ name: m[1]!, at: offset + m.index }));
   const inTail = marks(tail, tailStart);
@@ -72,9 +80,14 @@ export function largestProbePart(head: string, tail: string, tailStart: number):
   const largest = parts.reduce((a, b) => (b.to - b.from > a.to - a.from ? b : a));
   if (largest.name === undefined) return undefined;
   // The part's text as far as it was kept: its start in the head too when it began before the tail.
-  const headPart = 'headFrom' in largest && largest.headFrom !== undefined ? head.slice(largest.headFrom) : '';
+  const headFrom = 'headFrom' in largest ? largest.headFrom : undefined;
+  const headPart = headFrom !== undefined ? head.slice(headFrom) : '';
   const text = headPart + tail.slice(Math.max(0, largest.from - tailStart), largest.to - tailStart);
-  const name = largest.name.trim();
+  return { what: partName(largest.name.trim(), text), size: largest.to - (headFrom ?? largest.from) };
+}
+
+/** A probe section for a person: the file it printed, or what it lists (SECTION_WHAT), from its mark and its text. */
+function partName(name: string, text: string): string {
   const file = /^(?:content|head) (\/.*)$/.exec(name)?.[1];
   if (file) return file;
   if (name === 'netplan') {

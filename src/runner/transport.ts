@@ -137,6 +137,12 @@ export function scriptFailed(stage: Stage, what: string, result: ExecResult): Ho
   });
 }
 
+/** A size for a person: `1.0 MiB`, `640 KiB`, `512 bytes`. */
+function sizeText(characters: number): string {
+  if (characters >= 1024 * 1024) return `${(characters / (1024 * 1024)).toFixed(1)} MiB`;
+  return characters >= 1024 ? `${Math.floor(characters / 1024)} KiB` : `${characters} bytes`;
+}
+
 /**
  * A result whose output was cut is not read at all: with part of what the host said gone, a probe
  * could miss a rule and a change's closing probe could pass for one it did not print. The host
@@ -152,7 +158,7 @@ export function requireWhole<T extends ExecResult>(stage: Stage, during: string,
       ? largestProbePart(head, result.stdout, tailStart)
       : undefined;
   const why = large
-    ? `most of it was ${printable(large).slice(0, 200)}`
+    ? `most of it was ${printable(large.what).slice(0, 200)}, ${sizeText(large.size)} of it before ibfleet stopped reading`
     : 'does a start-up file of the SSH user, such as ~/.bashrc, print?';
   throw new HostError(
     stage,

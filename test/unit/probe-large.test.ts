@@ -54,7 +54,24 @@ describe('largestProbePart', () => {
       'the probe\'s section "rdma ib0"',
     ],
   ])('%s', (_what, output, expected) => {
-    expect(largestProbePart(...kept(output, 64 * 1024, 1024 * 1024))).toBe(expected);
+    expect(largestProbePart(...kept(output, 64 * 1024, 1024 * 1024))?.what).toBe(expected);
+  });
+
+  it.each([
+    [
+      'began in the head: counted from its mark there',
+      'os',
+      mark('probe 3') + mark('os') + lines(100_000, 'x'.repeat(36)),
+    ],
+    [
+      'all in the tail',
+      'ip',
+      mark('probe 3') + mark('os') + lines(2_000, 'x'.repeat(36)) + mark('ip') + 'y\n'.repeat(500_000),
+    ],
+  ])('its size, as far as it was read: %s', (_what, section, output) => {
+    expect(largestProbePart(...kept(output, 64 * 1024, 1024 * 1024))?.size).toBe(
+      output.length - output.indexOf(mark(section)),
+    );
   });
 
   it.each([
