@@ -66,7 +66,7 @@ export function registerEnv(program: Command, io: Io, done: (r: CommandResult) =
       .filter((r) => r.status !== 'ok')
       .map((r) => ({ host: r.host.id, cause: `${r.status}: ${r.error?.message ?? r.reasons.join('; ')}` }));
     const libraries = opts.for ? [opts.for] : ENV_LIBRARIES;
-    const each = env.fabricStates(read).map((s) => env.hostEnv(s, run.fleet, libraries));
+    const each = env.fabricStates(read, run.fleet).map((s) => env.hostEnv(s, run.fleet, libraries));
     const refused = [...unreached, ...each.filter(env.isRefusal)].sort((a, b) => a.host - b.host);
     const folded = env.foldEnv(each.filter((e) => !env.isRefusal(e)) as import('../plan/job-env.js').HostEnv[]);
     const ok = refused.length === 0 && !run.interrupt.aborted;

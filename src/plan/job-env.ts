@@ -7,7 +7,7 @@
  * TCP bootstrap, and on RoCE the index of the RoCE v2 GID carrying the NIC's convention address —
  * what NCCL and UCX otherwise pick by themselves, and pick wrong (fe80::, or the index another host
  * has). A host's settings are refused, naming the cause, where its fabric is not ready (a port not
- * ACTIVE, no GID for its address, another subnet manager): a job started there would hang in
+ * ACTIVE, a NIC without its address, no GID for it, another subnet manager): a job started there would hang in
  * connection setup, which is worse than not starting.
  *
  * One block serves the fleet when every host's settings agree; otherwise one block per group of
@@ -20,6 +20,7 @@ import type { Fleet, Host } from '../inventory/model.js';
 import { fabricConsistency } from '../steps/fabric-health/consistency.js';
 import { fabricProblems } from '../steps/fabric-health/problems.js';
 import { foldHosts } from '../inventory/select.js';
+import { nicBlockers } from './assess.js';
 import { shellQuote } from '../script/shell.js';
 import type { NicFabric } from '../vocabulary.js';
 
@@ -54,14 +55,20 @@ export interface HostFabricState {
 }
 
 /**
- * Each host's fabric as status reads it, with what keeps it from carrying a job: its own ports'
- * problems, and a port that sees another subnet manager or subnet prefix than the rest.
+ * Each host's fabric as status reads it, with what keeps it from carrying a job: a fabric NIC
+ * missing, down or without its convention address (the bootstrap interface and RDMA CM need it, on
+ * InfiniBand as on RoCE), its own ports' problems, and a port that sees another subnet manager or
+ * subnet prefix than the rest.
  */
-export function fabricStates(read: readonly { readonly host: Host; readonly facts: HostFacts }[]): HostFabricState[] {
+export function fabricStates(
+  read: readonly { readonly host: Host; readonly facts: HostFacts }[],
+  fleet: Fleet,
+): HostFabricState[] {
   const states = read.map(({ host, facts }) => {
     const fabric = host.nics.map((nic) => nicFabric(nic, facts));
+    const nics = nicBlockers(host, fleet, facts).map((b) => b.message);
     const own = facts.rdma ? fabricProblems(host, fabric, facts) : ['no RDMA device was read (/sys/class/infiniband)'];
-    return { host, fabric, problems: own };
+    return { host, fabric, problems: [...nics, ...own] };
   });
   const { outliers } = fabricConsistency(states.map((s) => ({ host: s.host.id, fabric: s.fabric })));
   return states.map((s) => ({

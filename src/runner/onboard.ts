@@ -268,7 +268,7 @@ function pairEnv(hosts: readonly Host[], fleet: Fleet, factsOf: ReadonlyMap<numb
   });
   // A fleet of plain Ethernet NICs (fabric.rdma: false) runs no RDMA jobs to set up.
   if (read.length === 0 || !fleet.fabric.rdma) return undefined;
-  const each = fabricStates(read).map((s) => hostEnv(s, fleet, ENV_LIBRARIES));
+  const each = fabricStates(read, fleet).map((s) => hostEnv(s, fleet, ENV_LIBRARIES));
   return { fleet: foldEnv(each.filter((e): e is HostEnv => !isRefusal(e))), refused: each.filter(isRefusal) };
 }
 

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { labPkey, labPort, labSm } from '../../src/lab/index.js';
+import { labExec, labPkey, labPort, labSm } from '../../src/lab/index.js';
 import { hostProcesses, waitUntil } from '../../src/lab/processes.js';
 import type { NicFabric } from '../../src/vocabulary.js';
 import { CLI, ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
@@ -203,6 +203,23 @@ describe.skipIf(!IS_ROOT)('the fabric: RDMA ports in status, lab port, rping end
     expect(env.code).toBe(0);
     expect(env.stdout).toContain("export NCCL_IB_HCA='=mlx5_0:1,mlx5_1:1'");
     expect(env.stdout).not.toContain('GID_INDEX');
+  });
+
+  it('an InfiniBand NIC without its address (removed by hand): env refuses the host naming the NIC, as status does; its manager giving the address back, env gives the host its settings again', async () => {
+    await labExec(lab(), 34, ['ip', 'address', 'del', '172.16.34.1/16', 'dev', 'ib0']);
+    try {
+      const says = /^ib0 carries no IPv4 address, but the convention gives NIC 1 of host 34 172\.16\.34\.1\/16/;
+      expect(reasonsOf(await status(), 34)).toContainEqual(expect.stringMatching(says));
+      const env = await run('env', '--hosts', '16,34', '--for', 'nccl');
+      expect([env.code, env.stdout]).toEqual([1, '']);
+      expect(env.stderr).toMatch(
+        /^ibfleet env: host 34 refused: ib0 carries no IPv4 address, but the convention gives NIC 1/m,
+      );
+    } finally {
+      await labExec(lab(), 34, ['networkctl', 'reconfigure', 'ib0']);
+    }
+    expect(await settled(34)).toBe(true);
+    expect((await run('env', '--hosts', '16,34', '--for', 'nccl')).code).toBe(0);
   });
 
   it("a playbook's partition (links pkey 0x8002) missing from a port's P_Key table: status names the port and its table; once the SM adds it, the reason is gone", async () => {
