@@ -75,6 +75,24 @@ netplan_reload() {
 	return 0
 }
 
+# netplan_ipoib_mode: whether this host's netplan and systemd-networkd can set an IPoIB mode; says
+# why not on stderr. netplan's `infiniband-mode` came with 0.105 (its `infiniband` feature, which
+# `netplan info` lists; an older netplan refuses the key) and becomes networkd's `[IPoIB] Mode=`,
+# which systemd-networkd reads from 250 (an older one ignores the section: the mode stays as it is,
+# as on Ubuntu 22.04's netplan 0.106 with systemd 249).
+netplan_ipoib_mode() {
+	if ! netplan info 2>/dev/null | grep -q -x ' *- infiniband'; then
+		echo "ibfleet: this host's netplan has no infiniband-mode (it came with netplan 0.105), so it cannot set an IPoIB mode; leave mode out of the links settings for this host; nothing was changed" >&2
+		return 1
+	fi
+	nim_systemd=$(networkctl --version 2>/dev/null | sed -n '1s/^systemd \([0-9][0-9]*\).*/\1/p')
+	if [ "${nim_systemd:-0}" -lt 250 ]; then
+		echo "ibfleet: this host's systemd-networkd ${nim_systemd:-(version unknown)} ignores netplan's infiniband-mode (networkd's [IPoIB] Mode= came with systemd 250), so it cannot set an IPoIB mode; leave mode out of the links settings for this host; nothing was changed" >&2
+		return 1
+	fi
+	return 0
+}
+
 # new_keyfile PATH TEXT: a profile's keyfile, root's alone (NetworkManager ignores another's),
 # staged under a hidden name (which NetworkManager skips) and renamed; never over a file that is
 # there. NetworkManager before 1.42: nmcli gives no new profile the uuid asked.
@@ -112,10 +130,12 @@ links_sys() {
 
 # links_nm FIELDS OLDER-FIELDS: the probe's section `links nm`, where NetworkManager runs: every
 # profile's uuid and file (`/run/…`: in memory only), then their properties — FIELDS, or
-# OLDER-FIELDS from an nmcli that refuses a field it does not know (match came with 1.14).
+# OLDER-FIELDS from an nmcli that refuses a field it does not know (match came with 1.14). The
+# FILENAME column came with 1.12 (Ubuntu 18.04 has 1.10), and nmcli refuses the whole listing for a
+# column it does not know: there the uuids alone, and no profile is told in memory only.
 links_nm() {
 	[ -d /run/NetworkManager ] && command -v nmcli >/dev/null 2>&1 || return 0
-	u=$(nmcli -t -f UUID,FILENAME connection show 2>/dev/null) || return 0
+	u=$(nmcli -t -f UUID,FILENAME connection show 2>/dev/null) || u=$(nmcli -t -f UUID connection show 2>/dev/null) || return 0
 	s links nm
 	nm_fields=$1 nm_older=$2
 	set --

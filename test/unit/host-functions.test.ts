@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CONTENT_PREFIX } from '../../src/facts/probe-format.js';
+import { parseNmLinks } from '../../src/steps/links/facts.js';
 import { readProbe } from '../../src/plan/change-output.js';
 import { planDeploy } from '../../src/plan/host-plan.js';
 import { planRestore } from '../../src/plan/restore.js';
@@ -245,6 +246,106 @@ describe('netplan_reload: networkd told of ibfleet’s netplan file', () => {
     expect(run({ BEFORE_ib0: 'n/a', BEFORE_ib1: 'n/a' }, 'fail')).toEqual({
       out: 'rc 1 status 0',
       told: ['networkctl reload'],
+    });
+  });
+});
+
+/**
+ * links_nm against an nmcli as NetworkManager 1.10 (Ubuntu 18.04) answers: it has no FILENAME
+ * column (1.12 added it) and refuses the whole listing for it, and no match setting (1.14). The
+ * profiles are still read, by uuid; none is told in memory only.
+ */
+describe('links_nm: the profiles, from the oldest nmcli too', () => {
+  const stubs = mkdtempSync(join(tmpdir(), 'ibfleet-links-nm-'));
+  afterAll(() => rmSync(stubs, { recursive: true, force: true }));
+  writeFileSync(
+    join(stubs, 'nmcli'),
+    [
+      '#!/bin/sh',
+      'case "$*" in',
+      '*FILENAME*) [ "$NM" = 1.10 ] && { echo "Error: invalid field \'FILENAME\'; allowed fields: NAME,UUID,TYPE,TIMESTAMP" >&2; exit 2; }',
+      '  printf "%s:/etc/NetworkManager/system-connections/ib0.nmconnection\\n%s:/run/NetworkManager/system-connections/ib1.nmconnection\\n" "$U0" "$U1" ;;',
+      '"-t -f UUID connection show") printf "%s\\n%s\\n" "$U0" "$U1" ;;',
+      '*match.interface-name*) [ "$NM" = 1.10 ] && { echo "Error: invalid field \'match\'" >&2; exit 2; }; printf "connection.uuid:%s\\nconnection.interface-name:ib0\\nmatch.interface-name:\\n\\nconnection.uuid:%s\\nconnection.interface-name:ib1\\nmatch.interface-name:\\n" "$U0" "$U1" ;;',
+      '*connection.uuid*) printf "connection.uuid:%s\\nconnection.interface-name:ib0\\n\\nconnection.uuid:%s\\nconnection.interface-name:ib1\\n" "$U0" "$U1" ;;',
+      'esac',
+    ].join('\n'),
+  );
+  chmodSync(join(stubs, 'nmcli'), 0o755);
+  const U0 = '11111111-2222-4333-8444-555555555555';
+  const U1 = '66666666-2222-4333-8444-555555555555';
+
+  const run = (nm: string) => {
+    // The function as sent, its look for a running NetworkManager pointed at a directory that is there.
+    const script = withHostFunctions(
+      's() { printf \'@@ibfleet %s\\n\' "$*"; }\nlinks_nm connection.uuid,connection.interface-name,match.interface-name connection.uuid,connection.interface-name',
+    ).replace('[ -d /run/NetworkManager ]', `[ -d ${stubs} ]`);
+    const result = spawnSync('sh', ['-c', script], {
+      encoding: 'utf8',
+      env: { PATH: `${stubs}:/usr/bin:/bin`, NM: nm, U0, U1 },
+    });
+    const lines = result.stdout.split('\n');
+    return parseNmLinks(lines.slice(lines.indexOf('@@ibfleet links nm') + 1)).map((p) => [p.uuid, p.iface, p.volatile]);
+  };
+
+  it('NetworkManager 1.12+: every profile, with which are in memory only (their file under /run)', () => {
+    expect(run('1.52')).toEqual([
+      [U0, 'ib0', false],
+      [U1, 'ib1', true],
+    ]);
+  });
+
+  it('NetworkManager 1.10, whose nmcli has no FILENAME column: every profile all the same', () => {
+    expect(run('1.10')).toEqual([
+      [U0, 'ib0', false],
+      [U1, 'ib1', false],
+    ]);
+  });
+});
+
+/**
+ * netplan_ipoib_mode against a netplan and a networkctl as each release answers: `netplan info`
+ * lists the `infiniband` feature from 0.105, `networkctl --version` names systemd's version.
+ */
+describe('netplan_ipoib_mode: an IPoIB mode only where netplan and networkd set one', () => {
+  const stubs = mkdtempSync(join(tmpdir(), 'ibfleet-netplan-mode-'));
+  afterAll(() => rmSync(stubs, { recursive: true, force: true }));
+  writeFileSync(
+    join(stubs, 'netplan'),
+    '#!/bin/sh\n[ "$1" = info ] || exit 2\nprintf \'netplan.io:\\n  website: "https://netplan.io/"\\n  features:\\n\'\nfor f in $FEATURES; do echo "  - $f"; done\n',
+  );
+  writeFileSync(
+    join(stubs, 'networkctl'),
+    '#!/bin/sh\n[ "$1" = --version ] && printf "systemd %s\\n+PAM +AUDIT\\n" "$SYSTEMD"\n',
+  );
+  chmodSync(join(stubs, 'netplan'), 0o755);
+  chmodSync(join(stubs, 'networkctl'), 0o755);
+  const run = (features: string, systemd: string) => {
+    const result = spawnSync('sh', ['-c', withHostFunctions('netplan_ipoib_mode; echo "rc $?"')], {
+      encoding: 'utf8',
+      env: { PATH: `${stubs}:/usr/bin:/bin`, FEATURES: features, SYSTEMD: systemd },
+    });
+    return { out: result.stdout.trim(), err: result.stderr.trim() };
+  };
+  const OLD = 'dhcp-use-domains ipv6-mtu modems generated-supplicant';
+  const NEW = `${OLD} infiniband regdom`;
+
+  it('netplan 0.105+ with systemd 250+ (Debian 12, 13; Ubuntu 24.04)', () => {
+    expect(run(NEW, '252 (252.39-1~deb12u1)')).toEqual({ out: 'rc 0', err: '' });
+    expect(run(NEW, '257 (257.13-1~deb13u1)')).toEqual({ out: 'rc 0', err: '' });
+  });
+
+  it('netplan before 0.105 (Debian 11, Ubuntu 18.04 and 20.04): refused, saying why', () => {
+    expect(run(OLD, '247 (247.3-7+deb11u6)')).toEqual({
+      out: 'rc 1',
+      err: "ibfleet: this host's netplan has no infiniband-mode (it came with netplan 0.105), so it cannot set an IPoIB mode; leave mode out of the links settings for this host; nothing was changed",
+    });
+  });
+
+  it('netplan 0.105+ on systemd before 250 (Ubuntu 22.04: netplan 0.106, systemd 249): refused, saying why', () => {
+    expect(run(NEW, '249 (249.11-0ubuntu3.12)')).toEqual({
+      out: 'rc 1',
+      err: "ibfleet: this host's systemd-networkd 249 ignores netplan's infiniband-mode (networkd's [IPoIB] Mode= came with systemd 250), so it cannot set an IPoIB mode; leave mode out of the links settings for this host; nothing was changed",
     });
   });
 });
