@@ -225,6 +225,22 @@ network:
     expect(managerLines(plan)).toContain('elif netplan_reload ib0 ib1; then :\n');
   });
 
+  it('netplan: a file asking an IPoIB mode goes live only where netplan (0.105+) and networkd (250+) set one, checked before netplan generate', () => {
+    // Real IPoIB interfaces (type 32), as a machine's are (the lab's are veths).
+    const ipoib = fresh.netplan.replace(/^if (ib[01])\|1\|/gm, 'if $1|32|');
+    const asked = planDeploy(host(60), fleet, withLinks('{ mode: datagram }'), facts(ipoib));
+    expect(fileOf(asked, LINKS_NETPLAN_PATH)).toContain('      infiniband-mode: datagram\n');
+    const script = renderApplyScript(host(60), fleet, asked);
+    const guard = script.indexOf('[ "$status" -ne 0 ] || netplan_ipoib_mode || status=1');
+    expect(guard).toBeGreaterThan(-1);
+    expect(guard).toBeLessThan(script.indexOf('netplan generate --root-dir'));
+    expect(script).toContain('netplan_ipoib_mode() {');
+    // No mode asked: no look at the versions.
+    expect(renderApplyScript(host(60), fleet, planDeploy(host(60), fleet, hook, facts(ipoib)))).not.toContain(
+      'netplan_ipoib_mode',
+    );
+  });
+
   it('ifupdown: a stanza file in interfaces.d, brought up with ifup before the routing lock (ifup runs the hook itself)', () => {
     const plan = planDeploy(host(62), fleet, hook, facts(fresh.ifupdown));
     expect(fileOf(plan, LINKS_STANZA_PATH)).toContain('auto ib0\niface ib0 inet static\n\taddress 172.16.62.1/16\n');

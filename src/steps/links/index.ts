@@ -102,11 +102,28 @@ function files(ctx: RenderContext, params: LinksParams): RenderedFile[] {
   return out;
 }
 
+/**
+ * A file that asks an IPoIB mode (`infiniband-mode`) goes live only where netplan and networkd can
+ * set one (host/functions/links.sh netplan_ipoib_mode: netplan 0.105+, systemd 250+): an older
+ * netplan refuses the key, an older networkd ignores it and leaves the mode as it was.
+ */
+function netplanModeGuard(plan: LinksPlan): string[] {
+  return plan.managed.some((m) => m.ipoib && m.want.mode !== undefined)
+    ? ['[ "$status" -ne 0 ] || netplan_ipoib_mode || status=1']
+    : [];
+}
+
 function apply(ctx: HostContext, params: LinksParams, input: ApplyInput): ApplyPart {
+  const plan = planFor(ctx, params);
   return {
     // ibfleet's netplan file goes live only once netplan generate takes it with the host's own files.
-    validate: [{ path: LINKS_NETPLAN_PATH, lines: (staged) => renderNetplanCheck(staged, LINKS_NETPLAN_PATH) }],
-    ...linksApply(ctx, planFor(ctx, params), input),
+    validate: [
+      {
+        path: LINKS_NETPLAN_PATH,
+        lines: (staged) => [...netplanModeGuard(plan), ...renderNetplanCheck(staged, LINKS_NETPLAN_PATH)],
+      },
+    ],
+    ...linksApply(ctx, plan, input),
   };
 }
 
