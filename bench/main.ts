@@ -6,7 +6,8 @@
  * Options: --rounds R (3), -c/--concurrency C (32), --timeout S (120),
  * --full-matrix-hosts K (20), --tools pdsh,clush,ansible | none, --name bench,
  * --mgmt-subnet 198.18.200.0/24, --out FILE, --cli PATH (another build's dist/cli.js, to compare),
- * --prober python3|fping|ping (what every lab host has to run verify's ping cells; default python3).
+ * --prober python3|fping|ping (what every lab host has to run verify's ping cells; default python3),
+ * --no-verify (deploy, the second deploy, status, rollback and the floor only: a short run for deploy's cost).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -24,7 +25,7 @@ import type { ProberKind } from '../src/vocabulary.js';
 
 const PROBERS: readonly ProberKind[] = ['python3', 'fping', 'ping'];
 
-const USAGE = `usage: npm run bench -- --hosts N[,N...] [--nics 2] [--suite bullseye|bookworm|trixie] [--rounds 3] [-c 32] [--timeout 120] [--full-matrix-hosts 20] [--tools pdsh,clush,ansible|none] [--name bench] [--mgmt-subnet 198.18.200.0/24] [--out FILE] [--cli PATH] [--prober python3|fping|ping]`;
+const USAGE = `usage: npm run bench -- --hosts N[,N...] [--nics 2] [--suite bullseye|bookworm|trixie] [--rounds 3] [-c 32] [--timeout 120] [--full-matrix-hosts 20] [--tools pdsh,clush,ansible|none] [--name bench] [--mgmt-subnet 198.18.200.0/24] [--out FILE] [--cli PATH] [--prober python3|fping|ping] [--no-verify]`;
 
 export interface BenchArgs {
   readonly sizes: readonly number[];
@@ -44,6 +45,8 @@ export interface BenchArgs {
   readonly cli: string | undefined;
   /** The prober every lab host runs verify's ping cells with: the lab hides python3 and adds fping to match. */
   readonly prober: ProberKind;
+  /** False: no verify rows (deploy's cost alone, in a fraction of the time). */
+  readonly verify: boolean;
 }
 
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
@@ -63,6 +66,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       out: { type: 'string' },
       cli: { type: 'string' },
       prober: { type: 'string', default: 'python3' },
+      'no-verify': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -96,6 +100,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     out: values.out,
     cli: values.cli,
     prober: checkProber(values.prober),
+    verify: values['no-verify'] !== true,
   };
 }
 
@@ -203,6 +208,7 @@ async function main(): Promise<number> {
         labName: args.name,
         mgmtSubnet: args.mgmtSubnet,
         prober: args.prober,
+        verify: args.verify,
         log,
         cli,
       });

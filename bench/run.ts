@@ -67,6 +67,8 @@ export interface SizeOptions {
   readonly mgmtSubnet: string;
   /** What every host runs verify's ping cells with (default python3, which every lab host has). */
   readonly prober?: ProberKind;
+  /** False: skip the verify rows (default true). */
+  readonly verify?: boolean;
   readonly log: (line: string) => void;
   /** How long to sample the machine's load before the runs (default 2 s). */
   readonly backgroundSampleMs?: number;
@@ -381,6 +383,26 @@ async function runRounds(
       throw new Error(`reset (rollback) failed on ${bad.length} hosts, e.g. ${bad[0]!.id}: ${bad[0]!.error}`);
   };
 
+  const verifyRows = async (round: number) => {
+    const ring = await ibfleet(['verify', '--ring', '--no-rping', '--hosts', 'all']);
+    record(ibfleetRecord(ROWS.ring, round, ring, ids, ['ok']));
+    if (fullHosts >= 2) {
+      const selection = ids.slice(0, fullHosts);
+      // --full: a selection of the lab, asked for as the full matrix whatever the default would choose.
+      const full = await ibfleet(['verify', '--full', '--no-rping', '--hosts', `1-${fullHosts}`], selection);
+      record(ibfleetRecord(ROWS.full, round, full, selection, ['ok']));
+      const again = await ibfleet(['verify', '--full', '--no-rping', '--hosts', `1-${fullHosts}`], selection);
+      record(ibfleetRecord(ROWS.fullAgain, round, again, selection, ['ok']));
+    }
+    // Each matrix twice: the first after a deploy, which flushed the NICs' neighbours, resolves
+    // every destination by ARP — in the lab a broadcast to every fabric port of every host, all on
+    // this machine's CPUs; the second finds them resolved, as a health gate between jobs does.
+    const rail = await ibfleet(['verify', '--rail', '--no-rping', '--hosts', 'all']);
+    record(ibfleetRecord(ROWS.rail, round, rail, ids, ['ok']));
+    const railAgain = await ibfleet(['verify', '--rail', '--no-rping', '--hosts', 'all']);
+    record(ibfleetRecord(ROWS.railAgain, round, railAgain, ids, ['ok']));
+  };
+
   const units: Record<string, (round: number) => Promise<void>> = {
     ibfleet: async (round) => {
       const deploy = await ibfleet(['deploy', '--hosts', 'all']);
@@ -389,23 +411,7 @@ async function runRounds(
       record(ibfleetRecord(ROWS.deployAgain, round, again, ids, ['unchanged']));
       const status = await ibfleet(['status', '--hosts', 'all']);
       record(ibfleetRecord(ROWS.status, round, status, ids, ['ok']));
-      const ring = await ibfleet(['verify', '--ring', '--no-rping', '--hosts', 'all']);
-      record(ibfleetRecord(ROWS.ring, round, ring, ids, ['ok']));
-      if (fullHosts >= 2) {
-        const selection = ids.slice(0, fullHosts);
-        // --full: a selection of the lab, asked for as the full matrix whatever the default would choose.
-        const full = await ibfleet(['verify', '--full', '--no-rping', '--hosts', `1-${fullHosts}`], selection);
-        record(ibfleetRecord(ROWS.full, round, full, selection, ['ok']));
-        const again = await ibfleet(['verify', '--full', '--no-rping', '--hosts', `1-${fullHosts}`], selection);
-        record(ibfleetRecord(ROWS.fullAgain, round, again, selection, ['ok']));
-      }
-      // Each matrix twice: the first after a deploy, which flushed the NICs' neighbours, resolves
-      // every destination by ARP — in the lab a broadcast to every fabric port of every host, all on
-      // this machine's CPUs; the second finds them resolved, as a health gate between jobs does.
-      const rail = await ibfleet(['verify', '--rail', '--no-rping', '--hosts', 'all']);
-      record(ibfleetRecord(ROWS.rail, round, rail, ids, ['ok']));
-      const railAgain = await ibfleet(['verify', '--rail', '--no-rping', '--hosts', 'all']);
-      record(ibfleetRecord(ROWS.railAgain, round, railAgain, ids, ['ok']));
+      if (options.verify !== false) await verifyRows(round);
       const rollback = await ibfleet(['rollback', '--hosts', 'all']);
       record(ibfleetRecord(ROWS.rollback, round, rollback, ids, ['changed']));
     },
