@@ -83,6 +83,8 @@ export interface DeployPlan {
   readonly routingScript: boolean;
   /** What the change runs to put the host back when it fails (render/apply-script.ts ApplyPlan.restore). */
   readonly restore: readonly string[];
+  /** What the playbook's steps have the probe read beyond every probe, after the change too (probeWants). */
+  readonly wants: ReadonlySet<string>;
 }
 
 /** Deploy's plan for a host, or a HostError at stage `plan` saying why it cannot be deployed. */
@@ -114,6 +116,7 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
     parts,
     routingScript: ctx.persistence.kind === 'script',
     restore: restoreLines(planRestore(host, fleet, facts, write, '', parts), 'shell'),
+    wants: probeWants(playbook, host),
   };
 }
 

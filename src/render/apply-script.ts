@@ -88,6 +88,28 @@ export function directoriesFor(files: readonly RenderedFile[]): string[] {
   return dirs.sort((a, b) => a.split('/').length - b.split('/').length || comparePaths(a, b));
 }
 
+/**
+ * The directories of `dirs` (parents first) that are missing, made by one `mkdir -p`: `[ -d ]` is
+ * the shell's own, so a directory that is there costs nothing and a fresh host pays one process for
+ * them all. Each one made is said and put in $created, deepest first, for the change's own restore
+ * (ApplyPlan.restore) — also those a failing mkdir made before it stopped.
+ */
+function makeDirectories(dirs: readonly string[]): string[] {
+  if (dirs.length === 0) return [];
+  for (const d of dirs)
+    if (!/^\/[A-Za-z0-9._/-]+$/.test(d))
+      throw new BugError(`${d}: a directory a change writes in must be a plain path`);
+  return [
+    'new_dirs=',
+    ...dirs.map((d) => `[ -d ${d} ] || new_dirs="$new_dirs ${d}"`),
+    'if [ -n "$new_dirs" ]; then',
+    '\t# shellcheck disable=SC2086 # plain paths (makeDirectories), one word each',
+    '\tmkdir -p $new_dirs || status=1',
+    `\tfor new_dir in $new_dirs; do [ ! -d "$new_dir" ] || { echo ${shellQuote(CREATED_DIR_LINE)}"$new_dir"; created="$new_dir $created"; }; done`,
+    'fi',
+  ];
+}
+
 function writeFiles(files: readonly RenderedFile[], validations: NonNullable<ApplyPart['validate']>): string[] {
   if (files.length === 0) return [];
   const staged = files.map(stagedPath);
@@ -95,15 +117,7 @@ function writeFiles(files: readonly RenderedFile[], validations: NonNullable<App
   const byMode = new Map<number, string[]>();
   // umask 022 makes every new file 0644 already; only other modes need a chmod.
   files.forEach((f, i) => f.mode !== 0o644 && byMode.set(f.mode, [...(byMode.get(f.mode) ?? []), staged[i]!]));
-  // `[ -d ]` is the shell's own: a directory that is there costs nothing.
-  // $created lists them deepest first for the change's own restore (ApplyPlan.restore).
-  const lines = [
-    'umask 022',
-    ...dirs.map(
-      (d) =>
-        `[ -d ${shellQuote(d)} ] || if mkdir -p ${shellQuote(d)}; then echo ${shellQuote(`${CREATED_DIR_LINE}${d}`)}; created="${d} $created"; else status=1; fi`,
-    ),
-  ];
+  const lines = ['umask 022', ...makeDirectories(dirs)];
   // The files' own $variables are their text, not this script's: SC2016 does not apply.
   files.forEach((f, i) =>
     lines.push(
@@ -134,9 +148,12 @@ function writeFiles(files: readonly RenderedFile[], validations: NonNullable<App
   return lines;
 }
 
-/** The probe again after a change, behind AFTER_MARK: verification reads the state the change left. */
-export function afterProbe(host: Host, fleet: Fleet): string {
-  return `echo ${AFTER_MARK}\n${renderProbeBody(host, fleet, { managerEvidence: false, fabric: false })}`;
+/**
+ * The probe again after a change, behind AFTER_MARK: verification reads the state the change left.
+ * `wants`: what the playbook's steps have the probe read beyond every probe (ProbeOptions.wants).
+ */
+export function afterProbe(host: Host, fleet: Fleet, wants?: ReadonlySet<string>): string {
+  return `echo ${AFTER_MARK}\n${renderProbeBody(host, fleet, { managerEvidence: false, fabric: false, ...(wants ? { wants } : {}) })}`;
 }
 
 export interface ApplyPlan {
@@ -154,6 +171,8 @@ export interface ApplyPlan {
    * controller is still there to see it (cut off, timed out, killed).
    */
   readonly restore?: readonly string[];
+  /** What the playbook's steps have the probe after the change read (ProbeOptions.wants). */
+  readonly wants?: ReadonlySet<string>;
 }
 
 /** What a change that failed and put the host back says, for the controller's message. */
@@ -209,7 +228,7 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
           ]),
       ...part('after'),
       ...(plan.restore ? [selfRestore(plan.restore)] : []),
-      afterProbe(host, fleet),
+      afterProbe(host, fleet, plan.wants),
       finishLine(runId),
       'exit "$status"',
     ].join('\n'),

@@ -13,13 +13,19 @@ import { hostScript } from '../script/host-functions.js';
 import { sentShell } from '../script/sent-shell.js';
 import { shellQuote } from '../script/shell.js';
 
-export function renderSettleProbe(host: Host, fleet: Fleet, runId: string, waitSeconds: number): string {
+export function renderSettleProbe(
+  host: Host,
+  fleet: Fleet,
+  runId: string,
+  waitSeconds: number,
+  wants?: ReadonlySet<string>,
+): string {
   return hostScript(
     '__ibfleet_settle_main',
     `# ibfleet: wait for change ${runId}, cut off from the controller, to end; then probe: host ${host.id} (${host.name})
 set -u
 export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
 ${sentShell('settle')}settle_wait ${shellQuote(runId)} ${Math.max(1, Math.floor(waitSeconds))}
-${afterProbe(host, fleet)}`,
+${afterProbe(host, fleet, wants)}`,
   );
 }

@@ -42,9 +42,9 @@ export async function settleCutOffChange(
   task: HostTask,
   fleet: Fleet,
   reconnect: () => Promise<Session>,
-  change: { readonly runId: string; readonly why: string },
+  change: { readonly runId: string; readonly why: string; readonly wants?: ReadonlySet<string> },
 ): Promise<{ readonly after: HostFacts; readonly session: Session }> {
-  const { runId, why } = change;
+  const { runId, why, wants } = change;
   const unknown = (detail: string) =>
     new HostError(
       'apply',
@@ -58,7 +58,7 @@ export async function settleCutOffChange(
   }
   const care = task.aftercare;
   const result = await session
-    .run(renderSettleProbe(task.host, fleet, runId, (care.remainingMs() - 1000) / 1000), { signal: care.signal })
+    .run(renderSettleProbe(task.host, fleet, runId, (care.remainingMs() - 1000) / 1000, wants), { signal: care.signal })
     .catch((error: Error) => error);
   if (result instanceof Error) throw unknown(`reading its state failed (${result.message})`);
   if (result.code === LOCKED_EXIT) throw unknown('it was still running when the time ran out');

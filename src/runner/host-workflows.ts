@@ -150,6 +150,7 @@ async function settleDeploy(
     ({ after, session: live } = await settleCutOffChange(task, ctx.fleet, connection.reconnect, {
       runId,
       why: cutOff,
+      wants: plan.wants,
     }));
   if (!after.complete) throw scriptFailed('apply', 'applying the change', result);
   task.stage('verify');

@@ -10,10 +10,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { readProbe } from '../../src/plan/change-output.js';
-import { assessStatus, planDeploy } from '../../src/plan/host-plan.js';
+import { assessStatus, planDeploy, probeWants } from '../../src/plan/host-plan.js';
 import { rollbackLines } from '../../src/plan/rollback.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
-import { renderApplyScript, renderRollbackScript } from '../../src/render/apply-script.js';
+import { AFTER_MARK, renderApplyScript, renderRollbackScript } from '../../src/render/apply-script.js';
+import { renderProbeScript } from '../../src/render/probe-script.js';
 import { routesDataFor } from '../../src/render/host-files.js';
 import { renderForDisplay } from '../../src/render/host-render.js';
 import { sha256 } from '../../src/script/digest.js';
@@ -204,5 +205,34 @@ describe("node_exporter's textfile directory and the textfile, as the probe's st
     ],
   ])('%j', (lines, want) => {
     expect(parse(lines)).toMatchObject(want);
+  });
+});
+
+describe('the textfile stat: a process every probe pays, only where the playbook monitors with prometheus', () => {
+  const statCall = `stat -c '%u %a %F|%n' -- ${TEXTFILE_DIR}`;
+  const editedNhc = (playbook: typeof monitored) =>
+    withFile(
+      withSection(deployedProbe(host, seeds, playbook, 'netplan'), 'monitor', ['dir', 'textfile']),
+      NHC_PATH,
+      '644',
+      sha256('edited'),
+    );
+  it('the probe asks for it with prometheus, not without', () => {
+    expect(renderProbeScript(host, seeds, { wants: probeWants(monitored, host) })).toContain(statCall);
+    expect(renderProbeScript(host, seeds, { wants: probeWants(plain, host) })).not.toContain(statCall);
+    expect(renderProbeScript(host, seeds, { wants: probeWants(persistWith('{ monitor: nhc }'), host) })).not.toContain(
+      statCall,
+    );
+  });
+  it("and so does the probe closing a change: verification reads what the playbook's probe read", () => {
+    const withPrometheus = renderApplyScript(
+      host,
+      seeds,
+      planDeploy(host, seeds, monitored, readProbe(editedNhc(monitored))),
+    );
+    expect(withPrometheus.slice(withPrometheus.indexOf(AFTER_MARK))).toContain(statCall);
+    const without = renderApplyScript(host, seeds, planDeploy(host, seeds, plain, readProbe(editedNhc(plain))));
+    expect(without).toContain(AFTER_MARK);
+    expect(without).not.toContain(statCall);
   });
 });

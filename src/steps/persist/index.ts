@@ -56,6 +56,7 @@ import {
   monitorFindings,
   monitorNotes,
   monitorPrerequisite,
+  TEXTFILE_STAT,
   NHC_PATH,
   TEXTFILE_PATH,
   type Monitor,
@@ -306,6 +307,7 @@ export const persist: StepModule<PersistParams> = {
   restore: persistRestore,
   use: (p) => ({
     name: 'persist',
+    probeWants: () => (p.monitor.includes('prometheus') ? [TEXTFILE_STAT] : []),
     files: (ctx) => files(ctx, p),
     notes: (ctx) => (withoutSystemd(ctx, p) ? [NO_SYSTEMD_NOTE] : []),
     routesData: () => routesData(p),

@@ -51,11 +51,22 @@ export interface MonitorFact {
   readonly textfileOther: string | undefined;
 }
 
-/** `stat` only where the directory is there: most hosts have no node_exporter, and a process costs each one. */
+/**
+ * The probe's want (ProbeOptions.wants) for the textfile directory's and the textfile's owner, mode
+ * and type: only a playbook that monitors with prometheus reads them (monitorPrerequisite,
+ * textfileFinding), so only its hosts' probes pay the `stat`.
+ */
+export const TEXTFILE_STAT = 'textfile-stat';
+
+/**
+ * Whether the directory and the textfile are there, with the shell's own tests; `stat` only where
+ * the playbook monitors with prometheus (TEXTFILE_STAT) and the directory is there: a process costs
+ * every host on every probe, and most hosts have no node_exporter.
+ */
 export const MONITOR_FACT: Fact<MonitorFact> = {
   name: 'monitor',
-  probe: () => [
-    `\ts monitor; if [ -d ${TEXTFILE_DIR} ]; then echo dir; [ ! -e ${TEXTFILE_PATH} ] && [ ! -L ${TEXTFILE_PATH} ] || echo textfile; stat -c '%u %a %F|%n' -- ${TEXTFILE_DIR} ${TEXTFILE_PATH} 2>/dev/null; fi`,
+  probe: (_host, options) => [
+    `\ts monitor; if [ -d ${TEXTFILE_DIR} ]; then echo dir; [ ! -e ${TEXTFILE_PATH} ] && [ ! -L ${TEXTFILE_PATH} ] || echo textfile;${options.wants?.has(TEXTFILE_STAT) === true ? ` stat -c '%u %a %F|%n' -- ${TEXTFILE_DIR} ${TEXTFILE_PATH} 2>/dev/null;` : ''} fi`,
   ],
   parse: (sections) => {
     const lines = (sections.get('monitor') ?? []).map((l) => l.trim());
