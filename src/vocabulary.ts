@@ -235,23 +235,25 @@ export interface MatrixStart {
  * host whose time ran out. Displays fold failing cells by these (`378 cells: no per-NIC routing on
  * 24 NICs — ibfleet deploy --hosts 16,34,40`), deciding on the kind, never on the text.
  */
-export type CellCauseKind =
-  | 'no-interface'
-  | 'link-down'
-  | 'no-carrier'
-  | 'no-rdma'
-  | 'port-not-active'
-  | 'no-subnet-manager'
-  | 'routing-missing'
-  | 'other-nic'
-  | 'no-route'
-  | 'timed-out'
-  | 'unreachable'
-  | 'arp-flux'
-  | 'address-conflict'
-  | 'neighbour-failed'
-  | 'unexpected-source'
-  | 'no-reply';
+export const CELL_CAUSE_KINDS = [
+  'no-interface',
+  'link-down',
+  'no-carrier',
+  'no-rdma',
+  'port-not-active',
+  'no-subnet-manager',
+  'routing-missing',
+  'other-nic',
+  'no-route',
+  'timed-out',
+  'unreachable',
+  'arp-flux',
+  'address-conflict',
+  'neighbour-failed',
+  'unexpected-source',
+  'no-reply',
+] as const;
+export type CellCauseKind = (typeof CELL_CAUSE_KINDS)[number];
 
 export interface CellCause {
   readonly kind: CellCauseKind;
@@ -269,7 +271,7 @@ export interface CellSpec {
   readonly method: CellMethod;
 }
 
-/** How a cell ended; `not-run`: the run was interrupted before the cell was checked. */
+/** How a cell ended; `not-run`: the run was interrupted before the cell was checked, or one of its hosts could not be reached. */
 export type CellState = 'passed' | 'failed' | 'skipped' | 'not-run';
 
 export interface MatrixCell extends CellSpec {

@@ -61,6 +61,9 @@ function firstTenMinutes(): Step[] {
 
 const STEPS = firstTenMinutes();
 
+/** What each step printed, in the order they ran. */
+const PRINTED: { readonly line: string; readonly said: string }[] = [];
+
 describe.skipIf(!IS_ROOT)("the README's first ten minutes (needs root)", () => {
   let home: string;
 
@@ -91,6 +94,7 @@ describe.skipIf(!IS_ROOT)("the README's first ten minutes (needs root)", () => {
         env: { PATH: process.env.PATH!, HOME: home, XDG_STATE_HOME: home, NO_COLOR: '1' },
       });
       const said = result.stdout + result.stderr;
+      PRINTED.push({ line: step.line, said });
       expect(result.code, said).toBe(step.exit);
       for (const quote of step.quotes)
         for (const piece of quote
@@ -101,4 +105,13 @@ describe.skipIf(!IS_ROOT)("the README's first ten minutes (needs root)", () => {
     },
     160_000,
   );
+
+  it("docs/commands.md: the changes of a deploy it quotes are what the walk-through's first deploy printed for a configured NetworkManager host (63)", () => {
+    const page = PAGES.find((p) => p.file === 'docs/commands.md')!;
+    const quoted = /what changed by kind — `([^`]+)`/.exec(page.text)?.[1]?.replace(/\s+/g, ' ');
+    const deploy = PRINTED.find((p) => /^ibfleet deploy -i \S+ --hosts all$/.test(p.line));
+    expect(quoted).toBeDefined();
+    expect(deploy, 'the first deploy of the walk-through ran').toBeDefined();
+    expect(deploy!.said).toContain(`63: changed: ${quoted}\n`);
+  });
 });

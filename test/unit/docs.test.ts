@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildProgram, main } from '../../src/cli.js';
 import type { Io } from '../../src/commands/context.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { CELL_CAUSE_KINDS } from '../../src/vocabulary.js';
 import { codeBlocks, ibfleetCommands, inlineCommands, PAGES, type Page } from '../helpers/docs.js';
 
 const silentIo = (): Io => ({
@@ -76,6 +77,12 @@ describe("the documentation's commands", () => {
   });
 });
 
+/** Whether the text at `index` is inside one of the page's fenced code blocks (a `# comment` there is no heading). */
+function inCode(page: Page, index: number): boolean {
+  const line = page.text.slice(0, index).split('\n').length;
+  return codeBlocks(page).some((b) => line >= b.line && line < b.line + b.lines.length);
+}
+
 describe('the pages the README links to', () => {
   const readme = PAGES.find((p) => p.file === 'README.md')!;
   const links = (page: Page) =>
@@ -88,6 +95,28 @@ describe('the pages the README links to', () => {
         .map((link) => `${page.file} → ${link}`),
     );
     expect(missing).toEqual([]);
+  });
+
+  it('take a reader to a heading of the page where they name one (`setup.md#completion`)', () => {
+    const slug = (heading: string) =>
+      heading
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-');
+    const headings = (page: Page) =>
+      new Set([...page.text.matchAll(/^#{1,6} (.+)$/gm)].filter((m) => !inCode(page, m.index)).map((m) => slug(m[1]!)));
+    const byFile = new Map(PAGES.map((p) => [p.file, p]));
+    const dead = PAGES.flatMap((page) =>
+      [...page.text.matchAll(/\]\(([^)#\s]*)#([^)\s]+)\)/g)]
+        .filter((m) => !/^[a-z]+:/.test(m[1]!))
+        .filter((m) => {
+          const target = m[1] ? byFile.get(join(dirname(page.file), m[1]).replace(/^\.\//, '')) : page;
+          return !target || !headings(target).has(m[2]!);
+        })
+        .map((m) => `${page.file} → ${m[1]}#${m[2]}`),
+    );
+    expect(dead).toEqual([]);
   });
 
   it('include every page of docs/, so none is left where no reader finds it', () => {
@@ -123,6 +152,15 @@ describe('outputs the documentation quotes, that need no host', () => {
     const quoted = `${quotedHosts!.lines.join('\n')}\n`;
     expect(await hosts(readFileSync(join(PACKAGE_ROOT, 'inventory/fleet.yaml'), 'utf8'))).toBe(quoted);
     expect(await hosts(`${readmeInventory!.lines.join('\n')}\n`)).toBe(quoted);
+  });
+
+  it("docs/commands.md: the --json matrix's cause kinds are every kind verify gives, no more", () => {
+    const page = PAGES.find((p) => p.file === 'docs/commands.md')!;
+    const list = /a\s+failed cell's `causes`: `\[\{"kind", "host", "iface", "text"\}\]`, kinds ([^)]*)\)/.exec(
+      page.text,
+    );
+    expect(list).not.toBeNull();
+    expect([...list![1]!.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]).sort()).toEqual([...CELL_CAUSE_KINDS].sort());
   });
 
   it("docs/inventory.md: the multi-rail example's summary line is what `ibfleet hosts` prints for it", async () => {
