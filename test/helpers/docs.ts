@@ -98,7 +98,7 @@ export interface DocCommand {
 export function ibfleetCommands(block: CodeBlock): DocCommand[] {
   const vars: Record<string, string> = {};
   const commands: DocCommand[] = [];
-  block.lines.forEach((raw, i) => {
+  joinContinuations(block.lines).forEach(({ text: raw, index: i }) => {
     const prompted = raw.replace(/^\s*\$ /, '');
     if (!/^\s*[A-Za-z_][A-Za-z0-9_]*=\S+\s*$|^\s*ibfleet\s/.test(prompted)) return;
     const line = withoutComment(prompted);
@@ -114,6 +114,22 @@ export function ibfleetCommands(block: CodeBlock): DocCommand[] {
     }
   });
   return commands;
+}
+
+/** A block's lines as the shell reads them: a line ending in `\` goes on with the next (at the first one's index). */
+function joinContinuations(lines: readonly string[]): { text: string; index: number }[] {
+  const joined: { text: string; index: number }[] = [];
+  let open: { text: string; index: number } | undefined;
+  lines.forEach((line, index) => {
+    const current = open ? { text: `${open.text} ${line.trim()}`, index: open.index } : { text: line, index };
+    if (/\\$/.test(current.text)) open = { ...current, text: current.text.slice(0, -1).trimEnd() };
+    else {
+      joined.push(current);
+      open = undefined;
+    }
+  });
+  if (open) joined.push(open);
+  return joined;
 }
 
 /**

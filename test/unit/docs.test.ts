@@ -70,6 +70,19 @@ describe("the documentation's commands", () => {
     expect(await parseOnly(command.argv)).toBe('');
   });
 
+  it('reads a command continued over lines (`\\` at the end) as one', () => {
+    const block = {
+      file: 't.md',
+      line: 1,
+      info: 'sh',
+      lines: ['ibfleet lab up --name a \\', '  --hosts 1-2', 'ibfleet lab list'],
+    };
+    expect(ibfleetCommands(block).map((c) => [c.where, c.argv.join(' ')])).toEqual([
+      ['t.md:1', 'lab up --name a --hosts 1-2'],
+      ['t.md:3', 'lab list'],
+    ]);
+  });
+
   it('tells a command the program refuses from one it accepts', async () => {
     expect(await parseOnly(['deploy', '--hosts', 'all', '--dry-runn'])).toMatch(/unknown option '--dry-runn'/);
     expect(await parseOnly(['lab', 'reboot'])).toMatch(/missing required argument/);
