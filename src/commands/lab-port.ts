@@ -34,6 +34,11 @@ const portOptions = ({ z, decimalInteger }: OptionTools) => {
           error: 'lab port: --rate is written as sysfs does, e.g. "56 Gb/sec (4X FDR)"',
         })
         .optional(),
+      gids: z
+        .enum(GID_ORDERS, {
+          error: (issue) => `lab port: --gids is one of ${GID_ORDERS.join(', ')}, not ${JSON.stringify(issue.input)}`,
+        })
+        .optional(),
     })
     .refine((o) => o.state !== undefined || o.mode !== undefined || o.mtu !== undefined || o.rate !== undefined, {
       error: 'lab port: say what to change: a state, --mode, --mtu or --rate',
@@ -53,6 +58,10 @@ export function registerLabPort(lab: Command, io: Io, done: (r: CommandResult) =
     .option('--mode <mode>', 'IPoIB mode: datagram (MTU 2044) or connected (MTU 65520)')
     .option('--mtu <bytes>', "interface MTU (default: the mode's)")
     .option('--rate <text>', 'port rate as sysfs prints it, e.g. "56 Gb/sec (4X FDR)" for a degraded link')
+    .option(
+      '--gids <order>',
+      `RoCE, with active: the order the port's GIDs register in as it comes back — ${GID_ORDERS.join(', ')} (default kernel; reorder: as a flap racing the manager can leave them)`,
+    )
     .action(
       async (host: string, nic: string, state: string | undefined, raw: Record<string, unknown>, cmd: Command) => {
         const { name, ...change } = await readOptions(portOptions, { ...raw, state });

@@ -87,6 +87,11 @@ export interface PortChange {
   readonly mtu?: number;
   /** `56 Gb/sec (4X FDR)`: a degraded link. */
   readonly rate?: string;
+  /**
+   * The order a RoCE port coming back ACTIVE registers its GIDs in (default kernel): after a real
+   * flap it can be another, as the addresses come back racing the manager (GID_ORDERS).
+   */
+  readonly gids?: GidOrder;
 }
 
 export interface LabPortResult {
@@ -162,6 +167,10 @@ export async function labPort(name: string, id: number, iface: string, change: P
   const root = sysfsLayer(plan, id);
   const port = portDir(host, iface)!;
   const changed: string[] = [];
+  if (change.gids && !(isRoce(host) && change.state && carrierIn(change.state)))
+    throw new UsageError(
+      `lab port: --gids is the order a RoCE port's GIDs register in as it comes back: it goes with the state active (or no-sm) on a RoCE host${isRoce(host) ? '' : `, and host ${id}'s ports are InfiniBand`}`,
+    );
   if (change.state) {
     for (const [file, content] of Object.entries(portFiles(host, nic, change.state)))
       await rewrite(join(root, port, file), content);
@@ -181,8 +190,9 @@ export async function labPort(name: string, id: number, iface: string, change: P
     ];
     await runOk('lab port: carrier', sw);
     // A RoCE port coming back registers its GIDs again from the interface's addresses, in the kernel's order.
-    if (isRoce(host) && carrierIn(change.state)) await registerGids(host, iface, dir, 'kernel', nic.address);
-    changed.push(`state ${change.state}`);
+    if (isRoce(host) && carrierIn(change.state))
+      await registerGids(host, iface, dir, change.gids ?? 'kernel', nic.address);
+    changed.push(`state ${change.state}${change.gids ? `, GIDs registered ${change.gids}` : ''}`);
   }
   if (change.rate) {
     await rewrite(join(root, port, 'rate'), change.rate);

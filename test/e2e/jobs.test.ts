@@ -139,6 +139,25 @@ describe.skipIf(!IS_ROOT)('ready for the jobs: RoCE GIDs across the fleet, and i
     expect((await run('env', '--hosts', 'all', '--for', 'nccl')).stdout).toContain('one block, every host alike');
   });
 
+  it("a port flap that re-registers the GIDs in another order (lab port 40 ib0 down, then active --gids reorder): status sees it at once and names host 40 NIC 1; env gives 40 its own block; another flap in the kernel's order, all is well", async () => {
+    await labPort(LAB.name, 40, 'ib0', { state: 'down' });
+    await labPort(LAB.name, 40, 'ib0', { state: 'active', gids: 'reorder' });
+    const doc = await status();
+    expect(doc.hosts.find((h) => h.id === 40)!.fabric!.map((n) => n.roceV2Gid)).toEqual([5, 3]);
+    expect(doc.warnings).toEqual([
+      expect.stringMatching(
+        /^NIC 1: RoCE v2 GID index differs: host 40 NIC 1 \(ib0 → mlx5_0\/1\) has index 5 where 34,41 have 3/,
+      ),
+    ]);
+    const env = json<EnvDoc>(await run('env', '--hosts', 'all', '--for', 'ucx', '--format', 'json'));
+    expect(env.blocks.map((b) => b.hosts)).toEqual([[34, 41], [40]]);
+    expect(env.reasons).toContain('UCX_IB_GID_INDEX differs: 34,41 have 3, 40 has none');
+
+    await labPort(LAB.name, 40, 'ib0', { state: 'down' });
+    await labPort(LAB.name, 40, 'ib0', { state: 'active' });
+    expect((await status()).warnings ?? []).toEqual([]);
+  });
+
   it("the GID table follows the NIC's addresses as the kernel's does: an address added gets a v1 and a v2 entry in the free slots, removed they are emptied; the convention address taken away fails the host, and its manager giving it back brings its GIDs back at 2 and 3", async () => {
     type Entry = readonly [number, string, string];
     /** Host 41 NIC 2's GID table: index, the GID's last two groups, type. */
