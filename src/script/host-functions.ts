@@ -26,10 +26,10 @@ export const HOST_FUNCTION_SOURCES: readonly string[] = [
 
 /**
  * The routing program's helpers the scripts call too, so that each exists once: the loop that
- * deletes rules, and whether systemd runs the host. (Its other functions act on its data and are
+ * deletes rules, whether systemd runs the host and whether the route watcher runs. (Its other functions act on its data and are
  * its own: a file a change writes may hold their names, `nic ib0 …`, and call nothing.)
  */
-const PROGRAM_SHARED: readonly string[] = ['del_rules', 'systemd_runs'];
+const PROGRAM_SHARED: readonly string[] = ['del_rules', 'systemd_runs', 'watch_runs'];
 
 interface HostFunction {
   readonly name: string;

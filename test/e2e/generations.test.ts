@@ -15,7 +15,8 @@
  * 73 bullseye netplan; 74 bookworm netplan; 75 bullseye NetworkManager; 76 the same without systemd.
  * - NetworkManager 1.30 (Debian 11) sends no dispatcher event for `nmcli device reapply`: the
  *   repair timer brings the routing back within the bound docs/host.md states (repairEvery + 1 s),
- *   and on 76, without systemd, the route watcher within 2 s.
+ *   and on 76, without systemd, the route watcher within 2 s; a watcher killed by its pid is drift
+ *   in status and --check, and deploy starts it again.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,7 @@ import { withHostFunctions } from '../../src/script/host-functions.js';
 import { json, statuses, type JsonRun } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
 import { managerLab, REPAIR_BOUND_MS } from './managers.js';
+import { NO_SYSTEMD_NOTE } from '../../src/steps/persist/systemd.js';
 
 const LAB = testLab('e2e-generations');
 const NETWORKD = [71, 72, 73, 74];
@@ -82,6 +84,24 @@ describe.skipIf(!IS_ROOT)('manager generations on Debian 11, 12 and 13 (needs ro
     return statusOf();
   };
   const allOk = Object.fromEntries(NETWORKD.map((id) => [id, 'ok']));
+  /**
+   * `nmcli device reapply ib1` on `id`, with the kernel's route events recorded from before it (the
+   * monitor proves it listens: a route of its own in a table nothing uses shows first) until the
+   * subnet route in main is deleted again, at most `boundMs`: what NetworkManager and ibfleet did,
+   * whenever each did it — no look that a repair running first could miss.
+   */
+  const reapplyWatched = (id: number, boundMs: number) =>
+    m.sh(
+      id,
+      [
+        'ip -4 monitor route >/tmp/route-events & mon=$!',
+        // Added and deleted each time: a route added again as it is makes no event.
+        'until grep -q "^blackhole 192\\.0\\.2\\.1 table 4242" /tmp/route-events; do ip -4 route add blackhole 192.0.2.1/32 table 4242; ip -4 route del blackhole 192.0.2.1/32 table 4242; sleep 0.05; done',
+        'nmcli device reapply ib1 >/dev/null',
+        `for i in $(seq 1 ${boundMs / 100}); do grep -q '^Deleted 172\\.16\\.0\\.0/16 dev ib1 ' /tmp/route-events && break; sleep 0.1; done`,
+        'kill $mon; grep -E "^(Deleted )?172\\.16\\.0\\.0/16 dev ib1 " /tmp/route-events | grep -v " table " | sed -E "s/( dev ib1) .*/\\1/"; rm -f /tmp/route-events',
+      ].join('\n'),
+    );
 
   it('a fresh netplan 0.101 host, where netplan generate wrote /run/NetworkManager/conf.d/netplan.conf and NetworkManager does not run, is detected as netplan', async () => {
     expect(
@@ -185,16 +205,7 @@ describe.skipIf(!IS_ROOT)('manager generations on Debian 11, 12 and 13 (needs ro
 
   describe('NetworkManager 1.30 without systemd (76): no event and no timer follow a reapply, so the route watcher does (issue 30)', () => {
     /** `nmcli device reapply ib1`, with the kernel's route events around it: what NetworkManager and the watcher did. */
-    const reapply = () =>
-      m.sh(
-        76,
-        [
-          'ip -4 monitor route >/tmp/route-events & mon=$!',
-          'sleep 0.3; nmcli device reapply ib1 >/dev/null',
-          `for i in $(seq 1 ${WATCH_BOUND_MS / 100}); do sleep 0.1; grep -q '^Deleted 172\\.16\\.0\\.0/16 dev ib1 ' /tmp/route-events && break; done`,
-          'kill $mon; grep -E "^(Deleted )?172\\.16\\.0\\.0/16 dev ib1 " /tmp/route-events | grep -v " table " | sed -E "s/( dev ib1) .*/\\1/"; rm -f /tmp/route-events',
-        ].join('\n'),
-      );
+    const reapply = () => reapplyWatched(76, WATCH_BOUND_MS);
     const nmOnly = () => m.variant('nm.yaml', (t) => t.replace(/^ {2}7[0-4]: .*\n/gm, ''));
     /** Status of `id` ok, asked every half second for up to 30 s (NetworkManager brings the NICs up after a boot). */
     const waitOk = async (inventory: string, id: number) => {
@@ -227,6 +238,41 @@ describe.skipIf(!IS_ROOT)('manager generations on Debian 11, 12 and 13 (needs ro
     const WATCHERS =
       'for p in $(pgrep -f \'[i]bfleet-routes-watch|[i]p -4 monitor\'); do [ "$(readlink /proc/$p/ns/net)" = "$(readlink /proc/self/ns/net)" ] && ps -o pid=,ppid=,pgid=,lstart=,args= -p "$p"; done';
 
+    it("a watcher killed by its pidfile's pid is drift in status and in --check, with the fix; deploy starts it again, and it follows the next reapply", async () => {
+      // The watcher's processes: those of the process group its pidfile names (a killed one's may stay
+      // zombies until reaped: they are gone, they hold nothing).
+      const group = (pid: string) =>
+        m.sh(
+          76,
+          `ps -eo pgid=,stat=,args= | awk -v g=${pid} '$1 == g && $2 !~ /^Z/ { $1 = $2 = ""; print substr($0, 3) }'`,
+        );
+      const killed = await m.sh(76, 'cat /run/ibfleet/watch.pid');
+      expect(await group(killed)).toBe('/bin/sh /etc/ibfleet/ibfleet-routes-watch --run\nip -4 monitor route');
+      await m.sh(76, `kill -s KILL ${killed}; sleep 0.3`);
+      // Nothing of it is left: ip monitor died with it, and nothing holds its lock.
+      expect(await group(killed)).toBe('');
+      expect(await m.sh(76, `${WATCHERS}; true`)).toBe('');
+      const stopped = json(await m.runOn(nmOnly(), 'status', '--hosts', '76', '--playbook', m.persisted, '--json'));
+      expect(statuses(stopped)[76]).toBe('drift');
+      const said =
+        'route watcher /etc/ibfleet/ibfleet-routes-watch is not running: nothing takes the subnet route out of main after nmcli device reapply (NetworkManager before 1.42, no systemd); ibfleet deploy starts it';
+      expect(stopped.hosts[0]!.reasons).toEqual([said, NO_SYSTEMD_NOTE]);
+      expect(await m.sh(76, '/etc/ibfleet/ibfleet-routes --check; echo "exit $?"')).toBe(`${said}\nexit 1`);
+      const deployed = json(await m.runOn(nmOnly(), 'deploy', '--hosts', '76', '--playbook', m.persisted, '--json'));
+      expect(deployed.ok, JSON.stringify(deployed.hosts[0])).toBe(true);
+      expect(deployed.hosts[0]!.changes).toEqual([
+        expect.objectContaining({ kind: 'hook', action: 'start', subject: '/etc/ibfleet/ibfleet-routes-watch' }),
+      ]);
+      expect(
+        statuses(json(await m.runOn(nmOnly(), 'status', '--hosts', '76', '--playbook', m.persisted, '--json')))[76],
+      ).toBe('ok');
+      // A new watcher: its shell and its ip monitor, in the process group its pidfile names.
+      const started = await m.sh(76, 'cat /run/ibfleet/watch.pid');
+      expect(started).not.toBe(killed);
+      expect(await group(started)).toBe('/bin/sh /etc/ibfleet/ibfleet-routes-watch --run\nip -4 monitor route');
+      expect(await reapply()).toBe('172.16.0.0/16 dev ib1\nDeleted 172.16.0.0/16 dev ib1');
+    });
+
     it('after a boot the dispatcher hook starts it again; rollback stops it and leaves nothing running', async () => {
       await m.sh(76, '/etc/ibfleet/ibfleet-routes-watch --stop');
       await labReboot(LAB.name, [76]);
@@ -237,6 +283,12 @@ describe.skipIf(!IS_ROOT)('manager generations on Debian 11, 12 and 13 (needs ro
       const after = await m.sh(76, `sleep 1; ip route show table main; ${WATCHERS}; true`);
       expect(rolled.code, `${ps}\n---\n${after}`).toBe(0);
       expect(await m.sh(76, `${WATCHERS}; true`)).toBe('');
+      expect(
+        await m.sh(
+          76,
+          'ls /run/ibfleet/watch.pid /etc/ibfleet/ibfleet-routes-watch 2>&1 | grep -vc "No such file"; true',
+        ),
+      ).toBe('0');
     });
   });
 });

@@ -64,7 +64,7 @@ import {
 import { NO_SYSTEMD_NOTE, repairActivation, SYSTEMD_FACT } from './systemd.js';
 import type { Persister } from './persister.js';
 import { persistRestore, persistUndo } from './undo.js';
-import { needsWatch, WATCH_PATH, WATCH_START } from './watch.js';
+import { needsWatch, WATCH_FACT, WATCH_PATH, WATCH_START, watchFinding } from './watch.js';
 import { formerRoutingOf } from '../policy-routing/former.js';
 
 const monitorName = z.enum(MONITORS, { error: `monitor is ${MONITORS.join(' or ')}, or a list of them` });
@@ -302,7 +302,7 @@ export const persist: StepModule<PersistParams> = {
     // leave the watcher running without its program.
     { path: WATCH_PATH, kind: 'hook', decidedOnHost: true },
   ],
-  facts: [SYSTEMD_FACT, MONITOR_FACT],
+  facts: [SYSTEMD_FACT, MONITOR_FACT, WATCH_FACT],
   undo: persistUndo,
   restore: persistRestore,
   use: (p) => ({
@@ -316,6 +316,7 @@ export const persist: StepModule<PersistParams> = {
       before: profileFindings(ctx.persistence, ctx.facts, formerRoutingOf(ctx.host, ctx.facts)),
       after: [
         ...timerFinding(ctx.facts, rendered),
+        ...watchFinding(ctx.facts, rendered),
         ...monitorFindings(ctx.facts, p.monitor, ctx.persistence.kind === 'script'),
         ...staleFindings(ctx.host, ctx.manager, ctx.persistence, ctx.facts, rendered),
       ],
