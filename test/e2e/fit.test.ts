@@ -363,9 +363,14 @@ describe.skipIf(!IS_ROOT)(
               'the holder took the lock',
             );
             playing = ansible('--limit', 'node40');
-            // The role's lock task, waiting: flock on the lock's descriptor.
+            // The role's lock task, waiting: flock on the lock's descriptor. Lab hosts share the
+            // machine's process table, so only a flock in host 40's own network namespace counts.
             await until(
-              async () => (await sh(40, "ps -eo args | grep -c '^flock -w [0-9]* 9$'; true")) !== '0',
+              async () =>
+                (await sh(
+                  40,
+                  'for p in $(pgrep -f \'^flock -w [0-9]* 9$\'); do [ "$(readlink /proc/$p/ns/net)" = "$(readlink /proc/self/ns/net)" ] && echo "$p"; done; true',
+                )) !== '',
               'the role waits for the lock',
             );
             await sleep(2000);
