@@ -233,7 +233,7 @@ export interface MatrixStart {
  * What the hosts' own state says about a failed cell, at one of its ends: a port that is not ACTIVE,
  * an interface down, the per-NIC routing missing, traffic leaving through another NIC, no route, a
  * host whose time ran out. Displays fold failing cells by these (`378 cells: no per-NIC routing on
- * 24 NICs — ibfleet deploy --hosts 16,34,40`), deciding on the kind, never on the text.
+ * 24 NICs — ibfleet deploy -i fleet.yaml --hosts 16,34,40`), deciding on the kind, never on the text.
  */
 export const CELL_CAUSE_KINDS = [
   'no-interface',

@@ -11,6 +11,7 @@ import type { CellCause, CellCauseKind, CellEnd, CellSpec } from '../vocabulary.
 import type { HostFacts } from '../facts/host-facts.js';
 import type { NeighbourEntry, ProbeNote } from './verify-output.js';
 import { nicFabric, portLabel } from '../facts/nic-fabric.js';
+import { deployCommand } from './deploy-command.js';
 import { NEXT_FOR_NO_SM, portNextStep } from '../steps/fabric-health/problems.js';
 import { SYSCTL_PATH } from '../steps/fabric-sysctl/sysctl-file.js';
 
@@ -67,7 +68,10 @@ function endCauses(
       .filter(Boolean)
       .join(', ');
     causes.push(
-      cause('routing-missing', `${at}: ${missing} (per-NIC routing not deployed: ibfleet deploy --hosts ${end.host})`),
+      cause(
+        'routing-missing',
+        `${at}: ${missing} (per-NIC routing not deployed: ${deployCommand(String(end.host), fleet.file)})`,
+      ),
     );
   } else if (role === 'source') {
     const got = facts.routeGet.get(nic.iface);
@@ -175,7 +179,7 @@ export function wrongPathCauses(
         kind: 'arp-flux',
         host: cell.to.host,
         iface: cell.to.iface,
-        text: `${at}: ${cell.to.ip} ${where}, the MAC of ${cell.to.host}/${other.iface}: ARP flux — arp_ignore/arp_announce on ${peer.name} are not as deployed, and RDMA CM would use ${other.iface} (ibfleet deploy --hosts ${cell.to.host})`,
+        text: `${at}: ${cell.to.ip} ${where}, the MAC of ${cell.to.host}/${other.iface}: ARP flux — arp_ignore/arp_announce on ${peer.name} are not as deployed, and RDMA CM would use ${other.iface} (${deployCommand(String(cell.to.host), fleet.file)})`,
       },
     ];
   return [

@@ -109,7 +109,7 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
       const failedCells = e.cells.filter((c) => c.state === 'failed');
       for (const c of failedCells)
         write(`  reproduce ${c.from.name}/${c.from.iface} → ${c.to.name}/${c.to.iface}: ${c.reproduce}`);
-      for (const line of matrixSummaryLines(e.cells, matrix)) write(line);
+      for (const line of matrixSummaryLines(e.cells, matrix, start?.inventory)) write(line);
       write(
         `summary: ${formatCounts(e.results)}${matrixCounts(e.cells)}${e.problems?.length ? ` · ${fleetProblems(e.problems.length)}` : ''} · ${formatDuration(e.durationMs)}${e.interrupted ? ' · interrupted' : ''}`,
       );
@@ -121,14 +121,18 @@ export function plainHandler(out: OutStream, options: PlainOptions): RunEvents {
  * After the cells: how each rail did (hosts of several NICs), the failing cells folded by their
  * likely cause, and again which matrix ran when verify chose it (the first line has scrolled away).
  */
-function matrixSummaryLines(cells: readonly MatrixCell[], start: MatrixStart | undefined): string[] {
+function matrixSummaryLines(
+  cells: readonly MatrixCell[],
+  start: MatrixStart | undefined,
+  inventory: string | undefined,
+): string[] {
   if (cells.length === 0) return [];
   const rails = formatRailsText(cells);
   const groups = causeGroups(cells);
   return [
     ...(rails ? [rails] : []),
     ...(groups.length > 0
-      ? ['failing cells by likely cause:', ...groups.map((g) => `  - ${formatCauseGroupText(g)}`)]
+      ? ['failing cells by likely cause:', ...groups.map((g) => `  - ${formatCauseGroupText(g, inventory)}`)]
       : []),
     ...(start?.reason ? [formatMatrixStartText(start)!] : []),
   ];

@@ -190,7 +190,7 @@ function logEvents(write: LogWrite, now: () => Date): RunEvents {
           '== matrix',
           ...runLogMatrixHead(end.matrix),
           ...all.map(runLogCellLine),
-          ...runLogMatrixSummary(all),
+          ...runLogMatrixSummary(all, start?.inventory),
           '',
         ]);
       write(runLogEnd(end, all), true);

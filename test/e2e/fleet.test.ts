@@ -74,9 +74,11 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
       for (const e of [c.from, c.to].filter((e) => e.nic === 2))
         expect(c.detail).toContain(`${e.host}/${e.iface}: no rule from ${e.ip}, table 942 empty`);
     const bad = cells.find((c) => c.from.host === 16 && c.from.nic === 2 && c.to.host === 34 && c.to.nic === 2)!;
+    // The fix names the run's inventory, as status's not-deployed line does: it runs from any directory.
     expect(bad.detail).toMatch(
-      /^[0-3]\/3 replies(, avg [\d.]+ ms)?( \([12] lost\))?(, through the wrong port)? — likely: 16\/ibs5f1: no rule from 172\.16\.16\.2, table 942 empty \(per-NIC routing not deployed: ibfleet deploy --hosts 16\); 34\/ib1: no rule from 172\.16\.34\.2, table 942 empty/,
+      /^[0-3]\/3 replies(, avg [\d.]+ ms)?( \([12] lost\))?(, through the wrong port)? — likely: 16\/ibs5f1: no rule from 172\.16\.16\.2, table 942 empty \(per-NIC routing not deployed: ibfleet deploy -i \S+ --hosts 16\); 34\/ib1: no rule from 172\.16\.34\.2, table 942 empty/,
     );
+    expect(bad.detail).toContain(`ibfleet deploy -i ${inv()} --hosts 16)`);
     expect(bad.reproduce).toBe('on cpuserver16: ping -n -c 3 -i 0.2 -W 1 -I 172.16.16.2 172.16.34.2');
   });
 

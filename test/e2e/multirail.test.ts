@@ -118,7 +118,7 @@ describe.skipIf(!IS_ROOT)('multi-rail GPU nodes: 3 hosts × 8 NICs, one per mana
     expect(rail1, plain.stdout).not.toBeNull();
     const failing = 378 + 6 - Number(rail1![1]);
     expect(plain.stdout).toContain(
-      `  - ${failing} cells: no per-NIC routing on 24 NICs — ibfleet deploy --hosts 16,34,40`,
+      `  - ${failing} cells: no per-NIC routing on 24 NICs — ibfleet deploy -i ${lab().inventoryPath} --hosts 16,34,40`,
     );
   });
 

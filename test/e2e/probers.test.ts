@@ -111,7 +111,9 @@ describe.skipIf(!IS_ROOT)('verify probers: python3, fping, ping on one lab (need
           host: 34,
           iface: c.to.iface,
           text: expect.stringMatching(
-            new RegExp(`the MAC of 34/${c.to.iface === 'ib0' ? 'ib1' : 'ib0'}: ARP flux .*ibfleet deploy --hosts 34`),
+            new RegExp(
+              `the MAC of 34/${c.to.iface === 'ib0' ? 'ib1' : 'ib0'}: ARP flux .*ibfleet deploy -i \\S+ --hosts 34`,
+            ),
           ),
         }),
       ]);

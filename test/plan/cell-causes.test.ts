@@ -142,7 +142,7 @@ describe("why a failed cell failed, from the hosts' own state", () => {
 
   it('the per-NIC routing missing at the source, traffic leaving through another NIC, no route at all', () => {
     expect(causesOf(cell(), { undeployed: true }, {})).toEqual([
-      '16/ib1: no rule from 172.16.16.2, table 942 empty (per-NIC routing not deployed: ibfleet deploy --hosts 16)',
+      '16/ib1: no rule from 172.16.16.2, table 942 empty (per-NIC routing not deployed: ibfleet deploy -i t.yaml --hosts 16)',
     ]);
     expect(causesOf(cell(), { routeGet2: { dev: 'ib0', text: '172.16.34.2 from 172.16.16.2 dev ib0' } }, {})).toEqual([
       '16/ib1: traffic from 172.16.16.2 leaves through ib0',
@@ -173,7 +173,7 @@ describe("why a failed cell failed, from the hosts' own state", () => {
     const causes = causesOf(cell(), { port2: '1: DOWN|3: Disabled' }, { undeployed: true });
     expect(causes).toEqual([
       '16/ib1: port mlx5_1/1 is DOWN (Disabled): the port is disabled: enable it (ibportstate … enable, or on the switch)',
-      '34/ib1: no rule from 172.16.34.2, table 942 empty (per-NIC routing not deployed: ibfleet deploy --hosts 34)',
+      '34/ib1: no rule from 172.16.34.2, table 942 empty (per-NIC routing not deployed: ibfleet deploy -i t.yaml --hosts 34)',
     ]);
     expect(
       explainFailure(

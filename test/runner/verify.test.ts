@@ -143,7 +143,7 @@ describe('verify (fake transport)', () => {
     const into = cells.find((c) => c.from.iface === 'ibs5f0' && c.to.iface === 'ib1')!;
     expect(into.ok).toBe(false);
     expect(into.detail).toContain(
-      '0/3 replies — likely: 16/ibs5f0: no rule from 172.16.16.1, table 941 empty (per-NIC routing not deployed: ibfleet deploy --hosts 16)',
+      '0/3 replies — likely: 16/ibs5f0: no rule from 172.16.16.1, table 941 empty (per-NIC routing not deployed: ibfleet deploy -i t.yaml --hosts 16)',
     );
     expect(into.detail).toContain('34/ib1: port mlx5_1/1 is DOWN (Polling)');
     // The same causes, typed, for the displays to fold cells by.

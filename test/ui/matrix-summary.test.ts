@@ -66,6 +66,10 @@ describe('failing cells by likely cause', () => {
     expect(formatCauseGroupText(groups[0]!)).toBe(
       '378 cells: no per-NIC routing on 24 NICs — ibfleet deploy --hosts 16,34,40',
     );
+    // With the run's inventory, as status's not-deployed line and each cell's cause say it: it runs from any directory.
+    expect(formatCauseGroupText(groups[0]!, '/run/ibfleet-lab/my lab/inventory.yaml')).toBe(
+      "378 cells: no per-NIC routing on 24 NICs — ibfleet deploy -i '/run/ibfleet-lab/my lab/inventory.yaml' --hosts 16,34,40",
+    );
   });
 
   it('a cause found at one end is said whole; kinds that explain more come first, cells nothing explains last', () => {
@@ -80,7 +84,7 @@ describe('failing cells by likely cause', () => {
       cell(ends[0]!, ends[20]!, false),
       cell(ends[0]!, ends[16]!, true),
     ];
-    expect(causeGroups(cells).map(formatCauseGroupText)).toEqual([
+    expect(causeGroups(cells).map((g) => formatCauseGroupText(g))).toEqual([
       '8 cells: 34/ibp1s0: port mlx5_2/1 is DOWN (Disabled)',
       "1 cell: nothing in the hosts' state explains it (each cell's detail says what its tool saw)",
     ]);

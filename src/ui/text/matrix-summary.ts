@@ -5,6 +5,7 @@
  * on the causes' kinds (vocabulary.ts, CellCause), never on their text. Pure.
  */
 import { foldHosts } from '../../inventory/select.js';
+import { deployCommand } from '../../plan/deploy-command.js';
 import type { CellCause, CellCauseKind, MatrixCell, MatrixStart } from '../../vocabulary.js';
 import { pluralize } from './format.js';
 import { sanitizeLine } from './sanitize.js';
@@ -121,9 +122,10 @@ export function causeGroups(cells: readonly Pick<MatrixCell, 'state' | 'causes'>
 /**
  * One line per group: a cause found at one end is said whole (`42 cells: 34/ibp75s0: port mlx5_2/1
  * is DOWN (Disabled)`); one found at many is named by its kind and where (`378 cells: no per-NIC
- * routing on 24 NICs — ibfleet deploy --hosts 16,34,40`).
+ * routing on 24 NICs — ibfleet deploy -i fleet.yaml --hosts 16,34,40`, `inventory` the run's, as a
+ * cell's own cause says it).
  */
-export function formatCauseGroupText(group: CauseGroup): string {
+export function formatCauseGroupText(group: CauseGroup, inventory?: string): string {
   const count = pluralize(group.cells, 'cell');
   if (group.kind === 'unexplained')
     return `${count}: nothing in the hosts' state explains ${group.cells === 1 ? 'it' : 'them'} (each cell's detail says what its tool saw)`;
@@ -131,7 +133,8 @@ export function formatCauseGroupText(group: CauseGroup): string {
   const hosts = foldHosts([...new Set(group.causes.map((c) => c.host))]);
   const nics = group.causes.filter((c) => c.iface !== undefined);
   // The fix names the hosts, so the NICs need not (the line stays within 80 columns).
-  const fix = group.kind === 'routing-missing' || group.kind === 'arp-flux' ? ` — ibfleet deploy --hosts ${hosts}` : '';
+  const fix =
+    group.kind === 'routing-missing' || group.kind === 'arp-flux' ? ` — ${deployCommand(hosts, inventory)}` : '';
   const where =
     nics.length === 0
       ? `hosts ${hosts}`

@@ -117,9 +117,9 @@ export function runLogMatrixHead(start: MatrixStart | undefined): string[] {
 }
 
 /** Under the cells: each rail's count and the failing cells folded by their likely cause. */
-export function runLogMatrixSummary(cells: readonly MatrixCell[]): string[] {
+export function runLogMatrixSummary(cells: readonly MatrixCell[], inventory?: string): string[] {
   const rails = formatRailsText(cells);
-  return [...(rails ? [rails] : []), ...causeGroups(cells).map((g) => `failing ${formatCauseGroupText(g)}`)];
+  return [...(rails ? [rails] : []), ...causeGroups(cells).map((g) => `failing ${formatCauseGroupText(g, inventory)}`)];
 }
 
 export function runLogEnd(end: RunEnd, matrix: readonly MatrixCell[] = end.cells): string[] {

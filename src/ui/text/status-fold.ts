@@ -6,7 +6,7 @@
  * and the run log. Every status display folds through here. Pure.
  */
 import type { HostResult } from '../../vocabulary.js';
-import { shellQuote } from '../../script/shell.js';
+import { deployCommand } from '../../plan/deploy-command.js';
 import { foldResults, type HostGroup } from './fold.js';
 
 /** What never-deployed hosts fold by; \u0000 keeps it apart from any reason a host sends. */
@@ -36,6 +36,5 @@ export function statusGroups<R extends StatusInput>(
 
 /** `not deployed — ibfleet deploy -i lab.yaml --hosts 60-62`. */
 export function notDeployedLine(hostSet: string, inventory: string | undefined): string {
-  const file = inventory === undefined ? '' : ` -i ${shellQuote(inventory)}`;
-  return `not deployed — ibfleet deploy${file} --hosts ${hostSet}`;
+  return `not deployed — ${deployCommand(hostSet, inventory)}`;
 }

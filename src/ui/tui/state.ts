@@ -73,7 +73,7 @@ export type StaticItem =
   | { readonly kind: 'header'; readonly key: string; readonly header: HeaderModel }
   | { readonly kind: 'host'; readonly key: string; readonly row: FinishedHost }
   | { readonly kind: 'groups'; readonly key: string; readonly groups: readonly HostGroup[]; readonly detailed: boolean }
-  | { readonly kind: 'matrix'; readonly key: string; readonly matrix: MatrixModel }
+  | { readonly kind: 'matrix'; readonly key: string; readonly matrix: MatrixModel; readonly inventory?: string }
   /** Text frozen after the outcomes: the dry-run plan folded across hosts (src/ui/text/plan.ts), status --diff's diffs. */
   | { readonly kind: 'plan'; readonly key: string; readonly lines: readonly string[] }
   /** Hosts that were still working when the run was interrupted, and where they were. */
@@ -313,7 +313,7 @@ function endRun(d: Draft, durationMs: number, interrupted: boolean, problems = 0
   }
   const matrix = d.pendingCells.length > 0 ? applyCells(d.matrix, d.pendingCells) : d.matrix;
   d.pendingCells = [];
-  if (matrix) d.staticItems.push({ kind: 'matrix', key: 'matrix', matrix });
+  if (matrix) d.staticItems.push({ kind: 'matrix', key: 'matrix', matrix, inventory: d.header?.inventory });
   // verify: what the hosts' ports say together, below the matrix.
   if (!reportsHostState(d.command) && d.pendingNotes) d.staticItems.push(d.pendingNotes);
   if (interrupted && d.running.size > 0)

@@ -68,7 +68,7 @@ function FrozenItem({ item, state, columns, rows }: FrozenItemProps) {
       );
     case 'matrix':
       // Frozen, the grid may be as tall as the screen (less the summary): then it can be read whole.
-      return <FinalMatrix matrix={item.matrix} columns={columns} rows={rows} />;
+      return <FinalMatrix matrix={item.matrix} inventory={item.inventory} columns={columns} rows={rows} />;
     case 'notes':
       return (
         <Box flexDirection="column">
@@ -99,14 +99,26 @@ function FrozenItem({ item, state, columns, rows }: FrozenItemProps) {
  */
 function FinalMatrix({
   matrix,
+  inventory,
   columns,
   rows,
 }: {
   readonly matrix: MatrixModel;
+  readonly inventory: string | undefined;
   readonly columns: number;
   readonly rows: number;
 }) {
   const view = chooseMatrixView(matrix, columns, Math.max(1, rows - 2));
-  const room = rows - view.height - 3 - causeLines(matrix).length; // the summary, the "… and N more" line, one to spare, the causes
-  return <VerifyMatrix matrix={matrix} view={view} final maxFailures={Math.max(3, Math.floor(room / 2))} />;
+  // The cause lines wrap (their deploy command ends with the hosts): count the rows they take.
+  const causeRows = causeLines(matrix, inventory).reduce((n, line) => n + Math.ceil((line.length + 2) / columns), 0);
+  const room = rows - view.height - 3 - causeRows; // the summary, the "… and N more" line, one to spare, the causes
+  return (
+    <VerifyMatrix
+      matrix={matrix}
+      view={view}
+      final
+      inventory={inventory}
+      maxFailures={Math.max(3, Math.floor(room / 2))}
+    />
+  );
 }

@@ -46,6 +46,8 @@ export interface VerifyMatrixProps {
    * with them, at least 3; the run log and --json have every one.
    */
   readonly maxFailures?: number;
+  /** The run's inventory, for the deploy command a cause line gives (`ibfleet deploy -i I --hosts …`). */
+  readonly inventory?: string;
 }
 
 /**
@@ -53,7 +55,7 @@ export interface VerifyMatrixProps {
  * too big for that grid gets the host×host grid (each cell the NIC pairs of two hosts), and one
  * too big for that a line of counts; the failing cells are listed under any of them.
  */
-export function VerifyMatrix({ matrix, view, final, maxFailures = MAX_LISTED_FAILURES }: VerifyMatrixProps) {
+export function VerifyMatrix({ matrix, view, final, maxFailures = MAX_LISTED_FAILURES, inventory }: VerifyMatrixProps) {
   const head = view.kind === 'counts' ? undefined : formatMatrixStartText(matrix.start);
   return (
     <Box flexDirection="column">
@@ -84,7 +86,7 @@ export function VerifyMatrix({ matrix, view, final, maxFailures = MAX_LISTED_FAI
       ) : (
         <Text wrap="truncate-end">{formatMatrixCountsText(matrix)}</Text>
       )}
-      {final ? <CellProblems matrix={matrix} max={maxFailures} /> : null}
+      {final ? <CellProblems matrix={matrix} max={maxFailures} inventory={inventory} /> : null}
     </Box>
   );
 }
@@ -203,12 +205,22 @@ export const MAX_LISTED_FAILURES = 20;
 export const MAX_CAUSE_LINES = 6;
 
 /** The failing cells folded by likely cause, shown when there are several failures (one is listed whole anyway). */
-export function causeLines(matrix: MatrixModel): string[] {
+export function causeLines(matrix: MatrixModel, inventory?: string): string[] {
   if (matrix.failures.length < 2) return [];
-  return causeGroups(matrix.failures).slice(0, MAX_CAUSE_LINES).map(formatCauseGroupText);
+  return causeGroups(matrix.failures)
+    .slice(0, MAX_CAUSE_LINES)
+    .map((g) => formatCauseGroupText(g, inventory));
 }
 
-function CellProblems({ matrix, max }: { readonly matrix: MatrixModel; readonly max: number }) {
+function CellProblems({
+  matrix,
+  max,
+  inventory,
+}: {
+  readonly matrix: MatrixModel;
+  readonly max: number;
+  readonly inventory: string | undefined;
+}) {
   const skipped = new Map<string, number>();
   for (const cell of matrix.skips) {
     const key = `${cell.method}: ${sanitizeLine(cell.detail)}`;
@@ -218,8 +230,8 @@ function CellProblems({ matrix, max }: { readonly matrix: MatrixModel; readonly 
   const unlisted = matrix.failures.length - listed.length;
   return (
     <Box flexDirection="column">
-      {causeLines(matrix).map((line) => (
-        <Text key={line} wrap="truncate-end">
+      {causeLines(matrix, inventory).map((line) => (
+        <Text key={line} wrap="wrap">
           <Styled tone="error">✗</Styled> {line}
         </Text>
       ))}
