@@ -12,6 +12,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec, labGid, labPort } from '../../src/lab/index.js';
 import { waitUntil } from '../../src/lab/processes.js';
+import { portDir } from '../../src/lab/rdma-emulation.js';
+import { sysfsLayer } from '../../src/lab/rdma.js';
+import { requireLab } from '../../src/lab/state.js';
 import type { NicFabric } from '../../src/vocabulary.js';
 import { CLI, ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
@@ -285,5 +288,50 @@ describe.skipIf(!IS_ROOT)('ready for the jobs: RoCE GIDs across the fleet, and i
     expect(jobsAt).toBeGreaterThan(rpingAt);
     expect(text.slice(jobsAt)).toContain("  on both:\n    export NCCL_IB_HCA='=mlx5_0:1,mlx5_1:1'\n");
     expect(text.slice(jobsAt)).toContain("    export NCCL_IB_GID_INDEX='3'\n");
+  });
+  it("a hostile GID table (a 2 MB entry, escape sequences in a type and the rate) neither stops status and env nor reaches the terminal raw; the NIC's RoCE v2 GID is still read", async () => {
+    const plan = await requireLab(LAB.name);
+    const port = join(
+      sysfsLayer(plan, 40),
+      portDir(
+        plan.hosts.find((h) => h.id === 40)!,
+        'ib1',
+      )!,
+    );
+    // Rewritten in place (the overlay shows a lower file's new content only so), as a hostile host's would read.
+    const put = (file: string, text: string) => writeFileSync(join(port, file), text, { flag: 'w' });
+    put('gids/6', 'a'.repeat(2 * 1024 * 1024));
+    put('gids/7', '0000:0000:0000:0000:0000:ffff:0a00:0001\n');
+    put('gid_attrs/types/7', 'RoCE v2\x1b]0;pwned\x07\x1b[31m\n');
+    put('rate', '\x1b[2J\x1b[31m56 Gb/sec (4X FDR)\n');
+    try {
+      const plain = await run('status', '--hosts', '40');
+      expect(plain.code).toBe(0);
+      expect(plain.stdout + plain.stderr).not.toContain('\x1b');
+      expect(plain.stdout).toMatch(/ib1 → mlx5_1\/1 ACTIVE LinkUp 56 Gb\/sec Ethernet RoCE v2 GID 3/);
+      // The long entry costs the host's probe seconds (the shell's read takes a byte at a time; a real sysfs file is 4 KiB at most): once is enough.
+      put('gids/6', '0000:0000:0000:0000:0000:0000:0000:0000\n');
+      const doc = json<StatusRun>(await run('status', '--hosts', '40', '--json'));
+      const ib1 = doc.hosts[0]!.fabric![1]!;
+      expect([ib1.roceV2Gid, ib1.gids!.map((g) => [g.index, g.type])]).toEqual([
+        3,
+        [
+          [0, 'IB/RoCE v1'],
+          [1, 'RoCE v2'],
+          [2, 'IB/RoCE v1'],
+          [3, 'RoCE v2'],
+          [7, ''],
+        ],
+      ]);
+      const env = await run('env', '--hosts', '40,41', '--for', 'nccl');
+      expect(env.code).toBe(0);
+      expect(env.stdout + env.stderr).not.toContain('\x1b');
+      expect(env.stdout).toContain("export NCCL_IB_GID_INDEX='3'");
+    } finally {
+      put('gids/6', '0000:0000:0000:0000:0000:0000:0000:0000\n');
+      put('gids/7', '0000:0000:0000:0000:0000:0000:0000:0000\n');
+      put('gid_attrs/types/7', '\n');
+      put('rate', '56 Gb/sec (4X FDR)\n');
+    }
   });
 });
