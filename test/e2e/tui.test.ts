@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labExec } from '../../src/lab/index.js';
-import { labPort } from '../../src/lab/rdma.js';
+import { labPort, labSm } from '../../src/lab/rdma.js';
 import { IS_ROOT, noteIfNotRoot, testLab, useLab } from '../lab/helpers.js';
-import { CLI } from '../helpers/cli.js';
+import { CLI, ibfleet, json } from '../helpers/cli.js';
 
 const LAB = testLab('e2e-tui');
 const NAME = LAB.name;
@@ -153,6 +153,26 @@ describe.skipIf(!IS_ROOT)('the TUI in a real terminal (tmux, lab hosts; needs ro
       expect(screen).not.toMatch(/^✗ (16|40) /m);
       expect(screen).toMatch(/^✓ ok .*16,40/m);
       expect(screen).toMatch(/verify finished in \d+\.\ds: 1 failed, 2 ok/);
+    } finally {
+      await labPort(NAME, 34, 'ib1', { state: 'active' });
+    }
+  });
+
+  it("status and verify with a port under another subnet manager (lab sm 34 ib1 2): the TUI says the fleet problem in status's and --json's words, naming host 34 NIC 2, counts it in the summary, exit 1", async () => {
+    await labSm(NAME, 34, 'ib1', 2);
+    try {
+      const words = json<{ problems: string[] }>(
+        await ibfleet(['-i', lab().inventoryPath, 'status', '--hosts', 'all', '--json']),
+      ).problems;
+      expect(words).toEqual([
+        expect.stringMatching(/^SM LID differs: host 34 NIC 2 \(ib1 → mlx5_1\/1\) sees SM LID 2/),
+      ]);
+      for (const command of ['status --hosts all', 'verify --hosts all --no-rping']) {
+        const { screen, exit } = await inTerminal(`node ${CLI} -i ${lab().inventoryPath} ${command}`, undefined, 60);
+        expect(exit, screen).toBe(1);
+        expect(screen.replace(/\s+/g, ' ')).toContain(`problem ${words[0]}`);
+        expect(screen).toMatch(/finished in \d+\.\ds: .*1 fleet problem/);
+      }
     } finally {
       await labPort(NAME, 34, 'ib1', { state: 'active' });
     }
