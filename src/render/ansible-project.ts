@@ -146,6 +146,15 @@ const DECIDED_ON_HOST: readonly string[] = STEPS.flatMap((s) =>
   (s.paths ?? []).filter((p) => s.decidedOnHost || p.decidedOnHost).map((p) => p.path),
 );
 
+/** The steps' programs the role runs before the routing (links': its NICs, decided on the host), with the host functions they call; empty: none. */
+function linksProgram(project: AnsibleExport, { host, manager }: AnsibleHost): string {
+  const programs = project.playbook.steps.flatMap(
+    ({ step }) => step.exportProgram?.(host, manager, project.playbook.name) ?? [],
+  );
+  if (programs.length > 1) throw new BugError('export ansible: one step may bring a program of its own, links');
+  return programs.length ? withHostFunctions(programs[0]!) : '';
+}
+
 /** The files a host gets, what of ibfleet's it must not have, and what systemd is told after. */
 function hostVars(project: AnsibleExport, entry: AnsibleHost, files: readonly RenderedFile[]): string {
   const { host, manager } = entry;
@@ -174,6 +183,7 @@ function hostVars(project: AnsibleExport, entry: AnsibleHost, files: readonly Re
     ],
     ibfleet_after_files_changed: after(written),
     ibfleet_after_files_unchanged: after([]),
+    ibfleet_links_program: linksProgram(project, entry),
   };
   return yaml(
     vars,

@@ -265,6 +265,12 @@ export interface Step {
    * (what it does is decided there, from the probe); undefined: the exported role does it.
    */
   exportRefusal?(host: Host): string | undefined;
+  /**
+   * The program the exported role runs on the host for this step, before the routing (a shell script
+   * whose host functions come with it): what the step decides there, from what the host shows, in
+   * place of deploy's probe. Undefined: the step has nothing of its own to run.
+   */
+  exportProgram?(host: Host, manager: Manager, playbook: string): string | undefined;
   /** Status over the selected hosts together (the fleet's ports compared). */
   fleet?(results: readonly HostResult[]): FleetPart;
 }

@@ -26,6 +26,10 @@ import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { LOCK_DIR, LOCK_PATH, ROUTES_DATA_PATH, ROUTING_SCRIPT_PATH } from '../../src/script/paths.js';
 import { expectShellcheckClean } from '../helpers/tools.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
+import { shellQuote } from '../../src/script/shell.js';
+import { profileName, profileUuid } from '../../src/steps/links/decide.js';
+import { renderLinksNetplan } from '../../src/steps/links/netplan.js';
+import { addCommand, keyfilePath, keyfileText } from '../../src/steps/links/networkmanager.js';
 import { filesOf, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
 
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -234,6 +238,55 @@ describe('the project export ansible writes', () => {
         ),
       ).toEqual([]);
     }
+  });
+
+  it("each host's links program gives a bare NIC what deploy gives it: ibfleet's profile by nmcli or keyfile, its netplan file", () => {
+    const program = (name: string) =>
+      (parse(byPath.get(`host_vars/${name}.yml`)!.content) as { ibfleet_links_program: string }).ibfleet_links_program;
+    const nm = program('cpuserver16');
+    const host16 = hostOf(seeds, 16);
+    const bare = (host: typeof host16, manager: 'networkmanager' | 'netplan', ipoib: boolean) =>
+      host.nics.map((nic) => ({
+        nic,
+        want: {},
+        ipoib,
+        addressElsewhere: false,
+        profile:
+          manager === 'networkmanager'
+            ? { uuid: profileUuid(host, nic.iface), name: profileName(nic.iface), existing: undefined, own: true }
+            : undefined,
+      }));
+    for (const ipoib of [true, false])
+      for (const m of bare(host16, 'networkmanager', ipoib)) {
+        expect(nm).toContain(addCommand(m));
+        expect(nm).toContain(`new_keyfile ${shellQuote(keyfilePath(m))} ${shellQuote(keyfileText(m))}`);
+        expect(nm).toContain(`nic ${m.nic.iface} networkmanager ${m.profile!.uuid} created`);
+      }
+    const host34 = hostOf(seeds, 34);
+    const netplan = program('memserver34');
+    expect(netplan).toContain(shellQuote(renderLinksNetplan(host34, playbook.name, bare(host34, 'netplan', false))));
+    // The functions it calls come with it, and only those: sh -c runs it alone.
+    for (const text of [nm, netplan]) {
+      expect(text).toMatch(/^lx_nic\(\) \{$/m);
+      expect(text).toMatch(/^tell\(\) \{$/m);
+      expect(text).not.toMatch(/^links_sys\(\) \{$/m);
+    }
+    expect(netplan).not.toMatch(/^lx_in_the_way_networkmanager\(\) \{$/m);
+  });
+
+  it('a playbook without links gives the role no links program', () => {
+    const text = readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8').replace(
+      /^ {2}- links\n/m,
+      '',
+    );
+    const without = loadPlaybook(text, 'without-links.yaml');
+    expect(without.steps.map((s) => s.step.name)).not.toContain('links');
+    const rendered = renderAnsibleProject({ ...project, playbook: without });
+    const vars = parse(rendered.find((f) => f.relative === 'host_vars/memserver34.yml')!.content) as Record<
+      string,
+      unknown
+    >;
+    expect(vars['ibfleet_links_program']).toBe('');
   });
 
   it("the route watcher is never in a host's ibfleet_absent: removing its file would leave it running, program gone", () => {

@@ -11,7 +11,7 @@ import type { Fleet, Host } from '../../src/inventory/model.js';
 import { MANAGERS } from '../../src/inventory/model.js';
 import { renderProbeScript } from '../../src/render/probe-script.js';
 import type { Playbook } from '../../src/playbook/playbook.js';
-import { HOST_FUNCTION_SOURCES } from '../../src/script/host-functions.js';
+import { HOST_FUNCTION_SOURCES, withHostFunctions } from '../../src/script/host-functions.js';
 import { HOST_TEMPLATES_DIR } from '../../src/script/host-templates-package.js';
 import { renderHook } from '../../src/steps/persist/hooks.js';
 import { ROUTES_PROGRAM_SOURCE } from '../../src/script/routes-program.js';
@@ -102,6 +102,12 @@ function scriptsOf(subject: Subject): { name: string; content: string }[] {
       if (hook) seen.set(`hook-${manager}`, hook.content);
     }
   }
+  // The program the exported Ansible role runs for the links step (src/steps/links/export.ts), with the functions it calls.
+  for (const { step } of subject.playbook.steps)
+    for (const manager of MANAGERS) {
+      const program = step.exportProgram?.(subject.host, manager, subject.playbook.name);
+      if (program) seen.set(`links-export-${manager}`, withHostFunctions(program));
+    }
   // The read-only probe, with its fabric section: for the inventory's names, and for every interface (onboard).
   seen.set('probe', renderProbeScript(subject.host, subject.fleet));
   seen.set('probe-every-interface', renderProbeScript(subject.host, subject.fleet, { everyInterface: true }));

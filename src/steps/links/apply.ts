@@ -35,7 +35,7 @@ export interface LinksMemo {
 }
 
 /** `command`: shell words, quoted where needed; `failed`: what was being done, for the message when it fails. */
-function told(command: string, done: string, failed: string): string {
+export function told(command: string, done: string, failed: string): string {
   return `tell ${shellQuote(done)} ${shellQuote(failed)} ${command}`;
 }
 
@@ -62,7 +62,7 @@ function nmLines(ctx: HostContext, touched: readonly ManagedNic[]): string[] {
   ];
 }
 
-function ifupdownLines(touched: readonly ManagedNic[]): string[] {
+export function ifupdownLines(touched: readonly ManagedNic[]): string[] {
   // Down first where it is up: ifup does nothing for an interface ifupdown thinks configured.
   return touched.flatMap((m) => [
     `[ "$status" -ne 0 ] || ifdown --force ${shellQuote(m.nic.iface)} >/dev/null 2>&1`,
@@ -75,7 +75,7 @@ function ifupdownLines(touched: readonly ManagedNic[]): string[] {
  * only the NICs the reload did not configure reconfigured (host/functions/links.sh netplan_reload;
  * networkd before 244, no reload: netplan apply), each command's failure in its own words.
  */
-function netplanLines(nics: readonly string[]): string[] {
+export function netplanLines(nics: readonly string[]): string[] {
   const quoted = nics.map(shellQuote).join(' ');
   return [
     "# netplan: ibfleet's file for the fabric NICs, regenerated and reloaded into systemd-networkd.",

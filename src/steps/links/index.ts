@@ -26,6 +26,7 @@ import type {
   StepModule,
 } from '../step.js';
 import { linksApply } from './apply.js';
+import { renderLinksExport } from './export.js';
 import {
   LINKS_NETPLAN_PATH,
   LINKS_STANZA_PATH,
@@ -210,14 +211,15 @@ function use(params: LinksParams): Step {
     status: (ctx) => ({ problems: partitionProblems(ctx, settingsFor(ctx.host, params)) }),
     apply: (ctx, input) => apply(ctx, params, input),
     exportRefusal: (host) => exportRefusal(host, params),
+    exportProgram: (host, manager, playbook) => renderLinksExport(host, manager, playbook),
   };
 }
 
 /**
- * The exported role carries links only as far as it does nothing: each NIC already carries its
- * address (the routing script's --preflight fails the host otherwise, nothing changed). Whatever
- * more is asked — a mode, an MTU, a partition, a RoCE mode — is decided per NIC from the probe
- * (which NICs differ, the profile bound to one, what the HCA can take), which the export has not.
+ * The exported role carries links for the address alone (export.ts: its program adds ibfleet's
+ * configuration to each bare NIC, decided on the host). Whatever more is asked — a mode, an MTU, a
+ * partition, a RoCE mode — depends per NIC on what the HCA can take and on the profile or file bound
+ * to it, which deploy weighs from its probe and the program does not: refused at export, naming it.
  */
 function exportRefusal(host: Host, params: LinksParams): string | undefined {
   const settings = settingsFor(host, params);
@@ -225,7 +227,7 @@ function exportRefusal(host: Host, params: LinksParams): string | undefined {
     .filter((k) => settings[k] !== undefined)
     .map((k) => `${k} ${settings[k]}`);
   if (asked.length === 0) return undefined;
-  return `step links asks ${host.name} for ${asked.join(', ')} (the playbook's or the inventory's links:): which NICs get it, through which profile or file, and whether the HCA can take it, deploy decides from each host's probe, which an exported project does not have; deploy it with ibfleet deploy, or export a playbook whose links asks only for the address`;
+  return `step links asks ${host.name} for ${asked.join(', ')} (the playbook's or the inventory's links:): which NICs get it, through which profile or file, and whether the HCA can take it, deploy decides from each host's probe, which an exported project does not have; deploy it with ibfleet deploy, or export a playbook whose links asks only for the address (the role gives each bare NIC its address)`;
 }
 
 export const links: StepModule<LinksParams> = {

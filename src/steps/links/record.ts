@@ -46,7 +46,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** What a property value may be in the record: nmcli's words for methods, addresses, MTUs and modes. */
 const VALUE = /^[A-Za-z0-9./:_-]*$/;
 
-function entryWords(e: RecordEntry): string {
+/** An entry's words but the link's state before (the record's line without link-mtu= and link=down). */
+export function entryWords(e: RecordEntry): string {
   if (e.manager !== 'networkmanager') return `nic ${e.iface} ${e.manager}`;
   if (e.before === 'created') return `nic ${e.iface} networkmanager ${e.uuid} created`;
   const b = e.before;
