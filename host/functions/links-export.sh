@@ -63,7 +63,9 @@ lx_in_the_way_networkmanager() {
 		lx_ifname=$(nmcli -e no -g connection.interface-name connection show uuid "$lx_uuid" 2>/dev/null)
 		lx_mac=$(nmcli -e no -g "$lx_type.mac-address" connection show uuid "$lx_uuid" 2>/dev/null | tr 'A-F' 'a-f')
 		if [ "$lx_ifname" = "$1" ] || { [ -z "$lx_ifname" ] && { [ -z "$lx_mac" ] || [ "$lx_mac" = "$lx_hw" ]; }; }; then
-			lx_refuse "$1: connection profile $lx_uuid ($lx_file) applies to it; the exported role adds only ibfleet's own profile: deploy this host with ibfleet deploy, which changes that one"
+			# The uuid and file name are the host's text: one line of printable characters in the message.
+			lx_said=$(printf '%s (%s)' "$lx_uuid" "$lx_file" | tr -c '[:print:]' '?')
+			lx_refuse "$1: connection profile $lx_said applies to it; the exported role adds only ibfleet's own profile: deploy this host with ibfleet deploy, which changes that one"
 		fi
 	done <<IBFLEET_PROFILES
 $lx_profiles

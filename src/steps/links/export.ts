@@ -52,7 +52,7 @@ function nmPart(host: Host): { apply: string[]; putBack: string[] } {
     return [
       `# ${nic.iface}: connection profile ${profileName(nic.iface)}`,
       `if ${isIn(nic.iface, 'lx_new')}; then`,
-      `\tif [ "$(cat /sys/class/net/${nic.iface}/type 2>/dev/null)" = 32 ]; then`,
+      `\tif [ "$(cat ${q(`/sys/class/net/${nic.iface}/type`)} 2>/dev/null)" = 32 ]; then`,
       '\t\tif lx_nm_keyfile; then',
       ...indent(variant(true, true), 3),
       '\t\telse',
