@@ -53,7 +53,9 @@ lx_nic() {
 # apply to it (bound to its name, to its hardware address, or to neither: any NIC of its type).
 # Deploy would change such a profile; the role adds only ibfleet's own.
 lx_in_the_way_networkmanager() {
-	if ! lx_profiles=$(nmcli -e no -t -f UUID,TYPE,FILENAME connection show 2>/dev/null); then
+	# nmcli before 1.12 has no FILENAME column: there every profile counts as one kept on disk.
+	if ! lx_profiles=$(nmcli -e no -t -f UUID,TYPE,FILENAME connection show 2>/dev/null) &&
+		! lx_profiles=$(nmcli -e no -t -f UUID,TYPE connection show 2>/dev/null); then
 		lx_refuse "$1: NetworkManager did not answer nmcli, and ibfleet configures $1 through it; start NetworkManager"
 		return 0
 	fi
