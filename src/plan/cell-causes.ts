@@ -34,10 +34,7 @@ function endCauses(
   const causes: CellCause[] = [];
   const link = facts.links.get(nic.iface);
   if (!link) return [cause('no-interface', `${at} does not exist`)];
-  if (!link.up)
-    causes.push(
-      cause('link-down', `${at} is down: bring it up (ip link set ${end.iface} up, or through its network manager)`),
-    );
+  if (!link.up) causes.push(cause('link-down', linkDown(fleet, end, nic, facts)));
   const fabric = fleet.fabric.rdma && facts.rdma ? nicFabric(nic, facts) : undefined;
   // Ping needs no RDMA device; an rping cell cannot work without one.
   if (fabric?.device === null && cell.method === 'rping') causes.push(cause('no-rdma', `${at} has no RDMA device`));
@@ -80,6 +77,18 @@ function endCauses(
       causes.push(cause('other-nic', `${at}: traffic from ${nic.address} leaves through ${got.dev}`));
   }
   return causes;
+}
+
+/**
+ * A NIC that is down: on a host as it arrives (the NIC without its address, no file of ibfleet's)
+ * the fix is the deploy, whose links step configures it — not bringing it up by hand.
+ */
+function linkDown(fleet: Fleet, end: CellEnd, nic: Nic, facts: HostFacts): string {
+  const at = `${end.host}/${end.iface}`;
+  const addressed = facts.addresses.some((a) => a.iface === nic.iface && a.address === nic.address);
+  if (!addressed && !facts.files.has(SYSCTL_PATH))
+    return `${at} is down, without its address: not deployed yet (${deployCommand(String(end.host), fleet.file)} configures it)`;
+  return `${at} is down: bring it up (ip link set ${end.iface} up, or through its network manager)`;
 }
 
 /** The likely causes of a failed cell, source end first; empty when nothing found explains it. */

@@ -98,6 +98,16 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
     expect(text.stdout.split('\n').filter((l) => /^\d/.test(l))).toEqual([
       `60-64: not deployed — ibfleet deploy -i ${lab().inventoryPath} --hosts 60-64`,
     ]);
+    // verify says the same of a fresh host's NICs that are down: deploy them, not `ip link set … up`.
+    const verified = json<JsonRun>(await run('verify', '--hosts', 'all', '--no-rping', '--json'));
+    const causes = verified.matrix!.flatMap((c) => c.causes ?? []);
+    expect(causes.filter((c) => c.text.includes('bring it up'))).toEqual([]);
+    const down = causes.filter((c) => c.kind === 'link-down');
+    expect(down.length).toBeGreaterThan(0);
+    for (const c of down)
+      expect(c.text).toBe(
+        `${c.host}/${c.iface} is down, without its address: not deployed yet (ibfleet deploy -i ${lab().inventoryPath} --hosts ${c.host} configures it)`,
+      );
   });
 
   it('a playbook without links refuses them, as before, and changes nothing', async () => {

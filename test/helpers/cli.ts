@@ -74,6 +74,8 @@ export interface JsonRun {
     method: string;
     detail: string;
     reproduce: string;
+    /** A failed or not-run cell's likely causes (docs/commands.md). */
+    causes?: { kind: string; host: number; iface?: string; text: string }[];
   }[];
 }
 

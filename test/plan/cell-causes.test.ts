@@ -32,6 +32,8 @@ interface Shape {
   readonly noDevice?: boolean;
   /** Without the per-NIC rules and tables. */
   readonly undeployed?: boolean;
+  /** As the machine arrived: its NICs without their addresses (and, as every host here, no file of ibfleet's). */
+  readonly fresh?: boolean;
   /** What `ip route get` from NIC 2's address says. */
   readonly routeGet2?: { dev: string | undefined; text: string };
 }
@@ -60,6 +62,7 @@ function facts(id: number, shape: Shape = {}): HostFacts {
   });
   return {
     ...parseProbe('@@ibfleet probe 3\n@@ibfleet end\n'),
+    addresses: shape.fresh ? [] : host.nics.map((n) => ({ iface: n.iface, address: n.address, prefixLength: 16 })),
     links: new Map(
       host.nics.map((n) => [
         n.iface,
@@ -135,6 +138,13 @@ describe("why a failed cell failed, from the hosts' own state", () => {
       what: 'the interface down (the down port it takes along is the same story)',
       to: { flags: { ib1: 'BROADCAST,MULTICAST' } },
       want: ['34/ib1 is down: bring it up (ip link set ib1 up, or through its network manager)'],
+    },
+    {
+      what: 'the interface down on a host as it arrives: the deploy is the fix, not bringing it up by hand',
+      to: { flags: { ib1: 'BROADCAST,MULTICAST' }, fresh: true, undeployed: true },
+      want: [
+        '34/ib1 is down, without its address: not deployed yet (ibfleet deploy -i t.yaml --hosts 34 configures it)',
+      ],
     },
   ])('$what', ({ to, want }) => {
     expect(causesOf(cell(), {}, to)).toEqual(want);
