@@ -135,15 +135,11 @@ function writeFiles(files: readonly RenderedFile[], validations: NonNullable<App
     validations.filter((v) => v.path === f.path).forEach((v) => lines.push(...v.lines(staged[i]!))),
   );
   lines.push(`[ "$status" -ne 0 ] || keep ${files.map((f) => shellQuote(f.path)).join(' ')} || status=1`);
-  // -T: a directory at the path (the plan refuses one the probe saw) fails the rename, where plain
-  // mv would move the file into it and report success.
-  lines.push('if [ "$status" -eq 0 ]; then');
-  files.forEach((f, i) =>
-    lines.push(
-      `\tif mv -fT ${staged[i]} ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: wrote ${f.path}`)}; else status=1; fi`,
-    ),
+  // As mv -fT (host/sent/change.sh): a directory at the path (the plan refuses one the probe saw)
+  // fails the rename, where plain mv would move the file into it and report success.
+  lines.push(
+    `[ "$status" -ne 0 ] || rename_staged ${files.map((f, i) => `${staged[i]} ${shellQuote(f.path)}`).join(' ')} || status=1`,
   );
-  lines.push('fi');
   lines.push(`[ "$status" -eq 0 ] || rm -f ${staged.join(' ')}`);
   return lines;
 }

@@ -84,9 +84,11 @@ describe('deploy on one host (fake transport)', () => {
     expect(apply).toContain("printf '%s' '#!/bin/sh");
     expect(apply).toContain("' >/etc/ibfleet/.ibfleet-routes.ibfleet-new.$$ || status=1");
     expect(apply).toContain("' >/etc/networkd-dispatcher/.routable.d.50-ibfleet-routes.ibfleet-new.$$ || status=1");
+    // Every staged file renamed by one call (one process on a host with perl; host/sent/change.sh).
     expect(apply).toContain(
-      'mv -fT /etc/networkd-dispatcher/.routable.d.50-ibfleet-routes.ibfleet-new.$$ /etc/networkd-dispatcher/routable.d/50-ibfleet-routes',
+      ' /etc/networkd-dispatcher/.routable.d.50-ibfleet-routes.ibfleet-new.$$ /etc/networkd-dispatcher/routable.d/50-ibfleet-routes',
     );
+    expect(apply.match(/^\[ "\$status" -ne 0 \] \|\| rename_staged /gm)).toHaveLength(1);
   });
 
   it('changes nothing when everything is in place: one probe, reported unchanged, and its shell gets no second script', async () => {

@@ -246,7 +246,7 @@ network:
     expect(fileOf(plan, LINKS_STANZA_PATH)).toContain('auto ib0\niface ib0 inet static\n\taddress 172.16.62.1/16\n');
     const script = renderApplyScript(host(62), fleet, plan);
     expect(script.indexOf("tell 'ib0: ifup' 'ib0: ifup' ifup ib0")).toBeGreaterThan(
-      script.indexOf(`mv -fT /etc/network/interfaces.d/.ibfleet-links.ibfleet-new.$$ ${LINKS_STANZA_PATH}`),
+      script.indexOf(`/etc/network/interfaces.d/.ibfleet-links.ibfleet-new.$$ ${LINKS_STANZA_PATH}`),
     );
     // ifup runs if-up.d, ibfleet's hook among them: nothing holds the routing lock its script takes.
     const lock = script.indexOf(TAKE_ROUTING_LOCK);
