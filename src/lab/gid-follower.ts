@@ -8,8 +8,10 @@
  * and, for the NIC an event names, empties the IPv4-mapped entries whose address is gone and gives a
  * new address's v1 and v2 entries the first free slots. So a fresh host's table gains its GIDs when
  * deploy gives the NIC its address, and a second address (or one removed by hand) shows in the
- * table as on a real host. The link-local pair and entries `lab gid` put there stay. It forks
- * nothing while idle. Pure: the text of the program.
+ * table as on a real host. The link-local pair and entries `lab gid` put there stay until the next
+ * boot, which starts the table anew as the kernel does: the link-local pair, then the addresses as
+ * they come (so `lab reboot` forgets a reordered table). It forks nothing while idle. Pure: the text
+ * of the program.
  */
 import { shellQuote } from '../script/shell.js';
 import { HOST_BOOT_DIR } from './manager-boot.js';
@@ -65,6 +67,18 @@ follow() {
 		done
 	done
 }
+
+# boot IFACE: the table as the kernel makes it at boot, before any address: the link-local pair alone
+# (what an earlier boot, \`lab gid\` or a flap left is gone with the old kernel).
+boot() {
+	local dir=\${port[$1]} i g
+	for ((i = 0; i < slots; i++)); do
+		read -r g <"$dir/gids/$i" || continue
+		[[ $g == fe80:0000:0000:0000:* || $g == "$zero" ]] || put "$dir" "$i" "$zero" '' ''
+	done
+}
+
+for iface in "\${!port[@]}"; do boot "$iface"; done
 
 # Every address event names its interface ("4: ib0    inet …", "Deleted 4: ib0 …"); "sync" is the first read.
 {
