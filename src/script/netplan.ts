@@ -32,8 +32,9 @@ export function renderNetplanCheck(staged: string, path: string): string[] {
     '\t\t\tfor f in "/$d/netplan/"*.yaml; do [ -f "$f" ] && cp -p "$f" "$check/$d/netplan/"; done',
     '\t\tdone',
     `\t\tcp -p ${staged} "$check/etc/netplan/${name}" || status=1`,
-    `\t\tif [ "$status" -eq 0 ] && ! netplan generate --root-dir "$check" 2>&1; then`,
-    `\t\t\techo ${shellQuote(`ibfleet: netplan generate refuses ${path} together with this host's netplan files; nothing was changed`)} >&2`,
+    // netplan's own words on one line, as a manager's failing command is quoted (links.sh tell).
+    `\t\tif [ "$status" -eq 0 ] && ! check_out=$(netplan generate --root-dir "$check" 2>&1); then`,
+    `\t\t\tprintf 'ibfleet: %s failed; nothing was changed: %s\\n' ${shellQuote(`netplan generate with ${path} among this host's netplan files`)} "$(printf '%s' "$check_out" | tr -s '\\n\\t' '  ')" >&2`,
     '\t\t\tstatus=1',
     '\t\tfi',
     '\t\trm -rf "$check"',

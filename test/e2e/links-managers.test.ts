@@ -244,6 +244,32 @@ describe.skipIf(!IS_ROOT)("links: the managers' own configuration of a fresh NIC
     }
   });
 
+  it("a host netplan file that netplan generate rejects: the host fails at once in netplan's words, not in its restore's, which fails on that file again; nothing changed (issue 29)", async () => {
+    const state = () =>
+      sh(
+        72,
+        "ip -o link show | grep -oE ' ib[01]: <[^>]*>' | sort; ip -4 -o addr show | grep -E ' ib[01] '; ls /etc/netplan",
+      );
+    await sh(
+      72,
+      "printf 'network:\\n  version: 2\\n  ethernets:\\n    mgmt9:\\n      addresses: [notanaddress]\\n' >/etc/netplan/02-bad.yaml && chmod 600 /etc/netplan/02-bad.yaml",
+    );
+    try {
+      const before = await state();
+      const result = await run('deploy', '--hosts', '72', '--json');
+      expect(result.code).toBe(1);
+      const error = json(result).hosts[0]!.error ?? '';
+      // Before: "… failed (exit 1): ibfleet: netplan generate failed; …", the restore's line.
+      expect(error).toMatch(
+        /^apply: applying the change failed \(exit 1\): ibfleet: netplan generate with \/etc\/netplan\/50-ibfleet-links\.yaml among this host's netplan files failed; nothing was changed: .*\/etc\/netplan\/02-bad\.yaml:5:\d+: Error in network definition: .*notanaddress/,
+      );
+      expect(error).not.toContain('ibfleet: netplan generate failed');
+      expect(await state()).toBe(before);
+    } finally {
+      await sh(72, 'rm -f /etc/netplan/02-bad.yaml');
+    }
+  });
+
   it('NetworkManager 1.30 (bullseye) and 1.52 (trixie), from fresh: the profiles under the uuids ibfleet derives, status ok, a boot, the matrix, rollback fresh', async () => {
     expect(await sh(73, 'nmcli --version')).toMatch(/version 1\.30\./);
     expect(await sh(74, 'nmcli --version')).toMatch(/version 1\.52\./);

@@ -219,7 +219,7 @@ network:
       addresses: [172.16.60.2/16]
 `);
     const script = renderApplyScript(host(60), fleet, plan);
-    expect(script).toContain(`netplan generate refuses ${LINKS_NETPLAN_PATH} together with this host`);
+    expect(script).toContain(`netplan generate with ${LINKS_NETPLAN_PATH} among this host`);
     expect(managerLines(plan)).toContain("tell 'netplan generate' 'netplan generate' netplan generate\n");
     // Reloaded; reconfigured only where the reload did not configure a NIC (host/functions/links.sh).
     expect(managerLines(plan)).toContain('elif netplan_reload ib0 ib1; then :\n');
