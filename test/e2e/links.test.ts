@@ -98,6 +98,7 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
     expect(text.stdout.split('\n').filter((l) => /^\d/.test(l))).toEqual([
       `60-64: not deployed — ibfleet deploy -i ${lab().inventoryPath} --hosts 60-64`,
     ]);
+    expect(text.stdout).toMatch(/^summary: 5 not deployed · /m);
     // verify says the same of a fresh host's NICs that are down: deploy them, not `ip link set … up`.
     const verified = json<JsonRun>(await run('verify', '--hosts', 'all', '--no-rping', '--json'));
     const causes = verified.matrix!.flatMap((c) => c.causes ?? []);

@@ -188,6 +188,20 @@ describe('plain output and the TUI use one text layer', () => {
       ['60-62', 'drift', "not deployed — ibfleet deploy -i '/run/lab x/inventory.yaml' --hosts 60-62"],
       ['16', 'ok', ''],
     ]);
+    // The summary counts them as their line names them, not as `4 drift`.
+    expect(text()).toMatch(/^summary: 1 drift, 3 not deployed, 1 ok · /m);
+    const ended = fold(
+      [
+        start(
+          'status',
+          results.map((r) => r.host),
+          { inventory: '/run/lab x/inventory.yaml' },
+        ),
+        { type: 'runEnd' as const, event: end(results) },
+      ],
+      { command: 'status' },
+    );
+    expect(formatSummary(ended, T0).text).toMatch(/^status finished in \S+: 1 drift, 3 not deployed, 1 ok$/);
   });
 
   it("the header line: the same words as the TUI's", () => {

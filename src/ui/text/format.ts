@@ -33,13 +33,27 @@ export function countStatuses(results: readonly Pick<HostResult, 'status'>[]): M
 }
 
 /** `1 failed, 3 changed`: in STATUS_ORDER. */
-export function formatCounts(results: readonly Pick<HostResult, 'status'>[]): string {
+export function formatCounts(results: readonly Pick<HostResult, 'status' | 'notDeployed'>[]): string {
   const counts = countStatuses(results);
-  return (
-    STATUS_ORDER.filter((s) => counts.has(s))
-      .map((s) => `${counts.get(s)} ${s}`)
-      .join(', ') || 'no hosts'
-  );
+  return countWords(counts, notDeployedCount(results)).join(', ') || 'no hosts';
+}
+
+/** Hosts whose drift is that ibfleet never deployed them (status folds them into one `not deployed` line). */
+export function notDeployedCount(results: readonly Pick<HostResult, 'status' | 'notDeployed'>[]): number {
+  return results.filter((r) => r.status === 'drift' && r.notDeployed === true).length;
+}
+
+/**
+ * `2 drift, 3 not deployed, 1 ok`: each status's count in STATUS_ORDER, the never-deployed hosts
+ * counted apart from the drift — the word their line says, so the summary does not read `5 drift`
+ * under `60-64: not deployed`. --json keeps their status `drift` (with `notDeployed: true`).
+ */
+export function countWords(counts: ReadonlyMap<HostStatus, number>, notDeployed = 0): string[] {
+  return STATUS_ORDER.flatMap((s) => {
+    const n = (counts.get(s) ?? 0) - (s === 'drift' ? notDeployed : 0);
+    const words = n > 0 ? [`${n} ${s}`] : [];
+    return s === 'drift' && notDeployed > 0 ? [...words, `${notDeployed} not deployed`] : words;
+  });
 }
 
 export function pluralize(count: number, one: string, many = `${one}s`): string {

@@ -14,6 +14,8 @@ import {
   STAGE_NOTES,
   stageLabel,
   STATUS_ORDER,
+  countWords,
+  notDeployedCount,
 } from '../text/format.js';
 import { runHeadingParts } from '../text/header.js';
 import { MANAGER_WIDTH, STATUS_LOOK, STATUS_WIDTH, type Tone } from './format.js';
@@ -180,7 +182,10 @@ export interface SummaryText {
  */
 export function formatSummary(state: RunState, now: number): SummaryText {
   if (!state.header) return { symbol: '·', ok: undefined, text: `${state.command}: starting` };
-  const counts = STATUS_ORDER.filter((s) => state.counts[s] > 0).map((s) => `${state.counts[s]} ${s}`);
+  const counts = countWords(
+    new Map(STATUS_ORDER.map((s) => [s, state.counts[s]])),
+    state.end ? notDeployedCount(state.results) : 0,
+  );
   const cells = state.matrix ? [`cells ${formatCellCounts(state.matrix)}`] : [];
   if (!state.end) {
     const live = [...counts];
