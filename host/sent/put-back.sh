@@ -5,11 +5,13 @@
 # put_back PATH MODE SHA256: the file as it was, from the copy the change kept; staged one
 # directory up (outside any dispatcher's directory) and renamed into place. A symbolic link was
 # kept as the link (the probe hashed what it points to): the link goes back, and nothing is
-# chmod-ed through one — chmod follows a link to its target. The admin's link back in place, the
-# record kept for rollback (keep) goes.
+# chmod-ed through one — chmod follows a link to its target. Once the path is as it was, its copies
+# go (forget_copies): an admin's link left recorded under $REPLACED would come back at a later
+# rollback over whatever the admin put there since; a first deploy that failed leaves nothing.
 put_back() {
 	if sum=$(sha256sum <"$1" 2>/dev/null) && [ "${sum%% *}" = "$3" ]; then
-		[ -L "$1" ] || chmod "$2" "$1"
+		if [ ! -L "$1" ]; then chmod "$2" "$1" || return 1; fi
+		forget_copies "$1"
 		return
 	fi
 	kept="$PREVIOUS$1"
@@ -22,10 +24,18 @@ put_back() {
 	staged="${dir%/*}/.${1##*/}.ibfleet-restore.$$"
 	rm -f "$staged"
 	if [ -L "$kept" ]; then
-		cp -P "$kept" "$staged" && mv -fT "$staged" "$1" && rm -f "$REPLACED$1"
+		cp -P "$kept" "$staged" && mv -fT "$staged" "$1"
 	else
 		cp -p "$kept" "$staged" && chmod "$2" "$staged" && mv -fT "$staged" "$1"
 	fi || { rm -f "$staged"; return 1; }
 	echo "ibfleet: restored $1"
-	return 0
+	forget_copies "$1"
+}
+
+# forget_copies PATH: the copy a change kept of PATH, now back as it was, removed; and where PATH is
+# the admin's link again, its record for rollback too (a file there is ibfleet's own, from an earlier
+# deploy, and the record of the link that deploy replaced stays for rollback).
+forget_copies() {
+	rm -f "$PREVIOUS$1" || return 1
+	[ ! -L "$1" ] || rm -f "$REPLACED$1"
 }

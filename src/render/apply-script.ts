@@ -264,22 +264,31 @@ export function renderRollbackScript(
   );
 }
 
+const parent = (p: string) => p.replace(/\/[^/]+$/, '');
+
+/**
+ * The directories the copies a change keeps live in (change.sh keep), deepest first, PREVIOUS_DIR
+ * and REPLACED_DIR last: rmdir-ed in this order, each goes only if empty.
+ */
+export function keptDirectories(): string[] {
+  const dirs = new Set<string>();
+  for (const kept of [PREVIOUS_DIR, REPLACED_DIR])
+    for (const path of OWNED_PATHS)
+      for (let d = parent(path); d !== '' && d !== '/'; d = parent(d)) dirs.add(`${kept}${d}`);
+  const deepestFirst = [...dirs].sort((a, b) => b.split('/').length - a.split('/').length || comparePaths(a, b));
+  return [...deepestFirst, PREVIOUS_DIR, REPLACED_DIR];
+}
+
 /**
  * Rollback leaves nothing of ibfleet's: the last versions it kept of its own files go, then the
  * directories under PREVIOUS_DIR and /etc/ibfleet itself, each only if empty — a file someone else
  * put there keeps its directory.
  */
 function forgetKept(): string[] {
-  const parent = (p: string) => p.replace(/\/[^/]+$/, '');
-  const dirs = new Set<string>();
-  for (const kept of [PREVIOUS_DIR, REPLACED_DIR])
-    for (const path of OWNED_PATHS)
-      for (let d = parent(path); d !== '' && d !== '/'; d = parent(d)) dirs.add(`${kept}${d}`);
-  const deepestFirst = [...dirs].sort((a, b) => b.split('/').length - a.split('/').length || comparePaths(a, b));
   const keptCopies = OWNED_PATHS.flatMap((p) => [`${PREVIOUS_DIR}${p}`, `${REPLACED_DIR}${p}`]);
   return [
     "# Nothing of ibfleet's stays: the versions it kept of its own files, then its directories if empty.",
     `rm -f ${keptCopies.map(shellQuote).join(' ')} || status=1`,
-    `rmdir ${[...deepestFirst, PREVIOUS_DIR, REPLACED_DIR, parent(ROUTING_SCRIPT_PATH)].map(shellQuote).join(' ')} 2>/dev/null`,
+    `rmdir ${[...keptDirectories(), parent(ROUTING_SCRIPT_PATH)].map(shellQuote).join(' ')} 2>/dev/null`,
   ];
 }

@@ -12,7 +12,7 @@ import { hostScript } from '../script/host-functions.js';
 import { sentShell } from '../script/sent-shell.js';
 import { shellQuote } from '../script/shell.js';
 import type { UndoLines } from '../steps/step.js';
-import { afterProbe, finishLine, renderPrelude } from './apply-script.js';
+import { afterProbe, finishLine, keptDirectories, renderPrelude } from './apply-script.js';
 import { TAKE_ROUTING_LOCK } from './routing-lock.js';
 
 export interface RestoreSpec {
@@ -53,7 +53,9 @@ export function restoreLines(spec: RestoreSpec, createdDirs: 'spec' | 'shell' = 
   // routing script; it holds a lock on itself, held here until the state is read, so it runs after
   // and finds nothing to change.
   lines.push(TAKE_ROUTING_LOCK, ...part('manager'), ...part('kernel'));
-  // Deepest first; one that is not empty (someone else's files) stays.
+  // put_back removed the copies of what it put back: a first deploy that failed leaves no directory
+  // of them either (nor, below, /etc/ibfleet). Deepest first; one that is not empty stays.
+  lines.push(`rmdir ${keptDirectories().map(shellQuote).join(' ')} 2>/dev/null`);
   if (createdDirs === 'shell')
     lines.push(
       '# $created: the directories the change made, deepest first, one word each.',

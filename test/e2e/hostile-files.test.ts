@@ -110,6 +110,33 @@ describe.skipIf(!IS_ROOT)('hostile hosts, round three (needs root)', () => {
       expect(await what(42, SYSCTL_PATH)).toBe(`link ${SITE}`);
       await sh(42, `rm -f ${SYSCTL_PATH} ${SITE}`);
     });
+
+    it("a first deploy that fails over the link puts it back and leaves nothing of ibfleet's; after the admin's file, a deploy and a rollback bring no old link back (issue 29)", async () => {
+      await plantSiteLink(42);
+      // The routing script cannot read ib1's sysctl: the change fails after its files are in place.
+      const ACCEPT_LOCAL = '/proc/sys/net/ipv4/conf/ib1/accept_local';
+      await sh(42, `mount --bind /dev/null ${ACCEPT_LOCAL}`);
+      try {
+        const failed = await ibfleet(['-i', inv(), 'deploy', '--hosts', '42', '--json']);
+        expect(json(failed).hosts[0]!.error, failed.stdout).toMatch(
+          /rolled back: the host is as it was before this deploy/,
+        );
+      } finally {
+        await sh(42, `umount ${ACCEPT_LOCAL}`);
+      }
+      expect(await what(42, SYSCTL_PATH)).toBe(`link ${SITE}`);
+      // Nothing of ibfleet's where there was nothing before: no copy of the link, no directory.
+      expect(await sh(42, 'find /etc/ibfleet 2>&1; true')).toMatch(/No such file or directory/);
+      // The admin replaces the link with a file of its own; a deploy and a rollback leave no link.
+      await sh(42, `rm -f ${SYSCTL_PATH} && echo 'net.ipv4.conf.all.arp_ignore = 2' >${SYSCTL_PATH}`);
+      expect(json(await ibfleet(['-i', inv(), 'deploy', '--hosts', '42', '--json'])).hosts[0]!.status).toBe('changed');
+      const rollback = await ibfleet(['-i', inv(), 'rollback', '--hosts', '42', '--json']);
+      expect(json(rollback).hosts[0]!.status, rollback.stdout).toBe('changed');
+      // The file was there when ibfleet wrote its own over it: rollback takes it as ibfleet's (not the old link back).
+      expect(await what(42, SYSCTL_PATH)).toBe('none');
+      expect(await sh(42, 'ls -A /etc/ibfleet 2>&1; true')).toMatch(/No such file or directory/);
+      await sh(42, `rm -f ${SYSCTL_PATH} ${SITE}`);
+    });
   });
 
   describe('a host whose probe output is more than ibfleet reads (issue 29)', () => {

@@ -187,6 +187,35 @@ describe.runIf(CAN_RUN)("a symbolic link at one of ibfleet's paths", () => {
       expect(seen).toMatchObject({ [SECRET_PATH]: SECRET_AS_IT_WAS, [HOOK]: `link ${SECRET_PATH}` });
     });
 
+    it("a change that failed after keeping the link but before replacing it keeps no record of it: a rollback after the admin's file and a deploy brings no old link back (issue 29)", () => {
+      const restore = join(work, 'restore-kept.sh');
+      const apply = join(work, 'apply-after-restore.sh');
+      const rollback = join(work, 'rollback-after-restore.sh');
+      writeFileSync(restore, renderRestoreScript(host, seeds, spec, 'keep-links'));
+      writeFileSync(
+        apply,
+        renderApplyScript(host, seeds, { write: files, remove: [], parts: new Map() }, 'keep-links'),
+      );
+      writeFileSync(rollback, renderRollbackScript(host, seeds, [], 'keep-links'));
+      const dir = HOOK.replace(/\/[^/]+$/, '');
+      const seen = inPrivateEtc(
+        lab(),
+        [HOOK],
+        [
+          // What keep (host/sent/change.sh) leaves before the rename that did not come.
+          `mkdir -p ${PREVIOUS_DIR}${dir} ${REPLACED_DIR}${dir} && cp -P ${HOOK} ${PREVIOUS_DIR}${HOOK} && cp -P ${HOOK} ${REPLACED_DIR}${HOOK}`,
+          `sh ${restore} >/dev/null 2>&1`,
+          `rm -f ${HOOK} && echo '# the admin' >${HOOK}`,
+          `sh ${apply} >/dev/null 2>&1; sh ${rollback} >/dev/null 2>&1`,
+        ].join('\n'),
+      );
+      expect(seen).toMatchObject({
+        [SECRET_PATH]: SECRET_AS_IT_WAS,
+        [HOOK]: 'none',
+        [`${REPLACED_DIR}${HOOK}`]: 'none',
+      });
+    });
+
     it('a link the change never replaced stays, and what it points to keeps its mode (no chmod 777 through it)', () => {
       const restore = join(work, 'restore-untouched.sh');
       writeFileSync(restore, renderRestoreScript(host, seeds, spec, 'keep-links'));
