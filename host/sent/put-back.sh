@@ -5,8 +5,8 @@
 # put_back PATH MODE SHA256: the file as it was, from the copy the change kept; staged one
 # directory up (outside any dispatcher's directory) and renamed into place. A symbolic link was
 # kept as the link (the probe hashed what it points to): the link goes back, and nothing is
-# chmod-ed through one — chmod follows a link to its target. Once the path is as it was, its copies
-# go (forget_copies): an admin's link left recorded under $REPLACED would come back at a later
+# chmod-ed through one — chmod follows a link to its target. Once the path is the admin's link again,
+# its copies go (forget_copies): left recorded under $REPLACED it would come back at a later
 # rollback over whatever the admin put there since; a first deploy that failed leaves nothing.
 put_back() {
 	if sum=$(sha256sum <"$1" 2>/dev/null) && [ "${sum%% *}" = "$3" ]; then
@@ -32,10 +32,11 @@ put_back() {
 	forget_copies "$1"
 }
 
-# forget_copies PATH: the copy a change kept of PATH, now back as it was, removed; and where PATH is
-# the admin's link again, its record for rollback too (a file there is ibfleet's own, from an earlier
-# deploy, and the record of the link that deploy replaced stays for rollback).
+# forget_copies PATH: where PATH is the admin's link again, the copies this change kept of it
+# (keep: under $PREVIOUS and $REPLACED) removed. A file there is ibfleet's own, from an earlier
+# deploy: its copy under $PREVIOUS stays as it was before this change (the restore puts the host
+# back, ibfleet's kept versions included), and so does the record of the link that deploy replaced.
 forget_copies() {
-	rm -f "$PREVIOUS$1" || return 1
-	[ ! -L "$1" ] || rm -f "$REPLACED$1"
+	[ -L "$1" ] || return 0
+	rm -f "$PREVIOUS$1" "$REPLACED$1"
 }

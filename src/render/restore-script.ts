@@ -53,8 +53,9 @@ export function restoreLines(spec: RestoreSpec, createdDirs: 'spec' | 'shell' = 
   // routing script; it holds a lock on itself, held here until the state is read, so it runs after
   // and finds nothing to change.
   lines.push(TAKE_ROUTING_LOCK, ...part('manager'), ...part('kernel'));
-  // put_back removed the copies of what it put back: a first deploy that failed leaves no directory
-  // of them either (nor, below, /etc/ibfleet). Deepest first; one that is not empty stays.
+  // put_back removed the copies of an admin's link it put back: a first deploy that failed leaves no
+  // directory of them either (nor, below, /etc/ibfleet). Deepest first; one that is not empty stays
+  // (ibfleet's kept versions of its own files, from an earlier deploy).
   lines.push(`rmdir ${keptDirectories().map(shellQuote).join(' ')} 2>/dev/null`);
   if (createdDirs === 'shell')
     lines.push(
