@@ -260,6 +260,24 @@ function sourcesStanzas(sources: readonly string[]): boolean {
     .some((s) => s.replace(/\/+$/, '') === LINKS_STANZA_DIR || glob(s).test(LINKS_STANZA_PATH));
 }
 
+/**
+ * A NIC that carries no address yet, as deploy configures it: `want`, and ibfleet's own profile
+ * where NetworkManager runs. What `render` previews and what the exported role's program gives a
+ * bare NIC, neither of which has the host's probe.
+ */
+export function bareNic(host: Host, manager: Manager, nic: Nic, want: LinksParams, ipoib: boolean): ManagedNic {
+  return {
+    nic,
+    want,
+    ipoib,
+    addressElsewhere: false,
+    profile:
+      manager === 'networkmanager'
+        ? { uuid: profileUuid(host, nic.iface), name: profileName(nic.iface), existing: undefined, own: true }
+        : undefined,
+  };
+}
+
 function managedNic(
   ctx: Ctx,
   links: LinksFacts,

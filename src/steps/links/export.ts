@@ -14,25 +14,15 @@ import type { Host, Manager } from '../../inventory/model.js';
 import { renderNetplanCheck } from '../../script/netplan.js';
 import { shellQuote } from '../../script/shell.js';
 import { ifupdownLines, netplanLines, told } from './apply.js';
-import { LINKS_NETPLAN_PATH, LINKS_STANZA_PATH, profileName, profileUuid, type ManagedNic } from './decide.js';
+import { bareNic, LINKS_NETPLAN_PATH, LINKS_STANZA_PATH, profileName, profileUuid, type ManagedNic } from './decide.js';
 import { renderLinksStanzas } from './ifupdown.js';
 import { renderLinksNetplan } from './netplan.js';
 import { deleteCommand, keyfilePath, nmLinkCommands } from './networkmanager.js';
 import { entryWords, LINKS_RECORD_PATH, renderLinksRecord } from './record.js';
 
-/** A bare NIC as deploy configures it: ibfleet's own profile (NetworkManager), nothing asked but the address. */
-function bare(host: Host, manager: Manager, nic: Host['nics'][number], ipoib: boolean): ManagedNic {
-  return {
-    nic,
-    want: {},
-    ipoib,
-    addressElsewhere: false,
-    profile:
-      manager === 'networkmanager'
-        ? { uuid: profileUuid(host, nic.iface), name: profileName(nic.iface), existing: undefined, own: true }
-        : undefined,
-  };
-}
+/** A bare NIC as deploy configures it, nothing asked but the address. */
+const bare = (host: Host, manager: Manager, nic: Host['nics'][number], ipoib: boolean): ManagedNic =>
+  bareNic(host, manager, nic, {}, ipoib);
 
 const q = shellQuote;
 /** Before a line that holds a file's text in single quotes: its backquotes are text, not commands. */

@@ -28,11 +28,10 @@ import type {
 import { linksApply } from './apply.js';
 import { renderLinksExport } from './export.js';
 import {
+  bareNic,
   LINKS_NETPLAN_PATH,
   LINKS_STANZA_PATH,
   planLinks,
-  profileName,
-  profileUuid,
   type LinksPlan,
   type ManagedNic,
 } from './decide.js';
@@ -131,13 +130,7 @@ function apply(ctx: HostContext, params: LinksParams, input: ApplyInput): ApplyP
 /** What `ibfleet render` shows: what a NIC without its address would get (only the host can say which lack it). */
 function preview(ctx: RenderContext, params: LinksParams): PreviewPart {
   const want = settingsFor(ctx.host, params);
-  const managed: ManagedNic[] = ctx.host.nics.map((nic) => ({
-    nic,
-    want,
-    ipoib: true,
-    addressElsewhere: false,
-    profile: { uuid: profileUuid(ctx.host, nic.iface), name: profileName(nic.iface), existing: undefined, own: true },
-  }));
+  const managed = ctx.host.nics.map((nic) => bareNic(ctx.host, ctx.manager, nic, want, true));
   const where =
     'for each fabric NIC that does not carry its convention address yet (a NIC that does is left as it is; deploy --dry-run --show-scripts shows what a host gets)';
   switch (ctx.manager) {
