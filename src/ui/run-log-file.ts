@@ -134,8 +134,16 @@ function boundedWriter(fd: number, secrets: () => readonly string[]): LogWrite {
     secrets().reduce((t, secret) => (secret === '' ? t : t.split(secret).join(REDACTED)), text);
   return (lines, always = false) => {
     if (full && !always) return;
-    const text = redact(`${lines.join('\n')}\n`);
-    if (!always && written + Buffer.byteLength(text) > MAX_LOG_BYTES) {
+    // One join with the closing line break (`${join}\n` would be a second copy of ~80 KB a host).
+    const text = redact([...lines, ''].join('\n'));
+    // UTF-8 takes at most 3 bytes for a UTF-16 unit: a block that fits even so is written without
+    // counting its bytes first; one that may not is encoded once, counted and written.
+    if (always || written + text.length * 3 <= MAX_LOG_BYTES) {
+      written += writeSync(fd, text);
+      return;
+    }
+    const bytes = Buffer.from(text);
+    if (written + bytes.length > MAX_LOG_BYTES) {
       full = true;
       writeSync(
         fd,
@@ -143,7 +151,7 @@ function boundedWriter(fd: number, secrets: () => readonly string[]): LogWrite {
       );
       return;
     }
-    written += writeSync(fd, text);
+    written += writeSync(fd, bytes);
   };
 }
 
@@ -171,8 +179,9 @@ function logEvents(write: LogWrite, now: () => Date): RunEvents {
       if (stages.at(-1)?.stage !== stage) stages.push({ stage, at });
     },
     onOutput: (host, label, text) => {
+      // Counted in bytes only when it may be over (at most 3 UTF-8 bytes a UTF-16 unit).
       const cut =
-        Buffer.byteLength(text) > MAX_ENTRY_BYTES
+        text.length * 3 > MAX_ENTRY_BYTES && Buffer.byteLength(text) > MAX_ENTRY_BYTES
           ? `${text.slice(0, MAX_ENTRY_BYTES)}\n[… cut at ${MAX_ENTRY_BYTES / 1024} KiB]`
           : text;
       of(host).entries.push({ label, text: cut });

@@ -28,10 +28,20 @@ const CHANGED_BY_SANITIZE = UNPRINTABLE.source.includes('\\u000a-')
   ? new RegExp(UNPRINTABLE.source.replace('\\u000a-', '\\u000b-'))
   : /[^]/;
 
-const quote = (text: string, prefix = '  | ') => {
-  const lines = text.replace(/\n$/, '').split('\n');
-  if (!CHANGED_BY_SANITIZE.test(text)) return lines.map((l) => `${prefix}${l}`);
-  return lines.map((l) => `${prefix}${sanitizeLine(l, 'keep')}`);
+/**
+ * A text's lines behind `prefix`, as one string of several lines: the host block is joined with
+ * line breaks anyway, and a script of 1 500 lines quoted as one replace costs a copy, not 1 500
+ * strings, an array and a join.
+ */
+const quote = (text: string, prefix = '  | '): string => {
+  const body = text.endsWith('\n') ? text.slice(0, -1) : text;
+  const clean = CHANGED_BY_SANITIZE.test(text)
+    ? body
+        .split('\n')
+        .map((l) => sanitizeLine(l, 'keep'))
+        .join('\n')
+    : body;
+  return `${prefix}${clean.replaceAll('\n', `\n${prefix}`)}`;
 };
 
 export function runLogHeader(start: RunStart, when: Date): string[] {
@@ -58,7 +68,7 @@ function timings(
   return `timings: ${stages.map((s) => `${s.stage} ${seconds(s.at)}`).join(', ')}, done after ${formatDuration(result.durationMs)}`;
 }
 
-/** One host's block, written when it finishes. */
+/** One host's block, written when it finishes: its lines (a quoted script or output is one element of many lines). */
 export function runLogHostBlock(
   result: HostResult,
   transcript: HostTranscript | undefined,
@@ -76,7 +86,7 @@ export function runLogHostBlock(
     lines.push(
       `error at ${result.error.stage}${result.error.exitCode !== undefined ? ` (exit ${result.error.exitCode})` : ''}: ${sanitizeLine(result.error.message, 'keep')}`,
     );
-    if (result.error.stderrTail.trim() !== '') lines.push(...quote(result.error.stderrTail));
+    if (result.error.stderrTail.trim() !== '') lines.push(quote(result.error.stderrTail));
   }
   const changes = result.changes ?? [];
   if (changes.length > 0) {
@@ -90,9 +100,9 @@ export function runLogHostBlock(
     lines.push(`checks (${result.checks.filter((c) => c.ok).length}/${result.checks.length} hold):`);
     for (const c of result.checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${sanitizeLine(c.detail, 'keep')}`);
   }
-  if (result.planText) lines.push('script that would run (dry run):', ...quote(result.planText));
+  if (result.planText) lines.push('script that would run (dry run):', quote(result.planText));
   for (const entry of transcript?.entries ?? [])
-    lines.push(`${entry.label}:`, ...(entry.text.trim() === '' ? ['  (nothing)'] : quote(entry.text)));
+    lines.push(`${entry.label}:`, entry.text.trim() === '' ? '  (nothing)' : quote(entry.text));
   if (result.connections !== undefined)
     lines.push(`ssh: ${result.connections} connection(s), ${result.channels ?? 0} channel(s)`);
   lines.push('');
