@@ -21,7 +21,7 @@ import {
   type RouteGetFact,
   type RuleFact,
 } from './ip-facts.js';
-import { contentLines, splitSections } from './probe-format.js';
+import { CONTENT_PREFIX, contentLines, splitSections } from './probe-format.js';
 import { parseRdmaSection, type RdmaFacts } from './rdma-facts.js';
 
 export interface FileFact {
@@ -88,14 +88,14 @@ function parseOsRelease(lines: readonly string[]): Record<string, string> {
 /** The netplan files the probe printed: a `#file PATH` mark, then the file's lines behind the content prefix. */
 function parseNetplan(lines: readonly string[]): { file: string; text: string }[] {
   const out: { file: string; text: string }[] = [];
+  let current: { file: string; lines: string[] } | undefined;
+  const files: { file: string; lines: string[] }[] = [];
   for (const line of lines) {
     const mark = /^#file (.+)$/.exec(line);
-    if (mark) out.push({ file: mark[1]!, text: '' });
-    else if (out.length && contentLines([line]).length) {
-      const last = out[out.length - 1]!;
-      out[out.length - 1] = { file: last.file, text: `${last.text}${contentLines([line])[0]}\n` };
-    }
+    if (mark) files.push((current = { file: mark[1]!, lines: [] }));
+    else if (current && line.startsWith(CONTENT_PREFIX)) current.lines.push(line.slice(CONTENT_PREFIX.length));
   }
+  for (const { file, lines: text } of files) out.push({ file, text: text.map((l) => `${l}\n`).join('') });
   return out;
 }
 
@@ -105,8 +105,8 @@ function parseFileSection(lines: readonly string[]): Map<string, FileFact> {
   const sums = new Map<string, string>();
   for (const line of lines) {
     // `%F|` (the file's type) is there since links are told apart; a probe without it reads as files.
-    const stat = /^([0-7]+) (\d+) (?:([a-z ]+)\|)?(\/.*)$/.exec(line);
     const sum = /^([0-9a-f]{64}) [ *](\/.*)$/.exec(line);
+    const stat = sum ? null : /^([0-7]+) (\d+) (?:([a-z ]+)\|)?(\/.*)$/.exec(line);
     if (sum) sums.set(sum[2]!, sum[1]!);
     else if (stat)
       stats.set(stat[4]!, {
@@ -202,6 +202,13 @@ function parseIp(
   };
 }
 
+/** A file's text from the probe's lines: each content line behind CONTENT_PREFIX, with its line break. */
+function contentText(lines: readonly string[]): string {
+  let text = '';
+  for (const l of lines) if (l.startsWith(CONTENT_PREFIX)) text += `${l.slice(CONTENT_PREFIX.length)}\n`;
+  return text;
+}
+
 /** What the probe read of ibfleet's files: a few header lines each (`head PATH`), or all (`content PATH`). */
 function parseContents(
   sections: ReadonlyMap<string, readonly string[]>,
@@ -210,12 +217,7 @@ function parseContents(
   for (const [key, lines] of sections) {
     const [kind, ...rest] = key.split(' ');
     if (kind === 'head' || kind === 'content')
-      contents.set(rest.join(' '), {
-        text: contentLines(lines)
-          .map((l) => `${l}\n`)
-          .join(''),
-        whole: kind === 'content',
-      });
+      contents.set(rest.join(' '), { text: contentText(lines), whole: kind === 'content' });
   }
   return contents;
 }
@@ -225,12 +227,13 @@ function parseExtra(
   sections: ReadonlyMap<string, readonly string[]>,
   facts: readonly Fact<unknown>[],
 ): Map<string, unknown> {
-  return new Map(
-    facts.map((fact) => [
-      fact.name,
-      fact.parse(new Map([...sections].filter(([key]) => key === fact.name || key.startsWith(`${fact.name} `)))),
-    ]),
-  );
+  // Each section to the fact whose name is its first word, in one pass over the sections.
+  const own = new Map<string, Map<string, readonly string[]>>(facts.map((fact) => [fact.name, new Map()]));
+  for (const [key, lines] of sections) {
+    const space = key.indexOf(' ');
+    own.get(space < 0 ? key : key.slice(0, space))?.set(key, lines);
+  }
+  return new Map(facts.map((fact) => [fact.name, fact.parse(own.get(fact.name)!)]));
 }
 
 /** `facts`: the steps' facts the probe ran (render/probe-script.ts), parsed from their own sections. */

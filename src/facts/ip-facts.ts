@@ -36,8 +36,13 @@ export interface RouteGetFact {
   readonly text: string;
 }
 
+/** Whitespace normalizeLine changes: any but a single space between words (a tab, a run, an end). */
+const UNNORMAL_SPACE = /[^\S ]| {2}|^ | $/;
+
+/** The line's words separated by single spaces. */
 export function normalizeLine(line: string): string {
-  return line.replace(/\s+/g, ' ').trim();
+  // Most lines are normal already (a route is normalised once to split, again by parseRoute): one test, no copy.
+  return UNNORMAL_SPACE.test(line) ? line.replace(/\s+/g, ' ').trim() : line;
 }
 
 function after(tokens: readonly string[], key: string): string | undefined {
@@ -149,7 +154,9 @@ export function splitIpBatch(lines: readonly string[]): {
       const at = tokens.indexOf('table');
       const table = at >= 0 ? (tokens[at + 1] ?? 'main') : 'main';
       if (at >= 0) tokens.splice(at, 2);
-      out.routes.set(table, [...(out.routes.get(table) ?? []), tokens.join(' ')]);
+      const routes = out.routes.get(table);
+      if (routes) routes.push(tokens.join(' '));
+      else out.routes.set(table, [tokens.join(' ')]);
     }
   }
   return out;

@@ -14,14 +14,16 @@ export const CONTENT_PREFIX = '|';
 /** Lines of each file's header the probe reads (path, generator line, warning). */
 export const HEADER_LINES = 4;
 
+const SECTION_START = `${SECTION_MARK} `;
+
 /** Splits probe output into sections keyed by the text after the marker ("route-get ib0"). */
 export function splitSections(output: string): Map<string, string[]> {
   const sections = new Map<string, string[]>();
   let current: string[] | undefined;
   for (const line of output.split('\n')) {
-    if (line.startsWith(`${SECTION_MARK} `)) {
+    if (line.startsWith(SECTION_START)) {
       current = [];
-      sections.set(line.slice(SECTION_MARK.length + 1).trim(), current);
+      sections.set(line.slice(SECTION_START.length).trim(), current);
     } else current?.push(line);
   }
   for (const lines of sections.values()) while (lines.length && lines[lines.length - 1]!.trim() === '') lines.pop();
@@ -30,7 +32,9 @@ export function splitSections(output: string): Map<string, string[]> {
 
 /** A file's lines as the probe printed them (behind CONTENT_PREFIX); other lines are the probe's own. */
 export function contentLines(lines: readonly string[]): string[] {
-  return lines.flatMap((l) => (l.startsWith(CONTENT_PREFIX) ? [l.slice(CONTENT_PREFIX.length)] : []));
+  const out: string[] = [];
+  for (const l of lines) if (l.startsWith(CONTENT_PREFIX)) out.push(l.slice(CONTENT_PREFIX.length));
+  return out;
 }
 
 /** What each of the probe's sections prints, for a person (a section not here is named by its mark). */
