@@ -150,7 +150,10 @@ export function checkAcrossHosts(
   source: YamlSource,
   problems: InventoryProblem[],
 ): void {
-  const keyOf = (id: number) => entries.find((e) => e.id === id)!.key;
+  // By number, the first entry of each (a search per host would be quadratic in the hosts).
+  const keys = new Map<number, string>();
+  for (const e of entries) if (!keys.has(e.id)) keys.set(e.id, e.key);
+  const keyOf = (id: number) => keys.get(id)!;
   const fabricAddresses = new Map<string, string>();
   for (const h of hosts)
     for (const n of h.nics) fabricAddresses.set(n.address, `host ${h.id} NIC ${n.index} (${n.iface})`);

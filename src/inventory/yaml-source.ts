@@ -15,6 +15,7 @@ import {
   type Document,
   type Node,
   type Pair,
+  type YAMLMap,
 } from 'yaml';
 import { clipInput, ConfigError, type ConfigKind, type InventoryProblem, type SourcePosition } from '../errors.js';
 
@@ -50,11 +51,15 @@ export interface NotDecimal {
   readonly value: number;
 }
 
+/** Maps longer than this (the hosts, a long list of settings) are looked up through an index; a host's few fields are scanned. */
+const INDEXED_MAP_SIZE = 16;
+
 export class YamlSource {
   readonly file: string;
   readonly doc: Document.Parsed;
   private readonly lines: LineCounter;
   private js: unknown;
+  private readonly keyIndex = new WeakMap<YAMLMap<unknown, unknown>, Map<string, Pair<unknown, unknown>>>();
 
   private constructor(file: string, doc: Document.Parsed, lines: LineCounter) {
     this.file = file;
@@ -210,21 +215,38 @@ export class YamlSource {
     return { file: this.file, line, column: col };
   }
 
+  /**
+   * The first pair of `map` whose key reads `key`, as a search from the map's start finds it. Each
+   * map is indexed on first use (the document is never changed after parse): the checks look up a
+   * path per host and field, and a scan of every host for each was quadratic in the hosts.
+   */
+  private pairOf(map: YAMLMap<unknown, unknown>, key: string): Pair<unknown, unknown> | undefined {
+    if (map.items.length <= INDEXED_MAP_SIZE) return map.items.find((p) => isPair(p) && keyText(p.key) === key);
+    let index = this.keyIndex.get(map);
+    if (index === undefined) {
+      index = new Map();
+      for (const pair of map.items) {
+        const text = keyText(pair.key);
+        if (isPair(pair) && !index.has(text)) index.set(text, pair);
+      }
+      this.keyIndex.set(map, index);
+    }
+    return index.get(key);
+  }
+
   /** The pair at `path` (the last segment is a key of a map), if present. */
   pairAt(path: YamlPath): Pair<unknown, unknown> | undefined {
     if (path.length === 0) return undefined;
     const parent = this.nodeAt(path.slice(0, -1));
     if (!isMap(parent)) return undefined;
-    const last = String(path[path.length - 1]);
-    return parent.items.find((p) => isPair(p) && keyText(p.key) === last) as Pair<unknown, unknown> | undefined;
+    return this.pairOf(parent, String(path[path.length - 1]));
   }
 
   nodeAt(path: YamlPath): Node | undefined {
     let node: unknown = this.doc.contents;
     for (const segment of path) {
       if (isMap(node)) {
-        const pair = node.items.find((p) => keyText(p.key) === String(segment));
-        node = pair?.value;
+        node = this.pairOf(node, String(segment))?.value;
       } else if (isSeq(node) && typeof segment === 'number') {
         node = node.items[segment];
       } else {

@@ -40,7 +40,15 @@ const FNMATCH: picomatch.PicomatchOptions = {
 const MATCHERS = new Map<string, (name: string) => boolean>();
 const MATCHERS_MAX = 1024;
 
+/**
+ * A pattern of only these characters holds nothing fnmatch (or picomatch) reads specially: it
+ * matches the name it spells and no other, and needs no regular expression compiled (netplan files
+ * name their interfaces plainly far more often than by glob).
+ */
+const LITERAL = /^[A-Za-z0-9_-]+$/;
+
 export function netplanNameMatches(pattern: string, name: string): boolean {
+  if (LITERAL.test(pattern)) return pattern === name;
   let matches = MATCHERS.get(pattern);
   if (!matches) {
     matches = picomatch(pattern.replace(/[()]/g, '\\$&'), FNMATCH);
