@@ -68,9 +68,25 @@ function stagedPath(file: RenderedFile): string {
  * host no process.
  */
 function writeContent(file: RenderedFile, target: string): string {
+  return `printf '%s' ${quotedContent(file)} >${target} || status=1`;
+}
+
+/**
+ * The last content quoted for each path, with its quoted form: the routing program (~40 KB) is the
+ * same text on every host, quoted once a run instead of once a host. Keyed by the exact content
+ * (another text is checked and quoted afresh); as many entries as paths, bounded.
+ */
+const lastQuoted = new Map<string, { readonly content: string; readonly quoted: string }>();
+
+function quotedContent(file: RenderedFile): string {
+  const last = lastQuoted.get(file.path);
+  if (last?.content === file.content) return last.quoted;
   if (file.content.includes('\0'))
     throw new BugError(`${file.path} contains a NUL byte, which no shell word can carry`);
-  return `printf '%s' ${shellQuote(file.content)} >${target} || status=1`;
+  const quoted = shellQuote(file.content);
+  if (lastQuoted.size >= 256) lastQuoted.clear();
+  lastQuoted.set(file.path, { content: file.content, quoted });
+  return quoted;
 }
 
 /**
@@ -84,8 +100,26 @@ export const CREATED_DIR_LINE = 'ibfleet: created ';
 
 /** The directories writing `files` needs (their own and their staging directories), parents first. */
 export function directoriesFor(files: readonly RenderedFile[]): string[] {
-  const dirs = [...new Set(files.flatMap((f) => [f.path.replace(/\/[^/]+$/, ''), stageDir(f)]))];
-  return dirs.sort((a, b) => a.split('/').length - b.split('/').length || comparePaths(a, b));
+  const dirs = files.flatMap((f) => [f.path.replace(/\/[^/]+$/, ''), stageDir(f)]);
+  // A deploy asks this of the same few directories for every host (its plan, its restore, its change).
+  const key = dirs.join('\n');
+  let ordered = ordering.get(key);
+  if (ordered === undefined) {
+    ordered = byDepth([...new Set(dirs)]);
+    if (ordering.size >= 64) ordering.clear();
+    ordering.set(key, ordered);
+  }
+  return [...ordered];
+}
+
+/** directoriesFor's answers by their directories (each file's own and its staging one, in order), exactly; bounded. */
+const ordering = new Map<string, readonly string[]>();
+
+/** `dirs` (distinct) parents first: shallower first, paths of one depth in comparePaths' order. */
+function byDepth(dirs: readonly string[]): string[] {
+  // Each path's depth counted once, not at every comparison of the sort.
+  const depth = new Map(dirs.map((d) => [d, d.split('/').length]));
+  return [...dirs].sort((a, b) => depth.get(a)! - depth.get(b)! || comparePaths(a, b));
 }
 
 /**
@@ -110,8 +144,15 @@ function makeDirectories(dirs: readonly string[]): string[] {
   ];
 }
 
-function writeFiles(files: readonly RenderedFile[], validations: NonNullable<ApplyPart['validate']>): string[] {
-  if (files.length === 0) return [];
+/**
+ * `lines`: the script's lines that write `files`; `code`: the same with each file's content left
+ * out (quoted empty) — the commands alone, whose calls need definitions (hostScript).
+ */
+function writeFiles(
+  files: readonly RenderedFile[],
+  validations: NonNullable<ApplyPart['validate']>,
+): { lines: string[]; code: string[] } {
+  if (files.length === 0) return { lines: [], code: [] };
   const staged = files.map(stagedPath);
   const dirs = directoriesFor(files);
   const byMode = new Map<number, string[]>();
@@ -119,13 +160,11 @@ function writeFiles(files: readonly RenderedFile[], validations: NonNullable<App
   files.forEach((f, i) => f.mode !== 0o644 && byMode.set(f.mode, [...(byMode.get(f.mode) ?? []), staged[i]!]));
   const lines = ['umask 022', ...makeDirectories(dirs)];
   // The files' own $variables are their text, not this script's: SC2016 does not apply.
-  files.forEach((f, i) =>
-    lines.push(
-      `# ${f.path} (${f.mode.toString(8).padStart(4, '0')})`,
-      '# shellcheck disable=SC2016',
-      writeContent(f, staged[i]!),
-    ),
-  );
+  const contentAt: number[] = [];
+  files.forEach((f, i) => {
+    lines.push(`# ${f.path} (${f.mode.toString(8).padStart(4, '0')})`, '# shellcheck disable=SC2016');
+    contentAt.push(lines.push(writeContent(f, staged[i]!)) - 1);
+  });
   // The script runs as root (directly or through sudo), so the files it creates are root's, as the
   // dispatchers require; the probe after the change checks the owner, so no chown is run for it.
   for (const [mode, paths] of byMode)
@@ -141,7 +180,9 @@ function writeFiles(files: readonly RenderedFile[], validations: NonNullable<App
     `[ "$status" -ne 0 ] || rename_staged ${files.map((f, i) => `${staged[i]} ${shellQuote(f.path)}`).join(' ')} || status=1`,
   );
   lines.push(`[ "$status" -eq 0 ] || rm -f ${staged.join(' ')}`);
-  return lines;
+  const code = [...lines];
+  contentAt.forEach((at, i) => (code[at] = `printf '%s' '' >${staged[i]} || status=1`));
+  return { lines, code };
 }
 
 /**
@@ -199,36 +240,35 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
   ];
   // The lock is taken before the files, unless a manager is first told something that runs the hook itself.
   const lockFirst = direct.length > 0 && unlocked.length === 0;
-  return hostScript(
-    '__ibfleet_apply_main',
-    [
-      `# ibfleet deploy: host ${host.id} (${host.name})`,
-      renderPrelude('deploy', runId),
-      'status=0',
-      'created=',
-      ...(lockFirst ? [TAKE_ROUTING_LOCK] : []),
-      ...writeFiles(
-        plan.write,
-        parts.flatMap((p) => p.validate ?? []),
-      ),
-      ...plan.remove.map((p) => `retire ${shellQuote(p)} || status=1`),
-      ...(unlocked.length ? block(unlocked) : []),
-      ...(direct.length ? [...(lockFirst ? [] : [TAKE_ROUTING_LOCK]), ...block(direct), RELEASE_ROUTING_LOCK] : []),
-      ...(plan.routingScript === false
-        ? []
-        : [
-            '# Apply now: the routing script sets sysctls, table routes and rules for every fabric NIC.',
-            `if [ "$status" -eq 0 ]; then`,
-            `\t${ROUTING_SCRIPT_PATH} || status=$?`,
-            'fi',
-          ]),
-      ...part('after'),
-      ...(plan.restore ? [selfRestore(plan.restore)] : []),
-      afterProbe(host, fleet, plan.wants),
-      finishLine(runId),
-      'exit "$status"',
-    ].join('\n'),
-  );
+  const validations = parts.flatMap((p) => p.validate ?? []);
+  const head = [
+    `# ibfleet deploy: host ${host.id} (${host.name})`,
+    renderPrelude('deploy', runId),
+    'status=0',
+    'created=',
+    ...(lockFirst ? [TAKE_ROUTING_LOCK] : []),
+  ];
+  const rest = [
+    ...plan.remove.map((p) => `retire ${shellQuote(p)} || status=1`),
+    ...(unlocked.length ? block(unlocked) : []),
+    ...(direct.length ? [...(lockFirst ? [] : [TAKE_ROUTING_LOCK]), ...block(direct), RELEASE_ROUTING_LOCK] : []),
+    ...(plan.routingScript === false
+      ? []
+      : [
+          '# Apply now: the routing script sets sysctls, table routes and rules for every fabric NIC.',
+          `if [ "$status" -eq 0 ]; then`,
+          `\t${ROUTING_SCRIPT_PATH} || status=$?`,
+          'fi',
+        ]),
+    ...part('after'),
+    ...(plan.restore ? [selfRestore(plan.restore)] : []),
+    afterProbe(host, fleet, plan.wants),
+    finishLine(runId),
+    'exit "$status"',
+  ];
+  const files = writeFiles(plan.write, validations);
+  // The functions the change needs are those its commands call, not words of the files it writes.
+  return hostScript('__ibfleet_apply_main', [...head, ...files.lines, ...rest], [...head, ...files.code, ...rest]);
 }
 
 /**
@@ -243,25 +283,22 @@ export function renderRollbackScript(
   runId: string = DRY_RUN_ID,
 ): string {
   const part = (key: keyof UndoLines) => steps.flatMap((s) => s[key] ?? []);
-  return hostScript(
-    '__ibfleet_rollback_main',
-    [
-      `# ibfleet rollback: host ${host.id} (${host.name})`,
-      renderPrelude('rollback', runId),
-      'status=0',
-      sentShell('give-back'),
-      ...part('beforeFiles'),
-      ...OWNED_PATHS.map((p) => `give_back ${shellQuote(p)} || status=1`),
-      ...part('afterFiles'),
-      ...part('manager'),
-      ...part('kernel'),
-      ...part('last'),
-      ...forgetKept(),
-      afterProbe(host, fleet),
-      finishLine(runId),
-      'exit "$status"',
-    ].join('\n'),
-  );
+  return hostScript('__ibfleet_rollback_main', [
+    `# ibfleet rollback: host ${host.id} (${host.name})`,
+    renderPrelude('rollback', runId),
+    'status=0',
+    sentShell('give-back'),
+    ...part('beforeFiles'),
+    ...OWNED_PATHS.map((p) => `give_back ${shellQuote(p)} || status=1`),
+    ...part('afterFiles'),
+    ...part('manager'),
+    ...part('kernel'),
+    ...part('last'),
+    ...forgetKept(),
+    afterProbe(host, fleet),
+    finishLine(runId),
+    'exit "$status"',
+  ]);
 }
 
 const parent = (p: string) => p.replace(/\/[^/]+$/, '');
@@ -270,14 +307,20 @@ const parent = (p: string) => p.replace(/\/[^/]+$/, '');
  * The directories the copies a change keeps live in (change.sh keep), deepest first, PREVIOUS_DIR
  * and REPLACED_DIR last: rmdir-ed in this order, each goes only if empty.
  */
-export function keptDirectories(): string[] {
-  const dirs = new Set<string>();
-  for (const kept of [PREVIOUS_DIR, REPLACED_DIR])
-    for (const path of OWNED_PATHS)
-      for (let d = parent(path); d !== '' && d !== '/'; d = parent(d)) dirs.add(`${kept}${d}`);
-  const deepestFirst = [...dirs].sort((a, b) => b.split('/').length - a.split('/').length || comparePaths(a, b));
-  return [...deepestFirst, PREVIOUS_DIR, REPLACED_DIR];
+export function keptDirectories(): readonly string[] {
+  // The same list for every host (it depends on constants alone), and each deploy's plan asks for it per host.
+  kept ??= (() => {
+    const dirs = new Set<string>();
+    for (const dir of [PREVIOUS_DIR, REPLACED_DIR])
+      for (const path of OWNED_PATHS)
+        for (let d = parent(path); d !== '' && d !== '/'; d = parent(d)) dirs.add(`${dir}${d}`);
+    const deepestFirst = [...dirs].sort((a, b) => b.split('/').length - a.split('/').length || comparePaths(a, b));
+    return [...deepestFirst, PREVIOUS_DIR, REPLACED_DIR];
+  })();
+  return kept;
 }
+
+let kept: readonly string[] | undefined;
 
 /**
  * Rollback leaves nothing of ibfleet's: the last versions it kept of its own files go, then the

@@ -27,6 +27,12 @@ export interface RestoreSpec {
   readonly steps: readonly UndoLines[];
 }
 
+/** The rmdir of keptDirectories: the same line for every host, made once. */
+let rmdirKept: string | undefined;
+function rmdirKeptLine(): string {
+  return (rmdirKept ??= `rmdir ${keptDirectories().map(shellQuote).join(' ')} 2>/dev/null`);
+}
+
 /**
  * The restore's own lines, after its prelude. `createdDirs`: the spec's, or — for the restore a
  * change carries for itself (apply-script.ts) — those the change's `$created` lists, as it made them.
@@ -56,7 +62,7 @@ export function restoreLines(spec: RestoreSpec, createdDirs: 'spec' | 'shell' = 
   // put_back removed the copies of an admin's link it put back: a first deploy that failed leaves no
   // directory of them either (nor, below, /etc/ibfleet). Deepest first; one that is not empty stays
   // (ibfleet's kept versions of its own files, from an earlier deploy).
-  lines.push(`rmdir ${keptDirectories().map(shellQuote).join(' ')} 2>/dev/null`);
+  lines.push(rmdirKeptLine());
   if (createdDirs === 'shell')
     lines.push(
       '# $created: the directories the change made, deepest first, one word each.',
@@ -77,5 +83,5 @@ export function renderRestoreScript(host: Host, fleet: Fleet, spec: RestoreSpec,
     ...restoreLines(spec),
   ];
   lines.push(afterProbe(host, fleet), finishLine(runId), 'exit "$status"', '');
-  return hostScript('__ibfleet_restore_main', lines.join('\n'));
+  return hostScript('__ibfleet_restore_main', lines);
 }

@@ -21,10 +21,23 @@ export function shellCommand(argv: readonly (string | number)[]): string {
  * calls it: a cut anywhere before that call leaves a syntax error or a name not found. `entry`
  * must be a name none of whose prefixes is a command (a cut inside the last line runs that
  * prefix) nor another script's entry (a conversation defines several in one shell): hence the
- * `__ibfleet_` start and the `_main` end.
+ * `__ibfleet_` start and the `_main` end. `body`: its text, or its lines; `definitions`, the shell
+ * functions the body calls (host-functions.ts), go first, inside the function too.
  */
-export function receivedWhole(entry: ScriptEntry, body: string): string {
-  return `${entry}() {\n${withoutTrailingNewlines(body)}\n}\n${entry}\n`;
+export function receivedWhole(entry: ScriptEntry, body: string | readonly string[], definitions = ''): string {
+  // One join makes the script: a change is ~75 KB (twice that in memory: its comments are not all
+  // Latin-1), and text joined again from a body already joined is copied whole a second time.
+  const lines = typeof body === 'string' ? [body] : [...body];
+  while (lines.length > 0) {
+    const last = withoutTrailingNewlines(lines[lines.length - 1]!);
+    if (last !== '') {
+      lines[lines.length - 1] = last;
+      break;
+    }
+    lines.pop();
+  }
+  const whole = definitions ? [definitions, ...lines] : lines.length > 0 ? lines : [''];
+  return [`${entry}() {`, ...whole, '}', entry, ''].join('\n');
 }
 
 /** `text` without its trailing newlines: what `/\n+$/` removes, without a regular expression that tries every newline of a 50 KB script. */
