@@ -28,11 +28,11 @@ export type FileCheck =
   | { readonly kind: 'file'; readonly file: Expected }
   | { readonly kind: 'one-of'; readonly noun: string; readonly files: readonly Expected[] };
 
-function expected(file: RenderedFile): Expected {
+function expected(file: RenderedFile, sha256: string): Expected {
   return {
     path: file.path,
     mode: file.mode.toString(8),
-    sha256: sha256(file.content),
+    sha256,
     label: file.label ?? file.path,
     where: file.checkWhere,
     set: file.manager ?? file.path,
@@ -45,16 +45,40 @@ function expected(file: RenderedFile): Expected {
  */
 export function fileChecksOf(byManager: ReadonlyMap<Manager, readonly RenderedFile[]>): FileCheck[] {
   const all = MANAGERS.flatMap((m) => byManager.get(m) ?? []);
+  // Each manager's first file at a path, each path's answer and each file's checksum found once:
+  // this runs for every host of a deploy.
+  const firstAt = MANAGERS.map((m) => {
+    const files = new Map<string, RenderedFile>();
+    for (const f of byManager.get(m) ?? []) if (!files.has(f.path)) files.set(f.path, f);
+    return files;
+  });
+  const sameness = new Map<string, boolean>();
   const same = (path: string) => {
-    const versions = MANAGERS.map((m) => byManager.get(m)?.find((f) => f.path === path));
-    return versions.every((v) => v !== undefined && v.content === versions[0]!.content && v.mode === versions[0]!.mode);
+    let answer = sameness.get(path);
+    if (answer === undefined) {
+      const versions = firstAt.map((files) => files.get(path));
+      answer = versions.every(
+        (v) => v !== undefined && v.content === versions[0]!.content && v.mode === versions[0]!.mode,
+      );
+      sameness.set(path, answer);
+    }
+    return answer;
+  };
+  const sums = new Map<RenderedFile, string>();
+  const sumOf = (file: RenderedFile) => {
+    let sum = sums.get(file);
+    if (sum === undefined) sums.set(file, (sum = sha256(file.content)));
+    return sum;
   };
   const checks: FileCheck[] = [];
+  const checked = new Set<string>();
   const roles = new Map<string, Expected[]>();
   for (const file of all) {
     if (same(file.path)) {
-      if (!checks.some((c) => c.kind === 'file' && c.file.path === file.path))
-        checks.push({ kind: 'file', file: expected(file) });
+      if (!checked.has(file.path)) {
+        checked.add(file.path);
+        checks.push({ kind: 'file', file: expected(file, sumOf(file)) });
+      }
       continue;
     }
     const key = file.checkGroup ?? file.role;
@@ -63,7 +87,7 @@ export function fileChecksOf(byManager: ReadonlyMap<Manager, readonly RenderedFi
       roles.set(key, group);
       checks.push({ kind: 'one-of', noun: key, files: group });
     }
-    if (!group.some((e) => e.path === file.path && e.sha256 === sha256(file.content))) group.push(expected(file));
+    if (!group.some((e) => e.path === file.path && e.sha256 === sumOf(file))) group.push(expected(file, sumOf(file)));
   }
   return checks;
 }

@@ -61,6 +61,37 @@ function lines(name: string, template: string, value: TemplateValue): string {
   return list.map((line) => `${line}\n`).join('');
 }
 
+/** A template's text cut at its placeholders: text as it is, a placeholder inside a line, or one alone on its line (with its line break). */
+type Piece = string | { readonly name: string; readonly own: boolean };
+
+/**
+ * Each template text's pieces, by its exact text: a fleet fills the same few templates for every
+ * host (each hook for each manager), and the text is cut once. Bounded: a test may fill many.
+ */
+const cut = new Map<string, readonly Piece[]>();
+
+function piecesOf(text: string): readonly Piece[] {
+  const known = cut.get(text);
+  if (known) return known;
+  const pieces: Piece[] = [];
+  for (const line of text.split(/(?<=\n)/)) {
+    const own = LINE_OF_ITS_OWN.exec(line.replace(/\n$/, ''));
+    if (own && line.endsWith('\n')) {
+      pieces.push({ name: own[1]!, own: true });
+      continue;
+    }
+    let at = 0;
+    for (const match of line.matchAll(PLACEHOLDER)) {
+      pieces.push(line.slice(at, match.index), { name: match[1]!, own: false });
+      at = match.index + match[0].length;
+    }
+    pieces.push(line.slice(at));
+  }
+  if (cut.size >= 64) cut.clear();
+  cut.set(text, pieces);
+  return pieces;
+}
+
 /** `text` (the template `template`) with every placeholder replaced by its value. */
 export function fillTemplate(template: string, text: string, values: TemplateValues): string {
   const used = new Set<string>();
@@ -70,12 +101,11 @@ export function fillTemplate(template: string, text: string, values: TemplateVal
     used.add(name);
     return value;
   };
-  const filled = text
-    .split(/(?<=\n)/)
-    .map((line) => {
-      const own = LINE_OF_ITS_OWN.exec(line.replace(/\n$/, ''));
-      if (own && line.endsWith('\n')) return lines(own[1]!, template, valueOf(own[1]!));
-      return line.replace(PLACEHOLDER, (_, name: string) => oneLine(name, template, valueOf(name)));
+  const filled = piecesOf(text)
+    .map((piece) => {
+      if (typeof piece === 'string') return piece;
+      const value = valueOf(piece.name);
+      return piece.own ? lines(piece.name, template, value) : oneLine(piece.name, template, value);
     })
     .join('');
   const unknown = Object.keys(values).filter((name) => !used.has(name));
