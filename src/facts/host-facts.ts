@@ -80,7 +80,11 @@ function parseOsRelease(lines: readonly string[]): Record<string, string> {
   for (const line of lines) {
     // Read whole whatever the value holds (`s`: U+2028 ends no value here); osName() reduces it.
     const match = /^([A-Z_]+)=(.*)$/s.exec(line.trim());
-    if (match) out[match[1]!] = match[2]!.replace(/^"(.*)"$/s, '$1').replace(/^'(.*)'$/s, '$1');
+    if (!match) continue;
+    const value = match[2]!;
+    // Only a value that starts with a quote can lose one (most are unquoted: ID=ubuntu).
+    out[match[1]!] =
+      value[0] === '"' || value[0] === "'" ? value.replace(/^"(.*)"$/s, '$1').replace(/^'(.*)'$/s, '$1') : value;
   }
   return out;
 }
