@@ -217,9 +217,12 @@ export const SELF_RESTORED_LINE = 'ibfleet: the change failed and put the host b
 /** What a change that failed says before it puts the host back (what follows is the restore's). */
 export const SELF_RESTORING_LINE = 'ibfleet: the change failed; putting the host back as it was';
 
-/** The change's own restore, run when it failed (host/sent/self-restore.sh): its exit status stays the failure's. */
-function selfRestore(lines: readonly string[]): string {
-  return `${sentShell('self-restore')}restore_change() {\n${lines.join('\n')}\n}\nself_restore`;
+/**
+ * The change's own restore, run when it failed (host/sent/self-restore.sh): its exit status stays
+ * the failure's. Lines of the change, not one text: the change is joined once (receivedWhole).
+ */
+function selfRestore(lines: readonly string[]): string[] {
+  return [`${sentShell('self-restore')}restore_change() {`, ...lines, '}', 'self_restore'];
 }
 
 /**
@@ -261,7 +264,7 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
           'fi',
         ]),
     ...part('after'),
-    ...(plan.restore ? [selfRestore(plan.restore)] : []),
+    ...(plan.restore ? selfRestore(plan.restore) : []),
     afterProbe(host, fleet, plan.wants),
     finishLine(runId),
     'exit "$status"',
