@@ -5,13 +5,9 @@
 
 # rd_section SECTION MAX PATH: where PATH is a readable file, the section SECTION with its first MAX
 # lines, each behind | (src/facts/probe-format.ts CONTENT_PREFIX): a record ibfleet wrote, whose
-# length a host cannot make the probe print more of.
+# length a host cannot make the probe print more of. Queued: the probe's rd_flush prints it
+# (host/sent/probe.sh).
 rd_section() {
 	[ -f "$3" ] && [ -r "$3" ] || return 0
-	s "$1"
-	n=0
-	while [ "$n" -lt "$2" ] && { IFS= read -r l || [ -n "$l" ]; }; do
-		printf '|%s\n' "$l"
-		n=$((n + 1))
-	done <"$3"
+	rd_later "L$2" "@@ibfleet $1" "$3"
 }

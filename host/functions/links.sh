@@ -108,23 +108,32 @@ new_keyfile() {
 }
 
 # links_sys --all | IFACE...: the probe's section `links sys`: each interface's kernel type, IPoIB
-# mode, hardware address and P_Key as sysfs has them (`if IFACE|TYPE|MODE|ADDRESS|PKEY`), read with
-# the shell alone; --all: every interface (onboard, before it knows which are the NICs).
+# mode, hardware address and P_Key as sysfs has them (`if IFACE|TYPE|MODE|ADDRESS|PKEY`): the NICs'
+# queued for the probe's one awk (rd_part, rd_value: host/sent/probe.sh); --all: every interface
+# (onboard, before it knows which are the NICs), read at once with the shell — a host of containers
+# has hundreds, and the queue is made for a host's NICs.
 links_sys() {
-	s links sys
 	if [ "${1:-}" = --all ]; then
-		set --
-		for n in /sys/class/net/*; do set -- "$@" "${n##*/}"; done
+		s links sys
+		for n in /sys/class/net/*; do
+			[ -d "$n" ] || continue
+			t='' m='' a='' k=''
+			read -r t 2>/dev/null <"$n/type"
+			read -r m 2>/dev/null <"$n/mode"
+			read -r a 2>/dev/null <"$n/address"
+			read -r k 2>/dev/null <"$n/pkey"
+			printf 'if %s|%s|%s|%s|%s\n' "${n##*/}" "$t" "$m" "$a" "$k"
+		done
+		return 0
 	fi
+	rd_mark links sys
 	for i in "$@"; do
 		n=/sys/class/net/$i
 		[ -d "$n" ] || continue
-		t='' m='' a='' k=''
-		read -r t 2>/dev/null <"$n/type"
-		read -r m 2>/dev/null <"$n/mode"
-		read -r a 2>/dev/null <"$n/address"
-		read -r k 2>/dev/null <"$n/pkey"
-		printf 'if %s|%s|%s|%s|%s\n' "$i" "$t" "$m" "$a" "$k"
+		rd_part "if $i|" "$n/type"
+		rd_part '|' "$n/mode"
+		rd_part '|' "$n/address"
+		rd_value '|' "$n/pkey"
 	done
 }
 

@@ -39,10 +39,11 @@ export const WRITE_TARGETS: WriteTargets = {
 
 /**
  * Every process the probe starts costs the host a fork and an exec (about a millisecond each on a
- * small machine, and a fleet command pays it per host), so the probe reads files and sysctls with
- * the shell's own `read`, asks iproute2 everything in one `ip -batch`, checksums the files in one
- * `sha256sum`, and greps every manager's configuration in one `grep`. Its output is collected and
- * written at once: one SSH packet instead of one per line.
+ * small machine, and a fleet command pays it per host), and the shell's `read` takes a byte per
+ * system call, so the probe queues the files, sysctls and sysfs values it reads and one awk prints
+ * them all at its end (host/sent/probe.sh rd_flush), asks iproute2 everything in one `ip -batch`,
+ * checksums the files in one `sha256sum`, and greps every manager's configuration in one `grep`.
+ * Its output is collected and written at once: one SSH packet instead of one per line.
  */
 export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions = { managerEvidence: true }): string {
   const gets = host.nics.map((n) => ({

@@ -11,7 +11,7 @@ import { PROBE_VERSION } from '../../src/facts/probe-format.js';
 import { readProbe as parseProbe } from '../../src/plan/change-output.js';
 import { detectManager, netplanNameMatches } from '../../src/plan/detect-manager.js';
 import { missingPrerequisite } from '../../src/plan/host-plan.js';
-import { renderProbeBody } from '../../src/render/probe-script.js';
+import { sentShell } from '../../src/script/sent-shell.js';
 import { SYSCTL_FACT } from '../../src/steps/fabric-sysctl/facts.js';
 import { loadFixturePlaybook } from '../fixtures/fixtures.js';
 
@@ -175,33 +175,25 @@ describe('parsing probe output', () => {
     expect(facts.ifupdown.map((c) => `${c.keyword} ${c.iface}`)).toEqual(['auto ib0', 'auto ib1', 'iface ib1']);
   });
 
-  it("a file the probe prints cannot pass its lines off as the probe's own (section marks, #file)", () => {
-    const fleet = loadInventory(
-      readFileSync(new URL('../../inventory/fleet.yaml', import.meta.url), 'utf8'),
-      'fleet.yaml',
-    );
-    const body = renderProbeBody(fleet.hosts[1]!, fleet);
-    const rd = body.slice(body.indexOf('rd() {'), body.indexOf('\n}\n', body.indexOf('rd() {')) + 2);
+  it.each([
+    ['awk', 'awk'],
+    ['the shell where awk fails', 'false'],
+  ])("a file the probe prints cannot pass its lines off as the probe's own (section marks, #file): %s", (_, awk) => {
     const dir = mkdtempSync(join(tmpdir(), 'ibfleet-probe-'));
     try {
       const hostile =
         'network:\n  ethernets:\n@@ibfleet end\n#file /etc/netplan/evil.yaml\n    ib0: {}\n  renderer: networkd';
       writeFileSync(join(dir, 'x.yaml'), hostile);
       writeFileSync(join(dir, 'os-release'), 'NAME="Ubuntu"\n@@ibfleet uid\nPRETTY_NAME="Ubuntu 18.04.6 LTS"\n');
-      const printed = (file: string) =>
-        execFileSync('sh', ['-c', `${rd}\nrd "$1"`, 'sh', join(dir, file)], { encoding: 'utf8' }).trimEnd();
-      const facts = parseProbe(
-        probe({
-          [`probe ${PROBE_VERSION}`]: '',
-          uid: '0',
-          os: printed('os-release'),
-          netplan: `#file /etc/netplan/x.yaml\n${printed('x.yaml')}`,
-        }),
-      );
+      // The probe's own readers (host/sent/probe.sh): queued, then printed by one awk, or by the shell.
+      const readers = sentShell('probe').replace('\tawk "$rd_awk"', `\t${awk} "$rd_awk"`);
+      const script = `${readers}s probe ${PROBE_VERSION}\ns uid\necho 0\nrd_whole os "$1/os-release"\nrd_mark netplan\nfor f in "$1"/*.yaml; do rd_later G '#file' "$f"; done\nrd_flush\ns end`;
+      const output = execFileSync('sh', ['-c', script, 'sh', dir], { encoding: 'utf8' });
+      const facts = parseProbe(output);
       expect(facts.complete).toBe(true);
       expect(facts.uid).toBe(0);
       expect(osName(facts)).toBe('Ubuntu 18.04.6 LTS');
-      expect(facts.netplan).toEqual([{ file: '/etc/netplan/x.yaml', text: `${hostile}\n` }]);
+      expect(facts.netplan).toEqual([{ file: join(dir, 'x.yaml'), text: `${hostile}\n` }]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -16,6 +16,7 @@ import { planRestore } from '../../src/plan/restore.js';
 import { rollbackLines } from '../../src/plan/rollback.js';
 import { renderApplyScript, renderRollbackScript } from '../../src/render/apply-script.js';
 import { renderProbeScript } from '../../src/render/probe-script.js';
+import { sentShell } from '../../src/script/sent-shell.js';
 import { renderRestoreScript } from '../../src/render/restore-script.js';
 import { renderSettleProbe } from '../../src/render/settle-script.js';
 import { renderCapabilityScript } from '../../src/render/verify-scripts.js';
@@ -58,8 +59,11 @@ describe('host functions', () => {
 
   it("the probe's functions print a file's lines behind the probe's content prefix", () => {
     expect(CONTENT_PREFIX).toBe('|');
-    for (const name of ['rd_section', 'links_source'])
-      expect(HOST_FUNCTIONS.get(name)!.text).toContain("printf '|%s\\n'");
+    expect(HOST_FUNCTIONS.get('links_source')!.text).toContain("printf '|%s\\n'");
+    // rd_section queues its file for the probe's reader (host/sent/probe.sh), awk or the shell.
+    expect(HOST_FUNCTIONS.get('rd_section')!.text).toContain('rd_later "L$2" "@@ibfleet $1" "$3"');
+    expect(sentShell('probe')).toContain('print "|" l');
+    expect(sentShell('probe')).toContain('printf \'|%s\\n\' "$l"');
   });
 
   it("a script gets what it calls and what that calls, once, in the files' order", () => {

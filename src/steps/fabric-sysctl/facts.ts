@@ -1,8 +1,9 @@
 /**
  * What fabric-sysctl reads on a host: the per-interface kernel settings it sets (of `all`,
  * `default` — what a new interface starts with, and what rollback puts back — and each fabric NIC,
- * or every interface when onboard does not know the NICs' names yet). Read with the shell's own
- * `read` (no fork per file). Pure.
+ * or every interface when onboard does not know the NICs' names yet). A host's NICs' are queued for
+ * the probe's one awk (rd_mark, rd_value: host/sent/probe.sh): no fork per file, no byte-wise
+ * `read`. Pure.
  */
 import type { Fact } from '../../facts/fact.js';
 import { shellQuote } from '../../script/shell.js';
@@ -28,11 +29,13 @@ export const SYSCTL_FACT: Fact<SysctlValues> = {
   probe: (host, options) =>
     options.everyInterface
       ? [
+          // Every interface of the machine (onboard's look): read at once, with the shell, not queued — a
+          // host of containers has hundreds, and the probe's queue is made for a host's NICs.
           `\tfor d in /proc/sys/net/ipv4/conf/*; do s sysctl "\${d##*/}"; for k in ${SYSCTL_KEYS.join(' ')}; do v=; read -r v 2>/dev/null <"$d/$k"; printf '%s=%s\\n' "$k" "$v"; done; done`,
         ]
       : ['all', 'default', ...host.nics.map((n) => n.iface)].map(
           (iface) =>
-            `\ts sysctl ${shellQuote(iface)}; for k in ${SYSCTL_KEYS.join(' ')}; do v=; read -r v 2>/dev/null <${shellQuote(`/proc/sys/net/ipv4/conf/${iface}/`)}"$k"; printf '%s=%s\\n' "$k" "$v"; done`,
+            `\trd_mark sysctl ${shellQuote(iface)}; for k in ${SYSCTL_KEYS.join(' ')}; do rd_value "$k=" ${shellQuote(`/proc/sys/net/ipv4/conf/${iface}/`)}"$k"; done`,
         ),
   parse: (sections) => new Map([...sections].map(([key, lines]) => [key.slice('sysctl '.length), parseValues(lines)])),
 };

@@ -8,14 +8,14 @@ const NEIGH_DIR = '/proc/sys/net/ipv4/neigh/default';
 /** net.ipv4.neigh.default.gc_thresh1..3 as read ('' unreadable); empty when the probe did not look. */
 export const NEIGH_FACT: Fact<Readonly<Record<string, string>>> = {
   name: 'neigh',
-  // One grep: the shell's read takes a byte at a time, and /proc/sys answers only the first. None
-  // where the kernel shows no thresholds (a network namespace of a container or the lab: they are
-  // the init namespace's), which grep -s would have printed nothing for either: a process spared.
+  // Read with the probe's other files, in its one awk (rd_value: host/sent/probe.sh), as `PATH:VALUE`
+  // (what `grep -H .` printed before: a process spared). None where the kernel shows no thresholds
+  // (a network namespace of a container or the lab: they are the init namespace's).
   probe: (_host, options) =>
     options.fabric === false
       ? []
       : [
-          `\ts neigh; [ ! -e ${NEIGH_DIR}/${NEIGH_KEYS[0]} ] || grep -s -H . ${NEIGH_KEYS.map((k) => `${NEIGH_DIR}/${k}`).join(' ')}`,
+          `\trd_mark neigh; [ ! -e ${NEIGH_DIR}/${NEIGH_KEYS[0]} ] || for k in ${NEIGH_KEYS.join(' ')}; do rd_value "${NEIGH_DIR}/$k:" "${NEIGH_DIR}/$k"; done`,
         ],
   parse: (sections) =>
     Object.fromEntries(
