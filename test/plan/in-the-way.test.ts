@@ -1,4 +1,8 @@
 /** What stands in the way of a file a change writes: read from the probe, refused by name (issue 29 item 4). */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { obstacleProbe, parseObstacles } from '../../src/facts/obstacles.js';
 import { inTheWay } from '../../src/plan/in-the-way.js';
@@ -65,5 +69,35 @@ describe('in the way of a file ibfleet writes', () => {
     const lines = obstacleProbe({ files: ['/etc/a b'], dirs: ['/etc'] }).join('\n');
     expect(lines).toContain("for p in '/etc/a b'; do");
     expect(lines).not.toMatch(/\b(stat|find|ls)\b/);
+  });
+
+  it('the probe names what stands at each path, run by the shell on paths of every kind', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ibfleet-in-the-way-'));
+    try {
+      const at = (name: string) => join(dir, name);
+      mkdirSync(at('dir'));
+      writeFileSync(at('file'), 'x\n');
+      symlinkSync(at('dir'), at('link-dir'));
+      symlinkSync(at('file'), at('link-file'));
+      symlinkSync(at('nothing'), at('link-nothing'));
+      symlinkSync('/dev/null', at('link-char'));
+      execFileSync('mkfifo', [at('fifo')]);
+      const files = ['absent', 'file', 'dir', 'link-dir', 'link-file', 'link-nothing', 'link-char', 'fifo'].map(at);
+      const dirs = ['dir', 'absent', 'file', 'link-dir', 'link-nothing', 'link-file'].map(at);
+      const script = `s() { printf '@@ibfleet %s\\n' "$*"; }\n${obstacleProbe({ files, dirs }).join('\n')}`;
+      expect(execFileSync('sh', ['-c', script], { encoding: 'utf8' }).split('\n')).toEqual([
+        '@@ibfleet in-the-way',
+        `directory ${at('dir')}`,
+        `link to a directory ${at('link-dir')}`,
+        `character device ${at('link-char')}`,
+        `fifo ${at('fifo')}`,
+        `not a directory ${at('file')}`,
+        `link to nothing ${at('link-nothing')}`,
+        `not a directory ${at('link-file')}`,
+        '',
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
