@@ -35,7 +35,7 @@ export function obstacleProbe(targets: WriteTargets): string[] {
   return [
     '\ts in-the-way',
     `\tfor p in ${targets.files.map(shellQuote).join(' ')}; do`,
-    '\t\t[ -e "$p" ] && [ ! -f "$p" ] || continue',
+    '\t\t{ [ -e "$p" ] && [ ! -f "$p" ]; } || continue',
     '\t\tif [ -d "$p" ]; then if [ -L "$p" ]; then echo "link to a directory $p"; else echo "directory $p"; fi',
     '\t\telif [ -b "$p" ]; then echo "block device $p"; elif [ -c "$p" ]; then echo "character device $p"',
     '\t\telif [ -p "$p" ]; then echo "fifo $p"; elif [ -S "$p" ]; then echo "socket $p"; fi',
