@@ -31,6 +31,9 @@ rd_tab='	'
 #   G   the line `TEXT PATH`, then the file whole;
 #   E, R  a table of an RDMA port (PATH: `PORT<tab>INDEX...`): `TEXT INDEX VALUE` for each entry in
 #       use, E of its P_Keys (not 0x0000), R of its GIDs (not the zero GID) with each one's type.
+# A value (V, W, S, E, R) is one line of at most 4 096 characters, as a sysfs attribute is one page
+# at most: a longer one is read as none (empty; S, E and R leave it out), so a hostile file cannot
+# make the probe print more than the controller reads (a 2 MB GID entry: the probe was cut).
 # The shell copies a string to append to it: the queue grows in a short string, moved to the long
 # one every 32 readings, so that a 16-NIC host's 400 cost no more each than the lab's 100.
 rd_later() {
@@ -64,7 +67,7 @@ rd_table() {
 rd_awk='function val(f, v) {
 	v = ""; got = 0
 	if (f != "-") { got = (getline v < f); close(f) }
-	if (got <= 0) return ""
+	if (got <= 0 || length(v) > 4096) { got = 0; return "" }
 	sub(/^[ \t]+/, "", v); sub(/[ \t]+$/, "", v)
 	return v
 }
@@ -122,9 +125,11 @@ rd_shell() {
 			for x in ${f#*"$rd_tab"}; do
 				v=
 				if [ "$o" = E ]; then read -r v 2>/dev/null <"$p/pkeys/$x"; else read -r v 2>/dev/null <"$p/gids/$x"; fi
+				[ "${#v}" -le 4096 ] || v=
 				case $v in '' | 0x0000 | 0000:0000:0000:0000:0000:0000:0000:0000) continue ;; esac
 				if [ "$o" = E ]; then printf '%s %s %s\n' "$t" "$x" "$v"; else
 					y='' && read -r y 2>/dev/null <"$p/gid_attrs/types/$x"
+					[ "${#y}" -le 4096 ] || y=
 					printf '%s %s %s %s\n' "$t" "$x" "$v" "$y"
 				fi
 			done
@@ -132,6 +137,7 @@ rd_shell() {
 		*)
 			v='' r=1
 			[ "$f" = - ] || { read -r v 2>/dev/null <"$f" && r=0; }
+			[ "${#v}" -le 4096 ] || v='' r=1
 			case $o:$r in S:1) ;; W:*) printf '%s%s' "$t" "$v" ;; *) printf '%s%s\n' "$t" "$v" ;; esac
 			;;
 		esac

@@ -311,7 +311,7 @@ describe.skipIf(!IS_ROOT)('ready for the jobs: RoCE GIDs across the fleet, and i
       expect(plain.code).toBe(0);
       expect(plain.stdout + plain.stderr).not.toContain('\x1b');
       expect(plain.stdout).toMatch(/ib1 → mlx5_1\/1 ACTIVE LinkUp 56 Gb\/sec Ethernet RoCE v2 GID 3/);
-      // The long entry costs the host's probe seconds (the shell's read takes a byte at a time; a real sysfs file is 4 KiB at most): once is enough.
+      // A real sysfs file is 4 KiB at most, and the probe reads a longer value as none (host/sent/probe.sh): once is enough.
       put('gids/6', '0000:0000:0000:0000:0000:0000:0000:0000\n');
       const doc = json<StatusRun>(await run('status', '--hosts', '40', '--json'));
       const ib1 = doc.hosts[0]!.fabric![1]!;

@@ -124,6 +124,40 @@ describe("the probe's file reader", () => {
     expect(output.trim().split('\n').length).toBe(1 + 64 + 1 + 4);
   });
 
+  it.each(readers)(
+    'reads a value longer than a sysfs page as none: a 2 MB GID entry is left out, not printed (%s)',
+    (reader) => {
+      const big = join(dir, 'big-port');
+      file('big-port/gids/0', 'fe80:0000:0000:0000:0202:c9ff:fe00:0001\n');
+      file('big-port/gids/6', 'a'.repeat(2 * 1024 * 1024));
+      file('big-port/gids/7', '0000:0000:0000:0000:0000:ffff:0a00:0001\n');
+      file('big-port/gid_attrs/types/7', `${'t'.repeat(5000)}\n`);
+      file('big-port/pkeys/0', `0x${'f'.repeat(5000)}\n`);
+      const huge = file('huge-value', `${'9'.repeat(4097)}\n`);
+      const page = file('page-value', `${'9'.repeat(4096)}\n`);
+      const output = run(
+        [
+          `rd_table R 'gid mlx5_0 1' ${big}`,
+          `rd_table E 'pkey mlx5_0 1' ${big}`,
+          `rd_value 'rate=' ${huge}`,
+          `rd_later S 'gid 0 ' ${huge}`,
+          `rd_value 'page=' ${page}`,
+        ].join('\n'),
+        reader,
+      );
+      expect(output.length).toBeLessThan(5000);
+      expect(output.replace(/^\n/, '')).toBe(
+        [
+          'gid mlx5_0 1 0 fe80:0000:0000:0000:0202:c9ff:fe00:0001 ',
+          'gid mlx5_0 1 7 0000:0000:0000:0000:0000:ffff:0a00:0001 ',
+          'rate=',
+          `page=${'9'.repeat(4096)}`,
+          '',
+        ].join('\n'),
+      );
+    },
+  );
+
   it.each(readers)('keeps the order of a long queue (a 16-NIC host queues some 400 readings) (%s)', (reader) => {
     const body = Array.from({ length: 100 }, (_, i) => `rd_value 'v${i}=' ${value}`).join('\n');
     expect(run(body, reader).trim().split('\n')).toEqual(Array.from({ length: 100 }, (_, i) => `v${i}=4: ACTIVE`));
