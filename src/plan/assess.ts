@@ -110,24 +110,6 @@ function modifiedWhy(text: string | undefined, file: RenderedFile, host: Host, s
   return stepWhy ?? 'was modified (content differs from the rendered file)';
 }
 
-/**
- * Checksums of rendered files by their exact text: a host's files are checked when its change is
- * planned and again after it ran, and the routing program (~40 KB) is the same text on every host.
- * Keyed on the content itself, so never stale; bounded.
- */
-const DIGESTS = new Map<string, string>();
-const DIGESTS_MAX = 4096;
-
-function digestOf(content: string): string {
-  let digest = DIGESTS.get(content);
-  if (digest === undefined) {
-    digest = sha256(content);
-    if (DIGESTS.size >= DIGESTS_MAX) DIGESTS.clear();
-    DIGESTS.set(content, digest);
-  }
-  return digest;
-}
-
 /** One of ibfleet's files: there, with this content, mode and owner. `why`: what the steps tell of a differing file. */
 export function fileFinding(
   file: RenderedFile,
@@ -146,7 +128,7 @@ export function fileFinding(
       detail: `${label} is missing`,
       fix: change(file.kind, 'install', file.path, `install ${file.path} (${mode})`),
     };
-  if (found.sha256 !== digestOf(file.content))
+  if (found.sha256 !== sha256(file.content))
     return {
       ...base,
       ok: false,

@@ -45,7 +45,7 @@ function expected(file: RenderedFile, sha256: string): Expected {
  */
 export function fileChecksOf(byManager: ReadonlyMap<Manager, readonly RenderedFile[]>): FileCheck[] {
   const all = MANAGERS.flatMap((m) => byManager.get(m) ?? []);
-  // Each manager's first file at a path, each path's answer and each file's checksum found once:
+  // Each manager's first file at a path and each path's answer found once (a checksum: digest.ts):
   // this runs for every host of a deploy.
   const firstAt = MANAGERS.map((m) => {
     const files = new Map<string, RenderedFile>();
@@ -64,12 +64,6 @@ export function fileChecksOf(byManager: ReadonlyMap<Manager, readonly RenderedFi
     }
     return answer;
   };
-  const sums = new Map<RenderedFile, string>();
-  const sumOf = (file: RenderedFile) => {
-    let sum = sums.get(file);
-    if (sum === undefined) sums.set(file, (sum = sha256(file.content)));
-    return sum;
-  };
   const checks: FileCheck[] = [];
   const checked = new Set<string>();
   const roles = new Map<string, Expected[]>();
@@ -77,7 +71,7 @@ export function fileChecksOf(byManager: ReadonlyMap<Manager, readonly RenderedFi
     if (same(file.path)) {
       if (!checked.has(file.path)) {
         checked.add(file.path);
-        checks.push({ kind: 'file', file: expected(file, sumOf(file)) });
+        checks.push({ kind: 'file', file: expected(file, sha256(file.content)) });
       }
       continue;
     }
@@ -87,7 +81,8 @@ export function fileChecksOf(byManager: ReadonlyMap<Manager, readonly RenderedFi
       roles.set(key, group);
       checks.push({ kind: 'one-of', noun: key, files: group });
     }
-    if (!group.some((e) => e.path === file.path && e.sha256 === sumOf(file))) group.push(expected(file, sumOf(file)));
+    if (!group.some((e) => e.path === file.path && e.sha256 === sha256(file.content)))
+      group.push(expected(file, sha256(file.content)));
   }
   return checks;
 }
