@@ -27,7 +27,7 @@ import { LOCK_DIR, LOCK_PATH, ROUTES_DATA_PATH, ROUTING_SCRIPT_PATH } from '../.
 import { expectShellcheckClean } from '../helpers/tools.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { shellQuote } from '../../src/script/shell.js';
-import { profileName, profileUuid } from '../../src/steps/links/decide.js';
+import { bareNic } from '../../src/steps/links/decide.js';
 import { renderLinksNetplan } from '../../src/steps/links/netplan.js';
 import { addCommand, keyfilePath, keyfileText } from '../../src/steps/links/networkmanager.js';
 import { filesOf, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../fixtures/fixtures.js';
@@ -246,16 +246,7 @@ describe('the project export ansible writes', () => {
     const nm = program('cpuserver16');
     const host16 = hostOf(seeds, 16);
     const bare = (host: typeof host16, manager: 'networkmanager' | 'netplan', ipoib: boolean) =>
-      host.nics.map((nic) => ({
-        nic,
-        want: {},
-        ipoib,
-        addressElsewhere: false,
-        profile:
-          manager === 'networkmanager'
-            ? { uuid: profileUuid(host, nic.iface), name: profileName(nic.iface), existing: undefined, own: true }
-            : undefined,
-      }));
+      host.nics.map((nic) => bareNic(host, manager, nic, {}, ipoib));
     for (const ipoib of [true, false])
       for (const m of bare(host16, 'networkmanager', ipoib)) {
         expect(nm).toContain(addCommand(m));
