@@ -103,7 +103,9 @@ export class YamlSource {
         }),
       );
     }
-    const proto = source.findKey('__proto__');
+    // A key can read __proto__ only where the text spells it, or through a double-quoted escape
+    // (`"\x5f_proto__"`): a text with neither is not walked node by node (15 ms for 100 hosts).
+    const proto = text.includes('__proto__') || text.includes('\\') ? source.findKey('__proto__') : undefined;
     if (proto)
       throw new ConfigError(kind, [
         { position: proto, message: 'key __proto__ is not allowed', hint: 'it names no setting; remove it' },

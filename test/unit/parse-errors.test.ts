@@ -59,6 +59,14 @@ describe('YAML that the library throws on, not just reports', () => {
       `${SEEDS_INVENTORY}  __proto__: { name: x }\n`.replace('pairs:\n  - { owner: alice, cpu: 16, mem: 34 }\n', ''),
       /:\d+:3: key __proto__ is not allowed/,
     ],
+    [
+      'a __proto__ key spelt with an escape',
+      `${SEEDS_INVENTORY}  "\\x5f_proto__": { name: x }\n`.replace(
+        'pairs:\n  - { owner: alice, cpu: 16, mem: 34 }\n',
+        '',
+      ),
+      /:\d+:3: key __proto__ is not allowed/,
+    ],
   ])('%s in the inventory: exit 2, one line with file:line:col', async (_what, text, message) => {
     const inventory = file('inventory.yaml', text);
     expectRefused(await ibfleet(['-i', inventory, 'hosts']), new RegExp(`^${inventory}${message.source}`));
