@@ -81,7 +81,7 @@ export interface DeployPlan {
   readonly parts: ReadonlyMap<string, ApplyPart>;
   /** False when the routing lives in the manager's configuration (no routing script). */
   readonly routingScript: boolean;
-  /** What the change runs to put the host back when it fails (render/apply-script.ts ApplyPlan.restore). */
+  /** What the change runs to put the host back when it fails (render/apply-script.ts ApplyPlan.restore); empty without changes. */
   readonly restore: readonly string[];
   /** What the playbook's steps have the probe read beyond every probe, after the change too (probeWants). */
   readonly wants: ReadonlySet<string>;
@@ -104,18 +104,20 @@ export function planDeploy(host: Host, fleet: Fleet, playbook: Playbook, facts: 
   const remove = failing.flatMap((x) => (x.subject.kind === 'stale' ? [x.subject.path] : []));
   const input = { failing, write, remove };
   const parts = new Map(playbook.steps.map((s) => [s.module.name, s.step.apply?.(ctx, input) ?? {}]));
+  const changes = plannedChanges(assessment);
   return {
     manager: chosen.manager,
     files,
     assessment,
     write,
     remove,
-    changes: plannedChanges(assessment),
+    changes,
     persistence: ctx.persistence,
     notes: [...choice.notes, ...playbook.steps.flatMap((s) => s.step.notes?.(ctx) ?? [])],
     parts,
     routingScript: ctx.persistence.kind === 'script',
-    restore: restoreLines(planRestore(host, fleet, facts, write, '', parts), 'shell'),
+    // Only a change is ever undone: an unchanged host (most of a fleet's, most runs) is sent none.
+    restore: changes.length > 0 ? restoreLines(planRestore(host, fleet, facts, write, '', parts), 'shell') : [],
     wants: probeWants(playbook, host),
   };
 }
