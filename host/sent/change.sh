@@ -37,23 +37,30 @@ retire() {
 	return 0
 }
 
-# rename_staged STAGED PATH [STAGED PATH]...: each staged file renamed over its path as `mv -fT`
-# does it (rename(2): a directory at the path fails it, a link there is replaced, not followed),
-# each one written said; 1 when any failed, the others renamed all the same. Where the host has
-# perl (perl-base is essential on Debian and Ubuntu) one perl renames them all: every process costs
-# each host of a fleet, and a change writes up to ten files. perl is told nothing by the environment,
-# and says what it wrote unbuffered (syswrite): once the controller is gone the writes fail, and its
-# exit status must stay the renames' (print's failed flush at exit would make it 1).
+# perl_renames: whether rename_staged renames with perl, which then also gives the staged files their
+# modes; where it does not, the change runs chmod itself before (src/render/apply-script.ts).
+perl_renames() { command -v perl >/dev/null 2>&1; }
+
+# rename_staged MODE STAGED PATH [MODE STAGED PATH]...: each staged file renamed over its path as
+# `mv -fT` does it (rename(2): a directory at the path fails it, a link there is replaced, not
+# followed), each one written said; 1 when any failed, the others renamed all the same. Where the
+# host has perl (perl-base is essential on Debian and Ubuntu) one perl first gives each staged file
+# its MODE (octal; - leaves it), nothing renamed unless every one took it, as the chmod it saves
+# does; then renames them all: every process costs each host of a fleet, and a change writes up to
+# ten files. Without perl MODE is left alone: perl_renames told the change to chmod. perl is told
+# nothing by the environment, and says what it wrote unbuffered (syswrite): once the controller is
+# gone the writes fail, and its exit status must stay the renames' (print's failed flush at exit
+# would make it 1).
 rename_staged() {
-	if command -v perl >/dev/null 2>&1; then
+	if perl_renames; then
 		unset PERL5OPT PERL5LIB PERLLIB
-		perl -e 'my $s = 0; while (my ($from, $to) = splice @ARGV, 0, 2) { if (rename $from, $to) { syswrite STDOUT, "ibfleet: wrote $to\n" } else { syswrite STDERR, "ibfleet: cannot rename $from to $to: $!\n"; $s = 1 } } exit $s' -- "$@"
+		perl -e 'my ($s, @r) = 0; while (my ($mode, $from, $to) = splice @ARGV, 0, 3) { push @r, $from, $to; next if $mode eq "-" || chmod oct($mode), $from; syswrite STDERR, "ibfleet: cannot set mode $mode of $from: $!\n"; $s = 1 } exit 1 if $s; while (my ($from, $to) = splice @r, 0, 2) { if (rename $from, $to) { syswrite STDOUT, "ibfleet: wrote $to\n" } else { syswrite STDERR, "ibfleet: cannot rename $from to $to: $!\n"; $s = 1 } } exit $s' -- "$@"
 		return
 	fi
 	renamed=0
-	while [ "$#" -ge 2 ]; do
-		if mv -fT "$1" "$2"; then echo "ibfleet: wrote $2"; else renamed=1; fi
-		shift 2
+	while [ "$#" -ge 3 ]; do
+		if mv -fT "$2" "$3"; then echo "ibfleet: wrote $3"; else renamed=1; fi
+		shift 3
 	done
 	return "$renamed"
 }

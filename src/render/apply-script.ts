@@ -144,6 +144,22 @@ function makeDirectories(dirs: readonly string[]): string[] {
   ];
 }
 
+const modeOf = (f: RenderedFile) => f.mode.toString(8).padStart(4, '0');
+
+/**
+ * The chmods of the staged files, one per mode: umask 022 makes every new file 0644 already, so
+ * only other modes need one; those `byPerl` says perl sets run only where the host has no perl.
+ */
+function chmodLines(files: readonly RenderedFile[], staged: readonly string[], byPerl: (f: RenderedFile) => boolean) {
+  const groups = new Map<string, string[]>();
+  files.forEach((f, i) => {
+    if (f.mode === 0o644) return;
+    const command = `${byPerl(f) ? 'perl_renames || ' : ''}chmod ${modeOf(f)}`;
+    groups.set(command, [...(groups.get(command) ?? []), staged[i]!]);
+  });
+  return [...groups].map(([command, paths]) => `[ "$status" -ne 0 ] || ${command} ${paths.join(' ')} || status=1`);
+}
+
 /**
  * `lines`: the script's lines that write `files`; `code`: the same with each file's content left
  * out (quoted empty) — the commands alone, whose calls need definitions (hostScript).
@@ -155,20 +171,20 @@ function writeFiles(
   if (files.length === 0) return { lines: [], code: [] };
   const staged = files.map(stagedPath);
   const dirs = directoriesFor(files);
-  const byMode = new Map<number, string[]>();
-  // umask 022 makes every new file 0644 already; only other modes need a chmod.
-  files.forEach((f, i) => f.mode !== 0o644 && byMode.set(f.mode, [...(byMode.get(f.mode) ?? []), staged[i]!]));
+  // A file a step checks staged has its mode before the check; the others' modes the perl that
+  // renames them sets where the host has it (host/sent/change.sh rename_staged): a process less.
+  const checked = new Set(validations.map((v) => v.path));
+  const byPerl = (f: RenderedFile) => f.mode !== 0o644 && !checked.has(f.path);
   const lines = ['umask 022', ...makeDirectories(dirs)];
   // The files' own $variables are their text, not this script's: SC2016 does not apply.
   const contentAt: number[] = [];
   files.forEach((f, i) => {
-    lines.push(`# ${f.path} (${f.mode.toString(8).padStart(4, '0')})`, '# shellcheck disable=SC2016');
+    lines.push(`# ${f.path} (${modeOf(f)})`, '# shellcheck disable=SC2016');
     contentAt.push(lines.push(writeContent(f, staged[i]!)) - 1);
   });
   // The script runs as root (directly or through sudo), so the files it creates are root's, as the
   // dispatchers require; the probe after the change checks the owner, so no chown is run for it.
-  for (const [mode, paths] of byMode)
-    lines.push(`[ "$status" -ne 0 ] || chmod ${mode.toString(8).padStart(4, '0')} ${paths.join(' ')} || status=1`);
+  lines.push(...chmodLines(files, staged, byPerl));
   // A step's check of a staged file (netplan generate): the file is renamed into place only once it passes.
   files.forEach((f, i) =>
     validations.filter((v) => v.path === f.path).forEach((v) => lines.push(...v.lines(staged[i]!))),
@@ -177,7 +193,7 @@ function writeFiles(
   // As mv -fT (host/sent/change.sh): a directory at the path (the plan refuses one the probe saw)
   // fails the rename, where plain mv would move the file into it and report success.
   lines.push(
-    `[ "$status" -ne 0 ] || rename_staged ${files.map((f, i) => `${staged[i]} ${shellQuote(f.path)}`).join(' ')} || status=1`,
+    `[ "$status" -ne 0 ] || rename_staged ${files.map((f, i) => `${byPerl(f) ? modeOf(f) : '-'} ${staged[i]} ${shellQuote(f.path)}`).join(' ')} || status=1`,
   );
   lines.push(`[ "$status" -eq 0 ] || rm -f ${staged.join(' ')}`);
   const code = [...lines];
