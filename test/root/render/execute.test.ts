@@ -235,6 +235,45 @@ describe.runIf(CAN_RUN)('the routing script, run for real in a network namespace
     expectConfigured(lab, memserver34);
   });
 
+  it.each(['removed', 'replaced'] as const)(
+    "a run that waited while a change %s its data (native persistence took over, or a new deploy) changes nothing: the rules stay the manager's",
+    (how) => {
+      const lab = labFor(memserver34);
+      const script = writeScript(defaultPlaybook, memserver34, seeds);
+      const data = join(dirname(script), 'routes.conf');
+      const change = [
+        `mkdir -p ${LOCK_DIR}`,
+        TAKE_ROUTING_LOCK,
+        // A hook or the repair timer started it before the change took its files away: it has read its data and waits.
+        'sh "$0" --quiet 7>&- & run=$!',
+        'n=0; until pgrep -x -P "$run" flock >/dev/null || [ "$n" -gt 200 ]; do sleep 0.05; n=$((n + 1)); done',
+        how === 'removed' ? 'rm "$1"' : 'cp -p "$1" "$1.new" && mv -f "$1.new" "$1"',
+        // What networkd then makes from ibfleet's netplan file, as the change waits for it.
+        ...memserver34.nics.flatMap((n) => [
+          `ip -4 route add ${SUBNET} dev ${n.iface} src ${n.address} table ${n.table} proto static scope link`,
+          `ip -4 rule add from ${n.address} lookup ${n.table} priority ${n.priority} proto static`,
+        ]),
+        RELEASE_ROUTING_LOCK,
+        'wait "$run"; echo "routes exit $?"',
+      ].join('\n');
+      const result = lab.exec(['sh', '-c', change, script, data]);
+      expect(lines(result.stdout), result.stderr).toEqual([
+        `ibfleet-routes: ${data} was removed or replaced while this run waited for a change to end; nothing to do`,
+        'routes exit 0',
+      ]);
+      expect(rules(lab)).toEqual([
+        KERNEL_RULES.local,
+        ...memserver34.nics.map((n) => `${n.priority}: from ${n.address} lookup ${n.table} proto static`),
+        KERNEL_RULES.main,
+        KERNEL_RULES.default,
+      ]);
+      for (const n of memserver34.nics)
+        expect(table(lab, n.table)).toEqual([`${SUBNET} dev ${n.iface} proto static scope link src ${n.address}`]);
+      // The kernel's main-table routes stay: a hook's run would have taken them away.
+      expect(mainFabricRoutes(lab)).toEqual(memserver34.nics.map((n) => tableRoute(n.iface, n.address)));
+    },
+  );
+
   it('per IFACE: a run for ib1 touches only ib1; a run for ib0 then completes the host; a repeat changes nothing', () => {
     const lab = labFor(memserver34);
     expect(runRoutingScript(lab, memserver34, seeds, defaultPlaybook, ['ib1']).status).toBe(0);
