@@ -172,7 +172,8 @@ describe.skipIf(!IS_ROOT)('native persistence on netplan and ifupdown hosts (nee
   });
 
   it("a native change that fails verification is undone: the netplan file gone again, networkd's rules with it, the hook back", async () => {
-    expect((await m.deploy(HOOK, '35')).code).toBe(0);
+    const toHook = await m.deploy(HOOK, '35');
+    expect(toHook.code, toHook.text).toBe(0);
     // A site rule of networkd's own ahead of ibfleet's (a rule added by hand would not survive the
     // reconfigure: networkd drops rules it did not make) sends the fabric subnet to table 100.
     const state = () =>
@@ -198,7 +199,7 @@ describe.skipIf(!IS_ROOT)('native persistence on netplan and ifupdown hosts (nee
       );
       const before = await state();
       const failed = await m.deploy(NATIVE, '35');
-      expect(failed.code).toBe(1);
+      expect(failed.code, failed.text).toBe(1);
       expect(failed.hosts[0]!.error).toMatch(
         /^verify: verification failed: .*ib1: traffic from 172\.16\.35\.2 leaves through ib0 \(table 100\).*; rolled back: the host is as it was before this deploy/,
       );
@@ -206,7 +207,8 @@ describe.skipIf(!IS_ROOT)('native persistence on netplan and ifupdown hosts (nee
     } finally {
       await m.sh(35, `rm -rf ${SITE_DROP_IN_DIR} && networkctl reload`);
     }
-    expect((await m.deploy(NATIVE, '35')).code).toBe(0);
+    const again = await m.deploy(NATIVE, '35');
+    expect(again.code, again.text).toBe(0);
   });
 
   it('rollback: no rule, no netplan file; networkd configures the NICs as before the deploy', async () => {
