@@ -280,7 +280,8 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
           'fi',
         ]),
     ...part('after'),
-    ...(plan.restore ? selfRestore(plan.restore) : []),
+    // An empty body would be a shell syntax error: a plan without restore lines has no self-restore.
+    ...(plan.restore?.length ? selfRestore(plan.restore) : []),
     afterProbe(host, fleet, plan.wants),
     finishLine(runId),
     'exit "$status"',

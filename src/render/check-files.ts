@@ -81,8 +81,8 @@ export function fileChecksOf(byManager: ReadonlyMap<Manager, readonly RenderedFi
       roles.set(key, group);
       checks.push({ kind: 'one-of', noun: key, files: group });
     }
-    if (!group.some((e) => e.path === file.path && e.sha256 === sha256(file.content)))
-      group.push(expected(file, sha256(file.content)));
+    const sum = sha256(file.content);
+    if (!group.some((e) => e.path === file.path && e.sha256 === sum)) group.push(expected(file, sum));
   }
   return checks;
 }
