@@ -110,11 +110,21 @@ export async function hostDaemons(lab: string, id: number): Promise<LabProcess[]
   return processes.filter((p) => chosen.has(p.pid));
 }
 
+/**
+ * Whether process `pid` still runs. A process that has exited but is not reaped yet (a zombie) does
+ * not: it holds no namespace, file, socket or lock any more, and its /proc entry stays only until its
+ * parent waits for it — for a daemon the lab started, the machine's init, which may take a second or
+ * more (what every lab reboot and restart waited for, as long as its /proc/PID/ns directory stayed).
+ */
+export function isRunning(pid: number): boolean {
+  return existsSync(`/proc/${pid}/ns/net`);
+}
+
 /** Ends a host's daemons by PID: SIGTERM, and SIGKILL for what is left after 5 s. Returns how many. */
 export async function stopHostDaemons(lab: string, id: number): Promise<number> {
   const daemons = (await hostDaemons(lab, id)).map((p) => p.pid);
   if (daemons.length === 0) return 0;
-  const alive = () => daemons.filter((pid) => existsSync(`/proc/${pid}/ns`));
+  const alive = () => daemons.filter(isRunning);
   signal(daemons, 'SIGTERM');
   if (!(await waitUntil(() => alive().length === 0, 5000))) {
     signal(alive(), 'SIGKILL');

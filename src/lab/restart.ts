@@ -10,7 +10,7 @@ import { labExec } from './exec.js';
 import { MANAGER_DAEMON, renderManagerRestartScript } from './manager-boot.js';
 import { hostPaths } from './names.js';
 import { awaitDispatched, markDispatch } from './dispatched.js';
-import { hostProcesses, signal, waitUntil } from './processes.js';
+import { hostProcesses, isRunning, signal, waitUntil } from './processes.js';
 import { requireLab } from './state.js';
 import type { RunResult } from './system.js';
 
@@ -40,8 +40,8 @@ export async function labRestartManager(name: string, id: number, onUp?: () => v
     // Only a PID that is one of the host's processes: a stale file never names another process.
     if ((await hostProcesses(plan.name, id)).some((p) => p.pid === pid)) {
       signal([pid], 'SIGTERM');
-      if (!(await waitUntil(() => !existsSync(`/proc/${pid}/ns`), 5000))) signal([pid], 'SIGKILL');
-      await waitUntil(() => !existsSync(`/proc/${pid}/ns`), 5000);
+      if (!(await waitUntil(() => !isRunning(pid), 5000))) signal([pid], 'SIGKILL');
+      await waitUntil(() => !isRunning(pid), 5000);
     }
   }
   const result = await labExec(plan.name, id, ['sh', '-c', renderManagerRestartScript(plan, host)], {
