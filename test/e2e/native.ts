@@ -29,6 +29,18 @@ export interface NativeLab {
   readonly profile: (id: number, name: string) => Promise<string>;
 }
 
+/**
+ * A deploy's failed hosts and their errors, one line each, ahead of its whole output in an
+ * assertion's message: a message is cut (the flaky reporter keeps its first lines), and the JSON of
+ * the hosts that changed would fill the cut before the host that failed.
+ */
+function failedFirst(doc: JsonRun): string {
+  return doc.hosts
+    .filter((h) => h.error !== null || h.status === 'failed')
+    .map((h) => `host ${h.id} ${h.status}: ${h.error ?? '(no error given)'}\n`)
+    .join('');
+}
+
 export function nativeLab(lab: () => LabInfo): NativeLab {
   const { run, variant, runOn, sh, status, failingCells } = managerLab(lab);
   const allOk = (s: Record<number, string>) => Object.values(s).every((v) => v === 'ok');
@@ -38,7 +50,8 @@ export function nativeLab(lab: () => LabInfo): NativeLab {
     runOn,
     deploy: async (playbook, hosts = 'all') => {
       const result = await run('deploy', '--hosts', hosts, '--playbook', playbook, '--json');
-      return { ...json(result), code: result.code, text: result.stdout + result.stderr };
+      const doc = json(result);
+      return { ...doc, code: result.code, text: failedFirst(doc) + result.stdout + result.stderr };
     },
     sh,
     status,
