@@ -30,38 +30,47 @@ routing_held() {
 	return 1
 }
 
-# await_gone IFACE ADDR TABLE PRIORITY: until systemd-networkd has taken away the rule it made from
-# ibfleet's netplan file and carries the NIC's address again (reconfiguring a link, it drops its
-# addresses and rules first and adds back what its configuration says), at most 20 s.
+# await_gone IFACE ADDR TABLE PRIORITY: until systemd-networkd has taken away the rule and table
+# route it made from ibfleet's netplan file and carries the NIC's address again (reconfiguring a
+# link, it drops its addresses, routes and rules first and adds back what its configuration says),
+# at most 20 s. `networkctl reload` and `reconfigure` return before networkd has done it (it asks the
+# kernel for the link first and reconfigures on the answer): a look that came too early would let the
+# routing script put the hook's routing in place just before networkd drops the address, and the
+# kernel the table route with it.
 await_gone() {
-	poll_until 100 rule_gone_address_back "$@" && return 0
+	poll_until 100 networkd_gone_address_back "$@" && return 0
 	echo "ibfleet: $1: systemd-networkd did not finish configuring it without ibfleet's netplan file within 20 s" >&2
 	return 1
 }
 
-# rule_gone_address_back IFACE ADDR TABLE PRIORITY: await_gone's look: networkd's rule is gone and
-# the address is back.
-rule_gone_address_back() {
-	! networkd_rule_there "$@" && ip -4 -o addr show dev "$1" 2>/dev/null | grep -q -F " inet $2/"
+# networkd_gone_address_back IFACE ADDR TABLE PRIORITY: await_gone's look: networkd's rule and
+# table route are gone and the address is back.
+networkd_gone_address_back() {
+	! networkd_routing_there "$@" && ip -4 -o addr show dev "$1" 2>/dev/null | grep -q -F " inet $2/"
 }
 
-# await_rule_gone IFACE ADDR TABLE PRIORITY: until systemd-networkd has taken away the rule it
-# made from ibfleet's netplan file (the NIC keeps no address: nothing of the host's configures it), at most 20 s.
+# await_rule_gone IFACE ADDR TABLE PRIORITY: until systemd-networkd has taken away the rule and
+# table route it made from ibfleet's netplan file (the NIC keeps no address: nothing of the host's
+# configures it), at most 20 s.
 await_rule_gone() {
-	poll_until 100 networkd_rule_gone "$@" && return 0
-	echo "ibfleet: $1: systemd-networkd did not take its rule away without ibfleet's netplan file within 20 s" >&2
+	poll_until 100 networkd_routing_gone "$@" && return 0
+	echo "ibfleet: $1: systemd-networkd did not take its rule and table route away without ibfleet's netplan file within 20 s" >&2
 	return 1
 }
 
-# networkd_rule_there IFACE ADDR TABLE PRIORITY: the rule systemd-networkd made from ibfleet's
-# netplan file (`proto static`) is in the kernel.
-networkd_rule_there() {
-	rules_flat | grep -q -x -F "$4: from $2 lookup $3 proto static"
+# networkd_routing_there IFACE ADDR TABLE PRIORITY: what systemd-networkd made from ibfleet's netplan
+# file is in the kernel: its rule (`proto static` from networkd 248 on) or its table route through
+# IFACE (`proto static` on every version; the hook's is `proto kernel`). networkd 247 (Debian 11)
+# tags no rule and keeps it after a reconfigure: there only the route tells that networkd has not
+# dropped the NIC's configuration yet.
+networkd_routing_there() {
+	rules_flat | grep -q -x -F "$4: from $2 lookup $3 proto static" ||
+		[ -n "$(ip -4 route show table "$3" proto static dev "$1" 2>/dev/null)" ]
 }
 
-# networkd_rule_gone IFACE ADDR TABLE PRIORITY: await_rule_gone's look: that rule is not.
-networkd_rule_gone() {
-	! networkd_rule_there "$@"
+# networkd_routing_gone IFACE ADDR TABLE PRIORITY: await_rule_gone's look: neither is.
+networkd_routing_gone() {
+	! networkd_routing_there "$@"
 }
 
 # hand_over IFACE ADDR TABLE: a NIC the network manager takes over: every rule for its address or

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { labFlap, labReboot, labRestartManager } from '../../src/lab/index.js';
 import { IS_ROOT, noteIfNotRoot, testLab, testSuite, useLab } from '../lab/helpers.js';
 import { json, statuses } from '../helpers/cli.js';
-import { HOOK, NATIVE, nativeLab } from './native.js';
+import { HOOK, NATIVE, nativeLab, withSlowNetworkd } from './native.js';
 
 const LAB = testLab('e2e-native-netplan');
 /** How `ip rule` shows a rule networkd made: `proto static` from systemd 248 on; bullseye's networkd 247 (test/e2e/on-suite) tags none. */
@@ -150,7 +150,9 @@ describe.skipIf(!IS_ROOT)('native persistence on netplan and ifupdown hosts (nee
   });
 
   it('hook → native → hook: each time the other mechanism goes, and both verify the same', async () => {
-    const toHook = await m.deploy(HOOK);
+    // Host 35's networkd slowed: it drops ib0's and ib1's configuration well after `networkctl
+    // reconfigure` returned, and the change waits for that before the hook's program runs.
+    const toHook = await withSlowNetworkd(LAB.name, 35, () => m.deploy(HOOK));
     expect(toHook.code, toHook.text).toBe(0);
     expect(await m.sh(34, `ls ${NETPLAN_FILE} 2>&1; ls /etc/networkd-dispatcher/routable.d`)).toBe(
       `ls: cannot access '${NETPLAN_FILE}': No such file or directory\n50-ibfleet-routes`,

@@ -3,9 +3,12 @@
  * the shipped hook and native playbooks, and the checks each scenario step ends with — status ok
  * under the playbook deployed and the full matrix passing.
  */
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import type { LabInfo } from '../../src/lab/index.js';
+import { hostProcesses } from '../../src/lab/processes.js';
 import { ibfleet, json, type JsonRun } from '../helpers/cli.js';
 import { managerLab, type ManagerLab } from './managers.js';
 
@@ -74,4 +77,48 @@ export function nativeLab(lab: () => LabInfo): NativeLab {
     },
     profile: (id, name) => sh(id, `nmcli -g ipv4.routing-rules,ipv4.route-table connection show ${name}`),
   };
+}
+
+/** Whether strace is on this machine (scripts/setup installs it): withSlowNetworkd's means. */
+const HAS_STRACE = spawnSync('strace', ['-V'], { stdio: 'ignore' }).status === 0;
+
+/**
+ * `run` while the lab host's systemd-networkd is slow, as on a loaded machine: strace holds it
+ * `delayMs` after each message it sends (a D-Bus answer, a netlink request). `networkctl reload`
+ * and `reconfigure` return before networkd acts on the link (it asks the kernel for the link first);
+ * slowed, networkd acts well after they return, every time — where a CI machine's load made that a
+ * rare race. Without strace the run is not slowed, and says so.
+ */
+export async function withSlowNetworkd<T>(lab: string, id: number, run: () => Promise<T>, delayMs = 50): Promise<T> {
+  if (!HAS_STRACE) {
+    console.warn(`NOTE: no strace (scripts/setup installs it): host ${id}'s systemd-networkd is not slowed`);
+    return run();
+  }
+  const networkd = (await hostProcesses(lab, id)).find((p) => /^\S*\/systemd-networkd(\s|$)/.test(p.command));
+  if (!networkd) throw new Error(`no systemd-networkd runs in lab host ${id}`);
+  const args = [
+    '-q',
+    '-p',
+    String(networkd.pid),
+    '-e',
+    'trace=sendmsg',
+    '-e',
+    `inject=sendmsg:delay_exit=${delayMs * 1000}`,
+  ];
+  const strace = spawn('strace', [...args, '-o', '/dev/null'], { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => strace.once('exit', () => resolve()));
+  try {
+    // Attached once networkd names strace as its tracer.
+    const tracer = () => /^TracerPid:\s*(\d+)/m.exec(readFileSync(`/proc/${networkd.pid}/status`, 'utf8'))?.[1];
+    for (let i = 0; tracer() !== String(strace.pid); i++) {
+      if (i > 100 || strace.exitCode !== null)
+        throw new Error(`strace did not attach to systemd-networkd ${networkd.pid}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return await run();
+  } finally {
+    // SIGTERM: strace detaches and networkd runs on untouched.
+    strace.kill('SIGTERM');
+    await exited;
+  }
 }

@@ -108,13 +108,15 @@ describe('the waits', () => {
     writeFileSync(join(stubs, name), `#!/bin/sh\n${text}\n`);
     chmodSync(join(stubs, name), 0o755);
   };
-  // What the kernel holds comes from the environment: RULE (a line of `ip -4 rule show`), ROUTE, ADDR, UP.
+  // What the kernel holds comes from the environment: RULE (a line of `ip -4 rule show`), ROUTE,
+  // STATIC (the table route is systemd-networkd's, `proto static`), ADDR, UP.
   stub(
     'ip',
     [
       'case "$*" in',
       '"-4 rule show") printf \'0:\\tfrom all lookup local\\n%s\\n\' "$RULE" ;;',
       '"-4 route show table 101") [ -z "$ROUTE" ] || echo "172.16.0.0/16 dev ib0 scope link " ;;',
+      '"-4 route show table 101 proto static dev ib0") [ -z "$STATIC" ] || echo "172.16.0.0/16 scope link src 172.16.34.1 " ;;',
       '"-4 -o addr show dev ib0") [ -z "$ADDR" ] || echo "4: ib0    inet 172.16.34.1/16 brd 172.16.255.255 scope global ib0" ;;',
       '"-o link show dev ib0") [ -z "$UP" ] || echo "4: ib0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 2044" ;;',
       'esac',
@@ -127,7 +129,16 @@ describe('the waits', () => {
     writeFileSync(slept, '');
     const result = spawnSync('sh', ['-c', withHostFunctions(call)], {
       encoding: 'utf8',
-      env: { PATH: `${stubs}:/usr/bin:/bin`, SLEPT: slept, RULE: '', ROUTE: '', ADDR: '', UP: '', ...kernel },
+      env: {
+        PATH: `${stubs}:/usr/bin:/bin`,
+        SLEPT: slept,
+        RULE: '',
+        ROUTE: '',
+        STATIC: '',
+        ADDR: '',
+        UP: '',
+        ...kernel,
+      },
     });
     const sleeps = readFileSync(slept, 'utf8').split('\n').filter(Boolean);
     return { status: result.status, stderr: result.stderr, sleeps: sleeps.length, each: new Set(sleeps) };
@@ -168,11 +179,24 @@ describe('the waits', () => {
       100,
       "ibfleet: ib0: systemd-networkd did not finish configuring it without ibfleet's netplan file within 20 s",
     ],
+    // networkd 247 tags no rule `proto static` and keeps it: its table route says it has not reconfigured the NIC yet.
+    [
+      `await_gone ${args}`,
+      { RULE: '1001:\tfrom 172.16.34.1 lookup 101', STATIC: '1', ADDR: '1' },
+      100,
+      "ibfleet: ib0: systemd-networkd did not finish configuring it without ibfleet's netplan file within 20 s",
+    ],
     [
       `await_rule_gone ${args}`,
       { RULE: networkdRule },
       100,
-      "ibfleet: ib0: systemd-networkd did not take its rule away without ibfleet's netplan file within 20 s",
+      "ibfleet: ib0: systemd-networkd did not take its rule and table route away without ibfleet's netplan file within 20 s",
+    ],
+    [
+      `await_rule_gone ${args}`,
+      { STATIC: '1' },
+      100,
+      "ibfleet: ib0: systemd-networkd did not take its rule and table route away without ibfleet's netplan file within 20 s",
     ],
   ])('%s times out after its bound of looks, 0.2 s apart, with its message', (call, kernel, looks, message) => {
     const out = run(call, kernel);
@@ -186,6 +210,8 @@ describe('the waits', () => {
     [`await_routing ${args}`, { RULE: '1001:\tfrom 172.16.34.1 lookup 101', ROUTE: '1', ADDR: '1' }, 1],
     [`await_routing ${args}`, { RULE: networkdRule, ROUTE: '1', ADDR: '1' }, 1],
     [`await_gone ${args}`, { ADDR: '1' }, 0],
+    // The rule networkd 247 leaves behind (no `proto`) is not waited for: the hook's program takes it as its own.
+    [`await_gone ${args}`, { RULE: '1001:\tfrom 172.16.34.1 lookup 101', ROUTE: '1', ADDR: '1' }, 0],
     [`await_rule_gone ${args}`, {}, 0],
   ])('%s returns once it sees what it waits for', (call, kernel, sleeps) => {
     expect(run(call, kernel)).toMatchObject({ status: 0, stderr: '', sleeps });
