@@ -509,6 +509,8 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
   describe("a local user who can write node_exporter's textfile directory (issue 29)", () => {
     const DIR = '/var/lib/prometheus/node-exporter';
     const PROM = `${DIR}/ibfleet.prom`;
+    /** The lab's timer runner logs each run's start and exit here (src/lab/timer-runner.ts). */
+    const TIMERS_LOG = '/run/ibfleet-lab-host/timers.log';
     const REPAIR_EVERY_S = 5;
     /** A repair run's interval, the lab timer runner's 1 s poll, and slack for a loaded machine. */
     const REPAIR_BOUND_MS = (REPAIR_EVERY_S + 1) * 1000 + 6000;
@@ -546,11 +548,20 @@ describe.skipIf(!IS_ROOT)('hostile and broken hosts (needs root)', () => {
       expect(planted.code, planted.stderr).toBe(0);
       expect(await prom()).toBe('symbolic link mallory 777');
 
-      // The repair timer runs meanwhile, as root: the victim stays as it was.
+      // The repair timer runs meanwhile, as root: a whole run that started once the links were all in
+      // place (its start and its exit in the timers' log, after what it held at the plant's end), and
+      // the victim stays as it was.
+      const logged = Number(await sh(34, `wc -l <${TIMERS_LOG}`));
+      const ranSincePlant = async () =>
+        (await sh(
+          34,
+          `tail -n +${logged + 1} ${TIMERS_LOG} | awk '/ibfleet-routes-repair\\.timer: starting / { s = 1 } s && /ibfleet-routes-repair\\.service: exit / { e = 1 } END { print e + 0 }'`,
+        )) === '1';
       const until = Date.now() + REPAIR_BOUND_MS;
-      while (Date.now() < until && (await victim()) === '600 root\nprecious')
+      while (Date.now() < until && !(await ranSincePlant()) && (await victim()) === '600 root\nprecious')
         await new Promise((r) => setTimeout(r, 500));
       expect(await victim()).toBe('600 root\nprecious');
+      expect(await ranSincePlant(), `a repair run within ${REPAIR_BOUND_MS} ms of the plant`).toBe(true);
       expect(await prom()).toBe('symbolic link mallory 777');
 
       const uid = await sh(34, 'id -u mallory');
