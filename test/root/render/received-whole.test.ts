@@ -111,14 +111,21 @@ function offsets(text: string): number[] {
 }
 
 const work = mkdtempSync(join(tmpdir(), 'ibfleet-cut-'));
+/** Loops feeding cuts to the shells at once: the two cores CI has. */
+const WORKERS = 2;
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /**
  * Feeds `script` cut at each offset to each shell inside the sandbox; returns, per cut, the
- * commands the trace shows ran (`shell@offset: + command`).
+ * commands the trace shows ran (`shell@offset: + command`). The cuts are dealt out to WORKERS
+ * loops that run side by side, each cut to one of them, every shell of a cut in the same loop.
  */
 function tracedCommands(name: string, script: string, shells: readonly string[], cuts: readonly number[]): string[] {
   // bash, slower to start, takes every third cut; dash (the hosts' /bin/sh) takes every one.
+  // dash reads its piece from a pipe, as from sshd. bash reads a pipe one byte per read(2) (it
+  // must not read past a command that reads stdin itself): tens of thousands of calls for a piece
+  // of the apply script, most of this file's time. So bash reads the same bytes from a file of
+  // the piece, in blocks; it parses and runs them the same way, command by command.
   const file = join(work, `${name.replace(/\W/g, '_')}.sh`);
   writeFileSync(file, script);
   writeFileSync(`${file}.cuts`, `${cuts.join('\n')}\n`);
@@ -128,15 +135,26 @@ function tracedCommands(name: string, script: string, shells: readonly string[],
     cd "$1" || exit 3
     for d in /etc /run /var /root /tmp; do mount -t tmpfs ibfleet-cut "$d" || exit 3; done
     script=$2
-    for sh in ${shells.join(' ')}; do
-      n=0
-      while read -r k; do
-        n=$((n + 1))
-        [ "$sh" = dash ] || [ $((n % 3)) -eq 0 ] || continue
-        head -c "$k" "$script" | PATH=/usr/bin:/bin "$sh" -x -s >/dev/null 2>trace
-        while IFS= read -r line; do case $line in +*) echo "$sh@$k: $line" ;; esac; done <trace
-      done <"$script.cuts"
-    done
+    cuts() { # $1: this loop's number, of ${WORKERS}: the cuts n with n % ${WORKERS} = $1
+      for sh in ${shells.join(' ')}; do
+        n=0
+        while read -r k; do
+          n=$((n + 1))
+          [ $((n % ${WORKERS})) -eq "$1" ] || continue
+          if [ "$sh" = dash ]; then
+            head -c "$k" "$script" | PATH=/usr/bin:/bin "$sh" -x -s >/dev/null 2>"trace$1"
+          else
+            [ $((n % 3)) -eq 0 ] || continue
+            head -c "$k" "$script" >"piece$1"
+            PATH=/usr/bin:/bin "$sh" -x -s <"piece$1" >/dev/null 2>"trace$1"
+          fi
+          while IFS= read -r line; do case $line in +*) echo "$sh@$k: $line" ;; esac; done <"trace$1"
+        done <"$script.cuts"
+      done >"traced$1"
+    }
+    w=0; while [ $w -lt ${WORKERS} ]; do cuts $w & w=$((w + 1)); done
+    wait
+    w=0; while [ $w -lt ${WORKERS} ]; do cat "traced$w" || exit 3; w=$((w + 1)); done
     exit 0`;
   const out = execFileSync(
     'unshare',
@@ -156,7 +174,15 @@ function tracedCommands(name: string, script: string, shells: readonly string[],
     ],
     { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
   );
-  return out.split('\n').filter(Boolean);
+  // In the order one loop would have given: shell by shell, each cut's lines as its shell traced them.
+  const at = (line: string) => {
+    const [sh, k] = line.slice(0, line.indexOf(':')).split('@');
+    return [shells.indexOf(sh!), Number(k)] as const;
+  };
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .sort((a, b) => at(a)[0] - at(b)[0] || at(a)[1] - at(b)[1]);
 }
 
 /**
