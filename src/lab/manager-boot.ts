@@ -306,6 +306,23 @@ export const MANAGER_DAEMON: Readonly<Record<Exclude<LabHost['manager'], 'ifupdo
   netplan: 'systemd-networkd',
 };
 
+/** The D-Bus name each daemon takes: a new one exits at once if the bus still gives it to the old one. */
+const MANAGER_BUS_NAME: Readonly<Record<keyof typeof MANAGER_DAEMON, string>> = {
+  networkmanager: 'org.freedesktop.NetworkManager',
+  netplan: 'org.freedesktop.network1',
+};
+
+/**
+ * Until the bus has let go of the stopped daemon's name. The old process has exited (restart.ts), but
+ * dbus-daemon releases the name only as it reads the closed connection: NetworkManager 1.30 started
+ * before that says "fatal failure to acquire D-Bus service … Service already taken" and exits.
+ */
+function awaitNameReleased(manager: keyof typeof MANAGER_DAEMON): string {
+  const name = MANAGER_BUS_NAME[manager];
+  return `await "the bus to release ${name}" sh -c '! dbus-send --system --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner string:${name} | grep -q true' || status=1
+`;
+}
+
 /**
  * `lab restart`, once the manager's daemon is stopped: started again over the /run it left, as
  * `systemctl restart NetworkManager` / `systemctl restart systemd-networkd` do — D-Bus, the
@@ -322,7 +339,7 @@ ${DIRS}
     host.manager === 'networkmanager' ? START_NETWORK_MANAGER : `${START_NETWORKD}${awaitRoutable(host, 'routable')}\n`;
   return `${head}${START}
 ${AWAIT}
-${start}${nic1RouteFirst(plan, host)}exit "$status"
+${awaitNameReleased(host.manager)}${start}${nic1RouteFirst(plan, host)}exit "$status"
 `;
 }
 

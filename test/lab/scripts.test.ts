@@ -109,6 +109,10 @@ describe('creating the lab', () => {
     const restart = renderManagerRestartScript(plan, h34);
     expect(restart).toContain('grep -q "State: routable"');
     expect(restart).not.toContain('(configured)');
+    // The old daemon's bus name released before the new one asks for it (it would exit at once).
+    const released = 'NameHasOwner string:org.freedesktop.network1 | grep -q true';
+    expect(restart.indexOf(released)).toBeGreaterThan(-1);
+    expect(restart.indexOf(released)).toBeLessThan(restart.indexOf('start systemd-networkd'));
     const order = ['networkctl status ib1', 'route_last ib1', 'start networkd-dispatcher', 'wait "$listener"'];
     expect(order.map((s) => netplan.indexOf(s))).toEqual(order.map((s) => netplan.indexOf(s)).sort((a, b) => a - b));
     expect(order.map((s) => netplan.indexOf(s))).not.toContain(-1);
