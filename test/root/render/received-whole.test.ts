@@ -115,22 +115,21 @@ const work = mkdtempSync(join(tmpdir(), 'ibfleet-cut-'));
 const WORKERS = 2;
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
+/** The namespaces the driver runs in: a private mount table, no network, and a pid namespace it is the first process of. */
+const SANDBOX = ['--mount', '--net', '--pid', '--fork', '--propagation', 'private'];
+
 /**
- * Feeds `script` cut at each offset to each shell inside the sandbox; returns, per cut, the
- * commands the trace shows ran (`shell@offset: + command`). The cuts are dealt out to WORKERS
- * loops that run side by side, each cut to one of them, every shell of a cut in the same loop.
+ * The sandbox's driver, run as `sh -c DRIVER driver WORK SCRIPT` under `unshare SANDBOX`: it covers
+ * /etc, /run, /var, /root and /tmp with empty tmpfs, then feeds each cut of WORK/SCRIPT (cuts in
+ * SCRIPT.cuts) to each shell and prints the traced lines.
  */
-function tracedCommands(name: string, script: string, shells: readonly string[], cuts: readonly number[]): string[] {
-  // bash, slower to start, takes every third cut; dash (the hosts' /bin/sh) takes every one.
-  // dash reads its piece from a pipe, as from sshd. bash reads a pipe one byte per read(2) (it
-  // must not read past a command that reads stdin itself): tens of thousands of calls for a piece
-  // of the apply script, most of this file's time. So bash reads the same bytes from a file of
-  // the piece, in blocks; it parses and runs them the same way, command by command.
-  const file = join(work, `${name.replace(/\W/g, '_')}.sh`);
-  writeFileSync(file, script);
-  writeFileSync(`${file}.cuts`, `${cuts.join('\n')}\n`);
-  const driver = `
+function cutDriver(shells: readonly string[]): string {
+  return `
     set -u
+    # Only as the first process of a pid namespace of its own (unshare --pid --fork, in SANDBOX): a
+    # copy of this driver run by hand anywhere else would cover the machine's own /etc, /run, /var,
+    # /root and /tmp, for every process on it, until unmounted.
+    if [ "$$" != 1 ]; then echo "received-whole driver: not in its sandbox (unshare ${SANDBOX.join(' ')}); nothing covered" >&2; exit 3; fi
     # The work directory stays reachable as the current directory once /tmp is covered.
     cd "$1" || exit 3
     for d in /etc /run /var /root /tmp; do mount -t tmpfs ibfleet-cut "$d" || exit 3; done
@@ -156,24 +155,26 @@ function tracedCommands(name: string, script: string, shells: readonly string[],
     wait
     w=0; while [ $w -lt ${WORKERS} ]; do cat "traced$w" || exit 3; w=$((w + 1)); done
     exit 0`;
-  const out = execFileSync(
-    'unshare',
-    [
-      '--mount',
-      '--net',
-      '--pid',
-      '--fork',
-      '--propagation',
-      'private',
-      'sh',
-      '-c',
-      driver,
-      'driver',
-      work,
-      basename(file),
-    ],
-    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
-  );
+}
+
+/**
+ * Feeds `script` cut at each offset to each shell inside the sandbox; returns, per cut, the
+ * commands the trace shows ran (`shell@offset: + command`). The cuts are dealt out to WORKERS
+ * loops that run side by side, each cut to one of them, every shell of a cut in the same loop.
+ */
+function tracedCommands(name: string, script: string, shells: readonly string[], cuts: readonly number[]): string[] {
+  // bash, slower to start, takes every third cut; dash (the hosts' /bin/sh) takes every one.
+  // dash reads its piece from a pipe, as from sshd. bash reads a pipe one byte per read(2) (it
+  // must not read past a command that reads stdin itself): tens of thousands of calls for a piece
+  // of the apply script, most of this file's time. So bash reads the same bytes from a file of
+  // the piece, in blocks; it parses and runs them the same way, command by command.
+  const file = join(work, `${name.replace(/\W/g, '_')}.sh`);
+  writeFileSync(file, script);
+  writeFileSync(`${file}.cuts`, `${cuts.join('\n')}\n`);
+  const out = execFileSync('unshare', [...SANDBOX, 'sh', '-c', cutDriver(shells), 'driver', work, basename(file)], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   // In the order one loop would have given: shell by shell, each cut's lines as its shell traced them.
   const at = (line: string) => {
     const [sh, k] = line.slice(0, line.indexOf(':')).split('@');
@@ -222,6 +223,28 @@ describe.skipIf(!IS_ROOT)('every script ibfleet sends runs nothing unless it arr
     },
     240_000,
   );
+
+  it('the driver covers nothing outside its sandbox: a copy run by hand (not the first process of its own pid namespace) refuses before it mounts', () => {
+    // Run here in a private mount namespace, so that a driver without the check covers only that
+    // one; the machine's namespace, where a copy run by hand would cover /tmp for every process, is never tried.
+    const result = spawnSync(
+      'unshare',
+      [
+        '--mount',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        'sh -c "$1" driver "$2" none.sh; echo "exit $?"; findmnt -n -o SOURCE /tmp; true',
+        'outer',
+        cutDriver(shells),
+        work,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(result.stdout, result.stderr).toBe('exit 3\n');
+    expect(result.stderr).toContain('received-whole driver: not in its sandbox (unshare --mount --net --pid --fork');
+  });
 
   it('the check sees commands run when a script is not wrapped (control)', () => {
     const body = 'set -u\necho first\nmkdir -p /etc/ibfleet-control\n';
