@@ -5,11 +5,15 @@
  *
  * Tests run two files at once (maxWorkers: 2), so every file takes its own lab from `testLab`, and a
  * lab refuses a subnet another lab uses.
+ *
+ * While its lab is up, a file's view of the machine is watched (test/helpers/machine-view.ts): a
+ * test under which the machine's /tmp, /etc or /run changed fails saying what changed and when.
  */
-import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { labDown, labUp, type LabInfo, type LabUpOptions } from '../../src/lab/index.js';
 import type { Suite } from '../../src/lab/suites.js';
 import { run, type RunResult } from '../../src/lab/system.js';
+import { watchMachineView, type ViewWatch } from '../helpers/machine-view.js';
 
 export const IS_ROOT = process.getuid?.() === 0;
 
@@ -155,8 +159,11 @@ export function noteIfNotRoot(what: string): void {
 export function useLab(options: LabUpOptions & { readonly name: string; readonly mgmtSubnet: string }): () => LabInfo {
   let info: LabInfo | undefined;
   let failure: unknown;
+  // The machine as the story sees it (test/helpers/machine-view.ts): a test it changed under fails saying so, and when.
+  let view: ViewWatch | undefined;
   beforeAll(async () => {
     if (!IS_ROOT) return;
+    view = watchMachineView();
     await labDown(options.name);
     // A generation run: every host on its suite, unless the file chose suites itself.
     const suite = testSuite();
@@ -169,8 +176,22 @@ export function useLab(options: LabUpOptions & { readonly name: string; readonly
       throw error;
     }
   });
+  afterEach(() => {
+    const changed = view?.take();
+    if (changed) throw new Error(changed);
+  });
   afterAll(async () => {
-    if (IS_ROOT) await labDown(options.name);
+    if (!IS_ROOT) return;
+    const changed = view?.take();
+    view?.stop();
+    try {
+      await labDown(options.name);
+    } catch (error) {
+      // lab down reads /run/ibfleet-lab and /run/netns: where they were covered, that is its reason.
+      if (changed && error instanceof Error) error.message += `\n${changed}`;
+      throw error;
+    }
+    if (changed) throw new Error(changed);
   });
   return () => {
     if (!info)
