@@ -232,7 +232,13 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     await sh(41, 'systemctl stop ibfleet-routes-repair.timer');
     await sh(41, 'ip -4 rule del from 172.16.41.1 lookup 941');
     // Held by a process of root's that is not an ibfleet run: the message must not say it is one.
-    const holder = labExec(NAME, 41, ['sh', '-c', `mkdir -p -m 0700 ${LOCK_DIR}; exec flock ${LOCK_PATH} sleep 8`]);
+    // Its sleep's PID in a file: once the deploy has been refused, the lock is given back at once (the
+    // sleep ended, flock ends with it), not when the 8 s are up.
+    const holder = labExec(NAME, 41, [
+      'sh',
+      '-c',
+      `mkdir -p -m 0700 ${LOCK_DIR}; exec flock ${LOCK_PATH} sh -c 'echo $$ >/run/lock-holder.pid; exec sleep 8'`,
+    ]);
     for (
       let i = 0;
       i < 50 && (await labExec(NAME, 41, ['sh', '-c', `[ -e ${LOCK_PATH} ] && flock -n ${LOCK_PATH} true`])).code !== 1;
@@ -249,6 +255,7 @@ describe.skipIf(!IS_ROOT)('deploy, status, verify and rollback against real lab 
     );
     expect(doc.hosts.find((h) => h.id === 34)!.status).toBe('unchanged');
     expect(await rules(41)).not.toContain('from 172.16.41.1 lookup 941');
+    await sh(41, 'kill "$(cat /run/lock-holder.pid)"; rm -f /run/lock-holder.pid');
     await holder;
     // Free again, a deploy succeeds, and has the rule to add: with the timer stopped nothing else puts
     // it back — networkd-dispatcher runs the hooks only on networkd's reports, and a lab boot returns
