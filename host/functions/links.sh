@@ -44,18 +44,26 @@ tell() {
 }
 
 # network_file IFACE: the .network file systemd-networkd applies to IFACE, as networkctl says it
-# ("n/a" for a NIC it does not manage; empty where networkctl cannot say).
+# ("n/a" for a NIC it does not manage; empty where networkctl cannot say). networkd 247 goes on
+# naming the file a NIC had after the file is gone and the NIC unmanaged (`State: off
+# (unmanaged)`): such a NIC has none.
 network_file() {
-	networkctl status "$1" 2>/dev/null | sed -n 's/^ *Network File: //p'
+	networkctl status "$1" 2>/dev/null | awk '
+		/^ *Network File: / { sub(/^ *Network File: /, ""); file = $0 }
+		/^ *State: .*\(unmanaged\)/ { unmanaged = 1 }
+		END { if (file != "") print (unmanaged ? "n/a" : file) }'
 }
 
 # netplan_reload IFACE...: networkd told of netplan's regenerated files. `networkctl reload`
-# configures at once every NIC whose .network file it switches (an unmanaged NIC taking netplan's
-# new file: so on networkd 247, 252 and 257 alike); only the others — the same file, new contents
-# — are reconfigured after it. Reconfiguring a NIC the reload is configuring already drops and
+# configures every NIC whose .network file it switches (an unmanaged NIC taking netplan's new file:
+# so on networkd 247, 252 and 257 alike); only the others — netplan's file for the NIC already, new
+# contents — are reconfigured after it. Reconfiguring a NIC the reload is configuring drops and
 # re-adds its addresses while the change goes on, and with an address the kernel drops every route
-# that has it as its source: the routing the change adds next failed or was gone, now and then,
-# under load. Returns 1, having changed nothing, where networkd has no reload (before 244).
+# that has it as its source: the routing the change adds next failed or was gone. `networkctl
+# reload` returns before networkd has switched any file (it asks the kernel for each link and
+# switches on the answer), so which NICs the reload switches is told from the file before it, and
+# the change waits until networkd names the new one: until then the NIC is not yet being configured.
+# Returns 1, having changed nothing, where networkd has no reload (before 244).
 netplan_reload() {
 	nr_before=";"
 	for nr_iface; do nr_before="$nr_before$nr_iface=$(network_file "$nr_iface");"; done
@@ -63,7 +71,9 @@ netplan_reload() {
 	nr_count=$#
 	for nr_iface; do
 		case "$nr_before" in
-		*";$nr_iface=$(network_file "$nr_iface");"*) set -- "$@" "$nr_iface" ;;
+		*";$nr_iface="*"/10-netplan-$nr_iface.network;"*) set -- "$@" "$nr_iface" ;;
+		# Not switched within 20 s (another file of the host's matches the NIC first): reconfigured, as before.
+		*) poll_until 100 network_file_switched "$nr_iface" "$nr_before" || set -- "$@" "$nr_iface" ;;
 		esac
 	done
 	shift "$nr_count"
@@ -72,6 +82,15 @@ netplan_reload() {
 	else
 		tell "networkctl reload, networkctl reconfigure $*" "networkctl reconfigure $*" networkctl reconfigure "$@"
 	fi
+	return 0
+}
+
+# network_file_switched IFACE BEFORE: netplan_reload's look: networkctl names a .network file for
+# IFACE other than the one BEFORE (`;IFACE=FILE;…`) says it had before the reload.
+network_file_switched() {
+	case "$2" in
+	*";$1=$(network_file "$1");"*) return 1 ;;
+	esac
 	return 0
 }
 

@@ -17,6 +17,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { labExec, labReboot, labRestartManager } from '../../src/lab/index.js';
 import { ibfleet, json, statuses, type JsonRun } from '../helpers/cli.js';
 import { IS_ROOT, noteIfNotRoot, testLab, testSuite, useLab } from '../lab/helpers.js';
+import { withSlowNetworkd } from './native.js';
 
 const LAB = testLab('e2e-links');
 const FRESH = [60, 61, 62];
@@ -134,7 +135,17 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
   });
 
   it('one deploy --hosts all takes the fresh hosts from no address to the full matrix; the configured ones get their routing', async () => {
-    const deployed = await run('deploy', '--hosts', 'all', '--json');
+    // Host 60's networkd slowed (each of its reads held 200 ms, as on a loaded machine): it switches
+    // the NICs to netplan's file well after `networkctl reload` returned, and the change waits for
+    // that rather than taking them for NICs the reload left alone and having networkd configure them
+    // a second time (which dropped their addresses under the routing, now and then, under load).
+    const deployed = await withSlowNetworkd(
+      LAB.name,
+      60,
+      () => run('deploy', '--hosts', 'all', '--json'),
+      200,
+      'recvmsg',
+    );
     const doc = json(deployed);
     expect(
       doc.hosts.map((h) => [h.id, h.status, h.error]),
@@ -239,21 +250,30 @@ describe.skipIf(!IS_ROOT)('links: fresh machines to the full matrix on every rea
       inventory,
       `# The lab's students (comments stay).\nfabric:\n  subnet: 172.16.0.0/16\n  nics: 2\ndefaults:\n  user: root\nssh:\n  knownHosts: ${lab().knownHostsPath}\n  identityFile: ${lab().identityPath}\nhosts: {}\n`,
     );
-    const onboard = await ibfleet([
-      '-i',
-      inventory,
-      'onboard',
-      '--cpu',
-      '61',
-      '--mem',
-      '60',
-      '--owner',
-      'bob',
-      '--cpu-address',
-      LAB.address(61),
-      '--mem-address',
-      LAB.address(60),
-    ]);
+    // Host 60 was rolled back: networkd 247 still names netplan's file for its unmanaged NICs, and,
+    // slowed, switches them only well after the reload returned (the change waits for it).
+    const onboard = await withSlowNetworkd(
+      LAB.name,
+      60,
+      () =>
+        ibfleet([
+          '-i',
+          inventory,
+          'onboard',
+          '--cpu',
+          '61',
+          '--mem',
+          '60',
+          '--owner',
+          'bob',
+          '--cpu-address',
+          LAB.address(61),
+          '--mem-address',
+          LAB.address(60),
+        ]),
+      200,
+      'recvmsg',
+    );
     expect(onboard.code, onboard.stdout + onboard.stderr).toBe(0);
     expect(onboard.stdout).toContain('NIC 1 ib0 no address yet (gets 172.16.61.1/16)');
     expect(onboard.stdout).toContain('rping -c -I 172.16.61.2 -a 172.16.60.2 -p 7174 -C 10 -v');

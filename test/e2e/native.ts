@@ -89,7 +89,14 @@ const HAS_STRACE = spawnSync('strace', ['-V'], { stdio: 'ignore' }).status === 0
  * slowed, networkd acts well after they return, every time — where a CI machine's load made that a
  * rare race. Without strace the run is not slowed, and says so.
  */
-export async function withSlowNetworkd<T>(lab: string, id: number, run: () => Promise<T>, delayMs = 50): Promise<T> {
+export async function withSlowNetworkd<T>(
+  lab: string,
+  id: number,
+  run: () => Promise<T>,
+  delayMs = 50,
+  /** recvmsg: networkd reads the kernel's answers late, so it acts on a link well after networkctl's command returned. */
+  syscall: 'sendmsg' | 'recvmsg' = 'sendmsg',
+): Promise<T> {
   if (!HAS_STRACE) {
     console.warn(`NOTE: no strace (scripts/setup installs it): host ${id}'s systemd-networkd is not slowed`);
     return run();
@@ -101,9 +108,9 @@ export async function withSlowNetworkd<T>(lab: string, id: number, run: () => Pr
     '-p',
     String(networkd.pid),
     '-e',
-    'trace=sendmsg',
+    `trace=${syscall}`,
     '-e',
-    `inject=sendmsg:delay_exit=${delayMs * 1000}`,
+    `inject=${syscall}:delay_exit=${delayMs * 1000}`,
   ];
   const strace = spawn('strace', [...args, '-o', '/dev/null'], { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => strace.once('exit', () => resolve()));

@@ -221,23 +221,30 @@ describe('the waits', () => {
 describe('netplan_reload: networkd told of ibfleet’s netplan file', () => {
   const stubs = mkdtempSync(join(tmpdir(), 'ibfleet-netplan-reload-'));
   afterAll(() => rmSync(stubs, { recursive: true, force: true }));
-  // A networkctl as networkd answers: each NIC's .network file before the reload (BEFORE_ib0, …)
-  // and after it (AFTER_ib0, …); RELOAD=fail where it has no reload. Every call is logged.
+  // A networkctl as networkd answers: each NIC's .network file before the reload (BEFORE_ib0, …;
+  // `unmanaged FILE`: the file networkd 247 goes on naming for a NIC it no longer manages) and after
+  // it (AFTER_ib0, …) — networkd switching only after LAG looks at the status since the reload
+  // returned, as it does once the kernel answered it; RELOAD=fail where it has no reload. Every
+  // call is logged; sleep returns at once.
   writeFileSync(
     join(stubs, 'networkctl'),
     [
       '#!/bin/sh',
       'echo "networkctl $*" >>"$CALLS"',
       'case "$1" in',
-      'reload) [ "$RELOAD" != fail ] || exit 1; touch "$RELOADED" ;;',
-      'status) if [ -e "$RELOADED" ]; then eval "f=\\$AFTER_$2"; else eval "f=\\$BEFORE_$2"; fi',
-      '  printf "   Link File: /usr/lib/systemd/network/99-default.link\\n Network File: %s\\n" "$f" ;;',
+      'reload) [ "$RELOAD" != fail ] || exit 1; echo 0 >"$RELOADED" ;;',
+      'status) looks=-1; [ ! -e "$RELOADED" ] || { looks=$(cat "$RELOADED"); echo $((looks + 1)) >"$RELOADED"; }',
+      '  if [ "$looks" -ge "${LAG:-0}" ]; then eval "f=\\$AFTER_$2"; else eval "f=\\$BEFORE_$2"; fi',
+      '  case "$f" in "unmanaged "* | n/a) s="off (unmanaged)" ;; *) s="routable (configured)" ;; esac',
+      '  printf "   Link File: /usr/lib/systemd/network/99-default.link\\n Network File: %s\\n         State: %s\\n" "${f#unmanaged }" "$s" ;;',
       'esac',
     ].join('\n'),
   );
   chmodSync(join(stubs, 'networkctl'), 0o755);
+  writeFileSync(join(stubs, 'sleep'), '#!/bin/sh\n');
+  chmodSync(join(stubs, 'sleep'), 0o755);
 
-  const run = (files: Record<string, string>, reload = 'ok') => {
+  const run = (files: Record<string, string>, reload = 'ok', lag = 0) => {
     const calls = join(stubs, 'calls');
     const reloaded = join(stubs, 'reloaded');
     writeFileSync(calls, '');
@@ -247,7 +254,14 @@ describe('netplan_reload: networkd told of ibfleet’s netplan file', () => {
       ['-c', withHostFunctions('status=0\nnetplan_reload ib0 ib1; echo "rc $? status $status"')],
       {
         encoding: 'utf8',
-        env: { PATH: `${stubs}:/usr/bin:/bin`, CALLS: calls, RELOADED: reloaded, RELOAD: reload, ...files },
+        env: {
+          PATH: `${stubs}:/usr/bin:/bin`,
+          CALLS: calls,
+          RELOADED: reloaded,
+          RELOAD: reload,
+          LAG: String(lag),
+          ...files,
+        },
       },
     );
     const told = readFileSync(calls, 'utf8')
@@ -261,6 +275,34 @@ describe('netplan_reload: networkd told of ibfleet’s netplan file', () => {
     expect(run({ BEFORE_ib0: 'n/a', BEFORE_ib1: 'n/a', AFTER_ib0: NETPLAN('ib0'), AFTER_ib1: NETPLAN('ib1') })).toEqual(
       { out: 'ibfleet: networkctl reload\nrc 0 status 0', told: ['networkctl reload'] },
     );
+  });
+
+  it('networkd switching the fresh NICs well after the reload returned: the change waits for it, and reconfigures neither', () => {
+    // The old look took the file networkd still named (n/a) for a NIC the reload left alone, and its
+    // reconfigure had networkd configure ib0 and ib1 a second time, dropping their addresses under the routing.
+    const fresh = { BEFORE_ib0: 'n/a', BEFORE_ib1: 'n/a', AFTER_ib0: NETPLAN('ib0'), AFTER_ib1: NETPLAN('ib1') };
+    const out = run(fresh, 'ok', 3);
+    expect(out).toEqual({ out: 'ibfleet: networkctl reload\nrc 0 status 0', told: ['networkctl reload'] });
+  });
+
+  it('networkd 247 naming the file of a NIC it no longer manages (after a rollback): the reload switches it, not reconfigured', () => {
+    const stale = {
+      BEFORE_ib0: `unmanaged ${NETPLAN('ib0')}`,
+      BEFORE_ib1: `unmanaged ${NETPLAN('ib1')}`,
+      AFTER_ib0: NETPLAN('ib0'),
+      AFTER_ib1: NETPLAN('ib1'),
+    };
+    expect(run(stale, 'ok', 2)).toEqual({
+      out: 'ibfleet: networkctl reload\nrc 0 status 0',
+      told: ['networkctl reload'],
+    });
+  });
+
+  it('a NIC networkd does not switch within the bound of looks (another file matches it first) is reconfigured, as before', () => {
+    expect(run({ BEFORE_ib0: 'n/a', BEFORE_ib1: 'n/a', AFTER_ib0: NETPLAN('ib0'), AFTER_ib1: 'n/a' })).toEqual({
+      out: 'ibfleet: networkctl reload, networkctl reconfigure ib1\nrc 0 status 0',
+      told: ['networkctl reload', 'networkctl reconfigure ib1'],
+    });
   });
 
   it('a NIC whose file stayed the same (new contents) is reconfigured, alone', () => {
