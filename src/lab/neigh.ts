@@ -64,16 +64,22 @@ async function writeThresholds(at: NeighPlaces, values: Thresholds, raising: boo
   for (const key of raising ? [...KEYS].reverse() : KEYS) await writeFile(`${at.neigh}/${key}`, String(values[key]));
 }
 
-/** A lock directory: mkdir is atomic; one left by a crashed process is taken over after 30 s. */
+/**
+ * A lock directory: mkdir is atomic; one left by a crashed process is taken over after 30 s. The lab
+ * root is made again where it went before the lock was taken: the last lab down of another process
+ * removes it once empty (labDown), and may do so between the two mkdirs.
+ */
 async function locked<T>(at: NeighPlaces, fn: () => Promise<T>): Promise<T> {
   const LOCK = lockOf(at);
-  await mkdir(at.root, { recursive: true, mode: 0o755 });
   for (let attempt = 0; ; attempt++) {
     try {
+      await mkdir(at.root, { recursive: true, mode: 0o755 });
       await mkdir(LOCK);
       break;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' && attempt < 300) continue;
+      if (code !== 'EEXIST') throw error;
       const age = Date.now() - ((await stat(LOCK).catch(() => undefined))?.mtimeMs ?? Date.now());
       if (age > 30_000 || attempt > 300) await rmdir(LOCK).catch(() => undefined);
       else await new Promise((r) => setTimeout(r, 100));

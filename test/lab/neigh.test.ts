@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -74,6 +74,31 @@ describe("the machine's neighbour table while labs are up", () => {
   it('a lab that raised nothing, or was never recorded, changes nothing at down', async () => {
     const at = places();
     await releaseNeighbourTable('never-up', at);
+    expect(at.read()).toEqual([128, 512, 1024]);
+  });
+});
+
+describe('the lock beside other labs going down', () => {
+  it('the last lab down of another process removes the empty lab root between the root made and the lock taken: the lock is taken all the same', async () => {
+    const at = places();
+    // Other processes' lab downs, 20 of them: each removes the lab root where it finds it empty.
+    let removed = 0;
+    const remover = (async () => {
+      while (removed < 20) {
+        try {
+          rmdirSync(at.root);
+          removed++;
+        } catch {
+          // not empty (the lock or the record is there), or gone already
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    for (let i = 0; removed < 20; i++) {
+      await raiseNeighbourTable(lab(`l${i}`, 1), at);
+      await releaseNeighbourTable(`l${i}`, at);
+    }
+    await remover;
     expect(at.read()).toEqual([128, 512, 1024]);
   });
 });
