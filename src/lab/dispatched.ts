@@ -9,7 +9,7 @@
  *   its startup is complete; after a flap, the carrier is back on the NIC and, had the manager taken
  *   the NIC down meanwhile, it is active again.
  * - networkd-dispatcher, as the lab starts it, records each link report of networkd it handled
- *   (manager-boot.ts DISPATCH_RECORDER). Done when, for each NIC, networkd shows the NIC's states
+ *   (dispatch-recorder.ts). Done when, for each NIC, networkd shows the NIC's states
  *   from before the event again and the states the dispatcher handled last are networkd's now: it
  *   runs hooks only for a state that changed, so none is left to run. After a flap it must also
  *   have handled a report since (the carrier's loss always makes one). After a restart of networkd
@@ -19,6 +19,7 @@
  * - ifupdown: no daemon reacts to a carrier, and `ifup` returns when its hooks have: nothing to wait for.
  */
 import { readFile, readdir } from 'node:fs/promises';
+import { DISPATCHED_SUBDIR } from './dispatch-recorder.js';
 import { labExec } from './exec.js';
 import type { LabHost, LabPlan } from './plan.js';
 import { hostPaths } from './names.js';
@@ -131,7 +132,7 @@ async function networkdLinks(plan: LabPlan, host: LabHost): Promise<Map<string, 
 }
 
 async function dispatchRecords(plan: LabPlan, host: LabHost): Promise<Map<string, DispatchRecord>> {
-  const dir = `${hostPaths(plan.name, host.id).boot}/dispatched`;
+  const dir = `${hostPaths(plan.name, host.id).boot}/${DISPATCHED_SUBDIR}`;
   const records = new Map<string, DispatchRecord>();
   for (const name of await readdir(dir).catch(() => [])) {
     if (name.startsWith('.')) continue;

@@ -14,6 +14,7 @@ import type { LabHost, LabPlan } from './plan.js';
 import { fabricTables, runsSystemd } from './plan.js';
 import { configuredNics } from './fresh.js';
 import { isRoce } from './rdma-emulation.js';
+import { DISPATCH_RECORDER, DISPATCHED_SUBDIR } from './dispatch-recorder.js';
 
 /** Inside a host: pid files and logs of the daemons the lab started, and the timer runner. */
 export const HOST_BOOT_DIR = '/run/ibfleet-lab-host';
@@ -221,43 +222,6 @@ try:
 except socket.timeout:
     sys.exit(1)`;
 
-/** Where the lab's networkd-dispatcher records what it has handled, a file per link (DISPATCH_RECORDER). */
-export const DISPATCHED_DIR = `${HOST_BOOT_DIR}/dispatched`;
-
-/**
- * networkd-dispatcher itself (its own program, loaded as a module), with one addition: each time it
- * has handled a link's state report from networkd — run the hooks of a changed state to the end, or
- * found nothing changed — it writes the link's file in the directory of its first argument:
- * `COUNT ADMINISTRATIVE OPERATIONAL`, the reports handled so far and the states it now knows. Its
- * hooks, their order and environment are the real program's; the file is how `lab restart` and
- * `lab flap` know the hooks for networkd's latest report have run (dispatched.ts), where the real
- * program says nothing once its startup is over.
- */
-export const DISPATCH_RECORDER = `import importlib.machinery, importlib.util, os, shutil, sys
-path = shutil.which("networkd-dispatcher")
-loader = importlib.machinery.SourceFileLoader("networkd_dispatcher", path)
-nd = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
-loader.exec_module(nd)
-record = sys.argv.pop(1)
-shutil.rmtree(record, ignore_errors=True)
-os.makedirs(record)
-handle = nd.Dispatcher.handle_state
-handled = {}
-def handle_state(self, name, *args, **kwargs):
-    try:
-        return handle(self, name, *args, **kwargs)
-    finally:
-        link = self.ifaces_by_name.get(name)
-        if link is not None:
-            handled[name] = handled.get(name, 0) + 1
-            staged = os.path.join(record, "." + name)
-            with open(staged, "w") as f:
-                f.write("%d %s %s\\n" % (handled[name], link.administrative, link.operational))
-            os.replace(staged, os.path.join(record, name))
-nd.Dispatcher.handle_state = handle_state
-sys.argv[0] = path
-nd.main()`;
-
 /**
  * networkd-dispatcher, started once networkd is done with the NICs, as systemd starts its
  * Type=notify unit: the boot goes on when it sends READY=1, which it does only after its startup
@@ -279,7 +243,7 @@ python3 -c ${shellQuote(NOTIFY_LISTENER)} "$notify" ${BOOT_WAIT_S} &
 listener=$!
 await "networkd-dispatcher's notify socket" test -S "$notify" || status=1
 # shellcheck disable=SC2086 # the arguments are a word list
-start networkd-dispatcher env NOTIFY_SOCKET="$notify" python3 -c ${shellQuote(DISPATCH_RECORDER)} ${DISPATCHED_DIR} $networkd_dispatcher_args
+start networkd-dispatcher env NOTIFY_SOCKET="$notify" python3 -c ${shellQuote(DISPATCH_RECORDER)} ${HOST_BOOT_DIR}/${DISPATCHED_SUBDIR} $networkd_dispatcher_args
 if ! wait "$listener"; then
 	echo "lab boot: networkd-dispatcher not ready (no READY=1) after ${BOOT_WAIT_S} s" >&2
 	status=1

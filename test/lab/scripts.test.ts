@@ -8,12 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { planLab } from '../../src/lab/plan.js';
-import {
-  DISPATCH_RECORDER,
-  renderManagerRestartScript,
-  renderNetworkBootScript,
-  renderResetScript,
-} from '../../src/lab/manager-boot.js';
+import { DISPATCH_RECORDER } from '../../src/lab/dispatch-recorder.js';
+import { renderManagerRestartScript, renderNetworkBootScript, renderResetScript } from '../../src/lab/manager-boot.js';
 import { shellQuote } from '../../src/script/shell.js';
 import {
   renderBootScript,
