@@ -81,8 +81,26 @@ export const HOST_FUNCTIONS: ReadonlyMap<string, HostFunction> = load();
 /** A name of HOST_FUNCTIONS in a command's place: one pass over a script (a change is ~70 KB, a host). */
 const CALL = new RegExp(`(?:^|[\\s;&|(!{])(${[...HOST_FUNCTIONS.keys()].join('|')})(?=[\\s;)]|$)`, 'gm');
 
+/**
+ * calledIn's answers by the exact text scanned: most of a change is the same text on every host
+ * (the prelude, the closing probe, the self-restore's helpers), and CALL tries ~40 names at each
+ * word of it — once a run, not once a host. Keyed on the text itself, so never stale; bounded.
+ */
+const calls = new Map<string, ReadonlySet<string>>();
+const CALLS_MAX = 4096;
+
 /** The functions `text` calls, outside comment lines. */
-function calledIn(text: string): Set<string> {
+function calledIn(text: string): ReadonlySet<string> {
+  let called = calls.get(text);
+  if (called === undefined) {
+    called = scanCalls(text);
+    if (calls.size >= CALLS_MAX) calls.clear();
+    calls.set(text, called);
+  }
+  return called;
+}
+
+function scanCalls(text: string): Set<string> {
   const called = new Set<string>();
   // exec on CALL itself: matchAll would copy the regular expression for every line a change scans.
   CALL.lastIndex = 0;
