@@ -4,8 +4,8 @@
  * host/ibfleet-routes, two of whose helpers the change scripts share (PROGRAM_SHARED) — read once
  * from the package, never written inside TypeScript. A step's lines call them by name; `hostScript`
  * gives a script the definitions of the functions it calls (and of those they call), each exactly
- * once, ahead of its body, and nothing of the others. A name defined twice across the files is a
- * defect of the package, found at load.
+ * once, ahead of its body, and nothing of the others — without the comments above them, which
+ * stay in the files. A name defined twice across the files is a defect of the package, found at load.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -35,9 +35,17 @@ interface HostFunction {
   readonly name: string;
   /** Its comment and its definition, as the file holds them. */
   readonly text: string;
+  /**
+   * What a script sends of it: the definition without the comment above it, but for shellcheck's
+   * directives (the scripts are checked as sent). Every host receives the functions on every run,
+   * and their comments were ~5 KB a change that ssh2 encrypted and the host's shell read for
+   * nothing; the repository's file keeps them for the reader.
+   */
+  readonly sent: string;
 }
 
 const DEFINITION = /^([A-Za-z_][A-Za-z0-9_]*)\(\) \{/;
+const SHELLCHECK_DIRECTIVE = /^#\s*shellcheck\s/;
 
 /**
  * The functions of one file, each with the comment lines right above it. A definition opens at
@@ -56,7 +64,13 @@ export function functionsOf(text: string, source: string): HostFunction[] {
       while (last < lines.length && lines[last] !== '}') last++;
       if (last === lines.length) throw new Error(`ibfleet: ${source}: function ${name} has no closing line "}"`);
     }
-    found.push({ name, text: lines.slice(first, last + 1).join('\n') });
+    const directives = lines.slice(first, i).filter((l) => SHELLCHECK_DIRECTIVE.test(l));
+    const definition = lines.slice(i, last + 1);
+    found.push({
+      name,
+      text: lines.slice(first, last + 1).join('\n'),
+      sent: [...directives, ...definition].join('\n'),
+    });
     i = last;
   }
   return found;
@@ -141,16 +155,17 @@ function closureOf(name: string): ReadonlySet<string> {
 /**
  * The definitions `code` needs: the functions it calls and, in turn, those they call; in the
  * files' order. `code` is a script's commands: a file the script writes is data, and what its text
- * would call is not the script's (hostScript).
+ * would call is not the script's (hostScript). `form`: each with its comment (`text`: a file a
+ * reader keeps, the ansible project's), or as a script sends it (`sent`).
  */
-export function definitionsFor(code: string | readonly string[]): string {
+export function definitionsFor(code: string | readonly string[], form: 'text' | 'sent' = 'text'): string {
   const needed = new Set<string>();
   // Lines (or runs of whole lines) scanned one by one find what their text joined by newlines would.
   for (const text of typeof code === 'string' ? [code] : code)
     for (const name of calledIn(text)) for (const n of closureOf(name)) needed.add(n);
   return [...HOST_FUNCTIONS.values()]
     .filter((fn) => needed.has(fn.name))
-    .map((fn) => fn.text)
+    .map((fn) => fn[form])
     .join('\n');
 }
 
@@ -171,5 +186,5 @@ export function hostScript(
   body: string | readonly string[],
   code: string | readonly string[] = body,
 ): string {
-  return receivedWhole(entry, body, definitionsFor(code));
+  return receivedWhole(entry, body, definitionsFor(code, 'sent'));
 }

@@ -31,11 +31,31 @@ const probed = readProbe(readFileSync(new URL('../fixtures/probe/netplan-hook-de
 const defined = (text: string) => [...text.matchAll(/^([a-z_]+)\(\) \{/gm)].map((m) => m[1]);
 
 describe('host functions', () => {
-  it('reads a file: each function with the comment above it, one-line ones too', () => {
-    const file = ['# a file', '', '# one: says one', 'one() {', '\techo 1', '}', 'two() { echo 2; }', 'x=1'].join('\n');
+  it('reads a file: each function with the comment above it, one-line ones too; sent without the comment but for directives', () => {
+    const file = [
+      '# a file',
+      '',
+      '# one: says one',
+      'one() {',
+      '\t# kept: inside the body',
+      '\techo 1',
+      '}',
+      '# two: says two',
+      '# shellcheck disable=SC2034',
+      'two() { echo 2; }',
+      'x=1',
+    ].join('\n');
     expect(functionsOf(file, 'f.sh')).toEqual([
-      { name: 'one', text: '# one: says one\none() {\n\techo 1\n}' },
-      { name: 'two', text: 'two() { echo 2; }' },
+      {
+        name: 'one',
+        text: '# one: says one\none() {\n\t# kept: inside the body\n\techo 1\n}',
+        sent: 'one() {\n\t# kept: inside the body\n\techo 1\n}',
+      },
+      {
+        name: 'two',
+        text: '# two: says two\n# shellcheck disable=SC2034\ntwo() { echo 2; }',
+        sent: '# shellcheck disable=SC2034\ntwo() { echo 2; }',
+      },
     ]);
   });
 
@@ -77,6 +97,18 @@ describe('host functions', () => {
   it('a name in a comment, in a word or in a file the script writes is no call', () => {
     expect(definitionsFor('# tell the manager\necho told; x=await_addresses\nprintf %s "nic ib0"')).toBe('');
     expect(withHostFunctions('echo nothing')).toBe('echo nothing');
+  });
+
+  it('a script sends the definitions without the comments above them; the files and the ansible form keep them', () => {
+    const header = HOST_FUNCTIONS.get('del_rules')!.text.split('\n')[0]!;
+    expect(header).toMatch(/^# del_rules /);
+    const sent = renderRollbackScript(host, fleet, rollbackLines(host, fleet, probed), 'r');
+    expect(defined(sent)).toContain('del_rules');
+    expect(sent).toContain(HOST_FUNCTIONS.get('del_rules')!.sent);
+    expect(sent).not.toContain(header);
+    expect(HOST_FUNCTIONS.get('del_rules')!.sent).toMatch(/^del_rules\(\) \{/);
+    expect(definitionsFor('del_rules from 10.0.0.1')).toContain(header);
+    expect(definitionsFor('del_rules from 10.0.0.1', 'sent')).not.toContain('#');
   });
 
   it.each([
