@@ -125,14 +125,18 @@ function logPath(options: RunLogOptions, file: string | undefined, now: () => Da
 }
 
 /** Writes lines with every secret taken out; past MAX_LOG_BYTES only what is written `always`. */
-type LogWrite = (lines: readonly string[], always?: boolean) => void;
+interface LogWrite {
+  (lines: readonly string[], always?: boolean): void;
+  /** Past MAX_LOG_BYTES: a host block would not be written, so it need not be made (~80 KB a host of a deploy). */
+  readonly full: () => boolean;
+}
 
 function boundedWriter(fd: number, secrets: () => readonly string[]): LogWrite {
   let written = 0;
   let full = false;
   const redact = (text: string) =>
     secrets().reduce((t, secret) => (secret === '' ? t : t.split(secret).join(REDACTED)), text);
-  return (lines, always = false) => {
+  const write = (lines: readonly string[], always = false) => {
     if (full && !always) return;
     // One join with the closing line break (`${join}\n` would be a second copy of ~80 KB a host).
     const text = redact([...lines, ''].join('\n'));
@@ -153,6 +157,7 @@ function boundedWriter(fd: number, secrets: () => readonly string[]): LogWrite {
     }
     written += writeSync(fd, bytes);
   };
+  return Object.assign(write, { full: () => full });
 }
 
 /** The log as a handler of the run's events: a host's transcript is kept until it finishes, then written whole. */
@@ -179,6 +184,7 @@ function logEvents(write: LogWrite, now: () => Date): RunEvents {
       if (stages.at(-1)?.stage !== stage) stages.push({ stage, at });
     },
     onOutput: (host, label, text) => {
+      if (write.full()) return;
       // Counted in bytes only when it may be over (at most 3 UTF-8 bytes a UTF-16 unit).
       const cut =
         text.length * 3 > MAX_ENTRY_BYTES && Buffer.byteLength(text) > MAX_ENTRY_BYTES
@@ -189,7 +195,7 @@ function logEvents(write: LogWrite, now: () => Date): RunEvents {
     onHostDone: (result) => {
       const transcript: HostTranscript | undefined = transcripts.get(result.host.id);
       transcripts.delete(result.host.id);
-      write(runLogHostBlock(result, transcript, transcript?.stages[0]?.at));
+      if (!write.full()) write(runLogHostBlock(result, transcript, transcript?.stages[0]?.at));
     },
     onCell: (cell) => void cells.push(cell),
     onRunEnd: (end: RunEnd) => {
