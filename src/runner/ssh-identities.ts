@@ -4,10 +4,8 @@
  */
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import ssh2 from 'ssh2';
 import type { ParsedKey } from 'ssh2';
-
-const { utils } = ssh2;
+import { parseKey } from './ssh2-parts.js';
 
 export interface Identity {
   readonly file: string;
@@ -51,7 +49,7 @@ export function identityLoader(): (file: string) => Promise<Identity> {
     if (!found) {
       found = readFile(file).then(
         (data): Identity => {
-          const parsed = utils.parseKey(data);
+          const parsed = parseKey(data);
           if (parsed instanceof Error) {
             const encrypted = /encrypted/i.test(parsed.message);
             return { file, key: undefined, problem: encrypted ? 'encrypted (load it into ssh-agent)' : parsed.message };

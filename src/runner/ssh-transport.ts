@@ -2,12 +2,11 @@
  * The production transport: ssh2, one connection per host per command, host keys checked against
  * known_hosts, auth by agent and identity files, ProxyJump, and sudo with the password sent on
  * stdin only. This file opens connections (the handshake, host keys, auth, jump hosts, what a
- * failure means); ssh-session.ts runs scripts over them. Together with ssh-identities.ts they are
- * the only code that touches ssh2.
+ * failure means); ssh-session.ts runs scripts over them. Together with ssh-identities.ts (and
+ * ssh2-parts.ts, which loads it) they are the only code that touches ssh2.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import ssh2 from 'ssh2';
 import type { ConnectConfig, ParsedKey } from 'ssh2';
 import { UsageError } from '../errors.js';
 import type { Fleet, Host } from '../inventory/model.js';
@@ -16,6 +15,7 @@ import { KnownHostsStore } from './known-hosts-store.js';
 import { identityLoader, type Identity } from './ssh-identities.js';
 import { redactText } from './redact.js';
 import { SshSession } from './ssh-session.js';
+import { Client } from './ssh2-parts.js';
 import {
   defaultSshEnvironment,
   parseSshConfig,
@@ -26,7 +26,6 @@ import {
 } from './ssh-target.js';
 import { ConnectError, type Session, type Transport } from './transport.js';
 
-const { Client } = ssh2;
 type ClientT = InstanceType<typeof Client>;
 
 export interface SshTransportOptions {
