@@ -4,12 +4,13 @@
  * failure is a usage error (exit 2) before any file is read or any host contacted. zod loads only
  * when a command runs, never for `--help`: this module imports it as a type alone.
  */
-import type { z } from 'zod';
-import type { decimalInteger } from './context.js';
+import type * as z from 'zod';
+import type { decimalInteger, optionBuilders } from './context.js';
 
 /** What a schema is built from. */
 export interface OptionTools {
-  readonly z: typeof z;
+  /** The zod builders option schemas use (context.ts's optionBuilders says why not all of zod). */
+  readonly z: typeof optionBuilders;
   /** Whole numbers as the global options read them: plain decimal (not `0x10`, `1e1`, `+17`). */
   readonly decimalInteger: typeof decimalInteger;
 }
@@ -19,6 +20,6 @@ export type OptionsSchema<T extends z.ZodType> = (tools: OptionTools) => T | Pro
 
 /** The command's options, checked; `raw` is what commander parsed (plus what the command adds). */
 export async function readOptions<T extends z.ZodType>(schema: OptionsSchema<T>, raw: unknown): Promise<z.infer<T>> {
-  const [{ z }, { decimalInteger, parseOptions }] = await Promise.all([import('zod'), import('./context.js')]);
-  return parseOptions(await schema({ z, decimalInteger }), raw);
+  const { decimalInteger, optionBuilders, parseOptions } = await import('./context.js');
+  return parseOptions(await schema({ z: optionBuilders, decimalInteger }), raw);
 }

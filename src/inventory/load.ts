@@ -6,7 +6,7 @@
  */
 import { dirname } from 'node:path';
 import { isMap } from 'yaml';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { ConfigError, type InventoryProblem } from '../errors.js';
 import { buildFleet } from './build-fleet.js';
 import type { Fleet, HostOverride } from './model.js';

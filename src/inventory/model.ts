@@ -1,5 +1,5 @@
 /** The validated, derived fleet that every other part of ibfleet works from. */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { Cidr } from './ipv4.js';
 
 export const MANAGERS = ['networkmanager', 'ifupdown', 'netplan'] as const;

@@ -2,7 +2,7 @@
  * The inventory's shape as a zod schema. Field-level rules live here (with messages that say
  * what is allowed); rules that relate fields to each other live in load.ts.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_NICS } from './derive.js';
 import { MANAGERS, type HostOverride } from './model.js';
 import { readsAsSelection } from './select.js';

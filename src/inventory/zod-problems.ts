@@ -1,6 +1,6 @@
 /** Turns zod issues into positioned problems that name the path, the offending value and the rule. */
 import { isScalar } from 'yaml';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { clipInput, type InventoryProblem } from '../errors.js';
 import { closestWord } from './did-you-mean.js';
 import { formatPath, type YamlPath, type YamlSource } from './yaml-source.js';

@@ -13,7 +13,7 @@ import { neighTable } from './neigh-table/index.js';
 import { persist, persisterFor } from './persist/index.js';
 import type { Persister } from './persist/persister.js';
 import { policyRouting } from './policy-routing/index.js';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { ChangeKindSpec, OwnedPath, Step, StepModule } from './step.js';
 import { verifyRoutes } from './verify-routes/index.js';
 

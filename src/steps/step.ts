@@ -9,7 +9,7 @@
  * playbook's steps and knows none of them by name: a new capability is one new module and one
  * line in registry.ts. Everything here is pure.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { Fact } from '../facts/fact.js';
 import type { HostFacts } from '../facts/host-facts.js';
 import type { NmProfile } from '../facts/nm-facts.js';

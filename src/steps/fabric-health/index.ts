@@ -8,7 +8,7 @@
  * under another subnet manager or subnet prefix (consistency.ts). Skipped for a fleet whose inventory says `fabric: { rdma: false }`.
  * Deploy changes none of it. Pure.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { nicFabric } from '../../facts/nic-fabric.js';
 import type { Blocker, StatusPart, StepModule } from '../step.js';
 import { fleetFabricWarnings } from './fleet.js';

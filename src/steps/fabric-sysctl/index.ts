@@ -6,7 +6,7 @@
  * Per-interface keys exist only while the interface does, so the routing script sets them on every up (with native persistence, deploy sets them
  * and systemd's udev rule applies the persisted file as each interface appears). Pure.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Nic } from '../../inventory/model.js';
 import { factOf } from '../../facts/host-facts.js';
 import { shellQuote } from '../../script/shell.js';

@@ -5,7 +5,7 @@
  * convention address. Refusals that need no hardware (a P_Key of 0 or 0x8000) are made here, when
  * the playbook or inventory is loaded, with file:line:col. Pure.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Host } from '../../inventory/model.js';
 
 export const IPOIB_MODES = ['datagram', 'connected'] as const;

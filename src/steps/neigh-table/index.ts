@@ -9,7 +9,7 @@
  * file for the next boot; status warns about a host below them. A fleet the defaults fit gets
  * nothing. Pure.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { factOf } from '../../facts/host-facts.js';
 import { renderHeader } from '../../script/header.js';
 import type { RenderedFile } from '../../script/rendered-file.js';

@@ -15,7 +15,7 @@
  * `monitor: prometheus | nhc` (or both, as a list) makes drift between ibfleet runs visible to
  * node_exporter and to LBNL NHC (monitor.ts); it needs the routing script, so mode: hook. Pure.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { MANAGERS, type Host, type Manager } from '../../inventory/model.js';
 import { factOf, type HostFacts } from '../../facts/host-facts.js';
 import type { RenderedFile } from '../../script/rendered-file.js';

@@ -8,7 +8,7 @@
  * The routing script makes this state exactly; where a manager makes it (native persistence), the
  * shapes it gives are accepted (a `proto static` rule, a metric on the route). Pure.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Nic } from '../../inventory/model.js';
 import { factOf } from '../../facts/host-facts.js';
 import { normalizeLine } from '../../facts/ip-facts.js';

@@ -5,7 +5,7 @@
  * other steps check (one rule per address, the table routes, ibfleet's files intact) is checked
  * with them. Read-only. Pure.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { nicFinding, type StepModule } from '../step.js';
 
 export const verifyRoutes: StepModule<Record<string, never>> = {
