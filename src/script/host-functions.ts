@@ -96,20 +96,31 @@ export const HOST_FUNCTIONS: ReadonlyMap<string, HostFunction> = load();
 const CALL = new RegExp(`(?:^|[\\s;&|(!{])(${[...HOST_FUNCTIONS.keys()].join('|')})(?=[\\s;)]|$)`, 'gm');
 
 /**
- * calledIn's answers by the exact text scanned: most of a change is the same text on every host
- * (the prelude, the closing probe, the self-restore's helpers), and CALL tries ~40 names at each
- * word of it — once a run, not once a host. Keyed on the text itself, so never stale; bounded.
+ * calledIn's answers by the exact text scanned: much of a change is the same text on every host
+ * (the prelude, the self-restore's helpers, most command lines), and CALL tries ~40 names at each
+ * word of it — once a run, not once a host. Keyed on the text itself, so never stale; bounded by
+ * entries and by the characters of the texts it keeps (a probe's body, ~13 KB, differs by host:
+ * kept without a bound, every host's would stay in memory for nothing).
  */
 const calls = new Map<string, ReadonlySet<string>>();
-const CALLS_MAX = 4096;
+const CALLS_MAX = 8192;
+const CALLS_MAX_CHARS = 1 << 20;
+let callsChars = 0;
+/** The answer of most lines, shared rather than a Set a line. */
+const NO_CALLS: ReadonlySet<string> = new Set();
 
 /** The functions `text` calls, outside comment lines. */
 function calledIn(text: string): ReadonlySet<string> {
   let called = calls.get(text);
   if (called === undefined) {
-    called = scanCalls(text);
-    if (calls.size >= CALLS_MAX) calls.clear();
+    const found = scanCalls(text);
+    called = found.size > 0 ? found : NO_CALLS;
+    if (calls.size >= CALLS_MAX || callsChars + text.length > CALLS_MAX_CHARS) {
+      calls.clear();
+      callsChars = 0;
+    }
     calls.set(text, called);
+    callsChars += text.length;
   }
   return called;
 }
