@@ -32,6 +32,14 @@ put_back() {
 	forget_copies "$1"
 }
 
+# remove_new PATH: a file the probe found absent, gone again (a link too), said when it was there.
+remove_new() {
+	if [ -e "$1" ] || [ -L "$1" ]; then
+		rm -f "$1" || return 1
+		echo "ibfleet: removed $1"
+	fi
+}
+
 # forget_copies PATH: where PATH is the admin's link again, the copies this change kept of it
 # (keep: under $PREVIOUS and $REPLACED) removed. A file there is ibfleet's own, from an earlier
 # deploy: its copy under $PREVIOUS stays as it was before this change (the restore puts the host

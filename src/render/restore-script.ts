@@ -46,10 +46,9 @@ export function restoreLines(spec: RestoreSpec, createdDirs: 'spec' | 'shell' = 
   lines.push(...part('beforeFiles'));
   lines.push('', "# ibfleet's files: as they were, or gone if they were not there.");
   for (const f of spec.files) {
-    if (f.before === null)
-      lines.push(
-        `if [ -e ${shellQuote(f.path)} ] || [ -L ${shellQuote(f.path)} ]; then if rm -f ${shellQuote(f.path)}; then echo ${shellQuote(`ibfleet: removed ${f.path}`)}; else status=1; fi; fi`,
-      );
+    // A line a file, in every change a host receives (its self-restore): the test is
+    // host/sent/put-back.sh's, not ~190 bytes of shell repeated for each of ibfleet's ~20 paths.
+    if (f.before === null) lines.push(`remove_new ${shellQuote(f.path)} || status=1`);
     else
       lines.push(
         `put_back ${shellQuote(f.path)} ${f.before.mode.toString(8).padStart(4, '0')} ${shellQuote(f.before.sha256)} || status=1`,
