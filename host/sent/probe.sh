@@ -154,15 +154,6 @@ rd_flush() {
 	rd_q='' rd_qq='' rd_c=0
 }
 
-# probe_host VERSION: the probe's version, who runs it, the machine's own name (onboard writes it
-# to the inventory unless told another) and its OS release.
-probe_host() {
-	s probe "$1"
-	s uid; while read -r k _ e _; do [ "$k" = Uid: ] && { echo "$e"; break; }; done </proc/self/status
-	rd_whole hostname /proc/sys/kernel/hostname
-	rd_whole os /etc/os-release
-}
-
 # probe_ip ROUTE-GETS [IFACE PEER FROM]...: iproute2's links, addresses, rules, every table's routes
 # and ROUTE-GETS (one `route get PEER from FROM` a line, per NIC) in one `ip -batch`, then which
 # NIC each route get was for. A failed `route get` says why only on stderr, and fails the batch
@@ -189,8 +180,8 @@ IBFLEET_IP
 }
 
 # probe_files HOW LINES PATH...: of ibfleet's files (the PATHs that are regular files) the mode,
-# owner, kind and SHA-256 in one stat and one sha256sum; then each one whole (HOW: content) or its
-# first LINES lines (HOW: head), behind |.
+# owner, kind and SHA-256 in one stat and one sha256sum; then each one whole (HOW: content), its
+# first LINES lines (HOW: head), behind |, or no more (HOW: sums, the probe closing a change).
 probe_files() {
 	how=$1 lines=$2
 	shift 2
@@ -199,17 +190,17 @@ probe_files() {
 		[ -f "$p" ] && set -- "$@" "$p"
 	done
 	s files; if [ "$#" -gt 0 ]; then stat -c '%a %u %F|%n' -- "$@"; sha256sum -- "$@"; fi
+	[ "$how" != sums ] || return 0
 	[ "$how" = content ] && lines=0
 	for p in "$@"; do rd_later "L$lines" "@@ibfleet $how $p" "$p"; done
 }
 
 # probe_runtime: which of the managers' runtime directories (the runtime state of each) and hook
-# directories are there, ifupdown's state of its interfaces, and the tools the host has; then what
-# was queued, and the probe's end.
+# directories are there (a change creates hook directories) and ifupdown's state of its interfaces
+# (the links step's ifup changes it); then what was queued, and the probe's end.
 probe_runtime() {
 	s runtime; for d in /run/NetworkManager /run/systemd/netif /run/systemd/system /etc/networkd-dispatcher /etc/networkd-dispatcher/routable.d /etc/NetworkManager/dispatcher.d /etc/network/if-up.d; do [ -d "$d" ] && echo "dir $d"; done
 	for f in /run/network/ifstate*; do [ -f "$f" ] || continue; v=; while IFS= read -r l || [ -n "$l" ]; do v="$v$l "; done <"$f"; echo "ifstate $f $v"; done
-	s tools; for t in flock sha256sum stat networkd-dispatcher NetworkManager nmcli ifup netplan networkctl ping rping; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done
 	rd_flush
 	s end
 }

@@ -37,6 +37,19 @@ export interface ProbeOptions {
    * step needs it. Named by the steps (Step.probeWants); empty: none.
    */
   readonly wants?: ReadonlySet<string>;
+  /**
+   * The probe closing a change (render/apply-script.ts afterProbe), in the shell whose opening probe
+   * ran just before: it leaves out what no change alters — who runs it, the machine's name, OS
+   * release and tools, what stands in the way of ibfleet's files (a change writes regular files and
+   * makes directories where the plan found nothing in the way) — and the controller takes those from
+   * the opening probe (facts/host-facts.ts withOpening). Every section a change can alter is read
+   * again: the kernel's links, addresses, rules and routes, sysctls, ibfleet's files, the steps'
+   * facts, NetworkManager's profiles, the hook directories and ifupdown's state. Of ibfleet's
+   * files it reads the mode, owner and checksum, not their first lines: those only say why a file
+   * differs from the one wanted (generated for another host), which after a change that wrote it
+   * is no longer the question; they are not taken from the opening probe either.
+   */
+  readonly closing?: boolean;
 }
 
 /** A fact's own sections of the probe's output: key (the text after the mark) → lines. */

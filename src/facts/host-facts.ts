@@ -269,6 +269,16 @@ export function parseProbe(output: string, facts: readonly Fact<unknown>[] = [])
 }
 
 /**
+ * The facts after a change, from the probe that closed it (ProbeOptions.closing) and the one that
+ * opened it: what no change alters is the opening probe's, everything else is read from the host
+ * again — verification never assumes the change did what it was to do.
+ */
+export function withOpening(closing: HostFacts, opening: HostFacts): HostFacts {
+  const { uid, os, hostname, tools, obstacles } = opening;
+  return { ...closing, uid, os, hostname, tools, obstacles };
+}
+
+/**
  * "Ubuntu 18.04.6 LTS" from os-release, or undefined. The host's own words, so reduced before they
  * go anywhere (an inventory comment, every display, --json): printable, one line, at most
  * OS_NAME_MAX characters (src/host-text.ts).

@@ -203,10 +203,19 @@ function writeFiles(
 
 /**
  * The probe again after a change, behind AFTER_MARK: verification reads the state the change left.
- * `wants`: what the playbook's steps have the probe read beyond every probe (ProbeOptions.wants).
+ * It reads only what a change can alter (ProbeOptions.closing: the controller has the rest from
+ * the probe before the change, plan/change-output.ts readChangeOutput) unless `whole`: a change
+ * looked at on a new connection, by a run that may not have probed it. `wants`: what the
+ * playbook's steps have the probe read beyond every probe (ProbeOptions.wants).
  */
-export function afterProbe(host: Host, fleet: Fleet, wants?: ReadonlySet<string>): string {
-  return `echo ${AFTER_MARK}\n${renderProbeBody(host, fleet, { managerEvidence: false, fabric: false, ...(wants ? { wants } : {}) })}`;
+export function afterProbe(
+  host: Host,
+  fleet: Fleet,
+  options: { readonly wants?: ReadonlySet<string>; readonly whole?: boolean } = {},
+): string {
+  const { wants, whole } = options;
+  const probe = { managerEvidence: false, fabric: false, closing: whole !== true, ...(wants ? { wants } : {}) };
+  return `echo ${AFTER_MARK}\n${renderProbeBody(host, fleet, probe)}`;
 }
 
 export interface ApplyPlan {
@@ -282,7 +291,7 @@ export function renderApplyScript(host: Host, fleet: Fleet, plan: ApplyPlan, run
     ...part('after'),
     // An empty body would be a shell syntax error: a plan without restore lines has no self-restore.
     ...(plan.restore?.length ? selfRestore(plan.restore) : []),
-    afterProbe(host, fleet, plan.wants),
+    afterProbe(host, fleet, plan.wants ? { wants: plan.wants } : {}),
     finishLine(runId),
     'exit "$status"',
   ];

@@ -4,7 +4,8 @@
  * tables, `ip route get` per NIC, sysctls, ibfleet's files, the evidence of which network
  * manager configures the fabric NICs, and where NetworkManager runs, its version and the active
  * connection profile of each fabric NIC with its routing properties — and the facts the steps declare
- * (src/steps/registry.ts). Parsing lives in src/facts/.
+ * (src/steps/registry.ts). The probe closing a change reads only what a change can alter
+ * (ProbeOptions.closing). Parsing lives in src/facts/.
  */
 import type { ProbeOptions } from '../facts/fact.js';
 import { renderNmProbe } from '../facts/nm-facts.js';
@@ -51,15 +52,17 @@ export function renderProbeBody(host: Host, fleet: Fleet, options: ProbeOptions 
     peer: probePeerAddress(fleet, host, n.index),
     from: n.address,
   }));
+  // What no change alters, the probe closing one leaves out (ProbeOptions.closing).
+  const opening = options.closing !== true;
   const calls = [
-    `\tprobe_host ${PROBE_VERSION}`,
+    ...(opening ? [`${sentShell('probe-host')}\tprobe_host ${PROBE_VERSION}`] : []),
     `\tprobe_ip ${shellQuote(gets.map((g) => `route get ${g.peer} from ${g.from}`).join('\n'))} ${gets.map((g) => `${shellQuote(g.iface)} ${g.peer} ${g.from}`).join(' ')}`,
     ...STEP_FACTS.flatMap((fact) => fact.probe(host, options)),
     ...(options.fabric === false
       ? []
       : renderRdmaProbe(host, options.everyInterface ? undefined : host.nics.map((n) => n.iface))),
-    ...obstacleProbe(WRITE_TARGETS),
-    `\tprobe_files ${options.fileContents ? 'content' : 'head'} ${HEADER_LINES} ${OWNED_PATHS.map(shellQuote).join(' ')}`,
+    ...(opening ? obstacleProbe(WRITE_TARGETS) : []),
+    `\tprobe_files ${options.fileContents ? 'content' : opening ? 'head' : 'sums'} ${HEADER_LINES} ${OWNED_PATHS.map(shellQuote).join(' ')}`,
     ...(options.managerEvidence ? [`${sentShell('probe-managers')}\tprobe_manager_config`] : []),
     ...renderNmProbe(host),
     '\tprobe_runtime',

@@ -5,7 +5,8 @@
  * left: ended means FINISHED_PATH holds the id (it ran to its end), or the lock is free while the
  * lock file still names the id (it started and died). A change that has not taken the lock yet
  * (its script still arriving) is waited for too, up to `waitSeconds`. The waiting is
- * host/sent/settle.sh's settle_wait; this passes it the run id and the seconds.
+ * host/sent/settle.sh's settle_wait; this passes it the run id and the seconds. Its probe is whole:
+ * what it reads is all the run knows of the host once the change was cut off.
  */
 import type { Fleet, Host } from '../inventory/model.js';
 import { afterProbe } from './apply-script.js';
@@ -26,6 +27,6 @@ export function renderSettleProbe(
 set -u
 export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
 ${sentShell('settle')}settle_wait ${shellQuote(runId)} ${Math.max(1, Math.floor(waitSeconds))}
-${afterProbe(host, fleet, wants)}`,
+${afterProbe(host, fleet, { whole: true, ...(wants ? { wants } : {}) })}`,
   );
 }

@@ -110,7 +110,7 @@ export async function restoreAfterFailure(
   if (result instanceof Error) return restoredMessage(failure, { kind: 'unfinished', why: result.message });
   if (result.code === LOCKED_EXIT)
     return restoredMessage(failure, { kind: 'unfinished', why: lockedMessage(result.stderr) });
-  const { after } = readChangeOutput(result.stdout);
+  const { after } = readChangeOutput(result.stdout, change.before);
   const cut = cutOffReason(result, 'the restore');
   if (cut || !after.complete)
     return restoredMessage(failure, {

@@ -174,15 +174,17 @@ export async function probeThen<D>(
 
 /**
  * For the run log: the script a change sent, what it printed before its closing probe, and its
- * exit. Returns the output read (readChangeOutput), so the closing probe is parsed once per host.
+ * exit. Returns the output read (readChangeOutput, with `opening`, the facts the change was
+ * decided from), so the closing probe is parsed once per host.
  */
 export function recordChange(
   task: HostTask,
   what: string,
-  script: string,
+  change: { readonly script: string; readonly opening: HostFacts },
   result: ExecResult,
 ): ReturnType<typeof readChangeOutput> {
-  const read = readChangeOutput(result.stdout);
+  const { script, opening } = change;
+  const read = readChangeOutput(result.stdout, opening);
   task.record(`${what} script (sent on stdin to sh -s as root)`, script);
   task.record(`${what} output (exit ${result.code ?? `signal ${result.signal ?? '?'}`})`, read.changeOutput);
   if (result.stderr.trim() !== '') task.record(`${what} stderr`, result.stderr);

@@ -140,7 +140,7 @@ async function settleDeploy(
   pushed: PushedChange,
 ): Promise<HostOutcome> {
   const { runId, plan, sent, result, base } = pushed;
-  const read = recordChange(task, 'apply', sent, result);
+  const read = recordChange(task, 'apply', { script: sent, opening: pushed.facts }, result);
   if (result.code === LOCKED_EXIT) throw new HostError('push', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
   const { changeOutput } = read;
   let { after } = read;
@@ -270,7 +270,7 @@ export function rollbackHost(ctx: WorkflowContext) {
       const os = osName(before);
       const base = os ? { os } : {};
       if (!result) return { ...base, status: 'unchanged', reasons: [], checks: checksOf(initial) } as const;
-      let { after } = recordChange(task, 'rollback', sent, result);
+      let { after } = recordChange(task, 'rollback', { script: sent, opening: before }, result);
       if (result.code === LOCKED_EXIT)
         throw new HostError('apply', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
       const cutOff = cutOffReason(result, 'the rollback', task.aftercare.timedOut());

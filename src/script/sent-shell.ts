@@ -24,6 +24,7 @@ export type SentShell =
   | 'put-back'
   | 'give-back'
   | 'probe'
+  | 'probe-host'
   | 'probe-managers'
   | 'verify'
   | 'capabilities'

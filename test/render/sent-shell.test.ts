@@ -25,6 +25,7 @@ describe('host/sent: the shell every sent script shares', () => {
       'change.sh',
       'give-back.sh',
       'host-lock.sh',
+      'probe-host.sh',
       'probe-managers.sh',
       'probe.sh',
       'put-back.sh',
@@ -69,7 +70,7 @@ describe('host/sent: the shell every sent script shares', () => {
       expect(lock).toContain(word);
     expect(lock).toContain(`exit ${LOCKED_EXIT}\n`);
     expect(lock.match(/\/run\/[a-z/.]+/g)!.every((p) => p === LOCK_DIR || p === LOCK_PATH)).toBe(true);
-    const probe = source('probe') + source('probe-managers');
+    const probe = source('probe') + source('probe-host') + source('probe-managers');
     expect(probe).toContain(`s() { printf '${SECTION_MARK} %s\\n' "$*"; }`);
     // A file's lines: awk's, and the shell's where awk fails (host/sent/probe.sh rd_flush).
     expect(probe.match(/printf '[^%']*%s\\n' "\$l"/g)).toEqual([`printf '${CONTENT_PREFIX}%s\\n' "$l"`]);

@@ -1,0 +1,83 @@
+/**
+ * The probe closing a change (ProbeOptions.closing), run for real in a throw-away network namespace
+ * (needs root): after the routing program changed the host's rules, routes and sysctls, its facts,
+ * with what it leaves out taken from the probe before the change, are those of a whole probe of
+ * the host as the change left it. Its rendering and the verification it feeds:
+ * test/plan/closing-probe.test.ts.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { readChangeOutput, readProbe } from '../../../src/plan/change-output.js';
+import { AFTER_MARK, afterProbe } from '../../../src/render/apply-script.js';
+import { renderProbeScript } from '../../../src/render/probe-script.js';
+import { withHostFunctions } from '../../../src/script/host-functions.js';
+import { writeRoutesProgram } from '../../helpers/routes-program.js';
+import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../../fixtures/fixtures.js';
+import { createFabric, destroyAllFabrics, type Fabric } from '../../helpers/netns.js';
+
+const CAN_RUN = process.getuid?.() === 0;
+if (!CAN_RUN)
+  console.warn('NOTE: test/root/render/closing-probe-run.test.ts skipped: it needs root (network namespaces)');
+const seeds = loadFixtureFleet('seeds.yaml');
+const playbook = loadFixturePlaybook();
+const host = hostOf(seeds, 34);
+const work = mkdtempSync(join(tmpdir(), 'ibfleet-closing-'));
+let fabric: Fabric | undefined;
+afterEach(() => {
+  fabric?.destroy();
+  fabric = undefined;
+});
+afterAll(() => {
+  destroyAllFabrics();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe.runIf(CAN_RUN)('the probe closing a change, run for real in a network namespace', () => {
+  /** Runs a script with a private /run, never the machine's. */
+  const runScript = (lab: Fabric, script: string) => {
+    const path = join(work, `script-${Math.random().toString(36).slice(2)}.sh`);
+    writeFileSync(path, script);
+    const run = lab.exec([
+      'unshare',
+      '--mount',
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      'mount -t tmpfs ibfleet-test /run && exec sh "$0"',
+      path,
+    ]);
+    expect(run.status, run.stderr).toBe(0);
+    return run.stdout;
+  };
+
+  it('reads again all a change altered: with the opening probe merged, the facts of a whole probe after it', () => {
+    const lab = (fabric = createFabric({
+      nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })),
+      peerCidr: '172.16.35.1/16',
+    }));
+    const opening = readProbe(runScript(lab, renderProbeScript(host, seeds)));
+    expect(opening.complete).toBe(true);
+
+    // The change: rules, table routes and sysctls of both NICs.
+    expect(lab.exec(['sh', writeRoutesProgram(work, playbook, host, seeds)]).status).toBe(0);
+
+    const closing = runScript(
+      lab,
+      withHostFunctions(
+        ['set -u', 'export LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin', afterProbe(host, seeds)].join('\n'),
+      ),
+    );
+    // What no change alters, it did not read.
+    expect(closing).not.toMatch(/^@@ibfleet (uid|os|tools|in-the-way)$/m);
+    expect(closing.startsWith(`${AFTER_MARK}\n`)).toBe(true);
+    const { after } = readChangeOutput(closing, opening);
+    const whole = readProbe(runScript(lab, renderProbeScript(host, seeds, { managerEvidence: false, fabric: false })));
+    expect(after.rules).not.toEqual(opening.rules);
+    expect(after.tools.has('sha256sum')).toBe(true);
+    // The first lines of ibfleet's files it does not read: they only say why a file differs.
+    expect({ ...after, contents: whole.contents }).toEqual(whole);
+  });
+});
