@@ -78,6 +78,24 @@ describe('the run log', () => {
     expect(text).toContain('[sudo] password: [secret removed]');
   });
 
+  it('quotes a long script line for line, written in pieces, its secret removed wherever a piece ends', () => {
+    const file = join(scratch, 'long.log');
+    const secret = 'pa55—word';
+    const log = openRunLog({ env: {}, cwd: scratch, file, command: 'deploy', secrets: () => [secret] })!;
+    // ~70 K characters (~150 KB) of 2 500 lines, some not Latin-1, a secret on every 7th, one blank:
+    // several pieces, several writes, and under the 256 KiB at which an output is cut.
+    const lines = Array.from({ length: 2500 }, (_, i) =>
+      i === 1200 ? '' : `line ${i} ${'→ ─ x'.repeat(i % 9)}${i % 7 === 0 ? ` ${secret} end` : ''}`,
+    );
+    drive(log.events, [mem34], `${lines.join('\n')}\n`);
+    log.close();
+    const text = readFileSync(file, 'utf8');
+    const quoted = lines.map((l) => `  | ${l.replaceAll(secret, '[secret removed]')}`).join('\n');
+    expect(text).toContain(`apply output (exit 0):\n${quoted}\n`);
+    expect(text).not.toContain('cut at');
+    expect(text).not.toContain(secret);
+  });
+
   it(`is bounded: past ${MAX_LOG_BYTES / 1024 / 1024} MiB it says it stops, and still ends with the outcome`, () => {
     const file = join(scratch, 'big.log');
     const log = openRunLog({ env: {}, cwd: scratch, file, command: 'deploy', secrets: () => [] })!;
