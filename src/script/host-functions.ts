@@ -38,8 +38,8 @@ interface HostFunction {
   /**
    * What a script sends of it: the definition without the comment above it, but for shellcheck's
    * directives (the scripts are checked as sent). Every host receives the functions on every run,
-   * and their comments were ~5 KB a change that ssh2 encrypted and the host's shell read for
-   * nothing; the repository's file keeps them for the reader.
+   * and their comments were ~3 KB of a deploy's change that ssh2 encrypted and the host's shell
+   * read for nothing; the repository's file keeps them for the reader.
    */
   readonly sent: string;
 }
@@ -95,37 +95,8 @@ export const HOST_FUNCTIONS: ReadonlyMap<string, HostFunction> = load();
 /** A name of HOST_FUNCTIONS in a command's place: one pass over a script (a change is ~70 KB, a host). */
 const CALL = new RegExp(`(?:^|[\\s;&|(!{])(${[...HOST_FUNCTIONS.keys()].join('|')})(?=[\\s;)]|$)`, 'gm');
 
-/**
- * calledIn's answers by the exact text scanned: much of a change is the same text on every host
- * (the prelude, the self-restore's helpers, most command lines), and CALL tries ~40 names at each
- * word of it — once a run, not once a host. Keyed on the text itself, so never stale; bounded by
- * entries and by the characters of the texts it keeps (a probe's body, ~13 KB, differs by host:
- * kept without a bound, every host's would stay in memory for nothing).
- */
-const calls = new Map<string, ReadonlySet<string>>();
-const CALLS_MAX = 8192;
-const CALLS_MAX_CHARS = 1 << 20;
-let callsChars = 0;
-/** The answer of most lines, shared rather than a Set a line. */
-const NO_CALLS: ReadonlySet<string> = new Set();
-
 /** The functions `text` calls, outside comment lines. */
-function calledIn(text: string): ReadonlySet<string> {
-  let called = calls.get(text);
-  if (called === undefined) {
-    const found = scanCalls(text);
-    called = found.size > 0 ? found : NO_CALLS;
-    if (calls.size >= CALLS_MAX || callsChars + text.length > CALLS_MAX_CHARS) {
-      calls.clear();
-      callsChars = 0;
-    }
-    calls.set(text, called);
-    callsChars += text.length;
-  }
-  return called;
-}
-
-function scanCalls(text: string): Set<string> {
+function calledIn(text: string): Set<string> {
   const called = new Set<string>();
   // exec on CALL itself: matchAll would copy the regular expression for every line a change scans.
   CALL.lastIndex = 0;
