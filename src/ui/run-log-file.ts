@@ -138,16 +138,16 @@ function boundedWriter(fd: number, secrets: () => readonly string[]): LogWrite {
     secrets().reduce((t, secret) => (secret === '' ? t : t.split(secret).join(REDACTED)), text);
   const write = (lines: readonly string[], always = false) => {
     if (full && !always) return;
-    const texts = writeGroups(lines, secrets()).map(redact);
-    const chars = texts.reduce((n, t) => n + t.length, 0);
+    // One join with the closing line break (`${join}\n` would be a second copy of ~80 KB a host).
+    const text = redact([...lines, ''].join('\n'));
     // UTF-8 takes at most 3 bytes for a UTF-16 unit: a block that fits even so is written without
     // counting its bytes first; one that may not is encoded once, counted and written.
-    if (always || written + chars * 3 <= MAX_LOG_BYTES) {
-      for (const text of texts) written += writeSync(fd, text);
+    if (always || written + text.length * 3 <= MAX_LOG_BYTES) {
+      written += writeSync(fd, text);
       return;
     }
-    const bytes = texts.map((t) => Buffer.from(t));
-    if (written + bytes.reduce((n, b) => n + b.length, 0) > MAX_LOG_BYTES) {
+    const bytes = Buffer.from(text);
+    if (written + bytes.length > MAX_LOG_BYTES) {
       full = true;
       writeSync(
         fd,
@@ -155,38 +155,9 @@ function boundedWriter(fd: number, secrets: () => readonly string[]): LogWrite {
       );
       return;
     }
-    for (const b of bytes) written += writeSync(fd, b);
+    written += writeSync(fd, bytes);
   };
   return Object.assign(write, { full: () => full });
-}
-
-/** About how many characters one write of a block holds. */
-const WRITE_GROUP = 32 * 1024;
-
-/**
- * A block's lines, each with its line break, as a few texts written one after the other: not one
- * join of the block, which for a deploy's host is ~80 KB, twice that in memory — past 128 KB, a
- * string is V8's large object, a fresh mapping of memory for every host (run-log.ts quote cuts a
- * script into pieces for the same reason). Texts end at line breaks, and a secret holds none (a
- * password is one line), so redacting each text redacts the block; were one to hold a line break,
- * the block is one text, as before.
- */
-function writeGroups(lines: readonly string[], secrets: readonly string[]): string[] {
-  if (secrets.some((s) => s.includes('\n'))) return [[...lines, ''].join('\n')];
-  const texts: string[] = [];
-  let group: string[] = [];
-  let chars = 0;
-  for (const line of lines) {
-    if (chars > 0 && chars + line.length > WRITE_GROUP) {
-      texts.push([...group, ''].join('\n'));
-      group = [];
-      chars = 0;
-    }
-    group.push(line);
-    chars += line.length + 1;
-  }
-  texts.push([...group, ''].join('\n'));
-  return texts;
 }
 
 /** The log as a handler of the run's events: a host's transcript is kept until it finishes, then written whole. */

@@ -78,12 +78,12 @@ describe('the run log', () => {
     expect(text).toContain('[sudo] password: [secret removed]');
   });
 
-  it('quotes a long script line for line, written in pieces, its secret removed wherever a piece ends', () => {
+  it('quotes a long output line for line, not all of it Latin-1, with its secret removed on every line', () => {
     const file = join(scratch, 'long.log');
     const secret = 'pa55—word';
     const log = openRunLog({ env: {}, cwd: scratch, file, command: 'deploy', secrets: () => [secret] })!;
-    // ~70 K characters (~150 KB) of 2 500 lines, some not Latin-1, a secret on every 7th, one blank:
-    // several pieces, several writes, and under the 256 KiB at which an output is cut.
+    // ~70 K characters (~120 KB) of 2 500 lines, some not Latin-1, a secret on every 7th, one blank:
+    // under the 256 KiB at which an output is cut.
     const lines = Array.from({ length: 2500 }, (_, i) =>
       i === 1200 ? '' : `line ${i} ${'→ ─ x'.repeat(i % 9)}${i % 7 === 0 ? ` ${secret} end` : ''}`,
     );

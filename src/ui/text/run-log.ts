@@ -28,17 +28,12 @@ const CHANGED_BY_SANITIZE = UNPRINTABLE.source.includes('\\u000a-')
   ? new RegExp(UNPRINTABLE.source.replace('\\u000a-', '\\u000b-'))
   : /[^]/;
 
-/** About how many characters of a quoted text one element of the block holds. */
-const QUOTE_PIECE = 16 * 1024;
-
 /**
- * A text's lines behind `prefix`, as a few strings of many lines each (the block's lines are
- * joined with line breaks, so they read as one): a script of 1 500 lines quoted with a replace a
- * piece costs a copy, not 1 500 strings, an array and a join. Pieces of ~16 K characters, not the
- * whole: a deploy's change is ~75 KB, twice that in memory (its comments are not all Latin-1), and
- * a string past 128 KB is V8's large object, a fresh mapping of memory for every host.
+ * A text's lines behind `prefix`, as one string of several lines: the host block is joined with
+ * line breaks anyway, and a script of 1 500 lines quoted as one replace costs a copy, not 1 500
+ * strings, an array and a join.
  */
-const quote = (text: string, prefix = '  | '): string[] => {
+const quote = (text: string, prefix = '  | '): string => {
   const body = text.endsWith('\n') ? text.slice(0, -1) : text;
   const clean = CHANGED_BY_SANITIZE.test(text)
     ? body
@@ -46,14 +41,7 @@ const quote = (text: string, prefix = '  | '): string[] => {
         .map((l) => sanitizeLine(l, 'keep'))
         .join('\n')
     : body;
-  const pieces: string[] = [];
-  for (let start = 0; ;) {
-    const cut = start + QUOTE_PIECE >= clean.length ? -1 : clean.indexOf('\n', start + QUOTE_PIECE);
-    const piece = clean.slice(start, cut === -1 ? undefined : cut);
-    pieces.push(`${prefix}${piece.replaceAll('\n', `\n${prefix}`)}`);
-    if (cut === -1) return pieces;
-    start = cut + 1;
-  }
+  return `${prefix}${clean.replaceAll('\n', `\n${prefix}`)}`;
 };
 
 export function runLogHeader(start: RunStart, when: Date): string[] {
@@ -80,7 +68,7 @@ function timings(
   return `timings: ${stages.map((s) => `${s.stage} ${seconds(s.at)}`).join(', ')}, done after ${formatDuration(result.durationMs)}`;
 }
 
-/** One host's block, written when it finishes: its lines (a quoted script or output is a few elements of many lines each). */
+/** One host's block, written when it finishes: its lines (a quoted script or output is one element of many lines). */
 export function runLogHostBlock(
   result: HostResult,
   transcript: HostTranscript | undefined,
@@ -98,7 +86,7 @@ export function runLogHostBlock(
     lines.push(
       `error at ${result.error.stage}${result.error.exitCode !== undefined ? ` (exit ${result.error.exitCode})` : ''}: ${sanitizeLine(result.error.message, 'keep')}`,
     );
-    if (result.error.stderrTail.trim() !== '') lines.push(...quote(result.error.stderrTail));
+    if (result.error.stderrTail.trim() !== '') lines.push(quote(result.error.stderrTail));
   }
   const changes = result.changes ?? [];
   if (changes.length > 0) {
@@ -112,9 +100,9 @@ export function runLogHostBlock(
     lines.push(`checks (${result.checks.filter((c) => c.ok).length}/${result.checks.length} hold):`);
     for (const c of result.checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${sanitizeLine(c.detail, 'keep')}`);
   }
-  if (result.planText) lines.push('script that would run (dry run):', ...quote(result.planText));
+  if (result.planText) lines.push('script that would run (dry run):', quote(result.planText));
   for (const entry of transcript?.entries ?? [])
-    lines.push(`${entry.label}:`, ...(entry.text.trim() === '' ? ['  (nothing)'] : quote(entry.text)));
+    lines.push(`${entry.label}:`, entry.text.trim() === '' ? '  (nothing)' : quote(entry.text));
   if (result.connections !== undefined)
     lines.push(`ssh: ${result.connections} connection(s), ${result.channels ?? 0} channel(s)`);
   lines.push('');
