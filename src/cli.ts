@@ -24,6 +24,7 @@ import {
   UsageError,
   type ConfigKind,
 } from './errors.js';
+import { holdOptimizer } from './optimizer.js';
 import { jsonText, sanitizeLine, sanitizeLines } from './ui/text/sanitize.js';
 import type { RunVerdict } from './vocabulary.js';
 import { VERSION } from './version.js';
@@ -289,6 +290,8 @@ function processIo(): Io {
 const invokedDirectly =
   process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
+  // Until the inventory is read: what runs before runs once (optimizer.ts).
+  holdOptimizer();
   // `ibfleet status | head`: a closed pipe is the reader's choice, not an error worth a stack trace.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {

@@ -8,6 +8,7 @@ import { UsageError } from '../errors.js';
 import { loadInventory } from '../inventory/load.js';
 import { HOST_OVERRIDES } from '../steps/registry.js';
 import type { Fleet } from '../inventory/model.js';
+import { startOptimizing } from '../optimizer.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { loadPlaybook, type Playbook } from '../playbook/playbook.js';
 import { inventoryFile, readConfigText } from '../runner/files.js';
@@ -108,7 +109,9 @@ export function parseGlobals(raw: Record<string, unknown>, io: Io): GlobalOption
 
 export async function readFleet(globals: GlobalOptions, io: Io): Promise<Fleet> {
   const file = inventoryFile(globals.inventory, io.cwd);
-  return loadInventory(await file.read(), file.path, file.baseDir, HOST_OVERRIDES);
+  const fleet = loadInventory(await file.read(), file.path, file.baseDir, HOST_OVERRIDES);
+  startOptimizing();
+  return fleet;
 }
 
 /** `--playbook` is relative to the working directory; without it, the built-in default ships with ibfleet. */
