@@ -35,20 +35,11 @@ afterAll(() => {
 });
 
 describe.runIf(CAN_RUN)('the probe closing a change, run for real in a network namespace', () => {
-  /** Runs a script with a private /run, never the machine's. */
+  /** Runs a script in the namespace host (lab.exec gives it a /run of its own, never the machine's). */
   const runScript = (lab: Fabric, script: string) => {
     const path = join(work, `script-${Math.random().toString(36).slice(2)}.sh`);
     writeFileSync(path, script);
-    const run = lab.exec([
-      'unshare',
-      '--mount',
-      '--propagation',
-      'private',
-      'sh',
-      '-c',
-      'mount -t tmpfs ibfleet-test /run && exec sh "$0"',
-      path,
-    ]);
+    const run = lab.exec(['sh', path]);
     expect(run.status, run.stderr).toBe(0);
     return run.stdout;
   };
