@@ -158,7 +158,9 @@ describe.skipIf(!IS_ROOT)('ready for the jobs: RoCE GIDs across the fleet, and i
 
     // A reboot makes the table anew, as the kernel does: the link-local pair, then the addresses as they come.
     await labReboot(LAB.name, [40]);
-    const rebooted = await status();
+    // The lab's GID table follows the addresses the boot brings within a moment (tableOnce, below).
+    let rebooted = await status();
+    await waitUntil(async () => ((rebooted = await status()).warnings ?? []).length === 0, 10_000, 200);
     expect(rebooted.warnings ?? []).toEqual([]);
     expect(rebooted.hosts.find((h) => h.id === 40)!.fabric!.map((n) => n.roceV2Gid)).toEqual([3, 3]);
   });
