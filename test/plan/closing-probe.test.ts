@@ -6,10 +6,8 @@
  * nothing verification reads is taken from before. Its run on a real namespace host:
  * test/root/render/closing-probe-run.test.ts.
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory/load.js';
-import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { readChangeOutput, readProbe } from '../../src/plan/change-output.js';
 import { planDeploy, reassessDeploy, verification } from '../../src/plan/host-plan.js';
 import { AFTER_MARK, afterProbe } from '../../src/render/apply-script.js';
@@ -17,12 +15,10 @@ import { obstacleProbe } from '../../src/facts/obstacles.js';
 import { PROBE_VERSION } from '../../src/facts/probe-format.js';
 import { renderProbeBody, WRITE_TARGETS } from '../../src/render/probe-script.js';
 import { sentShell } from '../../src/script/sent-shell.js';
+import { loadFixturePlaybook } from '../fixtures/fixtures.js';
 import { deployedProbe, fixture } from '../helpers/fake-transport.js';
 
-const playbook = loadPlaybook(
-  readFileSync(new URL('../../playbooks/dual-ib-routing.yaml', import.meta.url), 'utf8'),
-  'dual-ib-routing.yaml',
-);
+const playbook = loadFixturePlaybook();
 const fleet = loadInventory(
   'fabric: { subnet: 172.16.0.0/16 }\nhosts:\n  34: { name: memserver34, address: 198.18.99.34 }\n',
   'test.yaml',
