@@ -1,7 +1,7 @@
 /**
  * The scripts deploy and rollback send to a host, each run in one SSH channel: take the host lock,
  * make the change, then print the probe sections again so verification reads the state the change
- * left. Files travel inside the script as quoted here-documents (byte-exact) and are written
+ * left. Files travel inside the script as single-quoted printf words (byte-exact) and are written
  * atomically: staged next to their directory, then renamed over the old file, whose previous
  * version is kept non-executable under PREVIOUS_DIR. Pure string builders.
  */
@@ -62,13 +62,16 @@ function stagedPath(file: RenderedFile): string {
   return `${shellQuote(`${stageDir(file)}/.${name}.ibfleet-new`)}.$$`;
 }
 
+/** What comes before a file's quoted content in the script (filesApart finds it behind this). */
+const PRINTF_WORD = "printf '%s' ";
+
 /**
  * A file's exact bytes, written by the shell's own printf: a single-quoted word carries every byte
  * but NUL unchanged (a quote becomes '\\''), and unlike `cat` and a here-document it costs the
  * host no process.
  */
 function writeContent(file: RenderedFile, target: string): string {
-  return `printf '%s' ${quotedContent(file)} >${target} || status=1`;
+  return `${PRINTF_WORD}${quotedContent(file)} >${target} || status=1`;
 }
 
 /**
@@ -87,6 +90,40 @@ function quotedContent(file: RenderedFile): string {
   if (lastQuoted.size >= 256) lastQuoted.clear();
   lastQuoted.set(file.path, { content: file.content, quoted });
   return quoted;
+}
+
+/** One file a change wrote, apart from the script that wrote it (filesApart). */
+export interface FileApart {
+  readonly path: string;
+  /** Octal, as the script's comment above the file gives it (`0755`). */
+  readonly mode: string;
+  readonly content: string;
+}
+
+/**
+ * A change script as the run log shows it: the content of each of `files` it writes (its plan's
+ * `write`) taken out of the printf that carries it, a marker in its place, and the contents apart.
+ * The routing program (~40 KB) is the same text on every host of a run: apart, the log writes it
+ * once and refers to it for the other hosts (src/ui/run-log-file.ts), where every host's block held
+ * a quoted copy and a 100-host deploy outgrew the log's bound before its last host.
+ */
+export function filesApart(script: string, files: readonly RenderedFile[]): { script: string; files: FileApart[] } {
+  const pieces: string[] = [];
+  const apart: FileApart[] = [];
+  let from = 0;
+  for (const f of files) {
+    // The very string writeContent put in the script (quotedContent keeps it), behind its printf.
+    const quoted = quotedContent(f);
+    let at = script.indexOf(quoted, from);
+    while (at >= 0 && !script.startsWith(PRINTF_WORD, at - PRINTF_WORD.length)) at = script.indexOf(quoted, at + 1);
+    if (at < 0) continue;
+    pieces.push(script.slice(from, at), `[the content of ${f.path}, shown apart below]`);
+    from = at + quoted.length;
+    apart.push({ path: f.path, mode: modeOf(f), content: f.content });
+  }
+  if (apart.length === 0) return { script, files: [] };
+  pieces.push(script.slice(from));
+  return { script: pieces.join(''), files: apart };
 }
 
 /**

@@ -12,6 +12,8 @@ import { probeWants } from '../plan/host-plan.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { LOCK_TAKEN_MARK, LOCK_WAIT_MARK, LOCKED_EXIT } from '../render/host-lock.js';
 import { PROBE_END, renderProbeScript } from '../render/probe-script.js';
+import { filesApart } from '../render/apply-script.js';
+import type { RenderedFile } from '../script/rendered-file.js';
 import type { Stage } from '../vocabulary.js';
 import type { HostOutcome, HostTask } from './fanout.js';
 import {
@@ -173,19 +175,23 @@ export async function probeThen<D>(
 }
 
 /**
- * For the run log: the script a change sent, what it printed before its closing probe, and its
+ * For the run log: the script a change sent, the files it wrote (`files`, its plan's; each one's
+ * content apart from the script: filesApart), what it printed before its closing probe, and its
  * exit. Returns the output read (readChangeOutput, with `opening`, the facts the change was
  * decided from), so the closing probe is parsed once per host.
  */
 export function recordChange(
   task: HostTask,
   what: string,
-  change: { readonly script: string; readonly opening: HostFacts },
+  change: { readonly script: string; readonly opening: HostFacts; readonly files?: readonly RenderedFile[] },
   result: ExecResult,
 ): ReturnType<typeof readChangeOutput> {
-  const { script, opening } = change;
+  const { opening } = change;
   const read = readChangeOutput(result.stdout, opening);
-  task.record(`${what} script (sent on stdin to sh -s as root)`, script);
+  const shown = filesApart(change.script, change.files ?? []);
+  const apart = shown.files.length > 0 ? '; the content of each file it writes apart, below' : '';
+  task.record(`${what} script (sent on stdin to sh -s as root${apart})`, shown.script);
+  for (const f of shown.files) task.record(`${what} file ${f.path} (${f.mode}), as the script writes it`, f.content);
   task.record(`${what} output (exit ${result.code ?? `signal ${result.signal ?? '?'}`})`, read.changeOutput);
   if (result.stderr.trim() !== '') task.record(`${what} stderr`, result.stderr);
   return read;

@@ -140,7 +140,7 @@ async function settleDeploy(
   pushed: PushedChange,
 ): Promise<HostOutcome> {
   const { runId, plan, sent, result, base } = pushed;
-  const read = recordChange(task, 'apply', { script: sent, opening: pushed.facts }, result);
+  const read = recordChange(task, 'apply', { script: sent, opening: pushed.facts, files: plan.write }, result);
   if (result.code === LOCKED_EXIT) throw new HostError('push', lockedMessage(result.stderr), { exitCode: LOCKED_EXIT });
   const { changeOutput } = read;
   let { after } = read;

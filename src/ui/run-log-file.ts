@@ -29,6 +29,12 @@ export const MAX_LOG_BYTES = 8 * 1024 * 1024;
 export const KEEP_LOGS = 50;
 /** One transcript entry (a script, its output) is cut at this size in the log. */
 export const MAX_ENTRY_BYTES = 256 * 1024;
+/**
+ * An entry this long that a host's block above already holds (the same label, the same text: the
+ * routing program a deploy writes on every host) is not written again; the block refers to that
+ * host's. Shorter ones, a host's own data, are written in full.
+ */
+export const SHARED_ENTRY_CHARS = 1024;
 const REDACTED = '[secret removed]';
 
 export interface RunLogOptions {
@@ -160,6 +166,23 @@ function boundedWriter(fd: number, secrets: () => readonly string[]): LogWrite {
   return Object.assign(write, { full: () => full });
 }
 
+/**
+ * Marks each long entry of a host's block that an earlier block holds (SHARED_ENTRY_CHARS),
+ * remembering the others for the blocks after. Asked as each block is written, so an entry refers
+ * only to a block above it; once the log is full no block is written, and none refers to one.
+ */
+function sharedEntries() {
+  const written = new Map<string, { readonly text: string; readonly host: number }>();
+  return (host: number, entries: HostTranscript['entries']): HostTranscript['entries'] =>
+    entries.map((entry) => {
+      if (entry.text.length < SHARED_ENTRY_CHARS) return entry;
+      const earlier = written.get(entry.label);
+      if (earlier?.text === entry.text) return { ...entry, sameAs: earlier.host };
+      written.set(entry.label, { text: entry.text, host });
+      return entry;
+    });
+}
+
 /** The log as a handler of the run's events: a host's transcript is kept until it finishes, then written whole. */
 function logEvents(write: LogWrite, now: () => Date): RunEvents {
   let start: RunStart | undefined;
@@ -173,6 +196,7 @@ function logEvents(write: LogWrite, now: () => Date): RunEvents {
     return t;
   };
   const cells: MatrixCell[] = [];
+  const shared = sharedEntries();
   return {
     onRunStart: (event) => {
       start ??= event;
@@ -195,7 +219,9 @@ function logEvents(write: LogWrite, now: () => Date): RunEvents {
     onHostDone: (result) => {
       const transcript: HostTranscript | undefined = transcripts.get(result.host.id);
       transcripts.delete(result.host.id);
-      if (!write.full()) write(runLogHostBlock(result, transcript, transcript?.stages[0]?.at));
+      if (write.full()) return;
+      const shown = transcript && { ...transcript, entries: shared(result.host.id, transcript.entries) };
+      write(runLogHostBlock(result, shown, transcript?.stages[0]?.at));
     },
     onCell: (cell) => void cells.push(cell),
     onRunEnd: (end: RunEnd) => {

@@ -6,21 +6,21 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultLogDir, KEEP_LOGS, MAX_LOG_BYTES, openRunLog } from '../../src/ui/run-log-file.js';
+import { defaultLogDir, KEEP_LOGS, MAX_LOG_BYTES, openRunLog, SHARED_ENTRY_CHARS } from '../../src/ui/run-log-file.js';
 import type { RunEvents } from '../../src/vocabulary.js';
 import { cell, cpu16, mem34, NICS, result, runStart, T0 } from '../ui/fixtures.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'ibfleet-runlog-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-function drive(events: RunEvents, hosts = [cpu16, mem34], output = 'ok\n') {
+function drive(events: RunEvents, hosts = [cpu16, mem34], output: string | ((id: number) => string) = 'ok\n') {
   events.onRunStart!(runStart(hosts));
   for (const h of hosts) {
     events.onHostStart!(h, T0);
     events.onStage!(h, 'probe', T0 + 120);
     events.onStage!(h, 'apply', T0 + 900);
     events.onOutput!(h, 'apply script (sent on stdin to sh -s as root)', 'ip rule add from 172.16.34.2 lookup 942\n');
-    events.onOutput!(h, 'apply output (exit 0)', output);
+    events.onOutput!(h, 'apply output (exit 0)', typeof output === 'string' ? output : output(h.id));
     events.onHostDone!(
       result(h, 'changed', {
         manager: 'netplan',
@@ -96,11 +96,42 @@ describe('the run log', () => {
     expect(text).not.toContain(secret);
   });
 
+  it('writes a long entry once: a later host whose block would hold the same text refers to the block above', () => {
+    const file = join(scratch, 'shared.log');
+    const log = openRunLog({ env: {}, cwd: scratch, file, command: 'deploy', secrets: () => [] })!;
+    const program = `#!/bin/sh\n${'echo routing\n'.repeat(SHARED_ENTRY_CHARS / 8)}`;
+    const label = 'apply file /etc/ibfleet/ibfleet-routes (0755), as the script writes it';
+    const events = log.events;
+    events.onRunStart!(runStart([cpu16, mem34]));
+    // 34 finishes first: its block is the one above; 16's own short data is its own.
+    for (const h of [mem34, cpu16]) {
+      events.onHostStart!(h, T0);
+      events.onOutput!(h, label, program);
+      events.onOutput!(h, 'apply file /etc/ibfleet/routes.conf (0644), as the script writes it', `host ${h.id}\n`);
+      events.onOutput!(h, 'apply output (exit 0)', 'ok\n');
+    }
+    events.onHostDone!(result(mem34, 'changed', { manager: 'netplan' }));
+    events.onHostDone!(result(cpu16, 'changed', { manager: 'networkmanager' }));
+    events.onRunEnd!({ results: [], cells: [], durationMs: 100, interrupted: false });
+    log.close();
+    const text = readFileSync(file, 'utf8');
+    const blocks = text.split(/^== host /m);
+    expect(blocks[1]).toMatch(/^34 /);
+    expect(blocks[1]).toContain(`${label}:\n  | #!/bin/sh\n  | echo routing\n`);
+    expect(blocks[2]).toMatch(/^16 /);
+    expect(blocks[2]).toContain(`${label}: the same as host 34's, above\n`);
+    expect(blocks[2]).not.toContain('echo routing');
+    // Short entries, a host's own data, stay whole even where equal (the output).
+    expect(blocks[2]).toContain('routes.conf (0644), as the script writes it:\n  | host 16\n');
+    expect(blocks[2]).toContain('apply output (exit 0):\n  | ok\n');
+  });
+
   it(`is bounded: past ${MAX_LOG_BYTES / 1024 / 1024} MiB it says it stops, and still ends with the outcome`, () => {
     const file = join(scratch, 'big.log');
     const log = openRunLog({ env: {}, cwd: scratch, file, command: 'deploy', secrets: () => [] })!;
     const hosts = Array.from({ length: 60 }, (_, i) => ({ id: i + 1, name: `h${i + 1}`, target: `10.0.0.${i + 1}` }));
-    drive(log.events, hosts, `${'x'.repeat(200)}\n`.repeat(1000));
+    // Each host's own output: an equal one would be written once (SHARED_ENTRY_CHARS).
+    drive(log.events, hosts, (id) => `${id} ${'x'.repeat(200)}\n`.repeat(1000));
     log.close();
     const size = statSync(file).size;
     expect(size).toBeLessThan(MAX_LOG_BYTES + 4096);

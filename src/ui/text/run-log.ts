@@ -15,8 +15,11 @@ import { sanitizeLine } from './sanitize.js';
 
 export interface HostTranscript {
   readonly stages: readonly { readonly stage: Stage; readonly at: number }[];
-  /** What was sent to the host and what it printed, labelled (`apply script`, `apply output`). */
-  readonly entries: readonly { readonly label: string; readonly text: string }[];
+  /**
+   * What was sent to the host and what it printed, labelled (`apply script`, `apply output`);
+   * `sameAs`: the host whose block above holds the same text under the same label, written there.
+   */
+  readonly entries: readonly { readonly label: string; readonly text: string; readonly sameAs?: number }[];
 }
 
 /**
@@ -101,8 +104,10 @@ export function runLogHostBlock(
     for (const c of result.checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${sanitizeLine(c.detail, 'keep')}`);
   }
   if (result.planText) lines.push('script that would run (dry run):', quote(result.planText));
-  for (const entry of transcript?.entries ?? [])
-    lines.push(`${entry.label}:`, entry.text.trim() === '' ? '  (nothing)' : quote(entry.text));
+  for (const entry of transcript?.entries ?? []) {
+    if (entry.sameAs !== undefined) lines.push(`${entry.label}: the same as host ${entry.sameAs}'s, above`);
+    else lines.push(`${entry.label}:`, entry.text.trim() === '' ? '  (nothing)' : quote(entry.text));
+  }
   if (result.connections !== undefined)
     lines.push(`ssh: ${result.connections} connection(s), ${result.channels ?? 0} channel(s)`);
   lines.push('');
