@@ -5,7 +5,7 @@
  * message names what is in the way and what ibfleet writes there. Pure.
  */
 import type { HostFacts } from '../facts/host-facts.js';
-import { directoriesFor } from '../render/apply-script.js';
+import { directoriesFor } from '../render/write-files.js';
 import type { RenderedFile } from '../script/rendered-file.js';
 
 /** One sentence per obstacle in the way of writing `files`; empty when the way is clear. */

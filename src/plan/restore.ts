@@ -6,7 +6,7 @@
  */
 import type { Fleet, Host } from '../inventory/model.js';
 import type { HostFacts } from '../facts/host-facts.js';
-import { CREATED_DIR_LINE, directoriesFor } from '../render/apply-script.js';
+import { CREATED_DIR_LINE, directoriesFor } from '../render/write-files.js';
 import type { RestoreSpec } from '../render/restore-script.js';
 import type { RenderedFile } from '../script/rendered-file.js';
 import { OWNED_PATHS, STEPS } from '../steps/registry.js';

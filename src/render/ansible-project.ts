@@ -25,7 +25,7 @@ import type { RenderedFile } from '../script/rendered-file.js';
 import { formatMode } from '../script/rendered-file.js';
 import { OWNED_PATHS, STEPS } from '../steps/registry.js';
 import { VERSION } from '../version.js';
-import { directoriesFor } from './apply-script.js';
+import { directoriesFor } from './write-files.js';
 import { previewPersistence, renderContext, renderHostFiles } from './host-files.js';
 
 /** How to reach a host, as ibfleet resolved it (inventory, ~/.ssh/config, defaults). */

@@ -12,7 +12,7 @@ import { probeWants } from '../plan/host-plan.js';
 import type { Playbook } from '../playbook/playbook.js';
 import { LOCK_TAKEN_MARK, LOCK_WAIT_MARK, LOCKED_EXIT } from '../render/host-lock.js';
 import { PROBE_END, renderProbeScript } from '../render/probe-script.js';
-import { filesApart } from '../render/apply-script.js';
+import { filesApart } from '../render/write-files.js';
 import type { RenderedFile } from '../script/rendered-file.js';
 import type { Stage } from '../vocabulary.js';
 import type { HostOutcome, HostTask } from './fanout.js';
