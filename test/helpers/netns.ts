@@ -10,6 +10,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach } from 'vitest';
 
 export interface ExecResult {
   readonly status: number;
@@ -180,6 +184,55 @@ export function createFabric(options: FabricOptions): Fabric {
     destroy() {
       deleteNamespace(ns);
       deleteNamespace(peerNs);
+    },
+  };
+}
+
+/** What a fabric is made for: an inventory host's NICs (model.ts Host has them). */
+export interface FabricHost {
+  readonly nics: readonly { readonly iface: string; readonly address: string; readonly prefixLength: number }[];
+}
+
+/** A test file's fabrics and scratch directory (useFabrics). */
+export interface FabricCases {
+  /** The file's scratch directory (scripts, fakes, logs), removed after the file. */
+  readonly work: string;
+  /**
+   * A fabric for the case running, destroyed after it, pass or fail: the host's NICs with their
+   * inventory addresses, and a peer at `peerCidr` (another host's NIC on the fabric).
+   */
+  createFor(host: FabricHost, peerCidr?: string): Fabric;
+  /** Writes `script` to a file of `work` and runs it with sh in the namespace host (its /run its own). */
+  runScript(lab: Fabric, script: string): ExecResult;
+}
+
+/**
+ * The set-up the namespace-host test files share: a scratch directory named `prefix…`, the fabric
+ * each case makes destroyed after it (afterEach), every fabric and the directory after the file
+ * (afterAll), even when a case fails.
+ */
+export function useFabrics(prefix: string): FabricCases {
+  const work = mkdtempSync(join(tmpdir(), prefix));
+  const made: Fabric[] = [];
+  afterEach(() => {
+    for (const fabric of made.splice(0)) fabric.destroy();
+  });
+  afterAll(() => {
+    destroyAllFabrics();
+    rmSync(work, { recursive: true, force: true });
+  });
+  return {
+    work,
+    createFor: (host, peerCidr = '172.16.35.1/16') => {
+      const nics = host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` }));
+      const fabric = createFabric({ nics, peerCidr });
+      made.push(fabric);
+      return fabric;
+    },
+    runScript: (lab, script) => {
+      const path = join(work, `script-${randomBytes(4).toString('hex')}.sh`);
+      writeFileSync(path, script);
+      return lab.exec(['sh', path]);
     },
   };
 }

@@ -5,17 +5,14 @@
  * the host as the change left it. Its rendering and the verification it feeds:
  * test/plan/closing-probe.test.ts.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readChangeOutput, readProbe } from '../../../src/plan/change-output.js';
 import { AFTER_MARK, afterProbe } from '../../../src/render/apply-script.js';
 import { renderProbeScript } from '../../../src/render/probe-script.js';
 import { withHostFunctions } from '../../../src/script/host-functions.js';
 import { writeRoutesProgram } from '../../helpers/routes-program.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../../fixtures/fixtures.js';
-import { createFabric, destroyAllFabrics, type Fabric } from '../../helpers/netns.js';
+import { useFabrics, type Fabric } from '../../helpers/netns.js';
 
 const CAN_RUN = process.getuid?.() === 0;
 if (!CAN_RUN)
@@ -23,32 +20,18 @@ if (!CAN_RUN)
 const seeds = loadFixtureFleet('seeds.yaml');
 const playbook = loadFixturePlaybook();
 const host = hostOf(seeds, 34);
-const work = mkdtempSync(join(tmpdir(), 'ibfleet-closing-'));
-let fabric: Fabric | undefined;
-afterEach(() => {
-  fabric?.destroy();
-  fabric = undefined;
-});
-afterAll(() => {
-  destroyAllFabrics();
-  rmSync(work, { recursive: true, force: true });
-});
+const { work, createFor, runScript: run } = useFabrics('ibfleet-closing-');
 
 describe.runIf(CAN_RUN)('the probe closing a change, run for real in a network namespace', () => {
-  /** Runs a script in the namespace host (lab.exec gives it a /run of its own, never the machine's). */
+  /** A script's output in the namespace host; it must exit 0. */
   const runScript = (lab: Fabric, script: string) => {
-    const path = join(work, `script-${Math.random().toString(36).slice(2)}.sh`);
-    writeFileSync(path, script);
-    const run = lab.exec(['sh', path]);
-    expect(run.status, run.stderr).toBe(0);
-    return run.stdout;
+    const ran = run(lab, script);
+    expect(ran.status, ran.stderr).toBe(0);
+    return ran.stdout;
   };
 
   it('reads again all a change altered: with the opening probe merged, the facts of a whole probe after it', () => {
-    const lab = (fabric = createFabric({
-      nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })),
-      peerCidr: '172.16.35.1/16',
-    }));
+    const lab = createFor(host);
     const opening = readProbe(runScript(lab, renderProbeScript(host, seeds)));
     expect(opening.complete).toBe(true);
 

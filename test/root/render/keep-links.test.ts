@@ -10,16 +10,15 @@
  * machine's /etc is never written. Skipped with a note when not root.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { renderApplyScript, renderRollbackScript } from '../../../src/render/apply-script.js';
 import { renderRestoreScript, type RestoreSpec } from '../../../src/render/restore-script.js';
 import { PREVIOUS_DIR, REPLACED_DIR } from '../../../src/script/paths.js';
 import { HOOK_PATHS } from '../../../src/steps/persist/paths.js';
 import { filesOf as renderHostFiles, hostOf, loadFixtureFleet, loadFixturePlaybook } from '../../fixtures/fixtures.js';
-import { createFabric, destroyAllFabrics, type Fabric } from '../../helpers/netns.js';
+import { useFabrics, type Fabric } from '../../helpers/netns.js';
 
 const CAN_RUN = process.getuid?.() === 0;
 if (!CAN_RUN)
@@ -36,16 +35,7 @@ const SECRET_PATH = '/etc/ibfleet-test-shadow';
 const SECRET = 'root:$6$not-a-real-hash:19000:0:99999:7:::\n';
 const SECRET_SHA256 = createHash('sha256').update(SECRET).digest('hex');
 
-const work = mkdtempSync(join(tmpdir(), 'ibfleet-keep-links-'));
-let fabric: Fabric | undefined;
-afterEach(() => {
-  fabric?.destroy();
-  fabric = undefined;
-});
-afterAll(() => {
-  destroyAllFabrics();
-  rmSync(work, { recursive: true, force: true });
-});
+const { work, createFor } = useFabrics('ibfleet-keep-links-');
 
 /**
  * Runs `steps` (shell, one string) with /etc overlaid on a tmpfs: the secret file 0640 and a
@@ -96,11 +86,7 @@ function inPrivateEtc(lab: Fabric, linked: readonly string[], steps: string): Re
 const SECRET_AS_IT_WAS = `file 640 ${SECRET_SHA256}`;
 
 describe.runIf(CAN_RUN)("a symbolic link at one of ibfleet's paths", () => {
-  const lab = () =>
-    (fabric = createFabric({
-      nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })),
-      peerCidr: '172.16.35.1/16',
-    }));
+  const lab = () => createFor(host);
 
   it('deploy replaces it with the hook and keeps the link itself under previous, not a copy of the secret', () => {
     const apply = join(work, 'apply.sh');

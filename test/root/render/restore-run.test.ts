@@ -5,10 +5,9 @@
  * it. Its planning and scripts: test/render/restore.test.ts.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readProbe as parseProbe } from '../../../src/plan/change-output.js';
 import { planRestore, stateDifferences } from '../../../src/plan/restore.js';
 import { AFTER_MARK } from '../../../src/render/apply-script.js';
@@ -18,40 +17,16 @@ import { renderRestoreScript, type RestoreSpec } from '../../../src/render/resto
 import { REPAIR_TIMER_PATH } from '../../../src/steps/persist/paths.js';
 import { repairUnitsAsRestored } from '../../../src/steps/persist/systemd.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../../fixtures/fixtures.js';
-import { createFabric, destroyAllFabrics, type Fabric } from '../../helpers/netns.js';
+import { useFabrics, type Fabric } from '../../helpers/netns.js';
 
 const CAN_RUN = process.getuid?.() === 0;
 if (!CAN_RUN) console.warn('NOTE: test/root/render/restore-run.test.ts skipped: it needs root (network namespaces)');
 const seeds = loadFixtureFleet('seeds.yaml');
 const playbook = loadFixturePlaybook();
 const host = hostOf(seeds, 34);
-const work = mkdtempSync(join(tmpdir(), 'ibfleet-restore-'));
-let fabric: Fabric | undefined;
-afterEach(() => {
-  fabric?.destroy();
-  fabric = undefined;
-});
-afterAll(() => {
-  destroyAllFabrics();
-  rmSync(work, { recursive: true, force: true });
-});
+const { work, createFor, runScript } = useFabrics('ibfleet-restore-');
 
 describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () => {
-  /** Runs a script with a private /run (the host lock lives there), never the machine's. */
-  const runScript = (lab: Fabric, script: string) => {
-    const path = join(work, `script-${Math.random().toString(36).slice(2)}.sh`);
-    writeFileSync(path, script);
-    return lab.exec([
-      'unshare',
-      '--mount',
-      '--propagation',
-      'private',
-      'sh',
-      '-c',
-      'mount -t tmpfs ibfleet-test /run && exec sh "$0"',
-      path,
-    ]);
-  };
   const probe = (lab: Fabric) => parseProbe(runScript(lab, renderProbeScript(host, seeds)).stdout);
   const kernel = (lab: Fabric) => ({
     rules: lab.ip('-4', 'rule', 'show'),
@@ -64,10 +39,7 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
   });
 
   it('puts back a foreign table route, a foreign rule, main routes in reverse order and strict rp_filter', () => {
-    const lab = (fabric = createFabric({
-      nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })),
-      peerCidr: '172.16.35.1/16',
-    }));
+    const lab = createFor(host);
     lab.ip('-4', 'route', 'add', '10.9.0.0/16', 'dev', 'ib0', 'table', '941');
     lab.ip('-4', 'rule', 'add', 'from', '172.16.34.2', 'lookup', '100', 'priority', '500');
     lab.ip('-4', 'route', 'del', '172.16.0.0/16', 'dev', 'ib0');
@@ -106,10 +78,7 @@ describe.runIf(CAN_RUN)('the restore, run for real in a network namespace', () =
   });
 
   it('tells systemd about the repair units it put back: reloads them, stops a timer the change added, restarts one it restored; where it does not run, nothing', () => {
-    const lab = (fabric = createFabric({
-      nics: host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` })),
-      peerCidr: '172.16.35.1/16',
-    }));
+    const lab = createFor(host);
     const timer = '[Timer]\nOnUnitActiveSec=30s\n';
     const sha256 = createHash('sha256').update(timer).digest('hex');
     const empty: RestoreSpec = { files: [], createdDirs: [], steps: [{ last: repairUnitsAsRestored() }] };
