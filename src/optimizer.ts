@@ -12,10 +12,20 @@ import { setFlagsFromString } from 'node:v8';
 /** A command that never reads an inventory (lab up from --hosts, lab down) still gets it back soon. */
 const HOLD_AT_MOST_MS = 1000;
 
+/**
+ * How much bytecode a function runs before V8 weighs optimizing it: 16 times V8's own budget
+ * (66 KiB in Node 20). With V8's, TurboFan compiled hundreds of functions of a 100-host deploy that
+ * run some hundred times each, ~0.2 s of CPU (of ~1.45 s) the run never earned back; with this
+ * one, deploy, status and an unchanged deploy take 10–15 % less CPU, and what runs per cell of a
+ * full matrix (39 600 cells at 100 hosts) is still compiled, as fast as before.
+ */
+const INTERRUPT_BUDGET = 16 * 66 * 1024;
+
 let held = false;
 
 export function holdOptimizer(): void {
   held = true;
+  setFlagsFromString(`--interrupt-budget=${INTERRUPT_BUDGET}`);
   setFlagsFromString('--no-turbofan');
   setTimeout(startOptimizing, HOLD_AT_MOST_MS).unref();
 }
