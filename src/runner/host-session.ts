@@ -188,11 +188,26 @@ export function recordChange(
 ): ReturnType<typeof readChangeOutput> {
   const { opening } = change;
   const read = readChangeOutput(result.stdout, opening);
-  const shown = filesApart(change.script, change.files ?? []);
-  const apart = shown.files.length > 0 ? '; the content of each file it writes apart, below' : '';
-  task.record(`${what} script (sent on stdin to sh -s as root${apart})`, shown.script);
-  for (const f of shown.files) task.record(`${what} file ${f.path} (${f.mode}), as the script writes it`, f.content);
+  recordScript(task, what, 'sent on stdin to sh -s as root', change.script, change.files ?? []);
   task.record(`${what} output (exit ${result.code ?? `signal ${result.signal ?? '?'}`})`, read.changeOutput);
   if (result.stderr.trim() !== '') task.record(`${what} stderr`, result.stderr);
   return read;
+}
+
+/**
+ * For the run log: a change script (`how` it went: sent, or not, in a dry run) with the content of
+ * each of `files` it writes apart, each under its own heading (filesApart): the log writes the
+ * routing program, the same on every host, once.
+ */
+export function recordScript(
+  task: HostTask,
+  what: string,
+  how: string,
+  script: string,
+  files: readonly RenderedFile[],
+): void {
+  const shown = filesApart(script, files);
+  const apart = shown.files.length > 0 ? '; the content of each file it writes apart, below' : '';
+  task.record(`${what} script (${how}${apart})`, shown.script);
+  for (const f of shown.files) task.record(`${what} file ${f.path} (${f.mode}), as the script writes it`, f.content);
 }

@@ -22,7 +22,15 @@ import { LOCKED_EXIT } from '../render/host-lock.js';
 import { cutOffReason, newRunId, restoreAfterFailure, settleCutOffChange } from './after-change.js';
 import type { HostOutcome, HostTask } from './fanout.js';
 import { scriptFailed, type ExecResult, type Session } from './transport.js';
-import { probe, probeThen, recordChange, withSession, type Decided, type WorkflowContext } from './host-session.js';
+import {
+  probe,
+  probeThen,
+  recordChange,
+  recordScript,
+  withSession,
+  type Decided,
+  type WorkflowContext,
+} from './host-session.js';
 
 export { lockProgress, lockWithin, type Probed, type WorkflowContext } from './host-session.js';
 
@@ -66,6 +74,8 @@ async function deployOn(
 
   if (options.dryRun) {
     const planText = plan.changes.length ? renderApplyScript(task.host, ctx.fleet, plan) : '';
+    if (planText !== '')
+      recordScript(task, 'dry run', 'not sent: the script a deploy would send', planText, plan.write);
     return {
       ...base,
       status: plan.changes.length ? 'planned' : 'unchanged',

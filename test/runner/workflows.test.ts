@@ -5,6 +5,7 @@ import { loadInventory } from '../../src/inventory/load.js';
 import { loadPlaybook } from '../../src/playbook/playbook.js';
 import { AFTER_MARK, LOCKED_EXIT } from '../../src/render/apply-script.js';
 import { LOCK_TAKEN_MARK, LOCK_WAIT_MARK } from '../../src/render/host-lock.js';
+import { ROUTES_PROGRAM } from '../../src/script/routes-program.js';
 import type { HostResult, RunEvents, Stage } from '../../src/vocabulary.js';
 import { runHosts, timeLimitText } from '../../src/runner/fanout.js';
 import { deployHost, rollbackHost, statusHost } from '../../src/runner/host-workflows.js';
@@ -30,11 +31,14 @@ const deployed = deployedProbe(host34, fleet, playbook, 'netplan');
 function recorder() {
   const stages = new Map<number, Stage[]>();
   const done: HostResult[] = [];
+  /** What each host's run gave the run log: label and text. */
+  const outputs = new Map<number, { label: string; text: string }[]>();
   const events: RunEvents = {
     onStage: (h, s) => stages.set(h.id, [...(stages.get(h.id) ?? []), s]),
     onHostDone: (r) => done.push(r),
+    onOutput: (h, label, text) => outputs.set(h.id, [...(outputs.get(h.id) ?? []), { label, text }]),
   };
-  return { events, stages, done };
+  return { events, stages, done, outputs };
 }
 
 async function run(
@@ -102,6 +106,22 @@ describe('deploy on one host (fake transport)', () => {
     expect(results[0]!.status).toBe('planned');
     expect(results[0]!.planText).toContain('/etc/ibfleet/ibfleet-routes || status=$?');
     expect(transport.log.scripts.get(34)).toHaveLength(1);
+  });
+
+  it('gives the run log the script with each file it writes apart: the routing program as its own entry, once', async () => {
+    for (const work of ['deploy', 'dry-run'] as const) {
+      const { rec } = await run({ 34: { respond: stateful(boot, deployed) } }, work);
+      const what = work === 'deploy' ? 'apply' : 'dry run';
+      const entries = rec.outputs.get(34)!;
+      const script = entries.find((e) => e.label.startsWith(`${what} script (`))!;
+      expect(script.label).toContain('the content of each file it writes apart');
+      expect(script.text).toContain(`printf '%s' [the content of /etc/ibfleet/ibfleet-routes, shown apart below] >`);
+      const program = entries.filter(
+        (e) => e.label === `${what} file /etc/ibfleet/ibfleet-routes (0755), as the script writes it`,
+      );
+      expect(program.map((e) => e.text)).toEqual([ROUTES_PROGRAM]);
+      expect(script.text).not.toContain(ROUTES_PROGRAM.split('\n')[1]);
+    }
   });
 
   it('fails at verify when the host does not end up as planned', async () => {

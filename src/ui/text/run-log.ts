@@ -103,7 +103,6 @@ export function runLogHostBlock(
     lines.push(`checks (${result.checks.filter((c) => c.ok).length}/${result.checks.length} hold):`);
     for (const c of result.checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${sanitizeLine(c.detail, 'keep')}`);
   }
-  if (result.planText) lines.push('script that would run (dry run):', quote(result.planText));
   for (const entry of transcript?.entries ?? []) {
     if (entry.sameAs !== undefined) lines.push(`${entry.label}: the same as host ${entry.sameAs}'s, above`);
     else lines.push(`${entry.label}:`, entry.text.trim() === '' ? '  (nothing)' : quote(entry.text));
