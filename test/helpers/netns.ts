@@ -5,8 +5,9 @@
  * with another host behind it. Needs root and iproute2. Nothing outside the two namespaces is
  * touched, and /etc is only ever seen through a private overlay (see `execWithEtc`).
  *
- * Cleanup is the caller's job in afterEach (`destroy()`), with `destroyAllFabrics()` in afterAll
- * and at process exit as the safety net, so a failing test never leaves namespaces behind.
+ * A test file takes its fabrics from useFabrics, which destroys each case's in afterEach and every
+ * one in afterAll; `destroyAllFabrics()` also runs at process exit as the safety net, so a failing
+ * test never leaves namespaces behind. A caller of createFabric itself destroys what it made.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -193,15 +194,24 @@ export interface FabricHost {
   readonly nics: readonly { readonly iface: string; readonly address: string; readonly prefixLength: number }[];
 }
 
+export interface FabricHostOptions {
+  /** The peer's address, `a.b.c.d/len` (default 172.16.35.1/16: host 35's NIC 1). */
+  readonly peerCidr?: string;
+  /** The host's NICs left out of the namespace. */
+  readonly missing?: readonly string[];
+  /** The host's NICs made without their fabric address. */
+  readonly unaddressed?: readonly string[];
+}
+
 /** A test file's fabrics and scratch directory (useFabrics). */
 export interface FabricCases {
   /** The file's scratch directory (scripts, fakes, logs), removed after the file. */
   readonly work: string;
   /**
    * A fabric for the case running, destroyed after it, pass or fail: the host's NICs with their
-   * inventory addresses, and a peer at `peerCidr` (another host's NIC on the fabric).
+   * inventory addresses, and a peer (another host's NIC on the fabric).
    */
-  createFor(host: FabricHost, peerCidr?: string): Fabric;
+  createFor(host: FabricHost, options?: FabricHostOptions): Fabric;
   /** Writes `script` to a file of `work` and runs it with sh in the namespace host (its /run its own). */
   runScript(lab: Fabric, script: string): ExecResult;
 }
@@ -223,8 +233,13 @@ export function useFabrics(prefix: string): FabricCases {
   });
   return {
     work,
-    createFor: (host, peerCidr = '172.16.35.1/16') => {
-      const nics = host.nics.map((n) => ({ iface: n.iface, cidr: `${n.address}/${n.prefixLength}` }));
+    createFor: (host, { peerCidr = '172.16.35.1/16', missing = [], unaddressed = [] } = {}) => {
+      const nics = host.nics
+        .filter((n) => !missing.includes(n.iface))
+        .map((n) => ({
+          iface: n.iface,
+          cidr: unaddressed.includes(n.iface) ? undefined : `${n.address}/${n.prefixLength}`,
+        }));
       const fabric = createFabric({ nics, peerCidr });
       made.push(fabric);
       return fabric;

@@ -6,18 +6,15 @@
  * machine's own /etc out of it: ibfleet's files are checked on lab hosts (test/e2e/fit.test.ts).
  * Needs root; skipped with a note otherwise.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Host } from '../../../src/inventory/model.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readProbe } from '../../../src/plan/change-output.js';
 import { assessStatus } from '../../../src/plan/host-plan.js';
 import { writeRoutesProgram } from '../../helpers/routes-program.js';
 import { NO_SYSTEMD_NOTE } from '../../../src/steps/persist/systemd.js';
 import { renderProbeScript } from '../../../src/render/probe-script.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../../fixtures/fixtures.js';
-import { createFabric, destroyAllFabrics, type ExecResult, type Fabric } from '../../helpers/netns.js';
+import { useFabrics, type ExecResult, type Fabric } from '../../helpers/netns.js';
 
 const CAN_RUN = process.getuid?.() === 0;
 if (!CAN_RUN)
@@ -30,36 +27,12 @@ const playbook = loadFixturePlaybook();
 const host = hostOf(seeds, 34);
 const IFACES = host.nics.map((n) => n.iface);
 
-let workDir = '';
-let fabric: Fabric | undefined;
+const { work: workDir, createFor: labFor } = useFabrics('ibfleet-check-');
 let script = '';
 
 beforeAll(() => {
-  if (!CAN_RUN) return;
-  workDir = mkdtempSync(join(tmpdir(), 'ibfleet-check-'));
-  script = writeRoutesProgram(workDir, playbook, host, seeds);
+  if (CAN_RUN) script = writeRoutesProgram(workDir, playbook, host, seeds);
 });
-afterEach(() => {
-  fabric?.destroy();
-  fabric = undefined;
-});
-afterAll(() => {
-  destroyAllFabrics();
-  if (workDir) rmSync(workDir, { recursive: true, force: true });
-});
-
-function labFor(h: Host, options: { missing?: readonly string[]; unaddressed?: readonly string[] } = {}): Fabric {
-  fabric = createFabric({
-    nics: h.nics
-      .filter((n) => !options.missing?.includes(n.iface))
-      .map((n) => ({
-        iface: n.iface,
-        cidr: options.unaddressed?.includes(n.iface) ? undefined : `${n.address}/${n.prefixLength}`,
-      })),
-    peerCidr: '172.16.35.1/16',
-  });
-  return fabric;
-}
 
 const routes = (lab: Fabric, ...args: string[]): ExecResult => lab.exec(['sh', script, ...args]);
 const check = (lab: Fabric, ...args: string[]) => routes(lab, '--check', ...args, ...IFACES);

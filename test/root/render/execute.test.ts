@@ -4,10 +4,9 @@
  * whose peers sit on a bridge with another host's fabric address behind it. Every assertion is on
  * the exact kernel state afterwards. Needs root; skipped with a note otherwise.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Fleet, Host, Manager } from '../../../src/inventory/model.js';
 import type { Playbook } from '../../../src/playbook/playbook.js';
 import { renderHook } from '../../../src/steps/persist/hooks.js';
@@ -16,7 +15,7 @@ import { LOCK_DIR, ROUTES_LOCK_PATH } from '../../../src/script/paths.js';
 import { routesDataFor } from '../../../src/render/host-files.js';
 import { writeRoutesProgram } from '../../helpers/routes-program.js';
 import { hostOf, loadFixtureFleet, loadFixturePlaybook } from '../../fixtures/fixtures.js';
-import { createFabric, destroyAllFabrics, type ExecResult, type Fabric } from '../../helpers/netns.js';
+import { useFabrics, type ExecResult, type Fabric } from '../../helpers/netns.js';
 
 // As root this runs (and fails loudly if namespaces cannot be made); otherwise it is skipped with a note.
 const CAN_RUN = process.getuid?.() === 0;
@@ -34,20 +33,7 @@ const odd = loadFixtureFleet('odd-names.yaml');
 const defaultPlaybook = loadFixturePlaybook();
 const memserver34 = hostOf(seeds, 34);
 
-let workDir = '';
-let fabric: Fabric | undefined;
-
-beforeAll(() => {
-  if (CAN_RUN) workDir = mkdtempSync(join(tmpdir(), 'ibfleet-execute-'));
-});
-afterEach(() => {
-  fabric?.destroy();
-  fabric = undefined;
-});
-afterAll(() => {
-  destroyAllFabrics();
-  if (workDir) rmSync(workDir, { recursive: true, force: true });
-});
+const { work: workDir, createFor } = useFabrics('ibfleet-execute-');
 
 // ---------------------------------------------------------------------------------------------
 // Setting up and reading the kernel state
@@ -61,16 +47,7 @@ interface LabOptions {
 
 /** A namespace holding `host`'s NICs, addressed as the inventory derives them. */
 function labFor(host: Host, options: LabOptions = {}): Fabric {
-  fabric = createFabric({
-    nics: host.nics
-      .filter((n) => !options.missing?.includes(n.iface))
-      .map((n) => ({
-        iface: n.iface,
-        cidr: options.unaddressed?.includes(n.iface) ? undefined : `${n.address}/${n.prefixLength}`,
-      })),
-    peerCidr: `${PEER}/16`,
-  });
-  return fabric;
+  return createFor(host, { ...options, peerCidr: `${PEER}/16` });
 }
 
 let fileCounter = 0;
