@@ -290,7 +290,7 @@ function processIo(): Io {
 const invokedDirectly =
   process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
-  // Until the inventory is read: what runs before runs once (optimizer.ts).
+  // Until the inventory is read, no TurboFan: what runs before runs once; after, a higher bar for it (optimizer.ts).
   holdOptimizer();
   // `ibfleet status | head`: a closed pipe is the reader's choice, not an error worth a stack trace.
   for (const stream of [process.stdout, process.stderr]) {

@@ -6,7 +6,7 @@
  */
 import { BugError } from '../errors.js';
 import { comparePaths } from '../script/path-order.js';
-import type { RenderedFile } from '../script/rendered-file.js';
+import { formatMode, type RenderedFile } from '../script/rendered-file.js';
 import { shellQuote } from '../script/shell.js';
 import type { ApplyPart } from '../steps/step.js';
 
@@ -85,7 +85,7 @@ export function filesApart(script: string, files: readonly RenderedFile[]): { sc
     if (at < 0) continue;
     pieces.push(script.slice(from, at), `[the content of ${f.path}, shown apart below]`);
     from = at + quoted.length;
-    apart.push({ path: f.path, mode: modeOf(f), content: f.content });
+    apart.push({ path: f.path, mode: formatMode(f.mode), content: f.content });
   }
   if (apart.length === 0) return { script, files: [] };
   pieces.push(script.slice(from));
@@ -141,8 +141,6 @@ function makeDirectories(dirs: readonly string[]): string[] {
   ];
 }
 
-const modeOf = (f: RenderedFile) => f.mode.toString(8).padStart(4, '0');
-
 /**
  * The chmods of the staged files, one per mode: umask 022 makes every new file 0644 already, so
  * only other modes need one; those `byPerl` says perl sets run only where the host has no perl.
@@ -151,7 +149,7 @@ function chmodLines(files: readonly RenderedFile[], staged: readonly string[], b
   const groups = new Map<string, string[]>();
   files.forEach((f, i) => {
     if (f.mode === 0o644) return;
-    const command = `${byPerl(f) ? 'perl_renames || ' : ''}chmod ${modeOf(f)}`;
+    const command = `${byPerl(f) ? 'perl_renames || ' : ''}chmod ${formatMode(f.mode)}`;
     groups.set(command, [...(groups.get(command) ?? []), staged[i]!]);
   });
   return [...groups].map(([command, paths]) => `[ "$status" -ne 0 ] || ${command} ${paths.join(' ')} || status=1`);
@@ -181,7 +179,7 @@ export function writeFiles(
   // The files' own $variables are their text, not this script's: SC2016 does not apply.
   const contentAt: number[] = [];
   files.forEach((f, i) => {
-    lines.push(`# ${f.path} (${modeOf(f)})`, '# shellcheck disable=SC2016');
+    lines.push(`# ${f.path} (${formatMode(f.mode)})`, '# shellcheck disable=SC2016');
     contentAt.push(lines.push(writeContent(f, staged[i]!)) - 1);
   });
   // The script runs as root (directly or through sudo), so the files it creates are root's, as the
@@ -195,7 +193,7 @@ export function writeFiles(
   // As mv -fT (host/sent/change.sh): a directory at the path (the plan refuses one the probe saw)
   // fails the rename, where plain mv would move the file into it and report success.
   lines.push(
-    `[ "$status" -ne 0 ] || rename_staged ${files.map((f, i) => `${byPerl(f) ? modeOf(f) : '-'} ${staged[i]} ${shellQuote(f.path)}`).join(' ')} || status=1`,
+    `[ "$status" -ne 0 ] || rename_staged ${files.map((f, i) => `${byPerl(f) ? formatMode(f.mode) : '-'} ${staged[i]} ${shellQuote(f.path)}`).join(' ')} || status=1`,
   );
   lines.push(`[ "$status" -eq 0 ] || rm -f ${staged.join(' ')}`);
   const code = [...lines];

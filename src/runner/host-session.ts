@@ -186,9 +186,9 @@ export function recordChange(
   change: { readonly script: string; readonly opening: HostFacts; readonly files?: readonly RenderedFile[] },
   result: ExecResult,
 ): ReturnType<typeof readChangeOutput> {
-  const { opening } = change;
+  const { script, opening, files = [] } = change;
   const read = readChangeOutput(result.stdout, opening);
-  recordScript(task, what, 'sent on stdin to sh -s as root', change.script, change.files ?? []);
+  recordScript(task, what, 'sent on stdin to sh -s as root', script, files);
   task.record(`${what} output (exit ${result.code ?? `signal ${result.signal ?? '?'}`})`, read.changeOutput);
   if (result.stderr.trim() !== '') task.record(`${what} stderr`, result.stderr);
   return read;
