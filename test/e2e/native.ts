@@ -26,6 +26,7 @@ export interface NativeLab {
   readonly sh: (id: number, script: string) => Promise<string>;
   readonly status: (playbook: string) => Promise<{ statuses: Record<number, string>; reasons: string[] }>;
   readonly failingCells: () => Promise<string[]>;
+  readonly settledCells: ManagerLab['settledCells'];
   readonly expectHealthy: (step: string, playbook: string) => Promise<void>;
   readonly untilOk: (playbook: string, timeoutMs?: number) => Promise<number>;
   /** `nmcli -g ipv4.routing-rules,ipv4.route-table connection show <profile>`, as an admin checks it. */
@@ -52,7 +53,7 @@ async function kernelState(ids: number[], sh: NativeLab['sh']): Promise<string> 
 }
 
 export function nativeLab(lab: () => LabInfo): NativeLab {
-  const { run, variant, runOn, sh, status, failingCells } = managerLab(lab);
+  const { run, variant, runOn, sh, status, failingCells, settledCells } = managerLab(lab);
   const allOk = (s: Record<number, string>) => Object.values(s).every((v) => v === 'ok');
   return {
     run,
@@ -66,21 +67,20 @@ export function nativeLab(lab: () => LabInfo): NativeLab {
     sh,
     status,
     failingCells,
+    settledCells,
     expectHealthy: async (step, playbook) => {
       const s = await status(playbook);
       expect(s.reasons, `status after ${step}`).toEqual([]);
       expect(allOk(s.statuses), `status after ${step}`).toBe(true);
-      const cells = await failingCells();
-      // The cells in full, and each host's kernel state when a cell fails: a cut array (`[ …(8) ]`)
-      // told nothing of a failure seen once in CI.
-      const state =
-        cells.length > 0
-          ? await kernelState(
-              lab().hosts.map((h) => h.id),
-              sh,
-            )
-          : '';
-      expect(cells.join('\n') + state, `matrix after ${step}`).toBe('');
+      const { cells, asks } = await settledCells();
+      if (cells.length === 0) return;
+      // Every ask's cells in full, and each host's kernel state: a cut array (`[ …(8) ]`), or an
+      // expected string cut by the assertion, told nothing of a failure seen once in CI.
+      const state = await kernelState(
+        lab().hosts.map((h) => h.id),
+        sh,
+      );
+      throw new Error(`matrix after ${step}, asked ${asks.length} times:\n${asks.join('\n')}${state}`);
     },
     untilOk: async (playbook, timeoutMs = SETTLE_MS) => {
       const started = Date.now();

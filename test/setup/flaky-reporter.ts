@@ -21,13 +21,17 @@ export default class FlakyReporter implements Reporter {
     const out = [`\n${this.flaky.length} test(s) failed and passed on their retry — a race to look into:`];
     for (const test of this.flaky) {
       out.push(`  RETRIED ${test.module.moduleId.replace(`${process.cwd()}/`, '')} > ${test.fullName}`);
-      for (const error of test.result().errors ?? [])
+      for (const error of test.result().errors ?? []) {
+        // An assertion cuts a long value out of its message (`expected '16.1 → 17.1: 2/3 …' to be ''`):
+        // its diff holds the value whole.
+        const text = [error.message ?? String(error), error.diff ?? ''].join('\n').trimEnd();
         out.push(
-          ...String(error.message ?? error)
+          ...text
             .split('\n')
             .slice(0, KEPT_LINES)
             .map((l) => `    | ${l}`),
         );
+      }
     }
     console.log(out.join('\n'));
   }
