@@ -19,6 +19,7 @@ import {
   runLogHeader,
   runLogHostBlock,
   type HostTranscript,
+  type TranscriptEntry,
 } from './text/run-log.js';
 import type { HostRef, MatrixCell, RunEnd, RunEvents, RunStart, Stage } from '../vocabulary.js';
 import { openOwnFile } from '../runner/own-file.js';
@@ -32,9 +33,14 @@ export const MAX_ENTRY_BYTES = 256 * 1024;
 /**
  * An entry this long that a host's block above already holds (the same label, the same text: the
  * routing program a deploy writes on every host) is not written again; the block refers to that
- * host's. Shorter ones, a host's own data, are written in full.
+ * host's. One that differs from such an entry only in some of its lines (at most one in
+ * SHARED_LINES_APART: a change script's host id, addresses and run id, ~10 of ~480 lines) is
+ * written as those lines. Shorter ones, a host's own data, are written in full.
  */
 export const SHARED_ENTRY_CHARS = 1024;
+export const SHARED_LINES_APART = 4;
+/** How many entries written in full under one label a later one is compared with (a fleet of several kinds). */
+const SHARED_REFERENCES = 8;
 const REDACTED = '[secret removed]';
 
 export interface RunLogOptions {
@@ -167,18 +173,40 @@ function boundedWriter(fd: number, secrets: () => readonly string[]): LogWrite {
 }
 
 /**
- * Marks each long entry of a host's block that an earlier block holds (SHARED_ENTRY_CHARS),
- * remembering the others for the blocks after. Asked as each block is written, so an entry refers
- * only to a block above it; once the log is full no block is written, and none refers to one.
+ * Marks each long entry of a host's block that an earlier block holds (SHARED_ENTRY_CHARS), or
+ * holds but for some of its lines (SHARED_LINES_APART: those lines, against the entry written in
+ * full under its label that differs least), remembering the others for the blocks after. Asked as
+ * each block is written, so an entry refers only to a block above it; once the log is full no
+ * block is written, and none refers to one.
  */
 function sharedEntries() {
-  const written = new Map<string, { readonly text: string; readonly host: number }>();
+  interface Whole {
+    readonly text: string;
+    readonly host: number;
+    lines?: readonly string[];
+  }
+  /** By label, the entries written in full, newest first. */
+  const written = new Map<string, Whole[]>();
+  const linesOf = (text: string) => (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n');
   return (host: number, entries: HostTranscript['entries']): HostTranscript['entries'] =>
-    entries.map((entry) => {
+    entries.map((entry): TranscriptEntry => {
       if (entry.text.length < SHARED_ENTRY_CHARS) return entry;
-      const earlier = written.get(entry.label);
-      if (earlier?.text === entry.text) return { ...entry, sameAs: earlier.host };
-      written.set(entry.label, { text: entry.text, host });
+      const wholes = written.get(entry.label) ?? [];
+      const same = wholes.find((w) => w.text === entry.text);
+      if (same) return { ...entry, sameAs: same.host };
+      const lines = linesOf(entry.text);
+      let best: { host: number; lines: { n: number; text: string }[] } | undefined;
+      for (const w of wholes) {
+        const theirs = (w.lines ??= linesOf(w.text));
+        if (theirs.length !== lines.length) continue;
+        const apart: { n: number; text: string }[] = [];
+        const most = Math.min(lines.length / SHARED_LINES_APART, best ? best.lines.length - 1 : Infinity);
+        for (let i = 0; i < lines.length && apart.length <= most; i++)
+          if (lines[i] !== theirs[i]) apart.push({ n: i + 1, text: lines[i]! });
+        if (apart.length > 0 && apart.length <= most) best = { host: w.host, lines: apart };
+      }
+      if (best) return { ...entry, sameAs: best.host, except: { total: lines.length, lines: best.lines } };
+      written.set(entry.label, [{ text: entry.text, host }, ...wholes].slice(0, SHARED_REFERENCES));
       return entry;
     });
 }

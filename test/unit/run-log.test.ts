@@ -126,6 +126,51 @@ describe('the run log', () => {
     expect(blocks[2]).toContain('apply output (exit 0):\n  | ok\n');
   });
 
+  it('writes of a long entry that differs in a few lines only those lines, numbered; the reader puts them back', () => {
+    const file = join(scratch, 'apart.log');
+    const log = openRunLog({ env: {}, cwd: scratch, file, command: 'deploy', secrets: () => [] })!;
+    const label = 'apply script (sent on stdin to sh -s as root)';
+    const body = Array.from({ length: 200 }, (_, i) => `step_${i} ${'x'.repeat(10)}`);
+    const scriptOf = (id: number, lines = body) =>
+      `${[`# ibfleet deploy: host ${id}`, ...lines, `del_rules from 172.16.${id}.1`].join('\n')}\n`;
+    // 16: a script of another kind (its own line count); 9: a hostile line where it differs.
+    const scripts = new Map([
+      [34, scriptOf(34)],
+      [16, scriptOf(16, body.slice(0, 150))],
+      [35, scriptOf(35)],
+      [9, scriptOf(9).replace('step_7 ', 'step_7 \u001b[2J')],
+      [10, `${body.map((l) => `${l} 10`).join('\n')}\n${'y'.repeat(10)}\n${'z'.repeat(10)}\n`],
+    ]);
+    const hosts = [...scripts.keys()].map((id) => ({ id, name: `h${id}`, target: `10.0.0.${id}` }));
+    log.events.onRunStart!(runStart(hosts));
+    for (const h of hosts) {
+      log.events.onHostStart!(h, T0);
+      log.events.onOutput!(h, label, scripts.get(h.id)!);
+      log.events.onHostDone!(result(h, 'changed', { manager: 'netplan' }));
+    }
+    log.events.onRunEnd!({ results: [], cells: [], durationMs: 100, interrupted: false });
+    log.close();
+    const blocks = new Map(
+      readFileSync(file, 'utf8')
+        .split(/^== host /m)
+        .slice(1)
+        .map((b) => [Number(b.split(' ')[0]), b]),
+    );
+    // Whole: the first, one of another kind, and one that differs in most lines.
+    for (const id of [34, 16, 10]) expect(blocks.get(id)).toContain(`${label}:\n  | `);
+    expect(blocks.get(35)).toContain(
+      `${label}: host 34's, above, but for 2 of its 202 lines:\n     1| # ibfleet deploy: host 35\n   202| del_rules from 172.16.35.1\n`,
+    );
+    expect(blocks.get(35)).not.toContain('step_1 ');
+    // The lines put back into host 34's give host 35's script exactly.
+    const lines = scripts.get(34)!.split('\n');
+    for (const m of blocks.get(35)!.matchAll(/^ +(\d+)\| (.*)$/gm)) lines[Number(m[1]) - 1] = m[2]!;
+    expect(lines.join('\n')).toBe(scripts.get(35));
+    // Text from a host is sanitised on these lines as on every other.
+    expect(blocks.get(9)).toContain(`${label}: host 34's, above, but for 3 of its 202 lines:\n`);
+    expect(blocks.get(9)).not.toContain('\u001b');
+  });
+
   it(`is bounded: past ${MAX_LOG_BYTES / 1024 / 1024} MiB it says it stops, and still ends with the outcome`, () => {
     const file = join(scratch, 'big.log');
     const log = openRunLog({ env: {}, cwd: scratch, file, command: 'deploy', secrets: () => [] })!;

@@ -17,9 +17,20 @@ export interface HostTranscript {
   readonly stages: readonly { readonly stage: Stage; readonly at: number }[];
   /**
    * What was sent to the host and what it printed, labelled (`apply script`, `apply output`);
-   * `sameAs`: the host whose block above holds the same text under the same label, written there.
+   * `sameAs`: the host whose block above holds the same text under the same label, written there —
+   * but for `except`, when given: the lines (numbered from 1, of `total`) that differ.
    */
-  readonly entries: readonly { readonly label: string; readonly text: string; readonly sameAs?: number }[];
+  readonly entries: readonly TranscriptEntry[];
+}
+
+export interface TranscriptEntry {
+  readonly label: string;
+  readonly text: string;
+  readonly sameAs?: number;
+  readonly except?: {
+    readonly total: number;
+    readonly lines: readonly { readonly n: number; readonly text: string }[];
+  };
 }
 
 /**
@@ -104,7 +115,12 @@ export function runLogHostBlock(
     for (const c of result.checks) lines.push(`  ${c.ok ? 'ok  ' : 'FAIL'} ${sanitizeLine(c.detail, 'keep')}`);
   }
   for (const entry of transcript?.entries ?? []) {
-    if (entry.sameAs !== undefined) lines.push(`${entry.label}: the same as host ${entry.sameAs}'s, above`);
+    if (entry.sameAs !== undefined && entry.except)
+      lines.push(
+        `${entry.label}: host ${entry.sameAs}'s, above, but for ${entry.except.lines.length} of its ${entry.except.total} lines:`,
+        ...entry.except.lines.map((l) => `  ${String(l.n).padStart(4)}| ${sanitizeLine(l.text, 'keep')}`),
+      );
+    else if (entry.sameAs !== undefined) lines.push(`${entry.label}: the same as host ${entry.sameAs}'s, above`);
     else lines.push(`${entry.label}:`, entry.text.trim() === '' ? '  (nothing)' : quote(entry.text));
   }
   if (result.connections !== undefined)
