@@ -126,7 +126,7 @@ describe('the run log', () => {
     expect(blocks[2]).toContain('apply output (exit 0):\n  | ok\n');
   });
 
-  it('writes of a long entry that differs in a few lines only those lines, numbered; the reader puts them back', () => {
+  it('writes a long entry that differs from one above in a few lines as those lines, numbered: put back, they give it whole', () => {
     const file = join(scratch, 'apart.log');
     const log = openRunLog({ env: {}, cwd: scratch, file, command: 'deploy', secrets: () => [] })!;
     const label = 'apply script (sent on stdin to sh -s as root)';
